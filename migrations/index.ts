@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as statistics from './2026-11-23T1000-statistics.js';
+
+/**
+ * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
+ * same under tsx, vitest and compiled JavaScript. Names sort in the order given: keep the timestamp prefix.
+ */
+export const migrations: Record<string, Migration> = {
+  '2026-11-23T1000-statistics': statistics,
+};

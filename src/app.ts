@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { Db } from './db/database.js';
+import { openApiPlugin } from './plugins/openapi.js';
+import { healthRoutes } from './plugins/health.js';
+import { installErrorHandling, ProblemSchema } from './plugins/problem.js';
+import { statisticsApi } from './statistics/index.js';
+import { registerApi } from './register/index.js';
+
+export interface AppDeps {
+  /** The primary database: every write, and the register API. */
+  db: Db;
+  /** Optional read replica for the statistics API (DATABASE_READ_URL); defaults to `db`. */
+  readDb?: Db;
+  /** Logger options or `false`; tests pass false. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+export const REDACTED_HEADERS = ['req.headers.authorization', 'req.headers["preview-token"]', 'req.headers.cookie'];
+
+/**
+ * Builds the whole service as one Fastify instance, ready for `inject` (tests) or `listen` (server.ts).
+ * Nothing here listens on a port or starts a database: those are the caller's.
+ */
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger:
+      deps.logger === undefined
+        ? { level: config.LOG_LEVEL, redact: { paths: REDACTED_HEADERS, censor: '[redacted]' } }
+        : deps.logger,
+    // One line per request (onResponse below) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    ajv: {
+      customOptions: {
+        // Unknown members are errors, not silently dropped; every problem of a request is reported at once.
+        removeAdditional: false,
+        allErrors: true,
+        coerceTypes: 'array',
+        useDefaults: true,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addSchema(ProblemSchema);
+  installErrorHandling(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        statusCode: reply.statusCode,
+        responseTimeMs: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request completed',
+    );
+  });
+
+  await app.register(openApiPlugin);
+  await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb });
+  await app.register(statisticsApi, { prefix: '/v1', config, db: deps.readDb ?? deps.db, writeDb: deps.db });
+  await app.register(registerApi, { prefix: '/api', config, db: deps.db });
+
+  await app.ready();
+  return app;
+}

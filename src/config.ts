@@ -1,0 +1,67 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * Every setting the service reads from the environment, validated once at start-up.
+ * Later features add their variables here so `docs/operations.md` and the README table have one source.
+ */
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_READ_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATA_DIR: Type.String({ minLength: 1, default: '.data' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATABASE_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
+  DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
+  SEED_ON_START: Type.Boolean({ default: true }),
+  REGISTER_ENVIRONMENT: Type.Union([Type.Literal('production'), Type.Literal('sandbox')], { default: 'sandbox' }),
+  REGISTER_TOKEN_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  RATE_LIMIT_REGISTER_MAX: Type.Integer({ minimum: 1, default: 100 }),
+  RATE_LIMIT_REGISTER_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),
+  RATE_LIMIT_STATISTICS_MAX: Type.Integer({ minimum: 1, default: 1000 }),
+  RATE_LIMIT_STATISTICS_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),
+  BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1048576 }),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const booleanWords: Record<string, boolean> = { true: true, '1': true, yes: true, false: false, '0': false, no: false };
+
+/** Reads the known variables from `env`, converts numbers and booleans, fills defaults, and rejects bad values. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(ConfigSchema.properties)) {
+    const value = env[key];
+    if (value === undefined || value === '') continue;
+    const kind = (schema as { type?: string }).type;
+    if (kind === 'integer') {
+      raw[key] = /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+    } else if (kind === 'boolean') {
+      raw[key] = value.toLowerCase() in booleanWords ? booleanWords[value.toLowerCase()] : value;
+    } else {
+      raw[key] = value;
+    }
+  }
+  const withDefaults = Value.Default(ConfigSchema, raw) as Record<string, unknown>;
+  const firstError = Value.Errors(ConfigSchema, withDefaults).First();
+  if (firstError) {
+    const name = firstError.path.replace(/^\//, '').split('/')[0] || 'configuration';
+    const shown = env[name] === undefined ? '' : ` (got ${JSON.stringify(env[name])})`;
+    throw new ConfigError(`Invalid environment variable ${name}${shown}: ${firstError.message}`);
+  }
+  return withDefaults as Config;
+}

@@ -1,0 +1,102 @@
+/**
+ * The service's one error taxonomy. Services and repositories throw these; each API's error handler
+ * (src/plugins/problem.ts, and the per-API formatters) maps them to that API's wire shape.
+ */
+export interface ProblemExtensions {
+  [key: string]: unknown;
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail?: string,
+    readonly extensions: ProblemExtensions = {},
+    options?: { cause?: unknown },
+  ) {
+    super(detail ?? title, options);
+    this.name = new.target.name;
+  }
+}
+
+/** One problem with one input field, as the 400/422 bodies list them. */
+export interface FieldError {
+  /** Where the problem is: a JSON pointer or the API's own path notation (e.g. `filters.eq`, `/trainee/sex`). */
+  path: string;
+  message: string;
+  /** A stable machine-readable code (the statistics API's `code`, e.g. `InvalidValue`). */
+  code?: string;
+  detail?: unknown;
+}
+
+export class ValidationError extends AppError {
+  constructor(readonly errors: FieldError[], title = 'One or more validation errors occurred.', status = 400) {
+    super(status, title, errors.map((e) => `${e.path}: ${e.message}`).join('; '));
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(detail = 'A valid token is required.') {
+    super(401, 'Unauthorized', detail);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(detail?: string) {
+    super(403, 'Forbidden', detail);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(detail?: string) {
+    super(404, 'Not Found', detail);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(detail?: string, extensions: ProblemExtensions = {}) {
+    super(409, 'Conflict', detail, extensions);
+  }
+}
+
+export class PreconditionFailedError extends AppError {
+  constructor(detail = 'The resource has changed since it was read (If-Match does not match).') {
+    super(412, 'Precondition Failed', detail);
+  }
+}
+
+export class UnprocessableError extends AppError {
+  constructor(detail?: string, extensions: ProblemExtensions = {}) {
+    super(422, 'Unprocessable Entity', detail, extensions);
+  }
+}
+
+export class ServiceUnavailableError extends AppError {
+  constructor(detail = 'The service is temporarily unavailable. Try again shortly.', options?: { cause?: unknown }) {
+    super(503, 'Service Unavailable', detail, {}, options);
+  }
+}
+
+export class GatewayTimeoutError extends AppError {
+  constructor(detail = 'The request took too long to complete.', options?: { cause?: unknown }) {
+    super(504, 'Gateway Timeout', detail, {}, options);
+  }
+}
+
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
+
+/**
+ * Errors that come from the database layer and mean "not now" rather than "bug": the database is down,
+ * the pool had no free connection in time, or a statement hit `statement_timeout`.
+ */
+export function classifyInfrastructureError(error: unknown): AppError | undefined {
+  if (!error || typeof error !== 'object') return undefined;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const text = typeof message === 'string' ? message : '';
+  if (code === '57014') return new GatewayTimeoutError(undefined, { cause: error });
+  if ((typeof code === 'string' && unavailableCodes.has(code)) ||
+      /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|the database system is (starting up|shutting down)|Client has encountered a connection error/i.test(text)) {
+    return new ServiceUnavailableError(undefined, { cause: error });
+  }
+  return undefined;
+}

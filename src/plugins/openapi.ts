@@ -1,0 +1,49 @@
+import fp from 'fastify-plugin';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+
+/** Every OpenAPI document the service serves, as [file under openapi/, URL]; committed copies are kept in sync by a test. */
+export const OPENAPI_DOCUMENTS: Array<[string, string]> = [['openapi.json', '/openapi.json']];
+
+/**
+ * OpenAPI 3.1 generated from the routes' TypeBox schemas (components named by `$id`), served at `/openapi.json`,
+ * with swagger-ui at `/docs`. swagger-ui's assets come from node_modules, so the page works offline.
+ */
+export const openApiPlugin = fp(
+  async (app: FastifyInstance) => {
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: 'Education statistics and trainee register API',
+          version: '1.0.0',
+          description:
+            'Two public APIs in one service: the read-only statistics data set API under `/v1`, and the ' +
+            'trainee teacher register API under `/api/v{version}` (token-protected, one provider per token).',
+        },
+        tags: [
+          { name: 'Publications', description: 'Statistics publications with data available for querying' },
+          { name: 'Data sets', description: 'Statistics data sets, their versions, changes, metadata and data' },
+          { name: 'Register', description: 'Trainee teacher register (per provider, token-protected)' },
+          { name: 'Health', description: 'Liveness and readiness' },
+        ],
+        components: {
+          securitySchemes: {
+            registerToken: { type: 'http', scheme: 'bearer', description: 'A provider token of the register API' },
+          },
+        },
+      },
+      refResolver: {
+        buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+      },
+    });
+    await app.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { validatorUrl: null, docExpansion: 'list', deepLinking: true },
+      staticCSP: true,
+    });
+    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  },
+  { name: 'openapi' },
+);

@@ -1,0 +1,72 @@
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { openRuntime, type Runtime } from './runtime.js';
+import { runStartupTasks } from './startup.js';
+
+/** Process entry: load config, open the database, build the app, listen; shut down gracefully on signals. */
+async function main() {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  const say = (message: string) => process.stdout.write(`${message}\n`);
+  let runtime: Runtime;
+  try {
+    if (!config.DATABASE_URL) say(`Starting the embedded PostgreSQL in ${config.DATA_DIR}/postgres ...`);
+    runtime = await openRuntime(config, { log: config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? say : undefined });
+  } catch (error) {
+    process.stderr.write(`Could not open the database: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+
+  await runStartupTasks({ config, runtime, log: say });
+  const app = await buildApp(config, { db: runtime.primary.db, readDb: runtime.read.db });
+  // Node's own socket timeouts, so slow or idle clients cannot hold connections forever.
+  app.server.requestTimeout = config.REQUEST_TIMEOUT_MS + 5000;
+  app.server.headersTimeout = 15000;
+  app.server.keepAliveTimeout = 5000;
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    const forceExit = setTimeout(() => {
+      process.stderr.write('Shutdown took too long; exiting.\n');
+      process.exit(1);
+    }, 20000);
+    forceExit.unref();
+    try {
+      await app.close(); // stops accepting, waits for in-flight requests
+      await runtime.close(); // closes the pools, stops the embedded database
+      say('Stopped.');
+      process.exit(0);
+    } catch (error) {
+      process.stderr.write(`Error during shutdown: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  try {
+    await app.listen({ port: config.PORT, host: config.HOST });
+  } catch (error) {
+    process.stderr.write(`Could not listen on ${config.HOST}:${config.PORT}: ${error instanceof Error ? error.message : String(error)}\n`);
+    await runtime.close();
+    process.exit(1);
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
+  say(`Service listening on ${base}  (API reference: ${base}/docs, health: ${base}/health/ready)`);
+}
+
+void main();

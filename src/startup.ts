@@ -1,0 +1,18 @@
+import type { Config } from './config.js';
+import type { Runtime } from './runtime.js';
+
+export interface StartupContext {
+  config: Config;
+  runtime: Runtime;
+  log: (message: string) => void;
+}
+
+/**
+ * Work done once before the server listens: seeding an empty embedded database with the statistics catalogue,
+ * creating the register's demo provider. Each API adds its task here.
+ */
+export const startupTasks: Array<(context: StartupContext) => Promise<void>> = [];
+
+export async function runStartupTasks(context: StartupContext): Promise<void> {
+  for (const task of startupTasks) await task(context);
+}

@@ -1,0 +1,140 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Kysely table types of the statistics schema (migrations/2026-11-23T1000-statistics.ts). */
+export type DataSetStatus = 'Draft' | 'Published' | 'Deprecated' | 'Withdrawn';
+export type VersionStatus = 'Draft' | 'Published' | 'Deprecated' | 'Withdrawn';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+
+export interface PublicationsTable {
+  id: string;
+  title: string;
+  slug: string;
+  summary: Generated<string>;
+  created_at: Generated<Date>;
+  search_vector: ColumnType<unknown, never, never>;
+}
+
+export interface DataSetsTable {
+  id: string;
+  publication_id: string;
+  title: string;
+  summary: Generated<string>;
+  status: Generated<DataSetStatus>;
+  superseding_data_set_id: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface DataSetVersionsTable {
+  id: Generated<number>;
+  data_set_id: string;
+  major: number;
+  minor: number;
+  patch: Generated<number>;
+  status: VersionStatus;
+  published_at: Timestamp | null;
+  withdrawn_at: Timestamp | null;
+  notes: Generated<string>;
+  release_title: Generated<string>;
+  release_slug: Generated<string>;
+  total_results: Generated<number>;
+  file_id: Generated<string>;
+  rows_table: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface DataSetVersionFilesTable {
+  version_id: number;
+  content_gzip: Buffer;
+  size_bytes: number;
+}
+
+export interface VersionFiltersTable {
+  id: Generated<number>;
+  version_id: number;
+  public_id: string;
+  column_name: string;
+  label: string;
+  hint: Generated<string>;
+  ordinal: number;
+}
+
+export interface VersionFilterOptionsTable {
+  id: Generated<number>;
+  filter_id: number;
+  public_id: string;
+  label: string;
+  is_default: Generated<boolean>;
+}
+
+export interface VersionIndicatorsTable {
+  id: Generated<number>;
+  version_id: number;
+  public_id: string;
+  column_name: string;
+  label: string;
+  unit: Generated<string>;
+  decimal_places: number | null;
+  ordinal: number;
+}
+
+export interface VersionGeographicLevelsTable {
+  version_id: number;
+  code: string;
+}
+
+export interface LocationsTable {
+  id: Generated<number>;
+  level: string;
+  label: string;
+  code: string | null;
+  old_code: string | null;
+  urn: string | null;
+  la_estab: string | null;
+  ukprn: string | null;
+  public_id: string;
+}
+
+export interface VersionLocationsTable {
+  version_id: number;
+  location_id: number;
+}
+
+export interface VersionTimePeriodsTable {
+  id: Generated<number>;
+  version_id: number;
+  period: string;
+  code: string;
+}
+
+export interface VersionChangesTable {
+  id: Generated<number>;
+  version_id: number;
+  kind: 'major' | 'minor';
+  list: string;
+  change: ColumnType<unknown, string, string>;
+}
+
+export interface PreviewTokensTable {
+  id: Generated<string>;
+  version_id: number;
+  label: Generated<string>;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+}
+
+export interface StatisticsTables {
+  publications: PublicationsTable;
+  data_sets: DataSetsTable;
+  data_set_versions: DataSetVersionsTable;
+  data_set_version_files: DataSetVersionFilesTable;
+  version_filters: VersionFiltersTable;
+  version_filter_options: VersionFilterOptionsTable;
+  version_indicators: VersionIndicatorsTable;
+  version_geographic_levels: VersionGeographicLevelsTable;
+  locations: LocationsTable;
+  version_locations: VersionLocationsTable;
+  version_time_periods: VersionTimePeriodsTable;
+  version_changes: VersionChangesTable;
+  preview_tokens: PreviewTokensTable;
+}
