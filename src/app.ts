@@ -4,6 +4,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import { openApiPlugin } from './plugins/openapi.js';
+import { hardeningPlugin } from './plugins/hardening.js';
+import { metricsPlugin } from './plugins/metrics.js';
+import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
 import { installErrorHandling, ProblemSchema } from './plugins/problem.js';
 import { statisticsApi } from './statistics/index.js';
@@ -14,6 +17,8 @@ export interface AppDeps {
   db: Db;
   /** Optional read replica for the statistics API (DATABASE_READ_URL); defaults to `db`. */
   readDb?: Db;
+  /** The pools behind `db`/`readDb`, for pool metrics. */
+  pools?: Record<string, pg.Pool>;
   /** Logger options or `false`; tests pass false. */
   logger?: FastifyServerOptions['logger'];
 }
@@ -35,6 +40,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: config.TRUST_PROXY,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     ajv: {
       customOptions: {
@@ -65,6 +71,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     );
   });
 
+  await app.register(metricsPlugin, { pools: deps.pools });
+  await app.register(hardeningPlugin, { config });
   await app.register(openApiPlugin);
   await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb });
   await app.register(statisticsApi, { prefix: '/v1', config, db: deps.readDb ?? deps.db, writeDb: deps.db });

@@ -27,6 +27,7 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_REGISTER_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),
   RATE_LIMIT_STATISTICS_MAX: Type.Integer({ minimum: 1, default: 1000 }),
   RATE_LIMIT_STATISTICS_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),
+  TRUST_PROXY: Type.Boolean({ default: false }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1048576 }),
 });
 

@@ -10,6 +10,8 @@ export interface EmbeddedDatabase {
   /** True when this process started the server (and so must stop it). */
   owned: boolean;
   stop(): Promise<void>;
+  /** Starts it again on the same port after `stop()` (used by outage tests). */
+  start(): Promise<void>;
 }
 
 const USER = 'postgres';
@@ -72,7 +74,7 @@ export async function startEmbeddedPostgres(
   const existingPort = runningClusterPort(clusterDir);
   if (existingPort) {
     await ensureDatabase(existingPort, database);
-    return { url: urlFor(existingPort), owned: false, stop: async () => {} };
+    return { url: urlFor(existingPort), owned: false, stop: async () => {}, start: async () => {} };
   }
 
   const port = await freePort();
@@ -102,5 +104,5 @@ export async function startEmbeddedPostgres(
     );
   }
   await ensureDatabase(port, database);
-  return { url: urlFor(port), owned: true, stop: () => server.stop() };
+  return { url: urlFor(port), owned: true, stop: () => server.stop(), start: () => server.start() };
 }

@@ -14,7 +14,7 @@ export interface TestApp {
 export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_URL: database.url });
-  const app = await buildApp(config, { db: database.db, logger: false });
+  const app = await buildApp(config, { db: database.db, pools: { primary: database.pool }, logger: false });
   return {
     app,
     database,
