@@ -1,0 +1,179 @@
+/**
+ * Degree input rules (facts §3.6, §3.7): UK or non-UK from the country (and institution), codes checked against
+ * the reference data, graduation year window, and duplicate detection against the trainee's other degrees.
+ */
+import type { Body } from './status.js';
+import { isBlank } from './status.js';
+import type { DegreeRow } from './nested.js';
+import { inclusionMessage, otherUkInstitutionId, referenceId } from './reference.js';
+
+/** Countries that make a degree a UK degree: England, Northern Ireland, Scotland, Wales, UK n.o.s. */
+export const UK_COUNTRIES: ReadonlySet<string> = new Set(['XF', 'XG', 'XH', 'XI', 'XK']);
+
+export interface DegreeValues {
+  locale_code: 'uk' | 'non_uk';
+  subject: string;
+  subject_uuid: string | null;
+  uk_degree: string | null;
+  uk_degree_uuid: string | null;
+  non_uk_degree: string | null;
+  institution: string | null;
+  institution_uuid: string | null;
+  grade: string | null;
+  grade_uuid: string | null;
+  other_grade: string | null;
+  country: string | null;
+  graduation_year: number;
+}
+
+/** The fields a degree is compared on for duplicates (only those the incoming degree has). */
+export const DUPLICATE_FIELDS = ['subject', 'graduation_year', 'country', 'uk_degree', 'non_uk_degree', 'grade'] as const;
+
+type Raw = Record<(typeof RAW_FIELDS)[number], unknown>;
+const RAW_FIELDS = ['subject', 'graduation_year', 'country', 'uk_degree', 'non_uk_degree', 'institution', 'grade', 'other_grade'] as const;
+
+function code(value: unknown): string | null {
+  if (isBlank(value)) return null;
+  return typeof value === 'string' ? value.trim() : typeof value === 'number' ? String(value) : JSON.stringify(value);
+}
+
+/** `2003`, `"2003"` and `"2003-01-01"` are the year 2003; anything else is invalid (NaN); blank is null. */
+export function parseGraduationYear(value: unknown): number | null {
+  if (isBlank(value)) return null;
+  if (typeof value === 'number') return Number.isInteger(value) ? value : Number.NaN;
+  if (typeof value !== 'string') return Number.NaN;
+  const match = /^(\d+)(?:-\d{2}-\d{2})?$/.exec(value.trim());
+  return match ? Number(match[1]) : Number.NaN;
+}
+
+export function graduationYearErrors(year: number | null, now: Date = new Date()): string[] {
+  if (year === null) return ['graduation_year must be entered if specifying a previous UK degree or non-UK degree'];
+  const nextYear = now.getUTCFullYear() + 1;
+  const errors: string[] = [];
+  if (!Number.isNaN(year) && year > nextYear) errors.push('graduation_year must be in the past, for example 2014');
+  if (Number.isNaN(year) || year < nextYear - 60 || year > nextYear) errors.push('graduation_year is invalid');
+  return errors;
+}
+
+export interface DegreeCheck {
+  /** The normalized degree (what would be stored), even when `errors` is not empty (for the duplicate check). */
+  values: Omit<DegreeValues, 'graduation_year'> & { graduation_year: number | null };
+  errors: string[];
+}
+
+/**
+ * Normalizes and validates one degree. `existing` is the stored degree on PUT/PATCH: only the fields present in
+ * `data` change, and the locale is recomputed only when the degree type or country is sent.
+ */
+export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Date()): DegreeCheck {
+  const raw: Partial<Raw> = {};
+  if (existing) {
+    Object.assign(raw, {
+      subject: existing.subject,
+      graduation_year: existing.graduation_year,
+      country: existing.country,
+      uk_degree: existing.uk_degree,
+      non_uk_degree: existing.non_uk_degree,
+      institution: existing.institution ?? (existing.institution_uuid ? { other_uk: true } : null),
+      grade: existing.grade,
+      other_grade: existing.other_grade,
+    });
+  }
+  for (const field of RAW_FIELDS) if (field in data) raw[field] = data[field];
+
+  const sentCountry = code(data.country);
+  let locale: 'uk' | 'non_uk';
+  if (!existing) {
+    locale = code(data.institution) !== null || sentCountry === null || UK_COUNTRIES.has(sentCountry) ? 'uk' : 'non_uk';
+  } else if ('uk_degree' in data) {
+    locale = 'uk';
+  } else if ('non_uk_degree' in data) {
+    locale = 'non_uk';
+  } else if ('country' in data) {
+    locale = sentCountry === null || UK_COUNTRIES.has(sentCountry) ? 'uk' : 'non_uk';
+  } else {
+    locale = existing.locale_code;
+  }
+
+  const errors: string[] = [];
+  const values: DegreeCheck['values'] = {
+    locale_code: locale,
+    subject: '',
+    subject_uuid: null,
+    uk_degree: null,
+    uk_degree_uuid: null,
+    non_uk_degree: null,
+    institution: null,
+    institution_uuid: null,
+    grade: null,
+    grade_uuid: null,
+    other_grade: null,
+    country: null,
+    graduation_year: null,
+  };
+
+  if (locale === 'uk') {
+    const ukDegree = code(raw.uk_degree);
+    if (ukDegree === null) errors.push('uk_degree must be entered if specifying a previous UK degree');
+    else if (!referenceId('degree_type', ukDegree)) errors.push(inclusionMessage('uk_degree', ukDegree, 'degree_type'));
+    else Object.assign(values, { uk_degree: ukDegree, uk_degree_uuid: referenceId('degree_type', ukDegree) });
+  } else {
+    const nonUkDegree = code(raw.non_uk_degree);
+    if (nonUkDegree === null) errors.push('non_uk_degree must be entered if specifying a previous non-UK degree');
+    else if (!referenceId('degree_type', nonUkDegree)) errors.push(inclusionMessage('non_uk_degree', nonUkDegree, 'degree_type'));
+    else values.non_uk_degree = nonUkDegree;
+  }
+
+  const subject = code(raw.subject);
+  const subjectId = subject === null ? undefined : referenceId('degree_subject', subject);
+  if (!subjectId) errors.push('subject must be entered if specifying a previous UK degree or non-UK degree');
+  else Object.assign(values, { subject, subject_uuid: subjectId });
+
+  // The institution: kept as stored on a non-UK degree (only the locale fields switch), required for UK degrees.
+  const institutionRaw = raw.institution;
+  if (institutionRaw && typeof institutionRaw === 'object' && 'other_uk' in institutionRaw) {
+    values.institution_uuid = otherUkInstitutionId() ?? null;
+  } else {
+    let institution = code(institutionRaw);
+    if (institution === '0133') institution = '0149'; // Institute of Education is now part of UCL.
+    if (institution === null) {
+      if (locale === 'uk') errors.push('institution must be entered if specifying a previous UK degree');
+    } else if (referenceId('institution', institution)) {
+      Object.assign(values, { institution, institution_uuid: referenceId('institution', institution) });
+    } else if (locale === 'uk' || existing) {
+      // Unknown institutions silently become "Other UK institution", as the real service does.
+      values.institution_uuid = otherUkInstitutionId() ?? null;
+    }
+  }
+
+  let grade = code(raw.grade);
+  if (grade === '09') grade = '14'; // "Pass (honours course)" is stored as Pass.
+  if (grade !== null && referenceId('degree_grade', grade)) {
+    Object.assign(values, { grade, grade_uuid: referenceId('degree_grade', grade) });
+  } else if (locale === 'uk') {
+    // An unknown grade counts as missing.
+    errors.push('grade must be entered if specifying a previous UK degree or non-UK degree');
+  }
+  values.other_grade = null; // Only kept for the grade "Other", which no HESA code maps to.
+
+  const year = parseGraduationYear(raw.graduation_year);
+  errors.push(...graduationYearErrors(year, now));
+  values.graduation_year = year === null || Number.isNaN(year) ? null : year;
+
+  if (locale === 'non_uk') {
+    const country = code(raw.country);
+    if (country !== null && !referenceId('country', country)) errors.push(inclusionMessage('country', country, 'country'));
+    else values.country = country;
+  }
+  return { values, errors };
+}
+
+/**
+ * The trainee's degrees that `candidate` duplicates: equal on every duplicate field the candidate has.
+ * A candidate with none of those fields duplicates nothing.
+ */
+export function findDuplicateDegrees(candidate: DegreeCheck['values'], others: DegreeRow[]): DegreeRow[] {
+  const compared = DUPLICATE_FIELDS.filter((f) => candidate[f] !== null && candidate[f] !== '');
+  if (compared.length === 0) return [];
+  return others.filter((other) => compared.every((f) => other[f] === candidate[f]));
+}

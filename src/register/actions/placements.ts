@@ -1,0 +1,64 @@
+/**
+ * Placement input rules (facts §3.5): a school identified by its 6-digit URN, or by name (and postcode) when the
+ * school has no URN or is not known. No duplicate detection (the real service has none for placements).
+ */
+import type { SchoolsTable } from '../tables.js';
+import type { PlacementRow } from './nested.js';
+import type { Body } from './status.js';
+import { isBlank } from './status.js';
+
+export type School = SchoolsTable;
+
+/** UK postcodes (outward + inward code; the space is optional), and the special GIR 0AA. */
+const POSTCODE = /^(?:[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}|GIR\s*0AA)$/i;
+
+export interface PlacementValues {
+  urn: string | null;
+  name: string | null;
+  postcode: string | null;
+  school_linked: boolean;
+  town: string | null;
+}
+
+function text(value: unknown): string | null {
+  if (isBlank(value)) return null;
+  return typeof value === 'string' ? value.trim() : String(value);
+}
+
+/** The URN to look up as a school, when the request (or the merge on PUT) has a well-formed one. */
+export function urnToLookUp(data: Body, existing?: PlacementRow): string | null {
+  const urn = 'urn' in data ? text(data.urn) : (existing?.urn ?? null);
+  return urn !== null && /^\d{6}$/.test(urn) ? urn : null;
+}
+
+/**
+ * Validates and normalizes one placement. On PUT/PATCH (`existing`), fields not sent keep their values; a
+ * school-linked placement stays linked unless a new `urn` is sent, and a new `urn` replaces the school's name and
+ * postcode (the real service stores those blank for linked rows).
+ */
+export function checkPlacement(
+  data: Body,
+  school: School | undefined,
+  existing?: PlacementRow,
+): { values: PlacementValues; errors: string[] } {
+  const relinking = existing?.school_linked && 'urn' in data;
+  const base = existing && !relinking
+    ? { urn: existing.urn, name: existing.name, postcode: existing.postcode }
+    : { urn: existing?.urn ?? null, name: null, postcode: null };
+  const urn = 'urn' in data ? text(data.urn) : base.urn;
+  const errors: string[] = [];
+  if (urn !== null && !/^\d{6}$/.test(urn)) errors.push('urn is invalid');
+
+  if (school && urn === school.urn) {
+    // A known school: its own name and postcode win over what was sent.
+    return {
+      values: { urn, name: school.name, postcode: school.postcode, town: school.town, school_linked: true },
+      errors,
+    };
+  }
+  const name = 'name' in data ? text(data.name) : base.name;
+  const postcode = 'postcode' in data ? text(data.postcode) : base.postcode;
+  if (name === null) errors.push("name can't be blank");
+  if (postcode !== null && !POSTCODE.test(postcode)) errors.push('postcode Enter a valid postcode (for example, BN1 1AA)');
+  return { values: { urn, name, postcode, town: null, school_linked: false }, errors };
+}

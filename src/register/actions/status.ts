@@ -1,0 +1,197 @@
+/**
+ * Validation of the state-changing operations: defer (§4.5), withdraw (§4.6) and the QTS/EYTS status update
+ * (§4.4), with the real messages. Pure functions: the route handlers load the trainee, call these, and write.
+ */
+import type { RegisterVersion, TraineeState } from '../state-machine.js';
+import { deferStateError, recommendStateError } from '../state-machine.js';
+
+export type Body = Record<string, unknown>;
+
+/** Present and not blank (Rails `present?`): null, '' and whitespace-only strings count as blank. */
+export function isBlank(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '') ||
+    (Array.isArray(value) && value.length === 0);
+}
+
+/** A real calendar date `YYYY-MM-DD` (a date-time's date part also counts), or undefined. */
+export function parseIsoDate(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(value.trim());
+  if (!match) return undefined;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined;
+  return `${match[1]}-${match[2]}-${match[3]}`;
+}
+
+export function todayUtc(now: Date = new Date()): string {
+  return now.toISOString().slice(0, 10);
+}
+
+// ---- defer ----
+
+export interface DeferInput {
+  defer_date: string;
+  defer_reason: string | null;
+}
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; errors: string[] };
+
+export function checkDefer(data: Body, state: TraineeState): Checked<DeferInput> {
+  const errors: string[] = [];
+  let deferDate: string | undefined;
+  if (isBlank(data.defer_date)) errors.push("defer_date can't be blank");
+  else if (!(deferDate = parseIsoDate(data.defer_date))) errors.push('defer_date is invalid');
+  const reason = isBlank(data.defer_reason) ? null : String(data.defer_reason);
+  if (reason !== null && reason.length > 500) errors.push('defer_reason is too long (maximum is 500 characters)');
+  if (errors.length > 0) return { ok: false, errors };
+  // The state is only checked once the body is valid, as the real service does.
+  const stateError = deferStateError(state);
+  if (stateError) return { ok: false, errors: [stateError] };
+  return { ok: true, value: { defer_date: deferDate!, defer_reason: reason } };
+}
+
+// ---- withdraw ----
+
+export const WITHDRAWAL_TRIGGERS = ['provider', 'trainee'] as const;
+export type WithdrawalTrigger = (typeof WITHDRAWAL_TRIGGERS)[number];
+export const FUTURE_INTEREST = ['yes', 'no', 'unknown'] as const;
+
+export const WITHDRAWAL_REASONS: Readonly<Record<WithdrawalTrigger, readonly string[]>> = {
+  provider: [
+    'record_added_in_error',
+    'mandatory_reasons',
+    'stopped_responding_to_messages',
+    'unacceptable_behaviour',
+    'lack_of_progress_during_placements',
+    'did_not_make_progress',
+    'not_meeting_qts_standards',
+    'safeguarding_concerns',
+    'had_to_withdraw_trainee_another_reason',
+  ],
+  trainee: [
+    'unacceptable_behaviour',
+    'did_not_make_progress',
+    'lack_of_progress_during_placements',
+    'trainee_workload_issues',
+    'not_meeting_qts_standards',
+    'change_in_personal_or_health_circumstances',
+    'does_not_want_to_become_a_teacher',
+    'never_intended_to_obtain_qts',
+    'moved_to_different_itt_course',
+    'safeguarding_concerns',
+    'trainee_chose_to_withdraw_another_reason',
+  ],
+};
+
+export interface WithdrawInput {
+  date: string;
+  trigger: WithdrawalTrigger;
+  future_interest: (typeof FUTURE_INTEREST)[number];
+  reasons: string[];
+  another_reason: string | null;
+  safeguarding_concern_reasons: string | null;
+}
+
+/** The request (and message) name of the withdrawal date: `withdraw_date` in v2025.0, `withdrawal_date` after. */
+export function withdrawalDateField(version: RegisterVersion): 'withdraw_date' | 'withdrawal_date' {
+  return version === 'v2025.0' ? 'withdraw_date' : 'withdrawal_date';
+}
+
+export function checkWithdraw(data: Body, trainee: { itt_start_date: string | null }, version: RegisterVersion): Checked<WithdrawInput> {
+  const errors: string[] = [];
+  const dateField = withdrawalDateField(version);
+  const rawDate = data[dateField];
+  let date: string | undefined;
+  if (isBlank(rawDate)) errors.push(`${dateField} Choose a withdrawal date`);
+  else if (!(date = parseIsoDate(rawDate))) errors.push(`${dateField} Choose a valid withdrawal date`);
+  else if (trainee.itt_start_date && date < trainee.itt_start_date) errors.push(`${dateField} must be after itt_start_date`);
+
+  const trigger = (WITHDRAWAL_TRIGGERS as readonly unknown[]).includes(data.trigger) ? (data.trigger as WithdrawalTrigger) : undefined;
+  const reasons = Array.isArray(data.reasons) ? data.reasons.map((r) => String(r)) : isBlank(data.reasons) ? [] : [String(data.reasons)];
+  if (reasons.length === 0) {
+    errors.push('reasons Choose one or more reasons why the trainee withdrew from the course');
+  } else {
+    // Without a valid trigger the trainee list is used, as the real validator does.
+    const allowed = WITHDRAWAL_REASONS[trigger ?? 'trainee'];
+    if (reasons.some((r) => !allowed.includes(r))) {
+      errors.push('reasons entered not valid for selected trigger eg unacceptable_behaviour for a trainee trigger');
+    }
+  }
+  const futureInterest = (FUTURE_INTEREST as readonly unknown[]).includes(data.future_interest)
+    ? (data.future_interest as WithdrawInput['future_interest'])
+    : undefined;
+  if (!futureInterest) errors.push('future_interest is not included in the list');
+  if (!trigger) errors.push('trigger is not included in the list');
+
+  const anotherReason = isBlank(data.another_reason) ? null : String(data.another_reason);
+  if (reasons.some((r) => r.includes('another_reason')) && anotherReason === null) errors.push('another_reason Enter another reason');
+  const safeguarding = isBlank(data.safeguarding_concern_reasons) ? null : String(data.safeguarding_concern_reasons);
+  if (reasons.includes('safeguarding_concerns') && safeguarding === null) {
+    errors.push('safeguarding_concern_reasons Enter the concerns');
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    value: {
+      date: date!,
+      trigger: trigger!,
+      future_interest: futureInterest!,
+      reasons,
+      another_reason: reasons.some((r) => r.includes('another_reason')) ? anotherReason : null,
+      safeguarding_concern_reasons: reasons.includes('safeguarding_concerns') ? safeguarding : null,
+    },
+  };
+}
+
+// ---- QTS / EYTS status ----
+
+/** Routes that need no degree before QTS/EYTS: the undergraduate ones. */
+export const UNDERGRADUATE_ROUTES: readonly string[] = [
+  'opt_in_undergrad',
+  'provider_led_undergrad',
+  'teacher_degree_apprenticeship',
+  'early_years_undergrad',
+];
+
+/** The fewest placements a route needs before QTS/EYTS (§4.4): 2 by default, iQTS 1, early years and AO none. */
+export function minimumPlacements(route: string): number {
+  if (route === 'assessment_only' || route === 'early_years_assessment_only') return 0;
+  if (route === 'iqts') return 1;
+  if (route.startsWith('early_years_')) return 0;
+  return 2;
+}
+
+export interface QtsFacts {
+  state: TraineeState;
+  itt_start_date: string | null;
+  /** The internal route name (`provider_led_postgrad`, `iqts`, …). */
+  training_route: string;
+  degreeCount: number;
+  placementCount: number;
+}
+
+export function checkQtsStatus(data: Body, trainee: QtsFacts, today: string): Checked<{ qts_standards_met_date: string }> {
+  const errors: string[] = [];
+  let date: string | undefined;
+  if (isBlank(data.qts_standards_met_date)) {
+    errors.push("qts_standards_met_date can't be blank. Enter a date the trainee met the QTS or EYTS requirements.");
+  } else if (!(date = parseIsoDate(data.qts_standards_met_date))) {
+    errors.push('qts_standards_met_date is invalid');
+  } else if (date > today) {
+    errors.push('qts_standards_met_date must not be in the future');
+  } else if (trainee.itt_start_date && date < trainee.itt_start_date) {
+    errors.push('qts_standards_met_date must be after itt_start_date');
+  }
+  if (!UNDERGRADUATE_ROUTES.includes(trainee.training_route) && trainee.degreeCount === 0) {
+    errors.push('degree_id must be completed before qts_standards_met_date');
+  }
+  const minimum = minimumPlacements(trainee.training_route);
+  if (trainee.placementCount < minimum) {
+    errors.push(`placements must be at least ${minimum} for the ${trainee.training_route} training route`);
+  }
+  const stateError = recommendStateError(trainee.state);
+  if (stateError) errors.push(stateError);
+  if (errors.length > 0) return { ok: false, errors };
+  return { ok: true, value: { qts_standards_met_date: date! } };
+}
