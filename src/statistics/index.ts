@@ -1,9 +1,11 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { installErrorHandling } from '../plugins/problem.js';
+import { statisticsErrorFormatter } from './errors.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { queryRoutes } from './routes/query.js';
+import { registerStatisticsSchemas } from './schemas.js';
 
 export interface StatisticsApiOptions {
   config: Config;
@@ -13,9 +15,24 @@ export interface StatisticsApiOptions {
   writeDb: Db;
 }
 
+/**
+ * Paths with capital letters are not part of the contract: like the reference (facts §1.1), answer them with
+ * 308 Permanent Redirect to the lower-cased path, keeping the query string as it is.
+ */
+async function redirectCapitalisedPath(request: FastifyRequest, reply: FastifyReply) {
+  const queryStart = request.url.indexOf('?');
+  const path = queryStart === -1 ? request.url : request.url.slice(0, queryStart);
+  if (path === path.toLowerCase()) return;
+  const query = queryStart === -1 ? '' : request.url.slice(queryStart);
+  return reply.code(308).header('location', `${path.toLowerCase()}${query}`).header('cache-control', 'public, max-age=86400').send();
+}
+
 /** The public statistics data set API, mounted at `/v1`. */
 export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
-  installErrorHandling(app);
+  // Before the not-found handler is set, so that unknown capitalised paths are redirected too.
+  app.addHook('onRequest', redirectCapitalisedPath);
+  installErrorHandling(app, statisticsErrorFormatter);
+  registerStatisticsSchemas(app);
   await app.register(catalogueRoutes, options);
   await app.register(queryRoutes, options);
 };

@@ -1,0 +1,418 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/**
+ * Response schemas of the statistics API (facts §2, §6, §7; names as the reference's OpenAPI document names them).
+ * Each has an `$id`, is added once to the `/v1` scope (registerStatisticsSchemas) and is referenced with `ref()`,
+ * so /openapi.json lists them under components.schemas. Fields that the reference omits when null are optional.
+ */
+
+/** A `$ref` to a registered schema, typed as that schema. */
+export function ref<T extends TSchema & { $id?: string }>(schema: T) {
+  if (!schema.$id) throw new Error('ref() needs a schema with an $id');
+  return Type.Unsafe<Static<T>>(Type.Ref(schema.$id));
+}
+
+const DateTime = (description: string) => Type.String({ format: 'date-time', description });
+
+// -- errors (facts §4.1, §4.2) ----------------------------------------------------------------------------------
+
+export const ErrorViewModel = Type.Object(
+  {
+    message: Type.String({ description: 'What is wrong, in words.' }),
+    code: Type.String({ description: 'A machine-readable code such as `UnknownField`, `InvalidValue`, `AllowedValue`, `InclusiveBetween`.' }),
+    path: Type.Optional(Type.String({ description: 'Where the problem is: a query parameter or JSON path such as `types[1]` or `criteria.filters.in[2]`. Omitted for problems with the whole request.' })),
+    detail: Type.Optional(Type.Unknown({ description: 'Details of the problem, such as the `value` given and the `allowed` values.' })),
+  },
+  { $id: 'ErrorViewModel', additionalProperties: false },
+);
+
+export const ValidationProblemViewModel = Type.Object(
+  {
+    type: Type.String({ examples: ['https://tools.ietf.org/html/rfc9110#section-15.5.1'] }),
+    title: Type.String({ examples: ['One or more validation errors occurred.'] }),
+    status: Type.Integer({ examples: [400] }),
+    errors: Type.Array(ref(ErrorViewModel)),
+    traceId: Type.String(),
+  },
+  { $id: 'ValidationProblemViewModel', additionalProperties: false, description: 'A 400 response: every problem with the request.' },
+);
+
+export const ProblemDetailsViewModel = Type.Object(
+  {
+    type: Type.String({ examples: ['https://tools.ietf.org/html/rfc9110#section-15.5.5'] }),
+    title: Type.String({ examples: ['Not Found'] }),
+    status: Type.Integer({ examples: [404] }),
+    detail: Type.Optional(Type.String()),
+    instance: Type.Optional(Type.String()),
+    traceId: Type.Optional(Type.String()),
+  },
+  { $id: 'ProblemDetailsViewModel', additionalProperties: true, description: 'RFC 9457 problem details (403, 404, 429, 5xx).' },
+);
+
+// -- paging ----------------------------------------------------------------------------------------------------
+
+export const PagingViewModel = Type.Object(
+  {
+    page: Type.Integer({ description: 'The current page number.' }),
+    pageSize: Type.Integer({ description: 'The maximum number of results per page.' }),
+    totalResults: Type.Integer({ description: 'The total number of results across all pages.' }),
+    totalPages: Type.Integer({ description: 'The total number of pages (1 when there are no results).' }),
+  },
+  { $id: 'PagingViewModel', additionalProperties: false },
+);
+
+// -- publications ----------------------------------------------------------------------------------------------
+
+export const PublicationSummaryViewModel = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    title: Type.String(),
+    slug: Type.String(),
+    summary: Type.String(),
+    lastPublished: DateTime('When the publication last had a data set version published.'),
+  },
+  { $id: 'PublicationSummaryViewModel', additionalProperties: false },
+);
+
+export const PublicationPaginatedListViewModel = Type.Object(
+  { paging: ref(PagingViewModel), results: Type.Array(ref(PublicationSummaryViewModel)) },
+  { $id: 'PublicationPaginatedListViewModel', additionalProperties: false },
+);
+
+// -- data sets and versions ------------------------------------------------------------------------------------
+
+export const DataSetStatusSchema = Type.Union(
+  [Type.Literal('Published'), Type.Literal('Deprecated'), Type.Literal('Withdrawn'), Type.Literal('Draft')],
+  { description: 'Published, Deprecated or Withdrawn (Draft only with a preview token).' },
+);
+export const DataSetVersionStatusSchema = DataSetStatusSchema;
+export const DataSetVersionTypeSchema = Type.Union([Type.Literal('Major'), Type.Literal('Minor'), Type.Literal('Patch')]);
+
+export const FileViewModel = Type.Object(
+  { id: Type.String({ format: 'uuid', description: 'The id of the data set file.' }) },
+  { $id: 'FileViewModel', additionalProperties: false },
+);
+
+export const TimePeriodRangeViewModel = Type.Object(
+  {
+    start: Type.String({ description: 'The first time period, as a label such as `2020/21`.' }),
+    end: Type.String({ description: 'The last time period, as a label such as `2022/23`.' }),
+  },
+  { $id: 'TimePeriodRangeViewModel', additionalProperties: false },
+);
+
+const versionSummaryFields = {
+  totalResults: Type.Integer({ description: 'The number of data rows in the version.' }),
+  file: ref(FileViewModel),
+  timePeriods: ref(TimePeriodRangeViewModel),
+  geographicLevels: Type.Array(Type.String(), { description: 'The geographic levels, as labels (e.g. `Local authority`).' }),
+  filters: Type.Array(Type.String(), { description: 'The filters, as labels.' }),
+  indicators: Type.Array(Type.String(), { description: 'The indicators, as labels.' }),
+};
+
+export const DataSetLatestVersionViewModel = Type.Object(
+  {
+    version: Type.String({ description: 'The version number, such as `1.0` or `2.1.1` (patch only when > 0).' }),
+    published: Type.Optional(DateTime('When the version was published.')),
+    ...versionSummaryFields,
+  },
+  { $id: 'DataSetLatestVersionViewModel', additionalProperties: false },
+);
+
+export const DataSetViewModel = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    title: Type.String(),
+    summary: Type.String(),
+    status: DataSetStatusSchema,
+    supersedingDataSetId: Type.Optional(Type.String({ format: 'uuid', description: 'The data set that supersedes this one.' })),
+    latestVersion: Type.Optional(ref(DataSetLatestVersionViewModel)),
+  },
+  { $id: 'DataSetViewModel', additionalProperties: false },
+);
+
+export const DataSetPaginatedListViewModel = Type.Object(
+  { paging: ref(PagingViewModel), results: Type.Array(ref(DataSetViewModel)) },
+  { $id: 'DataSetPaginatedListViewModel', additionalProperties: false },
+);
+
+export const ReleaseViewModel = Type.Object(
+  { title: Type.String(), slug: Type.String() },
+  { $id: 'ReleaseViewModel', additionalProperties: false },
+);
+
+export const DataSetVersionViewModel = Type.Object(
+  {
+    version: Type.String({ description: 'The version number, such as `1.0` or `2.1.1` (patch only when > 0).' }),
+    type: DataSetVersionTypeSchema,
+    status: DataSetVersionStatusSchema,
+    published: Type.Optional(DateTime('When the version was published.')),
+    withdrawn: Type.Optional(DateTime('When the version was withdrawn.')),
+    notes: Type.String({ description: 'Notes about the version ("" when none).' }),
+    ...versionSummaryFields,
+    release: ref(ReleaseViewModel),
+  },
+  { $id: 'DataSetVersionViewModel', additionalProperties: false },
+);
+
+export const DataSetVersionPaginatedListViewModel = Type.Object(
+  { paging: ref(PagingViewModel), results: Type.Array(ref(DataSetVersionViewModel)) },
+  { $id: 'DataSetVersionPaginatedListViewModel', additionalProperties: false },
+);
+
+// -- metadata (facts §6) ---------------------------------------------------------------------------------------
+
+export const GeographicLevelViewModel = Type.Object(
+  { code: Type.String({ description: 'A geographic level code such as `LA`.' }), label: Type.String() },
+  { $id: 'GeographicLevelViewModel', additionalProperties: false },
+);
+
+export const FilterOptionMetaViewModel = Type.Object(
+  { id: Type.String(), label: Type.String() },
+  { $id: 'FilterOptionMetaViewModel', additionalProperties: false },
+);
+
+export const FilterMetaViewModel = Type.Object(
+  {
+    id: Type.String(),
+    column: Type.String(),
+    label: Type.String(),
+    hint: Type.String(),
+    options: Type.Array(ref(FilterOptionMetaViewModel)),
+  },
+  { $id: 'FilterMetaViewModel', additionalProperties: false },
+);
+
+export const IndicatorMetaViewModel = Type.Object(
+  {
+    id: Type.String(),
+    column: Type.String(),
+    label: Type.String(),
+    unit: Type.Optional(Type.String({ description: 'One of "", "%", "£", "£m", "pp", "string".' })),
+    decimalPlaces: Type.Optional(Type.Integer()),
+  },
+  { $id: 'IndicatorMetaViewModel', additionalProperties: false },
+);
+
+export const LocationOptionMetaViewModel = Type.Object(
+  {
+    id: Type.String(),
+    label: Type.String(),
+    code: Type.Optional(Type.String()),
+    oldCode: Type.Optional(Type.String()),
+    urn: Type.Optional(Type.String()),
+    laEstab: Type.Optional(Type.String()),
+    ukprn: Type.Optional(Type.String()),
+  },
+  { $id: 'LocationOptionMetaViewModel', additionalProperties: false, description: 'A location; the identifying properties present depend on its level.' },
+);
+
+export const LocationGroupOptionsMetaViewModel = Type.Object(
+  { level: ref(GeographicLevelViewModel), options: Type.Array(ref(LocationOptionMetaViewModel)) },
+  { $id: 'LocationGroupOptionsMetaViewModel', additionalProperties: false },
+);
+
+export const TimePeriodOptionMetaViewModel = Type.Object(
+  {
+    code: Type.String({ description: 'A time period code such as `AY`, `CY`, `M1`.' }),
+    period: Type.String({ description: '`2020/2021` for a range, `2020` for a single year.' }),
+    label: Type.String({ description: 'A human-readable label such as `2020/21`.' }),
+  },
+  { $id: 'TimePeriodOptionMetaViewModel', additionalProperties: false },
+);
+
+export const DataSetMetaViewModel = Type.Object(
+  {
+    filters: Type.Array(ref(FilterMetaViewModel)),
+    indicators: Type.Array(ref(IndicatorMetaViewModel)),
+    geographicLevels: Type.Array(ref(GeographicLevelViewModel)),
+    locations: Type.Array(ref(LocationGroupOptionsMetaViewModel)),
+    timePeriods: Type.Array(ref(TimePeriodOptionMetaViewModel)),
+  },
+  { $id: 'DataSetMetaViewModel', additionalProperties: false },
+);
+
+// -- changes (facts §7) ----------------------------------------------------------------------------------------
+
+export const FilterViewModel = Type.Object(
+  { id: Type.String(), column: Type.String(), label: Type.String(), hint: Type.String() },
+  { $id: 'FilterViewModel', additionalProperties: false },
+);
+export const FilterOptionViewModel = Type.Object(
+  { id: Type.String(), label: Type.String() },
+  { $id: 'FilterOptionViewModel', additionalProperties: false },
+);
+export const IndicatorViewModel = Type.Object(
+  {
+    id: Type.String(),
+    column: Type.String(),
+    label: Type.String(),
+    unit: Type.Optional(Type.String()),
+    decimalPlaces: Type.Optional(Type.Integer()),
+  },
+  { $id: 'IndicatorViewModel', additionalProperties: false },
+);
+export const LocationGroupViewModel = Type.Object(
+  { level: ref(GeographicLevelViewModel) },
+  { $id: 'LocationGroupViewModel', additionalProperties: false },
+);
+export const LocationOptionViewModel = Type.Object(
+  {
+    id: Type.String(),
+    label: Type.String(),
+    code: Type.Optional(Type.String()),
+    oldCode: Type.Optional(Type.String()),
+    urn: Type.Optional(Type.String()),
+    laEstab: Type.Optional(Type.String()),
+    ukprn: Type.Optional(Type.String()),
+  },
+  { $id: 'LocationOptionViewModel', additionalProperties: false },
+);
+export const TimePeriodOptionViewModel = Type.Object(
+  { code: Type.String(), period: Type.String(), label: Type.String() },
+  { $id: 'TimePeriodOptionViewModel', additionalProperties: false },
+);
+
+/** A change: addition has only currentState, deletion only previousState, update both. */
+function change<T extends TSchema & { $id?: string }>(state: T, id: string) {
+  return Type.Object(
+    { previousState: Type.Optional(ref(state)), currentState: Type.Optional(ref(state)) },
+    { $id: id, additionalProperties: false },
+  );
+}
+
+export const FilterChangeViewModel = change(FilterViewModel, 'FilterChangeViewModel');
+export const FilterOptionChangeViewModel = change(FilterOptionViewModel, 'FilterOptionChangeViewModel');
+export const GeographicLevelChangeViewModel = change(GeographicLevelViewModel, 'GeographicLevelChangeViewModel');
+export const IndicatorChangeViewModel = change(IndicatorViewModel, 'IndicatorChangeViewModel');
+export const LocationGroupChangeViewModel = change(LocationGroupViewModel, 'LocationGroupChangeViewModel');
+export const LocationOptionChangeViewModel = change(LocationOptionViewModel, 'LocationOptionChangeViewModel');
+export const TimePeriodOptionChangeViewModel = change(TimePeriodOptionViewModel, 'TimePeriodOptionChangeViewModel');
+
+export const FilterOptionChangesViewModel = Type.Object(
+  { filter: ref(FilterViewModel), options: Type.Array(ref(FilterOptionChangeViewModel)) },
+  { $id: 'FilterOptionChangesViewModel', additionalProperties: false },
+);
+export const LocationOptionChangesViewModel = Type.Object(
+  { level: ref(GeographicLevelViewModel), options: Type.Array(ref(LocationOptionChangeViewModel)) },
+  { $id: 'LocationOptionChangesViewModel', additionalProperties: false },
+);
+
+export const ChangeSetViewModel = Type.Object(
+  {
+    filters: Type.Optional(Type.Array(ref(FilterChangeViewModel))),
+    filterOptions: Type.Optional(Type.Array(ref(FilterOptionChangesViewModel))),
+    geographicLevels: Type.Optional(Type.Array(ref(GeographicLevelChangeViewModel))),
+    indicators: Type.Optional(Type.Array(ref(IndicatorChangeViewModel))),
+    locationGroups: Type.Optional(Type.Array(ref(LocationGroupChangeViewModel))),
+    locationOptions: Type.Optional(Type.Array(ref(LocationOptionChangesViewModel))),
+    timePeriods: Type.Optional(Type.Array(ref(TimePeriodOptionChangeViewModel))),
+  },
+  { $id: 'ChangeSetViewModel', additionalProperties: false, description: 'Lists without changes are omitted.' },
+);
+
+export const PatchChangesViewModel = Type.Object(
+  {
+    versionNumber: Type.String(),
+    notes: Type.String(),
+    majorChanges: ref(ChangeSetViewModel),
+    minorChanges: ref(ChangeSetViewModel),
+  },
+  { $id: 'PatchChangesViewModel', additionalProperties: false },
+);
+
+export const DataSetVersionChangesViewModel = Type.Object(
+  {
+    versionNumber: Type.String(),
+    notes: Type.String(),
+    majorChanges: ref(ChangeSetViewModel),
+    minorChanges: ref(ChangeSetViewModel),
+    patchHistory: Type.Array(ref(PatchChangesViewModel), {
+      description: 'The changes of the earlier patches of this minor version (with includePatchHistory=true), oldest first; [] otherwise.',
+    }),
+  },
+  { $id: 'DataSetVersionChangesViewModel', additionalProperties: false },
+);
+
+export type PagingViewModelType = Static<typeof PagingViewModel>;
+export type PublicationSummary = Static<typeof PublicationSummaryViewModel>;
+export type DataSetView = Static<typeof DataSetViewModel>;
+export type DataSetLatestVersionView = Static<typeof DataSetLatestVersionViewModel>;
+export type DataSetVersionView = Static<typeof DataSetVersionViewModel>;
+export type DataSetMetaView = Static<typeof DataSetMetaViewModel>;
+export type FilterMetaView = Static<typeof FilterMetaViewModel>;
+export type IndicatorMetaView = Static<typeof IndicatorMetaViewModel>;
+export type LocationOptionMetaView = Static<typeof LocationOptionMetaViewModel>;
+export type LocationGroupOptionsMetaView = Static<typeof LocationGroupOptionsMetaViewModel>;
+export type TimePeriodOptionMetaView = Static<typeof TimePeriodOptionMetaViewModel>;
+export type GeographicLevelView = Static<typeof GeographicLevelViewModel>;
+export type ChangeSetView = Static<typeof ChangeSetViewModel>;
+export type DataSetVersionChangesView = Static<typeof DataSetVersionChangesViewModel>;
+
+/** Every schema above, in an order where each comes after the schemas it references. */
+export const STATISTICS_SCHEMAS = [
+  ErrorViewModel,
+  ValidationProblemViewModel,
+  ProblemDetailsViewModel,
+  PagingViewModel,
+  PublicationSummaryViewModel,
+  PublicationPaginatedListViewModel,
+  FileViewModel,
+  TimePeriodRangeViewModel,
+  DataSetLatestVersionViewModel,
+  DataSetViewModel,
+  DataSetPaginatedListViewModel,
+  ReleaseViewModel,
+  DataSetVersionViewModel,
+  DataSetVersionPaginatedListViewModel,
+  GeographicLevelViewModel,
+  FilterOptionMetaViewModel,
+  FilterMetaViewModel,
+  IndicatorMetaViewModel,
+  LocationOptionMetaViewModel,
+  LocationGroupOptionsMetaViewModel,
+  TimePeriodOptionMetaViewModel,
+  DataSetMetaViewModel,
+  FilterViewModel,
+  FilterOptionViewModel,
+  IndicatorViewModel,
+  LocationGroupViewModel,
+  LocationOptionViewModel,
+  TimePeriodOptionViewModel,
+  FilterChangeViewModel,
+  FilterOptionChangeViewModel,
+  GeographicLevelChangeViewModel,
+  IndicatorChangeViewModel,
+  LocationGroupChangeViewModel,
+  LocationOptionChangeViewModel,
+  TimePeriodOptionChangeViewModel,
+  FilterOptionChangesViewModel,
+  LocationOptionChangesViewModel,
+  ChangeSetViewModel,
+  PatchChangesViewModel,
+  DataSetVersionChangesViewModel,
+];
+
+/** Adds the schemas to the `/v1` scope, so routes (catalogue and query) can reference them with `ref()`. */
+export function registerStatisticsSchemas(app: FastifyInstance): void {
+  for (const schema of STATISTICS_SCHEMAS) app.addSchema(schema);
+}
+
+/**
+ * The error responses of a statistics route, for its `response` schema. They match statisticsErrorFormatter's
+ * bodies exactly (fast-json-stringify serialises error bodies with these too).
+ */
+export function errorResponses(statuses: ReadonlyArray<400 | 403 | 404>) {
+  const responses: Record<number, TSchema> = {};
+  for (const status of statuses) {
+    responses[status] =
+      status === 400
+        ? Type.Unsafe({ ...Type.Ref(ValidationProblemViewModel.$id!), description: 'The request is not valid (ValidationProblem).' })
+        : Type.Unsafe({
+            ...Type.Ref(ProblemDetailsViewModel.$id!),
+            description: status === 403 ? 'Forbidden: the data set or version is not available to the caller.' : 'Not Found.',
+          });
+  }
+  return responses;
+}
