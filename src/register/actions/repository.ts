@@ -1,24 +1,10 @@
 /** Reads and writes of placements and degrees. Plain functions taking the executor (db or transaction) first. */
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { DegreeValues } from './degrees.js';
 import type { DegreeRow, PlacementRow } from './nested.js';
 import type { PlacementValues, School } from './placements.js';
-
-const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-
-/** A 24-character base58 id, as the real service's slugs (`SecureRandom.base58(24)`). */
-export function newSlug(): string {
-  const bytes = randomBytes(24);
-  let slug = '';
-  // 58 does not divide 256: bytes >= 232 (4 × 58) are redrawn so every character is equally likely.
-  for (let i = 0; slug.length < 24; i++) {
-    const byte = i < bytes.length ? bytes[i] : randomBytes(1)[0];
-    if (byte < 232) slug += BASE58[byte % 58];
-  }
-  return slug;
-}
+import { newSlug } from '../trainees/repository.js';
 
 export async function findSchool(db: Executor, urn: string | null): Promise<School | undefined> {
   if (urn === null) return undefined;
@@ -30,7 +16,7 @@ export async function findPlacement(db: Executor, traineeId: string, placementId
     .selectFrom('trainee_placements')
     .selectAll()
     .where('trainee_id', '=', traineeId)
-    .where('id', '=', placementId)
+    .where(sql<string>`lower(id)`, '=', placementId.toLowerCase())
     .executeTakeFirst();
 }
 
@@ -69,7 +55,7 @@ export async function findDegree(db: Executor, traineeId: string, degreeId: stri
     .selectFrom('trainee_degrees')
     .selectAll()
     .where('trainee_id', '=', traineeId)
-    .where('id', '=', degreeId)
+    .where(sql<string>`lower(id)`, '=', degreeId.toLowerCase())
     .executeTakeFirst();
 }
 

@@ -4,6 +4,11 @@
  */
 import type { RegisterVersion, TraineeState } from '../state-machine.js';
 import { deferStateError, recommendStateError } from '../state-machine.js';
+import {
+  WITHDRAWAL_FUTURE_INTEREST,
+  WITHDRAWAL_REASONS_BY_TRIGGER,
+  WITHDRAWAL_TRIGGERS as SHARED_TRIGGERS,
+} from '../reference-data.js';
 
 export type Body = Record<string, unknown>;
 
@@ -53,36 +58,12 @@ export function checkDefer(data: Body, state: TraineeState): Checked<DeferInput>
 
 // ---- withdraw ----
 
-export const WITHDRAWAL_TRIGGERS = ['provider', 'trainee'] as const;
+// The triggers, future-interest values and reasons per trigger are the reference data's (also served by
+// GET /reference-data), so the endpoint and the published list cannot disagree.
+export const WITHDRAWAL_TRIGGERS = SHARED_TRIGGERS;
 export type WithdrawalTrigger = (typeof WITHDRAWAL_TRIGGERS)[number];
-export const FUTURE_INTEREST = ['yes', 'no', 'unknown'] as const;
-
-export const WITHDRAWAL_REASONS: Readonly<Record<WithdrawalTrigger, readonly string[]>> = {
-  provider: [
-    'record_added_in_error',
-    'mandatory_reasons',
-    'stopped_responding_to_messages',
-    'unacceptable_behaviour',
-    'lack_of_progress_during_placements',
-    'did_not_make_progress',
-    'not_meeting_qts_standards',
-    'safeguarding_concerns',
-    'had_to_withdraw_trainee_another_reason',
-  ],
-  trainee: [
-    'unacceptable_behaviour',
-    'did_not_make_progress',
-    'lack_of_progress_during_placements',
-    'trainee_workload_issues',
-    'not_meeting_qts_standards',
-    'change_in_personal_or_health_circumstances',
-    'does_not_want_to_become_a_teacher',
-    'never_intended_to_obtain_qts',
-    'moved_to_different_itt_course',
-    'safeguarding_concerns',
-    'trainee_chose_to_withdraw_another_reason',
-  ],
-};
+export const FUTURE_INTEREST = WITHDRAWAL_FUTURE_INTEREST;
+export const WITHDRAWAL_REASONS = WITHDRAWAL_REASONS_BY_TRIGGER;
 
 export interface WithdrawInput {
   date: string;
