@@ -1,5 +1,103 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { NotFoundError, ValidationError } from '../../errors.js';
+import type { Db } from '../../db/database.js';
 import type { StatisticsApiOptions } from '../index.js';
+import { isUuid } from '../http.js';
+import { previewTokenOf, resolveDataSetVersion } from '../versions.js';
+import type { QueryRequest } from '../query/criteria.js';
+import { MESSAGES } from '../query/messages.js';
+import { parseGetQuery, type RawQuery } from '../query/parse-get.js';
+import { parsePostBody } from '../query/parse-post.js';
+import { resolveQuery } from '../query/resolve.js';
+import { runQuery } from '../query/execute.js';
+import { loadVersionMeta } from '../query/version-meta.js';
+import { streamQueryCsv } from '../query/csv.js';
+
+const ParamsSchema = Type.Object({ dataSetId: Type.String({ description: 'The data set id (a uuid).' }) });
+
+const DESCRIPTION_GET = `Queries a data set version. Criteria as query parameters: \`filters.eq|notEq|in|notIn\` (filter option ids),
+\`geographicLevels.*\` (level codes), \`locations.*\` (\`{level}|{property}|{value}\`), \`timePeriods.eq|notEq|in|notIn|gt|gte|lt|lte\`
+(\`{period}|{code}\`), \`indicators\`, \`sorts\` (\`{field}|{direction}\`), \`debug\`, \`page\`, \`pageSize\` (1–10000, default 1000),
+\`dataSetVersion\`. Lists as repeated keys, \`key[0]=\` or comma-separated. \`Accept: text/csv\` streams every matching row as CSV.`;
+
+const DESCRIPTION_POST = `Queries a data set version with a JSON body \`{criteria, indicators, sorts, debug, page, pageSize}\`; criteria nest
+\`and\`, \`or\` and \`not\` (at most 32 levels and 1000 conditions). No body (or \`null\`) returns unfiltered results with all
+indicators. \`Accept: text/csv\` streams every matching row as CSV.`;
+
+function wantsCsv(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  return /\btext\/csv\b/i.test(accept) && !/\bapplication\/json\b/i.test(accept.split(',')[0] ?? '');
+}
 
 /** Endpoints 9 and 10: GET and POST /data-sets/{dataSetId}/query. */
-export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async () => {};
+export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
+  const db: Db = options.db;
+  const bodyLimit = options.config.BODY_LIMIT_BYTES;
+
+  async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined, query: QueryRequest) {
+    const { version } = await resolveDataSetVersion(db, {
+      dataSetId,
+      dataSetVersion,
+      previewToken: previewTokenOf(request.headers),
+      policy: 'query',
+    });
+    if (!version.rows_table) throw new NotFoundError(`Version ${version.major}.${version.minor} of data set ${dataSetId} has no data loaded.`);
+    const meta = await loadVersionMeta(db, version.id, version.rows_table);
+    const resolved = resolveQuery(meta, query);
+    reply.header('cache-control', request.headers['preview-token'] ? 'private, no-cache' : 'public, max-age=300, must-revalidate');
+    if (wantsCsv(request)) return streamQueryCsv(db, meta, resolved, reply);
+    return runQuery(db, meta, resolved);
+  }
+
+  app.get<{ Params: { dataSetId: string } }>(
+    '/data-sets/:dataSetId/query',
+    {
+      schema: {
+        summary: 'Query a data set (GET)',
+        tags: ['Data sets'],
+        description: DESCRIPTION_GET,
+        params: ParamsSchema,
+      },
+    },
+    async (request, reply) => {
+      const { dataSetId } = request.params;
+      if (!isUuid(dataSetId)) throw new NotFoundError(`No data set ${dataSetId}.`);
+      const { dataSetVersion, request: query } = parseGetQuery(request.query as RawQuery);
+      return answer(request, reply, dataSetId, dataSetVersion, query);
+    },
+  );
+
+  app.post<{ Params: { dataSetId: string } }>(
+    '/data-sets/:dataSetId/query',
+    {
+      bodyLimit,
+      // A body over the limit is a clear 400 before it is read (the reference has no limit).
+      onRequest: async (request) => {
+        const length = Number(request.headers['content-length'] ?? 0);
+        if (length > bodyLimit) {
+          throw new ValidationError([{ path: '', code: 'MaximumLength', message: MESSAGES.BodyTooLarge.replace('1048576', String(bodyLimit)), detail: { maxLength: bodyLimit, totalLength: length } }]);
+        }
+      },
+      schema: {
+        summary: 'Query a data set (POST)',
+        tags: ['Data sets'],
+        description: DESCRIPTION_POST,
+        params: ParamsSchema,
+      },
+    },
+    async (request, reply) => {
+      const { dataSetId } = request.params;
+      if (!isUuid(dataSetId)) throw new NotFoundError(`No data set ${dataSetId}.`);
+      const raw = request.query as RawQuery;
+      const unknown = Object.keys(raw).filter((key) => key !== 'dataSetVersion');
+      if (unknown.length > 0) {
+        throw new ValidationError(unknown.map((key) => ({ path: key, code: 'UnknownField', message: MESSAGES.UnknownField })));
+      }
+      const versionParam = raw.dataSetVersion;
+      const dataSetVersion = Array.isArray(versionParam) ? versionParam[0] : versionParam;
+      const query = parsePostBody(request.body);
+      return answer(request, reply, dataSetId, dataSetVersion?.trim() || undefined, query);
+    },
+  );
+};

@@ -1,0 +1,49 @@
+import type { Executor } from '../../db/database.js';
+import type { ResolvedQuery } from './resolve.js';
+import { responseWarnings, resultColumns, toResultRow, totalPages, type QueryResponse } from './results.js';
+import { countSql, pageSql, rowsByIdSql } from './sql.js';
+import type { VersionMeta } from './version-meta.js';
+import { rowIndexFor, type RowIndex } from './row-index.js';
+
+export interface QueryEngineOptions {
+  /** Use the in-memory bitmap index for count and page ids (default true). */
+  useRowIndex?: boolean;
+}
+
+/**
+ * Runs a resolved query: the total and the page's row ids from the version's in-memory row index when it can
+ * answer the query (every criterion and sort except indicator sorts), else from SQL; then the page's columns
+ * from PostgreSQL by id.
+ */
+export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQuery, options: QueryEngineOptions = {}): Promise<QueryResponse> {
+  const columns = resultColumns(meta, query);
+  const offset = (query.page - 1) * query.pageSize;
+  let total: number;
+  let rows: Record<string, unknown>[];
+
+  const index: RowIndex | undefined =
+    options.useRowIndex !== false && query.sorts.every((s) => s.kind !== 'indicator') ? await rowIndexFor(db, meta) : undefined;
+  if (index) {
+    const selection = index.select(query.predicate, query.sorts, offset, query.pageSize);
+    total = selection.total;
+    rows = [];
+    if (selection.ids.length > 0) {
+      const fetched = (await rowsByIdSql(meta.rowsTable, selection.ids, columns).execute(db)).rows;
+      const byId = new Map(fetched.map((r) => [Number(r.id), r]));
+      rows = selection.ids.map((id) => byId.get(id)!).filter(Boolean);
+    }
+  } else {
+    const [count, page] = await Promise.all([
+      countSql(meta.rowsTable, query.predicate).execute(db),
+      pageSql(meta.rowsTable, query.predicate, query.sorts, columns, query.pageSize, offset).execute(db),
+    ]);
+    total = count.rows[0]?.total ?? 0;
+    rows = page.rows;
+  }
+
+  return {
+    paging: { page: query.page, pageSize: query.pageSize, totalResults: total, totalPages: totalPages(total, query.pageSize) },
+    results: rows.map((row) => toResultRow(meta, query, row)),
+    warnings: responseWarnings(query, total),
+  };
+}

@@ -1,0 +1,417 @@
+import { sql } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import { locationColumn } from './levels.js';
+import type { Predicate, SortKey } from './resolve.js';
+import type { VersionMeta } from './version-meta.js';
+
+/**
+ * An in-process bitmap index over one version's rows, so the query engine answers count and page-of-ids without
+ * scanning in PostgreSQL.
+ *
+ * Rows are held by position in the default result order (time period descending, then row id), one Int32Array
+ * per facet column (time period, level, location per level, filter per filter) plus the row ids. A predicate is
+ * evaluated to a bitset (one bit per position) by word-wise AND/OR/NOT over per-value bitsets built from postings
+ * lists (positions grouped by value, built lazily per column); time period comparisons are contiguous position
+ * ranges. The count is a popcount and the default-ordered page a walk to the k-th set bit. Other sorts (not by
+ * indicator values, which the index does not hold) sort only the matching positions.
+ *
+ * Indexes are built in the background on first use, cached per version and evicted least-recently-used under a
+ * memory budget; while one builds, queries go to SQL.
+ */
+export interface Selection {
+  total: number;
+  /** Row ids of the requested page, in result order. */
+  ids: number[];
+}
+
+interface Postings {
+  /** Distinct values in ascending order. */
+  values: Int32Array;
+  /** `positions[offsets[k] .. offsets[k+1])` are the positions holding `values[k]`, ascending. */
+  offsets: Int32Array;
+  positions: Int32Array;
+}
+
+const WORD = 32;
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
+}
+
+export class RowIndex {
+  readonly size: number;
+  private readonly words: number;
+  private readonly postings = new Map<string, Postings>();
+  /** Positions where each time period id starts and ends (exclusive); positions are in time period DESC order. */
+  private readonly timePeriodRanges = new Map<number, [number, number]>();
+  lastUsed = Date.now();
+
+  constructor(
+    readonly ids: Int32Array,
+    private readonly columns: Map<string, Int32Array>,
+    /** geographic_level codes ↔ the small integers stored in its column. */
+    private readonly levelCodes: string[],
+  ) {
+    this.size = ids.length;
+    this.words = Math.ceil(this.size / WORD);
+    const timePeriods = columns.get('time_period_id')!;
+    for (let p = 0; p < this.size; p++) {
+      const tp = timePeriods[p]!;
+      const range = this.timePeriodRanges.get(tp);
+      if (range) range[1] = p + 1;
+      else this.timePeriodRanges.set(tp, [p, p + 1]);
+    }
+  }
+
+  /** Approximate bytes held (columns, ids, postings built so far). */
+  get bytes(): number {
+    let total = this.ids.byteLength;
+    for (const column of this.columns.values()) total += column.byteLength;
+    for (const p of this.postings.values()) total += p.positions.byteLength + p.offsets.byteLength + p.values.byteLength;
+    return total;
+  }
+
+  private column(name: string): Int32Array {
+    const column = this.columns.get(name);
+    if (!column) throw new Error(`Row index has no column ${name}`);
+    return column;
+  }
+
+  private encode(column: string, value: number | string): number {
+    if (column === 'geographic_level') return this.levelCodes.indexOf(String(value));
+    return Number(value);
+  }
+
+  /** Positions grouped by value (a counting sort of the column), built on first use. */
+  private postingsOf(name: string): Postings {
+    const cached = this.postings.get(name);
+    if (cached) return cached;
+    const column = this.column(name);
+    const counts = new Map<number, number>();
+    for (let p = 0; p < this.size; p++) counts.set(column[p]!, (counts.get(column[p]!) ?? 0) + 1);
+    const values = Int32Array.from([...counts.keys()].sort((a, b) => a - b));
+    const offsets = new Int32Array(values.length + 1);
+    const slot = new Map<number, number>();
+    values.forEach((v, k) => {
+      offsets[k + 1] = offsets[k]! + counts.get(v)!;
+      slot.set(v, offsets[k]!);
+    });
+    const positions = new Int32Array(this.size);
+    for (let p = 0; p < this.size; p++) {
+      const v = column[p]!;
+      const at = slot.get(v)!;
+      positions[at] = p;
+      slot.set(v, at + 1);
+    }
+    const built = { values, offsets, positions };
+    this.postings.set(name, built);
+    return built;
+  }
+
+  private empty(): Uint32Array {
+    return new Uint32Array(this.words);
+  }
+
+  private full(): Uint32Array {
+    const bits = new Uint32Array(this.words).fill(0xffffffff);
+    this.maskTail(bits);
+    return bits;
+  }
+
+  private maskTail(bits: Uint32Array): void {
+    const rest = this.size % WORD;
+    if (rest !== 0) bits[this.words - 1]! &= ((1 << rest) - 1) >>> 0;
+  }
+
+  private setRange(bits: Uint32Array, from: number, to: number): void {
+    for (let p = from; p < to && p % WORD !== 0; p++) bits[p >>> 5]! |= 1 << (p & 31);
+    let p = Math.max(from, Math.ceil(from / WORD) * WORD);
+    for (; p + WORD <= to; p += WORD) bits[p >>> 5] = 0xffffffff;
+    for (; p < to; p++) bits[p >>> 5]! |= 1 << (p & 31);
+  }
+
+  private valueBits(column: string, values: Array<number | string>): Uint32Array {
+    const bits = this.empty();
+    if (column === 'time_period_id') {
+      for (const v of values) {
+        const range = this.timePeriodRanges.get(Number(v));
+        if (range) this.setRange(bits, range[0], range[1]);
+      }
+      return bits;
+    }
+    const postings = this.postingsOf(column);
+    for (const raw of values) {
+      const v = this.encode(column, raw);
+      const k = binarySearch(postings.values, v);
+      if (k < 0) continue;
+      const { positions } = postings;
+      for (let i = postings.offsets[k]!, end = postings.offsets[k + 1]!; i < end; i++) {
+        const p = positions[i]!;
+        bits[p >>> 5]! |= 1 << (p & 31);
+      }
+    }
+    return bits;
+  }
+
+  private compareBits(op: '>' | '>=' | '<' | '<=', value: number): Uint32Array {
+    // Positions run from the latest time period to the earliest: `> v` is a prefix, `< v` a suffix.
+    const bits = this.empty();
+    const timePeriods = this.column('time_period_id');
+    // The first position past the prefix of time periods `before` the boundary.
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const tp = timePeriods[mid]!;
+      const before = op === '>' || op === '<=' ? tp > value : tp >= value;
+      if (before) lo = mid + 1;
+      else hi = mid;
+    }
+    if (op === '>' || op === '>=') this.setRange(bits, 0, lo);
+    else this.setRange(bits, lo, this.size);
+    return bits;
+  }
+
+  /** The bitset of positions matching a predicate. */
+  evaluate(predicate: Predicate): Uint32Array {
+    switch (predicate.kind) {
+      case 'const':
+        return predicate.value ? this.full() : this.empty();
+      case 'in': {
+        const bits = this.valueBits(predicate.column, predicate.values);
+        if (predicate.negated) this.invert(bits);
+        return bits;
+      }
+      case 'compare':
+        return this.compareBits(predicate.op, predicate.value);
+      case 'not': {
+        const bits = this.evaluate(predicate.item);
+        this.invert(bits);
+        return bits;
+      }
+      case 'and': {
+        const bits = this.evaluate(predicate.items[0]!);
+        for (let i = 1; i < predicate.items.length; i++) {
+          const other = this.evaluate(predicate.items[i]!);
+          for (let w = 0; w < this.words; w++) bits[w]! &= other[w]!;
+        }
+        return bits;
+      }
+      case 'or': {
+        const bits = this.evaluate(predicate.items[0]!);
+        for (let i = 1; i < predicate.items.length; i++) {
+          const other = this.evaluate(predicate.items[i]!);
+          for (let w = 0; w < this.words; w++) bits[w]! |= other[w]!;
+        }
+        return bits;
+      }
+    }
+  }
+
+  private invert(bits: Uint32Array): void {
+    for (let w = 0; w < this.words; w++) bits[w] = ~bits[w]! >>> 0;
+    this.maskTail(bits);
+  }
+
+  /** Count and one page of row ids for a predicate under the given sorts. */
+  select(predicate: Predicate, sorts: readonly SortKey[], offset: number, limit: number): Selection {
+    this.lastUsed = Date.now();
+    const bits = this.evaluate(predicate);
+    let total = 0;
+    for (let w = 0; w < this.words; w++) if (bits[w]) total += popcount(bits[w]!);
+    if (offset >= total) return { total, ids: [] };
+    const isDefault = sorts.length === 1 && sorts[0]!.column === 'time_period_id' && sorts[0]!.direction === 'Desc';
+    if (isDefault) return { total, ids: this.walk(bits, offset, limit) };
+    return { total, ids: this.sorted(bits, total, sorts, offset, limit) };
+  }
+
+  /** Row ids of the set bits number offset … offset+limit-1, skipping whole words by popcount. */
+  private walk(bits: Uint32Array, offset: number, limit: number): number[] {
+    const ids: number[] = [];
+    let skip = offset;
+    for (let w = 0; w < this.words && ids.length < limit; w++) {
+      let word = bits[w]!;
+      if (word === 0) continue;
+      if (skip > 0) {
+        const count = popcount(word);
+        if (count <= skip) {
+          skip -= count;
+          continue;
+        }
+      }
+      while (word !== 0 && ids.length < limit) {
+        const low = word & -word;
+        const bit = 31 - Math.clz32(low);
+        word = (word ^ low) >>> 0;
+        if (skip > 0) {
+          skip--;
+          continue;
+        }
+        ids.push(this.ids[w * WORD + bit]!);
+      }
+    }
+    return ids;
+  }
+
+  private sorted(bits: Uint32Array, total: number, sorts: readonly SortKey[], offset: number, limit: number): number[] {
+    const matching = new Int32Array(total);
+    let n = 0;
+    for (let w = 0; w < this.words; w++) {
+      let word = bits[w]!;
+      while (word !== 0) {
+        const low = word & -word;
+        matching[n++] = w * WORD + (31 - Math.clz32(low));
+        word = (word ^ low) >>> 0;
+      }
+    }
+    const keys = sorts.map((sort) => {
+      const column = this.column(sort.column);
+      const sign = sort.direction === 'Asc' ? 1 : -1;
+      if (sort.kind === 'rank') {
+        const ranks = new Map<number, number>();
+        (sort.ranks ?? []).forEach((value, rank) => ranks.set(this.encode(sort.column, value), rank));
+        // Values without a rank sort after all others ascending (as NULLs do in PostgreSQL).
+        const missing = ranks.size;
+        return { sign, key: (p: number) => ranks.get(column[p]!) ?? missing };
+      }
+      return { sign, key: (p: number) => column[p]! };
+    });
+    const ids = this.ids;
+    const order = Array.from(matching);
+    order.sort((a, b) => {
+      for (const { sign, key } of keys) {
+        const d = key(a) - key(b);
+        if (d !== 0) return sign * d;
+      }
+      return ids[a]! - ids[b]!;
+    });
+    return order.slice(offset, offset + limit).map((p) => ids[p]!);
+  }
+}
+
+function binarySearch(values: Int32Array, value: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = values[mid]!;
+    if (v === value) return mid;
+    if (v < value) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/** The facet columns the index holds for a version. */
+function indexColumns(meta: VersionMeta): string[] {
+  return ['time_period_id', ...meta.locationLevels.map(locationColumn), ...meta.filters.map((f) => f.column)];
+}
+
+/** Reads a version's facet columns in default result order through a cursor, into typed arrays. */
+export async function buildRowIndex(db: Executor, meta: VersionMeta): Promise<RowIndex> {
+  const columns = indexColumns(meta);
+  const table = sql.table(`stats_data.${meta.rowsTable}`);
+  const { rows: countRows } = await sql<{ n: number }>`SELECT count(*)::integer AS n FROM ${table}`.execute(db);
+  const n = countRows[0]?.n ?? 0;
+  const ids = new Int32Array(n);
+  const arrays = new Map<string, Int32Array>(columns.map((c) => [c, new Int32Array(n)]));
+  arrays.set('geographic_level', new Int32Array(n));
+  const levelCodes: string[] = [];
+  const levelIndex = new Map<string, number>();
+  const selected = sql.join(['id', 'geographic_level', ...columns].map((c) => sql.ref(c)));
+  const query = sql<Record<string, unknown>>`SELECT ${selected} FROM ${table} ORDER BY time_period_id DESC, id ASC`.compile(db);
+  const targets = columns.map((c) => [c, arrays.get(c)!] as const);
+  const levels = arrays.get('geographic_level')!;
+  let p = 0;
+  for await (const chunk of db.getExecutor().stream(query, 10000)) {
+    for (const row of chunk.rows) {
+      if (p >= n) break;
+      ids[p] = Number(row.id);
+      const code = String(row.geographic_level);
+      let level = levelIndex.get(code);
+      if (level === undefined) {
+        level = levelCodes.length;
+        levelCodes.push(code);
+        levelIndex.set(code, level);
+      }
+      levels[p] = level;
+      for (const [name, target] of targets) target[p] = Number(row[name] ?? 0);
+      p++;
+    }
+  }
+  return new RowIndex(p === n ? ids : ids.slice(0, p), p === n ? arrays : new Map([...arrays].map(([k, v]) => [k, v.slice(0, p)])), levelCodes);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Per-version cache with a memory budget.
+
+interface Entry {
+  promise: Promise<RowIndex | undefined>;
+  index?: RowIndex;
+}
+
+const indexes = new Map<string, Entry>();
+let memoryBudgetBytes = 1024 * 1024 * 1024;
+let enabled = true;
+
+export function configureRowIndex(options: { memoryBudgetBytes?: number; enabled?: boolean }): void {
+  if (options.memoryBudgetBytes !== undefined) memoryBudgetBytes = options.memoryBudgetBytes;
+  if (options.enabled !== undefined) enabled = options.enabled;
+}
+
+function keyOf(meta: VersionMeta): string {
+  return `${meta.versionId}:${meta.rowsTable}`;
+}
+
+function evict(): void {
+  let used = 0;
+  for (const entry of indexes.values()) used += entry.index?.bytes ?? 0;
+  while (used > memoryBudgetBytes) {
+    let oldest: [string, Entry] | undefined;
+    for (const item of indexes) if (item[1].index && (!oldest || item[1].index.lastUsed < oldest[1].index!.lastUsed)) oldest = item;
+    if (!oldest) return;
+    used -= oldest[1].index!.bytes;
+    indexes.delete(oldest[0]);
+  }
+}
+
+function start(db: Executor, meta: VersionMeta): Entry {
+  const key = keyOf(meta);
+  const entry: Entry = {
+    promise: buildRowIndex(db, meta).then(
+      (index) => {
+        entry.index = index;
+        evict();
+        return index;
+      },
+      () => {
+        // A failed build (e.g. the table went away) is retried by a later query.
+        indexes.delete(key);
+        return undefined;
+      },
+    ),
+  };
+  indexes.set(key, entry);
+  return entry;
+}
+
+/** The version's index when it is ready; otherwise starts building it (once) and returns undefined. */
+export async function rowIndexFor(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
+  if (!enabled) return undefined;
+  const entry = indexes.get(keyOf(meta)) ?? start(db, meta);
+  return entry.index;
+}
+
+/** The version's index, waiting for it to be built (tests, benchmarks, warm-up). */
+export async function ensureRowIndex(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
+  const entry = indexes.get(keyOf(meta)) ?? start(db, meta);
+  return entry.promise;
+}
+
+/** Drops cached indexes of a rows table (after it is reloaded), or all of them. */
+export function forgetRowIndexes(rowsTable?: string): void {
+  for (const key of [...indexes.keys()]) if (!rowsTable || key.endsWith(`:${rowsTable}`)) indexes.delete(key);
+}
