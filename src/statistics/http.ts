@@ -258,6 +258,18 @@ export function weakEtag(...parts: Array<string | number>): string {
   return `W/"${hash.digest('base64url').slice(0, 32)}"`;
 }
 
+/** Adds names to the `Vary` header, keeping those already there (CORS adds `Origin`). */
+export function addVary(reply: FastifyReply, ...names: string[]): void {
+  const current = String(reply.getHeader('vary') ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  for (const name of names) {
+    if (!current.some((n) => n.toLowerCase() === name.toLowerCase())) current.push(name);
+  }
+  reply.header('vary', current.join(', '));
+}
+
 /** Whether `If-None-Match` names `etag` (weak comparison, RFC 9110 §13.1.2). */
 export function ifNoneMatchMatches(request: FastifyRequest, etag: string): boolean {
   const header = request.headers['if-none-match'];
@@ -275,7 +287,7 @@ export function sendCacheable<T>(request: FastifyRequest, reply: FastifyReply, b
   const etag = weakEtag(request.routeOptions.url ?? '', JSON.stringify(body));
   reply.header('etag', etag);
   reply.header('cache-control', cacheControlFor(request));
-  reply.header('vary', 'Accept-Encoding, preview-token');
+  addVary(reply, 'Accept-Encoding', 'preview-token');
   if (ifNoneMatchMatches(request, etag)) {
     return reply.code(304).send();
   }

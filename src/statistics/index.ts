@@ -33,6 +33,8 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   app.addHook('onRequest', redirectCapitalisedPath);
   installErrorHandling(app, statisticsErrorFormatter);
   registerStatisticsSchemas(app);
-  await app.register(catalogueRoutes, options);
-  await app.register(queryRoutes, options);
+  // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
+  const routeOptions: StatisticsApiOptions = { config: options.config, db: options.db, writeDb: options.writeDb };
+  await app.register(catalogueRoutes, routeOptions);
+  await app.register(queryRoutes, routeOptions);
 };

@@ -404,15 +404,23 @@ export function registerStatisticsSchemas(app: FastifyInstance): void {
  * bodies exactly (fast-json-stringify serialises error bodies with these too).
  */
 export function errorResponses(statuses: ReadonlyArray<400 | 403 | 404>) {
-  const responses: Record<number, TSchema> = {};
+  const descriptions: Record<number, string> = {
+    400: 'The request is not valid: a ValidationProblem listing every problem (`UnknownField`, `InvalidValue`, `AllowedValue`, `InclusiveBetween`, ...).',
+    403: 'Forbidden: the data set or version is not available (not published, or no valid preview token).',
+    404: 'Not Found: no such publication, data set or version (an id that is not a uuid, or a version that does not match).',
+  };
+  const responses: Record<number, unknown> = {};
   for (const status of statuses) {
-    responses[status] =
-      status === 400
-        ? Type.Unsafe({ ...Type.Ref(ValidationProblemViewModel.$id!), description: 'The request is not valid (ValidationProblem).' })
-        : Type.Unsafe({
-            ...Type.Ref(ProblemDetailsViewModel.$id!),
-            description: status === 403 ? 'Forbidden: the data set or version is not available to the caller.' : 'Not Found.',
-          });
+    const schema = status === 400 ? ValidationProblemViewModel : ProblemDetailsViewModel;
+    responses[status] = {
+      description: descriptions[status],
+      content: { 'application/problem+json': { schema: Type.Ref(schema.$id!) } },
+    };
   }
   return responses;
+}
+
+/** A 200 response: the registered schema `schema`, with a description. */
+export function okResponse<T extends TSchema & { $id?: string }>(schema: T, description: string) {
+  return Type.Unsafe<Static<T>>({ ...Type.Ref(schema.$id!), description });
 }
