@@ -11,6 +11,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`CREATE SCHEMA IF NOT EXISTS stats_data`.execute(db);
   // Public ids (Sqids) are drawn from global sequences so they are unique across data sets.
   await sql`CREATE SEQUENCE IF NOT EXISTS stats_public_id_seq START 1`.execute(db);
+  // One sequence per kind (stats_public_id_seq numbers filters), as the reference numbers filters, filter options,
+  // indicators and locations separately: the AbsenceSchool fixture's ids (dP0Zw = 1 of each kind) depend on it.
+  for (const kind of ['filter_option', 'indicator', 'location']) {
+    await sql`CREATE SEQUENCE IF NOT EXISTS ${sql.raw(`stats_${kind}_public_id_seq`)} START 1`.execute(db);
+  }
 
   await db.schema
     .createTable('publications')
@@ -180,6 +185,6 @@ export async function down(db: Kysely<any>): Promise<void> {
   ]) {
     await db.schema.dropTable(table).ifExists().execute();
   }
-  await sql`DROP SEQUENCE IF EXISTS stats_public_id_seq`.execute(db);
+  await sql`DROP SEQUENCE IF EXISTS stats_public_id_seq, stats_filter_option_public_id_seq, stats_indicator_public_id_seq, stats_location_public_id_seq`.execute(db);
   await sql`DROP SCHEMA IF EXISTS stats_data CASCADE`.execute(db);
 }

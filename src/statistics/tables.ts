@@ -138,3 +138,65 @@ export interface StatisticsTables {
   version_changes: VersionChangesTable;
   preview_tokens: PreviewTokensTable;
 }
+
+/**
+ * The `change` jsonb of a `version_changes` row, by `list` (facts §7.1). Rows are stored in display order (order by
+ * `id`): deletions, then updates, then additions, each by label (time periods by period then code). An addition has
+ * only `currentState`, a deletion only `previousState`, an update both. Option changes carry their parent (`filter` /
+ * `level`) on every row so the reader can group them.
+ */
+export interface ChangedFilter {
+  id: string;
+  column: string;
+  label: string;
+  hint: string;
+}
+export interface ChangedIndicator {
+  id: string;
+  column: string;
+  label: string;
+  unit?: string;
+  decimalPlaces?: number;
+}
+export interface ChangedLevel {
+  code: string;
+  label: string;
+}
+/** The location option as the meta shows it for its level: `code`, `oldCode` (LA), `urn`/`laEstab` (SCH), `ukprn` (PROV). */
+export interface ChangedLocationOption {
+  id: string;
+  label: string;
+  code?: string;
+  oldCode?: string;
+  urn?: string;
+  laEstab?: string;
+  ukprn?: string;
+}
+export interface ChangedTimePeriod {
+  code: string;
+  period: string;
+  label: string;
+}
+export interface StateChange<T> {
+  previousState?: T;
+  currentState?: T;
+}
+export type ChangeItemByList = {
+  filters: StateChange<ChangedFilter>;
+  filterOptions: StateChange<{ id: string; label: string }> & { filter: ChangedFilter };
+  geographicLevels: StateChange<ChangedLevel>;
+  indicators: StateChange<ChangedIndicator>;
+  locationGroups: StateChange<{ level: ChangedLevel }>;
+  locationOptions: StateChange<ChangedLocationOption> & { level: ChangedLevel };
+  timePeriods: StateChange<ChangedTimePeriod>;
+};
+export type ChangeList = keyof ChangeItemByList;
+export const CHANGE_LISTS: readonly ChangeList[] = [
+  'filters',
+  'filterOptions',
+  'geographicLevels',
+  'indicators',
+  'locationGroups',
+  'locationOptions',
+  'timePeriods',
+];

@@ -1,0 +1,146 @@
+import { CsvSyntaxError, readCsvFile } from './csv-reader.js';
+import { ProblemCollector } from './errors.js';
+import { FIXED_COLUMNS, INDICATOR_UNITS } from './standard.js';
+
+export interface MetaFilter {
+  column: string;
+  label: string;
+  hint: string;
+  /** `filter_default`, when given: the label of the filter's default option. */
+  defaultLabel: string;
+  line: number;
+}
+
+export interface MetaIndicator {
+  column: string;
+  label: string;
+  /** The unit as the API shows it (`string` for `numberstring`), `''` when none. */
+  unit: string;
+  decimalPlaces: number | null;
+  line: number;
+}
+
+export interface MetaFile {
+  filters: MetaFilter[];
+  indicators: MetaIndicator[];
+}
+
+const REQUIRED_META_COLUMNS = [
+  'col_name',
+  'col_type',
+  'label',
+  'filter_grouping_column',
+  'filter_hint',
+  'indicator_grouping',
+  'indicator_unit',
+  'indicator_dp',
+] as const;
+
+/**
+ * Reads and checks the meta CSV (facts §9.3) against the data file's header: every described column must exist
+ * in the data file and not be a time, level or location column.
+ */
+export async function readMetaFile(path: string, fileName: string, dataHeader: ReadonlySet<string>, dataFileName: string): Promise<MetaFile> {
+  const problems = new ProblemCollector();
+  let parsed;
+  try {
+    parsed = await readCsvFile(path);
+  } catch (error) {
+    if (error instanceof CsvSyntaxError) {
+      problems.add({ file: fileName, line: error.line, message: error.message });
+      problems.throwIfAny();
+    }
+    throw error;
+  }
+  const [header, ...rows] = parsed.records;
+  if (!header) {
+    problems.add({ file: fileName, line: 1, message: 'The meta file is empty; it needs a header row.' });
+    problems.throwIfAny();
+    return { filters: [], indicators: [] };
+  }
+  const index = new Map(header.map((name, i) => [name.trim(), i]));
+  for (const column of REQUIRED_META_COLUMNS) {
+    if (!index.has(column)) problems.add({ file: fileName, line: 1, column, message: `The meta file has no "${column}" column.` });
+  }
+  problems.throwIfAny();
+  const cell = (row: string[], column: string) => {
+    const i = index.get(column);
+    return i === undefined ? '' : (row[i] ?? '').trim();
+  };
+
+  const filters: MetaFilter[] = [];
+  const indicators: MetaIndicator[] = [];
+  const seen = new Set<string>();
+  rows.forEach((row, r) => {
+    const line = parsed.lines[r + 1]!;
+    if (row.length !== header.length) {
+      problems.add({ file: fileName, line, message: `The row has ${row.length} cells but the header has ${header.length}.` });
+      return;
+    }
+    const column = cell(row, 'col_name');
+    const type = cell(row, 'col_type').toLowerCase();
+    const label = cell(row, 'label');
+    if (!column) {
+      problems.add({ file: fileName, line, column: 'col_name', message: 'The column name is empty.' });
+      return;
+    }
+    if (seen.has(column)) {
+      problems.add({ file: fileName, line, column: 'col_name', message: `The column "${column}" is described twice.` });
+      return;
+    }
+    seen.add(column);
+    if (!dataHeader.has(column)) {
+      problems.add({
+        file: fileName,
+        line,
+        column: 'col_name',
+        message: `The meta file describes a column "${column}" that the data file ${dataFileName} does not have.`,
+      });
+      return;
+    }
+    if (FIXED_COLUMNS.has(column)) {
+      problems.add({
+        file: fileName,
+        line,
+        column: 'col_name',
+        message: `"${column}" is a time or location column of the standard and cannot be a filter or an indicator.`,
+      });
+      return;
+    }
+    if (!label) problems.add({ file: fileName, line, column: 'label', message: `The label of "${column}" is empty.` });
+    if (type === 'filter') {
+      filters.push({ column, label, hint: cell(row, 'filter_hint'), defaultLabel: cell(row, 'filter_default'), line });
+    } else if (type === 'indicator') {
+      const unitText = cell(row, 'indicator_unit');
+      const unit = INDICATOR_UNITS[unitText];
+      if (unit === undefined) {
+        problems.add({
+          file: fileName,
+          line,
+          column: 'indicator_unit',
+          message: `Unknown indicator unit "${unitText}"; allowed: ${Object.keys(INDICATOR_UNITS).filter(Boolean).join(', ')} or empty.`,
+        });
+      }
+      const dpText = cell(row, 'indicator_dp');
+      let decimalPlaces: number | null = null;
+      if (dpText !== '') {
+        if (!/^\d{1,2}$/.test(dpText)) {
+          problems.add({ file: fileName, line, column: 'indicator_dp', message: `"${dpText}" is not a whole number of decimal places.` });
+        } else {
+          decimalPlaces = Number(dpText);
+        }
+      }
+      indicators.push({ column, label, unit: unit ?? '', decimalPlaces, line });
+    } else {
+      problems.add({ file: fileName, line, column: 'col_type', message: `Unknown column type "${cell(row, 'col_type')}"; expected Filter or Indicator.` });
+    }
+  });
+  if (filters.length + indicators.length === 0 && problems.problems.length === 0) {
+    problems.add({ file: fileName, line: 1, message: 'The meta file describes no filters or indicators.' });
+  }
+  if (indicators.length === 0 && problems.problems.length === 0) {
+    problems.add({ file: fileName, line: 1, message: 'The meta file describes no indicators.' });
+  }
+  problems.throwIfAny();
+  return { filters, indicators };
+}

@@ -1,0 +1,27 @@
+import { sql } from 'kysely';
+import Sqids from 'sqids';
+import type { Executor } from '../../db/database.js';
+
+/** The reference's Sqids configuration (facts §9.1). */
+const sqids = new Sqids({ alphabet: 'UjIo1rQXDHTmNsy6p4SlAtO0uqhfCiexFMVc5nG3v2Bbz8dKgWJRa79PZYwkEL', minLength: 5 });
+
+export function encodePublicId(n: number): string {
+  return sqids.encode([n]);
+}
+
+export type PublicIdKind = 'filter' | 'filterOption' | 'indicator' | 'location';
+
+const SEQUENCES: Record<PublicIdKind, string> = {
+  filter: 'stats_public_id_seq',
+  filterOption: 'stats_filter_option_public_id_seq',
+  indicator: 'stats_indicator_public_id_seq',
+  location: 'stats_location_public_id_seq',
+};
+
+/** `count` fresh public ids of one kind, in sequence order. */
+export async function allocatePublicIds(db: Executor, kind: PublicIdKind, count: number): Promise<string[]> {
+  if (count === 0) return [];
+  const { rows } = await sql<{ n: number }>`
+    SELECT nextval(${SEQUENCES[kind]}::regclass) AS n FROM generate_series(1, ${count}::int) ORDER BY 1`.execute(db);
+  return rows.map((r) => encodePublicId(Number(r.n)));
+}

@@ -1,0 +1,196 @@
+/**
+ * The EES data file standard as the importer reads it (facts §5.4–5.5, §6.3, §9.2–9.3): time identifiers with
+ * their CSV labels, geographic levels with their location columns, time period forms and labels, indicator units.
+ */
+
+export type YearFormat = 'Academic' | 'Fiscal' | 'Default';
+type LabelFormat = 'full' | 'short' | 'none';
+
+export interface TimeIdentifierInfo {
+  code: string;
+  /** The CSV `time_identifier` value. */
+  label: string;
+  yearFormat: YearFormat;
+  labelFormat: LabelFormat;
+  short?: string;
+  /** Position in the reference's enum order: the chronological tie-breaker within a period. */
+  order: number;
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+function buildTimeIdentifiers(): TimeIdentifierInfo[] {
+  const list: Array<Omit<TimeIdentifierInfo, 'order'>> = [];
+  const quarters = (prefix: string, labelPrefix: string, yearFormat: YearFormat) => {
+    for (const q of [1, 2, 3, 4]) {
+      list.push({ code: `${prefix}Q${q}`, label: `${labelPrefix} Q${q}`, yearFormat, labelFormat: 'short', short: `Q${q}` });
+    }
+  };
+  list.push(
+    { code: 'T1', label: 'Autumn term', yearFormat: 'Academic', labelFormat: 'full' },
+    { code: 'T2', label: 'Spring term', yearFormat: 'Academic', labelFormat: 'full' },
+    { code: 'T1T2', label: 'Autumn and spring term', yearFormat: 'Academic', labelFormat: 'full' },
+    { code: 'T3', label: 'Summer term', yearFormat: 'Academic', labelFormat: 'full' },
+    { code: 'AY', label: 'Academic year', yearFormat: 'Academic', labelFormat: 'none' },
+  );
+  quarters('AY', 'Academic year', 'Academic');
+  list.push({ code: 'CY', label: 'Calendar year', yearFormat: 'Default', labelFormat: 'none' });
+  quarters('CY', 'Calendar year', 'Default');
+  list.push(
+    { code: 'P1', label: 'Part 1 (April to September)', yearFormat: 'Fiscal', labelFormat: 'short', short: 'Part 1 (Apr to Sep)' },
+    { code: 'P2', label: 'Part 2 (October to March)', yearFormat: 'Fiscal', labelFormat: 'short', short: 'Part 2 (Oct to Mar)' },
+    { code: 'FY', label: 'Financial year', yearFormat: 'Fiscal', labelFormat: 'none' },
+  );
+  quarters('FY', 'Financial year', 'Fiscal');
+  list.push({ code: 'TY', label: 'Tax year', yearFormat: 'Fiscal', labelFormat: 'none' });
+  quarters('TY', 'Tax year', 'Fiscal');
+  list.push({ code: 'RY', label: 'Reporting year', yearFormat: 'Default', labelFormat: 'none' });
+  for (let w = 1; w <= 52; w++) list.push({ code: `W${w}`, label: `Week ${w}`, yearFormat: 'Default', labelFormat: 'full' });
+  MONTHS.forEach((month, i) => list.push({ code: `M${i + 1}`, label: month, yearFormat: 'Default', labelFormat: 'full' }));
+  return list.map((t, order) => ({ ...t, order }));
+}
+
+export const TIME_IDENTIFIERS: readonly TimeIdentifierInfo[] = buildTimeIdentifiers();
+const timeIdentifierByLabel = new Map(TIME_IDENTIFIERS.map((t) => [t.label.toLowerCase(), t]));
+const timeIdentifierByCode = new Map(TIME_IDENTIFIERS.map((t) => [t.code, t]));
+
+/** The identifier named by a CSV `time_identifier` label (case-insensitive, as the upstream validator). */
+export function timeIdentifierByCsvLabel(label: string): TimeIdentifierInfo | undefined {
+  return timeIdentifierByLabel.get(label.trim().toLowerCase());
+}
+
+export function timeIdentifierByCodeOf(code: string): TimeIdentifierInfo | undefined {
+  return timeIdentifierByCode.get(code);
+}
+
+/**
+ * A CSV `time_period` (`2020` or `202021`) in the API's form (`2020` or `2020/2021`), or undefined when malformed:
+ * six digits must be a year and the next one's last two digits (`199900` is 1999/2000).
+ */
+export function apiPeriodFromCsv(value: string): string | undefined {
+  if (/^\d{4}$/.test(value)) return value;
+  if (/^\d{6}$/.test(value)) {
+    const start = Number(value.slice(0, 4));
+    if ((start + 1) % 100 !== Number(value.slice(4))) return undefined;
+    return `${start}/${start + 1}`;
+  }
+  return undefined;
+}
+
+/** The period in the CSV form again (`2020/2021` → `202021`). */
+export function csvPeriodFromApi(period: string): string {
+  const [start, end] = period.split('/');
+  return end === undefined ? start! : `${start}${end.slice(2)}`;
+}
+
+/** The time period label (§5.5): `2020/21`, `2020-21 Q4`, `2020 Week 5`; the year part uses the first year. */
+export function timePeriodLabel(period: string, code: string): string {
+  const identifier = timeIdentifierByCode.get(code);
+  const start = Number(period.slice(0, 4));
+  const nextTwo = String((start + 1) % 100).padStart(2, '0');
+  if (!identifier) return period;
+  const year =
+    identifier.yearFormat === 'Academic' ? `${start}/${nextTwo}` : identifier.yearFormat === 'Fiscal' ? `${start}-${nextTwo}` : `${start}`;
+  if (identifier.labelFormat === 'none') return year;
+  if (identifier.labelFormat === 'short') return `${year} ${identifier.short}`;
+  return `${year} ${identifier.label}`;
+}
+
+/** Chronological order of time periods (§5.6): by period string, then identifier enum order. */
+export function compareTimePeriods(a: { period: string; code: string }, b: { period: string; code: string }): number {
+  if (a.period !== b.period) return a.period < b.period ? -1 : 1;
+  return (timeIdentifierByCode.get(a.code)?.order ?? 0) - (timeIdentifierByCode.get(b.code)?.order ?? 0);
+}
+
+export type LocationCodeField = 'code' | 'old_code' | 'urn' | 'la_estab' | 'ukprn';
+
+export interface GeographicLevelInfo {
+  code: string;
+  /** The CSV `geographic_level` value and the API label. */
+  label: string;
+  /** CSV code columns and the `locations` column each fills. */
+  codeColumns: ReadonlyArray<{ column: string; field: LocationCodeField }>;
+  nameColumn: string;
+}
+
+const coded = (code: string, label: string, codeColumn: string, nameColumn: string): GeographicLevelInfo => ({
+  code,
+  label,
+  codeColumns: [{ column: codeColumn, field: 'code' }],
+  nameColumn,
+});
+
+export const GEOGRAPHIC_LEVELS: readonly GeographicLevelInfo[] = [
+  coded('EDA', 'English devolved area', 'english_devolved_area_code', 'english_devolved_area_name'),
+  coded('INST', 'Institution', 'institution_id', 'institution_name'),
+  {
+    code: 'LA',
+    label: 'Local authority',
+    codeColumns: [
+      { column: 'new_la_code', field: 'code' },
+      { column: 'old_la_code', field: 'old_code' },
+    ],
+    nameColumn: 'la_name',
+  },
+  coded('LAD', 'Local authority district', 'lad_code', 'lad_name'),
+  coded('LEP', 'Local enterprise partnership', 'local_enterprise_partnership_code', 'local_enterprise_partnership_name'),
+  coded('LSIP', 'Local skills improvement plan area', 'lsip_code', 'lsip_name'),
+  coded('MAT', 'MAT', 'trust_id', 'trust_name'),
+  coded('MCA', 'Mayoral combined authority', 'mayoral_combined_authority_code', 'mayoral_combined_authority_name'),
+  coded('NAT', 'National', 'country_code', 'country_name'),
+  coded('OA', 'Opportunity area', 'opportunity_area_code', 'opportunity_area_name'),
+  coded('PA', 'Planning area', 'planning_area_code', 'planning_area_name'),
+  coded('PCON', 'Parliamentary constituency', 'pcon_code', 'pcon_name'),
+  coded('PFA', 'Police force area', 'pfa_code', 'pfa_name'),
+  { code: 'PROV', label: 'Provider', codeColumns: [{ column: 'provider_ukprn', field: 'ukprn' }], nameColumn: 'provider_name' },
+  coded('REG', 'Regional', 'region_code', 'region_name'),
+  { code: 'RSC', label: 'RSC region', codeColumns: [], nameColumn: 'rsc_region_lead_name' },
+  {
+    code: 'SCH',
+    label: 'School',
+    codeColumns: [
+      { column: 'school_urn', field: 'urn' },
+      { column: 'school_laestab', field: 'la_estab' },
+    ],
+    nameColumn: 'school_name',
+  },
+  coded('SPON', 'Sponsor', 'sponsor_id', 'sponsor_name'),
+  coded('WARD', 'Ward', 'ward_code', 'ward_name'),
+];
+
+const levelByLabel = new Map(GEOGRAPHIC_LEVELS.map((l) => [l.label.toLowerCase(), l]));
+const levelByCode = new Map(GEOGRAPHIC_LEVELS.map((l) => [l.code, l]));
+
+/** The level named by a CSV `geographic_level` label (case-insensitive, as the upstream validator). */
+export function geographicLevelByCsvLabel(label: string): GeographicLevelInfo | undefined {
+  return levelByLabel.get(label.trim().toLowerCase());
+}
+
+export function geographicLevelByCode(code: string): GeographicLevelInfo | undefined {
+  return levelByCode.get(code);
+}
+
+/** Every column the standard gives a fixed meaning (time, level, location columns). */
+export const FIXED_COLUMNS: ReadonlySet<string> = new Set([
+  'time_period',
+  'time_identifier',
+  'geographic_level',
+  ...GEOGRAPHIC_LEVELS.flatMap((l) => [l.nameColumn, ...l.codeColumns.map((c) => c.column)]),
+]);
+
+export const MANDATORY_DATA_COLUMNS = ['time_period', 'time_identifier', 'geographic_level'] as const;
+
+/** Meta CSV `indicator_unit` values and the unit label the API shows (§6.2: `numberstring` is shown as `string`). */
+export const INDICATOR_UNITS: Readonly<Record<string, string>> = {
+  '': '',
+  '%': '%',
+  '£': '£',
+  '£m': '£m',
+  pp: 'pp',
+  numberstring: 'string',
+};
+
+/** Plain ordinal string comparison (the reference sorts labels so: `Year 10` before `Year 4`). */
+export function compareOrdinal(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

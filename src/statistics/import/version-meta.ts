@@ -1,0 +1,95 @@
+import type { Executor } from '../../db/database.js';
+import type { ChangedLocationOption } from '../tables.js';
+import { compareOrdinal, compareTimePeriods, geographicLevelByCode, timePeriodLabel } from './standard.js';
+
+/** A version's metadata with public ids, as the change computation and id mapping compare it. */
+export interface VersionMetaSnapshot {
+  filters: Array<{ id: string; column: string; label: string; hint: string; options: Array<{ id: string; label: string }> }>;
+  indicators: Array<{ id: string; column: string; label: string; unit: string; decimalPlaces: number | null }>;
+  geographicLevels: string[];
+  /** Location options by level code. */
+  locations: Map<string, ChangedLocationOption[]>;
+  timePeriods: Array<{ code: string; period: string; label: string }>;
+}
+
+/** A location row as the meta shows it for its level (codes not used by the level are left out). */
+export function locationOptionView(row: {
+  level: string;
+  public_id: string;
+  label: string;
+  code: string | null;
+  old_code: string | null;
+  urn: string | null;
+  la_estab: string | null;
+  ukprn: string | null;
+}): ChangedLocationOption {
+  const option: ChangedLocationOption = { id: row.public_id, label: row.label };
+  switch (row.level) {
+    case 'LA':
+      if (row.code !== null) option.code = row.code;
+      if (row.old_code !== null) option.oldCode = row.old_code;
+      break;
+    case 'SCH':
+      if (row.urn !== null) option.urn = row.urn;
+      if (row.la_estab !== null) option.laEstab = row.la_estab;
+      break;
+    case 'PROV':
+      if (row.ukprn !== null) option.ukprn = row.ukprn;
+      break;
+    case 'RSC':
+      break;
+    default:
+      if (row.code !== null) option.code = row.code;
+  }
+  return option;
+}
+
+export async function loadVersionMeta(db: Executor, versionId: number): Promise<VersionMetaSnapshot> {
+  const filterRows = await db
+    .selectFrom('version_filters as f')
+    .leftJoin('version_filter_options as o', 'o.filter_id', 'f.id')
+    .select(['f.id as filter_id', 'f.public_id', 'f.column_name', 'f.label', 'f.hint', 'f.ordinal', 'o.public_id as option_id', 'o.label as option_label', 'o.id as option_row'])
+    .where('f.version_id', '=', versionId)
+    .orderBy('f.ordinal')
+    .orderBy('o.id')
+    .execute();
+  const filters: VersionMetaSnapshot['filters'] = [];
+  const byFilter = new Map<number, VersionMetaSnapshot['filters'][number]>();
+  for (const row of filterRows) {
+    let filter = byFilter.get(row.filter_id);
+    if (!filter) {
+      filter = { id: row.public_id, column: row.column_name, label: row.label, hint: row.hint, options: [] };
+      byFilter.set(row.filter_id, filter);
+      filters.push(filter);
+    }
+    if (row.option_id !== null && row.option_label !== null) filter.options.push({ id: row.option_id, label: row.option_label });
+  }
+  const indicators = (
+    await db.selectFrom('version_indicators').selectAll().where('version_id', '=', versionId).orderBy('ordinal').execute()
+  ).map((i) => ({ id: i.public_id, column: i.column_name, label: i.label, unit: i.unit, decimalPlaces: i.decimal_places }));
+  const geographicLevels = (
+    await db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute()
+  ).map((r) => r.code);
+  const locationRows = await db
+    .selectFrom('version_locations as vl')
+    .innerJoin('locations as l', 'l.id', 'vl.location_id')
+    .select(['l.level', 'l.public_id', 'l.label', 'l.code', 'l.old_code', 'l.urn', 'l.la_estab', 'l.ukprn'])
+    .where('vl.version_id', '=', versionId)
+    .execute();
+  const locations = new Map<string, ChangedLocationOption[]>();
+  for (const row of locationRows) {
+    const list = locations.get(row.level) ?? [];
+    list.push(locationOptionView(row));
+    locations.set(row.level, list);
+  }
+  for (const list of locations.values()) list.sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.id, b.id));
+  const timePeriods = (
+    await db.selectFrom('version_time_periods').select(['period', 'code']).where('version_id', '=', versionId).orderBy('id').execute()
+  ).map((t) => ({ code: t.code, period: t.period, label: timePeriodLabel(t.period, t.code) }));
+  timePeriods.sort(compareTimePeriods);
+  return { filters, indicators, geographicLevels, locations, timePeriods };
+}
+
+export function levelView(code: string): { code: string; label: string } {
+  return { code, label: geographicLevelByCode(code)?.label ?? code };
+}

@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { sql } from 'kysely';
+import type pg from 'pg';
+import type { Db } from '../../src/db/database.js';
+import { importDataSetVersion, type ImportResult } from '../../src/statistics/import/import.js';
+import type { DataSetStatus, VersionStatus } from '../../src/statistics/tables.js';
+
+/** The AbsenceSchool fixture (facts §11) as the template database holds it: data set, publication, files. */
+export const ABSENCE_SCHOOL = {
+  dataSetId: '7d4e2f60-1b3c-4a8e-9f25-6c0a3b9d8e71',
+  publicationId: '3f1c2a9e-7d4b-4c55-9a61-2b8f0e6d4a10',
+  version: '1.0',
+  dataPath: path.resolve(import.meta.dirname, '../../seed/absence-school/data.csv'),
+  metaPath: path.resolve(import.meta.dirname, '../../seed/absence-school/meta.csv'),
+  rows: 216,
+} as const;
+
+export interface TestDatabaseLike {
+  db: Db;
+  pool: pg.Pool;
+}
+
+/** A data set (and its publication when missing) with no versions yet. */
+export async function createDataSet(
+  db: Db,
+  options: { id?: string; publicationId?: string; title?: string; status?: DataSetStatus; supersedingDataSetId?: string } = {},
+): Promise<string> {
+  const publicationId = options.publicationId ?? ABSENCE_SCHOOL.publicationId;
+  const { rows } = await sql<{ id: string }>`SELECT gen_random_uuid()::text AS id`.execute(db);
+  const id = options.id ?? rows[0]!.id;
+  await db
+    .insertInto('publications')
+    .values({ id: publicationId, title: `Publication ${publicationId}`, slug: `publication-${publicationId}`, summary: '' })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  await db
+    .insertInto('data_sets')
+    .values({
+      id,
+      publication_id: publicationId,
+      title: options.title ?? `Data set ${id}`,
+      summary: '',
+      status: options.status ?? 'Draft',
+      superseding_data_set_id: options.supersedingDataSetId ?? null,
+    })
+    .execute();
+  return id;
+}
+
+/**
+ * Imports the AbsenceSchool files as another version of a data set (new ids are carried over from its previous
+ * version), then sets the version's status (Draft, Published, Deprecated, Withdrawn) for access tests.
+ */
+export async function importFixtureVersion(
+  database: TestDatabaseLike,
+  options: { dataSetId: string; version: string; status?: VersionStatus; notes?: string; publishedAt?: string; dataSetStatus?: DataSetStatus },
+): Promise<ImportResult> {
+  const status = options.status ?? 'Published';
+  const result = await importDataSetVersion(database, {
+    dataSetId: options.dataSetId,
+    version: options.version,
+    dataPath: ABSENCE_SCHOOL.dataPath,
+    metaPath: ABSENCE_SCHOOL.metaPath,
+    draft: status === 'Draft',
+    notes: options.notes,
+    publishedAt: options.publishedAt,
+    rowOrder: 'reference-fixture',
+  });
+  if (status === 'Deprecated' || status === 'Withdrawn') {
+    await database.db
+      .updateTable('data_set_versions')
+      .set({ status, withdrawn_at: status === 'Withdrawn' ? new Date() : null })
+      .where('id', '=', result.versionId)
+      .execute();
+  }
+  if (options.dataSetStatus) {
+    await database.db.updateTable('data_sets').set({ status: options.dataSetStatus }).where('id', '=', options.dataSetId).execute();
+  }
+  return { ...result, status };
+}

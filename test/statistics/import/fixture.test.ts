@@ -1,0 +1,147 @@
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
+
+// The template database holds the AbsenceSchool fixture, imported by test/helpers/template.ts through the seed.
+let database: TestDatabase;
+let versionId: number;
+let rowsTable: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const version = await database.db
+    .selectFrom('data_set_versions')
+    .selectAll()
+    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+    .executeTakeFirstOrThrow();
+  versionId = version.id;
+  rowsTable = version.rows_table!;
+});
+afterAll(async () => {
+  await database.drop();
+});
+
+describe('the AbsenceSchool fixture in the template', () => {
+  it('is a published version 1.0 with 216 rows', async () => {
+    const version = await database.db.selectFrom('data_set_versions').selectAll().where('id', '=', versionId).executeTakeFirstOrThrow();
+    expect(version).toMatchObject({ major: 1, minor: 0, patch: 0, status: 'Published', total_results: 216, notes: 'First release.' });
+    expect(version.published_at?.toISOString()).toBe('2024-03-21T09:30:00.000Z');
+    const dataSet = await database.db.selectFrom('data_sets').selectAll().where('id', '=', ABSENCE_SCHOOL.dataSetId).executeTakeFirstOrThrow();
+    expect(dataSet).toMatchObject({ status: 'Published', publication_id: ABSENCE_SCHOOL.publicationId, title: 'Absence rates by school and geography' });
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(`stats_data.${rowsTable}`)}`.execute(database.db);
+    expect(rows[0]!.n).toBe(216);
+  });
+
+  it('has the reference public ids for filters, options and indicators (facts §11.3)', async () => {
+    const filters = await database.db
+      .selectFrom('version_filters')
+      .select(['public_id', 'column_name', 'label', 'hint', 'ordinal'])
+      .where('version_id', '=', versionId)
+      .orderBy('ordinal')
+      .execute();
+    expect(filters).toEqual([
+      { public_id: 'dP0Zw', column_name: 'academy_type', label: 'Academy type', hint: 'Only applicable for academies, otherwise no value', ordinal: 1 },
+      { public_id: 'O7CLF', column_name: 'ncyear', label: 'National Curriculum year', hint: 'Ranges from years 1 to 11', ordinal: 2 },
+      { public_id: '7zXob', column_name: 'school_type', label: 'School type', hint: '', ordinal: 3 },
+    ]);
+    const options = await database.db
+      .selectFrom('version_filter_options as o')
+      .innerJoin('version_filters as f', 'f.id', 'o.filter_id')
+      .select(['f.column_name', 'o.public_id', 'o.label', 'o.is_default'])
+      .where('f.version_id', '=', versionId)
+      .orderBy('o.id')
+      .execute();
+    expect(options.map((o) => `${o.column_name}:${o.public_id}:${o.label}`)).toEqual([
+      'academy_type:dP0Zw:Primary sponsor led academy',
+      'academy_type:O7CLF:Secondary free school',
+      'academy_type:7zXob:Secondary sponsor led academy',
+      'ncyear:pTSoj:Year 10',
+      'ncyear:IzBzg:Year 4',
+      'ncyear:it6Xr:Year 6',
+      'ncyear:LxWjE:Year 8',
+      'school_type:6jrfe:State-funded primary',
+      'school_type:0kT5D:State-funded secondary',
+      'school_type:HTzLj:Total',
+    ]);
+    expect(options.filter((o) => o.is_default).map((o) => o.label)).toEqual(['Total']);
+    const indicators = await database.db
+      .selectFrom('version_indicators')
+      .select(['public_id', 'column_name', 'unit', 'decimal_places', 'ordinal'])
+      .where('version_id', '=', versionId)
+      .orderBy('ordinal')
+      .execute();
+    expect(indicators).toEqual([
+      { public_id: 'dP0Zw', column_name: 'enrolments', unit: '', decimal_places: 0, ordinal: 1 },
+      { public_id: 'O7CLF', column_name: 'sess_authorised', unit: '', decimal_places: 0, ordinal: 2 },
+      { public_id: '7zXob', column_name: 'sess_possible', unit: '', decimal_places: 0, ordinal: 3 },
+      { public_id: 'pTSoj', column_name: 'sess_unauthorised', unit: '', decimal_places: 0, ordinal: 4 },
+      { public_id: 'IzBzg', column_name: 'sess_unauthorised_percent', unit: '%', decimal_places: 2, ordinal: 5 },
+    ]);
+  });
+
+  it('has the reference location ids with every code of their level', async () => {
+    const locations = await database.db
+      .selectFrom('version_locations as vl')
+      .innerJoin('locations as l', 'l.id', 'vl.location_id')
+      .select(['l.public_id', 'l.level', 'l.label', 'l.code', 'l.old_code', 'l.urn', 'l.la_estab'])
+      .where('vl.version_id', '=', versionId)
+      .orderBy('l.level')
+      .orderBy('l.label')
+      .execute();
+    expect(locations.map((l) => `${l.level}:${l.public_id}:${l.label}:${l.code ?? ''}:${l.old_code ?? ''}:${l.urn ?? ''}:${l.la_estab ?? ''}`)).toEqual([
+      'LA:7zXob:Barnet:E09000003:302::',
+      'LA:dP0Zw:Barnsley:E08000016:370::',
+      'LA:pTSoj:Kingston upon Thames / Richmond upon Thames:E09000021 / E09000027:314::',
+      'LA:O7CLF:Sheffield:E08000019:373::',
+      'NAT:IzBzg:England:E92000001:::',
+      'REG:LxWjE:Outer London:E13000002:::',
+      'REG:it6Xr:Yorkshire and The Humber:E12000003:::',
+      'SCH:6jrfe:Colindale Primary School:::101269:3022014',
+      'SCH:BT7J3:Greenhill Primary School:::145374:3732341',
+      'SCH:arLPb:Hoyland Springwood Primary School:::141973:3702039',
+      'SCH:0kT5D:King Athelstan Primary School:::102579:3142032',
+      'SCH:YPHKM:Newfield Secondary School:::140821:3734008',
+      'SCH:HTzLj:Penistone Grammar School:::106653:3704027',
+      'SCH:qFjG7:The Kingston Academy:::141862:3144001',
+      'SCH:CpId1:Wren Academy Finchley:::135507:3026906',
+    ]);
+    const levels = await database.db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).orderBy('code').execute();
+    expect(levels.map((l) => l.code)).toEqual(['LA', 'NAT', 'REG', 'SCH']);
+  });
+
+  it('numbers time periods chronologically', async () => {
+    const periods = await database.db.selectFrom('version_time_periods').select(['id', 'period', 'code']).where('version_id', '=', versionId).orderBy('id').execute();
+    expect(periods.map((p) => `${p.period}|${p.code}`)).toEqual(['2020/2021|AY', '2021/2022|AY', '2022/2023|AY']);
+  });
+
+  it('keeps the reference row ids (facts §9.4, §11.3)', async () => {
+    const { rows } = await sql<{ id: number; period: string; geographic_level: string; la: string | null; sch: string | null; ncyear: string | null; school_type: string | null; enrolments: string; sess_authorised: string }>`
+      SELECT r.id, tp.period, r.geographic_level, la.label AS la, sch.label AS sch, ny.label AS ncyear, st.label AS school_type,
+             r.i1 AS enrolments, r.i2 AS sess_authorised
+      FROM ${sql.table(`stats_data.${rowsTable}`)} r
+      JOIN version_time_periods tp ON tp.id = r.time_period_id
+      LEFT JOIN locations la ON la.id = r.l_la
+      LEFT JOIN locations sch ON sch.id = r.l_sch
+      LEFT JOIN version_filter_options ny ON ny.id = r.f2
+      LEFT JOIN version_filter_options st ON st.id = r.f3
+      ORDER BY r.id`.execute(database.db);
+    expect(rows.map((r) => r.id)).toEqual(Array.from({ length: 216 }, (_, i) => i + 1));
+    expect(rows[0]).toMatchObject({ period: '2020/2021', geographic_level: 'LA', la: 'Barnsley', sch: null, ncyear: 'Year 4', school_type: 'Total' });
+    expect(rows[64]).toMatchObject({ id: 65, period: '2022/2023', la: 'Barnsley', ncyear: 'Year 4', school_type: 'Total', sess_authorised: '577798' });
+    expect(rows[168]).toMatchObject({ id: 169, period: '2020/2021', la: 'Barnsley', sch: 'Hoyland Springwood Primary School', enrolments: '296352' });
+    const levelsOf = (from: number, to: number) => [...new Set(rows.slice(from - 1, to).map((r) => `${r.geographic_level}${r.sch ? '+SCH' : ''}`))].sort();
+    expect(levelsOf(1, 96)).toEqual(['LA']);
+    expect(levelsOf(97, 144)).toEqual(['REG']);
+    expect(levelsOf(145, 168)).toEqual(['NAT']);
+    expect(levelsOf(169, 216)).toEqual(['LA+SCH', 'SCH+SCH']);
+  });
+
+  it('stores the original data file gzip-compressed', async () => {
+    const file = await database.db.selectFrom('data_set_version_files').selectAll().where('version_id', '=', versionId).executeTakeFirstOrThrow();
+    expect(gunzipSync(file.content_gzip).equals(readFileSync(ABSENCE_SCHOOL.dataPath))).toBe(true);
+    expect(file.size_bytes).toBe(file.content_gzip.length);
+  });
+});
