@@ -52,6 +52,8 @@ import { checkDefer, checkQtsStatus, checkWithdraw, todayUtc, type Body } from '
 
 export interface TraineeActionRoutesOptions {
   db: Db;
+  /** The version of the scope the routes are mounted in (documents the version's own field names). */
+  version?: RegisterVersion;
 }
 
 /** What the register core puts on every authenticated request of a version scope. */
@@ -83,10 +85,10 @@ const RECOMMEND_FOR_QTS_DEPRECATED_AT = '@1773964800';
  * Every write runs in one transaction that starts by locking the trainee row, and is audited; a refused write
  * throws before anything is written, so the transaction rolls back with no change.
  */
-export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions> = async (app, { db }) => {
+export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions> = async (app, { db, version: scopeVersion }) => {
   // The handlers validate bodies themselves, with the real service's messages; the schemas document them.
   app.setValidatorCompiler(() => (value) => ({ value }));
-  const version = versionOfScope(app);
+  const version = scopeVersion ?? versionOfScope(app);
 
 
   /** Runs a write on the locked trainee: 404 when it is not the provider's, then `body` in the same transaction. */
