@@ -1,14 +1,130 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import { installErrorHandling } from '../plugins/problem.js';
+import { toAppError, sendError } from '../plugins/problem.js';
+import { traineeActionRoutes } from './actions/routes.js';
+import { notFound, registerErrorFormatter, resourceNotFound, unauthorized } from './errors.js';
+import { registerOpenApiDocument } from './openapi.js';
+import { allReferenceData, referenceDataPayload } from './reference-data.js';
+import { authenticateToken, DEVELOPMENT_TOKEN_SECRET, tokenFromHeader, touchToken, type RegisterEnvironment } from './tokens.js';
+import { traineeRoutes } from './trainees/routes.js';
+import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT, type RegisterVersion } from './versions/index.js';
 
 export interface RegisterApiOptions {
   config: Config;
   db: Db;
 }
 
+/** What every authenticated register request knows after authentication. */
+export interface RegisterContext {
+  provider: { id: number; ukprn: string; name: string };
+  tokenId: number;
+  /** The canonical version (the `-rc` alias is already resolved). */
+  version: RegisterVersion;
+  environment: RegisterEnvironment;
+}
+
+/** Options every route plugin inside a version scope receives (trainee routes, action routes). */
+export interface RegisterRouteOptions {
+  config: Config;
+  db: Db;
+  version: RegisterVersion;
+  /** The version as written in the path (`v2025.0-rc` stays `v2025.0-rc`). */
+  label: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the register API's authentication hook on every authenticated route. */
+    registerContext: RegisterContext;
+  }
+  interface FastifyContextConfig {
+    /** Register routes that need no token (reference data, the OpenAPI documents). */
+    registerPublic?: boolean;
+  }
+}
+
+export function tokenSecret(config: Config): string {
+  return config.REGISTER_TOKEN_SECRET ?? DEVELOPMENT_TOKEN_SECRET;
+}
+
+/** The provider behind the request's token (and its use recorded), or undefined. */
+async function authenticate(request: FastifyRequest, db: Db, config: Config) {
+  const token = tokenFromHeader(request.headers.authorization);
+  if (!token) return undefined;
+  const found = await authenticateToken(db, token, config.REGISTER_ENVIRONMENT, tokenSecret(config));
+  if (found) await touchToken(db, found);
+  return found;
+}
+
+const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, options) => {
+  const { db, config, version, label } = options;
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config?.registerPublic) return;
+    const found = await authenticate(request, db, config);
+    if (!found) throw unauthorized();
+    request.registerContext = {
+      provider: found.provider,
+      tokenId: found.tokenId,
+      version,
+      environment: config.REGISTER_ENVIRONMENT,
+    };
+  });
+
+  app.get('/info', { schema: { hide: true } }, async () => ({
+    status: 'ok',
+    version: { requested: label, latest: LATEST_VERSION },
+  }));
+
+  app.get<{ Querystring: { field?: string } }>(
+    '/reference-data',
+    { schema: { hide: true }, config: { registerPublic: true } },
+    async (request) => {
+      if (!VERSION_ADAPTERS[version].referenceData) throw notFound(`Reference data is not available for version '${label}'`);
+      const field = typeof request.query.field === 'string' ? request.query.field : '';
+      if (field === '') return allReferenceData();
+      const payload = referenceDataPayload(field);
+      if (payload === undefined) throw notFound(`Reference data field '${field}' not found`);
+      return payload;
+    },
+  );
+
+  app.get('/openapi.json', { schema: { hide: true }, config: { registerPublic: true } }, async () => registerOpenApiDocument(version));
+
+  // Not `options` itself: it carries this scope's prefix, which the children would add a second time.
+  const routeOptions: RegisterRouteOptions = { config, db, version, label };
+  await app.register(traineeRoutes, routeOptions);
+  await app.register(traineeActionRoutes, routeOptions);
+};
+
 /** The trainee teacher register API, mounted at `/api` (versions below it: `/api/v2026.1/...`). */
-export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app) => {
-  installErrorHandling(app);
+export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: FastifyInstance, { config, db }) => {
+  app.decorateRequest('registerContext', null as unknown as RegisterContext);
+
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ err: { message: (error as Error).message, status: appError.status } }, 'request rejected');
+    if (reply.sent || reply.raw.headersSent) return;
+    return sendError(reply, registerErrorFormatter(appError, request));
+  });
+
+  // The real catch-all under a well-formed version runs authentication first: 401 without a valid token, else
+  // 404 "Not found" (unknown version, path or method). Paths whose version segment is malformed: "Resource not found".
+  app.setNotFoundHandler(async (request: FastifyRequest, reply: FastifyReply) => {
+    const segment = request.url.split('?')[0].split('/')[2] ?? '';
+    const error = !VERSION_SEGMENT.test(segment)
+      ? resourceNotFound()
+      : (await authenticate(request, db, config))
+        ? notFound()
+        : unauthorized();
+    return sendError(reply, registerErrorFormatter(error, request));
+  });
+
+  // Bodies that are not JSON are not parsed (the real service then reports `data` as missing).
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, _body, done) => done(null, undefined));
+
+  for (const [label, version] of Object.entries(VERSION_LABELS)) {
+    await app.register(versionScope, { prefix: `/${label}`, config, db, version, label });
+  }
 };

@@ -1,0 +1,158 @@
+/**
+ * The register API's error bodies (facts §5). The real service has several shapes — `{"error":"Unauthorized"}`,
+ * `{"errors":[{"error","message"}]}`, `{"message","errors":[...]}`, `{"errors":["..."]}` — and clients parse them,
+ * so each is reproduced exactly. Handlers throw these errors; `registerErrorFormatter` renders every error
+ * (ours, Fastify's, infrastructure) in the register's shape.
+ */
+import type { FastifyRequest } from 'fastify';
+import { AppError, ValidationError } from '../errors.js';
+import type { FormattedError } from '../plugins/problem.js';
+import { StateTransitionError, STATE_TRANSITION_MESSAGE, type RegisterErrorEntry } from './state-machine.js';
+
+export { StateTransitionError, STATE_TRANSITION_MESSAGE, type RegisterErrorEntry };
+
+/** An error whose exact response body is known; the formatter sends `body` unchanged. */
+export class RegisterError extends AppError {
+  constructor(status: number, title: string, readonly body: unknown, detail?: string) {
+    super(status, title, detail ?? title, { registerBody: body });
+  }
+}
+
+export function entries(error: string, messages: string[]): RegisterErrorEntry[] {
+  return messages.map((message) => ({ error, message }));
+}
+
+/** 401 `{"error":"Unauthorized"}` (singular key, string value). */
+export function unauthorized(): RegisterError {
+  return new RegisterError(401, 'Unauthorized', { error: 'Unauthorized' });
+}
+
+/** 404 `{"errors":[{"error":"NotFound","message":…}]}`. */
+export function notFound(message = 'Not found'): RegisterError {
+  return new RegisterError(404, 'Not Found', { errors: entries('NotFound', [message]) }, message);
+}
+
+export const traineeNotFound = () => notFound('Trainee(s) not found');
+export const noTraineesFound = () => notFound('No trainees found');
+
+/** 404 for a path outside `/api/v{version}` syntax: `{"error":"Resource not found"}`. */
+export function resourceNotFound(): RegisterError {
+  return new RegisterError(404, 'Not Found', { error: 'Resource not found' });
+}
+
+/** 422 `{"errors":["Param is missing or the value is empty or invalid: data"]}`. */
+export function missingData(): RegisterError {
+  return new RegisterError(422, 'Unprocessable Entity', { errors: ['Param is missing or the value is empty or invalid: data'] });
+}
+
+/** 400 for a body that is not JSON: `{"errors":["<parser message>"]}`. */
+export function malformedJson(message: string): RegisterError {
+  return new RegisterError(400, 'Bad Request', { errors: [message] });
+}
+
+/** 422 with one `{"error":"UnprocessableEntity","message"}` entry per message (nested endpoints and actions). */
+export function unprocessableEntries(messages: string[]): RegisterError {
+  return new RegisterError(422, 'Unprocessable Entity', { errors: entries('UnprocessableEntity', messages) }, messages.join('; '));
+}
+
+function pluralErrors(count: number): string {
+  return `${count} ${count === 1 ? 'error' : 'errors'}`;
+}
+
+/**
+ * 422 of trainee create/update: `{"message":"Validation failed: N errors prohibited this trainee from being saved",
+ * "errors":[...]}`, or with `Enhanced-Errors: true` the messages as an object keyed by attribute (§2.11).
+ */
+export function traineeValidationError(messages: string[], enhanced = false): RegisterError {
+  const message = `Validation failed: ${pluralErrors(messages.length)} prohibited this trainee from being saved`;
+  return new RegisterError(422, 'Unprocessable Entity', { message, errors: enhanced ? enhanceErrors(messages) : messages }, messages.join('; '));
+}
+
+/** 422 of list filters: `{"message":"Validation failed: N errors prohibited this request being run","errors":{param:[...]}}`. */
+export function filterValidationError(errors: Record<string, string[]>): RegisterError {
+  const count = Object.values(errors).reduce((n, list) => n + list.length, 0);
+  const message = `Validation failed: ${pluralErrors(count)} prohibited this request being run`;
+  return new RegisterError(422, 'Unprocessable Entity', { message, errors }, JSON.stringify(errors));
+}
+
+/** 409 duplicate trainee, with the existing records in `data`. */
+export function duplicateTrainee(existing: unknown[]): RegisterError {
+  return new RegisterError(409, 'Conflict', {
+    errors: entries('Conflict', ['This trainee is already in Register']),
+    data: existing,
+  });
+}
+
+const DEGREE_ATTRIBUTES = new Set([
+  'id', 'country', 'grade', 'grade_uuid', 'uk_degree', 'uk_degree_uuid', 'non_uk_degree', 'subject', 'subject_uuid',
+  'institution', 'institution_uuid', 'graduation_year', 'locale_code', 'other_grade',
+]);
+const PLACEMENT_ATTRIBUTES = new Set(['urn', 'name', 'postcode']);
+
+type EnhancedErrors = Record<string, string[] | Record<string, string[]>>;
+
+function push(target: EnhancedErrors, key: string, message: string, nested?: string) {
+  if (nested) {
+    const group = (target[key] ??= {}) as Record<string, string[]>;
+    if (Array.isArray(group)) return;
+    (group[nested] ??= []).push(message);
+  } else {
+    const list = (target[key] ??= []);
+    if (Array.isArray(list)) list.push(message);
+  }
+}
+
+/** The `Enhanced-Errors: true` form: "attr message" strings as `{attr:[message]}`, degree/placement ones nested (§2.11). */
+export function enhanceErrors(messages: string[]): EnhancedErrors {
+  const result: EnhancedErrors = {};
+  for (const full of messages) {
+    const space = full.indexOf(' ');
+    const attribute = space < 0 ? full : full.slice(0, space);
+    const rest = space < 0 ? '' : full.slice(space + 1);
+    if (attribute === 'degrees_attributes' || attribute === 'placements_attributes') {
+      const childSpace = rest.indexOf(' ');
+      const child = childSpace < 0 ? rest : rest.slice(0, childSpace);
+      const known = attribute === 'degrees_attributes' ? DEGREE_ATTRIBUTES : PLACEMENT_ATTRIBUTES;
+      if (known.has(child)) push(result, attribute, rest.slice(childSpace + 1), child);
+      else push(result, attribute, rest);
+    } else if (DEGREE_ATTRIBUTES.has(attribute)) {
+      push(result, 'degrees_attributes', rest, attribute);
+    } else if (PLACEMENT_ATTRIBUTES.has(attribute)) {
+      push(result, 'placements_attributes', rest, attribute);
+    } else {
+      push(result, attribute, rest);
+    }
+  }
+  return result;
+}
+
+/** Renders any error in the register's wire shape (installed on the `/api` scope). */
+export function registerErrorFormatter(error: AppError, _request: FastifyRequest): FormattedError {
+  const json = 'application/json; charset=utf-8';
+  const extensions = error.extensions as { registerBody?: unknown; errors?: unknown; data?: unknown };
+  if (extensions.registerBody !== undefined) return { status: error.status, body: extensions.registerBody, contentType: json };
+  // The action module's errors carry their entries (and 409 data) in extensions.
+  if (extensions.errors !== undefined) {
+    const body: Record<string, unknown> = { errors: extensions.errors };
+    if (extensions.data !== undefined) body.data = extensions.data;
+    return { status: error.status, body, contentType: json };
+  }
+  switch (error.status) {
+    case 400: {
+      const message = error instanceof ValidationError ? (error.errors[0]?.message ?? error.title) : (error.detail ?? error.title);
+      return { status: 400, body: { errors: [message] }, contentType: json };
+    }
+    case 401:
+      return { status: 401, body: { error: 'Unauthorized' }, contentType: json };
+    case 404:
+      return { status: 404, body: { errors: entries('NotFound', ['Not found']) }, contentType: json };
+    case 429:
+      // Rack::Attack's throttled response.
+      return { status: 429, body: 'Retry later\n', contentType: 'text/plain; charset=utf-8' };
+    case 500:
+      return { status: 500, body: { error: 'Internal server error' }, contentType: json };
+    default:
+      if (error.status >= 500) return { status: error.status, body: { error: error.detail ?? error.title }, contentType: json };
+      return { status: error.status, body: { errors: [{ error: error.title.replace(/\s+/g, ''), message: error.detail ?? error.title }] }, contentType: json };
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * One OpenAPI 3.1 document per register version, served at `/api/v{version}/openapi.json` and listed in `/docs`.
+ * Built here from the version adapters (field names differ by version) rather than from route schemas, because
+ * the register's routes validate and serialize by hand to keep the real service's exact error bodies.
+ * Each action endpoint of issue 6 is described by `actionPaths` when that module provides it.
+ */
+import * as actions from './actions/routes.js';
+import { REFERENCE_DATA_KEYS } from './reference-data.js';
+import { adapterFor, externalName, type RegisterVersion } from './versions/index.js';
+
+type Json = Record<string, unknown>;
+
+const nullableString = { type: ['string', 'null'] };
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
+
+const ErrorEntry = {
+  type: 'object',
+  required: ['error', 'message'],
+  properties: { error: { type: 'string', examples: ['NotFound'] }, message: { type: 'string' } },
+};
+
+function traineeInputProperties(version: RegisterVersion): Json {
+  const adapter = adapterFor(version);
+  const fields: Array<[string, string]> = [
+    ['first_names', 'FNAMES; required; at most 60 characters'],
+    ['middle_names', 'at most 60 characters'],
+    ['last_name', 'SURNAME; required; at most 60 characters'],
+    ['previous_last_name', 'PSURNAME'],
+    ['date_of_birth', 'BIRTHDTE; required; YYYY-MM-DD'],
+    ['sex', 'SEXID; required; reference data `sex`'],
+    ['email', 'NQTEMAIL; required'],
+    ['nationality', 'NATION; reference data `nationality` (ISO 3166 code)'],
+    ['ethnicity', 'ETHNIC; reference data `ethnicity`; blank = not provided (997)'],
+    ['training_route', `ENTRYRTE; required; one of ${adapter.routes.join(', ')}`],
+    ['itt_aim', 'ITTAIM; required; 201 or 202'],
+    ['itt_qualification_aim', 'QLAIM; required when itt_aim is 202'],
+    ['course_subject_1', 'SBJCA; required; reference data `course_subject`'],
+    ['course_subject_2', 'SBJCA; differs from course_subject_1'],
+    ['course_subject_3', 'SBJCA; differs from the other subjects'],
+    ['study_mode', `MODE; required${adapter.studyModeOptionalRoutes.length ? ` except for routes ${adapter.studyModeOptionalRoutes.join(', ')}` : ''}`],
+    ['itt_start_date', 'ITTSTARTDATE; required'],
+    ['itt_end_date', 'EXPECTEDENDDATE; required; after itt_start_date'],
+    ['trainee_start_date', 'TRAINEESTARTDATE; defaults to itt_start_date'],
+    ['course_age_range', 'ITTPHSC; required; reference data `course_age_range`'],
+    ['course_year', 'YEARPRG; required; an integer'],
+    ['fund_code', 'FUNDCODE; required; 2 or 7'],
+    ['funding_method', 'BURSLEV; required'],
+    ['training_initiative', 'INITIATIVES'],
+    ['additional_training_initiative', 'INITIATIVES'],
+    ['hesa_id', 'HUSID; required; 13 or 17 characters'],
+    ['provider_trainee_id', 'OWNSTU; at most 50 characters'],
+    ['application_id', 'APPLYAPPLICATIONID; at most 7 digits'],
+    ['ni_number', 'NIN'],
+    ['pg_apprenticeship_start_date', 'PGAPPSTDT'],
+    ['training_partner_urn', 'SDLEAD; a known training partner URN, or 900000/900010/900020/900030'],
+    ['training_partner_ukprn', 'a known training partner UKPRN (the URN wins when both are sent)'],
+    ['employing_school_urn', 'SDEMPLOY; a known school URN or a special URN'],
+    ['iqts_country', 'required for route 15 (iQTS), blank otherwise; reference data `country`'],
+  ];
+  const properties: Json = {};
+  for (const [name, description] of fields) {
+    if (adapter.unknownFields.includes(name)) continue;
+    properties[externalName(version, name)] = { ...nullableString, description };
+  }
+  properties.disability1 = { ...nullableString, description: 'DISABLE; also disability2 … disabilityN; no duplicates' };
+  properties.degrees_attributes = { type: 'array', items: { type: 'object' }, description: 'Degrees created with the trainee (create only)' };
+  properties.placements_attributes = { type: 'array', items: { type: 'object' }, description: 'Placements created with the trainee (create only)' };
+  return properties;
+}
+
+function traineeSchema(version: RegisterVersion): Json {
+  const names = [
+    'trainee_id', 'provider_trainee_id', 'application_id', 'hesa_id', 'trn', 'ukprn', 'first_names', 'middle_names', 'last_name',
+    'previous_last_name', 'date_of_birth', 'sex', 'email', 'nationality', 'ni_number', 'diversity_disclosure', 'ethnic_group',
+    'ethnic_background', 'additional_ethnic_background', 'ethnicity', 'disability_disclosure', 'training_route',
+    'course_subject_1', 'course_subject_2', 'course_subject_3', 'course_min_age', 'course_max_age', 'course_age_range',
+    'course_education_phase', 'course_qualification', 'course_level', 'course_title', 'course_itt_start_date', 'study_mode',
+    'itt_start_date', 'itt_end_date', 'trainee_start_date', 'itt_aim', 'itt_qualification_aim', 'course_year',
+    'pg_apprenticeship_start_date', 'iqts_country', 'training_partner_urn', 'training_partner_ukprn', 'employing_school_urn',
+    'fund_code', 'funding_method', 'training_initiative', 'additional_training_initiative', 'state', 'record_source',
+    'submitted_for_trn_at', 'recommended_for_award_at', 'awarded_at', 'outcome_date', 'defer_date', 'defer_reason',
+    'reinstate_date', 'withdrawal_date', 'withdrawal_reasons', 'withdrawal_trigger', 'withdrawal_future_interest',
+    'withdrawal_another_reason', 'withdrawal_safeguarding_concern_reasons', 'created_at', 'updated_at',
+  ];
+  const adapter = adapterFor(version);
+  const properties: Json = {};
+  for (const name of names) {
+    if (adapter.unknownFields.includes(name)) continue;
+    properties[externalName(version, name)] =
+      name === 'course_min_age' || name === 'course_max_age' || name === 'course_year' || name === 'application_id'
+        ? { type: ['integer', 'null'] }
+        : name === 'withdrawal_reasons'
+          ? { type: ['array', 'null'], items: { type: 'string' } }
+          : name === 'state'
+            ? { type: 'string', enum: ['draft', 'submitted_for_trn', 'trn_received', 'recommended_for_award', 'withdrawn', 'deferred', 'awarded'] }
+            : nullableString;
+  }
+  properties.placements = { type: 'array', items: { type: 'object', additionalProperties: true } };
+  properties.degrees = { type: 'array', items: { type: 'object', additionalProperties: true } };
+  return { type: 'object', properties, additionalProperties: { type: 'string', description: 'disabilityN codes' } };
+}
+
+const traineeIdParameter = { name: 'trainee_id', in: 'path', required: true, schema: { type: 'string' }, description: 'The 24-character trainee id' };
+const errors = {
+  401: json({ type: 'object', properties: { error: { const: 'Unauthorized' } } }, 'No valid token'),
+  404: json(ref('NotFound'), 'Not found (also another provider’s trainee)'),
+};
+
+export function registerOpenApiDocument(version: RegisterVersion): Json {
+  const adapter = adapterFor(version);
+  const write = {
+    required: true,
+    content: { 'application/json': { schema: { type: 'object', required: ['data'], properties: { data: ref('TraineeInput') } } } },
+  };
+  const paths: Json = {
+    '/info': {
+      get: {
+        summary: 'Service status and versions',
+        responses: { 200: json({ type: 'object', properties: { status: { const: 'ok' }, version: { type: 'object' } } }, 'OK'), 401: errors[401] },
+      },
+    },
+    '/trainees': {
+      get: {
+        summary: 'The provider’s trainees of one academic cycle',
+        parameters: [
+          ['academic_cycle', 'Start year of the cycle (default: the current one)'],
+          ['status', 'course_not_yet_started, in_training, deferred, awarded or withdrawn'],
+          ['since', 'Only trainees updated at or after this ISO 8601 date or date-time'],
+          ['has_trn', 'true: only with a TRN; false: only without'],
+          ['page', 'Page number (default 1)'],
+          ['per_page', 'Page size (default 50, at most 1000)'],
+          ['sort_order', 'asc or desc by updated_at (default desc)'],
+        ].map(([name, description]) => ({ name, in: 'query', required: false, schema: { type: 'string' }, description })),
+        responses: {
+          200: json({ type: 'object', properties: { data: { type: 'array', items: ref('Trainee') }, meta: ref('Meta') } }, 'A page of trainees'),
+          401: errors[401],
+          404: json(ref('NotFound'), 'No trainees found'),
+          422: json(ref('FilterErrors'), 'Invalid filter'),
+        },
+      },
+      post: {
+        summary: 'Create a trainee (state submitted_for_trn)',
+        requestBody: write,
+        parameters: [{ name: 'Enhanced-Errors', in: 'header', required: false, schema: { type: 'string', enum: ['true'] } }],
+        responses: {
+          201: json({ type: 'object', properties: { data: ref('Trainee') } }, 'Created'),
+          400: json({ type: 'object', properties: { errors: { type: 'array', items: { type: 'string' } } } }, 'Malformed JSON'),
+          401: errors[401],
+          409: json({ type: 'object', properties: { errors: { type: 'array', items: ErrorEntry }, data: { type: 'array', items: ref('Trainee') } } }, 'Duplicate trainee'),
+          422: json(ref('ValidationErrors'), 'Invalid trainee'),
+        },
+      },
+    },
+    '/trainees/{trainee_id}': {
+      parameters: [traineeIdParameter],
+      get: {
+        summary: 'One trainee (not wrapped in data); ETag header',
+        responses: { 200: json(ref('Trainee'), 'The trainee'), 401: errors[401], 404: errors[404] },
+      },
+      ...Object.fromEntries(
+        ['put', 'patch'].map((method) => [
+          method,
+          {
+            summary: 'Update a trainee (partial; the merged record is re-validated)',
+            parameters: [{ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'ETag from a GET: 412 when the trainee changed since' }],
+            requestBody: write,
+            responses: {
+              200: json({ type: 'object', properties: { data: ref('Trainee') } }, 'Updated'),
+              401: errors[401],
+              404: errors[404],
+              412: json(ref('NotFound'), 'If-Match does not match the current ETag'),
+              422: json(ref('ValidationErrors'), 'Invalid, or the trainee is locked (StateTransitionError)'),
+            },
+          },
+        ]),
+      ),
+    },
+  };
+  if (adapter.referenceData) {
+    paths['/reference-data'] = {
+      get: {
+        summary: 'Reference data (no token needed)',
+        security: [],
+        parameters: [{ name: 'field', in: 'query', required: false, schema: { type: 'string', enum: [...REFERENCE_DATA_KEYS] } }],
+        responses: { 200: json({ type: 'object' }, 'All fields, or the one asked for'), 404: json(ref('NotFound'), 'Unknown field') },
+      },
+    };
+  }
+  const extra = (actions as { actionPaths?: (v: RegisterVersion) => Json }).actionPaths;
+  if (extra) Object.assign(paths, extra(version));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: `Register trainee teachers API ${version}`,
+      version: version.slice(1),
+      description: 'Providers import and keep trainee records in sync. Every request but `/reference-data` needs a provider token (`Authorization: Bearer <token>`).',
+    },
+    servers: [{ url: `/api/${version}` }],
+    security: [{ registerToken: [] }],
+    paths,
+    components: {
+      securitySchemes: { registerToken: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        TraineeInput: { type: 'object', properties: traineeInputProperties(version) },
+        Trainee: traineeSchema(version),
+        Meta: {
+          type: 'object',
+          properties: { current_page: { type: 'integer' }, total_pages: { type: 'integer' }, total_count: { type: 'integer' }, per_page: { type: 'integer' } },
+        },
+        NotFound: { type: 'object', properties: { errors: { type: 'array', items: ErrorEntry } } },
+        ValidationErrors: {
+          type: 'object',
+          properties: {
+            message: { type: 'string', examples: ['Validation failed: 1 error prohibited this trainee from being saved'] },
+            errors: { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'object' }, { type: 'array', items: ErrorEntry }] },
+          },
+        },
+        FilterErrors: {
+          type: 'object',
+          properties: { message: { type: 'string' }, errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } },
+        },
+      },
+    },
+  };
+}

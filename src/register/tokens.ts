@@ -1,0 +1,168 @@
+/**
+ * Provider API tokens (facts §1.2–1.3): `<environment>_<64 hex>`, stored only as HMAC-SHA256 under a key that
+ * differs per environment, so a sandbox token never authenticates against production and the reverse.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import { AppError } from '../errors.js';
+
+export type RegisterEnvironment = 'production' | 'sandbox';
+
+/** Used when REGISTER_TOKEN_SECRET is not set (development and the embedded default only). */
+export const DEVELOPMENT_TOKEN_SECRET = 'register-development-secret-not-for-production';
+
+export const MAX_ACTIVE_TOKENS = 2;
+export const MAX_TOKEN_MONTHS = 6;
+
+const keyCache = new Map<string, Buffer>();
+
+/** The environment's HMAC key, derived from the secret (the real service derives it from its own secret). */
+function tokenKey(secret: string, environment: RegisterEnvironment): Buffer {
+  const cacheKey = `${environment}\u0000${secret}`;
+  let key = keyCache.get(cacheKey);
+  if (!key) {
+    key = createHmac('sha256', secret).update(`api-token:v1:${environment}`).digest();
+    keyCache.set(cacheKey, key);
+  }
+  return key;
+}
+
+export function hashToken(token: string, environment: RegisterEnvironment, secret = DEVELOPMENT_TOKEN_SECRET): string {
+  return createHmac('sha256', tokenKey(secret, environment)).update(token).digest('hex');
+}
+
+export function generateToken(environment: RegisterEnvironment): string {
+  return `${environment}_${randomBytes(32).toString('hex')}`;
+}
+
+/** The token from an Authorization header: `Bearer <token>` or the bare token; `bearer` (lower case) is not stripped. */
+export function tokenFromHeader(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const token = (header.startsWith('Bearer ') ? header.slice(7) : header).trim();
+  return token === '' ? undefined : token;
+}
+
+export function todayUtc(now = new Date()): string {
+  return now.toISOString().slice(0, 10);
+}
+
+export function addMonths(date: string, months: number): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  const day = d.getUTCDate();
+  d.setUTCDate(1);
+  d.setUTCMonth(d.getUTCMonth() + months);
+  const lastDay = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
+  d.setUTCDate(Math.min(day, lastDay));
+  return d.toISOString().slice(0, 10);
+}
+
+export interface AuthenticatedToken {
+  tokenId: number;
+  lastUsedAt: Date | null;
+  provider: { id: number; ukprn: string; name: string };
+}
+
+/**
+ * The provider a token authenticates, or undefined: the hash must match an active token of this environment,
+ * not on or past its expiry date, of a provider that is not soft-deleted.
+ */
+export async function authenticateToken(
+  db: Executor,
+  token: string,
+  environment: RegisterEnvironment,
+  secret?: string,
+): Promise<AuthenticatedToken | undefined> {
+  const row = await db
+    .selectFrom('authentication_tokens as t')
+    .innerJoin('providers as p', 'p.id', 't.provider_id')
+    .select(['t.id as tokenId', 't.last_used_at', 'p.id as providerId', 'p.ukprn', 'p.name'])
+    .where('t.token_hash', '=', hashToken(token, environment, secret))
+    .where('t.environment', '=', environment)
+    .where('t.status', '=', 'active')
+    .where('t.expires_at', '>', sql<string>`current_date`)
+    .where('p.discarded_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return { tokenId: row.tokenId, lastUsedAt: row.last_used_at, provider: { id: row.providerId, ukprn: row.ukprn, name: row.name } };
+}
+
+/** Records use at most once per calendar day (as the real service does), so reads stay reads. */
+export async function touchToken(db: Executor, token: AuthenticatedToken, now = new Date()): Promise<void> {
+  if (token.lastUsedAt && todayUtc(token.lastUsedAt) === todayUtc(now)) return;
+  await db
+    .updateTable('authentication_tokens')
+    .set({ last_used_at: now })
+    .where('id', '=', token.tokenId)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`date_trunc('day', now())`)]))
+    .execute();
+}
+
+export class TokenRuleError extends AppError {
+  constructor(message: string) {
+    super(422, 'Unprocessable Entity', message);
+  }
+}
+
+export interface CreateTokenInput {
+  providerUkprn: string;
+  environment: RegisterEnvironment;
+  secret?: string;
+  name?: string;
+  /** 'YYYY-MM-DD'; default today + 6 months. */
+  expiresAt?: string;
+  today?: string;
+}
+
+export interface CreatedToken {
+  id: number;
+  token: string;
+  name: string;
+  expiresAt: string;
+  provider: { id: number; ukprn: string; name: string };
+}
+
+/** Creates a token under the real rules: name ≤ 200, expiry in the future and ≤ 6 months ahead, ≤ 2 active per provider. */
+export async function createToken(db: Executor, input: CreateTokenInput): Promise<CreatedToken> {
+  const today = input.today ?? todayUtc();
+  const latest = addMonths(today, MAX_TOKEN_MONTHS);
+  const expiresAt = input.expiresAt ?? latest;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(expiresAt) || Number.isNaN(Date.parse(`${expiresAt}T00:00:00Z`)) ||
+      new Date(`${expiresAt}T00:00:00Z`).toISOString().slice(0, 10) !== expiresAt) {
+    throw new TokenRuleError(`--expires must be a date YYYY-MM-DD (got "${expiresAt}")`);
+  }
+  if (expiresAt <= today) throw new TokenRuleError(`--expires must be in the future (after ${today})`);
+  if (expiresAt > latest) throw new TokenRuleError(`--expires must be at most ${MAX_TOKEN_MONTHS} months ahead (${latest} at the latest)`);
+  const name = input.name ?? `Token created ${today}`;
+  if (name.trim() === '') throw new TokenRuleError('--name must not be empty');
+  if (name.length > 200) throw new TokenRuleError('--name is too long (maximum is 200 characters)');
+
+  const provider = await db
+    .selectFrom('providers')
+    .select(['id', 'ukprn', 'name'])
+    .where('ukprn', '=', input.providerUkprn)
+    .where('discarded_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!provider) throw new TokenRuleError(`No provider with UKPRN ${input.providerUkprn}`);
+  const { active } = await db
+    .selectFrom('authentication_tokens')
+    .select((eb) => eb.fn.countAll<number>().as('active'))
+    .where('provider_id', '=', provider.id)
+    .where('status', '=', 'active')
+    .where('expires_at', '>', today)
+    .executeTakeFirstOrThrow();
+  if (Number(active) >= MAX_ACTIVE_TOKENS) {
+    throw new TokenRuleError(`Provider ${provider.ukprn} already has ${MAX_ACTIVE_TOKENS} active tokens; revoke one first`);
+  }
+  for (;;) {
+    const token = generateToken(input.environment);
+    const inserted = await db
+      .insertInto('authentication_tokens')
+      .values({ provider_id: provider.id, name, token_hash: hashToken(token, input.environment, input.secret), environment: input.environment, expires_at: expiresAt })
+      .onConflict((oc) => oc.column('token_hash').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted) return { id: inserted.id, token, name, expiresAt, provider };
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Trainee rows: lookups always scoped to the provider (another provider's trainee is "not found", never
+ * forbidden), row locks for writes, updates that bump `lock_version`, and the audit trail.
+ */
+import { randomBytes } from 'node:crypto';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import type { TraineesTable } from '../tables.js';
+
+export type TraineeRow = Selectable<TraineesTable>;
+export type TraineeInsert = Insertable<TraineesTable>;
+export type TraineePatch = Updateable<TraineesTable>;
+
+const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+
+/** A 24-character base58 slug, like the real `SecureRandom.base58(24)` ids of trainees, degrees and placements. */
+export function newSlug(length = 24): string {
+  let slug = '';
+  while (slug.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 232 = 4 × 58: rejecting larger bytes keeps every character equally likely.
+      if (byte < 232 && slug.length < length) slug += BASE58[byte % 58];
+    }
+  }
+  return slug;
+}
+
+/** The trainee with this id if it belongs to the provider (ids are matched case-insensitively, as the real citext). */
+export async function findTraineeForProvider(db: Executor, providerId: number, traineeId: string): Promise<TraineeRow | undefined> {
+  return db
+    .selectFrom('trainees')
+    .selectAll()
+    .where(sql<string>`lower(id)`, '=', traineeId.toLowerCase())
+    .where('provider_id', '=', providerId)
+    .executeTakeFirst();
+}
+
+/** The same, locked `FOR UPDATE` until the transaction ends: every modifying request starts here. */
+export async function lockTraineeForUpdate(trx: Executor, providerId: number, traineeId: string): Promise<TraineeRow | undefined> {
+  return trx
+    .selectFrom('trainees')
+    .selectAll()
+    .where(sql<string>`lower(id)`, '=', traineeId.toLowerCase())
+    .where('provider_id', '=', providerId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function insertTraineeRow(trx: Executor, row: TraineeInsert): Promise<TraineeRow> {
+  return trx.insertInto('trainees').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/**
+ * Applies `patch`, bumps `lock_version` (the ETag changes) and `updated_at` (the list's `since` sees it).
+ * Nested placement/degree writes call it with an empty patch so the trainee's tag and `updated_at` move too.
+ */
+export async function updateTraineeRow(trx: Executor, id: string, patch: TraineePatch): Promise<TraineeRow> {
+  return trx
+    .updateTable('trainees')
+    .set({ ...patch, lock_version: sql<number>`lock_version + 1`, updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export interface AuditEntry {
+  traineeId: string;
+  providerId: number;
+  /** Null for operator changes (CLI). */
+  tokenId: number | null;
+  /** e.g. `create`, `update`, `defer`, `withdraw`, `placement.create`. */
+  action: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** One audit row per change: who (provider, token), what (before/after), when. */
+export async function recordAudit(trx: Executor, entry: AuditEntry): Promise<void> {
+  await trx
+    .insertInto('trainee_audits')
+    .values({
+      trainee_id: entry.traineeId,
+      provider_id: entry.providerId,
+      token_id: entry.tokenId,
+      action: entry.action,
+      before: entry.before === undefined || entry.before === null ? null : JSON.stringify(entry.before),
+      after: entry.after === undefined || entry.after === null ? null : JSON.stringify(entry.after),
+    })
+    .execute();
+}
+
+export interface ListFilters {
+  providerId: number;
+  /** First and last day of the academic cycle ('YYYY-MM-DD'). */
+  cycleStart: string;
+  cycleEnd: string;
+  /** Any of these list statuses (OR); empty = all. */
+  statuses: string[];
+  since?: Date;
+  hasTrn?: boolean;
+  page: number;
+  perPage: number;
+  sortOrder: 'asc' | 'desc';
+  today: string;
+}
+
+/** One page of the provider's trainees of one academic cycle, with the total count (facts §2.6). */
+export async function listTrainees(db: Executor, filters: ListFilters): Promise<{ rows: TraineeRow[]; total: number }> {
+  let query = db
+    .selectFrom('trainees')
+    .where('provider_id', '=', filters.providerId)
+    .where('state', '!=', 'draft')
+    .where('discarded_at', 'is', null)
+    .where(sql<string>`coalesce(trainee_start_date, itt_start_date)`, '>=', filters.cycleStart)
+    .where(sql<string>`coalesce(trainee_start_date, itt_start_date)`, '<=', filters.cycleEnd);
+  if (filters.since) query = query.where('updated_at', '>=', filters.since);
+  if (filters.hasTrn === true) query = query.where('trn', 'is not', null);
+  if (filters.hasTrn === false) query = query.where('trn', 'is', null);
+  if (filters.statuses.length > 0) {
+    const today = filters.today;
+    query = query.where((eb) =>
+      eb.or(
+        filters.statuses.map((status) => {
+          switch (status) {
+            case 'course_not_yet_started':
+              return eb.and([eb('itt_start_date', '>', today), eb('state', 'not in', ['draft', 'deferred', 'withdrawn'])]);
+            case 'in_training':
+              return eb.and([eb('state', 'in', ['submitted_for_trn', 'trn_received', 'recommended_for_award']), eb('itt_start_date', '<=', today)]);
+            default:
+              return eb('state', '=', status as TraineeRow['state']);
+          }
+        }),
+      ),
+    );
+  }
+  const [{ total }, rows] = await Promise.all([
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    query
+      .selectAll()
+      .orderBy('updated_at', filters.sortOrder)
+      .orderBy('id', 'desc')
+      .limit(filters.perPage)
+      .offset((filters.page - 1) * filters.perPage)
+      .execute(),
+  ]);
+  return { rows, total: Number(total) };
+}

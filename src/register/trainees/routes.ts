@@ -1,0 +1,378 @@
+/**
+ * `GET/POST /trainees`, `GET/PUT/PATCH /trainees/{trainee_id}` of one version scope (facts §2.6–2.9).
+ * Bodies are validated here, not by Ajv, because the register's 422 bodies have the real service's shapes.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import { PreconditionFailedError } from '../../errors.js';
+import { assertTraineeModifiable } from '../state-machine.js';
+import { duplicateTrainee, filterValidationError, missingData, noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
+import type { RegisterRouteOptions } from '../index.js';
+import { adapterFor as versionAdapter, messageInVersion, toCanonicalInput, type RegisterVersion } from '../versions/index.js';
+import { newSlug, findTraineeForProvider, insertTraineeRow, listTrainees, lockTraineeForUpdate, recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from './repository.js';
+import { loadPlacementsAndDegreesForTrainees } from '../actions/nested.js';
+import { serializeTrainee, traineeBody, traineeEtag } from './serialize.js';
+import {
+  academicCycleOf, agesOf, codeText, cycleBounds, DISABILITY_KEY, isBlank, isoDate, SPECIAL_URNS, validateDegreeInput,
+  validatePlacementInput, validateTraineeAttributes, type Attributes,
+} from './validate.js';
+import { todayUtc } from '../tokens.js';
+
+export const DEFAULT_PER_PAGE = 50;
+/** The real service has no maximum; an unbounded page is a denial-of-service lever, so pages stop at 1000. */
+export const MAX_PER_PAGE = 1000;
+export const LIST_STATUSES = ['course_not_yet_started', 'in_training', 'deferred', 'awarded', 'withdrawn'];
+/** The oldest academic cycle the register knows (start year). */
+export const FIRST_ACADEMIC_CYCLE = 2019;
+
+/** Request fields that map one-to-one onto trainee columns. */
+const SCALAR_FIELDS = [
+  'provider_trainee_id', 'hesa_id', 'first_names', 'middle_names', 'last_name', 'previous_last_name', 'sex', 'email',
+  'nationality', 'ni_number', 'ethnicity', 'training_route', 'itt_aim', 'itt_qualification_aim', 'course_subject_1',
+  'course_subject_2', 'course_subject_3', 'course_age_range', 'study_mode', 'fund_code', 'funding_method',
+  'training_initiative', 'additional_training_initiative', 'pg_apprenticeship_start_date', 'iqts_country',
+] as const;
+const DATE_FIELDS = ['date_of_birth', 'itt_start_date', 'itt_end_date', 'trainee_start_date'] as const;
+const ACCEPTED_FIELDS = new Set<string>([
+  ...SCALAR_FIELDS, ...DATE_FIELDS, 'application_id', 'course_year', 'training_partner_urn', 'training_partner_ukprn',
+  'employing_school_urn', 'degrees_attributes', 'placements_attributes',
+]);
+
+// Ajv is bypassed for these routes (schemas are for the documents only): the register reports errors its own way.
+const noAjv = () => () => true;
+
+function requestData(body: unknown): Record<string, unknown> {
+  const data = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).data : undefined;
+  if (!data || typeof data !== 'object' || Array.isArray(data) || Object.keys(data).length === 0) throw missingData();
+  return data as Record<string, unknown>;
+}
+
+/** The request's fields in canonical names, unknown and read-only keys dropped (the real permit lists). */
+function acceptedInput(version: RegisterVersion, data: Record<string, unknown>): Attributes {
+  const canonical = toCanonicalInput(version, data);
+  const result: Attributes = {};
+  for (const [key, value] of Object.entries(canonical)) {
+    if (ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key)) result[key] = value;
+  }
+  return result;
+}
+
+function rowToAttributes(row: TraineeRow): Attributes {
+  const attrs: Attributes = {};
+  for (const field of [...SCALAR_FIELDS, ...DATE_FIELDS]) attrs[field] = row[field];
+  attrs.application_id = row.application_id;
+  attrs.course_year = row.course_year;
+  attrs.training_partner_urn = row.training_partner_urn;
+  attrs.training_partner_ukprn = row.training_partner_ukprn;
+  attrs.employing_school_urn = row.employing_school_urn;
+  Object.assign(attrs, row.disabilities ?? {});
+  return attrs;
+}
+
+const text = (value: unknown): string | null => (isBlank(value) ? null : codeText(value));
+
+/** Column values of a validated attribute set. */
+function attributesToColumns(attrs: Attributes): TraineePatch {
+  const columns: Record<string, unknown> = {};
+  for (const field of SCALAR_FIELDS) columns[field] = text(attrs[field]);
+  for (const field of DATE_FIELDS) columns[field] = isBlank(attrs[field]) ? null : (isoDate(attrs[field]) ?? null);
+  columns.application_id = isBlank(attrs.application_id) ? null : Number.parseInt(codeText(attrs.application_id), 10);
+  columns.course_year = isBlank(attrs.course_year) ? null : Number.parseInt(codeText(attrs.course_year), 10);
+  const [min, max] = agesOf(text(attrs.course_age_range));
+  columns.course_min_age = min;
+  columns.course_max_age = max;
+  const disabilities: Record<string, string> = {};
+  for (const [key, value] of Object.entries(attrs)) if (DISABILITY_KEY.test(key) && !isBlank(value)) disabilities[key] = codeText(value);
+  columns.disabilities = JSON.stringify(disabilities);
+  return columns as TraineePatch;
+}
+
+interface PartnerColumns {
+  training_partner_urn?: string | null;
+  training_partner_ukprn?: string | null;
+  employing_school_urn?: string | null;
+}
+
+/** Training partner and employing school (§3.3): looked up only when their keys are sent. */
+async function resolvePartners(db: Executor, version: RegisterVersion, input: Attributes, errors: string[]): Promise<PartnerColumns> {
+  const legacy = version === 'v2025.0';
+  const result: PartnerColumns = {};
+  if ('training_partner_urn' in input) {
+    const urn = text(input.training_partner_urn);
+    if (urn === null || SPECIAL_URNS.includes(urn)) {
+      result.training_partner_urn = null;
+      result.training_partner_ukprn = null;
+    } else {
+      const partner = await db.selectFrom('training_partners').select(['urn', 'ukprn']).where('urn', '=', urn).where('discarded_at', 'is', null).executeTakeFirst();
+      if (!partner) {
+        errors.push(legacy
+          ? `lead_partner_id is invalid. The URN '${urn}' does not match any known lead partners`
+          : `training_partner_urn is invalid. The URN '${urn}' does not match any known training partners`);
+      } else {
+        result.training_partner_urn = partner.urn;
+        result.training_partner_ukprn = partner.ukprn;
+      }
+    }
+  } else if ('training_partner_ukprn' in input) {
+    const ukprn = text(input.training_partner_ukprn);
+    if (ukprn === null) {
+      result.training_partner_urn = null;
+      result.training_partner_ukprn = null;
+    } else {
+      const partner = await db.selectFrom('training_partners').select(['urn', 'ukprn']).where('ukprn', '=', ukprn).where('discarded_at', 'is', null).executeTakeFirst();
+      if (!partner) {
+        errors.push(legacy
+          ? `lead_partner_ukprn is invalid. The UKPRN '${ukprn}' does not match any known lead partners`
+          : `training_partner_ukprn is invalid. The UKPRN '${ukprn}' does not match any known training partners`);
+      } else {
+        result.training_partner_urn = partner.urn;
+        result.training_partner_ukprn = partner.ukprn;
+      }
+    }
+  }
+  if ('employing_school_urn' in input) {
+    const urn = text(input.employing_school_urn);
+    if (urn === null || SPECIAL_URNS.includes(urn)) result.employing_school_urn = null;
+    else {
+      const school = await db.selectFrom('schools').select('urn').where('urn', '=', urn).executeTakeFirst();
+      if (!school) errors.push(`employing_school_id is invalid. The URN '${urn}' does not match any known schools`);
+      else result.employing_school_urn = urn;
+    }
+  }
+  return result;
+}
+
+function enhanced(request: FastifyRequest): boolean {
+  return request.headers['enhanced-errors'] === 'true';
+}
+
+function rejectIfInvalid(request: FastifyRequest, version: RegisterVersion, errors: string[]): void {
+  if (errors.length > 0) throw traineeValidationError(errors.map((m) => messageInVersion(version, m)), enhanced(request));
+}
+
+/** Existing trainees the new one duplicates (§3.7): same provider, DOB, last name, route, start cycle, and first name or email. */
+async function findDuplicates(db: Executor, providerId: number, attrs: Attributes): Promise<TraineeRow[]> {
+  const ittStart = isoDate(attrs.itt_start_date);
+  if (!ittStart) return [];
+  const cycle = cycleBounds(academicCycleOf(ittStart));
+  const firstToken = (value: unknown) => (typeof value === 'string' ? (value.toLowerCase().replace(/[^a-z ]/g, '').trim().split(/\s+/)[0] ?? '') : '');
+  const email = typeof attrs.email === 'string' ? attrs.email.trim().toLowerCase() : '';
+  const candidates = await db
+    .selectFrom('trainees')
+    .selectAll()
+    .where('provider_id', '=', providerId)
+    .where('discarded_at', 'is', null)
+    .where('date_of_birth', '=', isoDate(attrs.date_of_birth) ?? '')
+    .where(sql<string>`lower(last_name)`, '=', String(attrs.last_name).toLowerCase())
+    .where('training_route', '=', codeText(attrs.training_route))
+    .where(sql<string>`coalesce(trainee_start_date, itt_start_date)`, '>=', cycle.start)
+    .where(sql<string>`coalesce(trainee_start_date, itt_start_date)`, '<=', cycle.end)
+    .execute();
+  return candidates.filter(
+    (row) => firstToken(row.first_names) === firstToken(attrs.first_names) || (email !== '' && (row.email ?? '').trim().toLowerCase() === email),
+  );
+}
+
+async function serializeRows(db: Executor, rows: TraineeRow[], version: RegisterVersion, ukprn: string) {
+  const nested = await loadPlacementsAndDegreesForTrainees(db, rows.map((r) => r.id));
+  return rows.map((row) => serializeTrainee(row, version, { ukprn, ...(nested.get(row.id) ?? { placements: [], degrees: [] }) }));
+}
+
+function checkIfMatch(request: FastifyRequest, row: TraineeRow): void {
+  const ifMatch = request.headers['if-match'];
+  if (ifMatch === undefined) return;
+  const current = traineeEtag(row);
+  const tags = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, ''));
+  if (!tags.includes('*') && !tags.includes(current)) throw new PreconditionFailedError();
+}
+
+export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db, version }) => {
+  // Documented in the per-version OpenAPI documents (src/register/openapi.ts), not the service-wide one.
+  const schema = { hide: true };
+
+  app.get<{ Querystring: Record<string, unknown> }>('/trainees', { schema, validatorCompiler: noAjv }, async (request) => {
+    const { provider } = request.registerContext;
+    const today = todayUtc();
+    const query = request.query;
+    const errors: Record<string, string[]> = {};
+    const one = (value: unknown) => (Array.isArray(value) ? value[value.length - 1] : value);
+
+    let cycle = academicCycleOf(today);
+    const cycleParam = one(query.academic_cycle);
+    if (!isBlank(cycleParam)) {
+      const value = codeText(cycleParam);
+      if (!/^\d{4}$/.test(value) || Number(value) < FIRST_ACADEMIC_CYCLE || Number(value) > academicCycleOf(today) + 1) {
+        errors.academic_cycle = [`${value} is not a valid academic cycle year`];
+      } else cycle = Number(value);
+    }
+    const statuses = (Array.isArray(query.status) ? query.status : isBlank(query.status) ? [] : [query.status]).map(codeText);
+    const badStatus = statuses.find((s) => !LIST_STATUSES.includes(s));
+    if (badStatus !== undefined) errors.status = [`${badStatus} is not a valid status`];
+    let since: Date | undefined;
+    const sinceParam = one(query.since);
+    if (!isBlank(sinceParam)) {
+      const value = codeText(sinceParam);
+      const parsed = isoDate(value) ? new Date(/T/.test(value) ? value : `${value}T00:00:00Z`) : undefined;
+      if (!parsed || Number.isNaN(parsed.getTime())) errors.since = [`${value} is not a valid date`];
+      else since = parsed;
+    }
+    const sortParam = one(query.sort_order);
+    const sortOrder = isBlank(sortParam) ? 'desc' : codeText(sortParam);
+    if (sortOrder !== 'asc' && sortOrder !== 'desc') errors.sort_order = ['is not included in the list'];
+    if (Object.keys(errors).length > 0) throw filterValidationError(errors);
+
+    const hasTrnParam = one(query.has_trn);
+    const hasTrn = isBlank(hasTrnParam) ? undefined : codeText(hasTrnParam) === 'true';
+    const pageNumber = Number.parseInt(codeText(one(query.page) ?? '1'), 10);
+    const page = Number.isFinite(pageNumber) && pageNumber >= 1 ? pageNumber : 1;
+    const perPageParam = one(query.per_page);
+    let perPage = DEFAULT_PER_PAGE;
+    if (!isBlank(perPageParam)) {
+      const parsed = Number.parseInt(codeText(perPageParam), 10);
+      perPage = Number.isNaN(parsed) || parsed === 0 ? 0 : parsed < 0 ? 100 : Math.min(parsed, MAX_PER_PAGE);
+    }
+    if (perPage === 0) throw noTraineesFound();
+
+    const bounds = cycleBounds(cycle);
+    const { rows, total } = await listTrainees(db, {
+      providerId: provider.id,
+      cycleStart: bounds.start,
+      cycleEnd: bounds.end,
+      statuses,
+      since,
+      hasTrn,
+      page,
+      perPage,
+      sortOrder: sortOrder as 'asc' | 'desc',
+      today,
+    });
+    if (rows.length === 0) throw noTraineesFound();
+    return {
+      data: await serializeRows(db, rows, version, provider.ukprn),
+      meta: { current_page: page, total_pages: Math.ceil(total / perPage), total_count: total, per_page: perPage },
+    };
+  });
+
+  app.get<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema, validatorCompiler: noAjv }, async (request, reply) => {
+    const { provider } = request.registerContext;
+    const row = await findTraineeForProvider(db, provider.id, request.params.trainee_id);
+    if (!row) throw traineeNotFound();
+    reply.header('etag', traineeEtag(row));
+    return traineeBody(db, row, version, provider.ukprn);
+  });
+
+  app.post('/trainees', { schema, validatorCompiler: noAjv }, async (request, reply) => {
+    const context = request.registerContext;
+    const input = acceptedInput(version, requestData(request.body));
+    const today = todayUtc();
+    const placementsInput = Array.isArray(input.placements_attributes) ? input.placements_attributes : [];
+    const urns = placementsInput
+      .map((p) => (p && typeof p === 'object' ? text((p as Record<string, unknown>).urn) : null))
+      .filter((u): u is string => u !== null && /^\d{6}$/.test(u) && !SPECIAL_URNS.includes(u));
+    const schools = urns.length > 0 ? await db.selectFrom('schools').selectAll().where('urn', 'in', urns).execute() : [];
+    const schoolsByUrn = new Map(schools.map((s) => [s.urn, s]));
+
+    const attrs: Attributes = { ...input };
+    const errors = validateTraineeAttributes(attrs, {
+      adapter: versionAdapter(version),
+      today,
+      mode: 'create',
+      existingDegreeCount: 0,
+      knownSchoolUrns: new Set(schoolsByUrn.keys()),
+    });
+    const partners = await resolvePartners(db, version, input, errors);
+    rejectIfInvalid(request, version, errors);
+
+    const duplicates = await findDuplicates(db, context.provider.id, attrs);
+    if (duplicates.length > 0) throw duplicateTrainee(await serializeRows(db, duplicates, version, context.provider.ukprn));
+
+    const created = await db.transaction().execute(async (trx) => {
+      const row = await insertTraineeRow(trx, {
+        ...(attributesToColumns(attrs) as Record<string, unknown>),
+        training_partner_urn: partners.training_partner_urn ?? null,
+        training_partner_ukprn: partners.training_partner_ukprn ?? null,
+        employing_school_urn: partners.employing_school_urn ?? null,
+        id: newSlug(),
+        provider_id: context.provider.id,
+        state: 'submitted_for_trn',
+        record_source: 'api',
+        submitted_for_trn_at: new Date(),
+      } as Parameters<typeof insertTraineeRow>[1]);
+      const ignored: string[] = [];
+      for (const raw of Array.isArray(input.degrees_attributes) ? input.degrees_attributes : []) {
+        const degree = validateDegreeInput(raw, today, ignored);
+        if (degree) await trx.insertInto('trainee_degrees').values({ id: newSlug(), trainee_id: row.id, ...degree }).execute();
+      }
+      for (const raw of placementsInput) {
+        const placement = validatePlacementInput(raw, new Set(schoolsByUrn.keys()), ignored);
+        const school = placement.urn ? schoolsByUrn.get(placement.urn) : undefined;
+        await trx.insertInto('trainee_placements').values({
+          id: newSlug(),
+          trainee_id: row.id,
+          urn: placement.urn,
+          name: school ? school.name : placement.name,
+          postcode: school ? school.postcode : placement.postcode,
+          school_linked: school !== undefined,
+          town: school ? school.town : null,
+        }).execute();
+      }
+      const body = await traineeBody(trx, row, version, context.provider.ukprn);
+      await recordAudit(trx, { traineeId: row.id, providerId: context.provider.id, tokenId: context.tokenId, action: 'create', before: null, after: body });
+      return { row, body };
+    });
+    reply.code(201).header('etag', traineeEtag(created.row));
+    return { data: created.body };
+  });
+
+  const update = async (request: FastifyRequest<{ Params: { trainee_id: string } }>, reply: FastifyReply) => {
+    const context = request.registerContext;
+    const today = todayUtc();
+    const result = await db.transaction().execute(async (trx) => {
+      const row = await lockTraineeForUpdate(trx, context.provider.id, request.params.trainee_id);
+      if (!row) throw traineeNotFound();
+      checkIfMatch(request, row);
+      assertTraineeModifiable(row, version);
+      const input = acceptedInput(version, requestData(request.body));
+      // Nested records change through their own endpoints only (§2.9).
+      delete input.degrees_attributes;
+      delete input.placements_attributes;
+
+      const attrs = rowToAttributes(row);
+      const disabilityKeys = Object.keys(input).filter((k) => DISABILITY_KEY.test(k));
+      for (const [key, value] of Object.entries(input)) {
+        if (DISABILITY_KEY.test(key)) continue;
+        attrs[key] = value;
+      }
+      if (disabilityKeys.length > 0) for (const key of disabilityKeys) attrs[key] = input[key];
+      if ('ethnicity' in input && input.ethnicity === null) attrs.ethnicity = null;
+      // Leaving the iQTS route clears the iQTS country (§2.9).
+      if ('training_route' in input && codeText(input.training_route) !== '15' && !('iqts_country' in input)) attrs.iqts_country = null;
+
+      const { count } = await trx
+        .selectFrom('trainee_degrees')
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('trainee_id', '=', row.id)
+        .executeTakeFirstOrThrow();
+      const errors = validateTraineeAttributes(attrs, {
+        adapter: versionAdapter(version),
+        today,
+        mode: 'update',
+        existingDegreeCount: Number(count),
+        knownSchoolUrns: new Set(),
+      });
+      const partners = await resolvePartners(trx, version, input, errors);
+      rejectIfInvalid(request, version, errors);
+
+      const before = await traineeBody(trx, row, version, context.provider.ukprn);
+      const updated = await updateTraineeRow(trx, row.id, { ...attributesToColumns(attrs), ...partners });
+      const after = await traineeBody(trx, updated, version, context.provider.ukprn);
+      await recordAudit(trx, { traineeId: row.id, providerId: context.provider.id, tokenId: context.tokenId, action: 'update', before, after });
+      return { row: updated, body: after };
+    });
+    reply.header('etag', traineeEtag(result.row));
+    return { data: result.body };
+  };
+  app.put<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema, validatorCompiler: noAjv }, update);
+  app.patch<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema, validatorCompiler: noAjv }, update);
+};

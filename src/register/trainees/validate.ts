@@ -1,0 +1,382 @@
+/**
+ * Trainee validation with the real service's messages (facts §3.1–3.4, §7.3). Works on canonical names; the
+ * caller renames attributes in messages for the requested version. Messages are "<attribute> <message>" with raw
+ * attribute names, in the order the real service lists them: presence first, then each field, then the HESA
+ * detail fields, then cross-field rules, then nested degrees and placements.
+ */
+import {
+  ageRange, entryName, inclusionMessage, isValidCode, referenceData, referenceId, type ReferenceField,
+} from '../reference-data.js';
+import type { VersionAdapter } from '../versions/index.js';
+import { EARLY_YEARS_ROUTES, PRIMARY_AGE_RANGES, UNDERGRADUATE_ROUTES } from './serialize.js';
+
+export type Attributes = Record<string, unknown>;
+
+export const SPECIAL_URNS = ['900000', '900010', '900020', '900030'];
+export const PRIMARY_SUBJECT = '100511';
+export const EARLY_YEARS_SUBJECT = '100510';
+export const EARLY_YEARS_AGE_RANGE = '13920';
+
+export const DISABILITY_KEY = /^disability\d+$/;
+
+export function isBlank(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+}
+
+/** A code as the API compares it: strings as sent, numbers as their text. */
+export function codeText(value: unknown): string {
+  return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : JSON.stringify(value);
+}
+
+/** 'YYYY-MM-DD' when `value` is a real ISO 8601 date (a date-time's date part is accepted), else undefined. */
+export function isoDate(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(value.trim());
+  if (!match) return undefined;
+  const [, y, m, d] = match;
+  const date = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
+  if (date.getUTCFullYear() !== Number(y) || date.getUTCMonth() !== Number(m) - 1 || date.getUTCDate() !== Number(d)) return undefined;
+  return `${y}-${m}-${d}`;
+}
+
+/** Academic cycles run 1 August – 31 July; a cycle is named by its start year. */
+export function academicCycleOf(date: string): number {
+  const year = Number(date.slice(0, 4));
+  return Number(date.slice(5, 7)) >= 8 ? year : year - 1;
+}
+
+export function cycleBounds(startYear: number): { start: string; end: string } {
+  return { start: `${startYear}-08-01`, end: `${startYear + 1}-07-31` };
+}
+
+function yearsAgo(today: string, years: number): string {
+  return `${Number(today.slice(0, 4)) - years}${today.slice(4)}`;
+}
+
+export interface ValidationContext {
+  adapter: VersionAdapter;
+  today: string;
+  /** Creating (nested degrees/placements are validated and degrees are required) or updating. */
+  mode: 'create' | 'update';
+  /** Degrees already stored (update): they satisfy the postgraduate "degree required" rule. */
+  existingDegreeCount: number;
+  /** URNs of `placements_attributes` that are known schools (their name then comes from the school). */
+  knownSchoolUrns: ReadonlySet<string>;
+}
+
+const FUNDING_TYPES: Record<string, 'scholarship' | 'bursary' | 'grant'> = {
+  '4': 'scholarship', '7': 'bursary', '8': 'bursary', '9': 'bursary', B: 'bursary', C: 'bursary', D: 'bursary', E: 'grant',
+};
+// Subjects whose trainees may be funded without student-finance eligibility in 2025/26 and 2026/27 (fund-code exception).
+const FUND_CODE_EXCEPTION_SUBJECT = /^(ancient|classical|latin|modern languages|french|german|spanish|physics)/i;
+
+function inclusion(errors: string[], attribute: string, value: unknown, field: ReferenceField): void {
+  if (!isBlank(value) && !isValidCode(field, value)) errors.push(inclusionMessage(attribute, codeText(value), field));
+}
+
+/**
+ * Validates a whole trainee (create, or the merged record of an update). Returns the messages (canonical names)
+ * and never throws for bad input. `attrs` is normalised in place where the real service normalises (v2025.0's
+ * subject re-ordering, `trainee_start_date` defaulting).
+ */
+export function validateTraineeAttributes(attrs: Attributes, context: ValidationContext): string[] {
+  const { adapter, today } = context;
+  const errors: string[] = [];
+  const route = isBlank(attrs.training_route) ? undefined : codeText(attrs.training_route);
+  const earlyYears = route !== undefined && EARLY_YEARS_ROUTES.includes(route) && adapter.earlyYearsSubjectRule;
+  const currentYear = Number(today.slice(0, 4));
+
+  if (isBlank(attrs.trainee_start_date) && !isBlank(attrs.itt_start_date)) attrs.trainee_start_date = attrs.itt_start_date;
+
+  // 1. Presence.
+  const required = ['first_names', 'last_name', 'date_of_birth', 'sex', 'training_route', 'itt_start_date', 'itt_end_date', 'course_subject_1'];
+  if (!(route && adapter.studyModeOptionalRoutes.includes(route))) required.push('study_mode');
+  required.push('hesa_id');
+  for (const field of required) if (isBlank(attrs[field])) errors.push(`${field} can't be blank`);
+
+  // 2. Trainee fields.
+  for (const field of ['first_names', 'middle_names', 'last_name']) {
+    const value = attrs[field];
+    if (typeof value === 'string' && value.length > 60) errors.push(`${field} is too long (maximum is 60 characters)`);
+  }
+  if (typeof attrs.provider_trainee_id === 'string' && attrs.provider_trainee_id.length > 50) {
+    errors.push('provider_trainee_id is too long (maximum is 50 characters)');
+  }
+  if (!isBlank(attrs.application_id)) {
+    const text = codeText(attrs.application_id).trim();
+    if (!/^\d+$/.test(text)) errors.push('application_id is not a number');
+    else if (text.length > 7) errors.push('application_id is too long (maximum is 7 characters)');
+  }
+  if (!isBlank(attrs.date_of_birth)) {
+    const dob = isoDate(attrs.date_of_birth);
+    if (!dob || dob < yearsAgo(today, 100)) errors.push('date_of_birth is invalid');
+    else if (dob > today) errors.push('date_of_birth must be in the past');
+    else if (dob > yearsAgo(today, 16)) errors.push('date_of_birth cannot be less than 16 years ago');
+  }
+  inclusion(errors, 'sex', attrs.sex, 'sex');
+  if (!isBlank(attrs.email)) {
+    const email = typeof attrs.email === 'string' ? attrs.email.trim() : '';
+    if (email.length > 255) errors.push('email is too long (maximum is 255 characters)');
+    else if (!/^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/.test(email)) {
+      errors.push('email Enter an email address in the correct format, like name@example.com');
+    }
+  } else {
+    errors.push('email Enter an email address in the correct format, like name@example.com');
+  }
+  inclusion(errors, 'nationality', attrs.nationality, 'nationality');
+  inclusion(errors, 'ethnicity', attrs.ethnicity, 'ethnicity');
+
+  const disabilityCodes: string[] = [];
+  for (const [key, value] of Object.entries(attrs)) {
+    if (!DISABILITY_KEY.test(key) || isBlank(value)) continue;
+    if (!isValidCode('disability', value)) errors.push(inclusionMessage(key, codeText(value), 'disability'));
+    disabilityCodes.push(codeText(value));
+  }
+  if (new Set(disabilityCodes).size !== disabilityCodes.length) errors.push('disabilities contain duplicate values');
+
+  if (route !== undefined) {
+    const startYear = isoDate(attrs.itt_start_date) ? Number(String(isoDate(attrs.itt_start_date)).slice(0, 4)) : undefined;
+    const tooEarly = route === '12' && startYear !== undefined && startYear < 2022;
+    if (!adapter.routes.includes(route) || tooEarly) errors.push(inclusionMessage('training_route', route, adapter.routes));
+  }
+
+  const ittStart = isoDate(attrs.itt_start_date);
+  if (!isBlank(attrs.itt_start_date)) {
+    if (!ittStart) errors.push('itt_start_date is invalid');
+    else if (Number(ittStart.slice(0, 4)) > currentYear + 1) errors.push('itt_start_date must not be more than one year in the future');
+  }
+  if (!isBlank(attrs.itt_end_date)) {
+    const ittEnd = isoDate(attrs.itt_end_date);
+    if (!ittEnd) errors.push('itt_end_date is invalid');
+    else {
+      if (adapter.ittEndDateWindow && Number(ittEnd.slice(0, 4)) > currentYear + 5) errors.push('itt_end_date must be within the next 5 years');
+      if (adapter.ittEndDateWindow && ittEnd < yearsAgo(today, 10)) errors.push('itt_end_date must be within the last 10 years');
+      if (ittStart && ittEnd <= ittStart) errors.push('itt_end_date must be after itt_start_date');
+    }
+  }
+  if (!isBlank(attrs.trainee_start_date)) {
+    const start = isoDate(attrs.trainee_start_date);
+    if (!start) errors.push('trainee_start_date is invalid');
+    else if (start < yearsAgo(today, 10)) errors.push('trainee_start_date Cannot be more than 10 years in the past');
+    else if (start > today && start !== ittStart) errors.push('trainee_start_date must be in the past');
+  }
+
+  // v2025.0 put the primary subject first instead of refusing (§7.3).
+  const ageCode = isBlank(attrs.course_age_range) ? undefined : codeText(attrs.course_age_range);
+  const primaryRange = ageCode !== undefined && PRIMARY_AGE_RANGES.includes(ageCode) && !(route && EARLY_YEARS_ROUTES.includes(route));
+  if (primaryRange && adapter.primarySubjectRule === 'reorder' && codeText(attrs.course_subject_1) !== PRIMARY_SUBJECT) {
+    const subjects = [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3].filter((s) => !isBlank(s) && codeText(s) !== PRIMARY_SUBJECT);
+    [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3] = [PRIMARY_SUBJECT, subjects[0] ?? null, subjects[1] ?? null];
+  }
+  inclusion(errors, 'course_subject_1', attrs.course_subject_1, 'course_subject');
+  inclusion(errors, 'course_subject_2', attrs.course_subject_2, 'course_subject');
+  inclusion(errors, 'course_subject_3', attrs.course_subject_3, 'course_subject');
+  if (!earlyYears) {
+    const [s1, s2, s3] = [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3].map((s) => (isBlank(s) ? undefined : codeText(s)));
+    if (s2 !== undefined && s2 === s1) errors.push('course_subject_2 might contain duplicate values');
+    if (s3 !== undefined && (s3 === s1 || s3 === s2)) errors.push('course_subject_3 might contain duplicate values');
+  }
+  inclusion(errors, 'study_mode', attrs.study_mode, 'study_mode');
+  if (!isBlank(attrs.hesa_id)) {
+    const length = codeText(attrs.hesa_id).length;
+    if (length !== 13 && length !== 17) errors.push('hesa_id must be 13 or 17 characters');
+  }
+  if (!adapter.unknownFields.includes('iqts_country')) {
+    if (route === '15' && isBlank(attrs.iqts_country)) errors.push("iqts_country can't be blank");
+    else if (route !== '15' && !isBlank(attrs.iqts_country)) errors.push('iqts_country must be blank');
+    else inclusion(errors, 'iqts_country', attrs.iqts_country, 'country');
+  }
+
+  // 3. HESA detail fields.
+  if (isBlank(attrs.itt_aim)) errors.push("itt_aim can't be blank");
+  else inclusion(errors, 'itt_aim', attrs.itt_aim, 'itt_aim');
+  if (isBlank(attrs.itt_qualification_aim)) {
+    if (isBlank(attrs.itt_aim) || codeText(attrs.itt_aim) === '202') errors.push('itt_qualification_aim must be entered if 202 selected for itt_aim');
+  } else inclusion(errors, 'itt_qualification_aim', attrs.itt_qualification_aim, 'itt_qualification_aim');
+  if (isBlank(attrs.course_year)) errors.push("course_year can't be blank");
+  else if (!/^-?\d+$/.test(codeText(attrs.course_year).trim())) errors.push('course_year is not a valid course year');
+  if (ageCode === undefined) errors.push("course_age_range can't be blank");
+  else if (!isValidCode('course_age_range', ageCode)) errors.push(inclusionMessage('course_age_range', ageCode, 'course_age_range'));
+  else if (route && EARLY_YEARS_ROUTES.includes(route) && ageCode !== EARLY_YEARS_AGE_RANGE) {
+    errors.push('course_age_range is invalid. It should be `13920` for the training_route provided');
+  } else if (route && !EARLY_YEARS_ROUTES.includes(route) && ageCode === EARLY_YEARS_AGE_RANGE) {
+    errors.push('course_age_range is invalid. It can only be used for early years training routes');
+  }
+  if (isBlank(attrs.fund_code)) errors.push("fund_code can't be blank");
+  else inclusion(errors, 'fund_code', attrs.fund_code, 'fund_code');
+  if (isBlank(attrs.funding_method)) errors.push("funding_method can't be blank");
+  else inclusion(errors, 'funding_method', attrs.funding_method, 'funding_method');
+  inclusion(errors, 'training_initiative', attrs.training_initiative, 'training_initiative');
+  inclusion(errors, 'additional_training_initiative', attrs.additional_training_initiative, 'training_initiative');
+
+  // 4. Cross-field rules.
+  const subject1 = isBlank(attrs.course_subject_1) ? undefined : codeText(attrs.course_subject_1);
+  if (primaryRange && adapter.primarySubjectRule === 'error' && subject1 !== undefined && subject1 !== PRIMARY_SUBJECT && ageCode !== EARLY_YEARS_AGE_RANGE) {
+    errors.push('course_subject_1 is invalid. It should be `100511` for the course_age_range provided');
+  }
+  if (earlyYears && subject1 !== undefined && subject1 !== EARLY_YEARS_SUBJECT) {
+    errors.push('course_subject_1 is invalid. It should be `100510` for the training_route provided');
+  }
+  const fundingMethod = isBlank(attrs.funding_method) ? undefined : codeText(attrs.funding_method);
+  const fundCode = isBlank(attrs.fund_code) ? undefined : codeText(attrs.fund_code);
+  const fundingType = fundingMethod ? FUNDING_TYPES[fundingMethod] : undefined;
+  if (fundingType && fundCode !== undefined && fundCode !== '7' && isValidCode('fund_code', fundCode) && subject1 && isValidCode('course_subject', subject1)) {
+    const subjectName = entryName('course_subject', subject1) ?? subject1;
+    const cycle = academicCycleOf(isoDate(attrs.trainee_start_date) ?? ittStart ?? today);
+    const exception = (cycle === 2025 || cycle === 2026) && FUND_CODE_EXCEPTION_SUBJECT.test(subjectName);
+    if (!exception) errors.push(`funding_method '${fundingType}' is not allowed when fund_code is '${fundCode}' and course_subject_1 is '${subjectName}'`);
+  }
+
+  // 5. Nested degrees and placements (create only; updates use the nested endpoints).
+  if (context.mode === 'create') {
+    const degrees = Array.isArray(attrs.degrees_attributes) ? attrs.degrees_attributes : [];
+    if (route && !UNDERGRADUATE_ROUTES.includes(route) && degrees.length === 0) {
+      errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
+    }
+    const normalised = degrees.map((degree) => validateDegreeInput(degree, today, errors));
+    const keys = normalised.filter((d): d is DegreeInput => d !== undefined).map(degreeKey);
+    if (new Set(keys).size !== keys.length) errors.push('degrees_attributes contains duplicate degrees');
+    const placements = Array.isArray(attrs.placements_attributes) ? attrs.placements_attributes : [];
+    for (const placement of placements) validatePlacementInput(placement, context.knownSchoolUrns, errors);
+  } else if (route && !UNDERGRADUATE_ROUTES.includes(route) && context.existingDegreeCount === 0) {
+    errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
+  }
+  return errors;
+}
+
+// ---- Nested degrees and placements of POST /trainees ----
+
+export interface DegreeInput {
+  locale_code: 'uk' | 'non_uk';
+  subject: string;
+  subject_uuid: string | null;
+  uk_degree: string | null;
+  uk_degree_uuid: string | null;
+  non_uk_degree: string | null;
+  institution: string | null;
+  institution_uuid: string | null;
+  grade: string | null;
+  grade_uuid: string | null;
+  other_grade: string | null;
+  country: string | null;
+  graduation_year: number;
+}
+
+const UK_COUNTRIES = ['XF', 'XG', 'XH', 'XI', 'XK'];
+
+function degreeKey(d: DegreeInput): string {
+  return [d.subject, d.graduation_year, d.country, d.uk_degree, d.non_uk_degree, d.grade].join('|');
+}
+
+function graduationYear(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (/^\d{4}$/.test(text)) return Number(text);
+  const date = isoDate(text);
+  return date ? Number(date.slice(0, 4)) : /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
+/** Validates one `degrees_attributes` item (messages without prefix, as the real service) and normalises it. */
+export function validateDegreeInput(raw: unknown, today: string, errors: string[]): DegreeInput | undefined {
+  const d = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  const before = errors.length;
+  const nextYear = Number(today.slice(0, 4)) + 1;
+  const country = isBlank(d.country) ? null : codeText(d.country);
+  const uk = country === null || UK_COUNTRIES.includes(country) || !isBlank(d.institution);
+  if (!uk) {
+    if (isBlank(d.non_uk_degree)) errors.push('non_uk_degree must be entered if specifying a previous non-UK degree');
+    else inclusion(errors, 'non_uk_degree', d.non_uk_degree, 'degree_type');
+    if (!isValidCode('country', country)) errors.push(inclusionMessage('country', country, 'country'));
+  } else {
+    if (isBlank(d.uk_degree)) errors.push('uk_degree must be entered if specifying a previous UK degree');
+    else inclusion(errors, 'uk_degree', d.uk_degree, 'degree_type');
+  }
+  if (isBlank(d.subject) || !isValidCode('degree_subject', codeText(d.subject))) {
+    errors.push('subject must be entered if specifying a previous UK degree or non-UK degree');
+  }
+  let grade = isBlank(d.grade) ? null : codeText(d.grade);
+  if (grade === '09') grade = '14';
+  if (grade !== null && !isValidCode('degree_grade', grade)) grade = null;
+  if (uk && grade === null) errors.push('grade must be entered if specifying a previous UK degree or non-UK degree');
+  const year = graduationYear(d.graduation_year);
+  if (isBlank(d.graduation_year)) errors.push('graduation_year must be entered if specifying a previous UK degree or non-UK degree');
+  else {
+    if (year !== undefined && year > nextYear) errors.push('graduation_year must be in the past, for example 2014');
+    if (year === undefined || year < nextYear - 60 || year > nextYear) errors.push('graduation_year is invalid');
+  }
+  if (errors.length > before || year === undefined) return undefined;
+  let institution: string | null = null;
+  let institutionUuid: string | null = null;
+  if (uk) {
+    const code = isBlank(d.institution) ? null : codeText(d.institution) === '0133' ? '0149' : codeText(d.institution);
+    if (code && isValidCode('institution', code)) {
+      institution = code;
+      institutionUuid = referenceId('institution', code) ?? null;
+    } else {
+      // Unknown institutions silently become "Other UK institution" (§3.6).
+      institutionUuid = otherUkInstitutionId() ?? null;
+    }
+  }
+  const subject = codeText(d.subject);
+  const degreeType = uk ? codeText(d.uk_degree) : codeText(d.non_uk_degree);
+  return {
+    locale_code: uk ? 'uk' : 'non_uk',
+    subject,
+    subject_uuid: referenceId('degree_subject', subject) ?? null,
+    uk_degree: uk ? degreeType : null,
+    uk_degree_uuid: uk ? (referenceId('degree_type', degreeType) ?? null) : null,
+    non_uk_degree: uk ? null : degreeType,
+    institution,
+    institution_uuid: institutionUuid,
+    grade,
+    grade_uuid: grade ? (referenceId('degree_grade', grade) ?? null) : null,
+    other_grade: null,
+    country: uk ? null : country,
+    graduation_year: year,
+  };
+}
+
+let otherUk: string | undefined | null = null;
+function otherUkInstitutionId(): string | undefined {
+  if (otherUk === null) {
+    // "Other UK" has no HESA code, so it is looked up by name in the raw list.
+    otherUk = undefined;
+    for (const info of referenceData().institution.byCode.values()) if (info.name === 'other_uk') otherUk = String(info.id);
+  }
+  return otherUk;
+}
+
+export interface PlacementInput {
+  urn: string | null;
+  name: string | null;
+  postcode: string | null;
+}
+
+const POSTCODE = /^([A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}|GIR ?0A{2})$/i;
+
+/** Validates one `placements_attributes` item (messages prefixed `placements_attributes`, as the real service). */
+export function validatePlacementInput(raw: unknown, knownSchoolUrns: ReadonlySet<string>, errors: string[]): PlacementInput {
+  const p = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  const urn = isBlank(p.urn) ? null : codeText(p.urn).trim();
+  const postcode = isBlank(p.postcode) ? null : codeText(p.postcode).trim();
+  let name = isBlank(p.name) ? null : codeText(p.name);
+  if (urn !== null && !/^\d{6}$/.test(urn)) errors.push('placements_attributes urn is invalid');
+  if (urn !== null && SPECIAL_NAMES[urn]) name = SPECIAL_NAMES[urn];
+  if (name === null && !(urn !== null && knownSchoolUrns.has(urn))) errors.push("placements_attributes name can't be blank");
+  if (postcode !== null && !POSTCODE.test(postcode)) errors.push('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
+  return { urn, name, postcode };
+}
+
+const SPECIAL_NAMES: Record<string, string> = {
+  '900000': 'Placement outside England and Wales',
+  '900010': 'Not applicable or not available',
+  '900020': 'Establishment does not have a URN',
+  '900030': 'Not available',
+};
+
+/** `[min, max]` ages for the stored row. */
+export function agesOf(code: string | null): [number | null, number | null] {
+  const range = code ? ageRange(code) : undefined;
+  return range ? range : [null, null];
+}
