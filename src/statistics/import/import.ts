@@ -239,7 +239,13 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
           const record = records[r]!;
           const line = lines[r]!;
           if (record.length !== width) {
-            problems.add({ file: dataFile, line, message: `The row has ${record.length} cells but the header has ${width}.` });
+            problems.add({
+              file: dataFile,
+              line,
+              // The first column without a cell, when cells are missing.
+              ...(record.length < width ? { column: header[record.length] } : {}),
+              message: `The row has ${record.length} cells but the header has ${width}.`,
+            });
             continue;
           }
           const rawPeriod = record[tpIndex]!;
