@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import type { Runtime } from './runtime.js';
+import { registerDemoStartupTask } from './register/startup.js';
 
 export interface StartupContext {
   config: Config;
@@ -12,6 +13,8 @@ export interface StartupContext {
  * creating the register's demo provider. Each API adds its task here.
  */
 export const startupTasks: Array<(context: StartupContext) => Promise<void>> = [];
+
+startupTasks.push(registerDemoStartupTask);
 
 export async function runStartupTasks(context: StartupContext): Promise<void> {
   for (const task of startupTasks) await task(context);

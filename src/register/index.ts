@@ -6,7 +6,7 @@ import { traineeActionRoutes } from './actions/routes.js';
 import { notFound, registerErrorFormatter, resourceNotFound, unauthorized } from './errors.js';
 import { registerOpenApiDocument } from './openapi.js';
 import { allReferenceData, referenceDataPayload } from './reference-data.js';
-import { authenticateToken, DEVELOPMENT_TOKEN_SECRET, tokenFromHeader, touchToken, type RegisterEnvironment } from './tokens.js';
+import { authenticateToken, tokenFromHeader, tokenSecret, touchToken, type RegisterEnvironment } from './tokens.js';
 import { traineeRoutes } from './trainees/routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT, type RegisterVersion } from './versions/index.js';
 
@@ -44,9 +44,7 @@ declare module 'fastify' {
   }
 }
 
-export function tokenSecret(config: Config): string {
-  return config.REGISTER_TOKEN_SECRET ?? DEVELOPMENT_TOKEN_SECRET;
-}
+export { tokenSecret };
 
 /** The provider behind the request's token (and its use recorded), or undefined. */
 async function authenticate(request: FastifyRequest, db: Db, config: Config) {

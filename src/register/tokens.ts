@@ -12,6 +12,11 @@ export type RegisterEnvironment = 'production' | 'sandbox';
 /** Used when REGISTER_TOKEN_SECRET is not set (development and the embedded default only). */
 export const DEVELOPMENT_TOKEN_SECRET = 'register-development-secret-not-for-production';
 
+/** The secret the environment's token key is derived from. */
+export function tokenSecret(config: { REGISTER_TOKEN_SECRET?: string }): string {
+  return config.REGISTER_TOKEN_SECRET ?? DEVELOPMENT_TOKEN_SECRET;
+}
+
 export const MAX_ACTIVE_TOKENS = 2;
 export const MAX_TOKEN_MONTHS = 6;
 

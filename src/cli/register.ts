@@ -1,0 +1,186 @@
+/**
+ * `npm run register -- <command> [options]`: the register operator's commands (providers, tokens, schools,
+ * training partners). Honours DATABASE_URL / DATA_DIR like the server and works while the server runs.
+ * A created token is printed once, alone on the last line of the output, so scripts can take `tail -n 1`.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig, type Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import { AppError } from '../errors.js';
+import { createToken, todayUtc, tokenSecret } from '../register/tokens.js';
+import { openRuntime } from '../runtime.js';
+import { runCli } from './run.js';
+
+export type RegisterCommand = (args: string[], db: Db, config: Config) => Promise<void>;
+
+class UsageError extends AppError {
+  constructor(message: string) {
+    super(400, 'Usage', message);
+  }
+}
+
+function options(args: string[], spec: Record<string, { type: 'string' | 'boolean' }>) {
+  try {
+    return parseArgs({ args, options: spec, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+function required(value: string | boolean | undefined, flag: string): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`${flag} is required`);
+  return value.trim();
+}
+
+const UKPRN = /^\d{8}$/;
+const URN = /^\d{6}$/;
+
+export const coreCommands: Record<string, RegisterCommand> = {
+  async 'provider:create'(args, db) {
+    const { values } = options(args, { ukprn: { type: 'string' }, name: { type: 'string' }, unaccredited: { type: 'boolean' } });
+    const ukprn = required(values.ukprn, '--ukprn');
+    const name = required(values.name, '--name');
+    if (!UKPRN.test(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
+    const existing = await db.selectFrom('providers').select('id').where('ukprn', '=', ukprn).executeTakeFirst();
+    if (existing) throw new UsageError(`A provider with UKPRN ${ukprn} already exists`);
+    const row = await db
+      .insertInto('providers')
+      .values({ ukprn, name, accredited: !values.unaccredited })
+      .returning(['id', 'ukprn', 'name'])
+      .executeTakeFirstOrThrow();
+    console.log(`Created provider ${row.id}: ${row.name} (UKPRN ${row.ukprn})`);
+  },
+
+  async 'provider:list'(_args, db) {
+    const rows = await db.selectFrom('providers').selectAll().orderBy('id').execute();
+    if (rows.length === 0) console.log('No providers.');
+    for (const p of rows) console.log(`${p.id}\t${p.ukprn}\t${p.name}${p.discarded_at ? '\t(discarded)' : ''}`);
+  },
+
+  async 'provider:discard'(args, db) {
+    const { values } = options(args, { ukprn: { type: 'string' } });
+    const ukprn = required(values.ukprn, '--ukprn');
+    const result = await db.updateTable('providers').set({ discarded_at: new Date(), updated_at: new Date() }).where('ukprn', '=', ukprn).where('discarded_at', 'is', null).executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new UsageError(`No active provider with UKPRN ${ukprn}`);
+    console.log(`Discarded provider ${ukprn}: its tokens no longer authenticate.`);
+  },
+
+  async 'token:create'(args, db, config) {
+    const { values } = options(args, { provider: { type: 'string' }, expires: { type: 'string' }, name: { type: 'string' } });
+    const ukprn = required(values.provider, '--provider');
+    const created = await db.transaction().execute((trx) =>
+      createToken(trx, {
+        providerUkprn: ukprn,
+        environment: config.REGISTER_ENVIRONMENT,
+        secret: tokenSecret(config),
+        expiresAt: typeof values.expires === 'string' ? values.expires : undefined,
+        name: typeof values.name === 'string' ? values.name : undefined,
+      }),
+    );
+    console.log(`Created ${config.REGISTER_ENVIRONMENT} token ${created.id} "${created.name}" for ${created.provider.name} (UKPRN ${created.provider.ukprn}), valid until ${created.expiresAt} (exclusive).`);
+    console.log('It is shown only this once:');
+    console.log(created.token);
+  },
+
+  async 'token:revoke'(args, db) {
+    const { values, positionals } = options(args, { id: { type: 'string' } });
+    const id = Number(values.id ?? positionals[0]);
+    if (!Number.isInteger(id) || id <= 0) throw new UsageError('token:revoke needs a token id (see token:list): token:revoke <id>');
+    const result = await db
+      .updateTable('authentication_tokens')
+      .set({ status: 'revoked', revoked_at: new Date(), updated_at: new Date() })
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new UsageError(`No active token with id ${id}`);
+    console.log(`Revoked token ${id}.`);
+  },
+
+  async 'token:list'(args, db) {
+    const { values } = options(args, { provider: { type: 'string' } });
+    let query = db
+      .selectFrom('authentication_tokens as t')
+      .innerJoin('providers as p', 'p.id', 't.provider_id')
+      .select(['t.id', 't.name', 't.environment', 't.status', 't.expires_at', 't.last_used_at', 'p.ukprn'])
+      .orderBy('t.id');
+    if (typeof values.provider === 'string') query = query.where('p.ukprn', '=', values.provider);
+    const rows = await query.execute();
+    if (rows.length === 0) console.log('No tokens.');
+    const today = todayUtc();
+    for (const t of rows) {
+      const status = t.status === 'active' && t.expires_at <= today ? 'expired' : t.status;
+      console.log([t.id, t.ukprn, t.environment, status, `expires ${t.expires_at}`, `last used ${t.last_used_at ? t.last_used_at.toISOString() : 'never'}`, t.name].join('\t'));
+    }
+  },
+
+  async 'school:create'(args, db) {
+    const { values } = options(args, { urn: { type: 'string' }, name: { type: 'string' }, postcode: { type: 'string' }, town: { type: 'string' } });
+    const urn = required(values.urn, '--urn');
+    if (!URN.test(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
+    await db
+      .insertInto('schools')
+      .values({ urn, name: required(values.name, '--name'), postcode: typeof values.postcode === 'string' ? values.postcode : null, town: typeof values.town === 'string' ? values.town : null })
+      .onConflict((oc) => oc.column('urn').doUpdateSet((eb) => ({ name: eb.ref('excluded.name'), postcode: eb.ref('excluded.postcode'), town: eb.ref('excluded.town') })))
+      .execute();
+    console.log(`School ${urn} saved.`);
+  },
+
+  async 'training-partner:create'(args, db) {
+    const { values } = options(args, { urn: { type: 'string' }, ukprn: { type: 'string' }, name: { type: 'string' } });
+    const urn = typeof values.urn === 'string' ? values.urn : null;
+    const ukprn = typeof values.ukprn === 'string' ? values.ukprn : null;
+    if (!urn && !ukprn) throw new UsageError('--urn or --ukprn is required');
+    if (urn && !URN.test(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
+    if (ukprn && !UKPRN.test(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
+    const row = await db.insertInto('training_partners').values({ urn, ukprn, name: required(values.name, '--name') }).returning('id').executeTakeFirstOrThrow();
+    console.log(`Created training partner ${row.id}.`);
+  },
+};
+
+const USAGE = `Usage: npm run register -- <command> [options]
+  provider:create --ukprn <8 digits> --name <name> [--unaccredited]
+  provider:list
+  provider:discard --ukprn <ukprn>            (soft delete: its tokens stop working)
+  token:create --provider <ukprn> [--expires YYYY-MM-DD] [--name <label>]
+                                              (prints the token once, on the last line)
+  token:revoke <token id>
+  token:list [--provider <ukprn>]
+  school:create --urn <6 digits> --name <name> [--postcode <pc>] [--town <town>]
+  training-partner:create --name <name> [--urn <6 digits>] [--ukprn <8 digits>]`;
+
+/** Every command: the core's plus any registered by other register modules (e.g. the operator's trainee commands). */
+export async function registerCommands(): Promise<Record<string, RegisterCommand>> {
+  const commands: Record<string, RegisterCommand> = { ...coreCommands };
+  // The trainee operator commands (issue 6) live in their own module; loaded when present.
+  try {
+    const module = (await import(['./register-trainee', 'js'].join('.'))) as { traineeCommands?: Record<string, RegisterCommand> };
+    Object.assign(commands, module.traineeCommands ?? {});
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+  }
+  return commands;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const [name, ...args] = argv;
+  const commands = await registerCommands();
+  if (!name || name === 'help' || name === '--help') {
+    console.log(USAGE);
+    return;
+  }
+  const command = commands[name];
+  if (!command) throw new UsageError(`Unknown command "${name}".\n${USAGE}`);
+  const config = loadConfig();
+  const runtime = await openRuntime(config, { applicationName: 'register-cli' });
+  try {
+    await command(args, runtime.primary.db, config);
+  } finally {
+    await runtime.close();
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  await runCli(() => main(process.argv.slice(2)));
+}

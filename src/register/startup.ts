@@ -1,0 +1,32 @@
+import type { StartupContext } from '../startup.js';
+import type { Db } from '../db/database.js';
+import type { RegisterEnvironment } from './tokens.js';
+import { createToken, tokenSecret } from './tokens.js';
+
+export const DEMO_PROVIDER = { ukprn: '10000001', name: 'Demo Training Provider' };
+
+/**
+ * Creates the demo provider and one token when the register has no provider yet, so a new user can call the API
+ * at once. Returns the token (shown once), or undefined when providers already exist.
+ */
+export async function createDemoProviderIfEmpty(db: Db, environment: RegisterEnvironment, secret: string): Promise<string | undefined> {
+  return db.transaction().execute(async (trx) => {
+    // One starter at a time (a CLI may open the same database concurrently).
+    await trx.selectFrom('providers').select('id').forUpdate().limit(1).execute();
+    const any = await trx.selectFrom('providers').select('id').limit(1).executeTakeFirst();
+    if (any) return undefined;
+    await trx.insertInto('providers').values(DEMO_PROVIDER).execute();
+    const created = await createToken(trx, { providerUkprn: DEMO_PROVIDER.ukprn, environment, secret, name: 'Demo token' });
+    return created.token;
+  });
+}
+
+/** The start-up task: only on the embedded default database (no DATABASE_URL), never on an operator's database. */
+export async function registerDemoStartupTask({ config, runtime, log }: StartupContext): Promise<void> {
+  if (config.DATABASE_URL) return;
+  const token = await createDemoProviderIfEmpty(runtime.primary.db, config.REGISTER_ENVIRONMENT, tokenSecret(config));
+  if (!token) return;
+  log(`Register API: created the demo provider "${DEMO_PROVIDER.name}" (UKPRN ${DEMO_PROVIDER.ukprn}) and a ${config.REGISTER_ENVIRONMENT} token, shown only this once:`);
+  log(`  ${token}`);
+  log(`  try: curl -H "Authorization: Bearer ${token}" http://${config.HOST}:${config.PORT}/api/v2026.1/info`);
+}
