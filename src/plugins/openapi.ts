@@ -4,7 +4,19 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 
 /** Every OpenAPI document the service serves, as [file under openapi/, URL]; committed copies are kept in sync by a test. */
-export const OPENAPI_DOCUMENTS: Array<[string, string]> = [['openapi.json', '/openapi.json']];
+export const OPENAPI_DOCUMENTS: Array<[string, string]> = [
+  ['openapi.json', '/openapi.json'],
+  // The register API: one document per version (src/register/openapi.ts).
+  ['register-v2025.0.json', '/api/v2025.0/openapi.json'],
+  ['register-v2026.0.json', '/api/v2026.0/openapi.json'],
+  ['register-v2026.1.json', '/api/v2026.1/openapi.json'],
+];
+
+/** The documents /docs offers in its selector (swagger-ui `urls`), the service-wide one first. */
+const DOCS_URLS = OPENAPI_DOCUMENTS.map(([file, url]) => ({
+  url,
+  name: file === 'openapi.json' ? 'Service (statistics /v1)' : `Register API ${file.replace(/^register-|\.json$/g, '')}`,
+}));
 
 /**
  * OpenAPI 3.1 generated from the routes' TypeBox schemas (components named by `$id`), served at `/openapi.json`,
@@ -40,7 +52,7 @@ export const openApiPlugin = fp(
     });
     await app.register(swaggerUi, {
       routePrefix: '/docs',
-      uiConfig: { validatorUrl: null, docExpansion: 'list', deepLinking: true },
+      uiConfig: { validatorUrl: null, docExpansion: 'list', deepLinking: true, urls: DOCS_URLS } as Record<string, unknown>,
       staticCSP: true,
     });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
