@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import type { FastifyInstance } from 'fastify';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createProviderWithToken, type TestProvider } from './helpers.js';
+import { hashToken } from '../../src/register/tokens.js';
+
+const SECRET = 'test-secret-of-the-register-0123';
+let t: TestApp;
+let production: FastifyInstance;
+let sandboxProvider: TestProvider;
+let productionProvider: TestProvider;
+
+beforeAll(async () => {
+  // The default test app is a sandbox; a second app on the same database is configured as production.
+  t = await buildTestApp({ REGISTER_ENVIRONMENT: 'sandbox', REGISTER_TOKEN_SECRET: SECRET });
+  production = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: t.database.url, REGISTER_ENVIRONMENT: 'production', REGISTER_TOKEN_SECRET: SECRET }), {
+    db: t.database.db,
+    logger: false,
+  });
+  sandboxProvider = await createProviderWithToken(t.database.db, { environment: 'sandbox', secret: SECRET });
+  productionProvider = await createProviderWithToken(t.database.db, { environment: 'production', secret: SECRET });
+});
+afterAll(async () => {
+  await production?.close();
+  await t?.close();
+});
+
+const info = (headers: Record<string, string> = {}, app?: FastifyInstance) =>
+  (app ?? t.app).inject({ method: 'GET', url: '/api/v2026.1/info', headers });
+
+describe('register authentication', () => {
+  it('accepts `Bearer <token>` and the bare token', async () => {
+    const bearer = await info(sandboxProvider.auth);
+    expect(bearer.statusCode).toBe(200);
+    expect(bearer.json()).toEqual({ status: 'ok', version: { requested: 'v2026.1', latest: 'v2026.1' } });
+    expect((await info({ authorization: sandboxProvider.token })).statusCode).toBe(200);
+  });
+
+  it.each([
+    ['no Authorization header', {}],
+    ['an unknown token', { authorization: 'Bearer bob' }],
+    ['a lower-case scheme', { authorization: `bearer ${'x'}` }],
+    ['an empty bearer', { authorization: 'Bearer ' }],
+  ])('answers 401 {"error":"Unauthorized"} for %s', async (_name, headers) => {
+    const response = await info(headers as Record<string, string>);
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({ error: 'Unauthorized' });
+  });
+
+  it('refuses `bearer <valid token>` (the scheme is case-sensitive, as the real service)', async () => {
+    const response = await info({ authorization: `bearer ${sandboxProvider.token}` });
+    expect(response.statusCode).toBe(401);
+  });
+
+  it('refuses a token on its expiry date, but accepts it the day before', async () => {
+    const provider = await createProviderWithToken(t.database.db, { secret: SECRET });
+    const today = new Date().toISOString().slice(0, 10);
+    await t.database.db.updateTable('authentication_tokens').set({ expires_at: today }).where('id', '=', provider.tokenId).execute();
+    expect((await info(provider.auth)).statusCode).toBe(401);
+    const tomorrow = new Date(Date.now() + 86400000).toISOString().slice(0, 10);
+    await t.database.db.updateTable('authentication_tokens').set({ expires_at: tomorrow }).where('id', '=', provider.tokenId).execute();
+    expect((await info(provider.auth)).statusCode).toBe(200);
+  });
+
+  it('refuses a revoked token and the token of a soft-deleted provider', async () => {
+    const revoked = await createProviderWithToken(t.database.db, { secret: SECRET });
+    await t.database.db.updateTable('authentication_tokens').set({ status: 'revoked', revoked_at: new Date() }).where('id', '=', revoked.tokenId).execute();
+    const revokedResponse = await info(revoked.auth);
+    expect(revokedResponse.statusCode).toBe(401);
+    expect(revokedResponse.json()).toEqual({ error: 'Unauthorized' });
+
+    const discarded = await createProviderWithToken(t.database.db, { secret: SECRET });
+    expect((await info(discarded.auth)).statusCode).toBe(200);
+    await t.database.db.updateTable('providers').set({ discarded_at: new Date() }).where('id', '=', discarded.id).execute();
+    expect((await info(discarded.auth)).statusCode).toBe(401);
+  });
+
+  it('records last_used_at on a successful authentication only', async () => {
+    const provider = await createProviderWithToken(t.database.db, { secret: SECRET });
+    const before = await t.database.db.selectFrom('authentication_tokens').select('last_used_at').where('id', '=', provider.tokenId).executeTakeFirstOrThrow();
+    expect(before.last_used_at).toBeNull();
+    await info(provider.auth);
+    const after = await t.database.db.selectFrom('authentication_tokens').select('last_used_at').where('id', '=', provider.tokenId).executeTakeFirstOrThrow();
+    expect(after.last_used_at).toBeInstanceOf(Date);
+  });
+
+  it('stores only the HMAC of a token, with the environment in its prefix', async () => {
+    expect(sandboxProvider.token).toMatch(/^sandbox_[0-9a-f]{64}$/);
+    expect(productionProvider.token).toMatch(/^production_[0-9a-f]{64}$/);
+    const row = await t.database.db.selectFrom('authentication_tokens').selectAll().where('id', '=', sandboxProvider.tokenId).executeTakeFirstOrThrow();
+    expect(row.token_hash).toBe(hashToken(sandboxProvider.token, 'sandbox', SECRET));
+    expect(JSON.stringify(row)).not.toContain(sandboxProvider.token);
+  });
+
+  it('a sandbox token is refused by a production app, and a production token by a sandbox app', async () => {
+    expect((await info(sandboxProvider.auth, production)).statusCode).toBe(401);
+    expect((await info(productionProvider.auth, production)).statusCode).toBe(200);
+    expect((await info(productionProvider.auth)).statusCode).toBe(401);
+    // Even a row moved to the other environment does not match: the hash key differs per environment.
+    await t.database.db.updateTable('authentication_tokens').set({ environment: 'production' }).where('id', '=', sandboxProvider.tokenId).execute();
+    expect((await info(sandboxProvider.auth, production)).statusCode).toBe(401);
+    await t.database.db.updateTable('authentication_tokens').set({ environment: 'sandbox' }).where('id', '=', sandboxProvider.tokenId).execute();
+  });
+});
+
+describe('register versions and routing', () => {
+  it.each([
+    ['v2025.0', 'v2025.0'],
+    ['v2025.0-rc', 'v2025.0-rc'],
+    ['v2026.0', 'v2026.0'],
+    ['v2026.1', 'v2026.1'],
+  ])('GET /api/%s/info reports the requested and the latest version', async (label, requested) => {
+    const response = await t.app.inject({ method: 'GET', url: `/api/${label}/info`, headers: sandboxProvider.auth });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: 'ok', version: { requested, latest: 'v2026.1' } });
+  });
+
+  it('an unknown but well-formed version is 404 "Not found" with a token and 401 without', async () => {
+    const withToken = await t.app.inject({ method: 'GET', url: '/api/v0.0/trainees', headers: sandboxProvider.auth });
+    expect(withToken.statusCode).toBe(404);
+    expect(withToken.json()).toEqual({ errors: [{ error: 'NotFound', message: 'Not found' }] });
+    const without = await t.app.inject({ method: 'GET', url: '/api/v0.0/trainees' });
+    expect(without.statusCode).toBe(401);
+    expect(without.json()).toEqual({ error: 'Unauthorized' });
+  });
+
+  it('an unknown path or method under a served version is 404 "Not found" after authentication', async () => {
+    const path = await t.app.inject({ method: 'GET', url: '/api/v2026.1/nothing-here', headers: sandboxProvider.auth });
+    expect(path.statusCode).toBe(404);
+    expect(path.json()).toEqual({ errors: [{ error: 'NotFound', message: 'Not found' }] });
+    const method = await t.app.inject({ method: 'DELETE', url: '/api/v2026.1/trainees', headers: sandboxProvider.auth });
+    expect(method.statusCode).toBe(404);
+  });
+
+  it('a malformed version segment is 404 {"error":"Resource not found"}', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/api/latest/trainees', headers: sandboxProvider.auth });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({ error: 'Resource not found' });
+  });
+
+  it('serves one OpenAPI document per version without a token, with that version’s field names', async () => {
+    const v2025 = (await t.app.inject({ method: 'GET', url: '/api/v2025.0/openapi.json' })).json();
+    const v2026 = (await t.app.inject({ method: 'GET', url: '/api/v2026.1/openapi.json' })).json();
+    expect(v2025.info.title).toContain('v2025.0');
+    expect(v2025.components.schemas.Trainee.properties).toHaveProperty('lead_partner_urn');
+    expect(v2025.components.schemas.Trainee.properties).not.toHaveProperty('training_partner_urn');
+    expect(v2026.components.schemas.Trainee.properties).toHaveProperty('training_partner_urn');
+    expect(v2026.components.schemas.Trainee.properties).toHaveProperty('iqts_country');
+    expect(v2026.paths).toHaveProperty('/reference-data');
+    expect(v2025.paths).not.toHaveProperty('/reference-data');
+  });
+});
