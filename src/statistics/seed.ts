@@ -8,7 +8,7 @@ import { createGunzip, createGzip } from 'node:zlib';
 import { existsSync } from 'node:fs';
 import type { Db } from '../db/database.js';
 import { ValidationError } from '../errors.js';
-import { importDataSetVersion, type ImportResult, type ImportTarget, type RowOrder } from './import/import.js';
+import { importDataSetVersion, type ImportProgress, type ImportResult, type ImportTarget, type RowOrder } from './import/import.js';
 import { parseVersionNumber, compareVersionNumbers } from './import/version-number.js';
 
 /** The catalogue file `seed/catalog.json` (publications, data sets, and each data set's version history). */
@@ -38,7 +38,7 @@ export interface SeedOptions {
   /** Only these data sets (with their publications). */
   dataSetIds?: string[];
   /** Progress of each import (rows so far), e.g. for a progress bar. */
-  onProgress?: (dataSetTitle: string, version: string, rows: number, seconds: number) => void;
+  onProgress?: (dataSetTitle: string, version: string, progress: ImportProgress) => void;
 }
 
 export interface SeedResult {
@@ -129,7 +129,7 @@ export async function seedCatalogue(target: ImportTarget & { db: Db }, options: 
           notes: entry.notes ?? '',
           publishedAt: entry.published,
           rowOrder,
-          onProgress: options.onProgress && ((p) => options.onProgress!(dataSet.title, entry.version, p.rows, p.seconds)),
+          onProgress: options.onProgress && ((p) => options.onProgress!(dataSet.title, entry.version, p)),
         });
         versions.push(result);
         log(

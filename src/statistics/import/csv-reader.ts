@@ -17,14 +17,17 @@ export class CsvSyntaxError extends Error {
   }
 }
 
+/** A CSV file as a text stream; `fileBytesRead()` counts file bytes (compressed ones for `.gz`) for a progress bar. */
+export type CsvText = Readable & { fileBytesRead(): number };
+
 /** Opens a CSV file as a text stream, gunzipping it when its name ends in `.gz`. */
-export function openCsvText(path: string): Readable {
+export function openCsvText(path: string): CsvText {
   const file = createReadStream(path, { highWaterMark: 1 << 20 });
   const stream = path.endsWith('.gz') ? file.pipe(createGunzip({ chunkSize: 1 << 20 })) : file;
   // A decompression or read error must reach the consumer instead of being lost in the pipe.
   if (stream !== file) file.on('error', (error) => stream.destroy(error));
   stream.setEncoding('utf8');
-  return stream;
+  return Object.assign(stream, { fileBytesRead: () => file.bytesRead });
 }
 
 /**

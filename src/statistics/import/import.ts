@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
@@ -41,6 +41,8 @@ export type RowOrder = 'file' | 'reference-fixture';
 export interface ImportProgress {
   rows: number;
   seconds: number;
+  /** Share of the data file read so far (0..1), for a progress bar. */
+  fraction: number;
   done: boolean;
 }
 
@@ -124,7 +126,9 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
   const problems = new ProblemCollector();
 
   // The header first: the meta file is checked against it before any row is read.
-  const batches = readCsvBatches(openCsvText(options.dataPath));
+  const text = openCsvText(options.dataPath);
+  const totalBytes = (await stat(options.dataPath)).size || 1;
+  const batches = readCsvBatches(text);
   let firstBatch: CsvBatch | undefined;
   try {
     const first = await batches.next();
@@ -364,7 +368,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
         }
         if (options.onProgress && seconds() - lastProgress >= 0.25) {
           lastProgress = seconds();
-          options.onProgress({ rows, seconds: lastProgress, done: false });
+          options.onProgress({ rows, seconds: lastProgress, fraction: Math.min(1, text.fileBytesRead() / totalBytes), done: false });
         }
       }
     } catch (error) {
@@ -384,7 +388,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     copy.end(buffer);
     await finished(copy);
     if (copyError) throw copyError;
-    options.onProgress?.({ rows, seconds: seconds(), done: true });
+    options.onProgress?.({ rows, seconds: seconds(), fraction: 1, done: true });
 
     // The version row.
     const status: VersionStatus = options.draft ? 'Draft' : 'Published';

@@ -1,0 +1,63 @@
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { ValidationError } from '../errors.js';
+import { openRuntime } from '../runtime.js';
+import { importDataSetVersion } from '../statistics/import/import.js';
+import { progressBar } from '../statistics/import/progress.js';
+import { runCli } from './run.js';
+
+const USAGE = `Usage: npm run import -- --data-set <id> --version <x.y[.z]> --data <data.csv|data.csv.gz> --meta <meta.csv>
+                      [--draft] [--notes <text>] [--release-title <text>] [--release-slug <slug>] [--published-at <ISO time>]`;
+
+/** `npm run import`: imports one data set version from a data CSV and a meta CSV (atomically). */
+await runCli(async () => {
+  const { values } = parseArgs({
+    options: {
+      'data-set': { type: 'string' },
+      version: { type: 'string' },
+      data: { type: 'string' },
+      meta: { type: 'string' },
+      draft: { type: 'boolean', default: false },
+      notes: { type: 'string' },
+      'release-title': { type: 'string' },
+      'release-slug': { type: 'string' },
+      'published-at': { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const missing = (['data-set', 'version', 'data', 'meta'] as const).filter((name) => !values[name]);
+  if (missing.length > 0) {
+    throw new ValidationError(missing.map((name) => ({ path: `--${name}`, message: `is required.\n${USAGE}` })));
+  }
+  if (values['published-at'] && Number.isNaN(Date.parse(values['published-at']))) {
+    throw new ValidationError([{ path: '--published-at', message: 'is not an ISO 8601 time.' }]);
+  }
+  const runtime = await openRuntime(loadConfig(), { applicationName: 'statistics-import' });
+  try {
+    const result = await importDataSetVersion(runtime.primary, {
+      dataSetId: values['data-set']!,
+      version: values.version!,
+      dataPath: path.resolve(values.data!),
+      metaPath: path.resolve(values.meta!),
+      draft: values.draft,
+      notes: values.notes,
+      releaseTitle: values['release-title'],
+      releaseSlug: values['release-slug'],
+      publishedAt: values['published-at'],
+      onProgress: progressBar(`Importing ${path.basename(values.data!)}`),
+    });
+    console.log(
+      `Imported data set ${result.dataSetId} version ${result.version} (${result.status}): ${result.rows.toLocaleString('en-GB')} rows in ` +
+        `${result.seconds.toFixed(1)} s (${Math.round(result.rows / result.seconds).toLocaleString('en-GB')} rows/s); ` +
+        `changes: ${result.majorChanges} major, ${result.minorChanges} minor.`,
+    );
+  } finally {
+    await runtime.close();
+  }
+});
