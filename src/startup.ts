@@ -1,6 +1,7 @@
 import type { Config } from './config.js';
 import type { Runtime } from './runtime.js';
 import { registerDemoStartupTask } from './register/startup.js';
+import { seedCatalogueOnStart } from './statistics/seed.js';
 
 export interface StartupContext {
   config: Config;
@@ -14,6 +15,7 @@ export interface StartupContext {
  */
 export const startupTasks: Array<(context: StartupContext) => Promise<void>> = [];
 
+startupTasks.push(seedCatalogueOnStart);
 startupTasks.push(registerDemoStartupTask);
 
 export async function runStartupTasks(context: StartupContext): Promise<void> {

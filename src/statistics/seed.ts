@@ -7,6 +7,7 @@ import { finished } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { existsSync } from 'node:fs';
 import type { Db } from '../db/database.js';
+import type { StartupContext } from '../startup.js';
 import { ValidationError } from '../errors.js';
 import { importDataSetVersion, type ImportProgress, type ImportResult, type ImportTarget, type RowOrder } from './import/import.js';
 import { parseVersionNumber, compareVersionNumbers } from './import/version-number.js';
@@ -228,4 +229,31 @@ function splitCsvLine(line: string): string[] {
     }
   }
   return cells;
+}
+
+/**
+ * True when the statistics catalogue should be seeded: no data set exists yet, or a catalogue data set exists
+ * without any version (a seed that was interrupted; each version import is atomic, so it resumes cleanly).
+ */
+export async function catalogueSeedPending(db: Db, seedDir = DEFAULT_SEED_DIR): Promise<boolean> {
+  if (await isCatalogueEmpty(db)) return true;
+  const ids = (await readCatalogue(seedDir)).dataSets.map((d) => d.id);
+  const unfinished = await db
+    .selectFrom('data_sets as d')
+    .select('d.id')
+    .where('d.id', 'in', ids)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('data_set_versions as v').select('v.id').whereRef('v.data_set_id', '=', 'd.id'))))
+    .limit(1)
+    .executeTakeFirst();
+  return unfinished !== undefined;
+}
+
+/** Start-up task: seeds the catalogue when it is empty (or half-seeded) and SEED_ON_START is true, printing progress. */
+export async function seedCatalogueOnStart(context: StartupContext): Promise<void> {
+  if (!context.config.SEED_ON_START) return;
+  const { primary } = context.runtime;
+  if (!(await catalogueSeedPending(primary.db))) return;
+  context.log('Seeding the statistics catalogue from seed/catalog.json (about a million rows; this takes under a minute) ...');
+  const result = await seedCatalogue(primary, { log: (message) => context.log(`  ${message}`) });
+  context.log(`Seeded ${result.dataSets} data sets (${result.versions.length} versions) in ${result.seconds.toFixed(1)} s.`);
 }
