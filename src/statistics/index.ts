@@ -31,6 +31,10 @@ async function redirectCapitalisedPath(request: FastifyRequest, reply: FastifyRe
 export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
   // Before the not-found handler is set, so that unknown capitalised paths are redirected too.
   app.addHook('onRequest', redirectCapitalisedPath);
+  // The reference reports its API versions on every response (Asp.Versioning `ReportApiVersions`).
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('api-supported-versions', '1.0');
+  });
   installErrorHandling(app, statisticsErrorFormatter);
   registerStatisticsSchemas(app);
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.

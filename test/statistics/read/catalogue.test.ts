@@ -387,5 +387,7 @@ describe('unknown paths', () => {
     const res = await get('/v1/nothing-here');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toMatchObject({ status: 404, title: 'Not Found', traceId: expect.any(String) });
+    expect(res.headers['api-supported-versions']).toBe('1.0');
+    expect((await get('/v1/publications')).headers['api-supported-versions']).toBe('1.0');
   });
 });
