@@ -15,7 +15,13 @@ export interface QueryEngineOptions {
  * answer the query (every criterion and sort except indicator sorts), else from SQL; then the page's columns
  * from PostgreSQL by id.
  */
-export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQuery, options: QueryEngineOptions = {}): Promise<QueryResponse> {
+export interface QueryOutcome {
+  body: QueryResponse;
+  /** Which engine chose the rows: the in-memory row index, or SQL alone. */
+  engine: 'index' | 'sql';
+}
+
+export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQuery, options: QueryEngineOptions = {}): Promise<QueryOutcome> {
   const columns = resultColumns(meta, query);
   const offset = (query.page - 1) * query.pageSize;
   let total: number;
@@ -41,9 +47,10 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
     rows = page.rows;
   }
 
-  return {
+  const body: QueryResponse = {
     paging: { page: query.page, pageSize: query.pageSize, totalResults: total, totalPages: totalPages(total, query.pageSize) },
     results: rows.map((row) => toResultRow(meta, query, row)),
     warnings: responseWarnings(query, total),
   };
+  return { body, engine: index ? 'index' : 'sql' };
 }

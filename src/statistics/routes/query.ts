@@ -47,7 +47,9 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     const resolved = resolveQuery(meta, query);
     reply.header('cache-control', request.headers['preview-token'] ? 'private, no-cache' : 'public, max-age=300, must-revalidate');
     if (wantsCsv(request)) return streamQueryCsv(db, meta, resolved, reply);
-    return runQuery(db, meta, resolved);
+    const { body, engine } = await runQuery(db, meta, resolved);
+    reply.header('x-query-engine', engine);
+    return body;
   }
 
   app.get<{ Params: { dataSetId: string } }>(

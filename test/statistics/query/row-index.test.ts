@@ -116,13 +116,13 @@ const predicateArb: fc.Arbitrary<Predicate> = fc.letrec<{ node: Predicate }>((ti
   ),
 })).node;
 
-const sortArb: fc.Arbitrary<SortKey[]> = fc.oneof(
-  fc.constant([{ column: 'time_period_id', direction: 'Desc', kind: 'integer' } as SortKey]),
+const sortArb = fc.oneof(
+  fc.constant<SortKey[]>([{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }]),
   fc.array(
     fc.oneof(
       fc.record({ column: fc.constantFrom('time_period_id', 'f1', 'f2'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('integer' as const) }),
-      fc.record({ column: fc.constant('geographic_level'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('rank' as const), ranks: fc.constant(['LA', 'NAT', 'REG', 'SCH']) }),
-      fc.record({ column: fc.constant('l_la'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('rank' as const), ranks: fc.constant([3, 1, 2]) }),
+      fc.record({ column: fc.constant('geographic_level'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('rank' as const), ranks: fc.constant<Array<number | string>>(['LA', 'NAT', 'REG', 'SCH']) }),
+      fc.record({ column: fc.constant('l_la'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('rank' as const), ranks: fc.constant<Array<number | string>>([3, 1, 2]) }),
     ),
     { minLength: 1, maxLength: 3 },
   ),
@@ -134,7 +134,7 @@ describe('RowIndex (in-memory bitmap engine)', () => {
       fc.property(
         fc.array(rowArb, { minLength: 0, maxLength: 150 }),
         predicateArb,
-        sortArb,
+        sortArb as fc.Arbitrary<SortKey[]>,
         fc.integer({ min: 0, max: 60 }),
         fc.integer({ min: 1, max: 40 }),
         (partial, predicate, sorts, offset, limit) => {
