@@ -1,0 +1,147 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { ValidationError } from '../errors.js';
+import { openRuntime } from '../runtime.js';
+import {
+  addDataSet,
+  addPublication,
+  createPreviewToken,
+  deleteDraftVersion,
+  deprecateVersion,
+  listCatalogue,
+  publishVersion,
+  setDataSetStatus,
+  setSupersedingDataSet,
+  withdrawVersion,
+} from '../statistics/admin/lifecycle.js';
+import { runCli } from './run.js';
+
+const USAGE = `Usage: npm run stats-admin -- <command> [options]
+
+Commands:
+  list [--data-set <id>]                                  data sets with their versions and statuses
+  publish --data-set <id> --version <v>                   Draft version -> Published (data set becomes Published)
+  withdraw --data-set <id> --version <v>                  Published/Deprecated version -> Withdrawn
+  deprecate --data-set <id> --version <v>                 Published version -> Deprecated
+  delete-draft --data-set <id> --version <v>              remove a Draft version and its rows
+  deprecate-data-set --data-set <id>                      Published data set -> Deprecated
+  withdraw-data-set --data-set <id>                       Published/Deprecated data set -> Withdrawn
+  supersede --data-set <id> (--by <id> | --clear)         set or clear the superseding data set
+  preview-token --data-set <id> --version <v> [--label <text>] [--expires-in-hours <1..168>]
+                                                          token for a Draft version (header preview-token)
+  add-publication --title <text> [--summary <text>] [--id <uuid>] [--slug <slug>]
+  add-data-set --publication <id> --title <text> [--summary <text>] [--id <uuid>]`;
+
+function required(values: Record<string, unknown>, ...names: string[]): void {
+  const missing = names.filter((n) => values[n] === undefined || values[n] === '');
+  if (missing.length > 0) throw new ValidationError(missing.map((n) => ({ path: `--${n}`, message: `is required.\n\n${USAGE}` })));
+}
+
+/** `npm run stats-admin`: the publisher's lifecycle commands for the statistics catalogue. */
+await runCli(async () => {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    strict: true,
+    options: {
+      'data-set': { type: 'string' },
+      version: { type: 'string' },
+      by: { type: 'string' },
+      clear: { type: 'boolean', default: false },
+      label: { type: 'string' },
+      'expires-in-hours': { type: 'string' },
+      title: { type: 'string' },
+      summary: { type: 'string' },
+      id: { type: 'string' },
+      slug: { type: 'string' },
+      publication: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const command = positionals[0];
+  if (values.help || !command) {
+    console.log(USAGE);
+    return;
+  }
+  const commands = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set'];
+  if (!commands.includes(command)) throw new ValidationError([{ path: 'command', message: `Unknown command "${command}".\n\n${USAGE}` }]);
+  if (command === 'preview-token' && values['expires-in-hours'] !== undefined && !/^\d+(\.\d+)?$/.test(values['expires-in-hours'])) {
+    throw new ValidationError([{ path: '--expires-in-hours', message: 'must be a number of hours.' }]);
+  }
+  const runtime = await openRuntime(loadConfig(), { applicationName: 'statistics-admin' });
+  const db = runtime.primary.db;
+  const dataSet = values['data-set']!;
+  const version = values.version!;
+  try {
+    switch (command) {
+      case 'list': {
+        for (const d of await listCatalogue(db, values['data-set'])) {
+          console.log(`${d.id}  ${d.status.padEnd(10)} ${d.title}${d.supersedingDataSetId ? `  (superseded by ${d.supersedingDataSetId})` : ''}`);
+          for (const v of d.versions) {
+            console.log(
+              `    v${v.version.padEnd(8)} ${v.status.padEnd(10)} ${v.rows.toLocaleString('en-GB').padStart(9)} rows` +
+                (v.published ? `  published ${v.published.toISOString()}` : '') +
+                (v.withdrawn ? `  withdrawn ${v.withdrawn.toISOString()}` : ''),
+            );
+          }
+        }
+        break;
+      }
+      case 'publish':
+      case 'withdraw':
+      case 'deprecate': {
+        required(values, 'data-set', 'version');
+        const action = { publish: publishVersion, withdraw: withdrawVersion, deprecate: deprecateVersion }[command];
+        const result = await action(db, dataSet, version);
+        console.log(`Data set ${result.dataSetId} version ${result.version} is now ${result.status}.`);
+        break;
+      }
+      case 'delete-draft':
+        required(values, 'data-set', 'version');
+        await deleteDraftVersion(db, dataSet, version);
+        console.log(`Deleted draft version ${version} of data set ${dataSet}.`);
+        break;
+      case 'deprecate-data-set':
+      case 'withdraw-data-set': {
+        required(values, 'data-set');
+        const result = await setDataSetStatus(db, dataSet, command === 'deprecate-data-set' ? 'Deprecated' : 'Withdrawn');
+        console.log(`Data set ${result.dataSetId} is now ${result.status}.`);
+        break;
+      }
+      case 'supersede': {
+        required(values, 'data-set');
+        if (!values.clear) required(values, 'by');
+        const result = await setSupersedingDataSet(db, dataSet, values.clear ? null : values.by!);
+        console.log(
+          result.supersedingDataSetId
+            ? `Data set ${result.dataSetId} is superseded by ${result.supersedingDataSetId}.`
+            : `Data set ${result.dataSetId} has no superseding data set.`,
+        );
+        break;
+      }
+      case 'preview-token': {
+        required(values, 'data-set', 'version');
+        const token = await createPreviewToken(db, dataSet, version, {
+          label: values.label,
+          expiresInHours: values['expires-in-hours'] === undefined ? undefined : Number(values['expires-in-hours']),
+        });
+        console.log(`Preview token ${token.id} for data set ${token.dataSetId} version ${token.version}, expires ${token.expires.toISOString()}.`);
+        console.log(`Send it as the request header:  preview-token: ${token.id}`);
+        break;
+      }
+      case 'add-publication': {
+        required(values, 'title');
+        const id = await addPublication(db, { id: values.id, title: values.title!, summary: values.summary, slug: values.slug });
+        console.log(`Publication ${id} created.`);
+        break;
+      }
+      case 'add-data-set': {
+        required(values, 'publication', 'title');
+        const id = await addDataSet(db, { id: values.id, publicationId: values.publication!, title: values.title!, summary: values.summary });
+        console.log(`Data set ${id} created (Draft until its first version is published). Import a version with npm run import.`);
+        break;
+      }
+    }
+  } finally {
+    await runtime.close();
+  }
+});
