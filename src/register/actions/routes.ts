@@ -50,6 +50,8 @@ import {
 import { Type } from '@sinclair/typebox';
 import { checkDefer, checkQtsStatus, checkWithdraw, todayUtc, type Body } from './status.js';
 
+export { actionPaths } from './openapi.js';
+
 export interface TraineeActionRoutesOptions {
   db: Db;
   /** The version of the scope the routes are mounted in (documents the version's own field names). */
@@ -88,6 +90,10 @@ const RECOMMEND_FOR_QTS_DEPRECATED_AT = '@1773964800';
 export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions> = async (app, { db, version: scopeVersion }) => {
   // The handlers validate bodies themselves, with the real service's messages; the schemas document them.
   app.setValidatorCompiler(() => (value) => ({ value }));
+  // Described in each version's own document (actionPaths, merged by the register core), not in the service-wide one.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
   const version = scopeVersion ?? versionOfScope(app);
 
 

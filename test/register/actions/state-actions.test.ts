@@ -286,3 +286,34 @@ describe('POST /trainees/{id}/update-qts-or-eyts-status and recommend-for-qts', 
     );
   });
 });
+
+describe('OpenAPI documents', () => {
+  it('describe the action, placement and degree endpoints in each version’s own document', async () => {
+    for (const version of ['v2025.0', 'v2026.0', 'v2026.1']) {
+      const res = await f.app.inject({ method: 'GET', url: `/api/${version}/openapi.json` });
+      expect(res.statusCode).toBe(200);
+      const paths = res.json().paths;
+      for (const path of [
+        '/trainees/{trainee_id}/defer',
+        '/trainees/{trainee_id}/withdraw',
+        '/trainees/{trainee_id}/update-qts-or-eyts-status',
+        '/trainees/{trainee_id}/recommend-for-qts',
+        '/trainees/{trainee_id}/placements',
+        '/trainees/{trainee_id}/placements/{placement_id}',
+        '/trainees/{trainee_id}/degrees',
+        '/trainees/{trainee_id}/degrees/{degree_id}',
+      ]) {
+        expect(paths[path], `${version} ${path}`).toBeDefined();
+      }
+      expect(Object.keys(paths['/trainees/{trainee_id}/degrees/{degree_id}']).sort()).toEqual(['delete', 'get', 'parameters', 'patch', 'put']);
+      expect(paths['/trainees/{trainee_id}/recommend-for-qts'].post.deprecated).toBe(true);
+      expect(paths['/trainees/{trainee_id}/degrees'].post.responses['409']).toBeDefined();
+      const withdraw = paths['/trainees/{trainee_id}/withdraw'].post.requestBody.content['application/json'].schema;
+      const dateField = version === 'v2025.0' ? 'withdraw_date' : 'withdrawal_date';
+      expect(Object.keys(withdraw.properties.data.properties)).toContain(dateField);
+    }
+    // Not repeated per version in the service-wide document.
+    const global = await f.app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(Object.keys(global.json().paths).filter((p) => p.includes('/degrees'))).toEqual([]);
+  });
+});
