@@ -405,12 +405,14 @@ export function registerStatisticsSchemas(app: FastifyInstance): void {
  */
 export function errorResponses(statuses: ReadonlyArray<400 | 403 | 404>) {
   const descriptions: Record<number, string> = {
+    429: 'Too Many Requests: the rate limit of the client was exceeded (see `Retry-After`).',
+    504: 'Gateway Timeout: the request took longer than the service allows.',
     400: 'The request is not valid: a ValidationProblem listing every problem (`UnknownField`, `InvalidValue`, `AllowedValue`, `InclusiveBetween`, ...).',
     403: 'Forbidden: the data set or version is not available (not published, or no valid preview token).',
     404: 'Not Found: no such publication, data set or version (an id that is not a uuid, or a version that does not match).',
   };
   const responses: Record<number, unknown> = {};
-  for (const status of statuses) {
+  for (const status of [...statuses, 429, 504]) {
     const schema = status === 400 ? ValidationProblemViewModel : ProblemDetailsViewModel;
     responses[status] = {
       description: descriptions[status],

@@ -43,7 +43,7 @@ describe('OpenAPI', () => {
     expect(operation, path).toBeDefined();
     expect(operation.operationId).toEqual(expect.any(String));
     expect(operation.parameters.map((p: { name: string }) => p.name).sort()).toEqual([...parameters].sort());
-    expect(Object.keys(operation.responses).map(Number).sort()).toEqual(statuses);
+    expect(Object.keys(operation.responses).map(Number).sort()).toEqual([...statuses, 429, 504]);
     for (const status of statuses.filter((s) => s >= 400)) {
       const schema = operation.responses[status].content['application/problem+json'].schema;
       expect(schema.$ref).toBe(status === 400 ? '#/components/schemas/ValidationProblemViewModel' : '#/components/schemas/ProblemDetailsViewModel');
