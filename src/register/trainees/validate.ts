@@ -83,10 +83,11 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   const { adapter, today } = context;
   const errors: string[] = [];
   const route = isBlank(attrs.training_route) ? undefined : codeText(attrs.training_route);
+  const knownRoute = route !== undefined && adapter.routes.includes(route);
   const earlyYears = route !== undefined && EARLY_YEARS_ROUTES.includes(route) && adapter.earlyYearsSubjectRule;
   const currentYear = Number(today.slice(0, 4));
 
-  if (isBlank(attrs.trainee_start_date) && !isBlank(attrs.itt_start_date)) attrs.trainee_start_date = attrs.itt_start_date;
+  if (isBlank(attrs.trainee_start_date) && isoDate(attrs.itt_start_date)) attrs.trainee_start_date = attrs.itt_start_date;
 
   // 1. Presence.
   const required = ['first_names', 'last_name', 'date_of_birth', 'sex', 'training_route', 'itt_start_date', 'itt_end_date', 'course_subject_1'];
@@ -230,7 +231,7 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   // 5. Nested degrees and placements (create only; updates use the nested endpoints).
   if (context.mode === 'create') {
     const degrees = Array.isArray(attrs.degrees_attributes) ? attrs.degrees_attributes : [];
-    if (route && !UNDERGRADUATE_ROUTES.includes(route) && degrees.length === 0) {
+    if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && degrees.length === 0) {
       errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
     }
     const normalised = degrees.map((degree) => validateDegreeInput(degree, today, errors));
@@ -238,7 +239,7 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
     if (new Set(keys).size !== keys.length) errors.push('degrees_attributes contains duplicate degrees');
     const placements = Array.isArray(attrs.placements_attributes) ? attrs.placements_attributes : [];
     for (const placement of placements) validatePlacementInput(placement, context.knownSchoolUrns, errors);
-  } else if (route && !UNDERGRADUATE_ROUTES.includes(route) && context.existingDegreeCount === 0) {
+  } else if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && context.existingDegreeCount === 0) {
     errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
   }
   return errors;
