@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import { ABSENCE_SCHOOL, createDataSet } from '../../helpers/statistics.js';
+
+const root = path.resolve(import.meta.dirname, '../../..');
+let database: TestDatabase;
+let dir: string;
+
+/** Runs a CLI in one node process (no tsx wrapper process, so a kill reaches the importer itself). */
+function startCli(script: string, args: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { child, exit };
+}
+
+const count = async (query: ReturnType<typeof sql<{ n: number }>>) => (await query.execute(database.db)).rows[0]!.n;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  dir = await mkdtemp(path.join(tmpdir(), 'import-cli-'));
+});
+afterAll(async () => {
+  await database.drop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('npm run import', () => {
+  it('imports a version and reports rows and changes', async () => {
+    const dataSetId = await createDataSet(database.db, { title: 'CLI import' });
+    const { exit } = startCli('src/cli/import.ts', ['--data-set', dataSetId, '--version', '1.0', '--data', ABSENCE_SCHOOL.dataPath, '--meta', ABSENCE_SCHOOL.metaPath, '--draft', '--notes', 'From the CLI']);
+    const result = await exit;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(new RegExp(`Imported data set ${dataSetId} version 1\\.0 \\(Draft\\): 216 rows`));
+    const version = await database.db.selectFrom('data_set_versions').selectAll().where('data_set_id', '=', dataSetId).executeTakeFirstOrThrow();
+    expect(version).toMatchObject({ status: 'Draft', notes: 'From the CLI', total_results: 216 });
+  });
+
+  it('prints the file, line and column of a problem and exits 1', async () => {
+    const dataSetId = await createDataSet(database.db, { title: 'CLI problem' });
+    const dataPath = path.join(dir, 'bad.csv');
+    await writeFile(dataPath, 'time_period,time_identifier,geographic_level,country_code,country_name,enrolments\n202021,Academic year,National,E92000001,England,1\n202021,Academic year,Nationwide,E92000001,England,2\n');
+    const metaPath = path.join(dir, 'meta.csv');
+    await writeFile(metaPath, 'col_name,col_type,label,indicator_grouping,indicator_unit,indicator_dp,filter_hint,filter_grouping_column\nenrolments,Indicator,Enrolments,,,0,,\n');
+    const result = await startCli('src/cli/import.ts', ['--data-set', dataSetId, '--version', '1.0', '--data', dataPath, '--meta', metaPath]).exit;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('bad.csv, line 3, column geographic_level: Unknown geographic level "Nationwide".');
+    expect(await database.db.selectFrom('data_set_versions').select('id').where('data_set_id', '=', dataSetId).execute()).toEqual([]);
+  });
+
+  it('a killed import leaves no partial version behind', async () => {
+    const dataSetId = await createDataSet(database.db, { title: 'Killed import' });
+    const tablesBefore = await count(sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'stats_data'`);
+    const big = path.join(root, 'seed/spc_pupils_fsm_ethnicity_yrgp');
+    const { child, exit } = startCli('src/cli/import.ts', ['--data-set', dataSetId, '--version', '1.0', '--data', path.join(big, 'data.csv.gz'), '--meta', path.join(big, 'meta.csv')]);
+    // Wait until rows are streaming in (the COPY is running), then kill the process outright.
+    const copying = sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'statistics-import' AND query LIKE 'COPY%'`;
+    const deadline = Date.now() + 20000;
+    while ((await count(copying)) === 0) {
+      if (Date.now() > deadline) throw new Error('the import never started copying');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGKILL');
+    expect((await exit).signal).toBe('SIGKILL');
+    const sessions = sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'statistics-import'`;
+    while ((await count(sessions)) > 0) await new Promise((r) => setTimeout(r, 50));
+    expect(await database.db.selectFrom('data_set_versions').select('id').where('data_set_id', '=', dataSetId).execute()).toEqual([]);
+    expect(await count(sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'stats_data'`)).toBe(tablesBefore);
+    expect((await database.db.selectFrom('data_sets').select('status').where('id', '=', dataSetId).executeTakeFirstOrThrow()).status).toBe('Draft');
+    // The import lock went with the session.
+    const { rows } = await sql<{ free: boolean }>`SELECT pg_try_advisory_xact_lock(hashtext('statistics-import')) AS free`.execute(database.db);
+    expect(rows[0]!.free).toBe(true);
+  });
+});
