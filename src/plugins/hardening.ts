@@ -85,7 +85,8 @@ export const hardeningPlugin = fp<HardeningOptions>(
       });
     }
     await app.register(rateLimit, {
-      global: true,
+      // Applied below as a root-level hook, so it runs before any API's own hooks (authentication included).
+      global: false,
       redis,
       nameSpace: 'education-api-rl:',
       // A broken rate-limit store must not take the API down with it.
@@ -99,6 +100,7 @@ export const hardeningPlugin = fp<HardeningOptions>(
       errorResponseBuilder: (_request, context) =>
         new AppError(429, 'Too Many Requests', `Rate limit of ${context.max} requests per ${Math.round(context.ttl / 1000)} s exceeded; retry after ${context.after}.`),
     });
+    app.addHook('onRequest', app.rateLimit());
 
     // The default JSON parser, plus a depth limit (deeply nested bodies are refused before JSON.parse walks them)
     // and an empty body read as "no body" (the statistics POST query accepts one).

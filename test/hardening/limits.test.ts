@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonDepthExceeds } from '../../src/plugins/hardening.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createProviderWithToken } from '../register/helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -52,13 +53,13 @@ describe('request bodies', () => {
   it('refuses a body over the size limit with 413', async () => {
     const res = await t.app.inject({
       method: 'POST',
-      url: '/v1/data-sets/7d4e2f60-1b3c-4a8e-9f25-6c0a3b9d8e71/query',
-      headers: { 'content-type': 'application/json' },
-      payload: JSON.stringify({ indicators: ['x'.repeat(70000)] }),
+      url: '/api/v2026.1/trainees',
+      headers: { 'content-type': 'application/json', ...(await createProviderWithToken(t.database.db)).auth },
+      payload: JSON.stringify({ data: { first_names: 'x'.repeat(70000) } }),
       remoteAddress: '10.9.9.5',
     });
     expect(res.statusCode).toBe(413);
-    expect(res.json()).toMatchObject({ status: 413 });
+    expect(res.body).toMatch(/large|limit/i);
   });
 
   it('refuses deeply nested JSON with a 400 naming the body', async () => {
