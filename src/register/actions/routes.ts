@@ -10,7 +10,7 @@ import {
   type TraineePatch,
   type TraineeRow,
 } from '../trainees/repository.js';
-import { traineeBody } from '../trainees/serialize.js';
+import { traineeBody, traineeEtag } from '../trainees/serialize.js';
 import { checkDegree, findDuplicateDegrees, type DegreeValues } from './degrees.js';
 import { degreeNotFound, duplicateDegree, missingData, placementNotFound, traineeNotFound, unprocessable } from './errors.js';
 import {
@@ -121,7 +121,16 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
     const updated = await updateTraineeRow(trx, trainee.id, patch);
     const before = Object.fromEntries(Object.keys(patch).map((k) => [k, trainee[k as keyof TraineeRow] ?? null]));
     await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: context.tokenId, action, before, after: patch });
-    return traineeBody(trx, updated, context.version, context.provider.ukprn);
+    return withBody(trx, updated, context);
+  }
+
+  /** The trainee's body and row (the row gives the response its ETag, as the core's trainee responses have). */
+  async function withBody(trx: Tx, row: TraineeRow, context: ActionContext) {
+    return { row, body: await traineeBody(trx, row, context.version, context.provider.ukprn) };
+  }
+
+  function sendTrainee(reply: FastifyReply, result: { row: TraineeRow; body: unknown }, status = 200) {
+    return reply.code(status).header('etag', traineeEtag(result.row)).send({ data: result.body });
   }
 
   /** Nested writes move the trainee's `updated_at` and ETag too, and are audited on the trainee. */
@@ -145,8 +154,8 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
         response: { 200: Type.Object({ data: TraineeSchema }), ...errorResponses(404, 422) },
       },
     },
-    async (request) => {
-      const data = await writeTrainee(request, async (trx, trainee, context) => {
+    async (request, reply) => {
+      const result = await writeTrainee(request, async (trx, trainee, context) => {
         const input = dataOf(request.body);
         const checked = checkDefer(input, trainee.state as TraineeState);
         if (!checked.ok) throw unprocessable(checked.errors);
@@ -156,7 +165,7 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
           defer_reason: checked.value.defer_reason,
         });
       });
-      return { data };
+      return sendTrainee(reply, result);
     },
   );
 
@@ -174,8 +183,8 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
         response: { 200: Type.Object({ data: TraineeSchema }), ...errorResponses(404, 422) },
       },
     },
-    async (request) => {
-      const data = await writeTrainee(request, async (trx, trainee, context) => {
+    async (request, reply) => {
+      const result = await writeTrainee(request, async (trx, trainee, context) => {
         assertWithdrawable(trainee, todayUtc());
         const checked = checkWithdraw(dataOf(request.body), trainee, context.version);
         if (!checked.ok) throw unprocessable(checked.errors);
@@ -190,12 +199,12 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
           withdrawal_safeguarding_concern_reasons: w.safeguarding_concern_reasons,
         });
       });
-      return { data };
+      return sendTrainee(reply, result);
     },
   );
 
   async function updateQtsStatus(request: FastifyRequest, reply: FastifyReply) {
-    const data = await writeTrainee(request, async (trx, trainee, context) => {
+    const result = await writeTrainee(request, async (trx, trainee, context) => {
       const input = dataOf(request.body);
       const [degreeCount, placementCount] = [await countDegrees(trx, trainee.id), await countPlacements(trx, trainee.id)];
       const checked = checkQtsStatus(
@@ -216,7 +225,7 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
         recommended_for_award_at: new Date(),
       });
     });
-    return reply.code(202).send({ data });
+    return sendTrainee(reply, result, 202);
   }
 
   const qtsSchema = {
@@ -359,17 +368,17 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
         response: { 200: Type.Object({ data: TraineeSchema }), ...errorResponses(404, 422) },
       },
     },
-    async (request) => {
-      const data = await writeTrainee(request, async (trx, trainee, context) => {
+    async (request, reply) => {
+      const result = await writeTrainee(request, async (trx, trainee, context) => {
         assertTraineeModifiable(trainee, context.version);
         const { placement_id: placementId } = request.params as { placement_id: string };
         const existing = await findPlacement(trx, trainee.id, placementId);
         if (!existing) throw placementNotFound();
         await deletePlacement(trx, existing.id);
         const updated = await touchAndAudit(trx, trainee, context, 'placement.delete', serializePlacement(existing), null);
-        return traineeBody(trx, updated, context.version, context.provider.ukprn);
+        return withBody(trx, updated, context);
       });
-      return { data };
+      return sendTrainee(reply, result);
     },
   );
 
@@ -489,17 +498,17 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
         response: { 200: Type.Object({ data: TraineeSchema }), ...errorResponses(404, 422) },
       },
     },
-    async (request) => {
-      const data = await writeTrainee(request, async (trx, trainee, context) => {
+    async (request, reply) => {
+      const result = await writeTrainee(request, async (trx, trainee, context) => {
         assertTraineeModifiable(trainee, context.version);
         const { degree_id: degreeId } = request.params as { degree_id: string };
         const existing = await findDegree(trx, trainee.id, degreeId);
         if (!existing) throw degreeNotFound();
         await deleteDegree(trx, existing.id);
         const updated = await touchAndAudit(trx, trainee, context, 'degree.delete', serializeDegree(existing), null);
-        return traineeBody(trx, updated, context.version, context.provider.ukprn);
+        return withBody(trx, updated, context);
       });
-      return { data };
+      return sendTrainee(reply, result);
     },
   );
 };

@@ -80,6 +80,13 @@ describe('degrees', () => {
     expect(await snapshot(f, 'v2026.1', id)).toEqual(before);
   });
 
+  it('lets only one of two simultaneous identical degrees in (the trainee row lock serializes them)', async () => {
+    const id = await f.insertTrainee();
+    const results = await Promise.all([post(id, UK_DEGREE), post(id, UK_DEGREE), post(id, UK_DEGREE)]);
+    expect(results.map((r) => r.statusCode).sort()).toEqual([201, 409, 409]);
+    expect((await f.call('GET', 'v2026.1', `/trainees/${id}/degrees`)).json().data).toHaveLength(1);
+  });
+
   it('lists every problem of a bad UK degree (facts case 81)', async () => {
     const id = await f.insertTrainee();
     const before = await snapshot(f, 'v2026.1', id);

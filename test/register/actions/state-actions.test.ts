@@ -34,6 +34,10 @@ describe('POST /trainees/{id}/defer', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.data).toMatchObject({ trainee_id: id, state: 'deferred', defer_date: today(), defer_reason: 'Illness' });
+    // The response carries the trainee's new ETag, the one a GET now gives.
+    const get = await f.call('GET', 'v2026.1', `/trainees/${id}`);
+    expect(res.headers.etag).toBeDefined();
+    expect(res.headers.etag).toBe(get.headers.etag);
     const rows = await audits(id);
     expect(rows.map((r) => r.action)).toEqual(['defer']);
     expect(rows[0].after).toMatchObject({ state: 'deferred', defer_date: today() });
