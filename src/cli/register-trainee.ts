@@ -70,9 +70,6 @@ function positionals(args: string[], names: string[], usage: string): string[] {
   return values;
 }
 
-export const TRAINEE_COMMANDS_USAGE = `  trainee:receive-trn <trainee id> <trn>      (TRN allocated: submitted_for_trn → trn_received)
-  trainee:award <trainee id> <YYYY-MM-DD>     (QTS/EYTS awarded: recommended_for_award → awarded)`;
-
 export const traineeCommands: Record<string, (args: string[], db: Db, config?: Config) => Promise<void>> = {
   async 'trainee:receive-trn'(args, db) {
     const [traineeId, trn] = positionals(args, ['id', 'trn'], 'trainee:receive-trn <trainee id> <trn>');

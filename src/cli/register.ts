@@ -148,7 +148,9 @@ const USAGE = `Usage: npm run register -- <command> [options]
   token:revoke <token id>
   token:list [--provider <ukprn>]
   school:create --urn <6 digits> --name <name> [--postcode <pc>] [--town <town>]
-  training-partner:create --name <name> [--urn <6 digits>] [--ukprn <8 digits>]`;
+  training-partner:create --name <name> [--urn <6 digits>] [--ukprn <8 digits>]
+  trainee:receive-trn <trainee id> <trn>      (TRN allocated: submitted_for_trn → trn_received)
+  trainee:award <trainee id> <YYYY-MM-DD>     (QTS/EYTS awarded: recommended_for_award → awarded)`;
 
 /** Every command: the core's plus any registered by other register modules (e.g. the operator's trainee commands). */
 export async function registerCommands(): Promise<Record<string, RegisterCommand>> {
