@@ -191,7 +191,10 @@ export function statisticsRequestHook(options: StatisticsRequestOptions = {}): p
   return async function statisticsRequest(request: FastifyRequest) {
     const params = (request.params ?? {}) as Record<string, unknown>;
     for (const name of options.uuidParams ?? []) {
-      if (!isUuid(params[name])) throw new NotFoundError(`No ${name} ${String(params[name])}: it is not a uuid.`);
+      if (!isUuid(params[name])) {
+        const noun = name === 'publicationId' ? 'publication' : name === 'dataSetId' ? 'data set' : name;
+        throw new NotFoundError(`No ${noun} ${String(params[name])}: ids are uuids.`);
+      }
     }
     const schema = (request.routeOptions.schema?.querystring ?? undefined) as JsonSchema | undefined;
     const { values, errors } = bindQuery((request.query ?? {}) as Record<string, unknown>, schema);

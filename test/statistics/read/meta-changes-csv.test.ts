@@ -309,6 +309,15 @@ describe('GET /v1/data-sets/{dataSetId}/csv', () => {
     expect(lines.slice(1).every((line) => !/,(dP0Zw|O7CLF|7zXob|IzBzg),/.test(line))).toBe(true);
   });
 
+  it('answers HEAD with the headers only', async () => {
+    const res = await t.app.inject({ method: 'HEAD', url: `/v1/data-sets/${FIXTURE}/csv`, headers: { 'accept-encoding': 'gzip' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-disposition']).toContain(`${FIXTURE}_v1.0.csv`);
+    expect(res.body).toBe('');
+    // The pool is not left with a busy client by the unread stream.
+    expect((await get(`/v1/data-sets/${FIXTURE}/csv`)).statusCode).toBe(200);
+  });
+
   it('names the file after the version, resolves versions, and 304s a matching ETag', async () => {
     const v11 = await get(`/v1/data-sets/${ids.own}/csv?dataSetVersion=1.1`);
     expect(v11.statusCode).toBe(200);
