@@ -1,0 +1,313 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { runCli } from '../src/cli/run.js';
+import { loadConfig } from '../src/config.js';
+import { openRuntime } from '../src/runtime.js';
+import { loadVersionMeta, type VersionMeta } from '../src/statistics/query/version-meta.js';
+import { findLatestLiveVersion } from '../src/statistics/versions.js';
+import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID } from './datasets.js';
+
+/**
+ * `npm run bench`: the five queries of issue 8 against a server started in a separate process on the seeded
+ * catalogue (DATA_DIR / DATABASE_URL as configured), with autocannon over HTTP.
+ *
+ * Every measured request differs from the others: each query has a list of variants of the same shape (other
+ * options, time periods, locations or pages), used in turn and never repeated within a run, so the figures are
+ * those of the engine, not of any cache. Results go to bench/results/query.json (the seeded 347,830-row data set)
+ * and bench/results/query-large.json (the 5-million-row data set of bench/generate-large.ts, when present).
+ */
+interface Variant {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+interface QueryShape {
+  name: string;
+  description: string;
+  target: { p50Ms: number; minRequestsPerSecond?: number };
+  variants: Variant[];
+}
+
+const BASE = (dataSetId: string) => `/v1/data-sets/${dataSetId}/query`;
+
+function option(meta: VersionMeta, column: string, label: string): string {
+  for (const o of meta.optionsByPublicId.values()) if (o.filter.columnName === column && o.label === label) return o.publicId;
+  throw new Error(`No option "${label}" in filter ${column}`);
+}
+
+function options(meta: VersionMeta, column: string): string[] {
+  return [...meta.optionsByPublicId.values()].filter((o) => o.filter.columnName === column).map((o) => o.publicId);
+}
+
+function shuffle<T>(items: T[], seed = 42): T[] {
+  const result = [...items];
+  let state = seed;
+  for (let i = result.length - 1; i > 0; i--) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    const j = state % (i + 1);
+    [result[i], result[j]] = [result[j]!, result[i]!];
+  }
+  return result;
+}
+
+function post(dataSetId: string, body: unknown): Variant {
+  return { method: 'POST', path: BASE(dataSetId), body: JSON.stringify(body) };
+}
+
+function get(dataSetId: string, query: Record<string, string>): Variant {
+  return { method: 'GET', path: `${BASE(dataSetId)}?${new URLSearchParams(query).toString()}` };
+}
+
+function shapes(dataSetId: string, meta: VersionMeta): QueryShape[] {
+  const periods = meta.timePeriods.filter((t) => t.code === 'AY').map((t) => t.period);
+  const recent = periods.slice(-7);
+  const tp = (period: string) => ({ period, code: 'AY' });
+  const regions = meta.locationsByLevel.get('REG') ?? [];
+  const las = meta.locationsByLevel.get('LA') ?? [];
+
+  // 1. phase = State-funded primary, LA, 2021/22, characteristic = Total; variants: other phases, years, characteristics.
+  const phases = options(meta, 'phase_type_grouping');
+  const characteristics = options(meta, 'characteristic');
+  const simple: Variant[] = [];
+  const primary = option(meta, 'phase_type_grouping', 'State-funded primary');
+  const total = option(meta, 'characteristic', 'Total');
+  const simpleBody = (phase: string, characteristic: string, period: string) => ({
+    criteria: { and: [{ filters: { eq: phase } }, { filters: { eq: characteristic } }, { geographicLevels: { eq: 'LA' } }, { timePeriods: { eq: tp(period) } }] },
+  });
+  simple.push(post(dataSetId, simpleBody(primary, total, '2021/2022')));
+  for (const period of recent) for (const phase of phases) for (const characteristic of characteristics) {
+    if (phase === primary && characteristic === total && period === '2021/2022') continue;
+    simple.push(post(dataSetId, simpleBody(phase, characteristic, period)));
+  }
+
+  // 2. (characteristic in [Asian - Indian, Black - Black African, Year 7] OR fsm = known eligible) AND NOT London
+  //    AND time period >= 2018/19 AND level in (REG, LA), page 2; variants: other excluded regions, start years, pages.
+  const fsmKnown = [...meta.optionsByPublicId.values()].find((o) => o.filter.columnName === 'fsm_eligibility' && /^Known to be eligible/.test(o.label))!.publicId;
+  const complexBody = (regionCode: string, from: string, page: number) => ({
+    criteria: {
+      and: [
+        {
+          or: [
+            { filters: { in: ['Asian - Indian', 'Black - Black African', 'Year 7'].map((l) => option(meta, 'characteristic', l)) } },
+            { filters: { eq: fsmKnown } },
+          ],
+        },
+        { not: { locations: { eq: { level: 'REG', code: regionCode } } } },
+        { timePeriods: { gte: tp(from) } },
+        { geographicLevels: { in: ['REG', 'LA'] } },
+      ],
+    },
+    page,
+    pageSize: 1000,
+  });
+  const complex: Variant[] = [post(dataSetId, complexBody('E12000007', '2018/2019', 2))];
+  for (const page of [2, 3, 4, 5, 6, 7, 8, 9]) for (const from of periods.slice(-5)) for (const region of regions) {
+    if (region.code === 'E12000007' && from === '2018/2019' && page === 2) continue;
+    if (region.code) complex.push(post(dataSetId, complexBody(region.code, from, page)));
+  }
+
+  // 3. unfiltered, page 1 of 1000; variants: the other pages.
+  const unfiltered: Variant[] = [];
+  for (let page = 1; page <= 400; page++) unfiltered.push(get(dataSetId, { page: String(page) }));
+
+  // 4. one location, LA E09000033, all years; variants: every other LA.
+  const oneLocation: Variant[] = [get(dataSetId, { 'locations.eq': 'LA|code|E09000033' })];
+  for (const la of las) if (la.code && la.code !== 'E09000033') oneLocation.push(get(dataSetId, { 'locations.eq': `LA|code|${la.code}` }));
+
+  // 5. level REG, pageSize 10000; variants: pages, one year left out, indicator subsets.
+  const indicatorIds = meta.indicators.map((i) => i.publicId);
+  const subsets = Array.from({ length: (1 << indicatorIds.length) - 1 }, (_, mask) => indicatorIds.filter((_, i) => ((mask + 1) >> i) & 1));
+  const bigPage: Variant[] = [get(dataSetId, { 'geographicLevels.eq': 'REG', pageSize: '10000' })];
+  for (const page of ['1', '2']) for (const left of ['', ...recent]) for (const subset of subsets) {
+    const query: Record<string, string> = { 'geographicLevels.eq': 'REG', pageSize: '10000', page, indicators: subset.join(',') };
+    if (left) query['timePeriods.notEq'] = `${left}|AY`;
+    bigPage.push(get(dataSetId, query));
+  }
+
+  return [
+    { name: '1-simple', description: 'phase = State-funded primary, level LA, 2021/22 AY, characteristic = Total', target: { p50Ms: 5 }, variants: [simple[0]!, ...shuffle(simple.slice(1))] },
+    {
+      name: '2-complex',
+      description: '(characteristic in [Asian - Indian, Black - Black African, Year 7] OR fsm known eligible) AND NOT London AND >= 2018/19 AND level in [REG, LA], page 2 of 1000',
+      target: { p50Ms: 20 },
+      variants: [complex[0]!, ...shuffle(complex.slice(1))],
+    },
+    { name: '3-unfiltered', description: 'no criteria, page 1 of 1000', target: { p50Ms: 10 }, variants: unfiltered },
+    { name: '4-one-location', description: 'LA E09000033, all years', target: { p50Ms: 8 }, variants: [oneLocation[0]!, ...shuffle(oneLocation.slice(1))] },
+    { name: '5-big-page', description: 'level REG, pageSize 10000', target: { p50Ms: 60 }, variants: [bigPage[0]!, ...shuffle(bigPage.slice(1))] },
+  ];
+}
+
+function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, PORT: '0', SEED_ON_START: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_STATISTICS_MAX: '1000000000', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 120000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = output.match(/Service listening on (http:\/\/[^\s]+)/);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]! });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+async function send(url: string, variant: Variant): Promise<Response> {
+  return fetch(`${url}${variant.path}`, {
+    method: variant.method,
+    headers: variant.body ? { 'content-type': 'application/json' } : {},
+    body: variant.body,
+  });
+}
+
+/** Until the version's in-memory index is built (the server answers from SQL meanwhile). */
+async function warmUp(url: string, variant: Variant): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const response = await send(url, variant);
+    await response.arrayBuffer();
+    if (response.headers.get('x-query-engine') === 'index') return (Date.now() - started) / 1000;
+    if (Date.now() - started > 300000) throw new Error('The row index was not ready after 300 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+interface Measurement {
+  connections: number;
+  requests: number;
+  latencyMs: { p50: number; p90: number; p99: number; mean: number; max: number };
+  requestsPerSecond: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function measure(url: string, variants: Variant[], connections: number, amount: number): Promise<Measurement> {
+  let next = 0;
+  const result = await autocannon({
+    url,
+    connections,
+    amount: Math.min(amount, variants.length),
+    requests: [
+      {
+        setupRequest: (request) => {
+          const variant = variants[next++ % variants.length]!;
+          return {
+            ...request,
+            method: variant.method,
+            path: variant.path,
+            body: variant.body,
+            headers: variant.body ? { 'content-type': 'application/json' } : ({} as Record<string, string>),
+          };
+        },
+      },
+    ],
+  });
+  return {
+    connections,
+    requests: result.requests.total,
+    latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, mean: result.latency.average, max: result.latency.max },
+    requestsPerSecond: Math.round((result.requests.total / (result.duration || 1)) * 10) / 10,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  };
+}
+
+await runCli(async () => {
+  const { values } = parseArgs({
+    options: {
+      requests: { type: 'string', default: '300' },
+      'data-set': { type: 'string', multiple: true },
+    },
+    strict: true,
+  });
+  const amount = Number(values.requests);
+  const config = loadConfig();
+  const runtime = await openRuntime(config, { applicationName: 'bench-query' });
+  let server: { child: ChildProcess; url: string } | undefined;
+  try {
+    const targets: Array<{ dataSetId: string; file: string; meta: VersionMeta; rows: number }> = [];
+    for (const [dataSetId, file] of [
+      [FSM_DATA_SET_ID, 'query.json'],
+      [LARGE_DATA_SET_ID, 'query-large.json'],
+    ] as const) {
+      if (values['data-set'] && !values['data-set'].includes(dataSetId)) continue;
+      const version = await findLatestLiveVersion(runtime.read.db, dataSetId);
+      if (!version?.rows_table) {
+        console.log(`Data set ${dataSetId} is not loaded; skipped (${dataSetId === FSM_DATA_SET_ID ? 'npm run seed' : 'npx tsx bench/generate-large.ts'}).`);
+        continue;
+      }
+      targets.push({ dataSetId, file, meta: await loadVersionMeta(runtime.read.db, version.id, version.rows_table), rows: version.total_results });
+    }
+    if (targets.length === 0) throw new Error('No data set to benchmark.');
+
+    server = await startServer(config.DATABASE_URL ? {} : { DATA_DIR: config.DATA_DIR });
+    console.log(`Server at ${server.url}`);
+    for (const target of targets) {
+      const queries = shapes(target.dataSetId, target.meta);
+      const warmUpSeconds = await warmUp(server.url, queries[2]!.variants[0]!);
+      console.log(`\n${target.dataSetId} (${target.rows.toLocaleString('en-GB')} rows): row index ready after ${warmUpSeconds.toFixed(1)} s`);
+      const results = [];
+      for (const query of queries) {
+        const check = await send(server.url, query.variants[0]!);
+        const body = (await check.json()) as { paging?: { totalResults: number }; results?: unknown[] };
+        // A few unmeasured requests from the end of the list warm the JIT; the measured ones are all different.
+        for (const variant of query.variants.slice(-5)) await (await send(server.url, variant)).arrayBuffer();
+        const measured = query.variants.slice(0, -5);
+        const single = await measure(server.url, measured, 1, amount);
+        const entry: Record<string, unknown> = {
+          name: query.name,
+          description: query.description,
+          firstVariant: { totalResults: body.paging?.totalResults, results: body.results?.length },
+          variantsAvailable: measured.length,
+          target: query.target,
+          oneConnection: single,
+        };
+        let line = `${query.name.padEnd(16)} total ${String(body.paging?.totalResults).padStart(9)}  p50 ${single.latencyMs.p50} ms  p99 ${single.latencyMs.p99} ms  ${single.requestsPerSecond} req/s (1 conn, ${single.requests} req)`;
+        if (query.name === '1-simple') {
+          const rest = measured.slice(single.requests);
+          const ten = await measure(server.url, rest.length >= 200 ? rest : measured, 10, 5000);
+          entry.tenConnections = ten;
+          line += `; 10 conn: ${ten.requestsPerSecond} req/s p50 ${ten.latencyMs.p50} ms (${ten.requests} req)`;
+        }
+        console.log(line);
+        results.push(entry);
+      }
+      const output = {
+        benchmark: 'npm run bench (bench/query.ts)',
+        dataSetId: target.dataSetId,
+        rows: target.rows,
+        measuredAt: new Date().toISOString(),
+        machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version },
+        method: 'autocannon over HTTP against a separate server process; every measured request is a different variant of the query shape (no repeats); no result cache exists',
+        rowIndexReadyAfterSeconds: warmUpSeconds,
+        queries: results,
+      };
+      await mkdir(path.resolve('bench/results'), { recursive: true });
+      await writeFile(path.resolve('bench/results', target.file), `${JSON.stringify(output, null, 2)}\n`);
+      console.log(`Wrote bench/results/${target.file}`);
+    }
+  } finally {
+    if (server) {
+      server.child.removeAllListeners('exit');
+      server.child.kill('SIGTERM');
+      await new Promise((resolve) => server!.child.once('exit', resolve));
+    }
+    await runtime.close();
+  }
+});
