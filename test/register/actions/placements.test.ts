@@ -110,6 +110,20 @@ describe('placements', () => {
     expect(await snapshot(f, 'v2026.1', id)).toEqual(before);
   });
 
+  it('answers 400 to a body that is not JSON, and adds nothing', async () => {
+    const id = await f.insertTrainee();
+    const before = await snapshot(f, 'v2026.1', id);
+    const res = await f.app.inject({
+      method: 'POST',
+      url: `/api/v2026.1/trainees/${id}/placements`,
+      headers: { authorization: `Bearer ${f.provider.token}`, 'content-type': 'application/json' },
+      payload: '{"data": {"name": ',
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ errors: [expect.any(String)] });
+    expect(await snapshot(f, 'v2026.1', id)).toEqual(before);
+  });
+
   it('deletes a placement and returns the trainee without it', async () => {
     const id = await f.insertTrainee();
     const a = (await post(id, { name: 'A', postcode: 'BN1 1AA' })).json().data;
