@@ -6,7 +6,9 @@ import { ValidationError } from '../../../src/errors.js';
 import { statisticsErrorFormatter } from '../../../src/statistics/errors.js';
 import { bindQuery, splitListValues } from '../../../src/statistics/http.js';
 import { findStoredCsv, streamStoredCsvGzip, acceptsGzip } from '../../../src/statistics/catalogue/csv.js';
-import { parseVersionSelector } from '../../../src/statistics/versions.js';
+import { parseVersionSelector, resolveDataSetVersion } from '../../../src/statistics/versions.js';
+import { ForbiddenError, NotFoundError } from '../../../src/errors.js';
+import { insertDataSet, insertPreviewToken, insertVersion } from './fixtures.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
 
@@ -101,6 +103,29 @@ describe('version selectors (facts §2.11)', () => {
 
   it.each(['V1.1', '1.', '1.a', '1.1.1.1', '', ' ', '1.*.1', '*.1.0', '2.1*.0', '2.**.*', '1 . 2 . *', '*.*.*.*'])('%j is not a version', (input) => {
     expect(parseVersionSelector(input)).toBeUndefined();
+  });
+});
+
+describe('resolveDataSetVersion policies (facts §1.5, §3.2)', () => {
+  it('lets Withdrawn versions be viewed but not queried; Deprecated both; drafts only with their token', async () => {
+    const db = t.database.db;
+    const dataSetId = await insertDataSet(db, { publicationId: ABSENCE_SCHOOL.publicationId, title: 'Policies', status: 'Published' });
+    await insertVersion(db, { dataSetId, version: '1.0', status: 'Deprecated' });
+    await insertVersion(db, { dataSetId, version: '1.1', status: 'Withdrawn' });
+    const draft = await insertVersion(db, { dataSetId, version: '1.2', status: 'Draft' });
+    const token = await insertPreviewToken(db, draft.id, new Date(Date.now() + 60_000));
+
+    // Omitted version: the latest live one (1.1, Withdrawn).
+    expect((await resolveDataSetVersion(db, { dataSetId })).versionNumber).toBe('1.1');
+    await expect(resolveDataSetVersion(db, { dataSetId, policy: 'query' })).rejects.toBeInstanceOf(ForbiddenError);
+    expect((await resolveDataSetVersion(db, { dataSetId, dataSetVersion: '1.0', policy: 'query' })).version.status).toBe('Deprecated');
+    await expect(resolveDataSetVersion(db, { dataSetId, dataSetVersion: '1.2', policy: 'query' })).rejects.toBeInstanceOf(ForbiddenError);
+    const viaToken = await resolveDataSetVersion(db, { dataSetId, dataSetVersion: '1.2', policy: 'query', previewToken: token });
+    expect(viaToken).toMatchObject({ versionNumber: '1.2', viaPreviewToken: true });
+    // A query-string `*` is the latest live version; in a path it is a wildcard over Published versions (none here).
+    expect((await resolveDataSetVersion(db, { dataSetId, dataSetVersion: '*' })).versionNumber).toBe('1.1');
+    await expect(resolveDataSetVersion(db, { dataSetId, dataSetVersion: '*', source: 'path' })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(resolveDataSetVersion(db, { dataSetId: 'nope' })).rejects.toBeInstanceOf(NotFoundError);
   });
 });
 
