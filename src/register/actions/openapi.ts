@@ -16,8 +16,17 @@ import {
 
 type Json = Record<string, unknown>;
 
-/** Plain JSON (TypeBox schemas carry symbol keys; a JSON round trip drops them). */
-const plain = (schema: unknown): Json => JSON.parse(JSON.stringify(schema)) as Json;
+/**
+ * Plain JSON (TypeBox schemas carry symbol keys; a JSON round trip drops them), with `anyOf: [{type: T}, {type:
+ * 'null'}]` written the short OpenAPI 3.1 way, `type: [T, 'null']`.
+ */
+const plain = (schema: unknown): Json =>
+  JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
+    if (!value || typeof value !== 'object' || !Array.isArray((value as Json).anyOf)) return value;
+    const { anyOf, ...rest } = value as { anyOf: Json[] } & Json;
+    const simple = anyOf.every((s) => typeof s.type === 'string' && Object.keys(s).length === 1);
+    return simple ? { type: anyOf.map((s) => s.type), ...rest } : value;
+  }) as Json;
 const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema: plain(schema) } } });
 const body = (schema: unknown) => ({ required: true, content: { 'application/json': { schema: plain(schema) } } });
 const trainee = { $ref: '#/components/schemas/Trainee' };
