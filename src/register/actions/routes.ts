@@ -1,5 +1,7 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Tx } from '../../db/database.js';
+import type { RegisterContext } from '../index.js';
 import { entryName } from '../reference-data.js';
 import { assertTraineeModifiable, assertWithdrawable, type RegisterVersion, type TraineeState } from '../state-machine.js';
 import {
@@ -47,7 +49,6 @@ import {
   TraineeSchema,
   withdrawBody,
 } from './schemas.js';
-import { Type } from '@sinclair/typebox';
 import { checkDefer, checkQtsStatus, checkWithdraw, todayUtc, type Body } from './status.js';
 
 export { actionPaths } from './openapi.js';
@@ -58,15 +59,11 @@ export interface TraineeActionRoutesOptions {
   version?: RegisterVersion;
 }
 
-/** What the register core puts on every authenticated request of a version scope. */
-interface ActionContext {
-  provider: { id: number; ukprn: string };
-  tokenId: number | null;
-  version: RegisterVersion;
-}
+/** What the register core's authentication puts on every request of a version scope. */
+type ActionContext = RegisterContext;
 
 function contextOf(request: FastifyRequest): ActionContext {
-  return (request as unknown as { registerContext: ActionContext }).registerContext;
+  return request.registerContext;
 }
 
 /** The `data` object of a write (§2.3): missing, not an object or empty → 422 "Param is missing…". */
@@ -96,7 +93,6 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
   });
   const version = scopeVersion ?? versionOfScope(app);
 
-
   /** Runs a write on the locked trainee: 404 when it is not the provider's, then `body` in the same transaction. */
   async function writeTrainee<T>(request: FastifyRequest, body: (trx: Tx, trainee: TraineeRow, context: ActionContext) => Promise<T>) {
     const context = contextOf(request);
@@ -120,7 +116,9 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
   async function changeTrainee(trx: Tx, trainee: TraineeRow, context: ActionContext, action: string, patch: TraineePatch) {
     const updated = await updateTraineeRow(trx, trainee.id, patch);
     const before = Object.fromEntries(Object.keys(patch).map((k) => [k, trainee[k as keyof TraineeRow] ?? null]));
-    await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: context.tokenId, action, before, after: patch });
+    // The audit shows the reasons as the array they are, not as the JSON text the column is written with.
+    const after = { ...patch, ...(typeof patch.withdrawal_reasons === 'string' ? { withdrawal_reasons: JSON.parse(patch.withdrawal_reasons) } : {}) };
+    await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: context.tokenId, action, before, after });
     return withBody(trx, updated, context);
   }
 

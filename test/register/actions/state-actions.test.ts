@@ -105,7 +105,9 @@ describe('POST /trainees/{id}/withdraw', () => {
       withdrawal_trigger: 'provider',
       withdrawal_future_interest: 'no',
     });
-    expect((await audits(id)).map((r) => r.action)).toEqual(['withdraw']);
+    const rows = await audits(id);
+    expect(rows.map((r) => r.action)).toEqual(['withdraw']);
+    expect(rows[0].after).toMatchObject({ state: 'withdrawn', withdrawal_reasons: ['record_added_in_error'] });
   });
 
   it('takes another_reason and safeguarding_concern_reasons with the reasons that need them', async () => {
