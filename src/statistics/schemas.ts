@@ -35,7 +35,23 @@ export const ValidationProblemViewModel = Type.Object(
     errors: Type.Array(ref(ErrorViewModel)),
     traceId: Type.String(),
   },
-  { $id: 'ValidationProblemViewModel', additionalProperties: false, description: 'A 400 response: every problem with the request.' },
+  {
+    $id: 'ValidationProblemViewModel',
+    additionalProperties: false,
+    description: 'A 400 response: every problem with the request.',
+    examples: [
+      {
+        type: 'https://tools.ietf.org/html/rfc9110#section-15.5.1',
+        title: 'One or more validation errors occurred.',
+        status: 400,
+        errors: [
+          { message: 'Must be between 1 and 40 (inclusive).', code: 'InclusiveBetween', path: 'pageSize', detail: { from: 1, to: 40, value: 41 } },
+          { message: 'The field was not expected in the request and should be removed.', code: 'UnknownField', path: 'foo' },
+        ],
+        traceId: '0HN7VQ7K3LJ5S:00000001',
+      },
+    ],
+  },
 );
 
 export const ProblemDetailsViewModel = Type.Object(
@@ -72,7 +88,19 @@ export const PublicationSummaryViewModel = Type.Object(
     summary: Type.String(),
     lastPublished: DateTime('When the publication last had a data set version published.'),
   },
-  { $id: 'PublicationSummaryViewModel', additionalProperties: false },
+  {
+    $id: 'PublicationSummaryViewModel',
+    additionalProperties: false,
+    examples: [
+      {
+        id: '3f1c2a9e-7d4b-4c55-9a61-2b8f0e6d4a10',
+        title: 'Pupil absence in schools in England',
+        slug: 'pupil-absence-in-schools-in-england',
+        summary: 'Absence by school, local authority, region and nation.',
+        lastPublished: '2024-03-21T09:30:00.000Z',
+      },
+    ],
+  },
 );
 
 export const PublicationPaginatedListViewModel = Type.Object(
@@ -129,7 +157,28 @@ export const DataSetViewModel = Type.Object(
     supersedingDataSetId: Type.Optional(Type.String({ format: 'uuid', description: 'The data set that supersedes this one.' })),
     latestVersion: Type.Optional(ref(DataSetLatestVersionViewModel)),
   },
-  { $id: 'DataSetViewModel', additionalProperties: false },
+  {
+    $id: 'DataSetViewModel',
+    additionalProperties: false,
+    examples: [
+      {
+        id: '7d4e2f60-1b3c-4a8e-9f25-6c0a3b9d8e71',
+        title: 'Absence rates by school and geography',
+        summary: 'Enrolments and authorised and unauthorised absence sessions by school type, academy type and national curriculum year.',
+        status: 'Published',
+        latestVersion: {
+          version: '1.0',
+          published: '2024-03-21T09:30:00.000Z',
+          totalResults: 216,
+          file: { id: 'a099dd20-afbd-41d0-ae27-674d541372ff' },
+          timePeriods: { start: '2020/21', end: '2022/23' },
+          geographicLevels: ['Local authority', 'National', 'Regional', 'School'],
+          filters: ['Academy type', 'National Curriculum year', 'School type'],
+          indicators: ['Enrolments', 'Number of authorised sessions'],
+        },
+      },
+    ],
+  },
 );
 
 export const DataSetPaginatedListViewModel = Type.Object(
