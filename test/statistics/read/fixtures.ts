@@ -72,7 +72,7 @@ export async function insertVersion(db: Db, fields: VersionFields) {
 export async function insertPreviewToken(db: Db, versionId: number, expiresAt: Date, createdAt = new Date(Date.now() - 60_000)) {
   const row = await db
     .insertInto('preview_tokens')
-    .values({ version_id: versionId, expires_at: expiresAt, created_at: createdAt } as never)
+    .values({ version_id: versionId, expires_at: expiresAt, created_at: createdAt })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
