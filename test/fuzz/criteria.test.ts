@@ -1,0 +1,299 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configureRowIndex, ensureRowIndex, forgetRowIndexes } from '../../src/statistics/query/row-index.js';
+import { loadVersionMeta } from '../../src/statistics/query/version-meta.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
+import {
+  criteriaTest,
+  expectedResult,
+  FILTER_OPTIONS,
+  INDICATORS,
+  loadModelRows,
+  LOCATIONS,
+  resultKey,
+  type Comparators,
+  type CriteriaInput,
+  type FacetsInput,
+  type LocationInput,
+  type ModelRow,
+  type TimePeriodComparators,
+  type TimePeriodInput,
+} from './absence-school-model.js';
+import { databaseFingerprint } from './helpers.js';
+
+/**
+ * Property tests of the statistics query over the AbsenceSchool fixture: random criteria trees (POST, and the
+ * facets-only ones also as GET query strings) give the same rows as a naive row-by-row evaluation of the tree
+ * (absence-school-model.ts, from facts §5.7), on both engines; random and malformed bodies never give a 5xx.
+ * Fixed seeds and bounded runs, so a failure reproduces.
+ */
+const URL = `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query`;
+const SEED = 20261123;
+
+let t: TestApp;
+let rows: ModelRow[];
+beforeAll(async () => {
+  t = await buildTestApp({ RATE_LIMIT_STATISTICS_MAX: '1000000' });
+  rows = loadModelRows();
+  expect(rows).toHaveLength(216);
+});
+afterAll(async () => {
+  configureRowIndex({ enabled: true });
+  forgetRowIndexes();
+  await t?.close();
+});
+
+// ---- arbitraries of valid criteria (values known and unknown to the data set) ----
+
+const filterIdArb = fc.constantFrom(...Object.keys(FILTER_OPTIONS), 'zzzzz', 'A1');
+const levelArb = fc.constantFrom('NAT', 'REG', 'LA', 'SCH', 'WARD', 'PROV');
+const locationArb: fc.Arbitrary<LocationInput> = fc.oneof(
+  fc.record({ level: fc.constantFrom('NAT', 'REG', 'LA', 'SCH', 'WARD'), id: fc.constantFrom(...LOCATIONS.map((l) => l.id), 'nope1') }),
+  fc.record({ level: fc.constant('LA'), code: fc.constantFrom(...LOCATIONS.filter((l) => l.level === 'LA').map((l) => l.code!), 'E09999999') }),
+  fc.record({ level: fc.constant('LA'), oldCode: fc.constantFrom('302', '370', '314', '373', '999') }),
+  fc.record({ level: fc.constant('SCH'), urn: fc.constantFrom(...LOCATIONS.filter((l) => l.level === 'SCH').map((l) => l.urn!), '100000') }),
+  fc.record({ level: fc.constant('SCH'), laEstab: fc.constantFrom(...LOCATIONS.filter((l) => l.level === 'SCH').map((l) => l.laEstab!)) }),
+  fc.record({ level: fc.constantFrom('NAT', 'REG'), code: fc.constantFrom('E92000001', 'E13000002', 'E12000003', 'E00000000') }),
+);
+const timePeriodArb: fc.Arbitrary<TimePeriodInput> = fc.oneof(
+  fc.record({
+    code: fc.constant('AY'),
+    period: fc.constantFrom('2019', '2020', '2021', '2022', '2023', '2019/2020', '2020/2021', '2021/2022', '2022/2023'),
+  }),
+  fc.record({ code: fc.constantFrom('CY', 'T1', 'M3', 'FY'), period: fc.constantFrom('2020', '2021', '2022') }),
+);
+
+function comparatorsArb<T>(value: fc.Arbitrary<T>): fc.Arbitrary<Comparators<T>> {
+  const list = fc.array(value, { minLength: 1, maxLength: 3 });
+  return fc
+    .record({ eq: value, notEq: value, in: list, notIn: list }, { requiredKeys: [] })
+    .filter((set) => Object.keys(set).length > 0);
+}
+
+const timePeriodComparatorsArb: fc.Arbitrary<TimePeriodComparators> = fc
+  .record(
+    {
+      eq: timePeriodArb,
+      notEq: timePeriodArb,
+      in: fc.array(timePeriodArb, { minLength: 1, maxLength: 3 }),
+      notIn: fc.array(timePeriodArb, { minLength: 1, maxLength: 3 }),
+      gt: timePeriodArb,
+      gte: timePeriodArb,
+      lt: timePeriodArb,
+      lte: timePeriodArb,
+    },
+    { requiredKeys: [] },
+  )
+  .filter((set) => Object.keys(set).length > 0 && Object.keys(set).length <= 3);
+
+const facetsArb: fc.Arbitrary<FacetsInput> = fc.record(
+  {
+    filters: comparatorsArb(filterIdArb),
+    geographicLevels: comparatorsArb(levelArb),
+    locations: comparatorsArb(locationArb),
+    timePeriods: timePeriodComparatorsArb,
+  },
+  { requiredKeys: [] },
+);
+
+const criteriaArb: fc.Arbitrary<CriteriaInput> = fc.letrec<{ node: CriteriaInput }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    facetsArb,
+    fc.record({ and: fc.array(tie('node'), { minLength: 1, maxLength: 3 }) }),
+    fc.record({ or: fc.array(tie('node'), { minLength: 1, maxLength: 3 }) }),
+    fc.record({ not: tie('node') }),
+  ),
+})).node;
+
+const pagingArb = fc.oneof(
+  fc.constant({ page: 1, pageSize: 1000 }),
+  fc.record({ page: fc.integer({ min: 1, max: 4 }), pageSize: fc.integer({ min: 1, max: 120 }) }),
+);
+
+const indicatorsArb = fc.option(fc.subarray(Object.keys(INDICATORS)), { nil: undefined });
+
+// ---- helpers ----
+
+interface ResultRow {
+  timePeriod: { code: string; period: string };
+  geographicLevel: string;
+  locations: Record<string, string>;
+  filters: Record<string, string>;
+  values: Record<string, string>;
+}
+interface QueryBody {
+  paging: { page: number; pageSize: number; totalResults: number; totalPages: number };
+  results: ResultRow[];
+  warnings: Array<{ code: string }>;
+}
+
+function expectedKeys(criteria: CriteriaInput | undefined, indicators: string[] | undefined): string[] {
+  const test = criteria ? criteriaTest(criteria) : () => true;
+  const selected = indicators ?? Object.keys(INDICATORS);
+  return rows.filter(test).map((row) => resultKey(expectedResult(row, selected))).sort();
+}
+
+/** Checks one response page against the model's rows: total, page size, membership, order, full set on a full page. */
+function checkAgainstModel(body: QueryBody, expected: string[], page: number, pageSize: number): void {
+  expect(body.paging.totalResults).toBe(expected.length);
+  const onPage = Math.max(0, Math.min(pageSize, expected.length - (page - 1) * pageSize));
+  expect(body.results).toHaveLength(onPage);
+  const keys = body.results.map(resultKey);
+  const pool = new Map<string, number>();
+  for (const key of expected) pool.set(key, (pool.get(key) ?? 0) + 1);
+  for (const key of keys) {
+    expect(pool.get(key) ?? 0, `unexpected row ${key}`).toBeGreaterThan(0);
+    pool.set(key, pool.get(key)! - 1);
+  }
+  if (page === 1 && pageSize >= expected.length) expect([...keys].sort()).toEqual(expected);
+  // Default order: time period descending.
+  const periods = body.results.map((r) => r.timePeriod.period);
+  expect(periods).toEqual([...periods].sort().reverse());
+  const noResults = body.warnings.some((w) => w.code === 'NoResults');
+  expect(noResults).toBe(expected.length === 0);
+}
+
+/** The GET form of a facets object (facts §5.2), or undefined when a value cannot be written as a string. */
+function toGetParams(facets: FacetsInput): URLSearchParams {
+  const params = new URLSearchParams();
+  const location = (l: LocationInput) => {
+    const property = (['id', 'oldCode', 'urn', 'laEstab', 'code'] as const).find((p) => l[p] !== undefined)!;
+    return `${l.level}|${property}|${l[property]}`;
+  };
+  const period = (tp: TimePeriodInput) => `${tp.period}|${tp.code}`;
+  const add = <T>(name: string, set: Record<string, T | T[] | undefined> | undefined, format: (v: T) => string) => {
+    if (!set) return;
+    for (const [op, value] of Object.entries(set)) {
+      if (value === undefined) continue;
+      // Repeated keys for lists (values such as `E09000021 / E09000027` have no commas, but keep it explicit).
+      for (const v of Array.isArray(value) ? value : [value]) params.append(`${name}.${op}`, format(v));
+    }
+  };
+  add('filters', facets.filters as Record<string, string | string[]>, (v: string) => v);
+  add('geographicLevels', facets.geographicLevels as Record<string, string | string[]>, (v: string) => v);
+  add('locations', facets.locations as Record<string, LocationInput | LocationInput[]>, location);
+  add('timePeriods', facets.timePeriods as Record<string, TimePeriodInput | TimePeriodInput[]>, period);
+  return params;
+}
+
+async function post(body: unknown) {
+  return t.app.inject({ method: 'POST', url: URL, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+}
+
+// ---- properties ----
+
+describe.each(['sql', 'row index'] as const)('random criteria trees agree with the naive evaluator (engine: %s)', (engine) => {
+  beforeAll(async () => {
+    forgetRowIndexes();
+    configureRowIndex({ enabled: engine === 'row index' });
+    if (engine === 'row index') {
+      const version = await t.database.db
+        .selectFrom('data_set_versions')
+        .select(['id', 'rows_table'])
+        .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+        .executeTakeFirstOrThrow();
+      await ensureRowIndex(t.database.db, await loadVersionMeta(t.database.db, version.id, version.rows_table!));
+    }
+  });
+
+  it('POST: same total, same rows, default order', async () => {
+    await fc.assert(
+      fc.asyncProperty(criteriaArb, indicatorsArb, pagingArb, async (criteria, indicators, paging) => {
+        const response = await post({ criteria, ...(indicators ? { indicators } : {}), ...paging });
+        expect(response.statusCode, response.body).toBe(200);
+        expect(response.headers['x-query-engine']).toBe(engine === 'sql' ? 'sql' : 'index');
+        checkAgainstModel(response.json(), expectedKeys(criteria, indicators), paging.page, paging.pageSize);
+      }),
+      { seed: SEED, numRuns: 120 },
+    );
+  });
+
+  it('GET: a facets object as a query string gives the same rows as the model', async () => {
+    await fc.assert(
+      fc.asyncProperty(facetsArb, async (facets) => {
+        const qs = toGetParams(facets).toString();
+        const response = await t.app.inject({ method: 'GET', url: qs ? `${URL}?${qs}` : URL });
+        expect(response.statusCode, response.body).toBe(200);
+        checkAgainstModel(response.json(), expectedKeys(facets, undefined), 1, 1000);
+      }),
+      { seed: SEED + 1, numRuns: 60 },
+    );
+  });
+});
+
+// ---- hostile and malformed bodies: never a 5xx, 400 bodies are ValidationProblems naming a path ----
+
+const junkString = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom('', ' ', ' LA', 'la', '2020|AY', '20201', '2020/2022', 'ÄÖÜ', 'x'.repeat(41), "'; drop table x; --", '\u0000'),
+);
+const junkLeaf = fc.oneof(junkString, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), filterIdArb, levelArb, locationArb, timePeriodArb);
+const junkComparators = fc.dictionary(
+  fc.constantFrom('eq', 'notEq', 'in', 'notIn', 'gt', 'gte', 'lt', 'lte', 'EQ', 'foo'),
+  fc.oneof(junkLeaf, fc.array(junkLeaf, { maxLength: 3 }), fc.constant({})),
+  { maxKeys: 3 },
+);
+const junkCriteria: fc.Arbitrary<unknown> = fc.letrec<{ node: unknown }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: 'small' },
+    fc.dictionary(fc.constantFrom('filters', 'geographicLevels', 'locations', 'timePeriods', 'Filters', 'x'), junkComparators, { maxKeys: 3 }),
+    fc.record({ and: fc.oneof(fc.array(tie('node'), { maxLength: 3 }), junkLeaf) }),
+    fc.record({ or: fc.oneof(fc.array(tie('node'), { maxLength: 3 }), junkLeaf) }),
+    fc.record({ not: fc.oneof(tie('node'), fc.array(tie('node'), { maxLength: 2 }), junkLeaf) }),
+    fc.record({ and: fc.array(tie('node'), { minLength: 1, maxLength: 2 }), filters: junkComparators }),
+    junkLeaf,
+  ),
+})).node;
+const junkBody = fc.oneof(
+  fc.record(
+    {
+      criteria: junkCriteria,
+      indicators: fc.oneof(fc.array(fc.oneof(junkString, fc.constantFrom(...Object.keys(INDICATORS))), { maxLength: 3 }), junkLeaf),
+      sorts: fc.oneof(
+        fc.array(
+          fc.record(
+            { field: fc.oneof(junkString, fc.constantFrom('timePeriod', 'geographicLevel', 'location|LA', 'filter|O7CLF', 'indicator|dP0Zw')), direction: fc.oneof(fc.constantFrom('Asc', 'Desc', 'asc'), junkLeaf) },
+            { requiredKeys: [] },
+          ),
+          { maxLength: 3 },
+        ),
+        junkLeaf,
+      ),
+      debug: fc.oneof(fc.boolean(), junkLeaf),
+      page: fc.oneof(fc.integer({ min: -2, max: 5 }), fc.constant(2 ** 40), junkLeaf),
+      pageSize: fc.oneof(fc.integer({ min: -1, max: 12000 }), junkLeaf),
+      unknownMember: junkLeaf,
+    },
+    { requiredKeys: [] },
+  ),
+  fc.jsonValue({ maxDepth: 4 }),
+);
+
+describe('hostile query bodies', () => {
+  it('any JSON body gives 200 or a 400 ValidationProblem, never a 5xx, and changes nothing', async () => {
+    configureRowIndex({ enabled: true });
+    const before = await databaseFingerprint(t.database.db);
+    await fc.assert(
+      fc.asyncProperty(junkBody, async (body) => {
+        const response = await post(body);
+        expect([200, 400], response.body).toContain(response.statusCode);
+        if (response.statusCode === 400) {
+          const problem = response.json();
+          expect(problem).toMatchObject({ status: 400, title: expect.any(String) });
+          expect(problem.errors.length).toBeGreaterThan(0);
+          for (const error of problem.errors) expect(error).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+        }
+      }),
+      { seed: SEED + 2, numRuns: 300 },
+    );
+    // Raw, non-JSON and deeply nested payloads.
+    const raw = ['{', '{"criteria":', 'null', '[]', '"x"', '{"criteria":{"and":[' + '{"and":['.repeat(40) + ']}'.repeat(40) + ']}}', '\u0000'];
+    for (const payload of raw) {
+      const response = await t.app.inject({ method: 'POST', url: URL, headers: { 'content-type': 'application/json' }, payload });
+      expect(response.statusCode, `${payload.slice(0, 30)} → ${response.body}`).toBeLessThan(500);
+    }
+    expect(await databaseFingerprint(t.database.db)).toEqual(before);
+  });
+});

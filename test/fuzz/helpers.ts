@@ -1,0 +1,61 @@
+import { sql } from 'kysely';
+import type { Db } from '../../src/db/database.js';
+
+/**
+ * A fingerprint of every table the service owns (both APIs, including the statistics row tables): one md5 per
+ * table over its rows in a stable order. Bookkeeping columns that a successful *read* legitimately touches
+ * (a token's `last_used_at`) are left out, so "nothing changed" means no data changed.
+ */
+export async function databaseFingerprint(db: Db): Promise<Record<string, string>> {
+  const { rows: tables } = await sql<{ schema: string; name: string }>`
+    SELECT table_schema AS schema, table_name AS name
+    FROM information_schema.tables
+    WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')
+    ORDER BY 1, 2`.execute(db);
+  const fingerprint: Record<string, string> = {};
+  for (const { schema, name } of tables) {
+    const table = sql.table(`${schema}.${name}`);
+    const { rows } = await sql<{ rows: number; digest: string | null }>`
+      SELECT count(*)::int AS rows,
+             md5(string_agg(r.j, E'\n' ORDER BY r.j)) AS digest
+      FROM (SELECT (to_jsonb(t) - 'last_used_at' - 'updated_at')::text AS j FROM ${table} t) r`.execute(db);
+    fingerprint[`${schema}.${name}`] = `${rows[0]!.rows}:${rows[0]!.digest ?? ''}`;
+  }
+  return fingerprint;
+}
+
+/**
+ * Hostile strings tried in every string parameter: SQL injection, NUL and control characters, path traversal,
+ * header/CSV/formula tricks, very long values, unicode (astral, combining, RTL, lone surrogate escapes).
+ */
+export const HOSTILE_STRINGS: readonly string[] = [
+  "'; drop table trainees; --",
+  "' OR '1'='1",
+  '"; DROP TABLE stats_data.v1; --',
+  "1; SELECT pg_sleep(5); --",
+  "x' UNION SELECT token_hash FROM authentication_tokens --",
+  '%00',
+  'a\u0000b',
+  '\u0000',
+  '../../../../etc/passwd',
+  '..%2F..%2Fetc%2Fpasswd',
+  '=cmd|\'/C calc\'!A0',
+  '<script>alert(1)</script>',
+  '${jndi:ldap://x}',
+  '{{7*7}}',
+  '\r\nX-Injected: 1',
+  'x'.repeat(5000),
+  '\u{1F600}\u{1F4A9}',
+  'e\u0301\u0301\u0301',
+  '\u202Eevil',
+  'Ω≈ç√∫',
+  '\uFEFFbom',
+  '|||',
+  ',,,',
+  '   ',
+];
+
+/** For a query string: the value URL-encoded (the raw `%00` is sent as the three characters, encoded). */
+export function queryString(params: Array<[string, string]>): string {
+  return params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+}
