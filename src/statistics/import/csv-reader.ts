@@ -22,8 +22,8 @@ export type CsvText = Readable & { fileBytesRead(): number };
 
 /** Opens a CSV file as a text stream, gunzipping it when its name ends in `.gz`. */
 export function openCsvText(path: string): CsvText {
-  const file = createReadStream(path, { highWaterMark: 1 << 20 });
-  const stream = path.endsWith('.gz') ? file.pipe(createGunzip({ chunkSize: 1 << 20 })) : file;
+  const file = createReadStream(path, { highWaterMark: 1 << 16 });
+  const stream = path.endsWith('.gz') ? file.pipe(createGunzip({ chunkSize: 1 << 16 })) : file;
   // A decompression or read error must reach the consumer instead of being lost in the pipe.
   if (stream !== file) file.on('error', (error) => stream.destroy(error));
   stream.setEncoding('utf8');

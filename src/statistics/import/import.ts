@@ -75,6 +75,8 @@ export interface ImportResult {
   seconds: number;
   majorChanges: number;
   minorChanges: number;
+  /** Seconds per phase: reading and COPYing rows, metadata, the rewrite into the row table, indexes, file, changes, commit. */
+  timings: Record<'read' | 'metadata' | 'rows' | 'indexes' | 'file' | 'changes' | 'commit', number>;
 }
 
 /** What the importer needs of a database: its pool, since COPY needs a raw client. */
@@ -98,6 +100,10 @@ interface LocationLevelInput {
   /** Local id (1-based) by identity key. */
   ids: Map<string, number>;
   options: Array<{ label: string; fields: Partial<Record<LocationCodeField, string>> }>;
+  /** Header indexes of the level's name and code columns, and the previous row's cells and COPY cell. */
+  columns: number[];
+  previousCells: string[];
+  previousId: string;
 }
 
 const COPY_FLUSH_BYTES = 1 << 18;
@@ -167,6 +173,9 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     nameIndex: columnIndex.get(info.nameColumn) ?? -1,
     ids: new Map(),
     options: [],
+    columns: [info.nameColumn, ...info.codeColumns.map((c) => c.column)].filter((c) => columnIndex.has(c)).map((c) => columnIndex.get(c)!),
+    previousCells: [],
+    previousId: '',
   }));
   if (options.rowOrder === 'reference-fixture') {
     const codes = new Set(locationLevels.map((l) => l.info.code));
@@ -183,6 +192,8 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     // Large files take longer than the pool's statement timeout; the import is one long transaction by design.
     await client.query('SET LOCAL statement_timeout = 0');
     await client.query('SET LOCAL idle_in_transaction_session_timeout = 0');
+    // Index builds after the load sort whole columns: give them room to do it in memory.
+    await client.query(`SET LOCAL maintenance_work_mem = '128MB'`);
     // Imports run one at a time: locations and public-id order are global.
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('statistics-import'))`);
 
@@ -305,6 +316,15 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
           }
           let out = `${rows + 1}\t${tp}\t${lvl}`;
           for (const level of locationLevels) {
+            // Consecutive rows usually share their locations: compare the cells with the previous row's first.
+            const columns = level.columns;
+            const previous = level.previousCells;
+            let same = previous.length > 0;
+            for (let c = 0; same && c < columns.length; c++) same = record[columns[c]!] === previous[c];
+            if (same) {
+              out += level.previousId;
+              continue;
+            }
             const name = level.nameIndex >= 0 ? record[level.nameIndex]! : '';
             let key = name;
             let complete = level.nameIndex < 0 || name !== '';
@@ -313,19 +333,21 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
               if (value === '') complete = false;
               key += `\u0000${value}`;
             }
-            if (!complete || (level.nameIndex < 0 && level.codes.length === 0)) {
-              out += '\t0';
-              continue;
+            let cell = '\t0';
+            if (complete && columns.length > 0) {
+              let id = level.ids.get(key);
+              if (id === undefined) {
+                const fields: Partial<Record<LocationCodeField, string>> = {};
+                for (const c of level.codes) fields[c.field] = record[c.index]!;
+                level.options.push({ label: name || (record[level.codes[0]!.index] ?? ''), fields });
+                id = level.options.length;
+                level.ids.set(key, id);
+              }
+              cell = `\t${id}`;
             }
-            let id = level.ids.get(key);
-            if (id === undefined) {
-              const fields: Partial<Record<LocationCodeField, string>> = {};
-              for (const c of level.codes) fields[c.field] = record[c.index]!;
-              level.options.push({ label: name || (record[level.codes[0]!.index] ?? ''), fields });
-              id = level.options.length;
-              level.ids.set(key, id);
-            }
-            out += `\t${id}`;
+            level.previousCells = columns.map((c) => record[c]!);
+            level.previousId = cell;
+            out += cell;
           }
           for (let f = 0; f < filterIndexes.length; f++) {
             const label = record[filterIndexes[f]!]!;
@@ -389,6 +411,13 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await finished(copy);
     if (copyError) throw copyError;
     options.onProgress?.({ rows, seconds: seconds(), fraction: 1, done: true });
+    const timings: ImportResult['timings'] = { read: seconds(), metadata: 0, rows: 0, indexes: 0, file: 0, changes: 0, commit: 0 };
+    let mark = seconds();
+    const lap = (phase: keyof ImportResult['timings']) => {
+      const now = seconds();
+      timings[phase] += now - mark;
+      mark = now;
+    };
 
     // The version row.
     const status: VersionStatus = options.draft ? 'Draft' : 'Published';
@@ -439,6 +468,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
 
     const locationMaps = await resolveLocations(db, versionId, locationLevels);
 
+    lap('metadata');
     // The version's row table, filled in one pass from the staging table with the final ids.
     const columns = [
       'id integer NOT NULL',
@@ -465,16 +495,21 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
       ...indicators.map((_, i) => `i${i + 1}`),
     ];
     const targetColumns = columns.map((c) => c.split(' ')[0]);
+    // Written in the default result order (time period newest first, then row id): pages of the default query
+    // are then contiguous on disk.
     await client.query(
-      `INSERT INTO stats_data.${rowsTable} (${targetColumns.join(', ')}) SELECT ${select.join(', ')} FROM import_rows ORDER BY 1`,
+      `INSERT INTO stats_data.${rowsTable} (${targetColumns.join(', ')}) SELECT ${select.join(', ')} FROM import_rows ORDER BY 2 DESC, 1`,
       params,
     );
+    lap('rows');
     await prepareVersionRowsForQuery(db, rowsTable);
     await db.updateTable('data_set_versions').set({ rows_table: rowsTable }).where('id', '=', versionId).execute();
+    lap('indexes');
 
     // The original data file, gzip-compressed, for the CSV download.
     const gzip = await gzipOf(options.dataPath);
     await db.insertInto('data_set_version_files').values({ version_id: versionId, content_gzip: gzip, size_bytes: gzip.length }).execute();
+    lap('file');
 
     let majorChanges = 0;
     let minorChanges = 0;
@@ -492,8 +527,10 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     if (status === 'Published' && dataSet.status === 'Draft') {
       await db.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', options.dataSetId).execute();
     }
+    lap('changes');
     await client.query('COMMIT');
     committed = true;
+    lap('commit');
     return {
       versionId,
       dataSetId: options.dataSetId,
@@ -504,6 +541,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
       seconds: seconds(),
       majorChanges,
       minorChanges,
+      timings,
     };
   } finally {
     if (!committed) await client.query('ROLLBACK').catch(() => {});
