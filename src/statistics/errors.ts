@@ -148,9 +148,17 @@ function valueAt(data: unknown, segments: readonly string[]): unknown {
   return current;
 }
 
+/** Ajv's keywords; a FieldError with another code was made by our own code and is kept as it is. */
+const AJV_KEYWORDS = new Set([
+  'additionalProperties', 'required', 'enum', 'const', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum',
+  'minLength', 'maxLength', 'minItems', 'maxItems', 'uniqueItems', 'type', 'format', 'pattern', 'anyOf', 'oneOf', 'allOf',
+  'not', 'if', 'then', 'else', 'multipleOf', 'minProperties', 'maxProperties', 'propertyNames', 'dependentRequired',
+  'unevaluatedProperties', 'unevaluatedItems', 'contains', 'items', 'additionalItems', 'false schema',
+]);
+
 function mapAjvFieldError(error: FieldError, request: FastifyRequest): FieldError {
   const split = splitAjvPath(error.path);
-  if (!split) return error;
+  if (!split || error.code === undefined || !AJV_KEYWORDS.has(error.code)) return error;
   const { context, segments } = split;
   const routeSchema = (request.routeOptions?.schema ?? {}) as Record<string, unknown>;
   const schema = subSchema(routeSchema[context], segments);

@@ -181,6 +181,17 @@ describe('Ajv errors in the statistics shape', () => {
     ]);
   });
 
+  it('keeps errors of our own codes as they are, and omits an empty path', () => {
+    const error = new ValidationError([
+      { path: '', code: 'NotEmptyBody', message: 'The request body must not be empty.' },
+      { path: 'body', code: 'InvalidJson', message: 'The request body is not valid JSON.' },
+    ]);
+    expect((statisticsErrorFormatter(error, requestWith({}, {})).body as { errors: unknown[] }).errors).toEqual([
+      { code: 'NotEmptyBody', message: 'The request body must not be empty.' },
+      { code: 'InvalidValue', message: 'Must be a valid value. Check that the type and format are correct.' },
+    ]);
+  });
+
   it('writes other problems as ProblemDetails without internals for a 500', async () => {
     const { AppError } = await import('../../../src/errors.js');
     const formatted = statisticsErrorFormatter(new AppError(500, 'Internal Server Error', 'secret stack'), requestWith({}, {}));
