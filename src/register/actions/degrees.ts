@@ -122,6 +122,9 @@ export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Da
     if (nonUkDegree === null) errors.push('non_uk_degree must be entered if specifying a previous non-UK degree');
     else if (!referenceId('degree_type', nonUkDegree)) errors.push(inclusionMessage('non_uk_degree', nonUkDegree, 'degree_type'));
     else values.non_uk_degree = nonUkDegree;
+    const country = code(raw.country);
+    if (country !== null && !referenceId('country', country)) errors.push(inclusionMessage('country', country, 'country'));
+    else values.country = country;
   }
 
   const subject = code(raw.subject);
@@ -160,11 +163,6 @@ export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Da
   errors.push(...graduationYearErrors(year, now));
   values.graduation_year = year === null || Number.isNaN(year) ? null : year;
 
-  if (locale === 'non_uk') {
-    const country = code(raw.country);
-    if (country !== null && !referenceId('country', country)) errors.push(inclusionMessage('country', country, 'country'));
-    else values.country = country;
-  }
   return { values, errors };
 }
 
