@@ -14,8 +14,8 @@ let productionProvider: TestProvider;
 
 beforeAll(async () => {
   // The default test app is a sandbox; a second app on the same database is configured as production.
-  t = await buildTestApp({ REGISTER_ENVIRONMENT: 'sandbox', REGISTER_TOKEN_SECRET: SECRET });
-  production = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: t.database.url, REGISTER_ENVIRONMENT: 'production', REGISTER_TOKEN_SECRET: SECRET }), {
+  t = await buildTestApp({ REGISTER_ENVIRONMENT: 'sandbox', REGISTER_TOKEN_SECRET: SECRET, RATE_LIMIT_REGISTER_MAX: '100000' });
+  production = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: t.database.url, REGISTER_ENVIRONMENT: 'production', REGISTER_TOKEN_SECRET: SECRET, RATE_LIMIT_REGISTER_MAX: '100000' }), {
     db: t.database.db,
     logger: false,
   });

@@ -18,7 +18,7 @@ afterAll(async () => {
 
 /** `npm run register -- <args>` against this file's database, as a separate process (like a script would). */
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...process.env, DATABASE_URL: t.database.url, REGISTER_ENVIRONMENT: 'sandbox', LOG_LEVEL: 'silent' };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: t.database.url, REGISTER_ENVIRONMENT: 'sandbox', LOG_LEVEL: 'silent' };
   delete env.REGISTER_TOKEN_SECRET;
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/register.ts', ...args], { env });

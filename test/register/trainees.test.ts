@@ -7,7 +7,8 @@ let p: TestProvider;
 let other: TestProvider;
 
 beforeAll(async () => {
-  t = await buildTestApp();
+  // Many requests from one token: the per-token rate limit is not under test here.
+  t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
   p = await createProviderWithToken(t.database.db);
   other = await createProviderWithToken(t.database.db);
   await t.database.db.insertInto('schools').values({ urn: '131238', name: 'Hedgehog Primary', postcode: 'GU1 1AA', town: 'Guildford' }).execute();

@@ -11,7 +11,7 @@ import { duplicateTrainee, filterValidationError, missingData, noTraineesFound, 
 import type { RegisterRouteOptions } from '../index.js';
 import { adapterFor as versionAdapter, messageInVersion, toCanonicalInput, type RegisterVersion } from '../versions/index.js';
 import { newSlug, findTraineeForProvider, insertTraineeRow, listTrainees, lockTraineeForUpdate, recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from './repository.js';
-import { loadPlacementsAndDegreesForTrainees } from '../actions/nested.js';
+import { loadPlacementsAndDegrees, loadPlacementsAndDegreesForTrainees } from '../actions/nested.js';
 import { serializeTrainee, traineeBody, traineeEtag } from './serialize.js';
 import {
   academicCycleOf, agesOf, codeText, cycleBounds, DISABILITY_KEY, isBlank, isoDate, SPECIAL_URNS, validateDegreeInput,
@@ -364,9 +364,11 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       const partners = await resolvePartners(trx, version, input, errors);
       rejectIfInvalid(request, version, errors);
 
-      const before = await traineeBody(trx, row, version, context.provider.ukprn);
+      // Placements and degrees do not change here: loaded once for both audit images and the response.
+      const nested = { ukprn: context.provider.ukprn, ...(await loadPlacementsAndDegrees(trx, row.id)) };
+      const before = serializeTrainee(row, version, nested);
       const updated = await updateTraineeRow(trx, row.id, { ...attributesToColumns(attrs), ...partners });
-      const after = await traineeBody(trx, updated, version, context.provider.ukprn);
+      const after = serializeTrainee(updated, version, nested);
       await recordAudit(trx, { traineeId: row.id, providerId: context.provider.id, tokenId: context.tokenId, action: 'update', before, after });
       return { row: updated, body: after };
     });

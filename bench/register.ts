@@ -1,0 +1,155 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { runCli } from '../src/cli/run.js';
+import { loadConfig } from '../src/config.js';
+import { createToken, tokenSecret } from '../src/register/tokens.js';
+import { openRuntime } from '../src/runtime.js';
+
+/**
+ * `npm run bench:register`: create, get, list (50 per page) and update of the register API, 10 connections each,
+ * against a server started in a separate process (DATA_DIR / DATABASE_URL as configured; by default its own
+ * embedded database under .data/bench-register). Figures go to bench/results/register.json.
+ * Targets (issue 5): p50 ≤ 10 ms for get and list, ≤ 20 ms for create and update.
+ */
+const { values } = parseArgs({ options: { duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '10' } } });
+const DURATION = Number(values.duration);
+const CONNECTIONS = Number(values.connections);
+const SEED_TRAINEES = 300;
+
+interface BenchRequest {
+  method?: string;
+  path?: string;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function startServer(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('server did not start within 60 s')), 60000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('Service listening')) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
+function cycleDates() {
+  const now = new Date();
+  const year = now.getUTCMonth() + 1 >= 8 ? now.getUTCFullYear() : now.getUTCFullYear() - 1;
+  return { start: `${year}-09-01`, end: `${year + 1}-07-31` };
+}
+
+function trainee(lastName: string) {
+  const cycle = cycleDates();
+  return {
+    first_names: 'Bench', last_name: lastName, date_of_birth: '1990-01-01', sex: '11', email: `${lastName}@example.com`,
+    nationality: 'GB', training_route: '11', itt_start_date: cycle.start, itt_end_date: cycle.end, course_subject_1: '100346',
+    study_mode: '63', course_age_range: '13918', itt_aim: '202', itt_qualification_aim: '001', course_year: '2', fund_code: '2',
+    funding_method: '6', hesa_id: '0310261553101', disability1: '58',
+    placements_attributes: [{ urn: '900020' }],
+    degrees_attributes: [{ grade: '02', subject: '100485', institution: '0117', uk_degree: '083', graduation_year: '2003' }],
+  };
+}
+
+await runCli(async () => {
+  const dataDir = process.env.DATA_DIR ?? '.data/bench-register';
+  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
+  const runtime = await openRuntime(config);
+  let server: ChildProcess | undefined;
+  try {
+    // A provider and token of this run.
+    const ukprn = String(Date.now()).slice(-8);
+    await runtime.primary.db.insertInto('providers').values({ ukprn, name: `Bench provider ${ukprn}` }).execute();
+    const { token } = await createToken(runtime.primary.db, { providerUkprn: ukprn, environment: config.REGISTER_ENVIRONMENT, secret: tokenSecret(config) });
+    const port = await freePort();
+    server = await startServer({
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      SEED_ON_START: 'false',
+      RATE_LIMIT_REGISTER_MAX: '100000000',
+      DATABASE_POOL_MAX: '20',
+    });
+    const base = `http://127.0.0.1:${port}/api/v2026.1`;
+    // GETs carry no content-type: a JSON content-type without a body makes the connection wait for one.
+    const headers = { authorization: `Bearer ${token}` };
+    const jsonHeaders = { ...headers, 'content-type': 'application/json' };
+
+    const ids: string[] = [];
+    for (let i = 0; i < SEED_TRAINEES; i++) {
+      const response = await fetch(`${base}/trainees`, { method: 'POST', headers: jsonHeaders, body: JSON.stringify({ data: trainee(`Seed${ukprn}x${i}`) }) });
+      if (response.status !== 201) throw new Error(`seeding failed: ${response.status} ${await response.text()}`);
+      ids.push(((await response.json()) as { data: { trainee_id: string } }).data.trainee_id);
+    }
+
+    let counter = 0;
+    const scenarios: Array<{ name: string; targetP50Ms: number; setup: (r: BenchRequest) => BenchRequest }> = [
+      {
+        name: 'create',
+        targetP50Ms: 20,
+        setup: (r) => ({ ...r, method: 'POST', path: '/api/v2026.1/trainees', headers: jsonHeaders, body: JSON.stringify({ data: trainee(`Run${ukprn}x${counter++}`) }) }),
+      },
+      { name: 'get', targetP50Ms: 10, setup: (r) => ({ ...r, method: 'GET', path: `/api/v2026.1/trainees/${ids[counter++ % ids.length]}`, headers }) },
+      {
+        name: 'list 50',
+        targetP50Ms: 10,
+        setup: (r) => ({ ...r, method: 'GET', path: `/api/v2026.1/trainees?per_page=50&page=${(counter++ % (SEED_TRAINEES / 50)) + 1}`, headers }),
+      },
+      {
+        name: 'update',
+        targetP50Ms: 20,
+        setup: (r) => ({ ...r, method: 'PATCH', path: `/api/v2026.1/trainees/${ids[counter % ids.length]}`, headers: jsonHeaders, body: JSON.stringify({ data: { first_names: `Bench${counter++}` } }) }),
+      },
+    ];
+
+    const results = [];
+    for (const scenario of scenarios) {
+      const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, duration: DURATION, requests: [{ setupRequest: scenario.setup }] });
+      const row = {
+        scenario: scenario.name,
+        connections: CONNECTIONS,
+        durationSeconds: DURATION,
+        requests: result.requests.total,
+        requestsPerSecond: Math.round(result.requests.average),
+        latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+        targetP50Ms: scenario.targetP50Ms,
+        meetsTarget: result.latency.p50 <= scenario.targetP50Ms,
+        errors: result.errors,
+        non2xx: result.non2xx,
+      };
+      results.push(row);
+      console.log(`${row.scenario.padEnd(8)} p50 ${row.latencyMs.p50} ms  p90 ${row.latencyMs.p90} ms  p99 ${row.latencyMs.p99} ms  ${row.requestsPerSecond} req/s  non-2xx ${row.non2xx}  (target p50 ≤ ${row.targetP50Ms} ms: ${row.meetsTarget ? 'met' : 'NOT met'})`);
+    }
+    await mkdir('bench/results', { recursive: true });
+    await writeFile(
+      'bench/results/register.json',
+      `${JSON.stringify({ measuredAt: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, seedTrainees: SEED_TRAINEES, results }, null, 2)}\n`,
+    );
+    console.log('wrote bench/results/register.json');
+  } finally {
+    server?.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await runtime.close();
+  }
+});
