@@ -174,6 +174,8 @@ describe('GET /v1/data-sets/{dataSetId}/meta', () => {
   it('selects the version: latest live by default, exact, wildcard; 404 for a missing version or data set', async () => {
     // Latest live version of `own` is 1.2 (Withdrawn versions stay viewable); its meta is the small meta.
     expect((await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods`)).json().timePeriods).toHaveLength(2);
+    expect((await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods&dataSetVersion=`)).json().timePeriods).toHaveLength(2);
+    expect((await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods&dataSetVersion=*`)).json().timePeriods).toHaveLength(2);
     expect((await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods&dataSetVersion=1.*`)).json().timePeriods).toHaveLength(5);
     expect((await get(`/v1/data-sets/${ids.own}/meta?dataSetVersion=3.0`)).statusCode).toBe(404);
     expect((await get(`/v1/data-sets/${FIXTURE}/meta?dataSetVersion=2.0`)).statusCode).toBe(404);
