@@ -46,6 +46,9 @@ describe('placements', () => {
     ]);
     const one = await f.call('GET', 'v2026.1', `/trainees/${id}/placements/${placement.placement_id}`);
     expect(one.json()).toEqual({ data: placement });
+    // Ids are matched without regard to case, as the real citext slugs.
+    const upper = await f.call('GET', 'v2026.1', `/trainees/${id.toUpperCase()}/placements/${placement.placement_id.toUpperCase()}`);
+    expect(upper.json()).toEqual({ data: placement });
     const trainee = await f.call('GET', 'v2026.1', `/trainees/${id}`);
     expect(trainee.json().placements).toHaveLength(2);
   });

@@ -137,6 +137,11 @@ describe('POST /trainees/{id}/withdraw', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toMatchObject({ state: 'withdrawn', withdraw_date: today(), withdraw_reasons: ['record_added_in_error'] });
     expect(res.json().data).not.toHaveProperty('withdrawal_date');
+    // The v2025.0-rc alias is served by v2025.0.
+    const rc = await f.insertTrainee();
+    const viaAlias = await f.call('POST', 'v2025.0-rc', `/trainees/${rc}/withdraw`, { data: { ...legacy, withdraw_date: today() } });
+    expect(viaAlias.statusCode).toBe(200);
+    expect(viaAlias.json().data).toMatchObject({ state: 'withdrawn', withdraw_date: today() });
   });
 
   it.each([
