@@ -8,12 +8,12 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Database } from '../../db/schema.js';
-import { ValidationError } from '../../errors.js';
+import { ValidationError, type FieldError } from '../../errors.js';
 import { prepareVersionRowsForQuery } from '../query/prepare.js';
 import type { VersionStatus } from '../tables.js';
 import { computeChanges } from './changes.js';
 import { CsvSyntaxError, openCsvText, readCsvBatches, type CsvBatch } from './csv-reader.js';
-import { DataSetNotFoundError, DuplicateVersionError, ProblemCollector } from './errors.js';
+import { DataSetNotFoundError, DuplicateVersionError, ImportValidationError, ProblemCollector } from './errors.js';
 import { readMetaFile, type MetaFilter, type MetaIndicator } from './meta-file.js';
 import { allocatePublicIds } from './public-ids.js';
 import {
@@ -131,20 +131,28 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
   const metaFile = path.basename(options.metaPath);
   const problems = new ProblemCollector();
 
+  const missingFiles: FieldError[] = [];
+  let totalBytes = 1;
+  for (const [flag, file] of [['data', options.dataPath], ['meta', options.metaPath]] as const) {
+    try {
+      const info = await stat(file);
+      if (!info.isFile()) missingFiles.push({ path: flag, message: `${file} is not a file.` });
+      if (flag === 'data') totalBytes = info.size || 1;
+    } catch {
+      missingFiles.push({ path: flag, message: `${file} does not exist.` });
+    }
+  }
+  if (missingFiles.length > 0) throw new ValidationError(missingFiles, 'The data set files were not found; nothing was imported.');
+
   // The header first: the meta file is checked against it before any row is read.
   const text = openCsvText(options.dataPath);
-  const totalBytes = (await stat(options.dataPath)).size || 1;
   const batches = readCsvBatches(text);
   let firstBatch: CsvBatch | undefined;
   try {
     const first = await batches.next();
     firstBatch = first.done ? undefined : first.value;
   } catch (error) {
-    if (error instanceof CsvSyntaxError) {
-      problems.add({ file: dataFile, line: error.line, message: error.message });
-      problems.throwIfAny();
-    }
-    throw error;
+    throw readProblem(error, dataFile);
   }
   const header = firstBatch?.records[0]?.map((c) => c.trim());
   if (!header) {
@@ -398,7 +406,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
         problems.add({ file: dataFile, line: error.line, message: error.message });
       } else {
         copy.destroy();
-        throw error;
+        throw readProblem(error, dataFile);
       }
     }
     if (problems.problems.length === 0 && rows === 0) problems.add({ file: dataFile, line: 2, message: 'The data file has no data rows.' });
@@ -548,6 +556,16 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await batches.return(undefined).catch(() => {});
     client.release();
   }
+}
+
+/** A CSV syntax error or an unreadable (e.g. corrupt gzip) file as an import problem; other errors as they are. */
+function readProblem(error: unknown, file: string): unknown {
+  if (error instanceof CsvSyntaxError) return new ImportValidationError([{ file, line: error.line, message: error.message }]);
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && code.startsWith('Z_')) {
+    return new ImportValidationError([{ file, message: `The file cannot be decompressed (${(error as Error).message}); is it really gzip?` }]);
+  }
+  return error;
 }
 
 /** A release title and slug from the latest time period (`Academic year 2021/22`, `2021-22`). */

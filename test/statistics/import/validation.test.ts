@@ -4,7 +4,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConflictError, NotFoundError } from '../../../src/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../../src/errors.js';
 import { ImportValidationError } from '../../../src/statistics/import/errors.js';
 import { importDataSetVersion } from '../../../src/statistics/import/import.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
@@ -149,6 +149,20 @@ describe('malformed files are rejected with file, line and column, and nothing i
     await expectRejected([HEADER, GOOD_ROWS[0], '202021,Academic year,National,E92000001,"England,,,,Total,1,2'].join('\n'), undefined, [
       { file: 'data.csv', line: 3, message: /not closed/ },
     ]);
+  });
+
+  it('a missing file and a file that is not gzip', async () => {
+    const before = await snapshot();
+    const { metaPath } = await files([HEADER, ...GOOD_ROWS].join('\n'));
+    const missing = await importDataSetVersion(database, { dataSetId, version: '1.0', dataPath: path.join(dir, 'nope.csv'), metaPath }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(ValidationError);
+    expect((missing as ValidationError).errors).toEqual([{ path: 'data', message: `${path.join(dir, 'nope.csv')} does not exist.` }]);
+    const fake = path.join(dir, 'fake.csv.gz');
+    await writeFile(fake, [HEADER, ...GOOD_ROWS].join('\n'));
+    const notGzip = await importDataSetVersion(database, { dataSetId, version: '1.0', dataPath: fake, metaPath }).catch((e: unknown) => e);
+    expect(notGzip).toBeInstanceOf(ImportValidationError);
+    expect((notGzip as ImportValidationError).problems[0]).toMatchObject({ file: 'fake.csv.gz', message: expect.stringMatching(/cannot be decompressed/) });
+    expect(await snapshot()).toEqual(before);
   });
 
   it('a duplicate version number (409) and an unknown data set (404)', async () => {
