@@ -9,7 +9,7 @@ import { metricsPlugin } from './plugins/metrics.js';
 import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
 import { installErrorHandling, ProblemSchema } from './plugins/problem.js';
-import { statisticsApi } from './statistics/index.js';
+import { redirectCapitalisedPath, statisticsApi } from './statistics/index.js';
 import { registerApi } from './register/index.js';
 
 export interface AppDeps {
@@ -59,6 +59,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // Root level, so `/V1/...` (outside the /v1 scope) is redirected like capitals after the prefix.
+  app.addHook('onRequest', redirectCapitalisedPath);
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {

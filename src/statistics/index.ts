@@ -17,20 +17,20 @@ export interface StatisticsApiOptions {
 
 /**
  * Paths with capital letters are not part of the contract: like the reference (facts §1.1), answer them with
- * 308 Permanent Redirect to the lower-cased path, keeping the query string as it is.
+ * 308 Permanent Redirect to the lower-cased path, keeping the query string as it is. Registered at the root (see
+ * src/app.ts) so that `/V1/...` is redirected too, not only capitals after the prefix.
  */
-async function redirectCapitalisedPath(request: FastifyRequest, reply: FastifyReply) {
+export async function redirectCapitalisedPath(request: FastifyRequest, reply: FastifyReply) {
   const queryStart = request.url.indexOf('?');
   const path = queryStart === -1 ? request.url : request.url.slice(0, queryStart);
-  if (path === path.toLowerCase()) return;
+  const lower = path.toLowerCase();
+  if (path === lower || !(lower === '/v1' || lower.startsWith('/v1/'))) return;
   const query = queryStart === -1 ? '' : request.url.slice(queryStart);
   return reply.code(308).header('location', `${path.toLowerCase()}${query}`).header('cache-control', 'public, max-age=86400').send();
 }
 
 /** The public statistics data set API, mounted at `/v1`. */
 export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
-  // Before the not-found handler is set, so that unknown capitalised paths are redirected too.
-  app.addHook('onRequest', redirectCapitalisedPath);
   // The reference reports its API versions on every response (Asp.Versioning `ReportApiVersions`).
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('api-supported-versions', '1.0');

@@ -362,6 +362,9 @@ describe('GET /v1/data-sets/{dataSetId}/versions/{dataSetVersion}', () => {
     const res = await get(`/v1/Data-Sets/${ids.main.toUpperCase()}/versions/V1.0?x=Y`);
     expect(res.statusCode).toBe(308);
     expect(res.headers.location).toBe(`/v1/data-sets/${ids.main}/versions/v1.0?x=Y`);
+    const prefix = await get(`/V1/Publications?page=1`);
+    expect(prefix.statusCode).toBe(308);
+    expect(prefix.headers.location).toBe('/v1/publications?page=1');
   });
 });
 
