@@ -105,6 +105,25 @@ describe('register authentication', () => {
   });
 });
 
+describe('register rate limit', () => {
+  it('answers 429 with the real text body and Retry-After once a token is over its limit', async () => {
+    const limited = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: t.database.url, REGISTER_TOKEN_SECRET: SECRET, RATE_LIMIT_REGISTER_MAX: '2' }), {
+      db: t.database.db,
+      logger: false,
+    });
+    try {
+      for (let i = 0; i < 2; i++) expect((await info(sandboxProvider.auth, limited)).statusCode).toBe(200);
+      const response = await info(sandboxProvider.auth, limited);
+      expect(response.statusCode).toBe(429);
+      expect(response.body).toBe('Retry later\n');
+      expect(response.headers['content-type']).toMatch(/^text\/plain/);
+      expect(response.headers['retry-after']).toBeDefined();
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('register versions and routing', () => {
   it.each([
     ['v2025.0', 'v2025.0'],

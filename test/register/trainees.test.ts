@@ -139,6 +139,53 @@ describe('POST /trainees', () => {
     expect(after.n).toBe(before.n);
   });
 
+  it('dates: ISO only, start at most a year ahead, end after start and within the window (v2026.1)', async () => {
+    const year = new Date().getUTCFullYear();
+    const cases: Array<[Record<string, unknown>, string[]]> = [
+      [{ itt_start_date: `${year + 2}-09-01`, itt_end_date: `${year + 3}-07-31` }, ['itt_start_date must not be more than one year in the future']],
+      [{ itt_end_date: '2020-01-01' }, ['itt_end_date must be after itt_start_date']],
+      [{ itt_start_date: `${year - 12}-09-01`, trainee_start_date: currentCycle().ittStart, itt_end_date: `${year - 11}-07-31` }, ['itt_end_date must be within the last 10 years']],
+      [{ itt_end_date: `${year + 6}-07-31` }, ['itt_end_date must be within the next 5 years']],
+      [{ trainee_start_date: '2023-04-31' }, ['trainee_start_date is invalid']],
+      [{ date_of_birth: '01/01/1990' }, ['date_of_birth is invalid']],
+    ];
+    for (const [overrides, messages] of cases) {
+      const response = await post('v2026.1', fresh(overrides));
+      expect(response.statusCode, JSON.stringify(overrides)).toBe(422);
+      expect(response.json().errors).toEqual(messages);
+    }
+    const defaulted = await post('v2026.1', fresh({ trainee_start_date: '' }));
+    expect(defaulted.statusCode).toBe(201);
+    expect(defaulted.json().data.trainee_start_date).toBe(defaulted.json().data.itt_start_date);
+  });
+
+  it('training initiatives must be offered in the trainee’s academic cycle', async () => {
+    const cycle = currentCycle().year;
+    const response = await post('v2026.1', fresh({ training_initiative: '025' }));
+    if (cycle === 2025 || cycle === 2026) {
+      expect(response.json().errors).toEqual([`training_initiative 'transition_to_teach' is not available in academic cycle '${cycle} to ${cycle + 1}'`]);
+    }
+    expect((await post('v2026.1', fresh({ training_initiative: '026' }))).statusCode).toBe(201);
+    expect((await post('v2026.1', fresh({ training_initiative: 'now_teach' }))).json().errors[0]).toMatch(/^training_initiative has invalid reference data value of 'now_teach'/);
+  });
+
+  it('nested degrees: the real messages for a non-UK degree with only a country and for a far-future year', async () => {
+    const nonUk = await post('v2026.1', fresh({ training_route: '12', degrees_attributes: [{ country: 'MX' }] }));
+    expect(nonUk.json().errors).toEqual([
+      'non_uk_degree must be entered if specifying a previous non-UK degree',
+      'subject must be entered if specifying a previous UK degree or non-UK degree',
+      'graduation_year must be entered if specifying a previous UK degree or non-UK degree',
+    ]);
+    const future = await post('v2026.1', fresh({ training_route: '12', degrees_attributes: [{ ...DEGREE, graduation_year: '3000-01-01' }] }));
+    expect(future.json()).toEqual({
+      message: 'Validation failed: 2 errors prohibited this trainee from being saved',
+      errors: ['graduation_year must be in the past, for example 2014', 'graduation_year is invalid'],
+    });
+    const nonUkOk = await post('v2026.1', fresh({ training_route: '12', degrees_attributes: [{ subject: '100425', non_uk_degree: '083', graduation_year: 2015, country: 'GL', grade: '02' }] }));
+    expect(nonUkOk.statusCode).toBe(201);
+    expect(nonUkOk.json().data.degrees[0]).toMatchObject({ country: 'GL', non_uk_degree: '083', uk_degree: null, institution: null, graduation_year: 2015 });
+  });
+
   it('v2025.0 names the legacy fields in its messages', async () => {
     const response = await post('v2025.0', legacy(fresh({ course_subject_1: 'chemistry', lead_partner_urn: '123456' })).valueOf() as object);
     expect(response.statusCode).toBe(422);
@@ -296,6 +343,22 @@ describe('PUT/PATCH /trainees/{trainee_id}', () => {
     const response = await patch('v2026.1', created.trainee_id, { course_subject_2: null, ethnicity: null, disability1: '55' });
     expect(response.statusCode).toBe(200);
     expect(response.json().data).toMatchObject({ course_subject_2: null, ethnicity: '997', ethnic_group: 'not_provided_ethnic_group', disability1: '55', disability2: '57' });
+  });
+
+  it('disability codes 95 and 98 give no_disability and disability_not_provided; degrees_attributes is ignored', async () => {
+    const created = (await post('v2026.1', fresh({ training_route: '12', degrees_attributes: [DEGREE] }))).json().data;
+    const none = await patch('v2026.1', created.trainee_id, { disability1: '95' });
+    expect(none.json().data).toMatchObject({ disability_disclosure: 'no_disability', disability1: '95' });
+    const refused = await patch('v2026.1', created.trainee_id, { disability1: '98', degrees_attributes: [{ ...DEGREE, subject: '100425' }] });
+    expect(refused.statusCode).toBe(200);
+    expect(refused.json().data.disability_disclosure).toBe('disability_not_provided');
+    expect(refused.json().data.degrees).toEqual(created.degrees);
+  });
+
+  it('authentication runs before the body is read: bad JSON with a bad token is 401', async () => {
+    const response = await t.app.inject({ method: 'PUT', url: '/api/v2026.1/trainees/any', headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, payload: '{bad' });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({ error: 'Unauthorized' });
   });
 
   it('missing data is 422, malformed JSON 400, another provider’s trainee 404, a bad token 401 — none changes anything', async () => {

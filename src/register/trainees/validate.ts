@@ -64,6 +64,12 @@ export interface ValidationContext {
   knownSchoolUrns: ReadonlySet<string>;
 }
 
+/** Training initiatives offered per academic cycle (start year), by internal name. */
+const INITIATIVES_BY_CYCLE: Record<number, readonly string[]> = {
+  2025: ['international_relocation_payment', 'now_teach', 'veterans_teaching_undergraduate_bursary', 'primary_mathematics_specialist'],
+  2026: ['now_teach', 'veterans_teaching_undergraduate_bursary', 'primary_mathematics_specialist'],
+};
+
 const FUNDING_TYPES: Record<string, 'scholarship' | 'bursary' | 'grant'> = {
   '4': 'scholarship', '7': 'bursary', '8': 'bursary', '9': 'bursary', B: 'bursary', C: 'bursary', D: 'bursary', E: 'grant',
 };
@@ -207,8 +213,18 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   else inclusion(errors, 'fund_code', attrs.fund_code, 'fund_code');
   if (isBlank(attrs.funding_method)) errors.push("funding_method can't be blank");
   else inclusion(errors, 'funding_method', attrs.funding_method, 'funding_method');
-  inclusion(errors, 'training_initiative', attrs.training_initiative, 'training_initiative');
-  inclusion(errors, 'additional_training_initiative', attrs.additional_training_initiative, 'training_initiative');
+  for (const field of ['training_initiative', 'additional_training_initiative']) {
+    const value = attrs[field];
+    if (isBlank(value)) continue;
+    if (!isValidCode('training_initiative', value)) errors.push(inclusionMessage(field, codeText(value), 'training_initiative'));
+    else {
+      // Initiatives are offered per academic cycle (§3.4 rule 3); the lists are known from 2025/26 on.
+      const cycle = academicCycleOf(isoDate(attrs.trainee_start_date) ?? ittStart ?? today);
+      const available = INITIATIVES_BY_CYCLE[cycle];
+      const name = entryName('training_initiative', codeText(value)) ?? codeText(value);
+      if (available && !available.includes(name)) errors.push(`${field} '${name}' is not available in academic cycle '${cycle} to ${cycle + 1}'`);
+    }
+  }
 
   // 4. Cross-field rules.
   const subject1 = isBlank(attrs.course_subject_1) ? undefined : codeText(attrs.course_subject_1);
