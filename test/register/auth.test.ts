@@ -136,6 +136,16 @@ describe('register versions and routing', () => {
     expect(response.json()).toEqual({ status: 'ok', version: { requested, latest: 'v2026.1' } });
   });
 
+  it.each(['v2025.0', 'v2025.0-rc', 'v2026.0', 'v2026.1'])('%s: every trainee endpoint needs a token (401 without, 401 with a bad one)', async (label) => {
+    for (const [method, url] of [['GET', '/trainees'], ['POST', '/trainees'], ['GET', '/trainees/x'], ['PUT', '/trainees/x'], ['PATCH', '/trainees/x'], ['GET', '/info']] as const) {
+      for (const headers of [{}, { authorization: 'Bearer bob' }]) {
+        const response = await t.app.inject({ method, url: `/api/${label}${url}`, headers, payload: method === 'GET' ? undefined : { data: { first_names: 'X' } } });
+        expect(response.statusCode, `${method} ${url}`).toBe(401);
+        expect(response.json()).toEqual({ error: 'Unauthorized' });
+      }
+    }
+  });
+
   it('an unknown but well-formed version is 404 "Not found" with a token and 401 without', async () => {
     const withToken = await t.app.inject({ method: 'GET', url: '/api/v0.0/trainees', headers: sandboxProvider.auth });
     expect(withToken.statusCode).toBe(404);

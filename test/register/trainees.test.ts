@@ -236,6 +236,33 @@ describe('POST /trainees', () => {
   });
 });
 
+describe.each(['v2025.0', 'v2025.0-rc', 'v2026.0', 'v2026.1'] as const)('%s round trip', (version) => {
+  it('create → get → list → update → get, each in this version’s field names', async () => {
+    const provider = await createProviderWithToken(t.database.db);
+    const subjectKey = version.startsWith('v2025.0') ? 'course_subject_two' : 'course_subject_2';
+    const payload = version.startsWith('v2025.0') ? legacy(validTrainee({ course_subject_2: '100425' })) : validTrainee({ course_subject_2: '100425' });
+    const created = await post(version, payload, provider);
+    expect(created.statusCode).toBe(201);
+    const body = created.json().data;
+    expect(body).toMatchObject({ state: 'submitted_for_trn', [subjectKey]: '100425' });
+
+    const fetched = await get(version, body.trainee_id, provider);
+    expect(fetched.json()).toEqual(body);
+
+    const list = await t.app.inject({ method: 'GET', url: `/api/${version}/trainees?per_page=10&sort_order=asc&has_trn=false&status=in_training&since=2020-01-01&page=1&academic_cycle=${currentCycle().year}`, headers: provider.auth });
+    expect(list.statusCode).toBe(200);
+    expect(list.json()).toEqual({ data: [body], meta: { current_page: 1, total_pages: 1, total_count: 1, per_page: 10 } });
+    const none = await t.app.inject({ method: 'GET', url: `/api/${version}/trainees?status=withdrawn`, headers: provider.auth });
+    expect(none.statusCode).toBe(404);
+    expect(none.json()).toEqual({ errors: [{ error: 'NotFound', message: 'No trainees found' }] });
+
+    const updated = await t.app.inject({ method: 'PUT', url: `/api/${version}/trainees/${body.trainee_id}`, headers: provider.auth, payload: { data: { [subjectKey]: '100321', middle_names: 'Q' } } });
+    expect(updated.statusCode).toBe(200);
+    expect(updated.json().data).toMatchObject({ [subjectKey]: '100321', middle_names: 'Q', first_names: 'John' });
+    expect((await get(version, body.trainee_id, provider)).json()).toEqual(updated.json().data);
+  });
+});
+
 describe('conditional rules by version', () => {
   it('primary age range: v2026.x requires course_subject_1 100511, v2025.0 moves it first', async () => {
     const v2026 = await post('v2026.1', fresh({ course_age_range: '13914', course_subject_1: '100346' }));
