@@ -249,11 +249,11 @@ export async function catalogueSeedPending(db: Db, seedDir = DEFAULT_SEED_DIR): 
 }
 
 /** Start-up task: seeds the catalogue when it is empty (or half-seeded) and SEED_ON_START is true, printing progress. */
-export async function seedCatalogueOnStart(context: StartupContext): Promise<void> {
+export async function seedCatalogueOnStart(context: StartupContext, seedDir = DEFAULT_SEED_DIR): Promise<void> {
   if (!context.config.SEED_ON_START) return;
   const { primary } = context.runtime;
-  if (!(await catalogueSeedPending(primary.db))) return;
+  if (!(await catalogueSeedPending(primary.db, seedDir))) return;
   context.log('Seeding the statistics catalogue from seed/catalog.json (about a million rows; this takes under a minute) ...');
-  const result = await seedCatalogue(primary, { log: (message) => context.log(`  ${message}`) });
+  const result = await seedCatalogue(primary, { seedDir, log: (message) => context.log(`  ${message}`) });
   context.log(`Seeded ${result.dataSets} data sets (${result.versions.length} versions) in ${result.seconds.toFixed(1)} s.`);
 }

@@ -1,7 +1,10 @@
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import type { Runtime } from '../../../src/runtime.js';
-import { catalogueSeedPending, seedCatalogue, seedCatalogueOnStart } from '../../../src/statistics/seed.js';
+import { DEFAULT_SEED_DIR, catalogueSeedPending, seedCatalogue, seedCatalogueOnStart } from '../../../src/statistics/seed.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 
 const ETHNICITY = '9eee125b-5538-49b8-aa49-4fda877b5e57';
@@ -76,5 +79,32 @@ describe('catalogue seed', () => {
     expect(await catalogueSeedPending(database.db)).toBe(true);
     await seedCatalogueOnStart({ config: loadConfig({ SEED_ON_START: 'false' }), runtime, log: (m) => logged.push(m) });
     expect(logged).toEqual([]);
+  });
+
+  it('on start: resumes an interrupted seed and prints progress', async () => {
+    // A one-entry catalogue whose data set exists without versions, as after an interrupted seed.
+    const seedDir = await mkdtemp(path.join(tmpdir(), 'seed-on-start-'));
+    try {
+      await cp(path.join(DEFAULT_SEED_DIR, 'absence-school'), path.join(seedDir, 'absence-school'), { recursive: true });
+      const id = 'a1b2c3d4-0000-4000-8000-000000000001';
+      const catalogue = {
+        publications: [{ id: '3f1c2a9e-7d4b-4c55-9a61-2b8f0e6d4a10', title: 'Pupil absence in schools in England', summary: '' }],
+        dataSets: [{ id, publicationId: '3f1c2a9e-7d4b-4c55-9a61-2b8f0e6d4a10', title: 'Resumed', summary: '', versions: [{ version: '1.0', source: 'absence-school', notes: 'First.' }] }],
+      };
+      await writeFile(path.join(seedDir, 'catalog.json'), JSON.stringify(catalogue));
+      await database.db.insertInto('data_sets').values({ id, publication_id: catalogue.dataSets[0]!.publicationId, title: 'Resumed', status: 'Draft', superseding_data_set_id: null }).execute();
+      expect(await catalogueSeedPending(database.db, seedDir)).toBe(true);
+      const logged: string[] = [];
+      const runtime = { primary: database, read: database } as unknown as Runtime;
+      await seedCatalogueOnStart({ config: loadConfig({ SEED_ON_START: 'true' }), runtime, log: (m) => logged.push(m) }, seedDir);
+      expect(logged[0]).toMatch(/^Seeding the statistics catalogue/);
+      expect(logged[1]).toMatch(/^ {2}Resumed v1\.0: 216 rows in \d+\.\d s$/);
+      expect(logged[2]).toMatch(/^Seeded 1 data sets \(1 versions\) in/);
+      const version = await database.db.selectFrom('data_set_versions').select(['status', 'total_results']).where('data_set_id', '=', id).executeTakeFirstOrThrow();
+      expect(version).toEqual({ status: 'Published', total_results: 216 });
+      expect(await catalogueSeedPending(database.db, seedDir)).toBe(false);
+    } finally {
+      await rm(seedDir, { recursive: true, force: true });
+    }
   });
 });
