@@ -34,6 +34,13 @@ const wrapped = (data: unknown) => ({ type: 'object', properties: { data } });
 
 const param = (name: string, description: string) => ({ name, in: 'path', required: true, schema: { type: 'string' }, description });
 const traineeId = param('trainee_id', 'The 24-character trainee id');
+const ifMatch = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description: 'The trainee’s ETag (from a GET or a previous write): 412 when the trainee changed since',
+};
 
 const errors = {
   401: { description: 'No valid token', content: { 'application/json': { schema: { type: 'object', properties: { error: { const: 'Unauthorized' } } } } } },
@@ -59,7 +66,7 @@ export function actionPaths(version: RegisterVersion): Json {
     '2 by default, 1 for iQTS, none for early years and assessment-only routes.';
   const dateField = version === 'v2025.0' ? 'withdraw_date' : 'withdrawal_date';
 
-  return {
+  const paths: Record<string, Record<string, unknown>> = {
     '/trainees/{trainee_id}/defer': {
       parameters: [traineeId],
       post: {
@@ -173,4 +180,14 @@ export function actionPaths(version: RegisterVersion): Json {
       },
     },
   };
+  // Every write takes an optional If-Match on the trainee.
+  for (const item of Object.values(paths)) {
+    for (const [method, value] of Object.entries(item)) {
+      if (!['post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const operation = value as Json;
+      operation.parameters = [ifMatch];
+      (operation.responses as Json)[412] = json(RegisterErrorsSchema, 'If-Match does not name the trainee’s current ETag');
+    }
+  }
+  return paths;
 }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Tx } from '../../db/database.js';
+import { PreconditionFailedError } from '../../errors.js';
 import type { RegisterContext } from '../index.js';
 import { entryName } from '../reference-data.js';
 import { assertTraineeModifiable, assertWithdrawable, type RegisterVersion, type TraineeState } from '../state-machine.js';
@@ -93,13 +94,17 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
   });
   const version = scopeVersion ?? versionOfScope(app);
 
-  /** Runs a write on the locked trainee: 404 when it is not the provider's, then `body` in the same transaction. */
+  /**
+   * Runs a write on the locked trainee: 404 when it is not the provider's, 412 when an `If-Match` does not name the
+   * trainee's current ETag (as the core's trainee update), then `body` in the same transaction.
+   */
   async function writeTrainee<T>(request: FastifyRequest, body: (trx: Tx, trainee: TraineeRow, context: ActionContext) => Promise<T>) {
     const context = contextOf(request);
     const { trainee_id: traineeId } = request.params as TraineeIdParams;
     return db.transaction().execute(async (trx) => {
       const trainee = await lockTraineeForUpdate(trx, context.provider.id, traineeId);
       if (!trainee) throw traineeNotFound();
+      assertIfMatch(request.headers['if-match'], trainee);
       return body(trx, trainee, context);
     });
   }
@@ -510,6 +515,13 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
     },
   );
 };
+
+/** `If-Match` (one or more tags, weak or strong, or `*`) must name the trainee's current ETag when sent. */
+function assertIfMatch(ifMatch: string | undefined, trainee: TraineeRow): void {
+  if (ifMatch === undefined) return;
+  const tags = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, ''));
+  if (!tags.includes('*') && !tags.includes(traineeEtag(trainee))) throw new PreconditionFailedError();
+}
 
 /** The version a scope serves, from its prefix (`/api/v2025.0-rc` → v2025.0), for the version's documentation. */
 function versionOfScope(app: FastifyInstance): RegisterVersion {

@@ -100,7 +100,7 @@ export async function snapshot(fixture: RegisterFixture, version: string, traine
     .select((eb) => eb.fn.countAll<number>().as('audits'))
     .where('trainee_id', '=', traineeId)
     .executeTakeFirstOrThrow();
-  return { status: trainee.statusCode, body: trainee.json(), audits: Number(audits) };
+  return { status: trainee.statusCode, body: trainee.json(), etag: trainee.headers.etag as string, audits: Number(audits) };
 }
 
 export const UK_DEGREE = {

@@ -44,6 +44,27 @@ describe('POST /trainees/{id}/defer', () => {
     expect(rows[0].before).toMatchObject({ state: 'trn_received', defer_date: null });
   });
 
+  it('honours If-Match: a stale ETag is a 412 that changes nothing, the current one goes through', async () => {
+    const id = await f.insertTrainee();
+    const stale = (await f.call('GET', 'v2026.1', `/trainees/${id}`)).headers.etag as string;
+    await f.call('POST', 'v2026.1', `/trainees/${id}/placements`, { data: { name: 'Moves the ETag' } });
+    const before = await snapshot(f, 'v2026.1', id);
+    const send = (etag: string) =>
+      f.app.inject({
+        method: 'POST',
+        url: `/api/v2026.1/trainees/${id}/defer`,
+        headers: { authorization: `Bearer ${f.provider.token}`, 'content-type': 'application/json', 'if-match': etag },
+        payload: JSON.stringify({ data: { defer_date: today() } }),
+      });
+    const refused = await send(stale);
+    expect(refused.statusCode).toBe(412);
+    expect(refused.json().errors[0].error).toBe('PreconditionFailed');
+    expect(await snapshot(f, 'v2026.1', id)).toEqual(before);
+    const accepted = await send(before.etag);
+    expect(accepted.statusCode).toBe(200);
+    expect(accepted.json().data.state).toBe('deferred');
+  });
+
   it('defers from submitted_for_trn on v2025.0 too, the reason being optional', async () => {
     const id = await f.insertTrainee({ state: 'submitted_for_trn', trn: null });
     const res = await f.call('POST', 'v2025.0', `/trainees/${id}/defer`, { data: { defer_date: '2025-10-01' } });
