@@ -74,12 +74,14 @@ export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Da
       country: existing.country,
       uk_degree: existing.uk_degree,
       non_uk_degree: existing.non_uk_degree,
-      institution: existing.institution ?? (existing.institution_uuid ? { other_uk: true } : null),
+      institution: existing.institution,
       grade: existing.grade,
       other_grade: existing.other_grade,
     });
   }
   for (const field of RAW_FIELDS) if (field in data) raw[field] = data[field];
+  // A stored "Other UK" institution has no code; it stays unless an institution is sent.
+  const keepsOtherUk = !!existing && existing.institution === null && existing.institution_uuid !== null && !('institution' in data);
 
   const sentCountry = code(data.country);
   let locale: 'uk' | 'non_uk';
@@ -123,7 +125,9 @@ export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Da
     else if (!referenceId('degree_type', nonUkDegree)) errors.push(inclusionMessage('non_uk_degree', nonUkDegree, 'degree_type'));
     else values.non_uk_degree = nonUkDegree;
     const country = code(raw.country);
-    if (country !== null && !referenceId('country', country)) errors.push(inclusionMessage('country', country, 'country'));
+    // Only a change (PUT/PATCH) can reach this without a country: on create a blank country means a UK degree.
+    if (country === null) errors.push('country must be entered if specifying a previous non-UK degree');
+    else if (!referenceId('country', country)) errors.push(inclusionMessage('country', country, 'country'));
     else values.country = country;
   }
 
@@ -133,11 +137,10 @@ export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Da
   else Object.assign(values, { subject, subject_uuid: subjectId });
 
   // The institution: kept as stored on a non-UK degree (only the locale fields switch), required for UK degrees.
-  const institutionRaw = raw.institution;
-  if (institutionRaw && typeof institutionRaw === 'object' && 'other_uk' in institutionRaw) {
+  if (keepsOtherUk) {
     values.institution_uuid = otherUkInstitutionId() ?? null;
   } else {
-    let institution = code(institutionRaw);
+    let institution = code(raw.institution);
     if (institution === '0133') institution = '0149'; // Institute of Education is now part of UCL.
     if (institution === null) {
       if (locale === 'uk') errors.push('institution must be entered if specifying a previous UK degree');

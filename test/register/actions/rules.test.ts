@@ -123,6 +123,14 @@ describe('degrees', () => {
     expect(result.errors).toEqual(['non_uk_degree must be entered if specifying a previous non-UK degree']);
   });
 
+  it('keeps a stored Other UK institution through a change, and needs a country for a non-UK degree', () => {
+    const otherUk = degree({ institution: null, institution_uuid: '5070f34a-2887-e711-80d8-005056ac45bb' });
+    const changed = checkDegree({ grade: '01' }, otherUk, now);
+    expect(changed.errors).toEqual([]);
+    expect(changed.values).toMatchObject({ institution: null, institution_uuid: '5070f34a-2887-e711-80d8-005056ac45bb', grade: '01' });
+    expect(checkDegree({ non_uk_degree: '083' }, degree({}), now).errors).toEqual(['country must be entered if specifying a previous non-UK degree']);
+  });
+
   it('compares duplicates only on the fields the new degree has', () => {
     const existing = [degree({ id: 'a' }), degree({ id: 'b', subject: '100105' })];
     const looser = checkDegree({ subject: '100425', graduation_year: 2015, country: 'XF', uk_degree: '014', institution: '1166' }, undefined, now);
