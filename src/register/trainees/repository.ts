@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { TraineesTable } from '../tables.js';
+import { serializeDegree, serializePlacement, type DegreeRow, type PlacementRow, type PlacementsAndDegrees } from '../actions/nested.js';
 
 export type TraineeRow = Selectable<TraineesTable>;
 export type TraineeInsert = Insertable<TraineesTable>;
@@ -23,6 +24,35 @@ export function newSlug(length = 24): string {
     }
   }
   return slug;
+}
+
+/**
+ * The trainee's placements and degrees as JSON beside its columns, so reading a trainee body is one query
+ * (same order as the nested loader: placements oldest first, degrees by graduation year).
+ */
+const nestedPlacements = sql<PlacementRow[]>`coalesce((select jsonb_agg(p order by p.created_at, p.id) from trainee_placements p where p.trainee_id = trainees.id), '[]'::jsonb)`;
+const nestedDegrees = sql<DegreeRow[]>`coalesce((select jsonb_agg(d order by d.graduation_year, d.created_at, d.id) from trainee_degrees d where d.trainee_id = trainees.id), '[]'::jsonb)`;
+
+export interface TraineeWithNested {
+  row: TraineeRow;
+  nested: PlacementsAndDegrees;
+}
+
+function splitNested(record: TraineeRow & { nested_placements: PlacementRow[]; nested_degrees: DegreeRow[] }): TraineeWithNested {
+  const { nested_placements, nested_degrees, ...row } = record;
+  return { row, nested: { placements: nested_placements.map(serializePlacement), degrees: nested_degrees.map(serializeDegree) } };
+}
+
+/** `findTraineeForProvider` with the trainee's placements and degrees, in one query (the GET of one trainee). */
+export async function findTraineeWithNested(db: Executor, providerId: number, traineeId: string): Promise<TraineeWithNested | undefined> {
+  const record = await db
+    .selectFrom('trainees')
+    .selectAll()
+    .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
+    .where(sql<string>`lower(id)`, '=', traineeId.toLowerCase())
+    .where('provider_id', '=', providerId)
+    .executeTakeFirst();
+  return record ? splitNested(record) : undefined;
 }
 
 /** The trainee with this id if it belongs to the provider (ids are matched case-insensitively, as the real citext). */
@@ -105,7 +135,7 @@ export interface ListFilters {
 }
 
 /** One page of the provider's trainees of one academic cycle, with the total count (facts §2.6). */
-export async function listTrainees(db: Executor, filters: ListFilters): Promise<{ rows: TraineeRow[]; total: number }> {
+export async function listTrainees(db: Executor, filters: ListFilters): Promise<{ trainees: TraineeWithNested[]; total: number }> {
   let query = db
     .selectFrom('trainees')
     .where('provider_id', '=', filters.providerId)
@@ -133,15 +163,15 @@ export async function listTrainees(db: Executor, filters: ListFilters): Promise<
       ),
     );
   }
-  const [{ total }, rows] = await Promise.all([
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    query
-      .selectAll()
-      .orderBy('updated_at', filters.sortOrder)
-      .orderBy('id', 'desc')
-      .limit(filters.perPage)
-      .offset((filters.page - 1) * filters.perPage)
-      .execute(),
-  ]);
-  return { rows, total: Number(total) };
+  // One query: the page with its nested records, and the total of the filtered set as a window count.
+  const records = await query
+    .selectAll()
+    .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees'), sql<number>`count(*) over ()`.as('total_count')])
+    .orderBy('updated_at', filters.sortOrder)
+    .orderBy('id', 'desc')
+    .limit(filters.perPage)
+    .offset((filters.page - 1) * filters.perPage)
+    .execute();
+  const total = records.length > 0 ? Number(records[0].total_count) : 0;
+  return { trainees: records.map(({ total_count: _total, ...record }) => splitNested(record)), total };
 }

@@ -10,7 +10,7 @@ import { assertTraineeModifiable } from '../state-machine.js';
 import { duplicateTrainee, filterValidationError, missingData, noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
 import type { RegisterRouteOptions } from '../index.js';
 import { adapterFor as versionAdapter, messageInVersion, toCanonicalInput, type RegisterVersion } from '../versions/index.js';
-import { newSlug, findTraineeForProvider, insertTraineeRow, listTrainees, lockTraineeForUpdate, recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from './repository.js';
+import { newSlug, findTraineeWithNested, insertTraineeRow, listTrainees, lockTraineeForUpdate, recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from './repository.js';
 import { loadPlacementsAndDegrees, loadPlacementsAndDegreesForTrainees } from '../actions/nested.js';
 import { serializeTrainee, traineeBody, traineeEtag } from './serialize.js';
 import {
@@ -235,7 +235,7 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     if (perPage === 0) throw noTraineesFound();
 
     const bounds = cycleBounds(cycle);
-    const { rows, total } = await listTrainees(db, {
+    const { trainees, total } = await listTrainees(db, {
       providerId: provider.id,
       cycleStart: bounds.start,
       cycleEnd: bounds.end,
@@ -247,19 +247,19 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       sortOrder: sortOrder as 'asc' | 'desc',
       today,
     });
-    if (rows.length === 0) throw noTraineesFound();
+    if (trainees.length === 0) throw noTraineesFound();
     return {
-      data: await serializeRows(db, rows, version, provider.ukprn),
+      data: trainees.map(({ row, nested }) => serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested })),
       meta: { current_page: page, total_pages: Math.ceil(total / perPage), total_count: total, per_page: perPage },
     };
   });
 
   app.get<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema, validatorCompiler: noAjv }, async (request, reply) => {
     const { provider } = request.registerContext;
-    const row = await findTraineeForProvider(db, provider.id, request.params.trainee_id);
-    if (!row) throw traineeNotFound();
-    reply.header('etag', traineeEtag(row));
-    return traineeBody(db, row, version, provider.ukprn);
+    const found = await findTraineeWithNested(db, provider.id, request.params.trainee_id);
+    if (!found) throw traineeNotFound();
+    reply.header('etag', traineeEtag(found.row));
+    return serializeTrainee(found.row, version, { ukprn: provider.ukprn, ...found.nested });
   });
 
   app.post('/trainees', { schema, validatorCompiler: noAjv }, async (request, reply) => {
