@@ -249,6 +249,11 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     const width = header.length;
     let rows = 0;
     let buffer = '';
+    let previousPeriod: string | undefined;
+    let previousIdentifier: string | undefined;
+    let previousTp: number | undefined;
+    let previousLevel: string | undefined;
+    let previousLvl: number | undefined;
     let lastProgress = 0;
 
     const rowsOf = async function* () {
@@ -273,8 +278,11 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
           }
           const rawPeriod = record[tpIndex]!;
           const rawIdentifier = record[tiIndex]!;
-          const rawKey = `${rawPeriod}|${rawIdentifier}`;
-          let tp = timePeriodByRaw.get(rawKey);
+          let tp: number | undefined;
+          // Rows come grouped: most share the previous row's time period and level.
+          if (rawPeriod === previousPeriod && rawIdentifier === previousIdentifier) tp = previousTp;
+          const rawKey = tp === undefined ? `${rawPeriod}|${rawIdentifier}` : '';
+          if (tp === undefined) tp = timePeriodByRaw.get(rawKey);
           if (tp === undefined) {
             const identifier = timeIdentifierByCsvLabel(rawIdentifier);
             const period = apiPeriodFromCsv(rawPeriod.trim());
@@ -309,8 +317,11 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
             }
             timePeriodByRaw.set(rawKey, tp);
           }
+          previousPeriod = rawPeriod;
+          previousIdentifier = rawIdentifier;
+          previousTp = tp;
           const rawLevel = record[levelIndex]!;
-          let lvl = levelByRaw.get(rawLevel);
+          let lvl = rawLevel === previousLevel ? previousLvl : levelByRaw.get(rawLevel);
           if (lvl === undefined) {
             const level = geographicLevelByCsvLabel(rawLevel);
             if (!level) {
@@ -322,7 +333,10 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
             lvl = position + 1;
             levelByRaw.set(rawLevel, lvl);
           }
-          let out = `${rows + 1}\t${tp}\t${lvl}`;
+          previousLevel = rawLevel;
+          previousLvl = lvl;
+          // Appended straight to the COPY buffer; after any problem the buffer is never sent.
+          buffer += `${rows + 1}\t${tp}\t${lvl}`;
           for (const level of locationLevels) {
             // Consecutive rows usually share their locations: compare the cells with the previous row's first.
             const columns = level.columns;
@@ -330,7 +344,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
             let same = previous.length > 0;
             for (let c = 0; same && c < columns.length; c++) same = record[columns[c]!] === previous[c];
             if (same) {
-              out += level.previousId;
+              buffer += level.previousId;
               continue;
             }
             const name = level.nameIndex >= 0 ? record[level.nameIndex]! : '';
@@ -355,12 +369,12 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
             }
             level.previousCells = columns.map((c) => record[c]!);
             level.previousId = cell;
-            out += cell;
+            buffer += cell;
           }
           for (let f = 0; f < filterIndexes.length; f++) {
             const label = record[filterIndexes[f]!]!;
             if (label === '') {
-              out += '\t0';
+              buffer += '\t0';
               continue;
             }
             const ids = filterOptionIds[f]!;
@@ -369,13 +383,13 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
               id = filterOptionLabels[f]!.push(label);
               ids.set(label, id);
             }
-            out += `\t${id}`;
+            buffer += `\t${id}`;
           }
           let blank = -1;
           for (let i = 0; i < indicatorIndexes.length; i++) {
             const value = record[indicatorIndexes[i]!]!;
             if (value === '') blank = i;
-            out += `\t${NEEDS_ESCAPE.test(value) ? escapeCopy(value) : value}`;
+            buffer += `\t${NEEDS_ESCAPE.test(value) ? escapeCopy(value) : value}`;
           }
           if (blank >= 0) {
             problems.add({
@@ -388,7 +402,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
           }
           if (problems.problems.length > 0) continue;
           rows++;
-          buffer += `${out}\n`;
+          buffer += '\n';
         }
         if (problems.full) break;
         if (copyError) throw copyError;
