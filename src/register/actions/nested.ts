@@ -2,7 +2,7 @@
  * The placements and degrees of trainees as the API returns them (facts §3.5, §3.6), for the trainee serializer
  * (which nests them in every trainee body) and for the nested endpoints.
  */
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { TraineeDegreesTable, TraineePlacementsTable } from '../tables.js';
 
@@ -119,9 +119,17 @@ export async function listDegreeRows(db: Executor, traineeIds: readonly string[]
     .execute();
 }
 
-/** The `placements` and `degrees` of one trainee's body. */
+/**
+ * The `placements` and `degrees` of one trainee's body, in one round trip (every single-trainee response needs
+ * them): both lists aggregated as JSON, in their list orders.
+ */
 export async function loadPlacementsAndDegrees(db: Executor, traineeId: string): Promise<PlacementsAndDegrees> {
-  const [placements, degrees] = await Promise.all([listPlacementRows(db, [traineeId]), listDegreeRows(db, [traineeId])]);
+  const { rows } = await sql<{ placements: PlacementRow[]; degrees: DegreeRow[] }>`
+    SELECT
+      (SELECT coalesce(json_agg(p ORDER BY p.created_at, p.id), '[]'::json) FROM trainee_placements p WHERE p.trainee_id = ${traineeId}) AS placements,
+      (SELECT coalesce(json_agg(d ORDER BY d.graduation_year, d.created_at, d.id), '[]'::json) FROM trainee_degrees d WHERE d.trainee_id = ${traineeId}) AS degrees
+  `.execute(db);
+  const [{ placements, degrees }] = rows;
   return { placements: placements.map(serializePlacement), degrees: degrees.map(serializeDegree) };
 }
 
