@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { toAppError, sendError } from '../plugins/problem.js';
 import { traineeActionRoutes } from './actions/routes.js';
-import { notFound, registerErrorFormatter, resourceNotFound, unauthorized } from './errors.js';
+import { malformedJson, notFound, registerErrorFormatter, resourceNotFound, traineeNotFound, unauthorized } from './errors.js';
 import { registerOpenApiDocument } from './openapi.js';
 import { allReferenceData, referenceDataPayload } from './reference-data.js';
 import { authenticateToken, tokenFromHeader, tokenSecret, touchToken, type RegisterEnvironment } from './tokens.js';
@@ -55,6 +55,27 @@ async function authenticate(request: FastifyRequest, db: Db, config: Config) {
   return found;
 }
 
+/** The path (`data.first_names`, `data.reasons[0]`) of the first string or key holding U+0000, or undefined. */
+function nulPath(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nulPath(value[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (value && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = path ? `${path}.${key}` : key;
+      if (key.includes('\u0000')) return childPath;
+      const found = nulPath(child, childPath);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
 const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, options) => {
   const { db, config, version, label } = options;
   app.addHook('onRequest', async (request) => {
@@ -67,6 +88,15 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
       version,
       environment: config.REGISTER_ENVIRONMENT,
     };
+  });
+
+  // PostgreSQL text cannot hold U+0000, so such input would fail in the database (a 500): refuse it here instead.
+  // No id contains it (404); a body field that does is named in a 400.
+  app.addHook('preValidation', async (request) => {
+    const param = nulPath(request.params, '');
+    if (param !== undefined) throw param === 'trainee_id' ? traineeNotFound() : notFound();
+    const field = nulPath(request.body, '');
+    if (field !== undefined) throw malformedJson(`${field || 'body'} must not contain the NUL character (\\u0000)`);
   });
 
   app.get('/info', { schema: { hide: true } }, async () => ({
