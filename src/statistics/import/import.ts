@@ -202,6 +202,8 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await client.query('SET LOCAL idle_in_transaction_session_timeout = 0');
     // Index builds after the load sort whole columns: give them room to do it in memory.
     await client.query(`SET LOCAL maintenance_work_mem = '128MB'`);
+    // The rewrite sorts all rows into the default order: in memory rather than in temporary files.
+    await client.query(`SET LOCAL work_mem = '64MB'`);
     // Imports run one at a time: locations and public-id order are global.
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('statistics-import'))`);
 
