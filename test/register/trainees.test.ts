@@ -210,7 +210,7 @@ describe('POST /trainees', () => {
   });
 
   it('missing or empty data is 422, malformed JSON is 400', async () => {
-    for (const payload of [{ foo: { bar: 'Alice' } }, { data: {} }, { data: 'x' }, []]) {
+    for (const payload of [{ foo: { bar: 'Alice' } }, { data: {} }, { data: 'x' }, [], { data: { not_a_field: 'x', trn: '1234567' } }]) {
       const response = await t.app.inject({ method: 'POST', url: '/api/v2026.1/trainees', headers: p.auth, payload });
       expect(response.statusCode).toBe(422);
       expect(response.json()).toEqual({ errors: ['Param is missing or the value is empty or invalid: data'] });

@@ -55,6 +55,8 @@ function acceptedInput(version: RegisterVersion, data: Record<string, unknown>):
   for (const [key, value] of Object.entries(canonical)) {
     if (ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key)) result[key] = value;
   }
+  // Rails' `params.expect` finds nothing it permits: the same 422 as a missing `data`.
+  if (Object.keys(result).length === 0) throw missingData();
   return result;
 }
 
