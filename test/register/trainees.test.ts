@@ -186,10 +186,20 @@ describe('POST /trainees', () => {
     expect(nonUkOk.json().data.degrees[0]).toMatchObject({ country: 'GL', non_uk_degree: '083', uk_degree: null, institution: null, graduation_year: 2015 });
   });
 
-  it('v2025.0 names the legacy fields in its messages', async () => {
-    const response = await post('v2025.0', legacy(fresh({ course_subject_1: 'chemistry', lead_partner_urn: '123456' })).valueOf() as object);
+  it('v2025.0 names the legacy fields in its messages and takes lead_partner_urn', async () => {
+    const response = await post('v2025.0', legacy(fresh({ course_subject_1: 'chemistry', lead_partner_urn: '123456', lead_partner_ukprn: '99999999' })));
     expect(response.statusCode).toBe(422);
-    expect(response.json().errors[0]).toMatch(/^course_subject_one has invalid reference data value of 'chemistry'/);
+    expect(response.json().errors).toEqual([
+      expect.stringMatching(/^course_subject_one has invalid reference data value of 'chemistry'\. Example values include /),
+      "lead_partner_id is invalid. The URN '123456' does not match any known lead partners",
+    ]);
+    const ok = await post('v2025.0', legacy(fresh({ lead_partner_urn: '654321' })));
+    expect(ok.statusCode).toBe(201);
+    expect(ok.json().data).toMatchObject({ lead_partner_urn: '654321', lead_partner_ukprn: '87654321' });
+    // The v2026 name is not a v2025.0 field: ignored, the trainee has no partner.
+    const ignored = await post('v2025.0', legacy(fresh({ training_partner_urn: '654321' })));
+    expect(ignored.statusCode).toBe(201);
+    expect(ignored.json().data.lead_partner_urn).toBeNull();
   });
 
   it('accepts known partners, schools and placements at a known school', async () => {
