@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
 import { ValidationError } from '../errors.js';
 import { openRuntime } from '../runtime.js';
@@ -10,9 +10,18 @@ import { runCli } from './run.js';
 const USAGE = `Usage: npm run import -- --data-set <id> --version <x.y[.z]> --data <data.csv|data.csv.gz> --meta <meta.csv>
                       [--draft] [--notes <text>] [--release-title <text>] [--release-slug <slug>] [--published-at <ISO time>]`;
 
+/** parseArgs with its errors (unknown or malformed options) reported as usage errors, not stack traces. */
+function parseArguments<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new ValidationError([{ path: 'arguments', message: `${(error as Error).message}\n\n${USAGE}` }], 'Invalid arguments.');
+  }
+}
+
 /** `npm run import`: imports one data set version from a data CSV and a meta CSV (atomically). */
 await runCli(async () => {
-  const { values } = parseArgs({
+  const { values } = parseArguments({
     options: {
       'data-set': { type: 'string' },
       version: { type: 'string' },
@@ -33,7 +42,7 @@ await runCli(async () => {
   }
   const missing = (['data-set', 'version', 'data', 'meta'] as const).filter((name) => !values[name]);
   if (missing.length > 0) {
-    throw new ValidationError(missing.map((name) => ({ path: `--${name}`, message: `is required.\n${USAGE}` })));
+    throw new ValidationError([{ path: 'arguments', message: `${missing.map((n) => `--${n}`).join(', ')} required.\n\n${USAGE}` }], 'Missing arguments.');
   }
   if (values['published-at'] && Number.isNaN(Date.parse(values['published-at']))) {
     throw new ValidationError([{ path: '--published-at', message: 'is not an ISO 8601 time.' }]);

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
+import { ValidationError } from '../errors.js';
 import { openRuntime } from '../runtime.js';
 import { progressBar } from '../statistics/import/progress.js';
 import { seedCatalogue } from '../statistics/seed.js';
@@ -10,7 +11,12 @@ import { runCli } from './run.js';
  * Data sets that already have versions are skipped, so it is safe to run again.
  */
 await runCli(async () => {
-  const { values } = parseArgs({ options: { 'data-set': { type: 'string', multiple: true } }, strict: true });
+  let values: { 'data-set'?: string[] };
+  try {
+    ({ values } = parseArgs({ options: { 'data-set': { type: 'string', multiple: true } }, strict: true }));
+  } catch (error) {
+    throw new ValidationError([{ path: 'arguments', message: `${(error as Error).message}\n\nUsage: npm run seed [-- --data-set <id> ...]` }], 'Invalid arguments.');
+  }
   const runtime = await openRuntime(loadConfig(), { applicationName: 'statistics-seed' });
   try {
     let bar: ReturnType<typeof progressBar> | undefined;

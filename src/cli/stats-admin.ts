@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
 import { ValidationError } from '../errors.js';
 import { openRuntime } from '../runtime.js';
@@ -34,12 +34,23 @@ Commands:
 
 function required(values: Record<string, unknown>, ...names: string[]): void {
   const missing = names.filter((n) => values[n] === undefined || values[n] === '');
-  if (missing.length > 0) throw new ValidationError(missing.map((n) => ({ path: `--${n}`, message: `is required.\n\n${USAGE}` })));
+  if (missing.length > 0) {
+    throw new ValidationError([{ path: 'arguments', message: `${missing.map((n) => `--${n}`).join(', ')} required.\n\n${USAGE}` }], 'Missing arguments.');
+  }
+}
+
+/** parseArgs with its errors (unknown or malformed options) reported as usage errors, not stack traces. */
+function parseArguments<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new ValidationError([{ path: 'arguments', message: `${(error as Error).message}\n\n${USAGE}` }], 'Invalid arguments.');
+  }
 }
 
 /** `npm run stats-admin`: the publisher's lifecycle commands for the statistics catalogue. */
 await runCli(async () => {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseArguments({
     allowPositionals: true,
     strict: true,
     options: {
