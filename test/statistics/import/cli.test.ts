@@ -5,7 +5,8 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
-import { ABSENCE_SCHOOL, createDataSet } from '../../helpers/statistics.js';
+import { publishVersion } from '../../../src/statistics/admin/lifecycle.js';
+import { ABSENCE_SCHOOL, createDataSet, importFixtureVersion } from '../../helpers/statistics.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 let database: TestDatabase;
@@ -84,5 +85,25 @@ describe('npm run import', () => {
     // The import lock went with the session.
     const { rows } = await sql<{ free: boolean }>`SELECT pg_try_advisory_xact_lock(hashtext('statistics-import')) AS free`.execute(database.db);
     expect(rows[0]!.free).toBe(true);
+  });
+});
+
+describe('npm run stats-admin', () => {
+  it('creates a preview token for a draft and refuses to publish a published version', async () => {
+    const dataSetId = await createDataSet(database.db, { title: 'CLI admin' });
+    await importFixtureVersion(database, { dataSetId, version: '1.0', status: 'Draft' });
+    const token = await startCli('src/cli/stats-admin.ts', ['preview-token', '--data-set', dataSetId, '--version', '1.0', '--label', 'Review', '--expires-in-hours', '2']).exit;
+    expect(token.code).toBe(0);
+    const id = /Preview token ([0-9a-f-]{36}) for data set/.exec(token.stdout)?.[1];
+    expect(id).toBeDefined();
+    expect(token.stdout).toContain(`preview-token: ${id}`);
+    const stored = await database.db.selectFrom('preview_tokens').selectAll().where('id', '=', id!).executeTakeFirstOrThrow();
+    expect(stored.label).toBe('Review');
+    expect(stored.expires_at.getTime() - stored.created_at.getTime()).toBe(2 * 3600_000);
+
+    await publishVersion(database.db, dataSetId, '1.0');
+    const again = await startCli('src/cli/stats-admin.ts', ['publish', '--data-set', dataSetId, '--version', '1.0']).exit;
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe('Error: Version 1.0 is Published; only Draft can be published.\n');
   });
 });
