@@ -210,6 +210,19 @@ describe('POST /trainees', () => {
     expect(body.placements[0]).toMatchObject({ urn: '131238', name: 'Hedgehog Primary', postcode: 'GU1 1AA', address: 'URN 131238, Guildford, GU1 1AA' });
   });
 
+  it('several placements and degrees: the create response lists them as every later GET does', async () => {
+    const created = await post('v2026.1', fresh({
+      training_route: '12',
+      placements_attributes: [{ urn: '900020' }, { name: 'Hedgehogs Nursery', postcode: 'AB1 2CD' }, { urn: '131238' }],
+      degrees_attributes: [DEGREE, { ...DEGREE, subject: '100425', graduation_year: '2001' }, { ...DEGREE, subject: '100104' }],
+    }));
+    expect(created.statusCode).toBe(201);
+    const body = created.json().data;
+    expect(body.placements).toHaveLength(3);
+    expect(body.degrees.map((d: { graduation_year: number }) => d.graduation_year)).toEqual([2001, 2003, 2003]);
+    expect((await get('v2026.1', body.trainee_id)).json()).toEqual(body);
+  });
+
   it('Enhanced-Errors: true returns the messages keyed by attribute', async () => {
     const response = await post('v2026.1', fresh({ disability2: '58', placements_attributes: [{}] }), p, { 'enhanced-errors': 'true' });
     expect(response.statusCode).toBe(422);

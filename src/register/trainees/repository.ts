@@ -55,6 +55,19 @@ export async function findTraineeWithNested(db: Executor, providerId: number, tr
   return record ? splitNested(record) : undefined;
 }
 
+/** `lockTraineeForUpdate` with the trainee's placements and degrees, in one query (only the trainee row is locked). */
+export async function lockTraineeWithNested(trx: Executor, providerId: number, traineeId: string): Promise<TraineeWithNested | undefined> {
+  const record = await trx
+    .selectFrom('trainees')
+    .selectAll()
+    .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
+    .where(sql<string>`lower(id)`, '=', traineeId.toLowerCase())
+    .where('provider_id', '=', providerId)
+    .forUpdate()
+    .executeTakeFirst();
+  return record ? splitNested(record) : undefined;
+}
+
 /** The trainee with this id if it belongs to the provider (ids are matched case-insensitively, as the real citext). */
 export async function findTraineeForProvider(db: Executor, providerId: number, traineeId: string): Promise<TraineeRow | undefined> {
   return db

@@ -10,9 +10,9 @@ import { assertTraineeModifiable } from '../state-machine.js';
 import { duplicateTrainee, filterValidationError, missingData, noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
 import type { RegisterRouteOptions } from '../index.js';
 import { adapterFor as versionAdapter, messageInVersion, toCanonicalInput, type RegisterVersion } from '../versions/index.js';
-import { newSlug, findTraineeWithNested, insertTraineeRow, listTrainees, lockTraineeForUpdate, recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from './repository.js';
-import { loadPlacementsAndDegrees, loadPlacementsAndDegreesForTrainees } from '../actions/nested.js';
-import { serializeTrainee, traineeBody, traineeEtag } from './serialize.js';
+import { newSlug, findTraineeWithNested, insertTraineeRow, listTrainees, lockTraineeWithNested, recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from './repository.js';
+import { loadPlacementsAndDegreesForTrainees, serializeDegree, serializePlacement } from '../actions/nested.js';
+import { serializeTrainee, traineeEtag } from './serialize.js';
 import {
   academicCycleOf, agesOf, codeText, cycleBounds, DISABILITY_KEY, isBlank, isoDate, SPECIAL_URNS, validateDegreeInput,
   validatePlacementInput, validateTraineeAttributes, type Attributes,
@@ -302,14 +302,14 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
         submitted_for_trn_at: new Date(),
       } as Parameters<typeof insertTraineeRow>[1]);
       const ignored: string[] = [];
-      for (const raw of Array.isArray(input.degrees_attributes) ? input.degrees_attributes : []) {
-        const degree = validateDegreeInput(raw, today, ignored);
-        if (degree) await trx.insertInto('trainee_degrees').values({ id: newSlug(), trainee_id: row.id, ...degree }).execute();
-      }
-      for (const raw of placementsInput) {
+      const degreeValues = (Array.isArray(input.degrees_attributes) ? input.degrees_attributes : [])
+        .map((raw) => validateDegreeInput(raw, today, ignored))
+        .filter((degree) => degree !== undefined)
+        .map((degree) => ({ id: newSlug(), trainee_id: row.id, ...degree }));
+      const placementValues = placementsInput.map((raw) => {
         const placement = validatePlacementInput(raw, new Set(schoolsByUrn.keys()), ignored);
         const school = placement.urn ? schoolsByUrn.get(placement.urn) : undefined;
-        await trx.insertInto('trainee_placements').values({
+        return {
           id: newSlug(),
           trainee_id: row.id,
           urn: placement.urn,
@@ -317,9 +317,17 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
           postcode: school ? school.postcode : placement.postcode,
           school_linked: school !== undefined,
           town: school ? school.town : null,
-        }).execute();
-      }
-      const body = await traineeBody(trx, row, version, context.provider.ukprn);
+        };
+      });
+      // One insert each. With at most one of each the returned rows are the response's; with more, they are read
+      // back in one query so their order is the database's, exactly as every later GET returns them.
+      const degrees = degreeValues.length > 0 ? await trx.insertInto('trainee_degrees').values(degreeValues).returningAll().execute() : [];
+      const placements = placementValues.length > 0 ? await trx.insertInto('trainee_placements').values(placementValues).returningAll().execute() : [];
+      const nested =
+        degrees.length > 1 || placements.length > 1
+          ? (await findTraineeWithNested(trx, context.provider.id, row.id))!.nested
+          : { placements: placements.map(serializePlacement), degrees: degrees.map(serializeDegree) };
+      const body = serializeTrainee(row, version, { ukprn: context.provider.ukprn, ...nested });
       await recordAudit(trx, { traineeId: row.id, providerId: context.provider.id, tokenId: context.tokenId, action: 'create', before: null, after: body });
       return { row, body };
     });
@@ -331,8 +339,9 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     const context = request.registerContext;
     const today = todayUtc();
     const result = await db.transaction().execute(async (trx) => {
-      const row = await lockTraineeForUpdate(trx, context.provider.id, request.params.trainee_id);
-      if (!row) throw traineeNotFound();
+      const locked = await lockTraineeWithNested(trx, context.provider.id, request.params.trainee_id);
+      if (!locked) throw traineeNotFound();
+      const row = locked.row;
       checkIfMatch(request, row);
       assertTraineeModifiable(row, version);
       const input = acceptedInput(version, requestData(request.body));
@@ -351,23 +360,18 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       // Leaving the iQTS route clears the iQTS country (§2.9).
       if ('training_route' in input && codeText(input.training_route) !== '15' && !('iqts_country' in input)) attrs.iqts_country = null;
 
-      const { count } = await trx
-        .selectFrom('trainee_degrees')
-        .select((eb) => eb.fn.countAll<number>().as('count'))
-        .where('trainee_id', '=', row.id)
-        .executeTakeFirstOrThrow();
       const errors = validateTraineeAttributes(attrs, {
         adapter: versionAdapter(version),
         today,
         mode: 'update',
-        existingDegreeCount: Number(count),
+        existingDegreeCount: locked.nested.degrees.length,
         knownSchoolUrns: new Set(),
       });
       const partners = await resolvePartners(trx, version, input, errors);
       rejectIfInvalid(request, version, errors);
 
       // Placements and degrees do not change here: loaded once for both audit images and the response.
-      const nested = { ukprn: context.provider.ukprn, ...(await loadPlacementsAndDegrees(trx, row.id)) };
+      const nested = { ukprn: context.provider.ukprn, ...locked.nested };
       const before = serializeTrainee(row, version, nested);
       const updated = await updateTraineeRow(trx, row.id, { ...attributesToColumns(attrs), ...partners });
       const after = serializeTrainee(updated, version, nested);
