@@ -5,7 +5,7 @@
 import type { SchoolsTable } from '../tables.js';
 import type { PlacementRow } from './nested.js';
 import type { Body } from './status.js';
-import { isBlank } from './status.js';
+import { scalarText } from './status.js';
 
 export type School = SchoolsTable;
 
@@ -21,8 +21,8 @@ export interface PlacementValues {
 }
 
 function text(value: unknown): string | null {
-  if (isBlank(value)) return null;
-  return typeof value === 'string' ? value.trim() : String(value);
+  const scalar = scalarText(value);
+  return scalar === null ? null : scalar.trim() || null;
 }
 
 /** The URN to look up as a school, when the request (or the merge on PUT) has a well-formed one. */

@@ -18,6 +18,17 @@ export function isBlank(value: unknown): boolean {
     (Array.isArray(value) && value.length === 0);
 }
 
+/**
+ * A free-text field as stored: strings as sent, numbers and booleans as text, blank as null. Objects and
+ * arrays count as absent, as the real service's parameter permit list drops them.
+ */
+export function scalarText(value: unknown): string | null {
+  if (isBlank(value)) return null;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return null;
+}
+
 /** A real calendar date `YYYY-MM-DD` (a date-time's date part also counts), or undefined. */
 export function parseIsoDate(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
@@ -47,7 +58,7 @@ export function checkDefer(data: Body, state: TraineeState): Checked<DeferInput>
   let deferDate: string | undefined;
   if (isBlank(data.defer_date)) errors.push("defer_date can't be blank");
   else if (!(deferDate = parseIsoDate(data.defer_date))) errors.push('defer_date is invalid');
-  const reason = isBlank(data.defer_reason) ? null : String(data.defer_reason);
+  const reason = scalarText(data.defer_reason);
   if (reason !== null && reason.length > 500) errors.push('defer_reason is too long (maximum is 500 characters)');
   if (errors.length > 0) return { ok: false, errors };
   // The state is only checked once the body is valid, as the real service does.
@@ -105,9 +116,9 @@ export function checkWithdraw(data: Body, trainee: { itt_start_date: string | nu
   if (!futureInterest) errors.push('future_interest is not included in the list');
   if (!trigger) errors.push('trigger is not included in the list');
 
-  const anotherReason = isBlank(data.another_reason) ? null : String(data.another_reason);
+  const anotherReason = scalarText(data.another_reason);
   if (reasons.some((r) => r.includes('another_reason')) && anotherReason === null) errors.push('another_reason Enter another reason');
-  const safeguarding = isBlank(data.safeguarding_concern_reasons) ? null : String(data.safeguarding_concern_reasons);
+  const safeguarding = scalarText(data.safeguarding_concern_reasons);
   if (reasons.includes('safeguarding_concerns') && safeguarding === null) {
     errors.push('safeguarding_concern_reasons Enter the concerns');
   }

@@ -5,7 +5,7 @@ import { checkDegree, findDuplicateDegrees, graduationYearErrors, parseGraduatio
 import type { DegreeRow, PlacementRow } from '../../../src/register/actions/nested.js';
 import { placementAddress } from '../../../src/register/actions/nested.js';
 import { checkPlacement } from '../../../src/register/actions/placements.js';
-import { checkWithdraw, minimumPlacements, parseIsoDate, UNDERGRADUATE_ROUTES } from '../../../src/register/actions/status.js';
+import { checkDefer, checkWithdraw, minimumPlacements, parseIsoDate, UNDERGRADUATE_ROUTES } from '../../../src/register/actions/status.js';
 
 const now = new Date('2026-11-23T12:00:00Z');
 
@@ -91,6 +91,17 @@ describe('placements', () => {
     });
     expect(checkPlacement({ urn: null, name: 'Own name' }, undefined, linked).values).toEqual({
       urn: null, name: 'Own name', postcode: null, town: null, school_linked: false,
+    });
+  });
+
+  it('treats objects and arrays in text fields as absent, never as "[object Object]"', () => {
+    expect(checkPlacement({ name: { first: 'x' }, postcode: ['BN1 1AA'] }, undefined)).toEqual({
+      values: { urn: null, name: null, postcode: null, town: null, school_linked: false },
+      errors: ["name can't be blank"],
+    });
+    expect(checkDefer({ defer_date: '2026-01-01', defer_reason: { a: 1 } }, 'trn_received')).toEqual({
+      ok: true,
+      value: { defer_date: '2026-01-01', defer_reason: null },
     });
   });
 
