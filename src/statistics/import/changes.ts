@@ -43,7 +43,8 @@ function indicatorView(i: VersionMetaSnapshot['indicators'][number]): ChangedInd
  * The changes of `current` against `previous` (facts §7.2–7.3), in stored order. Items are matched by public id
  * (which the importer carries over by column name, option label and location identity), so an update is a change
  * of label, hint, column, unit or decimal places under the same id: always minor. Deletions are major; additions
- * minor. Option changes are listed only for filters and location levels present in both versions.
+ * minor. Option changes are listed for every filter and location level of the new version (a new one's options are
+ * all additions), not for deleted ones, as the reference's processor does.
  */
 export function computeChanges(previous: VersionMetaSnapshot, current: VersionMetaSnapshot): ComputedChange[] {
   const out: ComputedChange[] = [];
@@ -63,8 +64,8 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
 
   const previousFilters = new Map(previous.filters.map((f) => [f.id, f]));
   for (const filter of [...current.filters].sort(byLabel)) {
-    const before = previousFilters.get(filter.id);
-    if (!before) continue;
+    // A new filter's options are additions too; a deleted filter's options are not listed (as the reference).
+    const before = previousFilters.get(filter.id) ?? { options: [] };
     const options = diff(before.options, filter.options, (o) => o.id, (a, b) => a.label === b.label, byLabel);
     const parent = filterView(filter);
     for (const o of options.deleted) push('major', 'filterOptions', { filter: parent, previousState: o });
@@ -104,8 +105,8 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
   for (const l of groups.added) push('minor', 'locationGroups', { currentState: { level: l } });
 
   for (const level of [...current.locations.keys()].map(levelView).sort(byLabel)) {
-    const before = previous.locations.get(level.code);
-    if (!before) continue;
+    // Likewise a new level's locations are additions; a deleted level's are not listed.
+    const before = previous.locations.get(level.code) ?? [];
     const options = diff(
       before,
       current.locations.get(level.code)!,

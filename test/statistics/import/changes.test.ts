@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { computeChanges } from '../../../src/statistics/import/changes.js';
 import { importDataSetVersion } from '../../../src/statistics/import/import.js';
 import { writeKeptRows } from '../../../src/statistics/seed.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
@@ -148,8 +149,24 @@ describe('changes against the latest live version (facts §7)', () => {
       'minor geographicLevels +LA',
       'major locationGroups -REG',
       'minor locationGroups +LA',
+      // A new level's locations are additions; the deleted level's are not listed.
+      'minor locationOptions +E08000016',
       'major timePeriods -2020',
       'minor timePeriods +2021',
+    ]);
+  });
+
+  it('lists a new filter and each of its options as additions (pure computation)', () => {
+    const empty = { filters: [], indicators: [], geographicLevels: ['NAT'], locations: new Map(), timePeriods: [] };
+    const sex = { id: 'AbCdE', column: 'sex', label: 'Sex', hint: '', options: [{ id: 'FgHiJ', label: 'Male' }, { id: 'KlMnO', label: 'Female' }] };
+    expect(computeChanges(empty, { ...empty, filters: [sex] })).toEqual([
+      { kind: 'minor', list: 'filters', change: { currentState: { id: 'AbCdE', column: 'sex', label: 'Sex', hint: '' } } },
+      { kind: 'minor', list: 'filterOptions', change: { filter: { id: 'AbCdE', column: 'sex', label: 'Sex', hint: '' }, currentState: { id: 'KlMnO', label: 'Female' } } },
+      { kind: 'minor', list: 'filterOptions', change: { filter: { id: 'AbCdE', column: 'sex', label: 'Sex', hint: '' }, currentState: { id: 'FgHiJ', label: 'Male' } } },
+    ]);
+    // Deleted: the filter only, not its options.
+    expect(computeChanges({ ...empty, filters: [sex] }, empty)).toEqual([
+      { kind: 'major', list: 'filters', change: { previousState: { id: 'AbCdE', column: 'sex', label: 'Sex', hint: '' } } },
     ]);
   });
 });
