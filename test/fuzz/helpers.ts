@@ -6,12 +6,17 @@ import type { Db } from '../../src/db/database.js';
  * table over its rows in a stable order (one query). A token's `last_used_at`, which every authenticated request
  * stamps, is left out, so "nothing changed" means no data changed.
  */
-export async function databaseFingerprint(db: Db, schemas: string[] = ['public', 'stats_data']): Promise<Record<string, string>> {
-  const { rows: tables } = await sql<{ schema: string; name: string }>`
+export async function databaseFingerprint(
+  db: Db,
+  schemas: string[] = ['public', 'stats_data'],
+  only?: string[],
+): Promise<Record<string, string>> {
+  const { rows: found } = await sql<{ schema: string; name: string }>`
     SELECT table_schema AS schema, table_name AS name
     FROM information_schema.tables
     WHERE table_type = 'BASE TABLE' AND table_schema = ANY(${schemas})
     ORDER BY 1, 2`.execute(db);
+  const tables = only ? found.filter((t) => only.includes(t.name)) : found;
   if (tables.length === 0) return {};
   // One round trip for every table, so a property can afford a fingerprint per request.
   // Using a token stamps its `last_used_at` (and `updated_at`): those two are not data.
@@ -25,6 +30,11 @@ export async function databaseFingerprint(db: Db, schemas: string[] = ['public',
   const { rows } = await sql<{ name: string; rows: number; digest: string | null }>`${sql.join(parts, sql` UNION ALL `)}`.execute(db);
   return Object.fromEntries(rows.map((r) => [r.name, `${r.rows}:${r.digest ?? ''}`]));
 }
+
+/** The register's tables (a cheaper fingerprint for per-request checks of register writes). */
+export const REGISTER_TABLES = [
+  'providers', 'authentication_tokens', 'schools', 'training_partners', 'trainees', 'trainee_audits', 'trainee_placements', 'trainee_degrees',
+];
 
 /**
  * Hostile strings tried in every string parameter: SQL injection, NUL and control characters, path traversal,
