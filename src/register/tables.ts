@@ -65,7 +65,7 @@ export interface TraineesTable {
   nationality: string | null;
   ni_number: string | null;
   ethnicity: string | null;
-  disabilities: JSONColumnType<Record<string, string>, string, string>;
+  disabilities: JSONColumnType<Record<string, string>, string | undefined, string>;
   training_route: string;
   itt_aim: string | null;
   itt_qualification_aim: string | null;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createProviderWithToken, currentCycle, validTrainee, type TestProvider } from './helpers.js';
+import { insertTraineeRow, lockDuplicateCandidates } from '../../src/register/trainees/repository.js';
 
 let t: TestApp;
 let p: TestProvider;
@@ -283,6 +284,42 @@ describe.each(['v2025.0', 'v2025.0-rc', 'v2026.0', 'v2026.1'] as const)('%s roun
     expect(updated.statusCode).toBe(200);
     expect(updated.json().data).toMatchObject({ [subjectKey]: '100321', middle_names: 'Q', first_names: 'John' });
     expect((await get(version, body.trainee_id, provider)).json()).toEqual(updated.json().data);
+  });
+});
+
+describe('concurrent duplicates', () => {
+  it('a create waits for a concurrent create of a possible duplicate, then answers 409', async () => {
+    const payload = validTrainee({ last_name: 'Race', first_names: 'Rita' });
+    // Another create of the same trainee, still in its transaction.
+    let release!: () => void;
+    const holding = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const other = t.database.db.transaction().execute(async (trx) => {
+      await lockDuplicateCandidates(trx, p.id, String(payload.date_of_birth));
+      await insertTraineeRow(trx, {
+        id: 'RaceRaceRaceRaceRaceRace', provider_id: p.id, state: 'submitted_for_trn', first_names: 'Rita', last_name: 'Race',
+        date_of_birth: String(payload.date_of_birth), sex: '11', training_route: '11', itt_start_date: String(payload.itt_start_date),
+      });
+      locked();
+      await holding;
+    });
+    await lockTaken;
+    // `.then` starts the injected request now (an inject chain is lazy).
+    let settled = false;
+    const request = post('v2026.1', payload).then((r) => {
+      settled = true;
+      return r;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(settled).toBe(false);
+    release();
+    await other;
+    const response = await request;
+    expect(response.statusCode).toBe(409);
+    expect(response.json().data.map((d: { trainee_id: string }) => d.trainee_id)).toEqual(['RaceRaceRaceRaceRaceRace']);
+    const rows = await t.database.db.selectFrom('trainees').select('id').where('last_name', '=', 'Race').execute();
+    expect(rows).toHaveLength(1);
   });
 });
 

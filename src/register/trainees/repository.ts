@@ -89,6 +89,14 @@ export async function lockTraineeForUpdate(trx: Executor, providerId: number, tr
     .executeTakeFirst();
 }
 
+/**
+ * Serializes creates that could duplicate each other (same provider and date of birth) until the transaction
+ * ends, so two identical creates at once cannot both pass the duplicate check.
+ */
+export async function lockDuplicateCandidates(trx: Executor, providerId: number, dateOfBirth: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${`register-trainee:${providerId}:${dateOfBirth}`}))`.execute(trx);
+}
+
 export async function insertTraineeRow(trx: Executor, row: TraineeInsert): Promise<TraineeRow> {
   return trx.insertInto('trainees').values(row).returningAll().executeTakeFirstOrThrow();
 }

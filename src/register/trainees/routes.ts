@@ -1,6 +1,7 @@
 /**
  * `GET/POST /trainees`, `GET/PUT/PATCH /trainees/{trainee_id}` of one version scope (facts §2.6–2.9).
- * Bodies are validated here, not by Ajv, because the register's 422 bodies have the real service's shapes.
+ * Requests are validated here, not by route schemas and Ajv, because the register's 422 bodies have the real
+ * service's shapes; the routes are described in the per-version OpenAPI documents (src/register/openapi.ts).
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
@@ -10,7 +11,7 @@ import { assertTraineeModifiable } from '../state-machine.js';
 import { duplicateTrainee, filterValidationError, missingData, noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
 import type { RegisterRouteOptions } from '../index.js';
 import { adapterFor as versionAdapter, messageInVersion, toCanonicalInput, type RegisterVersion } from '../versions/index.js';
-import { newSlug, findTraineeWithNested, insertTraineeRow, listTrainees, lockTraineeWithNested, recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from './repository.js';
+import { newSlug, findTraineeWithNested, insertTraineeRow, lockDuplicateCandidates, listTrainees, lockTraineeWithNested, recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from './repository.js';
 import { loadPlacementsAndDegreesForTrainees, serializeDegree, serializePlacement } from '../actions/nested.js';
 import { serializeTrainee, traineeEtag } from './serialize.js';
 import {
@@ -38,9 +39,6 @@ const ACCEPTED_FIELDS = new Set<string>([
   ...SCALAR_FIELDS, ...DATE_FIELDS, 'application_id', 'course_year', 'training_partner_urn', 'training_partner_ukprn',
   'employing_school_urn', 'degrees_attributes', 'placements_attributes',
 ]);
-
-// Ajv is bypassed for these routes (schemas are for the documents only): the register reports errors its own way.
-const noAjv = () => () => true;
 
 function requestData(body: unknown): Record<string, unknown> {
   const data = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).data : undefined;
@@ -193,7 +191,7 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
   // Documented in the per-version OpenAPI documents (src/register/openapi.ts), not the service-wide one.
   const schema = { hide: true };
 
-  app.get<{ Querystring: Record<string, unknown> }>('/trainees', { schema, validatorCompiler: noAjv }, async (request) => {
+  app.get<{ Querystring: Record<string, unknown> }>('/trainees', { schema }, async (request) => {
     const { provider } = request.registerContext;
     const today = todayUtc();
     const query = request.query;
@@ -256,7 +254,7 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     };
   });
 
-  app.get<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema, validatorCompiler: noAjv }, async (request, reply) => {
+  app.get<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema }, async (request, reply) => {
     const { provider } = request.registerContext;
     const found = await findTraineeWithNested(db, provider.id, request.params.trainee_id);
     if (!found) throw traineeNotFound();
@@ -264,7 +262,7 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     return serializeTrainee(found.row, version, { ukprn: provider.ukprn, ...found.nested });
   });
 
-  app.post('/trainees', { schema, validatorCompiler: noAjv }, async (request, reply) => {
+  app.post('/trainees', { schema }, async (request, reply) => {
     const context = request.registerContext;
     const input = acceptedInput(version, requestData(request.body));
     const today = todayUtc();
@@ -286,10 +284,10 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     const partners = await resolvePartners(db, version, input, errors);
     rejectIfInvalid(request, version, errors);
 
-    const duplicates = await findDuplicates(db, context.provider.id, attrs);
-    if (duplicates.length > 0) throw duplicateTrainee(await serializeRows(db, duplicates, version, context.provider.ukprn));
-
     const created = await db.transaction().execute(async (trx) => {
+      await lockDuplicateCandidates(trx, context.provider.id, isoDate(attrs.date_of_birth) ?? '');
+      const duplicates = await findDuplicates(trx, context.provider.id, attrs);
+      if (duplicates.length > 0) throw duplicateTrainee(await serializeRows(trx, duplicates, version, context.provider.ukprn));
       const row = await insertTraineeRow(trx, {
         ...(attributesToColumns(attrs) as Record<string, unknown>),
         training_partner_urn: partners.training_partner_urn ?? null,
@@ -381,6 +379,6 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     reply.header('etag', traineeEtag(result.row));
     return { data: result.body };
   };
-  app.put<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema, validatorCompiler: noAjv }, update);
-  app.patch<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema, validatorCompiler: noAjv }, update);
+  app.put<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema }, update);
+  app.patch<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema }, update);
 };
