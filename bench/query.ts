@@ -293,7 +293,7 @@ await runCli(async () => {
         dataSetId: target.dataSetId,
         rows: target.rows,
         measuredAt: new Date().toISOString(),
-        machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version },
+        machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverageAtEnd: os.loadavg() },
         method: 'autocannon over HTTP against a separate server process; every measured request is a different variant of the query shape (no repeats); no result cache exists',
         rowIndexReadyAfterSeconds: warmUpSeconds,
         queries: results,

@@ -34,9 +34,18 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
     total = selection.total;
     rows = [];
     if (selection.ids.length > 0) {
-      const fetched = (await rowsByIdSql(meta.rowsTable, selection.ids, columns).execute(db)).rows;
+      // The index holds every facet column, and the indicator values unless it was built without them.
+      const indicatorColumns = query.indicators.map((i) => i.column);
+      const inMemory = index.hasIndicators(indicatorColumns);
+      const fetched =
+        indicatorColumns.length > 0 && !inMemory ? (await rowsByIdSql(meta.rowsTable, selection.ids, ['id', ...indicatorColumns]).execute(db)).rows : [];
       const byId = new Map(fetched.map((r) => [Number(r.id), r]));
-      rows = selection.ids.map((id) => byId.get(id)!).filter(Boolean);
+      rows = selection.positions.map((position, i) => {
+        const row = index.facetRow(position);
+        const values = byId.get(selection.ids[i]!);
+        if (values) for (const column of indicatorColumns) row[column] = values[column];
+        return row;
+      });
     }
   } else {
     const [count, page] = await Promise.all([

@@ -22,6 +22,15 @@ export interface Selection {
   total: number;
   /** Row ids of the requested page, in result order. */
   ids: number[];
+  /** Their positions in the index (for facetRow). */
+  positions: number[];
+}
+
+/** An indicator column held compactly: most values are numbers whose `String(n)` is the raw text. */
+export interface IndicatorColumn {
+  numbers: Float64Array;
+  /** Raw texts that are not such numbers (symbols, `1.50`, blanks), by position. */
+  texts: Map<number, string>;
 }
 
 interface Postings {
@@ -33,6 +42,8 @@ interface Postings {
 }
 
 const WORD = 32;
+/** Cap on the cached value bitsets of one index (beyond it, bitsets are built per query). */
+const MAX_BITSET_BYTES_PER_INDEX = 256 * 1024 * 1024;
 
 function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
@@ -45,6 +56,9 @@ export class RowIndex {
   readonly size: number;
   private readonly words: number;
   private readonly postings = new Map<string, Postings>();
+  /** Bitsets of frequent values (one bit per position), built on first use. */
+  private readonly bitsets = new Map<string, Uint32Array>();
+  private bitsetBytes = 0;
   /** Positions where each time period id starts and ends (exclusive); positions are in time period DESC order. */
   private readonly timePeriodRanges = new Map<number, [number, number]>();
   lastUsed = Date.now();
@@ -54,6 +68,8 @@ export class RowIndex {
     private readonly columns: Map<string, Int32Array>,
     /** geographic_level codes ↔ the small integers stored in its column. */
     private readonly levelCodes: string[],
+    /** Indicator columns: numbers that print back to the exact raw text, other raw texts by position. */
+    private readonly indicatorValues: Map<string, IndicatorColumn> = new Map(),
   ) {
     this.size = ids.length;
     this.words = Math.ceil(this.size / WORD);
@@ -70,8 +86,9 @@ export class RowIndex {
   get bytes(): number {
     let total = this.ids.byteLength;
     for (const column of this.columns.values()) total += column.byteLength;
+    for (const column of this.indicatorValues.values()) total += column.numbers.byteLength + column.texts.size * 64;
     for (const p of this.postings.values()) total += p.positions.byteLength + p.offsets.byteLength + p.values.byteLength;
-    return total;
+    return total + this.bitsetBytes;
   }
 
   private column(name: string): Int32Array {
@@ -147,11 +164,35 @@ export class RowIndex {
       const v = this.encode(column, raw);
       const k = binarySearch(postings.values, v);
       if (k < 0) continue;
+      const start = postings.offsets[k]!;
+      const end = postings.offsets[k + 1]!;
+      // A frequent value is cheaper as a cached bitset OR-ed word by word than as its positions set one by one.
+      if (end - start > this.words) {
+        const cached = this.valueBitset(column, v, postings, start, end);
+        for (let w = 0; w < this.words; w++) bits[w]! |= cached[w]!;
+        continue;
+      }
       const { positions } = postings;
-      for (let i = postings.offsets[k]!, end = postings.offsets[k + 1]!; i < end; i++) {
+      for (let i = start; i < end; i++) {
         const p = positions[i]!;
         bits[p >>> 5]! |= 1 << (p & 31);
       }
+    }
+    return bits;
+  }
+
+  private valueBitset(column: string, value: number, postings: Postings, start: number, end: number): Uint32Array {
+    const key = `${column}:${value}`;
+    const cached = this.bitsets.get(key);
+    if (cached) return cached;
+    const bits = this.empty();
+    for (let i = start; i < end; i++) {
+      const p = postings.positions[i]!;
+      bits[p >>> 5]! |= 1 << (p & 31);
+    }
+    if (this.bitsetBytes + bits.byteLength <= MAX_BITSET_BYTES_PER_INDEX) {
+      this.bitsets.set(key, bits);
+      this.bitsetBytes += bits.byteLength;
     }
     return bits;
   }
@@ -222,13 +263,30 @@ export class RowIndex {
     const bits = this.evaluate(predicate);
     let total = 0;
     for (let w = 0; w < this.words; w++) if (bits[w]) total += popcount(bits[w]!);
-    if (offset >= total) return { total, ids: [] };
+    if (offset >= total) return { total, ids: [], positions: [] };
     const isDefault = sorts.length === 1 && sorts[0]!.column === 'time_period_id' && sorts[0]!.direction === 'Desc';
-    if (isDefault) return { total, ids: this.walk(bits, offset, limit) };
-    return { total, ids: this.sorted(bits, total, sorts, offset, limit) };
+    const positions = isDefault ? this.walk(bits, offset, limit) : this.sorted(bits, total, sorts, offset, limit);
+    return { total, ids: positions.map((p) => this.ids[p]!), positions };
   }
 
-  /** Row ids of the set bits number offset … offset+limit-1, skipping whole words by popcount. */
+  /** The facet columns of the row at a position, as the row table holds them (so results need only indicators from the database). */
+  facetRow(position: number): Record<string, unknown> {
+    const row: Record<string, unknown> = { id: this.ids[position] };
+    for (const [name, column] of this.columns) {
+      row[name] = name === 'geographic_level' ? this.levelCodes[column[position]!] : column[position];
+    }
+    for (const [name, column] of this.indicatorValues) {
+      row[name] = column.texts.get(position) ?? String(column.numbers[position]);
+    }
+    return row;
+  }
+
+  /** Whether the index holds these indicator columns (else their values come from the database). */
+  hasIndicators(columns: readonly string[]): boolean {
+    return columns.every((c) => this.indicatorValues.has(c));
+  }
+
+  /** Positions of the set bits number offset … offset+limit-1, skipping whole words by popcount. */
   private walk(bits: Uint32Array, offset: number, limit: number): number[] {
     const ids: number[] = [];
     let skip = offset;
@@ -250,7 +308,7 @@ export class RowIndex {
           skip--;
           continue;
         }
-        ids.push(this.ids[w * WORD + bit]!);
+        ids.push(w * WORD + bit);
       }
     }
     return ids;
@@ -288,7 +346,7 @@ export class RowIndex {
       }
       return ids[a]! - ids[b]!;
     });
-    return order.slice(offset, offset + limit).map((p) => ids[p]!);
+    return order.slice(offset, offset + limit);
   }
 }
 
@@ -311,8 +369,9 @@ function indexColumns(meta: VersionMeta): string[] {
 }
 
 /** Reads a version's facet columns in default result order through a cursor, into typed arrays. */
-export async function buildRowIndex(db: Executor, meta: VersionMeta): Promise<RowIndex> {
+export async function buildRowIndex(db: Executor, meta: VersionMeta, options: { indicators?: boolean } = {}): Promise<RowIndex> {
   const columns = indexColumns(meta);
+  const indicatorColumns = options.indicators === false ? [] : meta.indicators.map((i) => i.column);
   const table = sql.table(`stats_data.${meta.rowsTable}`);
   const { rows: countRows } = await sql<{ n: number }>`SELECT count(*)::integer AS n FROM ${table}`.execute(db);
   const n = countRows[0]?.n ?? 0;
@@ -321,7 +380,9 @@ export async function buildRowIndex(db: Executor, meta: VersionMeta): Promise<Ro
   arrays.set('geographic_level', new Int32Array(n));
   const levelCodes: string[] = [];
   const levelIndex = new Map<string, number>();
-  const selected = sql.join(['id', 'geographic_level', ...columns].map((c) => sql.ref(c)));
+  const indicators = new Map<string, IndicatorColumn>(indicatorColumns.map((c) => [c, { numbers: new Float64Array(n), texts: new Map() }]));
+  const indicatorTargets = [...indicators];
+  const selected = sql.join(['id', 'geographic_level', ...columns, ...indicatorColumns].map((c) => sql.ref(c)));
   const query = sql<Record<string, unknown>>`SELECT ${selected} FROM ${table} ORDER BY time_period_id DESC, id ASC`.compile(db);
   const targets = columns.map((c) => [c, arrays.get(c)!] as const);
   const levels = arrays.get('geographic_level')!;
@@ -339,10 +400,17 @@ export async function buildRowIndex(db: Executor, meta: VersionMeta): Promise<Ro
       }
       levels[p] = level;
       for (const [name, target] of targets) target[p] = Number(row[name] ?? 0);
+      for (const [name, target] of indicatorTargets) {
+        const raw = row[name] === null || row[name] === undefined ? '' : String(row[name]);
+        const number = Number(raw);
+        if (raw !== '' && String(number) === raw) target.numbers[p] = number;
+        else target.texts.set(p, raw);
+      }
       p++;
     }
   }
-  return new RowIndex(p === n ? ids : ids.slice(0, p), p === n ? arrays : new Map([...arrays].map(([k, v]) => [k, v.slice(0, p)])), levelCodes);
+  if (p !== n) throw new Error(`Row table ${meta.rowsTable} changed while its index was built`);
+  return new RowIndex(ids, arrays, levelCodes, indicators);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -356,10 +424,16 @@ interface Entry {
 const indexes = new Map<string, Entry>();
 let memoryBudgetBytes = 1024 * 1024 * 1024;
 let enabled = true;
+let holdIndicatorValues = true;
 
-export function configureRowIndex(options: { memoryBudgetBytes?: number; enabled?: boolean }): void {
+/**
+ * `enabled: false` sends every query to SQL; `indicatorValues: false` builds indexes without the indicator values
+ * (less memory; page values are then read from the database by row id).
+ */
+export function configureRowIndex(options: { memoryBudgetBytes?: number; enabled?: boolean; indicatorValues?: boolean }): void {
   if (options.memoryBudgetBytes !== undefined) memoryBudgetBytes = options.memoryBudgetBytes;
   if (options.enabled !== undefined) enabled = options.enabled;
+  if (options.indicatorValues !== undefined) holdIndicatorValues = options.indicatorValues;
 }
 
 function keyOf(meta: VersionMeta): string {
@@ -381,7 +455,7 @@ function evict(): void {
 function start(db: Executor, meta: VersionMeta): Entry {
   const key = keyOf(meta);
   const entry: Entry = {
-    promise: buildRowIndex(db, meta).then(
+    promise: buildRowIndex(db, meta, { indicators: holdIndicatorValues }).then(
       (index) => {
         entry.index = index;
         evict();

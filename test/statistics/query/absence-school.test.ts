@@ -15,7 +15,7 @@ beforeAll(async () => {
   t = await buildTestApp();
 });
 afterAll(async () => {
-  configureRowIndex({ enabled: true });
+  configureRowIndex({ enabled: true, indicatorValues: true });
   await t?.close();
 });
 
@@ -142,11 +142,11 @@ function expectNewfield(rows: Row[]) {
   });
 }
 
-describe.each(['sql', 'row index'] as const)('query engine: %s', (engine) => {
+describe.each(['sql', 'row index', 'row index without indicator values'] as const)('query engine: %s', (engine) => {
   beforeAll(async () => {
     forgetRowIndexes();
-    configureRowIndex({ enabled: engine === 'row index' });
-    if (engine === 'row index') {
+    configureRowIndex({ enabled: engine !== 'sql', indicatorValues: engine === 'row index' });
+    if (engine !== 'sql') {
       const version = await t.database.db
         .selectFrom('data_set_versions')
         .select(['id', 'rows_table'])

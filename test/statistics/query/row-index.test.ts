@@ -59,6 +59,13 @@ function naiveSelect(rows: Row[], p: Predicate, sorts: SortKey[], offset: number
   return { total: selected.length, ids: selected.slice(offset, offset + limit).map((r) => r.id) };
 }
 
+function select(index: RowIndex, p: Predicate, sorts: SortKey[], offset: number, limit: number) {
+  const { total, ids, positions } = index.select(p, sorts, offset, limit);
+  // Each position's facet row is the row with that id.
+  expect(positions.map((position) => index.facetRow(position).id)).toEqual(ids);
+  return { total, ids };
+}
+
 function buildIndex(rows: Row[]): RowIndex {
   const ordered = [...rows].sort((a, b) => b.time_period_id - a.time_period_id || a.id - b.id);
   const levelCodes = [...new Set(ordered.map((r) => r.geographic_level))];
@@ -141,7 +148,7 @@ describe('RowIndex (in-memory bitmap engine)', () => {
           // Ids are unique but not in time period order, as in real row tables.
           const rows = partial.map((r, i) => ({ ...r, id: ((i * 7919) % 1009) + 1 }));
           const index = buildIndex(rows);
-          expect(index.select(predicate, sorts, offset, limit)).toEqual(naiveSelect(rows, predicate, sorts, offset, limit));
+          expect(select(index, predicate, sorts, offset, limit)).toEqual(naiveSelect(rows, predicate, sorts, offset, limit));
         },
       ),
       { numRuns: 400 },
@@ -154,11 +161,11 @@ describe('RowIndex (in-memory bitmap engine)', () => {
       const index = buildIndex(rows);
       const all: Predicate = { kind: 'const', value: true };
       const defaultSort: SortKey[] = [{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }];
-      expect(index.select(all, defaultSort, 0, n + 5)).toEqual(naiveSelect(rows, all, defaultSort, 0, n + 5));
+      expect(select(index, all, defaultSort, 0, n + 5)).toEqual(naiveSelect(rows, all, defaultSort, 0, n + 5));
       const not: Predicate = { kind: 'not', item: { kind: 'in', column: 'f1', values: [1], negated: false } };
-      expect(index.select(not, defaultSort, 3, 7)).toEqual(naiveSelect(rows, not, defaultSort, 3, 7));
+      expect(select(index, not, defaultSort, 3, 7)).toEqual(naiveSelect(rows, not, defaultSort, 3, 7));
       const gte: Predicate = { kind: 'compare', column: 'time_period_id', op: '>=', value: 2 };
-      expect(index.select(gte, defaultSort, 1, n)).toEqual(naiveSelect(rows, gte, defaultSort, 1, n));
+      expect(select(index, gte, defaultSort, 1, n)).toEqual(naiveSelect(rows, gte, defaultSort, 1, n));
     }
   });
 });
