@@ -54,8 +54,7 @@ export async function publishVersion(db: Db, dataSetId: string, version: string,
     const row = await findVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'published');
     await trx.updateTable('data_set_versions').set({ status: 'Published', published_at: now }).where('id', '=', row.id).execute();
-    // Its preview tokens have served their purpose: a public version needs none.
-    await trx.deleteFrom('preview_tokens').where('version_id', '=', row.id).execute();
+    // Its preview tokens stay (as a record) but grant nothing more: tokens only open Draft versions.
     await trx.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).where('status', '=', 'Draft').execute();
     return { dataSetId, version: formatVersionNumber(row), status: 'Published' as const };
   });
