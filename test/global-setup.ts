@@ -40,7 +40,7 @@ export default async function setup(project: TestProject) {
   const handle = createDatabase(templateUrl, { max: 4, statementTimeoutMillis: 600000 });
   try {
     await migrateToLatestOrThrow(handle.db);
-    await prepareTemplate(handle.db);
+    await prepareTemplate(handle);
   } finally {
     // Postgres refuses to clone a template that has open sessions.
     await handle.close();
