@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createProviderWithToken, currentCycle, validTrainee, type TestProvider } from './helpers.js';
 import { insertTraineeRow, lockDuplicateCandidates } from '../../src/register/trainees/repository.js';
@@ -311,7 +312,14 @@ describe('concurrent duplicates', () => {
       settled = true;
       return r;
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The create is waiting for the other one's duplicate lock.
+    let waiting = 0;
+    for (let i = 0; i < 50 && waiting === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`.execute(t.database.db);
+      waiting = rows[0].n;
+    }
+    expect(waiting).toBe(1);
     expect(settled).toBe(false);
     release();
     await other;
