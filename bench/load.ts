@@ -320,7 +320,8 @@ await runCli(async () => {
 
 Measured ${output.measuredAt.slice(0, 16).replace('T', ' ')} UTC on ${output.machine.cpus} CPUs (${output.machine.cpuModel}), Node ${output.machine.node};
 server in its own process on the seeded catalogue, database pool ${POOL_MAX}, rate limits raised for the run;
-autocannon with ${CONNECTIONS} connections for ${DURATION} s. The load generator, the server and PostgreSQL share the machine.
+autocannon with ${CONNECTIONS} connections for ${DURATION} s. The load generator, the server and PostgreSQL share the machine
+(1-minute load average ${output.machine.loadAverage1mAtEnd} at the end of the run).
 
 | Figure | Value |
 |---|---|
