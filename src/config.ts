@@ -29,6 +29,10 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_STATISTICS_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1048576 }),
+  // How long the statistics query may reuse a resolved data set version (status, rows table); 0 = every request.
+  QUERY_VERSION_CACHE_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  // Memory the in-process row indexes of the statistics query may hold (least recently used evicted beyond it).
+  QUERY_INDEX_MEMORY_MB: Type.Integer({ minimum: 0, default: 1024 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

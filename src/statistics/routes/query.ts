@@ -12,6 +12,8 @@ import { parsePostBody } from '../query/parse-post.js';
 import { resolveQuery } from '../query/resolve.js';
 import { runQuery } from '../query/execute.js';
 import { loadVersionMeta } from '../query/version-meta.js';
+import { configureRowIndex } from '../query/row-index.js';
+import type { DataSetVersionRow } from '../versions.js';
 import { streamQueryCsv } from '../query/csv.js';
 
 const ParamsSchema = Type.Object({ dataSetId: Type.String({ description: 'The data set id (a uuid).' }) });
@@ -34,14 +36,30 @@ function wantsCsv(request: FastifyRequest): boolean {
 export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
   const db: Db = options.db;
   const bodyLimit = options.config.BODY_LIMIT_BYTES;
+  const versionCacheMs = options.config.QUERY_VERSION_CACHE_MS;
+  configureRowIndex({ memoryBudgetBytes: options.config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
+
+  // Resolved public versions, reused for QUERY_VERSION_CACHE_MS (a status change shows within that time).
+  // Requests with a preview token always resolve afresh. Only successes are kept.
+  const resolvedVersions = new Map<string, { version: DataSetVersionRow; until: number }>();
+  async function resolveVersion(request: FastifyRequest, dataSetId: string, dataSetVersion: string | undefined): Promise<DataSetVersionRow> {
+    const previewToken = previewTokenOf(request.headers);
+    const key = `${dataSetId}|${dataSetVersion ?? ''}`;
+    const now = Date.now();
+    if (!previewToken && versionCacheMs > 0) {
+      const cached = resolvedVersions.get(key);
+      if (cached && cached.until > now) return cached.version;
+    }
+    const { version, viaPreviewToken } = await resolveDataSetVersion(db, { dataSetId, dataSetVersion, previewToken, policy: 'query' });
+    if (!viaPreviewToken && versionCacheMs > 0) {
+      if (resolvedVersions.size > 10000) resolvedVersions.clear();
+      resolvedVersions.set(key, { version, until: now + versionCacheMs });
+    }
+    return version;
+  }
 
   async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined, query: QueryRequest) {
-    const { version } = await resolveDataSetVersion(db, {
-      dataSetId,
-      dataSetVersion,
-      previewToken: previewTokenOf(request.headers),
-      policy: 'query',
-    });
+    const version = await resolveVersion(request, dataSetId, dataSetVersion);
     if (!version.rows_table) throw new NotFoundError(`Version ${version.major}.${version.minor} of data set ${dataSetId} has no data loaded.`);
     const meta = await loadVersionMeta(db, version.id, version.rows_table);
     const resolved = resolveQuery(meta, query);

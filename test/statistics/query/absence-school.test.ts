@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configureRowIndex, ensureRowIndex, forgetRowIndexes } from '../../../src/statistics/query/row-index.js';
 import { loadVersionMeta } from '../../../src/statistics/query/version-meta.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
+import { buildApp } from '../../../src/app.js';
+import { loadConfig } from '../../../src/config.js';
 import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
 
 /**
@@ -12,7 +14,7 @@ const URL = `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query`;
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({ QUERY_VERSION_CACHE_MS: '0' });
 });
 afterAll(async () => {
   configureRowIndex({ enabled: true, indicatorValues: true });
@@ -453,6 +455,19 @@ describe('HTTP contract', () => {
       expect((await post(null, {}, `${URL}?dataSetVersion=1.0`)).statusCode).toBe(403);
     } finally {
       await t.database.db.updateTable('data_set_versions').set({ status: 'Published' }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+    }
+  });
+
+  it('a resolved version is reused for at most QUERY_VERSION_CACHE_MS: a withdrawal shows after that', async () => {
+    const cached = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: t.database.url, QUERY_VERSION_CACHE_MS: '300' }), { db: t.database.db, logger: false });
+    try {
+      expect((await cached.inject({ method: 'GET', url: URL })).statusCode).toBe(200);
+      await t.database.db.updateTable('data_set_versions').set({ status: 'Withdrawn' }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      expect((await cached.inject({ method: 'GET', url: URL })).statusCode).toBe(403);
+    } finally {
+      await t.database.db.updateTable('data_set_versions').set({ status: 'Published' }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+      await cached.close();
     }
   });
 

@@ -28,7 +28,7 @@ beforeAll(async () => {
   rowsTable = version.rows_table!;
   await sql`CREATE VIEW stats_data.slow_rows AS SELECT * FROM ${sql.table(`stats_data.${rowsTable}`)} WHERE (SELECT pg_sleep(2)) IS NOT NULL`.execute(database.db);
   slow = createDatabase(database.url, { max: 2, statementTimeoutMillis: 300 });
-  app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url }), { db: slow.db, logger: false });
+  app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0' }), { db: slow.db, logger: false });
 });
 
 afterAll(async () => {
