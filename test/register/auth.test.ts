@@ -179,5 +179,7 @@ describe('register versions and routing', () => {
     expect(v2026.components.schemas.Trainee.properties).toHaveProperty('iqts_country');
     expect(v2026.paths).toHaveProperty('/reference-data');
     expect(v2025.paths).not.toHaveProperty('/reference-data');
+    const docs = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    for (const version of ['v2025.0', 'v2026.0', 'v2026.1']) expect(docs.body).toContain(`"url":"/api/${version}/openapi.json"`);
   });
 });
