@@ -557,6 +557,9 @@ describe('GET /trainees', () => {
     const since = await list('?since=2026-01-03T00:00:00.000Z');
     expect(since.json().data.map((d: { trainee_id: string }) => d.trainee_id)).toEqual([ids[4], ids[3], ids[2]]);
     expect((await list('?since=2026-01-03')).json().meta.total_count).toBe(3);
+    expect((await list('?since=2026-01-03T01:00:00+01:00')).json().meta.total_count).toBe(3);
+    expect((await list('?since=2026-01-03T01:00:00%2B01:00')).json().meta.total_count).toBe(3);
+    expect((await list('?since=2026-01-03T00:00:01')).json().meta.total_count).toBe(2);
     const bad = await list('?since=2023-13-01');
     expect(bad.statusCode).toBe(422);
     expect(bad.json().errors).toEqual({ since: ['2023-13-01 is not a valid date'] });

@@ -213,7 +213,10 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     const sinceParam = one(query.since);
     if (!isBlank(sinceParam)) {
       const value = codeText(sinceParam);
-      const parsed = isoDate(value) ? new Date(/T/.test(value) ? value : `${value}T00:00:00Z`) : undefined;
+      // An unencoded `+01:00` offset arrives as ` 01:00` (form decoding of `+`).
+      const text = value.replace(/(T[\d:.]+) (\d{2}:?\d{2})$/, '$1+$2');
+      const zoned = /T/.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/.test(text) ? `${text}Z` : text;
+      const parsed = isoDate(text) ? new Date(/T/.test(text) ? zoned : `${text}T00:00:00Z`) : undefined;
       if (!parsed || Number.isNaN(parsed.getTime())) errors.since = [`${value} is not a valid date`];
       else since = parsed;
     }
