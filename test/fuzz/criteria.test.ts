@@ -208,7 +208,7 @@ describe.each(['sql', 'row index'] as const)('random criteria trees agree with t
       }),
       { seed: SEED, numRuns: 120 },
     );
-  });
+  }, 90000);
 
   it('GET: a facets object as a query string gives the same rows as the model', async () => {
     await fc.assert(
@@ -220,7 +220,7 @@ describe.each(['sql', 'row index'] as const)('random criteria trees agree with t
       }),
       { seed: SEED + 1, numRuns: 60 },
     );
-  });
+  }, 90000);
 });
 
 // ---- hostile and malformed bodies: never a 5xx, 400 bodies are ValidationProblems naming a path ----
@@ -295,5 +295,5 @@ describe('hostile query bodies', () => {
       expect(response.statusCode, `${payload.slice(0, 30)} → ${response.body}`).toBeLessThan(500);
     }
     expect(await databaseFingerprint(t.database.db)).toEqual(before);
-  });
+  }, 90000);
 });

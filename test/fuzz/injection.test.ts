@@ -126,7 +126,7 @@ describe('hostile strings in every statistics parameter', () => {
     }
     expect(requests).toBeGreaterThan(1000);
     expect(await databaseFingerprint(f.database.db)).toEqual(before);
-  });
+  }, 90000);
 });
 
 type RegisterRequest = { method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; path: string; body?: unknown; headers?: Record<string, string> };
@@ -192,7 +192,7 @@ describe('hostile strings in every register parameter', () => {
       }
     }
     expect(await databaseFingerprint(f.database.db)).toEqual(before);
-  });
+  }, 60000);
 
   it('body members of create, update, placements, degrees, defer and withdraw: refused unchanged or stored literally', async () => {
     const writes: Array<[string, (field: string, s: string) => RegisterRequest, string[]]> = [

@@ -157,5 +157,5 @@ describe('random register payloads', () => {
     // Some writes must have got through, or the generator would only exercise the first validation step.
     const succeeded = [...statuses].filter(([s]) => s < 300).reduce((n, [, c]) => n + c, 0);
     expect(succeeded, JSON.stringify([...statuses])).toBeGreaterThan(30);
-  });
+  }, 120000);
 });
