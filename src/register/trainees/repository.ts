@@ -184,23 +184,24 @@ export async function listTrainees(db: Executor, filters: ListFilters): Promise<
       ),
     );
   }
-  // One query: the page (with the filtered total as a window count) in a CTE, then the nested records of those
-  // rows only — in the select list of the page query they would be built for every filtered row before the LIMIT.
+  // The page walks the (provider_id, updated_at, id) index and stops after `perPage` rows; its nested records are
+  // built in a CTE for those rows only. The total is a separate count, run at the same time.
   const page = query
     .selectAll()
-    .select(sql<number>`count(*) over ()`.as('total_count'))
     .orderBy('updated_at', filters.sortOrder)
     .orderBy('id', 'desc')
     .limit(filters.perPage)
     .offset((filters.page - 1) * filters.perPage);
-  const records = await db
-    .with('trainees', () => page)
-    .selectFrom('trainees')
-    .selectAll()
-    .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
-    .orderBy('updated_at', filters.sortOrder)
-    .orderBy('id', 'desc')
-    .execute();
-  const total = records.length > 0 ? Number(records[0].total_count) : 0;
-  return { trainees: records.map(({ total_count: _total, ...record }) => splitNested(record)), total };
+  const [records, { total }] = await Promise.all([
+    db
+      .with('trainees', () => page)
+      .selectFrom('trainees')
+      .selectAll()
+      .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
+      .orderBy('updated_at', filters.sortOrder)
+      .orderBy('id', 'desc')
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { trainees: records.map(splitNested), total: Number(total) };
 }
