@@ -4,6 +4,7 @@ import { responseWarnings, resultColumns, toResultRow, totalPages, type QueryRes
 import { countSql, pageSql, rowsByIdSql } from './sql.js';
 import type { VersionMeta } from './version-meta.js';
 import { rowIndexFor, type RowIndex } from './row-index.js';
+import { writeIndexedResponse } from './json.js';
 
 export interface QueryEngineOptions {
   /** Use the in-memory bitmap index for count and page ids (default true). */
@@ -16,7 +17,10 @@ export interface QueryEngineOptions {
  * from PostgreSQL by id.
  */
 export interface QueryOutcome {
-  body: QueryResponse;
+  /** The response as an object (SQL engine) … */
+  body?: QueryResponse;
+  /** … or already as JSON text (row index engine holding the values). */
+  json?: string;
   /** Which engine chose the rows: the in-memory row index, or SQL alone. */
   engine: 'index' | 'sql';
 }
@@ -32,6 +36,9 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
   if (index) {
     const selection = index.select(query.predicate, query.sorts, offset, query.pageSize);
     total = selection.total;
+    if (index.hasIndicators(query.indicators.map((i) => i.column))) {
+      return { json: writeIndexedResponse(index, meta, query, selection.positions, total), engine: 'index' };
+    }
     rows = [];
     if (selection.ids.length > 0) {
       // The index holds every facet column, and the indicator values unless it was built without them.

@@ -30,7 +30,7 @@ export function resultColumns(meta: VersionMeta, query: Pick<ResolvedQuery, 'ind
   ];
 }
 
-function debugLocation(location: LocationMeta): string {
+export function debugLocation(location: LocationMeta): string {
   const base = `${location.publicId} :: ${location.label}`;
   switch (location.level) {
     case 'LA':

@@ -281,6 +281,21 @@ export class RowIndex {
     return row;
   }
 
+  /** A facet column's values by position (geographic_level as indexes into levelCodes). */
+  columnValues(name: string): Int32Array | undefined {
+    return this.columns.get(name);
+  }
+
+  levelCodeAt(position: number): string {
+    return this.levelCodes[this.columns.get('geographic_level')![position]!]!;
+  }
+
+  /** The raw text of an indicator value (the column must be held: see hasIndicators). */
+  indicatorText(column: string, position: number): string {
+    const values = this.indicatorValues.get(column)!;
+    return values.texts.get(position) ?? String(values.numbers[position]);
+  }
+
   /** Whether the index holds these indicator columns (else their values come from the database). */
   hasIndicators(columns: readonly string[]): boolean {
     return columns.every((c) => this.indicatorValues.has(c));

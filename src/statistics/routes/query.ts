@@ -65,8 +65,9 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     const resolved = resolveQuery(meta, query);
     reply.header('cache-control', request.headers['preview-token'] ? 'private, no-cache' : 'public, max-age=300, must-revalidate');
     if (wantsCsv(request)) return streamQueryCsv(db, meta, resolved, reply);
-    const { body, engine } = await runQuery(db, meta, resolved);
+    const { body, json, engine } = await runQuery(db, meta, resolved);
     reply.header('x-query-engine', engine);
+    if (json !== undefined) return reply.type('application/json; charset=utf-8').send(json);
     return body;
   }
 
