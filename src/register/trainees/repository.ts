@@ -90,11 +90,13 @@ export async function lockTraineeForUpdate(trx: Executor, providerId: number, tr
 }
 
 /**
- * Serializes creates that could duplicate each other (same provider and date of birth) until the transaction
- * ends, so two identical creates at once cannot both pass the duplicate check.
+ * Serializes creates that could duplicate each other until the transaction ends, so two identical creates at once
+ * cannot both pass the duplicate check. A duplicate always has the same provider, date of birth and last name
+ * (case-insensitive), so only those creates wait for each other.
  */
-export async function lockDuplicateCandidates(trx: Executor, providerId: number, dateOfBirth: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtext(${`register-trainee:${providerId}:${dateOfBirth}`}))`.execute(trx);
+export async function lockDuplicateCandidates(trx: Executor, providerId: number, dateOfBirth: string, lastName: string): Promise<void> {
+  const key = `register-trainee:${providerId}:${dateOfBirth}:${lastName.toLowerCase()}`;
+  await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(trx);
 }
 
 export async function insertTraineeRow(trx: Executor, row: TraineeInsert): Promise<TraineeRow> {

@@ -288,7 +288,7 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     rejectIfInvalid(request, version, errors);
 
     const created = await db.transaction().execute(async (trx) => {
-      await lockDuplicateCandidates(trx, context.provider.id, isoDate(attrs.date_of_birth) ?? '');
+      await lockDuplicateCandidates(trx, context.provider.id, isoDate(attrs.date_of_birth) ?? '', String(attrs.last_name));
       const duplicates = await findDuplicates(trx, context.provider.id, attrs);
       if (duplicates.length > 0) throw duplicateTrainee(await serializeRows(trx, duplicates, version, context.provider.ukprn));
       const row = await insertTraineeRow(trx, {
