@@ -1,3 +1,4 @@
+import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configureRowIndex, ensureRowIndex, forgetRowIndexes } from '../../src/statistics/query/row-index.js';
@@ -219,6 +220,51 @@ describe.each(['sql', 'row index'] as const)('random criteria trees agree with t
         checkAgainstModel(response.json(), expectedKeys(facets, undefined), 1, 1000);
       }),
       { seed: SEED + 1, numRuns: 60 },
+    );
+  }, 90000);
+});
+
+// ---- the CSV form of a query: every matching row (not a page), same rows as the model ----
+
+/** CSV header → how to read the cell from a fixture row (labels as the source CSV has them). */
+const CSV_COLUMNS: Record<string, (row: ModelRow) => string> = {
+  time_period: (row) => `${row.csv.time_period.slice(0, 4)}/${row.csv.time_period.slice(4)}`,
+  time_identifier: (row) => row.csv.time_identifier!,
+  geographic_level: (row) => row.csv.geographic_level,
+  National: (row) => row.csv.country_name!,
+  Regional: (row) => row.csv.region_name!,
+  'Local authority': (row) => row.csv.la_name!,
+  School: (row) => row.csv.school_name!,
+  'School type': (row) => row.csv.school_type,
+  'Academy type': (row) => row.csv.academy_type,
+  'National Curriculum year': (row) => row.csv.ncyear,
+  Enrolments: (row) => row.csv.enrolments!,
+  'Number of possible sessions': (row) => row.csv.sess_possible!,
+  'Number of authorised sessions': (row) => row.csv.sess_authorised!,
+  'Number of unauthorised sessions': (row) => row.csv.sess_unauthorised!,
+  'Percentage of unauthorised sessions': (row) => row.csv.sess_unauthorised_percent!,
+};
+
+describe('random criteria trees as CSV (Accept: text/csv)', () => {
+  it('stream exactly the rows the model selects, with the selected indicators', async () => {
+    configureRowIndex({ enabled: true });
+    await fc.assert(
+      fc.asyncProperty(criteriaArb, indicatorsArb, async (criteria, indicators) => {
+        const response = await t.app.inject({
+          method: 'POST',
+          url: URL,
+          headers: { 'content-type': 'application/json', accept: 'text/csv' },
+          payload: JSON.stringify({ criteria, ...(indicators ? { indicators } : {}) }),
+        });
+        expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
+        expect(response.headers['content-type']).toMatch(/^text\/csv/);
+        const [header, ...records] = parse(response.body, { bom: true }) as string[][];
+        for (const name of header!) expect(Object.keys(CSV_COLUMNS), `unexpected CSV column ${name}`).toContain(name);
+        const test = criteriaTest(criteria);
+        const expected = rows.filter(test).map((row) => header!.map((name) => CSV_COLUMNS[name]!(row)).join('|')).sort();
+        expect(records.map((r) => r.join('|')).sort()).toEqual(expected);
+      }),
+      { seed: SEED + 3, numRuns: 40 },
     );
   }, 90000);
 });
