@@ -76,6 +76,8 @@ const text = (value: unknown): string | null => (isBlank(value) ? null : codeTex
 function attributesToColumns(attrs: Attributes): TraineePatch {
   const columns: Record<string, unknown> = {};
   for (const field of SCALAR_FIELDS) columns[field] = text(attrs[field]);
+  // Funding method C (veteran teaching undergraduate bursary) sets that initiative, which has no HESA code (§3.2).
+  if (columns.funding_method === 'C') columns.training_initiative = null;
   for (const field of DATE_FIELDS) columns[field] = isBlank(attrs[field]) ? null : (isoDate(attrs[field]) ?? null);
   columns.application_id = isBlank(attrs.application_id) ? null : Number.parseInt(codeText(attrs.application_id), 10);
   columns.course_year = isBlank(attrs.course_year) ? null : Number.parseInt(codeText(attrs.course_year), 10);
