@@ -171,6 +171,12 @@ describe('POST /trainees', () => {
     expect((await post('v2026.1', fresh({ training_initiative: 'now_teach' }))).json().errors[0]).toMatch(/^training_initiative has invalid reference data value of 'now_teach'/);
   });
 
+  it('funding method C sets the veterans bursary initiative, which has no code', async () => {
+    const response = await post('v2026.1', fresh({ fund_code: '7', funding_method: 'C', training_initiative: '026' }));
+    expect(response.statusCode).toBe(201);
+    expect(response.json().data).toMatchObject({ funding_method: 'C', fund_code: '7', training_initiative: null });
+  });
+
   it('nested degrees: the real messages for a non-UK degree with only a country and for a far-future year', async () => {
     const nonUk = await post('v2026.1', fresh({ training_route: '12', degrees_attributes: [{ country: 'MX' }] }));
     expect(nonUk.json().errors).toEqual([
