@@ -121,9 +121,13 @@ class Resolver {
         return and(criteria.items.map((c) => this.criteria(c)));
       case 'or':
         return or(criteria.items.map((c) => this.criteria(c)));
-      case 'not':
+      case 'not': {
+        if (criteria.item.kind !== 'facets') return not(this.criteria(criteria.item));
         // Quirk of the reference (facts §5.7.3): directly under `not`, a facets object's facet types are OR-joined.
-        return not(criteria.item.kind === 'facets' ? or(this.facetFragments(criteria.item.facets)) : this.criteria(criteria.item));
+        const fragments = this.facetFragments(criteria.item.facets);
+        // `{}` matches everything, so `{ "not": {} }` matches nothing (docs/compatibility.md), not NOT(empty OR).
+        return fragments.length === 0 ? FALSE : not(or(fragments));
+      }
       case 'facets':
         return and(this.facetFragments(criteria.facets));
     }
