@@ -241,6 +241,8 @@ export function criteriaTest(criteria: CriteriaInput): Test {
       return (row) => !inner(row);
     }
     const types = facetTests(child);
+    // `{}` matches everything, so `{ "not": {} }` matches nothing (documented deviation: the reference is undetermined).
+    if (types.length === 0) return () => false;
     return (row) => !types.some((t) => t(row));
   }
   const types = facetTests(criteria);

@@ -211,6 +211,22 @@ describe.each(['sql', 'row index'] as const)('random criteria trees agree with t
     );
   }, 90000);
 
+  it('edge trees: empty facets, empty facets under not, double negation', async () => {
+    const cases: Array<[CriteriaInput, number]> = [
+      [{}, 216],
+      [{ not: {} }, 0],
+      [{ not: { not: {} } }, 216],
+      [{ and: [{}, { not: {} }] }, 0],
+      [{ or: [{ not: {} }, { geographicLevels: { eq: 'NAT' } }] }, 24],
+    ];
+    for (const [criteria, total] of cases) {
+      const response = await post({ criteria, pageSize: 1 });
+      expect(response.statusCode).toBe(200);
+      expect(response.json().paging.totalResults, JSON.stringify(criteria)).toBe(total);
+      expect(expectedKeys(criteria, undefined)).toHaveLength(total);
+    }
+  });
+
   it('GET: a facets object as a query string gives the same rows as the model', async () => {
     await fc.assert(
       fc.asyncProperty(facetsArb, async (facets) => {
