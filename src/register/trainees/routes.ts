@@ -181,6 +181,25 @@ async function serializeRows(db: Executor, rows: TraineeRow[], version: Register
   return rows.map((row) => serializeTrainee(row, version, { ukprn, ...(nested.get(row.id) ?? { placements: [], degrees: [] }) }));
 }
 
+/**
+ * Inserts a new trainee's degrees and placements (and its audit row) in one statement: each list goes in from one
+ * JSON parameter (`jsonb_populate_recordset`), naming its columns so table defaults still apply to the others.
+ */
+async function insertNested(trx: Executor, degrees: object[], placements: object[], audit?: Record<string, unknown>): Promise<void> {
+  const fromJson = (table: 'trainee_degrees' | 'trainee_placements', rows: object[]) => {
+    if (rows.length === 0) return undefined;
+    const columns = Object.keys(rows[0]).map((c) => sql.ref(c));
+    return sql`insert into ${sql.table(table)} (${sql.join(columns)}) select ${sql.join(columns)} from jsonb_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}::jsonb)`;
+  };
+  const parts = [fromJson('trainee_degrees', degrees), fromJson('trainee_placements', placements)].filter((p) => p !== undefined);
+  const final = audit
+    ? sql`insert into trainee_audits (${sql.join(Object.keys(audit).map((c) => sql.ref(c)))}) values (${sql.join(Object.values(audit))})`
+    : sql`select 1`;
+  if (parts.length === 0 && !audit) return;
+  const ctes = parts.map((part, i) => sql`${sql.raw(`n${i}`)} as (${part})`);
+  await (ctes.length > 0 ? sql`with ${sql.join(ctes)} ${final}` : final).execute(trx);
+}
+
 function checkIfMatch(request: FastifyRequest, row: TraineeRow): void {
   const ifMatch = request.headers['if-match'];
   if (ifMatch === undefined) return;
@@ -322,16 +341,26 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
           town: school ? school.town : null,
         };
       });
-      // One insert each. With at most one of each the returned rows are the response's; with more, they are read
-      // back in one query so their order is the database's, exactly as every later GET returns them.
-      const degrees = degreeValues.length > 0 ? await trx.insertInto('trainee_degrees').values(degreeValues).returningAll().execute() : [];
-      const placements = placementValues.length > 0 ? await trx.insertInto('trainee_placements').values(placementValues).returningAll().execute() : [];
-      const nested =
-        degrees.length > 1 || placements.length > 1
-          ? (await findTraineeWithNested(trx, context.provider.id, row.id))!.nested
-          : { placements: placements.map(serializePlacement), degrees: degrees.map(serializeDegree) };
+      // Nested rows carry the trainee's timestamps, so the response can be built before they are written; they go in
+      // with the audit row in one statement. With more than one placement or degree they are read back first, so
+      // their order is the database's, exactly as every later GET returns them.
+      const stamped = <T extends object>(values: T[]) => values.map((v) => ({ ...v, created_at: row.created_at, updated_at: row.created_at }));
+      const degrees = stamped(degreeValues);
+      const placements = stamped(placementValues);
+      const audit = (body: unknown) => ({ trainee_id: row.id, provider_id: context.provider.id, token_id: context.tokenId, action: 'create', before: null, after: JSON.stringify(body) });
+      if (degrees.length > 1 || placements.length > 1) {
+        await insertNested(trx, degrees, placements);
+        const nested = (await findTraineeWithNested(trx, context.provider.id, row.id))!.nested;
+        const body = serializeTrainee(row, version, { ukprn: context.provider.ukprn, ...nested });
+        await trx.insertInto('trainee_audits').values(audit(body)).execute();
+        return { row, body };
+      }
+      const nested = {
+        placements: placements.map((p) => serializePlacement(p as Parameters<typeof serializePlacement>[0])),
+        degrees: degrees.map((d) => serializeDegree(d as Parameters<typeof serializeDegree>[0])),
+      };
       const body = serializeTrainee(row, version, { ukprn: context.provider.ukprn, ...nested });
-      await recordAudit(trx, { traineeId: row.id, providerId: context.provider.id, tokenId: context.tokenId, action: 'create', before: null, after: body });
+      await insertNested(trx, degrees, placements, audit(body));
       return { row, body };
     });
     reply.code(201).header('etag', traineeEtag(created.row));
