@@ -123,6 +123,8 @@ await runCli(async () => {
       },
     ];
 
+    // The machine is shared: its load average before and after is part of the result.
+    const loadBefore = os.loadavg().map((l) => Math.round(l * 100) / 100);
     const results = [];
     for (const scenario of scenarios) {
       const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, duration: DURATION, requests: [{ setupRequest: scenario.setup }] });
@@ -144,7 +146,7 @@ await runCli(async () => {
     await mkdir('bench/results', { recursive: true });
     await writeFile(
       'bench/results/register.json',
-      `${JSON.stringify({ measuredAt: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, seedTrainees: SEED_TRAINEES, results }, null, 2)}\n`,
+      `${JSON.stringify({ measuredAt: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version, loadAverageBefore: loadBefore, loadAverageAfter: os.loadavg().map((l) => Math.round(l * 100) / 100) }, seedTrainees: SEED_TRAINEES, results }, null, 2)}\n`,
     );
     console.log('wrote bench/results/register.json');
   } finally {
