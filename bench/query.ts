@@ -235,6 +235,8 @@ await runCli(async () => {
     options: {
       requests: { type: 'string', default: '300' },
       'data-set': { type: 'string', multiple: true },
+      // Written to bench/results/query[-large]-<label>.json instead (e.g. a run with QUERY_VERSION_CACHE_MS=0).
+      label: { type: 'string' },
     },
     strict: true,
   });
@@ -254,7 +256,8 @@ await runCli(async () => {
         console.log(`Data set ${dataSetId} is not loaded; skipped (${dataSetId === FSM_DATA_SET_ID ? 'npm run seed' : 'npx tsx bench/generate-large.ts'}).`);
         continue;
       }
-      targets.push({ dataSetId, file, meta: await loadVersionMeta(runtime.read.db, version.id, version.rows_table), rows: version.total_results });
+      const labelled = values.label ? file.replace('.json', `-${values.label}.json`) : file;
+      targets.push({ dataSetId, file: labelled, meta: await loadVersionMeta(runtime.read.db, version.id, version.rows_table), rows: version.total_results });
     }
     if (targets.length === 0) throw new Error('No data set to benchmark.');
 
@@ -298,6 +301,7 @@ await runCli(async () => {
         machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverageAtEnd: os.loadavg() },
         method: 'autocannon over HTTP against a separate server process; every measured request is a different variant of the query shape (no repeats); no result cache exists',
         rowIndexReadyAfterSeconds: warmUpSeconds,
+        serverSettings: { QUERY_VERSION_CACHE_MS: process.env.QUERY_VERSION_CACHE_MS ?? '1000 (default)' },
         queries: results,
       };
       await mkdir(path.resolve('bench/results'), { recursive: true });

@@ -218,38 +218,68 @@ export class RowIndex {
 
   /** The bitset of positions matching a predicate. */
   evaluate(predicate: Predicate): Uint32Array {
+    const { bits, shared } = this.evaluateShared(predicate);
+    return shared ? bits.slice() : bits;
+  }
+
+  /**
+   * Like evaluate, but a single frequent value may come back as its cached bitset (`shared`: read only), so a
+   * query over cached values allocates one bitset, not one per leaf.
+   */
+  private evaluateShared(predicate: Predicate): { bits: Uint32Array; shared: boolean } {
     switch (predicate.kind) {
       case 'const':
-        return predicate.value ? this.full() : this.empty();
+        return { bits: predicate.value ? this.full() : this.empty(), shared: false };
       case 'in': {
-        const bits = this.valueBits(predicate.column, predicate.values);
+        const cached = predicate.values.length === 1 ? this.cachedLeaf(predicate.column, predicate.values[0]!) : undefined;
+        if (cached && !predicate.negated) return { bits: cached, shared: true };
+        const bits = cached ? cached.slice() : this.valueBits(predicate.column, predicate.values);
         if (predicate.negated) this.invert(bits);
-        return bits;
+        return { bits, shared: false };
       }
       case 'compare':
-        return this.compareBits(predicate.op, predicate.value);
+        return { bits: this.compareBits(predicate.op, predicate.value), shared: false };
       case 'not': {
         const bits = this.evaluate(predicate.item);
         this.invert(bits);
-        return bits;
+        return { bits, shared: false };
       }
-      case 'and': {
-        const bits = this.evaluate(predicate.items[0]!);
-        for (let i = 1; i < predicate.items.length; i++) {
-          const other = this.evaluate(predicate.items[i]!);
-          for (let w = 0; w < this.words; w++) bits[w]! &= other[w]!;
-        }
-        return bits;
-      }
+      case 'and':
       case 'or': {
         const bits = this.evaluate(predicate.items[0]!);
         for (let i = 1; i < predicate.items.length; i++) {
-          const other = this.evaluate(predicate.items[i]!);
-          for (let w = 0; w < this.words; w++) bits[w]! |= other[w]!;
+          const other = this.evaluateShared(predicate.items[i]!).bits;
+          if (predicate.kind === 'and') for (let w = 0; w < this.words; w++) bits[w]! &= other[w]!;
+          else for (let w = 0; w < this.words; w++) bits[w]! |= other[w]!;
         }
-        return bits;
+        return { bits, shared: false };
       }
     }
+  }
+
+  /** The cached bitset of one frequent value (a whole time period, a common option or level), if it has one. */
+  private cachedLeaf(column: string, raw: number | string): Uint32Array | undefined {
+    if (column === 'time_period_id') {
+      const key = `${column}:${raw}`;
+      const cached = this.bitsets.get(key);
+      if (cached) return cached;
+      const range = this.timePeriodRanges.get(Number(raw));
+      if (!range || range[1] - range[0] <= this.words) return undefined;
+      const bits = this.empty();
+      this.setRange(bits, range[0], range[1]);
+      if (this.bitsetBytes + bits.byteLength <= MAX_BITSET_BYTES_PER_INDEX) {
+        this.bitsets.set(key, bits);
+        this.bitsetBytes += bits.byteLength;
+      }
+      return bits;
+    }
+    const postings = this.postingsOf(column);
+    const v = this.encode(column, raw);
+    const k = binarySearch(postings.values, v);
+    if (k < 0) return undefined;
+    const start = postings.offsets[k]!;
+    const end = postings.offsets[k + 1]!;
+    return end - start > this.words ? this.valueBitset(column, v, postings, start, end) : undefined;
   }
 
   private invert(bits: Uint32Array): void {

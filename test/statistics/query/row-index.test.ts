@@ -148,7 +148,11 @@ describe('RowIndex (in-memory bitmap engine)', () => {
           // Ids are unique but not in time period order, as in real row tables.
           const rows = partial.map((r, i) => ({ ...r, id: ((i * 7919) % 1009) + 1 }));
           const index = buildIndex(rows);
-          expect(select(index, predicate, sorts, offset, limit)).toEqual(naiveSelect(rows, predicate, sorts, offset, limit));
+          const expected = naiveSelect(rows, predicate, sorts, offset, limit);
+          expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
+          // Cached value bitsets are shared between queries: evaluating must never change them.
+          expect(select(index, { kind: 'not', item: predicate }, sorts, 0, 1000).total).toBe(rows.length - expected.total);
+          expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
         },
       ),
       { numRuns: 400 },
