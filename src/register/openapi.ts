@@ -156,7 +156,8 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
       parameters: [traineeIdParameter],
       get: {
         summary: 'One trainee (not wrapped in data); ETag header',
-        responses: { 200: json(ref('Trainee'), 'The trainee'), 401: errors[401], 404: errors[404] },
+        parameters: [{ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'ETag from an earlier response: 304 when unchanged' }],
+        responses: { 200: json(ref('Trainee'), 'The trainee'), 304: { description: 'Not modified since the given ETag' }, 401: errors[401], 404: errors[404] },
       },
       ...Object.fromEntries(
         ['put', 'patch'].map((method) => [

@@ -404,6 +404,11 @@ describe('GET /trainees/{trainee_id}', () => {
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual(created);
     expect(response.headers.etag).toBe(`"${created.trainee_id}-0"`);
+    const notModified = await t.app.inject({ method: 'GET', url: `/api/v2026.1/trainees/${created.trainee_id}`, headers: { ...p.auth, 'if-none-match': response.headers.etag as string } });
+    expect(notModified.statusCode).toBe(304);
+    expect(notModified.body).toBe('');
+    const stale = await t.app.inject({ method: 'GET', url: `/api/v2026.1/trainees/${created.trainee_id}`, headers: { ...p.auth, 'if-none-match': '"other-0"' } });
+    expect(stale.statusCode).toBe(200);
     for (const [id, provider] of [[created.trainee_id, other], ['nonexistent', p]] as const) {
       const missing = await get('v2026.1', id, provider);
       expect(missing.statusCode).toBe(404);

@@ -282,7 +282,13 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     const { provider } = request.registerContext;
     const found = await findTraineeWithNested(db, provider.id, request.params.trainee_id);
     if (!found) throw traineeNotFound();
-    reply.header('etag', traineeEtag(found.row));
+    const etag = traineeEtag(found.row);
+    reply.header('etag', etag);
+    // A syncing client that already holds this version of the trainee gets 304 and no body.
+    const ifNoneMatch = request.headers['if-none-match'];
+    if (ifNoneMatch && ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag || t.trim() === '*')) {
+      return reply.code(304).send();
+    }
     return serializeTrainee(found.row, version, { ukprn: provider.ukprn, ...found.nested });
   });
 
