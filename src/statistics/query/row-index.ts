@@ -476,7 +476,11 @@ let holdIndicatorValues = true;
  * (less memory; page values are then read from the database by row id).
  */
 export function configureRowIndex(options: { memoryBudgetBytes?: number; enabled?: boolean; indicatorValues?: boolean }): void {
-  if (options.memoryBudgetBytes !== undefined) memoryBudgetBytes = options.memoryBudgetBytes;
+  if (options.memoryBudgetBytes !== undefined) {
+    memoryBudgetBytes = options.memoryBudgetBytes;
+    // A budget of 0 turns the index off: every query runs on SQL.
+    enabled = memoryBudgetBytes > 0;
+  }
   if (options.enabled !== undefined) enabled = options.enabled;
   if (options.indicatorValues !== undefined) holdIndicatorValues = options.indicatorValues;
 }
@@ -485,12 +489,14 @@ function keyOf(meta: VersionMeta): string {
   return `${meta.versionId}:${meta.rowsTable}`;
 }
 
-function evict(): void {
+function evict(keep: Entry): void {
   let used = 0;
   for (const entry of indexes.values()) used += entry.index?.bytes ?? 0;
   while (used > memoryBudgetBytes) {
     let oldest: [string, Entry] | undefined;
-    for (const item of indexes) if (item[1].index && (!oldest || item[1].index.lastUsed < oldest[1].index!.lastUsed)) oldest = item;
+    for (const item of indexes) {
+      if (item[1] !== keep && item[1].index && (!oldest || item[1].index.lastUsed < oldest[1].index!.lastUsed)) oldest = item;
+    }
     if (!oldest) return;
     used -= oldest[1].index!.bytes;
     indexes.delete(oldest[0]);
@@ -502,8 +508,10 @@ function start(db: Executor, meta: VersionMeta): Entry {
   const entry: Entry = {
     promise: buildRowIndex(db, meta, { indicators: holdIndicatorValues }).then(
       (index) => {
+        // An index larger than the whole budget is not kept, and not rebuilt: that version stays on SQL.
+        if (index.bytes > memoryBudgetBytes) return undefined;
         entry.index = index;
-        evict();
+        evict(entry);
         return index;
       },
       () => {

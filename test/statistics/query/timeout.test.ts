@@ -18,7 +18,6 @@ let app: FastifyInstance;
 let rowsTable: string;
 
 beforeAll(async () => {
-  configureRowIndex({ enabled: false });
   database = await createTestDatabase();
   const version = await database.db
     .selectFrom('data_set_versions')
@@ -29,6 +28,8 @@ beforeAll(async () => {
   await sql`CREATE VIEW stats_data.slow_rows AS SELECT * FROM ${sql.table(`stats_data.${rowsTable}`)} WHERE (SELECT pg_sleep(2)) IS NOT NULL`.execute(database.db);
   slow = createDatabase(database.url, { max: 2, statementTimeoutMillis: 300 });
   app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0' }), { db: slow.db, logger: false });
+  // After buildApp, which configures the index from its config: this test is about the SQL engine.
+  configureRowIndex({ enabled: false });
 });
 
 afterAll(async () => {
