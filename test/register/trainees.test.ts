@@ -122,6 +122,8 @@ describe('POST /trainees', () => {
     [{ course_year: 'abc' }, ['course_year is not a valid course year']],
     [{ course_subject_2: '100346' }, ['course_subject_2 might contain duplicate values']],
     [{ hesa_id: '123' }, ['hesa_id must be 13 or 17 characters']],
+    [{ first_names: { nested: 'x' } }, ["first_names can't be blank"]],
+    [{ study_mode: 1 }, ["study_mode has invalid reference data value of '1'. Valid values are '01', '02', '31', '63', '64'."]],
     [{ disability2: '58' }, ['disabilities contain duplicate values']],
     [{ training_route: 'provider_led_postgrad' }, ["training_route has invalid reference data value of 'provider_led_postgrad'. Example values include '03', '09', '10', '11', '12', '14', '15', '16', '17', '18'..."]],
     [{ training_route: '14', fund_code: '2', funding_method: 'D' }, ["funding_method 'bursary' is not allowed when fund_code is '2' and course_subject_1 is 'biology'"]],

@@ -51,7 +51,11 @@ function acceptedInput(version: RegisterVersion, data: Record<string, unknown>):
   const canonical = toCanonicalInput(version, data);
   const result: Attributes = {};
   for (const [key, value] of Object.entries(canonical)) {
-    if (ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key)) result[key] = value;
+    if (!(ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key))) continue;
+    // Scalar fields permit scalars only (as Rails' permit lists): an object or array there is dropped.
+    const nested = key === 'degrees_attributes' || key === 'placements_attributes';
+    if (!nested && value !== null && typeof value === 'object') continue;
+    result[key] = value;
   }
   // Rails' `params.expect` finds nothing it permits: the same 422 as a missing `data`.
   if (Object.keys(result).length === 0) throw missingData();
