@@ -8,7 +8,7 @@ import { hardeningPlugin } from './plugins/hardening.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
-import { installErrorHandling, ProblemSchema } from './plugins/problem.js';
+import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
 import { redirectCapitalisedPath, statisticsApi } from './statistics/index.js';
 import { registerApi } from './register/index.js';
 
@@ -42,6 +42,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Errors the router raises before any route scope (over-long path parameter → 414, malformed URL → 400) as
+    // problem details instead of Fastify's own body.
+    frameworkErrors: (error, request, reply) => {
+      const appError = toAppError(error);
+      return sendError(reply, defaultProblemFormatter(appError, request));
+    },
     ajv: {
       customOptions: {
         // Unknown members are errors, not silently dropped; every problem of a request is reported at once.

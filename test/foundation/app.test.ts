@@ -59,3 +59,12 @@ describe('OpenAPI', () => {
     expect(asset.statusCode).toBe(200);
   });
 });
+
+describe('router errors', () => {
+  it('answers an over-long path parameter with a 414 problem', async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/v1/data-sets/${'a'.repeat(600)}` });
+    expect(res.statusCode).toBe(414);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json()).toMatchObject({ status: 414, title: 'URI Too Long' });
+  });
+});
