@@ -11,6 +11,7 @@ import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
 import { createToken, todayUtc, tokenSecret } from '../register/tokens.js';
 import { openRuntime } from '../runtime.js';
+import { traineeCommands } from './register-trainee.js';
 import { runCli } from './run.js';
 
 export type RegisterCommand = (args: string[], db: Db, config: Config) => Promise<void>;
@@ -152,17 +153,9 @@ const USAGE = `Usage: npm run register -- <command> [options]
   trainee:receive-trn <trainee id> <trn>      (TRN allocated: submitted_for_trn → trn_received)
   trainee:award <trainee id> <YYYY-MM-DD>     (QTS/EYTS awarded: recommended_for_award → awarded)`;
 
-/** Every command: the core's plus any registered by other register modules (e.g. the operator's trainee commands). */
+/** Every command: the core's and the operator's trainee commands (src/cli/register-trainee.ts, issue 6). */
 export async function registerCommands(): Promise<Record<string, RegisterCommand>> {
-  const commands: Record<string, RegisterCommand> = { ...coreCommands };
-  // The trainee operator commands (issue 6) live in their own module; loaded when present.
-  try {
-    const module = (await import(['./register-trainee', 'js'].join('.'))) as { traineeCommands?: Record<string, RegisterCommand> };
-    Object.assign(commands, module.traineeCommands ?? {});
-  } catch (error) {
-    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
-  }
-  return commands;
+  return { ...coreCommands, ...traineeCommands };
 }
 
 export async function main(argv: string[]): Promise<void> {
