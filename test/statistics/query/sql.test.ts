@@ -125,6 +125,17 @@ describe('criteria → SQL (snapshots; values are always bound parameters)', () 
     ]);
   });
 
+  it('a location code shared by several locations of the level matches all of them', () => {
+    const shared = absenceLikeMeta();
+    const twin = { ...shared.locationsById.get(4)!, id: 40, publicId: 'twin1', label: 'Sheffield (old boundary)' };
+    shared.locationsById.set(40, twin);
+    shared.locationsByLevel.get('LA')!.push(twin);
+    const query = resolveQuery(shared, parseGetQuery({ 'locations.eq': 'LA|code|E08000019', 'locations.notIn': 'LA|id|twin1' }).request);
+    const count = countSql(shared.rowsTable, query.predicate).compile(compiler);
+    expect(count.sql).toBe('SELECT count(*)::integer AS total FROM "stats_data"."v1" AS data WHERE ("data"."l_la" = ANY($1::integer[]) AND "data"."l_la" <> $2)');
+    expect(count.parameters).toEqual([[4, 40], 40]);
+  });
+
   it('GET warnings quote the strings as sent', () => {
     const query = resolveQuery(meta, parseGetQuery({ 'timePeriods.in': ['2020/2021|AY', '2021|CY', '2030|CY', '2021|CY'] }).request);
     expect(query.warnings).toEqual([
