@@ -68,5 +68,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const shown = env[name] === undefined ? '' : ` (got ${JSON.stringify(env[name])})`;
     throw new ConfigError(`Invalid environment variable ${name}${shown}: ${firstError.message}`);
   }
-  return withDefaults as Config;
+  const config = withDefaults as Config;
+  // Production tokens must never be hashed with the built-in development key.
+  if (config.REGISTER_ENVIRONMENT === 'production' && !config.REGISTER_TOKEN_SECRET) {
+    throw new ConfigError('Invalid environment variable REGISTER_TOKEN_SECRET: required (at least 16 characters) when REGISTER_ENVIRONMENT is production');
+  }
+  return config;
 }

@@ -128,9 +128,6 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
 /** The trainee teacher register API, mounted at `/api` (versions below it: `/api/v2026.1/...`). */
 export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: FastifyInstance, { config, db }) => {
   app.decorateRequest('registerContext', null as unknown as RegisterContext);
-  if (config.REGISTER_ENVIRONMENT === 'production' && !config.REGISTER_TOKEN_SECRET) {
-    app.log.warn('REGISTER_ENVIRONMENT is production but REGISTER_TOKEN_SECRET is not set: tokens are hashed with the built-in development secret');
-  }
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);

@@ -27,6 +27,11 @@ describe('configuration', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid environment variable ${name} `));
   });
 
+  it('requires a token secret in the production register environment', () => {
+    expect(() => loadConfig({ REGISTER_ENVIRONMENT: 'production' })).toThrow(/^Invalid environment variable REGISTER_TOKEN_SECRET: required/);
+    expect(loadConfig({ REGISTER_ENVIRONMENT: 'production', REGISTER_TOKEN_SECRET: 'x'.repeat(32) }).REGISTER_ENVIRONMENT).toBe('production');
+  });
+
   it('stops the server at start-up with a one-line message', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
       env: { ...process.env, PORT: 'abc' },
