@@ -1,6 +1,5 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
@@ -8,6 +7,7 @@ import autocannon from 'autocannon';
 import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
+import { freePort, startServer, stopServer } from './server-process.js';
 
 /**
  * `npm run bench:load`: a mixed workload against a server in a separate process, as issue 7 asks:
@@ -59,39 +59,8 @@ interface Meta {
   timePeriods: Array<{ code: string; period: string }>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-function startServer(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start within 120 s')), 120000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Service listening')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-}
 
-function stopServer(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.removeAllListeners('exit');
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
 
 /** `npm run <script> -- args` with the run's environment; returns stdout. */
 async function npmRun(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {

@@ -1,6 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -10,6 +9,7 @@ import { tokenSecret } from '../src/register/index.js';
 import { createToken } from '../src/register/tokens.js';
 import { newSlug } from '../src/register/trainees/repository.js';
 import { openRuntime } from '../src/runtime.js';
+import { freePort, startServer, stopServer } from './server-process.js';
 
 /**
  * `npm run bench:register-actions`: the action, placement and degree endpoints of the register API under
@@ -31,30 +31,7 @@ interface BenchRequest {
   headers?: Record<string, string>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-function startServer(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start within 60 s')), 60000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Service listening')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-}
 
 await runCli(async () => {
   const dataDir = process.env.DATA_DIR ?? '.data/bench-register-actions';
@@ -147,7 +124,7 @@ await runCli(async () => {
     );
     console.log('wrote bench/results/register-actions.json');
   } finally {
-    server?.kill('SIGTERM');
+    if (server) await stopServer(server);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await runtime.close();
   }

@@ -1,6 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -8,6 +7,7 @@ import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { createToken, tokenSecret } from '../src/register/tokens.js';
 import { openRuntime } from '../src/runtime.js';
+import { freePort, startServer, stopServer } from './server-process.js';
 
 /**
  * `npm run bench:register`: create, get, list (50 per page) and update of the register API, 10 connections each,
@@ -27,30 +27,7 @@ interface BenchRequest {
   headers?: Record<string, string>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-function startServer(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('server did not start within 60 s')), 60000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Service listening')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-}
 
 function cycleDates() {
   const now = new Date();
@@ -150,7 +127,7 @@ await runCli(async () => {
     );
     console.log('wrote bench/results/register.json');
   } finally {
-    server?.kill('SIGTERM');
+    if (server) await stopServer(server);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await runtime.close();
   }
