@@ -191,6 +191,11 @@ describe('POST /trainees', () => {
       message: 'Validation failed: 2 errors prohibited this trainee from being saved',
       errors: ['graduation_year must be in the past, for example 2014', 'graduation_year is invalid'],
     });
+    // The same rules as POST /degrees: a UK degree needs its institution.
+    const { institution: _omitted, ...withoutInstitution } = DEGREE;
+    const noInstitution = await post('v2026.1', fresh({ training_route: '12', degrees_attributes: [withoutInstitution] }));
+    expect(noInstitution.statusCode).toBe(422);
+    expect(noInstitution.json().errors).toEqual(['institution must be entered if specifying a previous UK degree']);
     const nonUkOk = await post('v2026.1', fresh({ training_route: '12', degrees_attributes: [{ subject: '100425', non_uk_degree: '083', graduation_year: 2015, country: 'GL', grade: '02' }] }));
     expect(nonUkOk.statusCode).toBe(201);
     expect(nonUkOk.json().data.degrees[0]).toMatchObject({ country: 'GL', non_uk_degree: '083', uk_degree: null, institution: null, graduation_year: 2015 });

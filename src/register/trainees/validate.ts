@@ -4,8 +4,10 @@
  * attribute names, in the order the real service lists them: presence first, then each field, then the HESA
  * detail fields, then cross-field rules, then nested degrees and placements.
  */
+import { checkDegree, type DegreeValues } from '../actions/degrees.js';
+import type { Body } from '../actions/status.js';
 import {
-  ageRange, entryName, inclusionMessage, isValidCode, referenceData, referenceId, type ReferenceField,
+  ageRange, entryName, inclusionMessage, isValidCode, type ReferenceField,
 } from '../reference-data.js';
 import type { VersionAdapter } from '../versions/index.js';
 import { EARLY_YEARS_ROUTES, PRIMARY_AGE_RANGES, UNDERGRADUATE_ROUTES } from './serialize.js';
@@ -263,105 +265,22 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
 
 // ---- Nested degrees and placements of POST /trainees ----
 
-export interface DegreeInput {
-  locale_code: 'uk' | 'non_uk';
-  subject: string;
-  subject_uuid: string | null;
-  uk_degree: string | null;
-  uk_degree_uuid: string | null;
-  non_uk_degree: string | null;
-  institution: string | null;
-  institution_uuid: string | null;
-  grade: string | null;
-  grade_uuid: string | null;
-  other_grade: string | null;
-  country: string | null;
-  graduation_year: number;
-}
-
-const UK_COUNTRIES = ['XF', 'XG', 'XH', 'XI', 'XK'];
+/** A normalised `degrees_attributes` item: the same values a degree added on its own would store. */
+export type DegreeInput = DegreeValues;
 
 function degreeKey(d: DegreeInput): string {
   return [d.subject, d.graduation_year, d.country, d.uk_degree, d.non_uk_degree, d.grade].join('|');
 }
 
-function graduationYear(value: unknown): number | undefined {
-  if (typeof value === 'number' && Number.isInteger(value)) return value;
-  if (typeof value !== 'string') return undefined;
-  const text = value.trim();
-  if (/^\d{4}$/.test(text)) return Number(text);
-  const date = isoDate(text);
-  return date ? Number(date.slice(0, 4)) : /^\d+$/.test(text) ? Number(text) : undefined;
-}
-
-/** Validates one `degrees_attributes` item (messages without prefix, as the real service) and normalises it. */
+/**
+ * Validates one `degrees_attributes` item with the same rules and messages as `POST /degrees` (checkDegree), so a
+ * degree nested in a new trainee and a degree added later are held to one standard.
+ */
 export function validateDegreeInput(raw: unknown, today: string, errors: string[]): DegreeInput | undefined {
-  const d = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
-  const before = errors.length;
-  const nextYear = Number(today.slice(0, 4)) + 1;
-  const country = isBlank(d.country) ? null : codeText(d.country);
-  const uk = country === null || UK_COUNTRIES.includes(country) || !isBlank(d.institution);
-  if (!uk) {
-    if (isBlank(d.non_uk_degree)) errors.push('non_uk_degree must be entered if specifying a previous non-UK degree');
-    else inclusion(errors, 'non_uk_degree', d.non_uk_degree, 'degree_type');
-    if (!isValidCode('country', country)) errors.push(inclusionMessage('country', country, 'country'));
-  } else {
-    if (isBlank(d.uk_degree)) errors.push('uk_degree must be entered if specifying a previous UK degree');
-    else inclusion(errors, 'uk_degree', d.uk_degree, 'degree_type');
-  }
-  if (isBlank(d.subject) || !isValidCode('degree_subject', codeText(d.subject))) {
-    errors.push('subject must be entered if specifying a previous UK degree or non-UK degree');
-  }
-  let grade = isBlank(d.grade) ? null : codeText(d.grade);
-  if (grade === '09') grade = '14';
-  if (grade !== null && !isValidCode('degree_grade', grade)) grade = null;
-  if (uk && grade === null) errors.push('grade must be entered if specifying a previous UK degree or non-UK degree');
-  const year = graduationYear(d.graduation_year);
-  if (isBlank(d.graduation_year)) errors.push('graduation_year must be entered if specifying a previous UK degree or non-UK degree');
-  else {
-    if (year !== undefined && year > nextYear) errors.push('graduation_year must be in the past, for example 2014');
-    if (year === undefined || year < nextYear - 60 || year > nextYear) errors.push('graduation_year is invalid');
-  }
-  if (errors.length > before || year === undefined) return undefined;
-  let institution: string | null = null;
-  let institutionUuid: string | null = null;
-  if (uk) {
-    const code = isBlank(d.institution) ? null : codeText(d.institution) === '0133' ? '0149' : codeText(d.institution);
-    if (code && isValidCode('institution', code)) {
-      institution = code;
-      institutionUuid = referenceId('institution', code) ?? null;
-    } else {
-      // Unknown institutions silently become "Other UK institution" (§3.6).
-      institutionUuid = otherUkInstitutionId() ?? null;
-    }
-  }
-  const subject = codeText(d.subject);
-  const degreeType = uk ? codeText(d.uk_degree) : codeText(d.non_uk_degree);
-  return {
-    locale_code: uk ? 'uk' : 'non_uk',
-    subject,
-    subject_uuid: referenceId('degree_subject', subject) ?? null,
-    uk_degree: uk ? degreeType : null,
-    uk_degree_uuid: uk ? (referenceId('degree_type', degreeType) ?? null) : null,
-    non_uk_degree: uk ? null : degreeType,
-    institution,
-    institution_uuid: institutionUuid,
-    grade,
-    grade_uuid: grade ? (referenceId('degree_grade', grade) ?? null) : null,
-    other_grade: null,
-    country: uk ? null : country,
-    graduation_year: year,
-  };
-}
-
-let otherUk: string | undefined | null = null;
-function otherUkInstitutionId(): string | undefined {
-  if (otherUk === null) {
-    // "Other UK" has no HESA code, so it is looked up by name in the raw list.
-    otherUk = undefined;
-    for (const info of referenceData().institution.byCode.values()) if (info.name === 'other_uk') otherUk = String(info.id);
-  }
-  return otherUk;
+  const data = (raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Body;
+  const checked = checkDegree(data, undefined, new Date(`${today}T00:00:00Z`));
+  errors.push(...checked.errors);
+  return checked.errors.length === 0 ? (checked.values as DegreeInput) : undefined;
 }
 
 export interface PlacementInput {
