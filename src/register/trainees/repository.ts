@@ -158,8 +158,8 @@ export interface ListFilters {
   today: string;
 }
 
-/** One page of the provider's trainees of one academic cycle, with the total count (facts §2.6). */
-export async function listTrainees(db: Executor, filters: ListFilters): Promise<{ trainees: TraineeWithNested[]; total: number }> {
+/** The provider's non-draft trainees of one academic cycle that match the list filters (facts §2.6). */
+function listQuery(db: Executor, filters: ListFilters) {
   let query = db
     .selectFrom('trainees')
     .where('provider_id', '=', filters.providerId)
@@ -187,24 +187,43 @@ export async function listTrainees(db: Executor, filters: ListFilters): Promise<
       ),
     );
   }
-  // The page walks the (provider_id, updated_at, id) index and stops after `perPage` rows; its nested records are
-  // built in a CTE for those rows only. The total is a separate count, run at the same time.
-  const page = query
-    .selectAll()
-    .orderBy('updated_at', filters.sortOrder)
-    .orderBy('id', 'desc')
-    .limit(filters.perPage)
-    .offset((filters.page - 1) * filters.perPage);
-  const [records, { total }] = await Promise.all([
-    db
-      .with('trainees', () => page)
-      .selectFrom('trainees')
-      .selectAll()
-      .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
+  return query;
+}
+
+export interface TraineePageEntry {
+  id: string;
+  lock_version: number;
+}
+
+/**
+ * One page of the list as ids and lock versions only, with the total count: the page walks the
+ * (provider_id, updated_at, id) index and stops after `perPage` rows; the count runs at the same time. The bodies
+ * come from the serialized-trainee cache or `loadTraineesWithNested`.
+ */
+export async function listTraineePage(db: Executor, filters: ListFilters): Promise<{ page: TraineePageEntry[]; total: number }> {
+  const query = listQuery(db, filters);
+  const [page, { total }] = await Promise.all([
+    query
+      .select(['id', 'lock_version'])
       .orderBy('updated_at', filters.sortOrder)
       .orderBy('id', 'desc')
+      .limit(filters.perPage)
+      .offset((filters.page - 1) * filters.perPage)
       .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
   ]);
-  return { trainees: records.map(splitNested), total: Number(total) };
+  return { page, total: Number(total) };
+}
+
+/** These trainees of the provider with their placements and degrees, in one query. */
+export async function loadTraineesWithNested(db: Executor, providerId: number, ids: string[]): Promise<TraineeWithNested[]> {
+  if (ids.length === 0) return [];
+  const records = await db
+    .selectFrom('trainees')
+    .selectAll()
+    .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
+    .where('provider_id', '=', providerId)
+    .where('id', 'in', ids)
+    .execute();
+  return records.map(splitNested);
 }

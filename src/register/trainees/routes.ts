@@ -11,7 +11,8 @@ import { assertTraineeModifiable } from '../state-machine.js';
 import { duplicateTrainee, filterValidationError, missingData, noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
 import type { RegisterRouteOptions } from '../index.js';
 import { adapterFor as versionAdapter, messageInVersion, toCanonicalInput, type RegisterVersion } from '../versions/index.js';
-import { newSlug, findTraineeWithNested, insertTraineeRow, lockDuplicateCandidates, listTrainees, lockTraineeWithNested, recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from './repository.js';
+import { TraineeBodyCache } from './body-cache.js';
+import { newSlug, findTraineeWithNested, insertTraineeRow, lockDuplicateCandidates, listTraineePage, loadTraineesWithNested, lockTraineeWithNested, recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from './repository.js';
 import { loadPlacementsAndDegreesForTrainees, serializeDegree, serializePlacement } from '../actions/nested.js';
 import { serializeTrainee, traineeEtag } from './serialize.js';
 import {
@@ -215,8 +216,10 @@ function checkIfMatch(request: FastifyRequest, row: TraineeRow): void {
 export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db, version }) => {
   // Documented in the per-version OpenAPI documents (src/register/openapi.ts), not the service-wide one.
   const schema = { hide: true };
+  // List pages are assembled from serialized bodies that only change with a trainee's lock version.
+  const bodies = new TraineeBodyCache();
 
-  app.get<{ Querystring: Record<string, unknown> }>('/trainees', { schema }, async (request) => {
+  app.get<{ Querystring: Record<string, unknown> }>('/trainees', { schema }, async (request, reply) => {
     const { provider } = request.registerContext;
     const today = todayUtc();
     const query = request.query;
@@ -263,7 +266,7 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     if (perPage === 0) throw noTraineesFound();
 
     const bounds = cycleBounds(cycle);
-    const { trainees, total } = await listTrainees(db, {
+    const { page: entries, total } = await listTraineePage(db, {
       providerId: provider.id,
       cycleStart: bounds.start,
       cycleEnd: bounds.end,
@@ -275,11 +278,23 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       sortOrder: sortOrder as 'asc' | 'desc',
       today,
     });
-    if (trainees.length === 0) throw noTraineesFound();
-    return {
-      data: trainees.map(({ row, nested }) => serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested })),
-      meta: { current_page: page, total_pages: Math.ceil(total / perPage), total_count: total, per_page: perPage },
-    };
+    if (entries.length === 0) throw noTraineesFound();
+    const pageBodies = new Map<string, string>();
+    for (const entry of entries) {
+      const cached = bodies.get(TraineeBodyCache.key(entry.id, entry.lock_version, version));
+      if (cached !== undefined) pageBodies.set(entry.id, cached);
+    }
+    const missing = entries.filter((entry) => !pageBodies.has(entry.id)).map((entry) => entry.id);
+    for (const { row, nested } of await loadTraineesWithNested(db, provider.id, missing)) {
+      // Keyed by the lock version just read: a trainee changed since the page query gets its newer body.
+      const json = JSON.stringify(serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested }));
+      bodies.set(TraineeBodyCache.key(row.id, row.lock_version, version), json);
+      pageBodies.set(row.id, json);
+    }
+    const meta = { current_page: page, total_pages: Math.ceil(total / perPage), total_count: total, per_page: perPage };
+    const data = entries.flatMap((entry) => pageBodies.get(entry.id) ?? []);
+    reply.type('application/json; charset=utf-8');
+    return `{"data":[${data.join(',')}],"meta":${JSON.stringify(meta)}}`;
   });
 
   app.get<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema }, async (request, reply) => {
