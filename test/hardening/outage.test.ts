@@ -80,3 +80,37 @@ describe('statistics request timeout', () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/publications' })).statusCode).toBe(200);
   });
 });
+
+describe('pool exhausted', () => {
+  let t: TestApp;
+  let app: FastifyInstance;
+  let small: DatabaseHandle;
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    // One connection, and a short wait for it: the pool of a busy instance.
+    small = createDatabase(t.database.url, { max: 1, connectionTimeoutMillis: 300 });
+    app = await buildApp(t.config, { db: small.db, logger: false });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await small?.close();
+    await t?.close();
+  });
+
+  it('makes a request wait a bounded time for a connection, then answers 503, and serves again once one is free', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // Take the only connection and keep it.
+    const holder = small.db.connection().execute(async () => held);
+    await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    const res = await app.inject({ method: 'GET', url: '/v1/publications' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ status: 503 });
+    expect(Date.now() - started).toBeLessThan(3000);
+    release();
+    await holder;
+    expect((await app.inject({ method: 'GET', url: '/v1/publications' })).statusCode).toBe(200);
+  });
+});
