@@ -1,0 +1,83 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { configureRowIndex } from '../../src/statistics/query/row-index.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
+
+/**
+ * A client that goes away in the middle of a streamed CSV must not keep a database connection busy: the response
+ * stream's destruction reaches the cursor, which is closed, and the connection goes back to the pool.
+ * The fixture version is pointed at a view that repeats its 216 rows 5,000 times (1,080,000 rows).
+ */
+let database: TestDatabase;
+let pool: DatabaseHandle;
+let app: FastifyInstance;
+let base: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const version = await database.db
+    .selectFrom('data_set_versions')
+    .select(['rows_table'])
+    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+    .executeTakeFirstOrThrow();
+  await sql`CREATE VIEW stats_data.many_rows AS
+    SELECT r.* FROM ${sql.table(`stats_data.${version.rows_table}`)} r CROSS JOIN generate_series(1, 5000)`.execute(database.db);
+  await database.db.updateTable('data_set_versions').set({ rows_table: 'many_rows' }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+  pool = createDatabase(database.url, { max: 2, applicationName: 'csv-disconnect-test' });
+  app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0' }), { db: pool.db, logger: false });
+  // The CSV always streams from a database cursor; keep the in-memory index from reading the big view meanwhile.
+  configureRowIndex({ enabled: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  configureRowIndex({ enabled: true });
+  await app?.close();
+  await pool?.close();
+  await database?.drop();
+});
+
+function readFirstChunkThenHangUp(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { headers: { accept: 'text/csv' } }, (response) => {
+      response.once('data', (chunk: Buffer) => {
+        request.destroy();
+        resolve(chunk.length);
+      });
+    });
+    request.on('error', (error) => {
+      if (!request.destroyed) reject(error);
+    });
+  });
+}
+
+describe('client disconnect mid-CSV', () => {
+  it('closes the cursor and frees the connection', async () => {
+    const url = `${base}/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?geographicLevels.eq=NAT`;
+    for (let i = 0; i < 3; i++) {
+      expect(await readFirstChunkThenHangUp(url)).toBeGreaterThan(0);
+    }
+    // Three abandoned downloads on a pool of two: each gave its connection back.
+    let busy = -1;
+    for (let attempt = 0; attempt < 50 && busy !== 0; attempt++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const { rows } = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE application_name = 'csv-disconnect-test' AND state <> 'idle'`.execute(database.db);
+      // Busy in the database, or checked out of the pool and not given back.
+      busy = rows[0]!.n + (pool.pool.totalCount - pool.pool.idleCount);
+    }
+    expect(busy).toBe(0);
+    expect(pool.pool.waitingCount).toBe(0);
+    const after = await fetch(`${base}/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?pageSize=1`);
+    expect(after.status).toBe(200);
+  }, 60000);
+});
