@@ -2,55 +2,15 @@
  * The EES data file standard as the importer reads it (facts §5.4–5.5, §6.3, §9.2–9.3): time identifiers with
  * their CSV labels, geographic levels with their location columns, time period forms and labels, indicator units.
  */
+import { TIME_IDENTIFIERS as QUERY_TIME_IDENTIFIERS, timePeriodLabel, type TimeIdentifier } from '../query/time-periods.js';
 
-export type YearFormat = 'Academic' | 'Fiscal' | 'Default';
-type LabelFormat = 'full' | 'short' | 'none';
-
-export interface TimeIdentifierInfo {
-  code: string;
-  /** The CSV `time_identifier` value. */
-  label: string;
-  yearFormat: YearFormat;
-  labelFormat: LabelFormat;
-  short?: string;
+/** The time identifiers of the standard, in the reference's enum order; one table shared with the query. */
+export interface TimeIdentifierInfo extends TimeIdentifier {
   /** Position in the reference's enum order: the chronological tie-breaker within a period. */
   order: number;
 }
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
-
-function buildTimeIdentifiers(): TimeIdentifierInfo[] {
-  const list: Array<Omit<TimeIdentifierInfo, 'order'>> = [];
-  const quarters = (prefix: string, labelPrefix: string, yearFormat: YearFormat) => {
-    for (const q of [1, 2, 3, 4]) {
-      list.push({ code: `${prefix}Q${q}`, label: `${labelPrefix} Q${q}`, yearFormat, labelFormat: 'short', short: `Q${q}` });
-    }
-  };
-  list.push(
-    { code: 'T1', label: 'Autumn term', yearFormat: 'Academic', labelFormat: 'full' },
-    { code: 'T2', label: 'Spring term', yearFormat: 'Academic', labelFormat: 'full' },
-    { code: 'T1T2', label: 'Autumn and spring term', yearFormat: 'Academic', labelFormat: 'full' },
-    { code: 'T3', label: 'Summer term', yearFormat: 'Academic', labelFormat: 'full' },
-    { code: 'AY', label: 'Academic year', yearFormat: 'Academic', labelFormat: 'none' },
-  );
-  quarters('AY', 'Academic year', 'Academic');
-  list.push({ code: 'CY', label: 'Calendar year', yearFormat: 'Default', labelFormat: 'none' });
-  quarters('CY', 'Calendar year', 'Default');
-  list.push(
-    { code: 'P1', label: 'Part 1 (April to September)', yearFormat: 'Fiscal', labelFormat: 'short', short: 'Part 1 (Apr to Sep)' },
-    { code: 'P2', label: 'Part 2 (October to March)', yearFormat: 'Fiscal', labelFormat: 'short', short: 'Part 2 (Oct to Mar)' },
-    { code: 'FY', label: 'Financial year', yearFormat: 'Fiscal', labelFormat: 'none' },
-  );
-  quarters('FY', 'Financial year', 'Fiscal');
-  list.push({ code: 'TY', label: 'Tax year', yearFormat: 'Fiscal', labelFormat: 'none' });
-  quarters('TY', 'Tax year', 'Fiscal');
-  list.push({ code: 'RY', label: 'Reporting year', yearFormat: 'Default', labelFormat: 'none' });
-  for (let w = 1; w <= 52; w++) list.push({ code: `W${w}`, label: `Week ${w}`, yearFormat: 'Default', labelFormat: 'full' });
-  MONTHS.forEach((month, i) => list.push({ code: `M${i + 1}`, label: month, yearFormat: 'Default', labelFormat: 'full' }));
-  return list.map((t, order) => ({ ...t, order }));
-}
-
-export const TIME_IDENTIFIERS: readonly TimeIdentifierInfo[] = buildTimeIdentifiers();
+export const TIME_IDENTIFIERS: readonly TimeIdentifierInfo[] = QUERY_TIME_IDENTIFIERS.map((t, order) => ({ ...t, order }));
 const timeIdentifierByLabel = new Map(TIME_IDENTIFIERS.map((t) => [t.label.toLowerCase(), t]));
 const timeIdentifierByCode = new Map(TIME_IDENTIFIERS.map((t) => [t.code, t]));
 
@@ -83,18 +43,8 @@ export function csvPeriodFromApi(period: string): string {
   return end === undefined ? start! : `${start}${end.slice(2)}`;
 }
 
-/** The time period label (§5.5): `2020/21`, `2020-21 Q4`, `2020 Week 5`; the year part uses the first year. */
-export function timePeriodLabel(period: string, code: string): string {
-  const identifier = timeIdentifierByCode.get(code);
-  const start = Number(period.slice(0, 4));
-  const nextTwo = String((start + 1) % 100).padStart(2, '0');
-  if (!identifier) return period;
-  const year =
-    identifier.yearFormat === 'Academic' ? `${start}/${nextTwo}` : identifier.yearFormat === 'Fiscal' ? `${start}-${nextTwo}` : `${start}`;
-  if (identifier.labelFormat === 'none') return year;
-  if (identifier.labelFormat === 'short') return `${year} ${identifier.short}`;
-  return `${year} ${identifier.label}`;
-}
+/** The time period label (§5.5): `2020/21`, `2020-21 Q4`, `2020 Week 5`. */
+export { timePeriodLabel };
 
 /** Chronological order of time periods (§5.6): by period string, then identifier enum order. */
 export function compareTimePeriods(a: { period: string; code: string }, b: { period: string; code: string }): number {
