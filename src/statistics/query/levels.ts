@@ -1,25 +1,10 @@
+import { GEOGRAPHIC_LEVELS } from '../import/standard.js';
+
 /** Geographic levels (facts §6.3) and the location properties a query may identify a location by (§5.3). */
-export const GEOGRAPHIC_LEVEL_LABELS: Readonly<Record<string, string>> = {
-  EDA: 'English devolved area',
-  INST: 'Institution',
-  LA: 'Local authority',
-  LAD: 'Local authority district',
-  LEP: 'Local enterprise partnership',
-  LSIP: 'Local skills improvement plan area',
-  MAT: 'MAT',
-  MCA: 'Mayoral combined authority',
-  NAT: 'National',
-  OA: 'Opportunity area',
-  PA: 'Planning area',
-  PCON: 'Parliamentary constituency',
-  PFA: 'Police force area',
-  PROV: 'Provider',
-  REG: 'Regional',
-  RSC: 'RSC region',
-  SCH: 'School',
-  SPON: 'Sponsor',
-  WARD: 'Ward',
-};
+/** Level code → label, from the one table of levels in the data file standard. */
+export const GEOGRAPHIC_LEVEL_LABELS: Readonly<Record<string, string>> = Object.fromEntries(
+  GEOGRAPHIC_LEVELS.map((level) => [level.code, level.label]),
+);
 
 /** All level codes in the natural (alphabetical) order used by `allowed` lists in error details. */
 export const GEOGRAPHIC_LEVEL_CODES: readonly string[] = Object.keys(GEOGRAPHIC_LEVEL_LABELS).sort();
