@@ -2,6 +2,8 @@
  * Degree input rules (facts §3.6, §3.7): UK or non-UK from the country (and institution), codes checked against
  * the reference data, graduation year window, and duplicate detection against the trainee's other degrees.
  */
+import type { Selectable } from 'kysely';
+import type { TraineeDegreesTable } from '../tables.js';
 import type { Body } from './status.js';
 import { isBlank } from './status.js';
 import type { DegreeRow } from './nested.js';
@@ -10,21 +12,8 @@ import { inclusionMessage, otherUkInstitutionId, referenceId } from './reference
 /** Countries that make a degree a UK degree: England, Northern Ireland, Scotland, Wales, UK n.o.s. */
 export const UK_COUNTRIES: ReadonlySet<string> = new Set(['XF', 'XG', 'XH', 'XI', 'XK']);
 
-export interface DegreeValues {
-  locale_code: 'uk' | 'non_uk';
-  subject: string;
-  subject_uuid: string | null;
-  uk_degree: string | null;
-  uk_degree_uuid: string | null;
-  non_uk_degree: string | null;
-  institution: string | null;
-  institution_uuid: string | null;
-  grade: string | null;
-  grade_uuid: string | null;
-  other_grade: string | null;
-  country: string | null;
-  graduation_year: number;
-}
+/** A degree's stored values: its table row without the keys and time stamps. */
+export type DegreeValues = Omit<Selectable<TraineeDegreesTable>, 'id' | 'trainee_id' | 'created_at' | 'updated_at'>;
 
 /** The fields a degree is compared on for duplicates (only those the incoming degree has). */
 export const DUPLICATE_FIELDS = ['subject', 'graduation_year', 'country', 'uk_degree', 'non_uk_degree', 'grade'] as const;
