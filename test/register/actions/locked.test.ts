@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
+import { validTrainee } from '../helpers.js';
 import { registerFixture, SCHOOL, snapshot, STATE_TRANSITION_BODY, UK_DEGREE, type RegisterFixture } from './helpers.js';
 
 let f: RegisterFixture;
@@ -16,27 +17,6 @@ afterAll(async () => {
 
 const LOCKED_STATES = ['recommended_for_award', 'withdrawn', 'awarded'] as const;
 
-/** A valid trainee created through the API (facts §12), so that a trainee update re-validates cleanly. */
-const NEW_TRAINEE = {
-  first_names: 'John',
-  last_name: 'Doe',
-  date_of_birth: '1990-01-01',
-  sex: '11',
-  email: 'john.doe@example.com',
-  nationality: 'GB',
-  training_route: '11',
-  itt_start_date: '2026-09-01',
-  itt_end_date: '2027-09-01',
-  course_subject_1: '100346',
-  study_mode: '63',
-  course_age_range: '13918',
-  itt_aim: '202',
-  itt_qualification_aim: '001',
-  course_year: '2',
-  fund_code: '2',
-  funding_method: '6',
-  hesa_id: '0310261553101',
-};
 
 interface Target {
   traineeId: string;
@@ -45,7 +25,7 @@ interface Target {
 }
 
 async function createTarget(lastName: string): Promise<Target> {
-  const created = await f.call('POST', 'v2026.1', '/trainees', { data: { ...NEW_TRAINEE, last_name: lastName } });
+  const created = await f.call('POST', 'v2026.1', '/trainees', { data: validTrainee({ last_name: lastName }) });
   expect(created.statusCode, created.body).toBe(201);
   const traineeId = created.json().data.trainee_id as string;
   const placement = await f.call('POST', 'v2026.1', `/trainees/${traineeId}/placements`, { data: { urn: SCHOOL.urn } });
