@@ -9,7 +9,7 @@ import { tokenSecret } from '../src/register/index.js';
 import { createToken } from '../src/register/tokens.js';
 import { newSlug } from '../src/register/trainees/repository.js';
 import { openRuntime } from '../src/runtime.js';
-import { freePort, startServer, stopServer } from './server-process.js';
+import { freePort, registerBenchServerEnv, startServer, stopServer } from './server-process.js';
 
 /**
  * `npm run bench:register-actions`: the action, placement and degree endpoints of the register API under
@@ -61,16 +61,7 @@ await runCli(async () => {
     }
 
     const port = await freePort();
-    server = await startServer({
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      SEED_ON_START: 'false',
-      RATE_LIMIT_REGISTER_MAX: '100000000',
-      DATABASE_POOL_MAX: '20',
-    });
+    server = await startServer(registerBenchServerEnv(dataDir, port));
     const headers = { authorization: `Bearer ${token}` };
     const jsonHeaders = { ...headers, 'content-type': 'application/json' };
     const base = '/api/v2026.1/trainees';

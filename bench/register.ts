@@ -8,7 +8,7 @@ import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { createToken, tokenSecret } from '../src/register/tokens.js';
 import { openRuntime } from '../src/runtime.js';
-import { freePort, startServer, stopServer } from './server-process.js';
+import { freePort, registerBenchServerEnv, startServer, stopServer } from './server-process.js';
 
 /**
  * `npm run bench:register`: create, get, list (50 per page) and update of the register API, 10 connections each,
@@ -59,16 +59,7 @@ await runCli(async () => {
     await runtime.primary.db.insertInto('providers').values({ ukprn, name: `Bench provider ${ukprn}` }).execute();
     const { token } = await createToken(runtime.primary.db, { providerUkprn: ukprn, environment: config.REGISTER_ENVIRONMENT, secret: tokenSecret(config) });
     const port = await freePort();
-    server = await startServer({
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      SEED_ON_START: 'false',
-      RATE_LIMIT_REGISTER_MAX: '100000000',
-      DATABASE_POOL_MAX: '20',
-    });
+    server = await startServer(registerBenchServerEnv(dataDir, port));
     const base = `http://127.0.0.1:${port}/api/v2026.1`;
     // GETs carry no content-type: a JSON content-type without a body makes the connection wait for one.
     const headers = { authorization: `Bearer ${token}` };

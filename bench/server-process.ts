@@ -37,3 +37,17 @@ export function stopServer(child: ChildProcess): Promise<void> {
     child.kill('SIGTERM');
   });
 }
+
+/** The server of a register benchmark: its own data dir and port, rate limits out of the way, a pool of 20. */
+export function registerBenchServerEnv(dataDir: string, port: number): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    SEED_ON_START: 'false',
+    RATE_LIMIT_REGISTER_MAX: '100000000',
+    DATABASE_POOL_MAX: '20',
+  };
+}
