@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as statistics from './2026-11-23T1000-statistics.js';
 import * as register from './2026-11-23T1100-register.js';
 import * as registerActions from './2026-11-23T1200-register-actions.js';
+import * as traineeListIndex from './2026-11-23T1300-trainee-list-index.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23T1000-statistics': statistics,
   '2026-11-23T1100-register': register,
   '2026-11-23T1200-register-actions': registerActions,
+  '2026-11-23T1300-trainee-list-index': traineeListIndex,
 };

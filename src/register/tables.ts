@@ -1,5 +1,5 @@
-/** Kysely table types of the register schema (migration 2026-11-23T1100-register, issue 5). */
-import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+/** Kysely table types of the register schema (migrations 2026-11-23T1100-register and T1300-trainee-list-index, issue 5). */
+import type { ColumnType, Generated, GeneratedAlways, JSONColumnType } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -106,6 +106,8 @@ export interface TraineesTable {
   discarded_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Academic cycle (start year) of coalesce(trainee_start_date, itt_start_date), computed by the database. */
+  start_academic_cycle: GeneratedAlways<number | null>;
 }
 
 export interface TraineeAuditsTable {

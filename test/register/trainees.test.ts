@@ -563,6 +563,21 @@ describe('GET /trainees', () => {
     });
   });
 
+  it('a trainee’s cycle runs from 1 August to 31 July of its trainee_start_date, else its itt_start_date', async () => {
+    const boundary = await createProviderWithToken(t.database.db);
+    const created: string[] = [];
+    for (const name of ['August', 'July', 'StartedLater']) {
+      created.push((await post('v2026.1', validTrainee({ last_name: name }), boundary)).json().data.trainee_id);
+    }
+    const db = t.database.db;
+    await db.updateTable('trainees').set({ itt_start_date: `${cycle.year}-08-01`, trainee_start_date: null }).where('id', '=', created[0]).execute();
+    await db.updateTable('trainees').set({ itt_start_date: `${cycle.year}-07-31`, trainee_start_date: null }).where('id', '=', created[1]).execute();
+    await db.updateTable('trainees').set({ itt_start_date: `${cycle.year - 1}-09-01`, trainee_start_date: `${cycle.year}-08-01` }).where('id', '=', created[2]).execute();
+    const idsOf = async (query: string) => (await list(query, boundary)).json().data.map((d: { trainee_id: string }) => d.trainee_id).sort();
+    expect(await idsOf(`?academic_cycle=${cycle.year}`)).toEqual([created[0], created[2]].sort());
+    expect(await idsOf(`?academic_cycle=${cycle.year - 1}`)).toEqual([created[1]]);
+  });
+
   it('status filters; an unknown status is 422', async () => {
     expect((await list('?status=deferred')).json().data.map((d: { trainee_id: string }) => d.trainee_id)).toEqual([ids[0]]);
     expect((await list('?status=in_training')).json().meta.total_count).toBe(4);

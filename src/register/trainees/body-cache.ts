@@ -1,11 +1,11 @@
 /**
- * Serialized trainee bodies (JSON text), keyed by trainee id, lock version and API version. A trainee's body is a
+ * Serialized trainee bodies (UTF-8 JSON, ready to write to the socket), keyed by trainee id, lock version and API version. A trainee's body is a
  * function of its row and its placements and degrees only, and every write to any of them bumps `lock_version`, so
  * an entry never goes stale: a changed trainee simply has a new key. Least recently used entries are dropped beyond
  * `maxEntries`. Each process keeps its own; several instances stay correct because the key comes from the database.
  */
 export class TraineeBodyCache {
-  private readonly entries = new Map<string, string>();
+  private readonly entries = new Map<string, Buffer>();
 
   constructor(private readonly maxEntries = 10000) {}
 
@@ -13,7 +13,7 @@ export class TraineeBodyCache {
     return `${version}\u0000${id}\u0000${lockVersion}`;
   }
 
-  get(key: string): string | undefined {
+  get(key: string): Buffer | undefined {
     const value = this.entries.get(key);
     if (value !== undefined) {
       // Re-insert to mark it most recently used (Map keeps insertion order).
@@ -23,7 +23,7 @@ export class TraineeBodyCache {
     return value;
   }
 
-  set(key: string, value: string): void {
+  set(key: string, value: Buffer): void {
     this.entries.delete(key);
     this.entries.set(key, value);
     if (this.entries.size > this.maxEntries) {

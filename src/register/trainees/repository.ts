@@ -146,8 +146,8 @@ export async function recordAudit(trx: Executor, entry: AuditEntry): Promise<voi
 export interface ListFilters {
   providerId: number;
   /** First and last day of the academic cycle ('YYYY-MM-DD'). */
-  cycleStart: string;
-  cycleEnd: string;
+  /** Start year of the academic cycle (August to July) of the trainees' start dates. */
+  academicCycle: number;
   /** Any of these list statuses (OR); empty = all. */
   statuses: string[];
   since?: Date;
@@ -165,8 +165,7 @@ function listQuery(db: Executor, filters: ListFilters) {
     .where('provider_id', '=', filters.providerId)
     .where('state', '!=', 'draft')
     .where('discarded_at', 'is', null)
-    .where(sql<string>`coalesce(trainee_start_date, itt_start_date)`, '>=', filters.cycleStart)
-    .where(sql<string>`coalesce(trainee_start_date, itt_start_date)`, '<=', filters.cycleEnd);
+    .where('start_academic_cycle', '=', filters.academicCycle);
   if (filters.since) query = query.where('updated_at', '>=', filters.since);
   if (filters.hasTrn === true) query = query.where('trn', 'is not', null);
   if (filters.hasTrn === false) query = query.where('trn', 'is', null);
@@ -196,23 +195,21 @@ export interface TraineePageEntry {
 }
 
 /**
- * One page of the list as ids and lock versions only, with the total count: the page walks the
- * (provider_id, updated_at, id) index and stops after `perPage` rows; the count runs at the same time. The bodies
- * come from the serialized-trainee cache or `loadTraineesWithNested`.
+ * One page of the list as ids and lock versions only, with the total count, in one statement: the page walks
+ * trainees_list_idx (provider, cycle, updated_at, id; lock version included) in either direction and stops after
+ * `offset + perPage` entries; the count, an index-only scan of the same range, is an uncorrelated subquery that
+ * runs once. A page past the end has no rows and so no total: the list answers 404 then anyway.
  */
 export async function listTraineePage(db: Executor, filters: ListFilters): Promise<{ page: TraineePageEntry[]; total: number }> {
-  const query = listQuery(db, filters);
-  const [page, { total }] = await Promise.all([
-    query
-      .select(['id', 'lock_version'])
-      .orderBy('updated_at', filters.sortOrder)
-      .orderBy('id', 'desc')
-      .limit(filters.perPage)
-      .offset((filters.page - 1) * filters.perPage)
-      .execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { page, total: Number(total) };
+  const rows = await listQuery(db, filters)
+    .select(['id', 'lock_version'])
+    .select(() => listQuery(db, filters).select((eb) => eb.fn.countAll<string>().as('count')).as('total'))
+    .orderBy('updated_at', filters.sortOrder)
+    .orderBy('id', filters.sortOrder)
+    .limit(filters.perPage)
+    .offset((filters.page - 1) * filters.perPage)
+    .execute();
+  return { page: rows.map(({ id, lock_version }) => ({ id, lock_version })), total: Number(rows[0]?.total ?? 0) };
 }
 
 /** These trainees of the provider with their placements and degrees, in one query. */

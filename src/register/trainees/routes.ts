@@ -213,6 +213,9 @@ function checkIfMatch(request: FastifyRequest, row: TraineeRow): void {
   if (!tags.includes('*') && !tags.includes(current)) throw new PreconditionFailedError();
 }
 
+const LIST_OPEN = Buffer.from('{"data":[');
+const LIST_COMMA = Buffer.from(',');
+
 export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db, version }) => {
   // Documented in the per-version OpenAPI documents (src/register/openapi.ts), not the service-wide one.
   const schema = { hide: true };
@@ -265,11 +268,9 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     }
     if (perPage === 0) throw noTraineesFound();
 
-    const bounds = cycleBounds(cycle);
     const { page: entries, total } = await listTraineePage(db, {
       providerId: provider.id,
-      cycleStart: bounds.start,
-      cycleEnd: bounds.end,
+      academicCycle: cycle,
       statuses,
       since,
       hasTrn,
@@ -279,7 +280,7 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       today,
     });
     if (entries.length === 0) throw noTraineesFound();
-    const pageBodies = new Map<string, string>();
+    const pageBodies = new Map<string, Buffer>();
     for (const entry of entries) {
       const cached = bodies.get(TraineeBodyCache.key(entry.id, entry.lock_version, version));
       if (cached !== undefined) pageBodies.set(entry.id, cached);
@@ -287,14 +288,22 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     const missing = entries.filter((entry) => !pageBodies.has(entry.id)).map((entry) => entry.id);
     for (const { row, nested } of await loadTraineesWithNested(db, provider.id, missing)) {
       // Keyed by the lock version just read: a trainee changed since the page query gets its newer body.
-      const json = JSON.stringify(serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested }));
+      const json = Buffer.from(JSON.stringify(serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested })));
       bodies.set(TraineeBodyCache.key(row.id, row.lock_version, version), json);
       pageBodies.set(row.id, json);
     }
     const meta = { current_page: page, total_pages: Math.ceil(total / perPage), total_count: total, per_page: perPage };
-    const data = entries.flatMap((entry) => pageBodies.get(entry.id) ?? []);
+    // The page is the cached bodies copied once into one buffer, never parsed or re-encoded.
+    const parts: Buffer[] = [LIST_OPEN];
+    for (const entry of entries) {
+      const body = pageBodies.get(entry.id);
+      if (body === undefined) continue;
+      if (parts.length > 1) parts.push(LIST_COMMA);
+      parts.push(body);
+    }
+    parts.push(Buffer.from(`],"meta":${JSON.stringify(meta)}}`));
     reply.type('application/json; charset=utf-8');
-    return `{"data":[${data.join(',')}],"meta":${JSON.stringify(meta)}}`;
+    return Buffer.concat(parts);
   });
 
   app.get<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema }, async (request, reply) => {
