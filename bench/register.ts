@@ -3,8 +3,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { runCli } from '../src/cli/run.js';
+import type { Database } from '../src/db/schema.js';
 import { loadConfig } from '../src/config.js';
 import { createToken, tokenSecret } from '../src/register/tokens.js';
 import { openRuntime } from '../src/runtime.js';
@@ -20,6 +21,8 @@ const { values } = parseArgs({ options: { duration: { type: 'string', default: '
 const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
 const SEED_TRAINEES = 300;
+// The register holds many providers' trainees: the benchmarked provider is one of them, not the whole table.
+const BACKGROUND_PROVIDERS = 100;
 
 interface BenchRequest {
   method?: string;
@@ -48,6 +51,28 @@ function trainee(lastName: string) {
   };
 }
 
+/**
+ * Other providers' trainees (copies of the benchmarked provider's seeded ones), once per data dir: the benchmarked
+ * provider then holds under a tenth of the table, as one provider of the real register does. In a table of one
+ * provider's trainees the planner rightly scans the whole table, which is not the case to measure.
+ */
+async function seedBackgroundTrainees(db: Kysely<Database>, sourceProviderId: number): Promise<void> {
+  const { n } = await db.selectFrom('providers').where('name', 'like', 'Bench background %').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  if (Number(n) >= BACKGROUND_PROVIDERS) return;
+  const { rows } = await sql<{ column_name: string }>`
+    SELECT column_name FROM information_schema.columns
+    WHERE table_name = 'trainees' AND is_generated = 'NEVER' AND column_name NOT IN ('id', 'provider_id')`.execute(db);
+  const columns = rows.map((r) => sql.ref(r.column_name));
+  await sql`
+    INSERT INTO providers (ukprn, name)
+    SELECT (20000000 + g)::text, 'Bench background ' || g FROM generate_series(1, ${BACKGROUND_PROVIDERS}) g`.execute(db);
+  await sql`
+    INSERT INTO trainees (id, provider_id, ${sql.join(columns)})
+    SELECT substr(md5(random()::text || clock_timestamp()::text), 1, 24), p.id, ${sql.join(rows.map((r) => sql.ref(`t.${r.column_name}`)))}
+    FROM providers p CROSS JOIN (SELECT * FROM trainees WHERE provider_id = ${sourceProviderId}) t
+    WHERE p.name LIKE 'Bench background %'`.execute(db);
+}
+
 await runCli(async () => {
   const dataDir = process.env.DATA_DIR ?? '.data/bench-register';
   const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
@@ -56,7 +81,7 @@ await runCli(async () => {
   try {
     // A provider and token of this run.
     const ukprn = String(Date.now()).slice(-8);
-    await runtime.primary.db.insertInto('providers').values({ ukprn, name: `Bench provider ${ukprn}` }).execute();
+    const { id: providerId } = await runtime.primary.db.insertInto('providers').values({ ukprn, name: `Bench provider ${ukprn}` }).returning('id').executeTakeFirstOrThrow();
     const { token } = await createToken(runtime.primary.db, { providerUkprn: ukprn, environment: config.REGISTER_ENVIRONMENT, secret: tokenSecret(config) });
     const port = await freePort();
     server = await startServer(registerBenchServerEnv(dataDir, port));
@@ -71,23 +96,27 @@ await runCli(async () => {
       if (response.status !== 201) throw new Error(`seeding failed: ${response.status} ${await response.text()}`);
       ids.push(((await response.json()) as { data: { trainee_id: string } }).data.trainee_id);
     }
+    await seedBackgroundTrainees(runtime.primary.db, providerId);
+    const { tableTrainees } = await runtime.primary.db.selectFrom('trainees').select((eb) => eb.fn.countAll<string>().as('tableTrainees')).executeTakeFirstOrThrow();
 
     let counter = 0;
-    const scenarios: Array<{ name: string; targetP50Ms: number; setup: (r: BenchRequest) => BenchRequest }> = [
+    const listPage = (r: BenchRequest): BenchRequest => ({ ...r, method: 'GET', path: `/api/v2026.1/trainees?per_page=50&page=${(counter++ % (SEED_TRAINEES / 50)) + 1}`, headers });
+    // `vacuum`: the table as autovacuum leaves it (trainees_list_idx answers from the index alone). Without it, the
+    // trainees the create scenario just inserted are still heap fetches for the list's count: measured, no target.
+    const scenarios: Array<{ name: string; targetP50Ms: number | null; vacuum: boolean; setup: (r: BenchRequest) => BenchRequest }> = [
       {
         name: 'create',
         targetP50Ms: 20,
+        vacuum: true,
         setup: (r) => ({ ...r, method: 'POST', path: '/api/v2026.1/trainees', headers: jsonHeaders, body: JSON.stringify({ data: trainee(`Run${ukprn}x${counter++}`) }) }),
       },
-      { name: 'get', targetP50Ms: 10, setup: (r) => ({ ...r, method: 'GET', path: `/api/v2026.1/trainees/${ids[counter++ % ids.length]}`, headers }) },
-      {
-        name: 'list 50',
-        targetP50Ms: 10,
-        setup: (r) => ({ ...r, method: 'GET', path: `/api/v2026.1/trainees?per_page=50&page=${(counter++ % (SEED_TRAINEES / 50)) + 1}`, headers }),
-      },
+      { name: 'list 50, just after the creates, before vacuum', targetP50Ms: null, vacuum: false, setup: listPage },
+      { name: 'get', targetP50Ms: 10, vacuum: true, setup: (r) => ({ ...r, method: 'GET', path: `/api/v2026.1/trainees/${ids[counter++ % ids.length]}`, headers }) },
+      { name: 'list 50', targetP50Ms: 10, vacuum: true, setup: listPage },
       {
         name: 'update',
         targetP50Ms: 20,
+        vacuum: true,
         setup: (r) => ({ ...r, method: 'PATCH', path: `/api/v2026.1/trainees/${ids[counter % ids.length]}`, headers: jsonHeaders, body: JSON.stringify({ data: { first_names: `Bench${counter++}` } }) }),
       },
     ];
@@ -96,29 +125,31 @@ await runCli(async () => {
     const loadBefore = os.loadavg().map((l) => Math.round(l * 100) / 100);
     const results = [];
     for (const scenario of scenarios) {
-      // Fresh planner statistics, as autovacuum keeps them in steady state (the previous scenario added thousands of
-      // trainees seconds ago; without this the planner guesses their number wrong).
-      await sql`ANALYZE trainees`.execute(runtime.primary.db);
+      // Fresh planner statistics (and visibility map), as autovacuum keeps them in steady state: the previous scenario
+      // added or changed thousands of trainees seconds ago, sooner than autovacuum's one-minute round comes.
+      await (scenario.vacuum ? sql`VACUUM ANALYZE trainees` : sql`ANALYZE trainees`).execute(runtime.primary.db);
       const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, duration: DURATION, requests: [{ setupRequest: scenario.setup }] });
       const row = {
         scenario: scenario.name,
         connections: CONNECTIONS,
         durationSeconds: DURATION,
+        tableVacuumed: scenario.vacuum,
         requests: result.requests.total,
         requestsPerSecond: Math.round(result.requests.average),
         latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
         targetP50Ms: scenario.targetP50Ms,
-        meetsTarget: result.latency.p50 <= scenario.targetP50Ms,
+        meetsTarget: scenario.targetP50Ms === null ? null : result.latency.p50 <= scenario.targetP50Ms,
         errors: result.errors,
         non2xx: result.non2xx,
       };
       results.push(row);
-      console.log(`${row.scenario.padEnd(8)} p50 ${row.latencyMs.p50} ms  p90 ${row.latencyMs.p90} ms  p99 ${row.latencyMs.p99} ms  ${row.requestsPerSecond} req/s  non-2xx ${row.non2xx}  (target p50 ≤ ${row.targetP50Ms} ms: ${row.meetsTarget ? 'met' : 'NOT met'})`);
+      const verdict = row.targetP50Ms === null ? 'no target' : `target p50 ≤ ${row.targetP50Ms} ms: ${row.meetsTarget ? 'met' : 'NOT met'}`;
+      console.log(`${row.scenario.padEnd(8)} p50 ${row.latencyMs.p50} ms  p90 ${row.latencyMs.p90} ms  p99 ${row.latencyMs.p99} ms  ${row.requestsPerSecond} req/s  non-2xx ${row.non2xx}  (${verdict})`);
     }
     await mkdir('bench/results', { recursive: true });
     await writeFile(
       'bench/results/register.json',
-      `${JSON.stringify({ measuredAt: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version, loadAverageBefore: loadBefore, loadAverageAfter: os.loadavg().map((l) => Math.round(l * 100) / 100) }, seedTrainees: SEED_TRAINEES, results }, null, 2)}\n`,
+      `${JSON.stringify({ measuredAt: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version, loadAverageBefore: loadBefore, loadAverageAfter: os.loadavg().map((l) => Math.round(l * 100) / 100) }, seedTrainees: SEED_TRAINEES, tableTraineesAtStart: Number(tableTrainees), results }, null, 2)}\n`,
     );
     console.log('wrote bench/results/register.json');
   } finally {
