@@ -3,6 +3,7 @@ import * as statistics from './2026-11-23T1000-statistics.js';
 import * as register from './2026-11-23T1100-register.js';
 import * as registerActions from './2026-11-23T1200-register-actions.js';
 import * as traineeListIndex from './2026-11-23T1300-trainee-list-index.js';
+import * as traineeListCounts from './2026-11-23T1400-trainee-list-counts.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23T1100-register': register,
   '2026-11-23T1200-register-actions': registerActions,
   '2026-11-23T1300-trainee-list-index': traineeListIndex,
+  '2026-11-23T1400-trainee-list-counts': traineeListCounts,
 };

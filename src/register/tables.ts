@@ -1,4 +1,4 @@
-/** Kysely table types of the register schema (migrations 2026-11-23T1100-register and T1300-trainee-list-index, issue 5). */
+/** Kysely table types of the register schema (migrations 2026-11-23T1100-register, T1300 and T1400, issue 5). */
 import type { ColumnType, Generated, GeneratedAlways, JSONColumnType } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -121,6 +121,14 @@ export interface TraineeAuditsTable {
   created_at: Generated<Date>;
 }
 
+/** Kept by triggers on `trainees` (migration 2026-11-23T1400): the list's unfiltered count is the sum over shards. */
+export interface TraineeListCountsTable {
+  provider_id: number;
+  academic_cycle: number;
+  shard: number;
+  trainees: number;
+}
+
 export interface RegisterCoreTables {
   providers: ProvidersTable;
   authentication_tokens: AuthenticationTokensTable;
@@ -128,6 +136,7 @@ export interface RegisterCoreTables {
   training_partners: TrainingPartnersTable;
   trainees: TraineesTable;
   trainee_audits: TraineeAuditsTable;
+  trainee_list_counts: TraineeListCountsTable;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type

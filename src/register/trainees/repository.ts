@@ -197,13 +197,22 @@ export interface TraineePageEntry {
 /**
  * One page of the list as ids and lock versions only, with the total count, in one statement: the page walks
  * trainees_list_idx (provider, cycle, updated_at, id; lock version included) in either direction and stops after
- * `offset + perPage` entries; the count, an index-only scan of the same range, is an uncorrelated subquery that
- * runs once. A page past the end has no rows and so no total: the list answers 404 then anyway.
+ * `offset + perPage` entries. The total is an uncorrelated subquery that runs once: without status, since or has_trn
+ * filters it sums the cycle's trainee_list_counts rows (kept by triggers), otherwise it counts the filtered entries
+ * of the index. A page past the end has no rows and so no total: the list answers 404 then anyway.
  */
 export async function listTraineePage(db: Executor, filters: ListFilters): Promise<{ page: TraineePageEntry[]; total: number }> {
+  const unfiltered = filters.statuses.length === 0 && filters.since === undefined && filters.hasTrn === undefined;
+  const total = unfiltered
+    ? db
+        .selectFrom('trainee_list_counts')
+        .where('provider_id', '=', filters.providerId)
+        .where('academic_cycle', '=', filters.academicCycle)
+        .select(sql<string>`coalesce(sum(trainees), 0)`.as('sum'))
+    : listQuery(db, filters).select((eb) => eb.fn.countAll<string>().as('count'));
   const rows = await listQuery(db, filters)
     .select(['id', 'lock_version'])
-    .select(() => listQuery(db, filters).select((eb) => eb.fn.countAll<string>().as('count')).as('total'))
+    .select(() => total.as('total'))
     .orderBy('updated_at', filters.sortOrder)
     .orderBy('id', filters.sortOrder)
     .limit(filters.perPage)
