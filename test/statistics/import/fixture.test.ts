@@ -139,6 +139,13 @@ describe('the AbsenceSchool fixture in the template', () => {
     expect(levelsOf(169, 216)).toEqual(['LA+SCH', 'SCH+SCH']);
   });
 
+  it('stores the rows physically in the default result order (time period newest first, then id)', async () => {
+    const { rows } = await sql<{ id: number; time_period_id: number }>`
+      SELECT id, time_period_id FROM ${sql.table(`stats_data.${rowsTable}`)} ORDER BY ctid`.execute(database.db);
+    const expected = [...rows].sort((a, b) => b.time_period_id - a.time_period_id || a.id - b.id);
+    expect(rows.map((r) => r.id)).toEqual(expected.map((r) => r.id));
+  });
+
   it('stores the original data file gzip-compressed', async () => {
     const file = await database.db.selectFrom('data_set_version_files').selectAll().where('version_id', '=', versionId).executeTakeFirstOrThrow();
     expect(gunzipSync(file.content_gzip).equals(readFileSync(ABSENCE_SCHOOL.dataPath))).toBe(true);
