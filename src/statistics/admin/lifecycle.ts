@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../../db/database.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { formatVersionNumber, parseVersionNumber } from '../import/version-number.js';
+import { latestLiveVersionBelow, loadVersionMeta, recordVersionChanges } from '../import/version-meta.js';
 import type { DataSetStatus, VersionStatus } from '../tables.js';
 
 /**
@@ -48,11 +49,17 @@ export interface VersionChange {
   status: VersionStatus;
 }
 
-/** Draft → Published now; the data set becomes Published if it was a Draft. */
+/**
+ * Draft → Published now; the data set becomes Published if it was a Draft. The version's changes are computed again
+ * against the latest live version below it now: another version may have been published since the draft's import.
+ */
 export async function publishVersion(db: Db, dataSetId: string, version: string, now = new Date()): Promise<VersionChange> {
   return db.transaction().execute(async (trx) => {
     const row = await findVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'published');
+    const versions = await trx.selectFrom('data_set_versions').select(['id', 'major', 'minor', 'patch', 'status']).where('data_set_id', '=', dataSetId).execute();
+    const previous = latestLiveVersionBelow(versions, row);
+    await recordVersionChanges(trx, row.id, previous ? await loadVersionMeta(trx, previous.id) : undefined);
     await trx.updateTable('data_set_versions').set({ status: 'Published', published_at: now }).where('id', '=', row.id).execute();
     // Its preview tokens stay (as a record) but grant nothing more: tokens only open Draft versions.
     await trx.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).where('status', '=', 'Draft').execute();

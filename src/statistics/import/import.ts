@@ -11,7 +11,6 @@ import type { Database } from '../../db/schema.js';
 import { ValidationError, type FieldError } from '../../errors.js';
 import { prepareVersionRowsForQuery } from '../query/prepare.js';
 import type { VersionStatus } from '../tables.js';
-import { computeChanges } from './changes.js';
 import { CsvSyntaxError, openCsvText, readCsvBatches, type CsvBatch } from './csv-reader.js';
 import { DataSetNotFoundError, DuplicateVersionError, ImportValidationError, ProblemCollector } from './errors.js';
 import { readMetaFile, type MetaFilter, type MetaIndicator } from './meta-file.js';
@@ -29,7 +28,7 @@ import {
   type LocationCodeField,
 } from './standard.js';
 import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from './version-number.js';
-import { loadVersionMeta } from './version-meta.js';
+import { latestLiveVersionBelow, loadVersionMeta, recordVersionChanges } from './version-meta.js';
 
 /**
  * How row ids (the final sort tie-breaker) are assigned: `file` numbers rows in file order; `reference-fixture`
@@ -216,9 +215,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
       .execute();
     if (existing.some((v) => compareVersionNumbers(v, versionNumber) === 0)) throw new DuplicateVersionError(options.dataSetId, version);
     // Changes and carried-over ids are against the latest live (non-draft) version below this number.
-    const previous = existing
-      .filter((v) => v.status !== 'Draft' && compareVersionNumbers(v, versionNumber) < 0)
-      .sort((a, b) => compareVersionNumbers(b, a))[0];
+    const previous = latestLiveVersionBelow(existing, versionNumber);
 
     // Stage rows with file-local ids (dictionary positions); final ids are known only after the whole file.
     const stageColumns = [
@@ -535,19 +532,8 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await db.insertInto('data_set_version_files').values({ version_id: versionId, content_gzip: gzip, size_bytes: gzip.length }).execute();
     lap('file');
 
-    let majorChanges = 0;
-    let minorChanges = 0;
-    if (previousMeta) {
-      const changes = computeChanges(previousMeta, await loadVersionMeta(db, versionId));
-      majorChanges = changes.filter((c) => c.kind === 'major').length;
-      minorChanges = changes.length - majorChanges;
-      for (let i = 0; i < changes.length; i += 1000) {
-        await db
-          .insertInto('version_changes')
-          .values(changes.slice(i, i + 1000).map((c) => ({ version_id: versionId, kind: c.kind, list: c.list, change: JSON.stringify(c.change) })))
-          .execute();
-      }
-    }
+    // A draft's changes are computed again when it is published (against the then latest live version).
+    const { major: majorChanges, minor: minorChanges } = await recordVersionChanges(db, versionId, previousMeta);
     if (status === 'Published' && dataSet.status === 'Draft') {
       await db.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', options.dataSetId).execute();
     }

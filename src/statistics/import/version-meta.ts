@@ -1,6 +1,8 @@
 import type { Executor } from '../../db/database.js';
 import type { ChangedLocationOption } from '../tables.js';
+import { computeChanges } from './changes.js';
 import { compareOrdinal, compareTimePeriods, geographicLevelByCode, timePeriodLabel } from './standard.js';
+import { compareVersionNumbers, type VersionNumber } from './version-number.js';
 
 /** A version's metadata with public ids, as the change computation and id mapping compare it. */
 export interface VersionMetaSnapshot {
@@ -92,4 +94,30 @@ export async function loadVersionMeta(db: Executor, versionId: number): Promise<
 
 export function levelView(code: string): { code: string; label: string } {
   return { code, label: geographicLevelByCode(code)?.label ?? code };
+}
+
+/**
+ * The version whose changes a version of this number lists and whose public ids it carries over: the highest live
+ * (not Draft) version below it.
+ */
+export function latestLiveVersionBelow<V extends VersionNumber & { status: string }>(versions: V[], number: VersionNumber): V | undefined {
+  return versions.filter((v) => v.status !== 'Draft' && compareVersionNumbers(v, number) < 0).sort((a, b) => compareVersionNumbers(b, a))[0];
+}
+
+/**
+ * Replaces the stored changes of `versionId` with those against `previous` (none without one), and returns how many
+ * are major and minor.
+ */
+export async function recordVersionChanges(db: Executor, versionId: number, previous: VersionMetaSnapshot | undefined): Promise<{ major: number; minor: number }> {
+  await db.deleteFrom('version_changes').where('version_id', '=', versionId).execute();
+  if (!previous) return { major: 0, minor: 0 };
+  const changes = computeChanges(previous, await loadVersionMeta(db, versionId));
+  for (let i = 0; i < changes.length; i += 1000) {
+    await db
+      .insertInto('version_changes')
+      .values(changes.slice(i, i + 1000).map((c) => ({ version_id: versionId, kind: c.kind, list: c.list, change: JSON.stringify(c.change) })))
+      .execute();
+  }
+  const major = changes.filter((c) => c.kind === 'major').length;
+  return { major, minor: changes.length - major };
 }

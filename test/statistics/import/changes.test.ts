@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishVersion } from '../../../src/statistics/admin/lifecycle.js';
 import { computeChanges } from '../../../src/statistics/import/changes.js';
 import { importDataSetVersion } from '../../../src/statistics/import/import.js';
 import { writeKeptRows } from '../../../src/statistics/seed.js';
@@ -154,6 +155,25 @@ describe('changes against the latest live version (facts §7)', () => {
       'major timePeriods -2020',
       'minor timePeriods +2021',
     ]);
+  });
+
+  it('a draft published after a lower version lists its changes against that version', async () => {
+    const id = await createDataSet(database.db, { title: 'Publish order' });
+    const changesOfVersion = (versionId: number) =>
+      database.db.selectFrom('version_changes').select(['kind', 'list']).where('version_id', '=', versionId).orderBy('id').execute();
+    const twoYears = path.join(dir, 'publish-order-two-years.csv.gz');
+    await writeKeptRows(ABSENCE_SCHOOL.dataPath, twoYears, { time_period: { lte: '202122' } });
+    await importDataSetVersion(database, { dataSetId: id, version: '1.0', dataPath: twoYears, metaPath: ABSENCE_SCHOOL.metaPath });
+    // Imported while 1.0 is the latest live version: the added year and the renamed indicator.
+    const draft = await importDataSetVersion(database, { dataSetId: id, version: '2.0', dataPath: ABSENCE_SCHOOL.dataPath, metaPath: renamedMeta, draft: true });
+    expect(await changesOfVersion(draft.versionId)).toEqual([
+      { kind: 'minor', list: 'indicators' },
+      { kind: 'minor', list: 'timePeriods' },
+    ]);
+    // 1.1 brings the same year and name and is published first.
+    await importDataSetVersion(database, { dataSetId: id, version: '1.1', dataPath: ABSENCE_SCHOOL.dataPath, metaPath: renamedMeta });
+    await publishVersion(database.db, id, '2.0');
+    expect(await changesOfVersion(draft.versionId)).toEqual([]);
   });
 
   it('lists a new filter and each of its options as additions (pure computation)', () => {
