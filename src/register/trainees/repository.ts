@@ -145,7 +145,6 @@ export async function recordAudit(trx: Executor, entry: AuditEntry): Promise<voi
 
 export interface ListFilters {
   providerId: number;
-  /** First and last day of the academic cycle ('YYYY-MM-DD'). */
   /** Start year of the academic cycle (August to July) of the trainees' start dates. */
   academicCycle: number;
   /** Any of these list statuses (OR); empty = all. */
