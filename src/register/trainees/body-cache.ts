@@ -1,8 +1,9 @@
 /**
  * Serialized trainee bodies (UTF-8 JSON, ready to write to the socket), keyed by trainee id, lock version and API
  * version. A trainee's body is a function of its row and its placements and degrees only, and every write to any of
- * them bumps `lock_version`, so an entry never goes stale: a changed trainee simply has a new key. Least recently used entries are dropped beyond
- * `maxEntries`. Each process keeps its own; several instances stay correct because the key comes from the database.
+ * them bumps `lock_version`, so an entry never goes stale: a changed trainee simply has a new key. Least recently
+ * used entries are dropped beyond `maxEntries`. Each process keeps its own; several instances stay correct because
+ * the key comes from the database.
  */
 export class TraineeBodyCache {
   private readonly entries = new Map<string, Buffer>();
