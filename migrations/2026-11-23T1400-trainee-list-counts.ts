@@ -6,7 +6,8 @@ import { sql, type Kysely } from 'kysely';
  * of the list's database work once the page itself came from an index). A trainee is in a list when
  * trainees_list_idx holds it: not a draft, not discarded, with a start date. Each change adds +1 or -1 to one of 16
  * rows of its (provider, cycle), chosen at random: concurrent creates of one provider seldom wait on the same row,
- * and any row serves since only the sum is read. The trigger sees every write path (API, CLI, SQL); TRUNCATE resets the counts.
+ * and any row serves since only the sum is read. The trigger sees every write path (API, CLI, SQL); TRUNCATE resets
+ * the counts.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
