@@ -271,6 +271,10 @@ describe('POST /trainees', () => {
     expect(third.statusCode).toBe(201);
     // Another provider's trainee never counts.
     expect((await post('v2026.1', validTrainee({ last_name: 'Duplicate', first_names: 'Anne' }), other)).statusCode).toBe(201);
+    // Nor does the same person starting in another academic cycle.
+    const { year } = currentCycle();
+    const lastCycle = validTrainee({ last_name: 'Duplicate', first_names: 'Anne', itt_start_date: `${year - 1}-09-01`, itt_end_date: `${year}-07-31` });
+    expect((await post('v2026.1', lastCycle)).statusCode).toBe(201);
   });
 });
 

@@ -16,7 +16,7 @@ import { newSlug, findTraineeWithNested, insertTraineeRow, lockDuplicateCandidat
 import { loadPlacementsAndDegreesForTrainees, serializeDegree, serializePlacement } from '../actions/nested.js';
 import { serializeTrainee, traineeEtag } from './serialize.js';
 import {
-  academicCycleOf, agesOf, codeText, cycleBounds, DISABILITY_KEY, isBlank, isoDate, SPECIAL_URNS, validateDegreeInput,
+  academicCycleOf, agesOf, codeText, DISABILITY_KEY, isBlank, isoDate, SPECIAL_URNS, validateDegreeInput,
   validatePlacementInput, validateTraineeAttributes, type Attributes,
 } from './validate.js';
 import { todayUtc } from '../tokens.js';
@@ -162,7 +162,6 @@ function rejectIfInvalid(request: FastifyRequest, version: RegisterVersion, erro
 async function findDuplicates(db: Executor, providerId: number, attrs: Attributes): Promise<TraineeRow[]> {
   const ittStart = isoDate(attrs.itt_start_date);
   if (!ittStart) return [];
-  const cycle = cycleBounds(academicCycleOf(ittStart));
   const firstToken = (value: unknown) => (typeof value === 'string' ? (value.toLowerCase().replace(/[^a-z ]/g, '').trim().split(/\s+/)[0] ?? '') : '');
   const email = typeof attrs.email === 'string' ? attrs.email.trim().toLowerCase() : '';
   const candidates = await db
@@ -173,8 +172,7 @@ async function findDuplicates(db: Executor, providerId: number, attrs: Attribute
     .where('date_of_birth', '=', isoDate(attrs.date_of_birth) ?? '')
     .where(sql<string>`lower(last_name)`, '=', String(attrs.last_name).toLowerCase())
     .where('training_route', '=', codeText(attrs.training_route))
-    .where(sql<string>`coalesce(trainee_start_date, itt_start_date)`, '>=', cycle.start)
-    .where(sql<string>`coalesce(trainee_start_date, itt_start_date)`, '<=', cycle.end)
+    .where('start_academic_cycle', '=', academicCycleOf(ittStart))
     .execute();
   return candidates.filter(
     (row) => firstToken(row.first_names) === firstToken(attrs.first_names) || (email !== '' && (row.email ?? '').trim().toLowerCase() === email),

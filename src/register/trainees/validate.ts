@@ -47,10 +47,6 @@ export function academicCycleOf(date: string): number {
   return Number(date.slice(5, 7)) >= 8 ? year : year - 1;
 }
 
-export function cycleBounds(startYear: number): { start: string; end: string } {
-  return { start: `${startYear}-08-01`, end: `${startYear + 1}-07-31` };
-}
-
 function yearsAgo(today: string, years: number): string {
   return `${Number(today.slice(0, 4)) - years}${today.slice(4)}`;
 }
