@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
 import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
 import { redirectCapitalisedPath, statisticsApi } from './statistics/index.js';
+import { RowIndexStore } from './statistics/query/row-index.js';
 import { registerApi } from './register/index.js';
 
 export interface AppDeps {
@@ -21,6 +22,8 @@ export interface AppDeps {
   pools?: Record<string, pg.Pool>;
   /** Logger options or `false`; tests pass false. */
   logger?: FastifyServerOptions['logger'];
+  /** The statistics query engine's row indexes; by default a store under QUERY_INDEX_MEMORY_MB. */
+  rowIndexes?: RowIndexStore;
 }
 
 export const REDACTED_HEADERS = ['req.headers.authorization', 'req.headers["preview-token"]', 'req.headers.cookie'];
@@ -83,7 +86,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(hardeningPlugin, { config });
   await app.register(openApiPlugin);
   await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb });
-  await app.register(statisticsApi, { prefix: '/v1', config, db: deps.readDb ?? deps.db, writeDb: deps.db });
+  const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
+  await app.register(statisticsApi, { prefix: '/v1', config, db: deps.readDb ?? deps.db, writeDb: deps.db, rowIndexes });
   await app.register(registerApi, { prefix: '/api', config, db: deps.db });
 
   await app.ready();

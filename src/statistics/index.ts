@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js';
 import { installErrorHandling } from '../plugins/problem.js';
 import { statisticsErrorFormatter } from './errors.js';
 import { catalogueRoutes } from './routes/catalogue.js';
+import type { RowIndexStore } from './query/row-index.js';
 import { queryRoutes } from './routes/query.js';
 import { registerStatisticsSchemas } from './schemas.js';
 
@@ -13,6 +14,8 @@ export interface StatisticsApiOptions {
   db: Db;
   /** The primary, for the rare statistics writes. */
   writeDb: Db;
+  /** The app's in-memory row indexes of the query engine. */
+  rowIndexes: RowIndexStore;
 }
 
 /**
@@ -38,7 +41,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   installErrorHandling(app, statisticsErrorFormatter);
   registerStatisticsSchemas(app);
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
-  const routeOptions: StatisticsApiOptions = { config: options.config, db: options.db, writeDb: options.writeDb };
+  const routeOptions: StatisticsApiOptions = { config: options.config, db: options.db, writeDb: options.writeDb, rowIndexes: options.rowIndexes };
   await app.register(catalogueRoutes, routeOptions);
   await app.register(queryRoutes, routeOptions);
 };

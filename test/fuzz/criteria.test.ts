@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configureRowIndex, ensureRowIndex, forgetRowIndexes } from '../../src/statistics/query/row-index.js';
+import { RowIndexStore } from '../../src/statistics/query/row-index.js';
 import { loadVersionMeta } from '../../src/statistics/query/version-meta.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
@@ -36,14 +36,13 @@ const SEED = 20261123;
 
 let t: TestApp;
 let rows: ModelRow[];
+const rowIndexes = new RowIndexStore();
 beforeAll(async () => {
-  t = await buildTestApp({ RATE_LIMIT_STATISTICS_MAX: '1000000' });
+  t = await buildTestApp({ RATE_LIMIT_STATISTICS_MAX: '1000000' }, { rowIndexes });
   rows = loadModelRows();
   expect(rows).toHaveLength(216);
 });
 afterAll(async () => {
-  configureRowIndex({ enabled: true });
-  forgetRowIndexes();
   await t?.close();
 });
 
@@ -242,15 +241,15 @@ async function post(body: unknown) {
 
 describe.each(['sql', 'row index'] as const)('random criteria trees agree with the naive evaluator (engine: %s)', (engine) => {
   beforeAll(async () => {
-    forgetRowIndexes();
-    configureRowIndex({ enabled: engine === 'row index' });
+    rowIndexes.forget();
+    rowIndexes.configure({ enabled: engine === 'row index' });
     if (engine === 'row index') {
       const version = await t.database.db
         .selectFrom('data_set_versions')
         .select(['id', 'rows_table'])
         .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
         .executeTakeFirstOrThrow();
-      await ensureRowIndex(t.database.db, await loadVersionMeta(t.database.db, version.id, version.rows_table!));
+      await rowIndexes.ensure(t.database.db, await loadVersionMeta(t.database.db, version.id, version.rows_table!));
     }
   });
 
@@ -334,7 +333,7 @@ const CSV_COLUMNS: Record<string, (row: ModelRow) => string> = {
 
 describe('random criteria trees as CSV (Accept: text/csv)', () => {
   it('stream exactly the rows the model selects, with the selected indicators', async () => {
-    configureRowIndex({ enabled: true });
+    rowIndexes.configure({ enabled: true });
     await fc.assert(
       fc.asyncProperty(criteriaArb, indicatorsArb, async (criteria, indicators) => {
         const response = await t.app.inject({
@@ -406,7 +405,7 @@ const junkBody = fc.oneof(
 
 describe('hostile query bodies', () => {
   it('any JSON body gives 200 or a 400 ValidationProblem, never a 5xx, and changes nothing', async () => {
-    configureRowIndex({ enabled: true });
+    rowIndexes.configure({ enabled: true });
     const before = await databaseFingerprint(t.database.db);
     await fc.assert(
       fc.asyncProperty(junkBody, async (body) => {

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { configureRowIndex } from '../../src/statistics/query/row-index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 
@@ -31,15 +30,14 @@ beforeAll(async () => {
     SELECT r.* FROM ${sql.table(`stats_data.${version.rows_table}`)} r CROSS JOIN generate_series(1, 5000)`.execute(database.db);
   await database.db.updateTable('data_set_versions').set({ rows_table: 'many_rows' }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
   pool = createDatabase(database.url, { max: 2, applicationName: 'csv-disconnect-test' });
-  app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0' }), { db: pool.db, logger: false });
-  // The CSV always streams from a database cursor; keep the in-memory index from reading the big view meanwhile.
-  configureRowIndex({ enabled: false });
+  // The CSV always streams from a database cursor; no in-memory index (budget 0) reads the big view meanwhile.
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0', QUERY_INDEX_MEMORY_MB: '0' });
+  app = await buildApp(config, { db: pool.db, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
-  configureRowIndex({ enabled: true });
   await app?.close();
   await pool?.close();
   await database?.drop();

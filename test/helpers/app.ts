@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
@@ -10,11 +10,14 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The whole app on this file's own database, for `app.inject`. Config comes from defaults plus `env`. */
-export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/**
+ * The whole app on this file's own database, for `app.inject`. Config comes from defaults plus `env`; `deps` may
+ * bring the app's row index store (tests that switch query engines keep a handle on it).
+ */
+export async function buildTestApp(env: Record<string, string> = {}, deps: Pick<AppDeps, 'rowIndexes'> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_URL: database.url });
-  const app = await buildApp(config, { db: database.db, pools: { primary: database.pool }, logger: false });
+  const app = await buildApp(config, { db: database.db, pools: { primary: database.pool }, logger: false, ...deps });
   return {
     app,
     database,

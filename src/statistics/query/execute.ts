@@ -3,12 +3,12 @@ import type { ResolvedQuery } from './resolve.js';
 import { responseWarnings, resultColumns, toResultRow, totalPages, type QueryResponse } from './results.js';
 import { countSql, pageSql, rowsByIdSql } from './sql.js';
 import type { VersionMeta } from './version-meta.js';
-import { rowIndexFor, type RowIndex } from './row-index.js';
+import type { RowIndex, RowIndexStore } from './row-index.js';
 import { writeIndexedResponse } from './json.js';
 
 export interface QueryEngineOptions {
-  /** Use the in-memory bitmap index for count and page ids (default true). */
-  useRowIndex?: boolean;
+  /** The app's in-memory row indexes for count and page ids; without it every query runs on SQL. */
+  rowIndexes?: RowIndexStore;
 }
 
 /**
@@ -32,7 +32,7 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
   let rows: Record<string, unknown>[];
 
   const index: RowIndex | undefined =
-    options.useRowIndex !== false && query.sorts.every((s) => s.kind !== 'indicator') ? await rowIndexFor(db, meta) : undefined;
+    options.rowIndexes && query.sorts.every((s) => s.kind !== 'indicator') ? await options.rowIndexes.indexFor(db, meta) : undefined;
   if (index) {
     const selection = index.select(query.predicate, query.sorts, offset, query.pageSize);
     total = selection.total;

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
-import { forgetRowIndexes } from './row-index.js';
 import { clearVersionMetaCache } from './version-meta.js';
 
 /**
@@ -34,6 +33,5 @@ export async function prepareVersionRowsForQuery(db: Executor, rowsTable: string
   await sql`ANALYZE ${table}`.execute(db);
 
   // A reloaded table must not be answered from what this process cached about its previous contents.
-  forgetRowIndexes(rowsTable);
   clearVersionMetaCache();
 }

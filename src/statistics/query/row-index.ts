@@ -466,79 +466,94 @@ interface Entry {
   index?: RowIndex;
 }
 
-const indexes = new Map<string, Entry>();
-let memoryBudgetBytes = 1024 * 1024 * 1024;
-let enabled = true;
-let holdIndicatorValues = true;
+export interface RowIndexStoreOptions {
+  /** Memory for all indexes together; least recently used are evicted beyond it. 0 turns the index off. */
+  memoryBudgetBytes?: number;
+  /** `false` sends every query to SQL. */
+  enabled?: boolean;
+  /** `false` builds indexes without the indicator values (less memory; page values are then read by row id). */
+  indicatorValues?: boolean;
+}
 
 /**
- * `enabled: false` sends every query to SQL; `indicatorValues: false` builds indexes without the indicator values
- * (less memory; page values are then read from the database by row id).
+ * The row indexes of one app, per version, under a memory budget. One store per app (not per process), so two apps
+ * on two databases — whose versions can share ids and table names — never answer from each other's rows. A version's
+ * rows table is written once by its import and never reloaded, so an index never goes stale.
  */
-export function configureRowIndex(options: { memoryBudgetBytes?: number; enabled?: boolean; indicatorValues?: boolean }): void {
-  if (options.memoryBudgetBytes !== undefined) {
-    memoryBudgetBytes = options.memoryBudgetBytes;
-    // A budget of 0 turns the index off: every query runs on SQL.
-    enabled = memoryBudgetBytes > 0;
+export class RowIndexStore {
+  private readonly indexes = new Map<string, Entry>();
+  private memoryBudgetBytes = 1024 * 1024 * 1024;
+  private enabled = true;
+  private indicatorValues = true;
+
+  constructor(options: RowIndexStoreOptions = {}) {
+    this.configure(options);
   }
-  if (options.enabled !== undefined) enabled = options.enabled;
-  if (options.indicatorValues !== undefined) holdIndicatorValues = options.indicatorValues;
+
+  /** Changes the settings; indexes already built stay (drop them with `forget`). */
+  configure(options: RowIndexStoreOptions): void {
+    if (options.memoryBudgetBytes !== undefined) {
+      this.memoryBudgetBytes = options.memoryBudgetBytes;
+      // A budget of 0 turns the index off: every query runs on SQL.
+      this.enabled = options.memoryBudgetBytes > 0;
+    }
+    if (options.enabled !== undefined) this.enabled = options.enabled;
+    if (options.indicatorValues !== undefined) this.indicatorValues = options.indicatorValues;
+  }
+
+  /** The version's index when it is ready; otherwise starts building it (once) and returns undefined. */
+  async indexFor(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
+    if (!this.enabled) return undefined;
+    return (this.indexes.get(keyOf(meta)) ?? this.start(db, meta)).index;
+  }
+
+  /** The version's index, waiting for it to be built (tests, benchmarks, warm-up). */
+  async ensure(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
+    return (this.indexes.get(keyOf(meta)) ?? this.start(db, meta)).promise;
+  }
+
+  /** Drops every index (they are built again on use, with the current settings). */
+  forget(): void {
+    this.indexes.clear();
+  }
+
+  private start(db: Executor, meta: VersionMeta): Entry {
+    const key = keyOf(meta);
+    const entry: Entry = {
+      promise: buildRowIndex(db, meta, { indicators: this.indicatorValues }).then(
+        (index) => {
+          // An index larger than the whole budget is not kept, and not rebuilt: that version stays on SQL.
+          if (index.bytes > this.memoryBudgetBytes) return undefined;
+          entry.index = index;
+          this.evict(entry);
+          return index;
+        },
+        () => {
+          // A failed build (e.g. the table went away) is retried by a later query.
+          this.indexes.delete(key);
+          return undefined;
+        },
+      ),
+    };
+    this.indexes.set(key, entry);
+    return entry;
+  }
+
+  private evict(keep: Entry): void {
+    let used = 0;
+    for (const entry of this.indexes.values()) used += entry.index?.bytes ?? 0;
+    while (used > this.memoryBudgetBytes) {
+      let oldest: [string, Entry] | undefined;
+      for (const item of this.indexes) {
+        if (item[1] !== keep && item[1].index && (!oldest || item[1].index.lastUsed < oldest[1].index!.lastUsed)) oldest = item;
+      }
+      if (!oldest) return;
+      used -= oldest[1].index!.bytes;
+      this.indexes.delete(oldest[0]);
+    }
+  }
 }
 
 function keyOf(meta: VersionMeta): string {
   return `${meta.versionId}:${meta.rowsTable}`;
-}
-
-function evict(keep: Entry): void {
-  let used = 0;
-  for (const entry of indexes.values()) used += entry.index?.bytes ?? 0;
-  while (used > memoryBudgetBytes) {
-    let oldest: [string, Entry] | undefined;
-    for (const item of indexes) {
-      if (item[1] !== keep && item[1].index && (!oldest || item[1].index.lastUsed < oldest[1].index!.lastUsed)) oldest = item;
-    }
-    if (!oldest) return;
-    used -= oldest[1].index!.bytes;
-    indexes.delete(oldest[0]);
-  }
-}
-
-function start(db: Executor, meta: VersionMeta): Entry {
-  const key = keyOf(meta);
-  const entry: Entry = {
-    promise: buildRowIndex(db, meta, { indicators: holdIndicatorValues }).then(
-      (index) => {
-        // An index larger than the whole budget is not kept, and not rebuilt: that version stays on SQL.
-        if (index.bytes > memoryBudgetBytes) return undefined;
-        entry.index = index;
-        evict(entry);
-        return index;
-      },
-      () => {
-        // A failed build (e.g. the table went away) is retried by a later query.
-        indexes.delete(key);
-        return undefined;
-      },
-    ),
-  };
-  indexes.set(key, entry);
-  return entry;
-}
-
-/** The version's index when it is ready; otherwise starts building it (once) and returns undefined. */
-export async function rowIndexFor(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
-  if (!enabled) return undefined;
-  const entry = indexes.get(keyOf(meta)) ?? start(db, meta);
-  return entry.index;
-}
-
-/** The version's index, waiting for it to be built (tests, benchmarks, warm-up). */
-export async function ensureRowIndex(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
-  const entry = indexes.get(keyOf(meta)) ?? start(db, meta);
-  return entry.promise;
-}
-
-/** Drops cached indexes of a rows table (after it is reloaded), or all of them. */
-export function forgetRowIndexes(rowsTable?: string): void {
-  for (const key of [...indexes.keys()]) if (!rowsTable || key.endsWith(`:${rowsTable}`)) indexes.delete(key);
 }

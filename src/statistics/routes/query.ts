@@ -12,7 +12,6 @@ import { parsePostBody } from '../query/parse-post.js';
 import { resolveQuery } from '../query/resolve.js';
 import { runQuery } from '../query/execute.js';
 import { loadVersionMeta } from '../query/version-meta.js';
-import { configureRowIndex } from '../query/row-index.js';
 import type { DataSetVersionRow } from '../versions.js';
 import { streamQueryCsv } from '../query/csv.js';
 
@@ -37,7 +36,6 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
   const db: Db = options.db;
   const bodyLimit = options.config.BODY_LIMIT_BYTES;
   const versionCacheMs = options.config.QUERY_VERSION_CACHE_MS;
-  configureRowIndex({ memoryBudgetBytes: options.config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
 
   // Resolved public versions, reused for QUERY_VERSION_CACHE_MS (a status change shows within that time).
   // Requests with a preview token always resolve afresh. Only successes are kept.
@@ -65,7 +63,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     const resolved = resolveQuery(meta, query);
     reply.header('cache-control', request.headers['preview-token'] ? 'private, no-cache' : 'public, max-age=300, must-revalidate');
     if (wantsCsv(request)) return streamQueryCsv(db, meta, resolved, reply);
-    const { body, json, engine } = await runQuery(db, meta, resolved);
+    const { body, json, engine } = await runQuery(db, meta, resolved, { rowIndexes: options.rowIndexes });
     reply.header('x-query-engine', engine);
     if (json !== undefined) return reply.type('application/json; charset=utf-8').send(json);
     return body;

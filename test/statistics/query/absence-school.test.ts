@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configureRowIndex, ensureRowIndex, forgetRowIndexes } from '../../../src/statistics/query/row-index.js';
+import { RowIndexStore } from '../../../src/statistics/query/row-index.js';
 import { loadVersionMeta } from '../../../src/statistics/query/version-meta.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { buildApp } from '../../../src/app.js';
@@ -13,11 +13,11 @@ import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
 const URL = `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query`;
 
 let t: TestApp;
+const rowIndexes = new RowIndexStore();
 beforeAll(async () => {
-  t = await buildTestApp({ QUERY_VERSION_CACHE_MS: '0' });
+  t = await buildTestApp({ QUERY_VERSION_CACHE_MS: '0' }, { rowIndexes });
 });
 afterAll(async () => {
-  configureRowIndex({ enabled: true, indicatorValues: true });
   await t?.close();
 });
 
@@ -146,15 +146,15 @@ function expectNewfield(rows: Row[]) {
 
 describe.each(['sql', 'row index', 'row index without indicator values'] as const)('query engine: %s', (engine) => {
   beforeAll(async () => {
-    forgetRowIndexes();
-    configureRowIndex({ enabled: engine !== 'sql', indicatorValues: engine === 'row index' });
+    rowIndexes.forget();
+    rowIndexes.configure({ enabled: engine !== 'sql', indicatorValues: engine === 'row index' });
     if (engine !== 'sql') {
       const version = await t.database.db
         .selectFrom('data_set_versions')
         .select(['id', 'rows_table'])
         .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
         .executeTakeFirstOrThrow();
-      const index = await ensureRowIndex(t.database.db, await loadVersionMeta(t.database.db, version.id, version.rows_table!));
+      const index = await rowIndexes.ensure(t.database.db, await loadVersionMeta(t.database.db, version.id, version.rows_table!));
       expect(index?.size).toBe(216);
     }
   });

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
 import { createDatabase, type DatabaseHandle } from '../../../src/db/database.js';
-import { configureRowIndex } from '../../../src/statistics/query/row-index.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
 
@@ -27,13 +26,12 @@ beforeAll(async () => {
   rowsTable = version.rows_table!;
   await sql`CREATE VIEW stats_data.slow_rows AS SELECT * FROM ${sql.table(`stats_data.${rowsTable}`)} WHERE (SELECT pg_sleep(2)) IS NOT NULL`.execute(database.db);
   slow = createDatabase(database.url, { max: 2, statementTimeoutMillis: 300 });
-  app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0' }), { db: slow.db, logger: false });
-  // After buildApp, which configures the index from its config: this test is about the SQL engine.
-  configureRowIndex({ enabled: false });
+  // No in-memory row index (budget 0): this test is about the SQL engine.
+  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0', QUERY_INDEX_MEMORY_MB: '0' });
+  app = await buildApp(config, { db: slow.db, logger: false });
 });
 
 afterAll(async () => {
-  configureRowIndex({ enabled: true });
   await app?.close();
   await slow?.close();
   await database?.drop();
