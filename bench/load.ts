@@ -8,6 +8,7 @@ import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
 import { freePort, startServer, stopServer } from './server-process.js';
+import { benchTrainee } from './trainee-payload.js';
 
 /**
  * `npm run bench:load`: a mixed workload against a server in a separate process, as issue 7 asks:
@@ -59,30 +60,13 @@ interface Meta {
   timePeriods: Array<{ code: string; period: string }>;
 }
 
-
-
-
 /** `npm run <script> -- args` with the run's environment; returns stdout. */
 async function npmRun(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const { stdout } = await run('npm', ['run', '--silent', script, '--', ...args], { env, maxBuffer: 16 * 1024 * 1024 });
   return stdout;
 }
 
-function cycleDates() {
-  const now = new Date();
-  const year = now.getUTCMonth() + 1 >= 8 ? now.getUTCFullYear() : now.getUTCFullYear() - 1;
-  return { start: `${year}-09-01`, end: `${year + 1}-07-31` };
-}
-
-function trainee(lastName: string) {
-  const cycle = cycleDates();
-  return {
-    first_names: 'Load', last_name: lastName, date_of_birth: '1990-01-01', sex: '11', email: `${lastName.toLowerCase()}@example.com`,
-    nationality: 'GB', training_route: '11', itt_start_date: cycle.start, itt_end_date: cycle.end, course_subject_1: '100346',
-    study_mode: '63', course_age_range: '13918', itt_aim: '202', itt_qualification_aim: '001', course_year: '2', fund_code: '2',
-    funding_method: '6', hesa_id: '0310261553101', disability1: '58',
-  };
-}
+const trainee = (lastName: string) => benchTrainee('Load', lastName);
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;

@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config.js';
 import { createToken, tokenSecret } from '../src/register/tokens.js';
 import { openRuntime } from '../src/runtime.js';
 import { freePort, registerBenchServerEnv, startServer, stopServer } from './server-process.js';
+import { benchTrainee } from './trainee-payload.js';
 
 /**
  * `npm run bench:register`: create, get, list (50 per page) and update of the register API, 10 connections each,
@@ -38,25 +39,12 @@ interface BenchRequest {
   headers?: Record<string, string>;
 }
 
-
-
-function cycleDates() {
-  const now = new Date();
-  const year = now.getUTCMonth() + 1 >= 8 ? now.getUTCFullYear() : now.getUTCFullYear() - 1;
-  return { start: `${year}-09-01`, end: `${year + 1}-07-31` };
-}
-
-function trainee(lastName: string) {
-  const cycle = cycleDates();
-  return {
-    first_names: 'Bench', last_name: lastName, date_of_birth: '1990-01-01', sex: '11', email: `${lastName}@example.com`,
-    nationality: 'GB', training_route: '11', itt_start_date: cycle.start, itt_end_date: cycle.end, course_subject_1: '100346',
-    study_mode: '63', course_age_range: '13918', itt_aim: '202', itt_qualification_aim: '001', course_year: '2', fund_code: '2',
-    funding_method: '6', hesa_id: '0310261553101', disability1: '58',
-    placements_attributes: [{ urn: '900020' }],
-    degrees_attributes: [{ grade: '02', subject: '100485', institution: '0117', uk_degree: '083', graduation_year: '2003' }],
-  };
-}
+// Each created trainee comes with a placement and a degree, as a provider's record system sends them.
+const NESTED = {
+  placements_attributes: [{ urn: '900020' }],
+  degrees_attributes: [{ grade: '02', subject: '100485', institution: '0117', uk_degree: '083', graduation_year: '2003' }],
+};
+const trainee = (lastName: string) => benchTrainee('Bench', lastName, NESTED);
 
 /**
  * Other providers' trainees (copies of the benchmarked provider's seeded ones), once per data dir: the benchmarked
