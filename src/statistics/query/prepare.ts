@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
-import { clearVersionMetaCache } from './version-meta.js';
 
 /**
  * Called by the importer right after a version's rows are bulk-loaded into `stats_data.<rowsTable>`:
@@ -31,7 +30,4 @@ export async function prepareVersionRowsForQuery(db: Executor, rowsTable: string
     await sql`CREATE INDEX ${sql.id(`${rowsTable}_${column}_idx`)} ON ${table} (${sql.ref(column)})`.execute(db);
   }
   await sql`ANALYZE ${table}`.execute(db);
-
-  // A reloaded table must not be answered from what this process cached about its previous contents.
-  clearVersionMetaCache();
 }

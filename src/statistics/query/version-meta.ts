@@ -77,29 +77,33 @@ export function timePeriodKey(period: string, code: string): string {
   return `${period}|${code}`;
 }
 
-const cache = new Map<string, VersionMeta>();
-const MAX_CACHED_VERSIONS = 64;
+/**
+ * Version metadata kept by one app, least recently used dropped beyond 64 versions. A published version's metadata
+ * never changes, and the cache belongs to the app (not the process), so two apps on two databases — whose versions
+ * can share ids — never answer from each other's.
+ */
+export class VersionMetaCache {
+  private readonly entries = new Map<string, VersionMeta>();
 
-export async function loadVersionMeta(db: Executor, versionId: number, rowsTable: string): Promise<VersionMeta> {
-  const key = `${versionId}:${rowsTable}`;
-  const cached = cache.get(key);
-  if (cached) {
-    cache.delete(key);
-    cache.set(key, cached);
-    return cached;
+  constructor(private readonly maxVersions = 64) {}
+
+  async load(db: Executor, versionId: number, rowsTable: string): Promise<VersionMeta> {
+    const key = `${versionId}:${rowsTable}`;
+    const cached = this.entries.get(key);
+    if (cached) {
+      this.entries.delete(key);
+      this.entries.set(key, cached);
+      return cached;
+    }
+    const meta = await loadVersionMeta(db, versionId, rowsTable);
+    this.entries.set(key, meta);
+    if (this.entries.size > this.maxVersions) this.entries.delete(this.entries.keys().next().value!);
+    return meta;
   }
-  const meta = await readVersionMeta(db, versionId, rowsTable);
-  cache.set(key, meta);
-  if (cache.size > MAX_CACHED_VERSIONS) cache.delete(cache.keys().next().value!);
-  return meta;
 }
 
-/** Forgets cached metadata (tests that rebuild a version, the importer after a reload). */
-export function clearVersionMetaCache(): void {
-  cache.clear();
-}
-
-async function readVersionMeta(db: Executor, versionId: number, rowsTable: string): Promise<VersionMeta> {
+/** A version's metadata for the query engine, read from the database (`VersionMetaCache` keeps it per app). */
+export async function loadVersionMeta(db: Executor, versionId: number, rowsTable: string): Promise<VersionMeta> {
   const [filterRows, optionRows, indicatorRows, levelRows, locationRows, timePeriodRows, columnRows] = await Promise.all([
     db.selectFrom('version_filters').select(['id', 'public_id', 'column_name', 'label', 'ordinal']).where('version_id', '=', versionId).execute(),
     db

@@ -11,7 +11,7 @@ import { parseGetQuery, type RawQuery } from '../query/parse-get.js';
 import { parsePostBody } from '../query/parse-post.js';
 import { resolveQuery } from '../query/resolve.js';
 import { runQuery } from '../query/execute.js';
-import { loadVersionMeta } from '../query/version-meta.js';
+import { VersionMetaCache } from '../query/version-meta.js';
 import type { DataSetVersionRow } from '../versions.js';
 import { streamQueryCsv } from '../query/csv.js';
 
@@ -37,6 +37,8 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
   const bodyLimit = options.config.BODY_LIMIT_BYTES;
   const versionCacheMs = options.config.QUERY_VERSION_CACHE_MS;
 
+  const versionMetas = new VersionMetaCache();
+
   // Resolved public versions, reused for QUERY_VERSION_CACHE_MS (a status change shows within that time).
   // Requests with a preview token always resolve afresh. Only successes are kept.
   const resolvedVersions = new Map<string, { version: DataSetVersionRow; until: number }>();
@@ -59,7 +61,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
   async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined, query: QueryRequest) {
     const version = await resolveVersion(request, dataSetId, dataSetVersion);
     if (!version.rows_table) throw new NotFoundError(`Version ${version.major}.${version.minor} of data set ${dataSetId} has no data loaded.`);
-    const meta = await loadVersionMeta(db, version.id, version.rows_table);
+    const meta = await versionMetas.load(db, version.id, version.rows_table);
     const resolved = resolveQuery(meta, query);
     reply.header('cache-control', request.headers['preview-token'] ? 'private, no-cache' : 'public, max-age=300, must-revalidate');
     if (wantsCsv(request)) return streamQueryCsv(db, meta, resolved, reply);
