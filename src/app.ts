@@ -12,6 +12,7 @@ import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError
 import { redirectCapitalisedPath, statisticsApi } from './statistics/index.js';
 import { RowIndexStore } from './statistics/query/row-index.js';
 import { registerApi } from './register/index.js';
+import { explorerPlugin } from './explorer/plugin.js';
 
 export interface AppDeps {
   /** The primary database: every write, and the register API. */
@@ -89,6 +90,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
   await app.register(statisticsApi, { prefix: '/v1', config, db: deps.readDb ?? deps.db, writeDb: deps.db, rowIndexes });
   await app.register(registerApi, { prefix: '/api', config, db: deps.db });
+  await app.register(explorerPlugin);
 
   await app.ready();
   return app;

@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import { readFile, readdir, mkdir, writeFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib';
+import { build } from 'esbuild';
+
+/** One file the explorer serves, with its precompressed forms (compressible types only). */
+export interface ExplorerAsset {
+  body: Buffer;
+  contentType: string;
+  /** Content-hashed names never change content: cached for a year. */
+  immutable: boolean;
+  gzip?: Buffer;
+  br?: Buffer;
+}
+
+export interface ExplorerAssets {
+  /** The page every explorer route answers with. */
+  html: ExplorerAsset;
+  /** Under `/assets/`: the key is the path after `/assets/` (e.g. `explorer-1a2b3c4d.js`, `fonts/bold-….woff2`). */
+  files: Map<string, ExplorerAsset>;
+  /** Names of the hashed bundle files, for the benchmark and tests. */
+  script: string;
+  stylesheet: string;
+}
+
+const CLIENT_DIR = path.resolve(import.meta.dirname, 'client');
+const GOVUK_DIR = path.resolve(import.meta.dirname, '../../node_modules/govuk-frontend/dist/govuk');
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.woff': 'font/woff',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+};
+
+function asset(body: Buffer, name: string, immutable: boolean): ExplorerAsset {
+  const contentType = TYPES[path.extname(name)] ?? 'application/octet-stream';
+  const compressible = /^(text\/|image\/svg)/.test(contentType);
+  return {
+    body,
+    contentType,
+    immutable,
+    gzip: compressible ? gzipSync(body, { level: 9 }) : undefined,
+    br: compressible ? brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 10, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }) : undefined,
+  };
+}
+
+const hash8 = (body: Uint8Array) => createHash('sha256').update(body).digest('hex').slice(0, 8);
+
+/** The page shell: the client renders every view into `<main>`; nothing is loaded from another origin. */
+export function pageHtml(script: string, stylesheet: string): string {
+  return `<!DOCTYPE html>
+<html lang="en" class="govuk-template">
+<head>
+<meta charset="utf-8">
+<title>Explore education statistics data</title>
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="theme-color" content="#1d70b8">
+<link rel="icon" sizes="48x48" href="/assets/images/favicon.ico">
+<link rel="icon" sizes="any" href="/assets/images/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/${stylesheet}">
+<script type="module" src="/assets/${script}"></script>
+</head>
+<body class="govuk-template__body">
+<a href="#main-content" class="govuk-skip-link">Skip to main content</a>
+<header class="govuk-header" data-module="govuk-header">
+<div class="govuk-header__container govuk-width-container">
+<div class="govuk-header__logo"><a href="/" class="govuk-header__link govuk-header__link--homepage"><span class="govuk-header__product-name app-header__name">Education statistics</span></a></div>
+</div>
+</header>
+<section aria-label="Service information" class="govuk-service-navigation">
+<div class="govuk-width-container"><div class="govuk-service-navigation__container">
+<span class="govuk-service-navigation__service-name"><a href="/" class="govuk-service-navigation__link">Explore education statistics data</a></span>
+<nav aria-label="Menu" class="govuk-service-navigation__wrapper"><ul class="govuk-service-navigation__list">
+<li class="govuk-service-navigation__item"><a class="govuk-service-navigation__link" href="/">Find data</a></li>
+<li class="govuk-service-navigation__item"><a class="govuk-service-navigation__link" href="/docs">API reference</a></li>
+</ul></nav>
+</div></div>
+</section>
+<div class="govuk-width-container">
+<main class="govuk-main-wrapper" id="main-content" tabindex="-1">
+<p class="govuk-body" id="app-loading">Loading…</p>
+<noscript><p class="govuk-body">This explorer needs JavaScript. The data is also available from the <a class="govuk-link" href="/docs">statistics API</a>.</p></noscript>
+</main>
+</div>
+<footer class="govuk-footer"><div class="govuk-width-container"><div class="govuk-footer__meta"><div class="govuk-footer__meta-item govuk-footer__meta-item--grow">
+<p class="govuk-body-s">Data from this service's public statistics API at <a class="govuk-footer__link" href="/docs">/v1</a>.</p>
+</div></div></div></footer>
+</body>
+</html>
+`;
+}
+
+/**
+ * Builds the explorer in memory: the client bundle (esbuild, minified, content-hashed), one stylesheet
+ * (govuk-frontend's compiled CSS plus the explorer's own rules), the GOV.UK fonts and icons, and the page shell.
+ * Deterministic: the same sources give the same bytes.
+ */
+export async function buildExplorerAssets(): Promise<ExplorerAssets> {
+  const result = await build({
+    entryPoints: { explorer: path.join(CLIENT_DIR, 'main.ts'), 'explorer-style': path.join(CLIENT_DIR, 'styles.css') },
+    bundle: true,
+    write: false,
+    minify: true,
+    format: 'esm',
+    target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
+    outdir: 'out',
+    // govuk-frontend's CSS points at /assets/fonts and /assets/images, which the plugin serves.
+    external: ['/assets/*'],
+    logLevel: 'silent',
+    legalComments: 'none',
+    charset: 'utf8',
+  });
+  const files = new Map<string, ExplorerAsset>();
+  let script = '';
+  let stylesheet = '';
+  for (const output of result.outputFiles) {
+    const base = path.basename(output.path);
+    const ext = path.extname(base);
+    const name = `${base.slice(0, -ext.length)}-${hash8(output.contents)}${ext}`;
+    files.set(name, asset(Buffer.from(output.contents), name, true));
+    if (ext === '.js') script = name;
+    if (ext === '.css') stylesheet = name;
+  }
+  for (const folder of ['fonts', 'images']) {
+    for (const file of await readdir(path.join(GOVUK_DIR, 'assets', folder))) {
+      files.set(`${folder}/${file}`, asset(await readFile(path.join(GOVUK_DIR, 'assets', folder, file)), file, folder === 'fonts'));
+    }
+  }
+  const html = asset(Buffer.from(pageHtml(script, stylesheet)), 'index.html', false);
+  return { html, files, script, stylesheet };
+}
+
+/** `npm run build:explorer`: writes the built files to `dist/explorer/` (the server itself builds in memory). */
+async function main() {
+  const outDir = path.resolve(process.argv[2] ?? 'dist/explorer');
+  const assets = await buildExplorerAssets();
+  await rm(outDir, { recursive: true, force: true });
+  await mkdir(path.join(outDir, 'assets'), { recursive: true });
+  await writeFile(path.join(outDir, 'index.html'), assets.html.body);
+  for (const [name, file] of assets.files) {
+    await mkdir(path.dirname(path.join(outDir, 'assets', name)), { recursive: true });
+    await writeFile(path.join(outDir, 'assets', name), file.body);
+  }
+  const js = assets.files.get(assets.script)!;
+  const css = assets.files.get(assets.stylesheet)!;
+  console.log(`${outDir}: ${assets.script} ${js.body.length} bytes (${js.gzip!.length} gzipped), ${assets.stylesheet} ${css.body.length} bytes (${css.gzip!.length} gzipped)`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
+  await main();
+}

@@ -1,0 +1,38 @@
+import type { IndicatorMeta } from './api.js';
+
+/** A cell value as the table shows it: numbers grouped in thousands with the indicator's decimal places and unit. */
+export function formatValue(raw: string | undefined, indicator: Pick<IndicatorMeta, 'unit' | 'decimalPlaces'>): string {
+  if (raw === undefined || raw === '') return '';
+  if (!/^-?\d+(\.\d+)?$/.test(raw.trim())) return raw; // suppression codes (c, x, z, low, ...) as they are
+  const n = Number(raw);
+  const dp = indicator.decimalPlaces;
+  const text = n.toLocaleString('en-GB', dp === undefined ? { maximumFractionDigits: 20 } : { minimumFractionDigits: dp, maximumFractionDigits: dp });
+  switch (indicator.unit) {
+    case '%':
+      return `${text}%`;
+    case '£':
+      return `£${text}`;
+    case '£m':
+      return `£${text}m`;
+    case 'pp':
+      return `${text}pp`;
+    default:
+      return text;
+  }
+}
+
+/** A number for the chart, or undefined for suppressed and non-numeric cells. */
+export function numericValue(raw: string | undefined): number | undefined {
+  if (raw === undefined || !/^-?\d+(\.\d+)?$/.test(raw.trim())) return undefined;
+  return Number(raw);
+}
+
+/** `5 June 2025` (dates of publication, in UK time). */
+export function formatDate(iso: string | undefined): string {
+  if (!iso) return 'Not published';
+  return new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'Europe/London' });
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString('en-GB')} ${n === 1 ? one : many}`;
+}

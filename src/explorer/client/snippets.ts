@@ -1,0 +1,100 @@
+/**
+ * "Use this query in code": the same query as a curl line, an R snippet for DfE's eesyapi and a Python snippet.
+ * Each is meant to run as shown against the server the page came from. Pure functions, unit tested.
+ */
+
+/** Single-quotes a string for a POSIX shell. */
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A string literal for R or Python, double-quoted, with backslashes and quotes escaped. */
+function quoted(text: string): string {
+  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+}
+
+/** JSON indented by `indent` spaces, with any object or array that fits in `width` characters kept on one line. */
+export function compactJson(value: unknown, indent = 2, width = 72, depth = 0): string {
+  const flat = JSON.stringify(value);
+  if (flat === undefined || flat.length + depth * indent <= width || value === null || typeof value !== 'object') return flat ?? 'null';
+  const pad = ' '.repeat((depth + 1) * indent);
+  const end = ' '.repeat(depth * indent);
+  if (Array.isArray(value)) {
+    return `[\n${value.map((v) => pad + compactJson(v, indent, width, depth + 1)).join(',\n')}\n${end}]`;
+  }
+  const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${pad}${JSON.stringify(k)}: ${compactJson(v, indent, width, depth + 1)}`);
+  return `{\n${entries.join(',\n')}\n${end}}`;
+}
+
+export interface SnippetInput {
+  /** The page's origin, e.g. `http://127.0.0.1:3000`. */
+  origin: string;
+  dataSetId: string;
+  /** The POST URL (with `?dataSetVersion=` when a version is pinned). */
+  postUrl: string;
+  body: Record<string, unknown>;
+  dataSetVersion?: string;
+}
+
+export function curlPost(input: SnippetInput): string {
+  return `curl -sS -X POST ${shellQuote(input.postUrl)} -H 'Content-Type: application/json' -d ${shellQuote(JSON.stringify(input.body))}`;
+}
+
+export function curlGet(url: string): string {
+  return `curl -sS ${shellQuote(url)}`;
+}
+
+export function curlCsv(input: SnippetInput): string {
+  return `curl -sS -X POST ${shellQuote(input.postUrl)} -H 'Content-Type: application/json' -H 'Accept: text/csv' -d ${shellQuote(JSON.stringify(input.body))} -o query.csv`;
+}
+
+/**
+ * R with eesyapi: `query_dataset(dataset_id, json_query = ...)` sends the same POST body. eesyapi builds its URLs in
+ * `api_url()` from a fixed list of DfE hosts and has no base-URL argument, so the snippet wraps `api_url` in the
+ * package namespace for this R session to point it at this server (the rest of eesyapi is unchanged).
+ */
+export function rSnippet(input: SnippetInput): string {
+  const base = `${input.origin}/v1/`;
+  const pin = input.dataSetVersion
+    ? `\n    # eesyapi sends versions as numbers (2.0 becomes "2"), so the exact version is set here\n    url <- sub("dataSetVersion=[^&]*", ${quoted(`dataSetVersion=${input.dataSetVersion}`)}, url)\n    if (grepl("/query$", url)) url <- paste0(url, ${quoted(`?dataSetVersion=${input.dataSetVersion}`)})`
+    : '';
+  return `# install.packages("remotes"); remotes::install_github("dfe-analytical-services/eesyapi")
+library(eesyapi)
+
+# eesyapi has no base-URL option: point its URL builder at this server for this session.
+local({
+  original <- eesyapi::api_url
+  utils::assignInNamespace("api_url", function(...) {
+    url <- sub("^https://[^/]+/api/v[0-9.]+/", ${quoted(base)}, original(...))${pin}
+    url
+  }, ns = "eesyapi")
+})
+
+data <- query_dataset(
+  ${quoted(input.dataSetId)},
+  json_query = ${quoted(JSON.stringify(input.body))}
+)
+head(data)
+`;
+}
+
+export function pythonSnippet(input: SnippetInput): string {
+  // JSON is a Python literal once its three keywords (outside strings) are spelt the Python way.
+  const words: Record<string, string> = { true: 'True', false: 'False', null: 'None' };
+  const body = compactJson(input.body, 4).replace(/"(?:[^"\\]|\\.)*"|\b(true|false|null)\b/g, (m, word?: string) => (word ? words[word]! : m));
+  return `import requests
+
+query = ${body}
+
+response = requests.post(
+    ${quoted(input.postUrl)},
+    json=query,
+    timeout=60,
+)
+response.raise_for_status()
+result = response.json()
+print(result["paging"]["totalResults"], "rows")
+for row in result["results"]:
+    print(row["timePeriod"], row["locations"], row["filters"], row["values"])
+`;
+}

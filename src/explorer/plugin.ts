@@ -1,0 +1,64 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { NotFoundError } from '../errors.js';
+import { buildExplorerAssets, type ExplorerAsset, type ExplorerAssets } from './build.js';
+
+export interface ExplorerOptions {
+  /** Built assets to serve; built in memory at registration when absent (tests may pass one build to many apps). */
+  assets?: ExplorerAssets;
+}
+
+/**
+ * The explorer's Content-Security-Policy: everything from this origin only (the page calls the same server's /v1),
+ * no inline script or style, no framing.
+ */
+export const EXPLORER_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** The paths the client renders (deep links), each answered with the page shell. */
+export const EXPLORER_PAGES = ['/', '/data-sets/:dataSetId', '/data-sets/:dataSetId/query', '/publications/:publicationId'] as const;
+
+function send(request: FastifyRequest, reply: FastifyReply, file: ExplorerAsset) {
+  reply.header('content-type', file.contentType);
+  reply.header('cache-control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
+  if (file.gzip) {
+    reply.header('vary', 'Accept-Encoding');
+    const accepted = String(request.headers['accept-encoding'] ?? '');
+    if (file.br && /\bbr\b/.test(accepted)) return reply.header('content-encoding', 'br').send(file.br);
+    if (/\bgzip\b/.test(accepted)) return reply.header('content-encoding', 'gzip').send(file.gzip);
+  }
+  return reply.send(file.body);
+}
+
+/**
+ * The data explorer: a page at `/` (and its deep links) on top of the public statistics API, plus its static files
+ * under `/assets/`. Registered at the root scope; its hooks (CSP) apply to its own routes only.
+ */
+export const explorerPlugin: FastifyPluginAsync<ExplorerOptions> = async (app, options) => {
+  const assets = options.assets ?? (await buildExplorerAssets());
+
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('content-security-policy', EXPLORER_CSP);
+    reply.header('x-frame-options', 'DENY');
+    return payload;
+  });
+
+  for (const url of EXPLORER_PAGES) {
+    app.get(url, { schema: { hide: true } }, async (request, reply) => send(request, reply, assets.html));
+  }
+  app.get('/assets/*', { schema: { hide: true } }, async (request, reply) => {
+    const name = (request.params as { '*': string })['*'];
+    const file = assets.files.get(name);
+    if (!file) throw new NotFoundError(`No explorer file ${name}`);
+    return send(request, reply, file);
+  });
+};
