@@ -162,7 +162,7 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     await expect.poll(() => page.locator('[data-count]').getAttribute('data-count')).toBe(String(api.paging.totalResults));
     await page.getByLabel('Search local authority locations').fill('');
     expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: path.join(SCREENSHOTS, '4-query-builder.png'), fullPage: false });
+    await page.screenshot({ path: path.join(SCREENSHOTS, '4-query-builder.png'), fullPage: true });
 
     await page.getByRole('button', { name: 'Show results' }).click();
     await page.waitForSelector('table[data-results] tbody tr');
@@ -188,7 +188,11 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     const legend = await page.$$eval('.app-chart-legend__item', (items) => items.map((i) => i.textContent?.trim()));
     expect(legend.map((l) => l?.replace(/ \((circle|square)\)$/, '')).sort()).toEqual(['Barnet', 'Barnsley']);
     expect(await seriousViolations(page)).toEqual([]);
-    await page.locator('#results').screenshot({ path: path.join(SCREENSHOTS, '5-results.png') });
+    await page.locator('#results-heading').scrollIntoViewIfNeeded();
+    await page.evaluate(() => document.getElementById('results-heading')!.scrollIntoView());
+    await page.screenshot({ path: path.join(SCREENSHOTS, '5-table.png') });
+    await page.evaluate(() => document.querySelector('[data-chart]')!.parentElement!.scrollIntoView());
+    await page.screenshot({ path: path.join(SCREENSHOTS, '6-chart.png') });
 
     // The copied GET URL returns the same rows as the API's POST.
     await page.locator('.app-code-block', { has: page.locator('[data-code="get-url"]') }).getByRole('button', { name: 'Copy' }).click();
@@ -220,8 +224,8 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     // The code snippets name the same query.
     await expect(page.locator('[data-code="r"]').textContent()).resolves.toContain(`query_dataset(\n  "${ETHNICITY}",`);
     await expect(page.locator('[data-code="python"]').textContent()).resolves.toContain('requests.post(');
-    await page.locator('#code-heading').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: path.join(SCREENSHOTS, '6-code.png'), fullPage: false });
+    await page.evaluate(() => document.getElementById('code-heading')!.scrollIntoView());
+    await page.screenshot({ path: path.join(SCREENSHOTS, '7-code.png') });
 
     // The permalink restores the same choices and table in a fresh page.
     const permalink = await page.locator('#permalink').inputValue();
@@ -239,9 +243,12 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     const overflow = await restored.evaluate(() => document.documentElement.scrollWidth);
     expect(overflow).toBeLessThanOrEqual(320);
     expect(await seriousViolations(restored)).toEqual([]);
-    await restored.screenshot({ path: path.join(SCREENSHOTS, '7-query-320px.png'), fullPage: false });
-    await restored.locator('[data-chart]').scrollIntoViewIfNeeded();
-    await restored.screenshot({ path: path.join(SCREENSHOTS, '8-chart-320px.png'), fullPage: false });
+    await restored.evaluate(() => window.scrollTo(0, 0));
+    await restored.screenshot({ path: path.join(SCREENSHOTS, '8-query-320px.png') });
+    // The chart is redrawn for the narrow width (its axis text keeps its size).
+    await expect.poll(() => restored.locator('[data-chart] svg.app-chart').getAttribute('viewBox')).toMatch(/^0 0 (2[89]\d|3[0-2]\d) /);
+    await restored.evaluate(() => document.querySelector('[data-chart]')!.scrollIntoView());
+    await restored.screenshot({ path: path.join(SCREENSHOTS, '9-chart-320px.png') });
 
     // Sorting by the API's sorts: headcount ascending reorders the table as the API does.
     await restored.getByRole('button', { name: /^Headcount/ }).click();

@@ -379,7 +379,9 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     const periodChoices = meta.timePeriods.filter((t) => periods.has(periodKey(t)));
     let barPeriod = periodChoices[periodChoices.length - 1] ? periodKey(periodChoices[periodChoices.length - 1]!) : undefined;
     const figure = h('div', { 'data-chart': '' });
+    let drawnWidth = 0;
     const draw = () => {
+      drawnWidth = figure.clientWidth;
       const indicator = numeric.find((i) => i.id === indicatorId)!;
       figure.dataset.kind = kind;
       barPeriodGroup.hidden = kind !== 'bar';
@@ -405,6 +407,10 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
         barPeriodGroup),
       figure);
     draw();
+    // Redrawn when its width changes much (a rotated phone, a resized window), so the text keeps its size.
+    new ResizeObserver(() => {
+      if (Math.abs(figure.clientWidth - drawnWidth) > 40) draw();
+    }).observe(figure);
   }
 
   function takeAway(): HTMLElement {
