@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
+import { describeChangeSet } from '../../../src/explorer/client/changes.js';
+import { buildChartData, MAX_SERIES, niceTicks } from '../../../src/explorer/client/chart.js';
+import { formatValue } from '../../../src/explorer/client/format.js';
+
+const meta: Meta = {
+  filters: [
+    { id: 'F1', column: 'ethnicity', label: 'Ethnicity', hint: '', options: [{ id: 'o1', label: 'White - Irish' }, { id: 'o2', label: 'Total' }] },
+    { id: 'F2', column: 'school', label: 'School type', hint: '', options: [{ id: 's1', label: 'Primary' }, { id: 's2', label: 'Secondary' }] },
+  ],
+  indicators: [{ id: 'I1', column: 'headcount', label: 'Headcount', unit: '', decimalPlaces: 0 }],
+  geographicLevels: [{ code: 'LA', label: 'Local authority' }],
+  locations: [{ level: { code: 'LA', label: 'Local authority' }, options: [{ id: 'L1', label: 'Barnet' }, { id: 'L2', label: 'Barnsley' }] }],
+  timePeriods: [
+    { code: 'AY', period: '2020/2021', label: '2020/21' },
+    { code: 'AY', period: '2021/2022', label: '2021/22' },
+  ],
+};
+
+const row = (period: string, la: string, school: string, value: string): ResultRow => ({
+  timePeriod: { period, code: 'AY' },
+  geographicLevel: 'LA',
+  locations: { LA: la },
+  filters: { F1: 'o1', F2: school },
+  values: { I1: value },
+});
+
+describe('explorer views', () => {
+  it('describes changes in words', () => {
+    expect(
+      describeChangeSet({
+        filterOptions: [{ filter: { id: 'F', column: 'phase', label: 'School type', hint: '' }, options: [{ previousState: { id: 'x', label: 'Pupil referral unit' } }] }],
+        timePeriods: [{ currentState: { code: 'AY', period: '2021/2022', label: '2021/22' } }],
+        locationOptions: [{ level: { code: 'LA', label: 'Local authority' }, options: [{ currentState: { id: 'n', label: 'North Northamptonshire' } }] }],
+        indicators: [{ previousState: { id: 'i', column: 'a', label: 'Old' }, currentState: { id: 'i', column: 'b', label: 'New' } }],
+      }),
+    ).toEqual([
+      'Removed option “Pupil referral unit” of filter “School type”.',
+      'Added location “North Northamptonshire” (Local authority).',
+      'Changed indicator “New”: renamed from “Old” to “New”, column changed from a to b.',
+      'Added time period “2021/22”.',
+    ]);
+    expect(describeChangeSet({})).toEqual([]);
+  });
+
+  it('makes one chart series per location, split by the filters that vary, in time order', () => {
+    const one = buildChartData([row('2021/2022', 'L1', 's1', '5'), row('2020/2021', 'L1', 's1', '4'), row('2020/2021', 'L2', 's1', 'c')], meta, 'I1', 'line');
+    expect(one.xs.map((x) => x.label)).toEqual(['2020/21', '2021/22']);
+    expect(one.series.map((s) => s.label)).toEqual(['Barnet', 'Barnsley']);
+    expect(one.series[0]!.values.get('2020/2021|AY')).toEqual({ raw: '4', value: 4 });
+    expect(one.series[1]!.values.get('2020/2021|AY')).toEqual({ raw: 'c', value: undefined });
+
+    const split = buildChartData([row('2020/2021', 'L1', 's1', '1'), row('2020/2021', 'L1', 's2', '2')], meta, 'I1', 'bar');
+    expect(split.series.map((s) => s.label)).toEqual(['Barnet, Primary', 'Barnet, Secondary']);
+
+    const many = Array.from({ length: MAX_SERIES + 1 }, (_, i) => row('2020/2021', `X${i}`, 's1', '1'));
+    expect(buildChartData(many, meta, 'I1', 'bar').problem).toMatch(/at most 6 series/);
+  });
+
+  it('draws a bar chart for one chosen period only', () => {
+    const bars = buildChartData([row('2021/2022', 'L1', 's1', '5'), row('2020/2021', 'L2', 's1', '4')], meta, 'I1', 'bar', '2020/2021|AY');
+    expect(bars.xs).toEqual([{ key: '2020/2021|AY', label: '2020/21' }]);
+    expect(bars.series.map((s) => s.label)).toEqual(['Barnsley']);
+  });
+
+  it('formats values with the indicator’s unit and decimal places, and leaves codes alone', () => {
+    expect(formatValue('12345', { unit: '', decimalPlaces: 0 })).toBe('12,345');
+    expect(formatValue('0.10800432', { unit: '', decimalPlaces: 1 })).toBe('0.1');
+    expect(formatValue('7.5', { unit: '%', decimalPlaces: 2 })).toBe('7.50%');
+    expect(formatValue('3', { unit: '£m' })).toBe('£3m');
+    expect(formatValue('c', { unit: '' })).toBe('c');
+    expect(niceTicks(0, 548)).toEqual([0, 200, 400, 600]);
+    expect(niceTicks(-3, 7)).toEqual([-4, -2, 0, 2, 4, 6, 8]);
+  });
+});

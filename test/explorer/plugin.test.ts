@@ -1,0 +1,74 @@
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+/** The explorer's page and files, served by the app at the root scope (fastify inject; no browser needed). */
+describe('explorer plugin', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('answers / and its deep links with the page shell, a CSP of its own and no caching', async () => {
+    for (const url of ['/', '/?search=pupil', '/publications/638482b6-d015-4798-a1a4-e2311253b3e1', '/data-sets/9eee125b-5538-49b8-aa49-4fda877b5e57', '/data-sets/9eee125b-5538-49b8-aa49-4fda877b5e57/query?timePeriods.in=2020/2021|AY']) {
+      const response = await t.app.inject({ method: 'GET', url });
+      expect(response.statusCode, url).toBe(200);
+      expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(response.headers['cache-control']).toBe('no-cache');
+      expect(response.headers['content-security-policy']).toContain("default-src 'self'");
+      expect(response.headers['content-security-policy']).toContain("script-src 'self'");
+      expect(response.body).toContain('<main class="govuk-main-wrapper" id="main-content"');
+      // Offline: nothing is loaded from another origin.
+      expect(response.body).not.toMatch(/(src|href)="(https?:)?\/\//);
+    }
+  });
+
+  it('answers HEAD like GET without a body', async () => {
+    const response = await t.app.inject({ method: 'HEAD', url: '/' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(response.body).toBe('');
+  });
+
+  it('serves the hashed bundle and stylesheet, compressed when asked, cached for a year', async () => {
+    const page = await t.app.inject({ method: 'GET', url: '/' });
+    const script = /src="\/assets\/(explorer-[0-9a-f]{8}\.js)"/.exec(page.body)![1]!;
+    const stylesheet = /href="\/assets\/(explorer-style-[0-9a-f]{8}\.css)"/.exec(page.body)![1]!;
+    const js = await t.app.inject({ method: 'GET', url: `/assets/${script}`, headers: { 'accept-encoding': 'gzip' } });
+    expect(js.statusCode).toBe(200);
+    expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(js.headers['content-encoding']).toBe('gzip');
+    expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(gunzipSync(js.rawPayload).toString()).toContain('/v1/data-sets/');
+    const css = await t.app.inject({ method: 'GET', url: `/assets/${stylesheet}` });
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect(css.headers['content-encoding']).toBeUndefined();
+    expect(css.body).toContain('.govuk-template');
+    // The GOV.UK fonts the stylesheet points at are served too.
+    for (const font of css.body.match(/\/assets\/fonts\/[^)"']+/g) ?? []) {
+      expect((await t.app.inject({ method: 'GET', url: font })).statusCode, font).toBe(200);
+    }
+  });
+
+  it('answers 404 problem details for a file it does not have', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/assets/nothing.js' });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers['content-type']).toContain('application/problem+json');
+  });
+
+  it('leaves the APIs as they are: no explorer CSP on /v1 or /api, the statistics CORS unchanged', async () => {
+    const stats = await t.app.inject({ method: 'GET', url: '/v1/publications', headers: { origin: 'https://example.org' } });
+    expect(stats.statusCode).toBe(200);
+    expect(stats.headers['access-control-allow-origin']).toBe('*');
+    expect(stats.headers['content-security-policy']).toBeUndefined();
+    const register = await t.app.inject({ method: 'GET', url: '/api/v2026.1/info' });
+    expect(register.statusCode).toBe(401);
+    expect(register.headers['content-security-policy']).toBeUndefined();
+    // Not a page of the explorer: still the app's 404.
+    const other = await t.app.inject({ method: 'GET', url: '/publications' });
+    expect(other.statusCode).toBe(404);
+  });
+});
