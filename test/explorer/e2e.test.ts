@@ -1,3 +1,5 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -21,6 +23,17 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 const inCi = process.env.CI === 'true' || process.env.CI === '1';
 const skip = !chromiumAvailable() && !inCi;
 if (skip) console.warn(`Skipping the explorer's browser tests: ${MISSING_CHROMIUM_MESSAGE}`);
+
+const run = promisify(execFile);
+
+function hasPythonRequests(): boolean {
+  try {
+    execFileSync('python3', ['-c', 'import requests'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 interface Meta {
   filters: Array<{ id: string; label: string; options: Array<{ id: string; label: string }> }>;
@@ -221,9 +234,20 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
       .sort();
     expect(csvRows).toEqual(getRows);
 
-    // The code snippets name the same query.
+    // The code snippets run as shown and answer the same rows (curl always; Python when requests is installed).
     await expect(page.locator('[data-code="r"]').textContent()).resolves.toContain(`query_dataset(\n  "${ETHNICITY}",`);
-    await expect(page.locator('[data-code="python"]').textContent()).resolves.toContain('requests.post(');
+    for (const snippet of ['curl-get', 'curl-post']) {
+      const line = (await page.locator(`[data-code="${snippet}"]`).textContent())!;
+      // Asynchronously: the server answering it runs in this process.
+      const answer = JSON.parse((await run('sh', ['-c', line], { encoding: 'utf8' })).stdout) as { results: Row[] };
+      expect(answer.results, snippet).toEqual(api.results);
+    }
+    const python = (await page.locator('[data-code="python"]').textContent())!;
+    if (hasPythonRequests()) {
+      const output = (await run('python3', ['-c', python], { encoding: 'utf8' })).stdout;
+      expect(output.split('\n')[0]).toBe(`${api.paging.totalResults} rows`);
+      expect(output.trimEnd().split('\n')).toHaveLength(api.paging.totalResults + 1);
+    }
     await page.evaluate(() => document.getElementById('code-heading')!.scrollIntoView());
     await page.screenshot({ path: path.join(SCREENSHOTS, '7-code.png') });
 
