@@ -1,0 +1,99 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { buildExplorerAssets } from '../src/explorer/build.js';
+import { launchChromium } from '../test/explorer/browser.js';
+import { freePort, startServer, stopServer } from './server-process.js';
+
+/**
+ * `npm run bench:explorer`: the explorer's size and first page load.
+ *
+ * - Bundle: the client script and stylesheet as the server builds them (esbuild, minified), gzipped (level 9), as
+ *   they go over the wire. Goal: under 250 KB together.
+ * - First load: the service runs in its own process on localhost (DATA_DIR, default .data/bench-explorer, seeded
+ *   with the catalogue on its first start, or DATABASE_URL); headless Chromium (/usr/bin/chromium) opens each page
+ *   RUNS times, each time with a fresh profile (empty cache), and records the time from navigation start until the
+ *   page shows its data (the client sets `data-ready-ms` on <main> once the API answers are rendered) and the load
+ *   event. Goal: `/` under 1 s.
+ * Output: bench/results/explorer.json.
+ */
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const ETHNICITY = '9eee125b-5538-49b8-aa49-4fda877b5e57';
+const PAGES = {
+  find: '/',
+  search: '/?search=pupil',
+  dataSet: `/data-sets/${ETHNICITY}`,
+  query: `/data-sets/${ETHNICITY}/query?timePeriods.in=2020/2021|AY,2021/2022|AY&geographicLevels.in=LA&locations.in=LA|id|7zXob,LA|id|dP0Zw&filters.pTSoj=hgyW6&indicators=it6Xr,LxWjE`,
+};
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+
+async function main() {
+  const assets = await buildExplorerAssets();
+  const js = assets.files.get(assets.script)!;
+  const css = assets.files.get(assets.stylesheet)!;
+  const bundle = {
+    script: { file: assets.script, bytes: js.body.length, gzipBytes: js.gzip!.length },
+    stylesheet: { file: assets.stylesheet, bytes: css.body.length, gzipBytes: css.gzip!.length },
+    totalGzipKB: Math.round(((js.gzip!.length + css.gzip!.length) / 1024) * 10) / 10,
+    goalKB: 250,
+  };
+  console.log(`bundle: ${bundle.script.file} ${bundle.script.gzipBytes} B gzipped, ${bundle.stylesheet.file} ${bundle.stylesheet.gzipBytes} B gzipped; total ${bundle.totalGzipKB} KB`);
+
+  const port = await freePort();
+  const dataDir = process.env.DATA_DIR ?? path.resolve('.data/bench-explorer');
+  const server = await startServer({ ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_ON_START: 'true' }, 600000);
+  const base = `http://127.0.0.1:${port}`;
+  const loads: Record<string, { readyMs: number[]; loadEventMs: number[] }> = {};
+  try {
+    // One warm-up request per page, so the figures are of a running service (query indexes, connection pool).
+    for (const url of Object.values(PAGES)) await fetch(base + url);
+    for (const [name, url] of Object.entries(PAGES)) {
+      loads[name] = { readyMs: [], loadEventMs: [] };
+      for (let i = 0; i < RUNS; i++) {
+        const { context, close } = await launchChromium();
+        try {
+          const page = await context.newPage();
+          await page.goto(base + url, { waitUntil: 'load' });
+          await page.waitForSelector('main[data-ready]', { timeout: 30000 });
+          if (name === 'query') await page.waitForSelector('table[data-results] tbody tr');
+          const { ready, load } = await page.evaluate(() => {
+            const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
+            const readyAttr = Number(document.getElementById('main-content')!.dataset.readyMs);
+            return { ready: readyAttr, load: nav.loadEventEnd };
+          });
+          loads[name].readyMs.push(Math.round(ready));
+          loads[name].loadEventMs.push(Math.round(load));
+        } finally {
+          await close();
+        }
+      }
+      console.log(`${name} (${url}): shown with data after median ${median(loads[name].readyMs)} ms (max ${Math.max(...loads[name].readyMs)}), load event median ${median(loads[name].loadEventMs)} ms`);
+    }
+  } finally {
+    await stopServer(server);
+  }
+  const result = {
+    date: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100), node: process.version },
+    runsPerPage: RUNS,
+    bundle,
+    firstLoad: Object.fromEntries(
+      Object.entries(loads).map(([name, v]) => [name, { url: PAGES[name as keyof typeof PAGES], medianReadyMs: median(v.readyMs), maxReadyMs: Math.max(...v.readyMs), medianLoadEventMs: median(v.loadEventMs), readyMs: v.readyMs }]),
+    ),
+    goalFirstLoadMs: 1000,
+  };
+  await mkdir('bench/results', { recursive: true });
+  await writeFile('bench/results/explorer.json', `${JSON.stringify(result, null, 2)}\n`);
+  console.log('wrote bench/results/explorer.json');
+  const failed = bundle.totalGzipKB >= 250 || result.firstLoad.find!.medianReadyMs >= 1000;
+  if (failed) {
+    console.error('explorer goals not met (bundle < 250 KB gzipped, / shown < 1 s)');
+    process.exitCode = 1;
+  }
+}
+
+await main();
