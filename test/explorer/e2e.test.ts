@@ -206,6 +206,12 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, '5-table.png') });
     await page.evaluate(() => document.querySelector('[data-chart]')!.parentElement!.scrollIntoView());
     await page.screenshot({ path: path.join(SCREENSHOTS, '6-chart.png') });
+    // The bar chart across the locations for one period: still one series (bar) per location.
+    await page.getByLabel('Bars for one period').check();
+    expect(await page.locator('[data-chart]').getAttribute('data-kind')).toBe('bar');
+    expect(await page.locator('[data-chart] svg.app-chart [data-series]').count()).toBe(2);
+    await page.screenshot({ path: path.join(SCREENSHOTS, '6-chart-bars.png') });
+    await page.getByLabel('Line over time').check();
 
     // The copied GET URL returns the same rows as the API's POST.
     await page.locator('.app-code-block', { has: page.locator('[data-code="get-url"]') }).getByRole('button', { name: 'Copy' }).click();

@@ -173,11 +173,13 @@ export function renderChart(data: ChartData, indicator: IndicatorMeta, available
       }),
     );
   } else {
-    const barH = 28;
-    const labelW = 0;
-    const height = top + data.series.length * (barH + 10) + 30;
-    const plotW = width - left - right - labelW;
-    const xAt = (v: number) => left + ((v - lo) / (hi - lo)) * plotW;
+    // Horizontal bars, one per series, each named above its bar (long location names fit on a narrow screen).
+    const barH = 24;
+    const rowH = barH + 30;
+    const x0 = 12;
+    const height = top + data.series.length * rowH + 30;
+    const plotW = width - x0 - 100; // room after the longest bar for its marker and value
+    const xAt = (v: number) => x0 + ((v - lo) / (hi - lo)) * plotW;
     svg = s('svg', { viewBox: `0 0 ${width} ${height}`, class: 'app-chart', role: 'img', 'aria-labelledby': titleId },
       s('title', { id: titleId }, `Bar chart of ${indicator.label} in ${data.xs[0]?.label ?? ''} for ${data.series.length} series`),
       ticks.map((t) => s('g', null,
@@ -185,16 +187,18 @@ export function renderChart(data: ChartData, indicator: IndicatorMeta, available
         s('text', { x: xAt(t), y: height - 8, 'text-anchor': 'middle', class: 'app-chart__tick' }, fmt(t)))),
       data.series.map((sr, i) => {
         const v = sr.values.get(data.xs[0]?.key ?? '');
-        const y = top + i * (barH + 10);
+        const y = top + i * rowH;
         const value = v?.value;
+        const end = value === undefined ? xAt(0) : Math.max(xAt(0), xAt(value));
         return s('g', { 'data-series': sr.key, 'aria-label': sr.label },
+          s('text', { x: x0, y: y + 15, class: 'app-chart__label' }, sr.label),
           value === undefined
-            ? s('text', { x: left + 4, y: y + barH / 2 + 4, class: 'app-chart__tick' }, `${sr.label}: ${v?.raw || 'no value'}`)
+            ? s('text', { x: x0, y: y + 22 + barH / 2, class: 'app-chart__tick' }, `no number: ${v?.raw || 'no value'}`)
             : [
-                s('rect', { x: Math.min(xAt(0), xAt(value)), y, width: Math.max(1, Math.abs(xAt(value) - xAt(0))), height: barH, fill: PALETTE[i]! },
+                s('rect', { x: Math.min(xAt(0), xAt(value)), y: y + 22, width: Math.max(1, Math.abs(xAt(value) - xAt(0))), height: barH, fill: PALETTE[i]! },
                   s('title', null, `${sr.label}: ${formatValue(v!.raw, indicator)}`)),
-                marker(MARKERS[i]!, Math.max(xAt(0), xAt(value)) - 10, y + barH / 2, '#ffffff', 5),
-                s('text', { x: Math.max(xAt(0), xAt(value)) + 4 > width - 120 ? Math.max(xAt(0), xAt(value)) - 20 : Math.max(xAt(0), xAt(value)) + 4, y: y + barH / 2 + 5, 'text-anchor': Math.max(xAt(0), xAt(value)) + 4 > width - 120 ? 'end' : 'start', class: Math.max(xAt(0), xAt(value)) + 4 > width - 120 ? 'app-chart__value app-chart__value--inside' : 'app-chart__value' }, formatValue(v!.raw, indicator)),
+                marker(MARKERS[i]!, end + 10, y + 22 + barH / 2, PALETTE[i]!, 5),
+                s('text', { x: end + 20, y: y + 27 + barH / 2, class: 'app-chart__value' }, formatValue(v!.raw, indicator)),
               ]);
       }),
     );
