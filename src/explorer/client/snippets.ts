@@ -55,8 +55,9 @@ export function curlCsv(input: SnippetInput): string {
  */
 export function rSnippet(input: SnippetInput): string {
   const base = `${input.origin}/v1/`;
+  // A pinned version goes into the query and meta URLs here: eesyapi's dataset_version is a number (2.0 would be "2").
   const pin = input.dataSetVersion
-    ? `\n    # eesyapi sends versions as numbers (2.0 becomes "2"), so the exact version is set here\n    url <- sub("dataSetVersion=[^&]*", ${quoted(`dataSetVersion=${input.dataSetVersion}`)}, url)\n    if (grepl("/query$", url)) url <- paste0(url, ${quoted(`?dataSetVersion=${input.dataSetVersion}`)})`
+    ? `\n    # this query is for version ${input.dataSetVersion} of the data set (its data and its metadata)\n    if (grepl("/(query|meta)$", url)) url <- paste0(url, ${quoted(`?dataSetVersion=${input.dataSetVersion}`)})`
     : '';
   return `# install.packages("remotes"); remotes::install_github("dfe-analytical-services/eesyapi")
 library(eesyapi)
