@@ -290,6 +290,14 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     })).json()) as { results: Row[] };
     expect((await tableCells(restored)).map((c) => c[6])).toEqual(sorted.results.map((r) => formatValue(r.values[headcount.id], headcount)));
 
+    // Warnings in words: a permalink naming an option the data set does not have matches nothing.
+    await restored.goto(`${base}/data-sets/${ETHNICITY}/query?filters.${ethnicity.id}=nope1`);
+    await ready(restored);
+    await expect.poll(() => restored.locator('[data-count]').getAttribute('data-count')).toBe('0');
+    const warnings = await restored.locator('[data-warnings]').textContent();
+    expect(warnings).toContain('One or more filters could not be found. (nope1)');
+    expect(warnings).toContain('Nothing matches these choices.');
+
     expect(errors).toEqual([]);
     expect(offOrigin).toEqual([]);
   }, 240000);

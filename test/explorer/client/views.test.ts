@@ -3,6 +3,8 @@ import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
 import { describeChangeSet } from '../../../src/explorer/client/changes.js';
 import { buildChartData, MAX_SERIES, niceTicks } from '../../../src/explorer/client/chart.js';
 import { formatValue } from '../../../src/explorer/client/format.js';
+import { chartTotals, labelsOf, rowCells, warningText } from '../../../src/explorer/client/pages/query.js';
+import { emptyState } from '../../../src/explorer/client/query.js';
 
 const meta: Meta = {
   filters: [
@@ -72,5 +74,19 @@ describe('explorer views', () => {
     expect(formatValue('c', { unit: '' })).toBe('c');
     expect(niceTicks(0, 548)).toEqual([0, 200, 400, 600]);
     expect(niceTicks(-3, 7)).toEqual([-4, -2, 0, 2, 4, 6, 8]);
+  });
+
+  it('says the API’s warnings in words', () => {
+    expect(warningText({ code: 'NoResults', message: 'The query did not match any results.' })).toBe('Nothing matches these choices. Choose more time periods, locations or filter options.');
+    expect(warningText({ code: 'LocationsNotFound', message: 'One or more locations could not be found.', detail: { items: [{ level: 'LA', id: 'x' }] } })).toBe(
+      'One or more locations could not be found. ({"level":"LA","id":"x"})',
+    );
+  });
+
+  it('shows a row with labels, and holds unchosen filters at their Total option for the chart', () => {
+    const cells = rowCells(row('2020/2021', 'L2', 's2', '1234'), meta, labelsOf(meta), meta.indicators);
+    expect(cells).toEqual(['2020/21', 'Local authority', 'Barnsley', 'White - Irish', 'Secondary', '1,234']);
+    expect(chartTotals(meta, emptyState())).toEqual({ filters: { F1: ['o2'] }, held: ['Ethnicity'] });
+    expect(chartTotals(meta, { ...emptyState(), filters: { F1: ['o1'] } })).toEqual({ filters: {}, held: [] });
   });
 });
