@@ -123,6 +123,16 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: path.join(SCREENSHOTS, '2-search.png'), fullPage: true });
 
+    // A publication's own page (its title links there) lists its data sets too.
+    const publicationPage = await context.newPage();
+    await publicationPage.goto((await page.getByRole('link', { name: 'Schools, pupils and their characteristics' }).getAttribute('href', { timeout: 5000 }))!.replace(/^\//, `${base}/`));
+    await ready(publicationPage);
+    await expect(publicationPage.locator('h1').textContent()).resolves.toBe('Schools, pupils and their characteristics');
+    expect(await publicationPage.getByRole('link', { name: 'Pupil characteristics - Ethnicity and Language' }).count()).toBe(1);
+    expect(await seriousViolations(publicationPage)).toEqual([]);
+    await publicationPage.screenshot({ path: path.join(SCREENSHOTS, '2-publication.png'), fullPage: true });
+    await publicationPage.close();
+
     // The data set page: versions and their changes in words.
     await page.getByRole('link', { name: 'Pupil characteristics - Ethnicity and Language' }).click();
     await page.waitForURL(`${base}/data-sets/${ETHNICITY}`);
