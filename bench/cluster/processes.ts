@@ -1,0 +1,148 @@
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+/**
+ * Child processes of the cluster, each in its own process group (`detached`), so stopping one stops everything it
+ * started (PostgreSQL's backends, HAProxy's workers) and a stray group can be found and killed. Every group ever
+ * started is remembered until it is gone; `killAllSync` is the last resort on exit.
+ */
+
+const groups = new Set<number>();
+
+export interface Managed {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  /** Resolves when the process has exited (code or signal). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Last lines of its output, for error messages. */
+  tail(): string;
+}
+
+export function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; uid?: number; gid?: number; logDir: string; cwd?: string; onLine?: (line: string) => void },
+): Managed {
+  mkdirSync(options.logDir, { recursive: true });
+  const log: WriteStream = createWriteStream(path.join(options.logDir, `${name}.log`), { flags: 'a' });
+  const spawnOptions: SpawnOptions = {
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid } : {}),
+  };
+  const child = spawn(command, args, spawnOptions);
+  if (!child.pid) throw new Error(`${name}: could not start ${command}`);
+  const pid = child.pid;
+  groups.add(pid);
+  const lines: string[] = [];
+  let partial = '';
+  const onData = (chunk: Buffer) => {
+    log.write(chunk);
+    partial += chunk.toString();
+    const parts = partial.split('\n');
+    partial = parts.pop() ?? '';
+    for (const line of parts) {
+      lines.push(line);
+      if (lines.length > 30) lines.shift();
+      options.onLine?.(line);
+    }
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      // The group may still hold children (e.g. PostgreSQL backends after a kill -9 of the postmaster).
+      killGroup(pid, 'SIGKILL');
+      if (!groupAlive(pid)) groups.delete(pid);
+      log.end();
+      resolve({ code, signal });
+    });
+  });
+  child.once('error', () => undefined);
+  return { name, child, pid, exited, tail: () => lines.join('\n') };
+}
+
+export function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Sends `signal` to the process (not its group: PostgreSQL and Node shut their children down themselves), waits. */
+export async function stopProcess(managed: Managed, signal: NodeJS.Signals = 'SIGTERM', graceMs = 30000): Promise<void> {
+  if (managed.child.exitCode === null && managed.child.signalCode === null) {
+    managed.child.kill(signal);
+    const timer = setTimeout(() => killGroup(managed.pid, 'SIGKILL'), graceMs);
+    await managed.exited;
+    clearTimeout(timer);
+  }
+  killGroup(managed.pid, 'SIGKILL');
+  groups.delete(managed.pid);
+}
+
+/** Process groups started and not known to be gone. */
+export function liveGroups(): number[] {
+  return [...groups].filter((pgid) => groupAlive(pgid));
+}
+
+/** Synchronous last resort (process 'exit'): SIGKILL every group still alive. */
+export function killAllSync(): void {
+  for (const pgid of groups) killGroup(pgid, 'SIGKILL');
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when something accepts TCP connections on 127.0.0.1:port. */
+export function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${what}: not ready within ${Math.round(timeoutMs / 1000)} s${lastError instanceof Error ? ` (${lastError.message})` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
