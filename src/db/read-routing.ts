@@ -201,6 +201,7 @@ function describe(error: unknown): string {
  */
 class RoutedPool {
   private readonly wrapped = new WeakMap<pg.PoolClient, pg.PoolClient>();
+  private readonly guarded = new WeakSet<pg.PoolClient>();
 
   constructor(
     private readonly router: ReadRouter,
@@ -217,14 +218,28 @@ class RoutedPool {
         if (this.router.readsFromReplica()) throw error;
       }
     }
-    return this.primary.connect();
+    return this.guard(await this.primary.connect());
   }
 
   async end(): Promise<void> {
     // The pools belong to their DatabaseHandles, which end them.
   }
 
+  /**
+   * A checked-out client between queries (a cursor being read in steps) emits 'error' when its server ends the
+   * session, and the pool listens only to idle clients: without a listener that would crash the process. The
+   * failing query reports the error to its caller anyway.
+   */
+  private guard(client: pg.PoolClient, onError: (error: Error) => void = () => {}): pg.PoolClient {
+    if (!this.guarded.has(client)) {
+      this.guarded.add(client);
+      client.on('error', onError);
+    }
+    return client;
+  }
+
   private watch(client: pg.PoolClient): pg.PoolClient {
+    this.guard(client, (error) => this.router.reportFailure(error));
     let proxy = this.wrapped.get(client);
     if (!proxy) {
       const router = this.router;
