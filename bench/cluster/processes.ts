@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, type WriteStream } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -76,13 +76,32 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * True while a process of the group is running. Killed processes whose parent died stay as zombies until init
+ * reaps them (in a container, maybe never); they hold nothing, so they do not count. Without /proc: kill(0).
+ */
 export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
+  if (!existsSync('/proc/self/stat')) {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
   }
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
 }
 
 /** Sends `signal` to the process (not its group: PostgreSQL and Node shut their children down themselves), waits. */
@@ -94,6 +113,7 @@ export async function stopProcess(managed: Managed, signal: NodeJS.Signals = 'SI
     clearTimeout(timer);
   }
   killGroup(managed.pid, 'SIGKILL');
+  await waitFor(`${managed.name}'s processes to end`, async () => !groupAlive(managed.pid), 10000, 20);
   groups.delete(managed.pid);
 }
 

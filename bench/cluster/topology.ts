@@ -21,14 +21,15 @@ export const TOPOLOGY = {
   redisArgs: ['--save', '', '--appendonly', 'no'],
   /**
    * Environment of every instance besides the addresses (DATABASE_URL = primary, DATABASE_READ_URL = replica,
-   * REDIS_URL, PORT, HOST). The catalogue is seeded once through the primary, never by an instance.
+   * REDIS_URL, PORT, HOST). The catalogue is seeded once through the primary, never by an instance. The register
+   * environment differs on purpose: the script runs the sandbox (development token key), docker-compose.yml the
+   * live register with your REGISTER_TOKEN_SECRET.
    */
   instanceEnv: {
     TRUST_PROXY: 'true',
     SEED_ON_START: 'false',
     DATABASE_READ_MAX_LAG_MS: '5000',
     DATABASE_POOL_MAX: '10',
-    REGISTER_ENVIRONMENT: 'sandbox',
     LOG_LEVEL: 'warn',
   },
 } as const;
