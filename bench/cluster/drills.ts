@@ -43,6 +43,10 @@ interface Sample {
   ms: number;
   servedBy?: string;
   wrongData?: boolean;
+  /** Why the client got no answer at all (status 0). */
+  error?: string;
+  /** Register create: the trainee's last name, to look for failed writes in the database afterwards. */
+  lastName?: string;
 }
 
 interface StatsRequest {
@@ -55,6 +59,11 @@ interface StatsRequest {
 const say = (message: string) => process.stdout.write(`${message}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+
+function describeFetchError(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return [error instanceof Error ? error.message : String(error), cause?.code ?? cause?.message].filter(Boolean).join(': ');
+}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
@@ -159,16 +168,18 @@ async function main() {
     let status = 0;
     let servedBy: string | undefined;
     let wrongData: boolean | undefined;
+    let failure: string | undefined;
     try {
       const response = await send(request);
       const text = await response.text();
       status = response.status;
       servedBy = response.headers.get('x-served-by') ?? undefined;
       if (status === 200 && request.hash) wrongData = sha(text) !== request.hash;
-    } catch {
+    } catch (error) {
       status = 0;
+      failure = describeFetchError(error);
     }
-    samples.push({ at: begin - t0, drill: current, kind: 'statistics', idempotent: true, status, ms: performance.now() - begin, servedBy, wrongData });
+    samples.push({ at: begin - t0, drill: current, kind: 'statistics', idempotent: true, status, ms: performance.now() - begin, servedBy, wrongData, error: failure });
   };
   const oneWrite = async () => {
     const n = sequence++;
@@ -179,6 +190,7 @@ async function main() {
     let status = 0;
     let servedBy: string | undefined;
     let id: string | undefined;
+    let failure: string | undefined;
     try {
       const response = await fetch(`${c.url}/api/v2026.1/trainees`, {
         method: 'POST',
@@ -193,10 +205,11 @@ async function main() {
         id = body.data.trainee_id;
         acknowledged.set(id, lastName);
       }
-    } catch {
+    } catch (error) {
       status = 0;
+      failure = describeFetchError(error);
     }
-    samples.push({ at: begin - t0, drill: current, kind: 'register create', idempotent: false, status, ms: performance.now() - begin, servedBy });
+    samples.push({ at: begin - t0, drill: current, kind: 'register create', idempotent: false, status, ms: performance.now() - begin, servedBy, lastName, error: failure });
     if (!id) return;
     // Read your write at once, through the balancer, on whichever instance: the register reads the primary.
     const readBegin = performance.now();
@@ -359,6 +372,10 @@ async function main() {
     for (const row of rows) onPrimary.set(String(row.id), String(row.last_name));
   }
   const missingOrWrong = ids.filter((id) => onPrimary.get(id) !== acknowledged.get(id));
+  // Writes the client got no 201 for: did they happen anyway (committed before the instance died)?
+  const failedWrites = samples.filter((s) => s.kind === 'register create' && s.status !== 201);
+  const failedNames = failedWrites.map((s) => s.lastName!);
+  const storedAnyway = failedNames.length === 0 ? 0 : (await primary.db.selectFrom('trainees').select('id').where('last_name', 'in', failedNames).execute()).length;
   await waitFor('replica catch-up', async () => {
     const { rows } = await replicaClient.query<{ n: number }>('SELECT count(*)::int AS n FROM trainees WHERE id = ANY($1)', [ids]);
     return rows[0]!.n === ids.length;
@@ -440,7 +457,15 @@ async function main() {
     overall: summary(samples),
     drills: perDrill,
     statisticsRouting: routingSummary,
-    registerWrites: { acknowledged: ids.length, onPrimaryAsAcknowledged: ids.length - missingOrWrong.length, missingOrWrong: missingOrWrong.length, onReplica: replicaRows[0]!.n },
+    registerWrites: {
+      acknowledged: ids.length,
+      onPrimaryAsAcknowledged: ids.length - missingOrWrong.length,
+      missingOrWrong: missingOrWrong.length,
+      onReplica: replicaRows[0]!.n,
+      notAcknowledged: failedWrites.map((s) => ({ drill: s.drill, status: s.status, error: s.error })),
+      notAcknowledgedButStored: storedAnyway,
+    },
+    clientErrors: samples.filter((s) => s.error).map((s) => ({ drill: s.drill, kind: s.kind, error: s.error })),
     rateLimit: rateLimitResult,
     haproxy: haproxyCounters,
     cleanup: { leftoverProcessGroups: leftoverGroups.length, openPorts },
@@ -458,7 +483,7 @@ async function main() {
     const notes = phases.find((p) => p.drill === d)!.notes;
     if (Object.keys(notes).length > 0) say(`  ${d}: ${JSON.stringify(notes)}`);
   }
-  say(`register writes: ${ids.length} acknowledged, ${ids.length - missingOrWrong.length} on the primary as acknowledged, ${replicaRows[0]!.n} on the replica`);
+  say(`register writes: ${ids.length} acknowledged, ${ids.length - missingOrWrong.length} on the primary as acknowledged, ${replicaRows[0]!.n} on the replica; ${failedWrites.length} not acknowledged (${failedWrites.map((s) => `${s.drill}: ${s.status || s.error}`).join('; ') || '-'}), of which ${storedAnyway} stored anyway`);
   say(`rate limit: first 100 answered ${JSON.stringify(rateLimitResult.first100Statuses)}, 101st answered ${rateLimitResult.request101Status}, answered by ${JSON.stringify(rateLimitResult.answeredBy)}`);
   say(`statistics routing: ${JSON.stringify(routingSummary)}`);
   say(`haproxy: ${JSON.stringify(haproxyCounters)}`);
