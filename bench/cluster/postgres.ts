@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, chmod, chown, copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -64,9 +64,28 @@ function settingsFlags(settings: Record<string, string>): string[] {
   return Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`]);
 }
 
+/**
+ * A postmaster.pid whose process is gone (or a zombie not reaped yet) after the server was killed: PostgreSQL
+ * would refuse to start while the process id still exists.
+ */
+async function clearStalePidFile(dir: string): Promise<void> {
+  const file = path.join(dir, 'postmaster.pid');
+  if (!existsSync(file)) return;
+  const pid = Number((await readFile(file, 'utf8')).split('\n')[0]);
+  let running = false;
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    running = !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!);
+  } catch {
+    running = false;
+  }
+  if (!running) await rm(file, { force: true });
+}
+
 /** Starts `postgres` on the data directory and waits until it accepts connections (read-only ones on a standby). */
 export async function startServer(server: PgServer, settings: Record<string, string>, logDir: string): Promise<void> {
   const ids = postgresIds();
+  if (existsSync('/proc/self/stat')) await clearStalePidFile(server.dir);
   server.process = startProcess(
     server.name,
     postgresBinary,

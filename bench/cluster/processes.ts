@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -120,6 +120,51 @@ export async function stopProcess(managed: Managed, signal: NodeJS.Signals = 'SI
 /** Process groups started and not known to be gone. */
 export function liveGroups(): number[] {
   return [...groups].filter((pgid) => groupAlive(pgid));
+}
+
+/** Running processes of a group with their command lines (Linux /proc). */
+function groupMembers(pgid: number): Array<{ pid: number; cmdline: string }> {
+  if (!existsSync('/proc/self/stat')) return [];
+  const members: Array<{ pid: number; cmdline: string }> = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) !== pgid || fields[0] === 'Z') continue;
+      members.push({ pid: Number(entry), cmdline: readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ') });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return members;
+}
+
+/**
+ * Records the groups started so far in `file`, so that a later start can stop what a killed run (kill -9 of the
+ * script itself, which no handler sees) left behind.
+ */
+export function recordGroups(file: string): void {
+  writeFileSync(file, JSON.stringify([...groups]));
+}
+
+/**
+ * Kills the groups a previous run recorded in `file` that are still running one of the cluster's programs
+ * (a recorded id reused by an unrelated process is left alone). Returns how many it killed.
+ */
+export async function reapRecordedGroups(file: string, programs: string[]): Promise<number> {
+  if (!existsSync(file)) return 0;
+  let recorded: number[] = [];
+  try {
+    recorded = JSON.parse(readFileSync(file, 'utf8')) as number[];
+  } catch {
+    return 0;
+  }
+  const killed = recorded.filter((pgid) => groupMembers(pgid).some((m) => programs.some((p) => m.cmdline.includes(p))));
+  for (const pgid of killed) killGroup(pgid, 'SIGKILL');
+  await waitFor('the processes of the earlier run to end', async () => killed.every((pgid) => !groupAlive(pgid)), 15000, 50);
+  rmSync(file, { force: true });
+  return killed.length;
 }
 
 /** Synchronous last resort (process 'exit'): SIGKILL every group still alive. */
