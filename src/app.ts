@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
+import type { ReadRouter } from './db/read-routing.js';
 import { openApiPlugin } from './plugins/openapi.js';
 import { hardeningPlugin } from './plugins/hardening.js';
 import { metricsPlugin } from './plugins/metrics.js';
@@ -19,6 +20,8 @@ export interface AppDeps {
   db: Db;
   /** Optional read replica for the statistics API (DATABASE_READ_URL); defaults to `db`. */
   readDb?: Db;
+  /** With a replica: where statistics reads go now, reported by /health/ready. */
+  readRouting?: ReadRouter;
   /** The pools behind `db`/`readDb`, for pool metrics. */
   pools?: Record<string, pg.Pool>;
   /** Logger options or `false`; tests pass false. */
@@ -86,7 +89,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(metricsPlugin, { pools: deps.pools });
   await app.register(hardeningPlugin, { config });
   await app.register(openApiPlugin);
-  await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb });
+  await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, readRouting: deps.readRouting });
   const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
   await app.register(statisticsApi, { prefix: '/v1', config, db: deps.readDb ?? deps.db, writeDb: deps.db, rowIndexes });
   await app.register(registerApi, { prefix: '/api', config, db: deps.db });

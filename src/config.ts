@@ -10,6 +10,8 @@ export const ConfigSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_READ_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  // A read replica further behind the primary than this (as clients see it) is taken out of statistics reads.
+  DATABASE_READ_MAX_LAG_MS: Type.Integer({ minimum: 0, default: 5000 }),
   DATA_DIR: Type.String({ minLength: 1, default: '.data' }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),

@@ -2,12 +2,15 @@ import type { Config } from './config.js';
 import { createDatabase, type DatabaseHandle } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrateToLatestOrThrow } from './db/migrate.js';
+import { ReadRouter, routedReadDatabase } from './db/read-routing.js';
 
 export interface Runtime {
   /** The primary database. */
   primary: DatabaseHandle;
   /** The read pool for the statistics API: a replica when DATABASE_READ_URL is set, else the primary. */
   read: DatabaseHandle;
+  /** With DATABASE_READ_URL: where statistics reads go now (replica, or the primary while it is down or lagging). */
+  readRouting?: ReadRouter;
   databaseUrl: string;
   embedded?: EmbeddedDatabase;
   close(): Promise<void>;
@@ -40,9 +43,12 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     onPoolError: (error: Error) => log(`database pool error: ${error.message}`),
   };
   const primary = createDatabase(databaseUrl, poolOptions);
-  const read = config.DATABASE_READ_URL ? createDatabase(config.DATABASE_READ_URL, poolOptions) : primary;
+  const replica = config.DATABASE_READ_URL ? createDatabase(config.DATABASE_READ_URL, poolOptions) : undefined;
+  const readRouting = replica ? new ReadRouter(primary.pool, replica.pool, { maxLagMs: config.DATABASE_READ_MAX_LAG_MS, log }) : undefined;
+  const read = replica && readRouting ? routedReadDatabase(readRouting, primary, replica) : primary;
   try {
     if (options.migrate !== false) await migrateToLatestOrThrow(primary.db);
+    await readRouting?.start();
   } catch (error) {
     await primary.close();
     if (read !== primary) await read.close();
@@ -52,6 +58,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   return {
     primary,
     read,
+    readRouting,
     databaseUrl,
     embedded,
     async close() {

