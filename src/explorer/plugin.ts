@@ -39,12 +39,26 @@ function send(request: FastifyRequest, reply: FastifyReply, file: ExplorerAsset)
   return reply.send(file.body);
 }
 
+let processBuild: Promise<ExplorerAssets> | undefined;
+
+/**
+ * The assets built once per process: they depend only on the client source, and a build costs about 0.1 s of CPU,
+ * which every app of a test run (dozens per file) would otherwise pay again. A failed build is not kept.
+ */
+function processExplorerAssets(): Promise<ExplorerAssets> {
+  processBuild ??= buildExplorerAssets().catch((error: unknown) => {
+    processBuild = undefined;
+    throw error;
+  });
+  return processBuild;
+}
+
 /**
  * The data explorer: a page at `/` (and its deep links) on top of the public statistics API, plus its static files
  * under `/assets/`. Registered at the root scope; its hooks (CSP) apply to its own routes only.
  */
 export const explorerPlugin: FastifyPluginAsync<ExplorerOptions> = async (app, options) => {
-  const assets = options.assets ?? (await buildExplorerAssets());
+  const assets = options.assets ?? (await processExplorerAssets());
 
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('content-security-policy', EXPLORER_CSP);
