@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
+import { ServiceUnavailableError } from '../errors.js';
 import type { Database } from './schema.js';
 
 // int8 (count(*), bigserial) as numbers; dates as 'YYYY-MM-DD' strings, never shifted by the local time zone.
@@ -16,7 +17,14 @@ export interface DatabaseOptions {
   max?: number;
   connectionTimeoutMillis?: number;
   statementTimeoutMillis?: number;
+  /**
+   * Client-side deadline of every database call (a query, one cursor read): a call the server has not answered by
+   * then fails with a 503 and its connection is destroyed, so a frozen or unreachable database cannot hang a request.
+   * Default: the statement timeout plus 5 s (the server normally stops a slow statement first). 0 turns it off.
+   */
+  queryTimeoutMillis?: number;
   applicationName?: string;
+  /** Called for every connection-level error (idle or checked-out connection lost, database restarted). */
   onPoolError?: (error: Error) => void;
 }
 
@@ -26,26 +34,126 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/** The socket of a pg client or connection (not in pg's types). */
+type WithStream = { stream?: { destroyed?: boolean; destroy(error?: Error): void } };
+
+/** The database did not answer a call within the client-side deadline. */
+export class DatabaseDeadlineError extends ServiceUnavailableError {
+  readonly code = 'DATABASE_DEADLINE';
+  constructor(deadlineMs: number) {
+    super(`The database did not answer within ${deadlineMs} ms. Try again shortly.`);
+  }
+}
+
+/** Ends a connection at once: pg then fails its queries with `error`, and the pool discards the client. */
+function destroyConnection(connection: WithStream | undefined, error: Error): void {
+  const stream = connection?.stream;
+  if (stream && !stream.destroyed) stream.destroy(error);
+}
+
+/** Whether a connection's socket is gone (nothing more will arrive on it). */
+function connectionGone(connection: WithStream | undefined): boolean {
+  return !connection?.stream || connection.stream.destroyed === true;
+}
+
+/**
+ * Gives a pooled client a deadline on each promise-style query (what Kysely and the repositories use).
+ * Submittables (cursors, COPY streams) are left alone: cursors bound each read themselves, and COPY runs as long
+ * as the import feeds it.
+ */
+function guardQueries(client: pg.PoolClient, deadlineMs: number): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const [config] = args;
+    const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
+    if (submittable || args.some((arg) => typeof arg === 'function')) return query(...args);
+    const connection = (client as unknown as { connection?: WithStream }).connection;
+    const timer = setTimeout(() => destroyConnection(connection, new DatabaseDeadlineError(deadlineMs)), deadlineMs);
+    timer.unref();
+    return (query(...args) as Promise<unknown>).finally(() => clearTimeout(timer));
+  };
+}
+
+/**
+ * pg-cursor with a deadline on each read, and a `close()` that does not wait forever for an answer from a
+ * connection that has died (pg-cursor waits for the server's ReadyForQuery, which a lost connection never sends,
+ * and the connection would never go back to the pool).
+ */
+export function guardedCursorClass(deadlineMs: number): typeof Cursor {
+  class GuardedCursor<Row = unknown> extends Cursor<Row> {
+    private get link(): (WithStream & NodeJS.EventEmitter) | undefined {
+      return (this as unknown as { connection?: WithStream & NodeJS.EventEmitter }).connection ?? undefined;
+    }
+
+    override read(maxRows: number): Promise<Row[]>;
+    override read(maxRows: number, callback: Cursor.ResultCallback<Row>): undefined;
+    override read(maxRows: number, callback?: Cursor.ResultCallback<Row>): Promise<Row[]> | undefined {
+      if (callback || deadlineMs <= 0) return super.read(maxRows, callback as Cursor.ResultCallback<Row>);
+      const timer = setTimeout(() => destroyConnection(this.link, new DatabaseDeadlineError(deadlineMs)), deadlineMs);
+      timer.unref();
+      return super.read(maxRows).finally(() => clearTimeout(timer));
+    }
+
+    override close(): Promise<void>;
+    override close(callback: (err: Error) => void): undefined;
+    override close(callback?: (err: Error) => void): Promise<void> | undefined {
+      if (callback) return super.close(callback);
+      const link = this.link;
+      if (!link || connectionGone(link)) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          link.removeListener('end', done);
+          resolve();
+        };
+        // A connection that stops answering while closing is destroyed too; either way the cursor is finished.
+        const timer = setTimeout(() => {
+          destroyConnection(link, new DatabaseDeadlineError(deadlineMs));
+          done();
+        }, deadlineMs > 0 ? deadlineMs : 5000);
+        timer.unref();
+        link.once('end', done);
+        super.close().then(done, done);
+      });
+    }
+  }
+  return GuardedCursor as unknown as typeof Cursor;
+}
+
 export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool {
+  const statementTimeout = options.statementTimeoutMillis ?? 30000;
+  const deadline = options.queryTimeoutMillis ?? statementTimeout + 5000;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     // A request waits a bounded time for a connection instead of forever (the pg default).
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5000,
     idleTimeoutMillis: 30000,
-    statement_timeout: options.statementTimeoutMillis ?? 30000,
+    statement_timeout: statementTimeout,
     idle_in_transaction_session_timeout: 60000,
     application_name: options.applicationName ?? 'education-api',
     options: '-c TimeZone=UTC',
+    // Dead peers (a database host that vanished) are noticed by TCP keep-alive instead of never.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10000,
   });
-  // An idle client losing its connection must not crash the process.
-  pool.on('error', (error) => options.onPoolError?.(error));
+  const report = (error: Error) => options.onPoolError?.(error);
+  // The pool re-emits errors of idle clients; without a listener they would end the process.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    // A checked-out client whose connection dies (database restart, network cut) emits 'error' on itself; without
+    // this listener Node ends the process. Its queries fail (503) and the pool discards it when it is released.
+    client.on('error', report);
+    if (deadline > 0) guardQueries(client, deadline);
+  });
   return pool;
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): DatabaseHandle {
   const pool = createPool(url, options);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
+  const statementTimeout = options.statementTimeoutMillis ?? 30000;
+  const deadline = options.queryTimeoutMillis ?? statementTimeout + 5000;
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: guardedCursorClass(deadline) }) });
   let closed = false;
   return {
     db,
