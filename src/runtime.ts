@@ -1,15 +1,23 @@
 import type { Config } from './config.js';
-import { createDatabase, type DatabaseHandle } from './db/database.js';
+import { createDatabase, type DatabaseHandle, type DatabaseOptions } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrateToLatestOrThrow } from './db/migrate.js';
+import { HEALTH_TIMEOUT_MS } from './plugins/health.js';
 
 export interface Runtime {
-  /** The primary database. */
+  /** The primary database's pool for the register API and every write (DATABASE_REGISTER_POOL_MAX). */
   primary: DatabaseHandle;
-  /** The read pool for the statistics API: a replica when DATABASE_READ_URL is set, else the primary. */
+  /**
+   * The statistics API's own pool (DATABASE_STATISTICS_POOL_MAX): on the replica when DATABASE_READ_URL is set,
+   * else on the primary. Separate either way, so statistics load never takes the register's connections.
+   */
   read: DatabaseHandle;
+  /** One-connection pools for `/health/ready` (primary, and the replica when configured): never queued behind API traffic. */
+  health: DatabaseHandle[];
   databaseUrl: string;
   embedded?: EmbeddedDatabase;
+  /** The pools by name, for the `db_pool_connections` metric. */
+  pools(): Record<string, DatabaseHandle['pool']>;
   close(): Promise<void>;
 }
 
@@ -32,31 +40,50 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     embedded = await startEmbeddedPostgres(config.DATA_DIR, { log: (m) => m && log(`[postgres] ${m}`) });
     databaseUrl = embedded.url;
   }
-  const poolOptions = {
-    max: config.DATABASE_POOL_MAX,
+  const poolOptions: DatabaseOptions = {
     connectionTimeoutMillis: config.DATABASE_CONNECTION_TIMEOUT_MS,
     statementTimeoutMillis: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    queryTimeoutMillis: config.DATABASE_QUERY_TIMEOUT_MS,
     applicationName: options.applicationName,
-    onPoolError: (error: Error) => log(`database pool error: ${error.message}`),
+    onPoolError: (error: Error) => log(`database connection error: ${error.message}`),
   };
-  const primary = createDatabase(databaseUrl, poolOptions);
-  const read = config.DATABASE_READ_URL ? createDatabase(config.DATABASE_READ_URL, poolOptions) : primary;
+  const primary = createDatabase(databaseUrl, { ...poolOptions, max: config.DATABASE_REGISTER_POOL_MAX ?? config.DATABASE_POOL_MAX });
+  const read = createDatabase(config.DATABASE_READ_URL ?? databaseUrl, {
+    ...poolOptions,
+    max: config.DATABASE_STATISTICS_POOL_MAX ?? config.DATABASE_POOL_MAX,
+  });
+  const healthOptions: DatabaseOptions = {
+    max: 1,
+    connectionTimeoutMillis: HEALTH_TIMEOUT_MS,
+    statementTimeoutMillis: HEALTH_TIMEOUT_MS,
+    queryTimeoutMillis: HEALTH_TIMEOUT_MS,
+    applicationName: `${options.applicationName ?? 'education-api'}-health`,
+  };
+  const health = [createDatabase(databaseUrl, healthOptions)];
+  if (config.DATABASE_READ_URL) health.push(createDatabase(config.DATABASE_READ_URL, healthOptions));
+  const closePools = async () => {
+    await Promise.all([read.close(), primary.close(), ...health.map((h) => h.close())]);
+  };
   try {
     if (options.migrate !== false) await migrateToLatestOrThrow(primary.db);
   } catch (error) {
-    await primary.close();
-    if (read !== primary) await read.close();
+    await closePools();
     if (embedded?.owned) await embedded.stop();
     throw error;
   }
   return {
     primary,
     read,
+    health,
     databaseUrl,
     embedded,
+    pools() {
+      const pools: Record<string, DatabaseHandle['pool']> = { register: primary.pool, statistics: read.pool, health: health[0]!.pool };
+      if (health[1]) pools['health-read'] = health[1].pool;
+      return pools;
+    },
     async close() {
-      if (read !== primary) await read.close();
-      await primary.close();
+      await closePools();
       if (embedded?.owned) await embedded.stop();
     },
   };

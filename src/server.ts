@@ -27,9 +27,12 @@ async function main() {
   }
 
   await runStartupTasks({ config, runtime, log: say });
-  const pools: Record<string, typeof runtime.primary.pool> = { primary: runtime.primary.pool };
-  if (runtime.read !== runtime.primary) pools.read = runtime.read.pool;
-  const app = await buildApp(config, { db: runtime.primary.db, readDb: runtime.read.db, pools });
+  const app = await buildApp(config, {
+    db: runtime.primary.db,
+    readDb: runtime.read.db,
+    healthDbs: runtime.health.map((h) => h.db),
+    pools: runtime.pools(),
+  });
   // Node's own socket timeouts, so slow or idle clients cannot hold connections forever.
   app.server.requestTimeout = config.REQUEST_TIMEOUT_MS + 5000;
   app.server.headersTimeout = 15000;
