@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
@@ -75,12 +76,38 @@ function guardQueries(client: pg.PoolClient, deadlineMs: number): void {
 }
 
 /**
+ * An abort signal for the cursors created while `run` is active (see `withCursorAbort`): once it fires, a cursor
+ * whose read is still waiting for the server has its connection destroyed, so an abandoned export stops waiting
+ * for a slow first chunk and its pool slot is free at once.
+ */
+const cursorAbort = new AsyncLocalStorage<AbortSignal>();
+
+/** Runs `fn` (which starts or advances a cursor stream) with `signal` as the abort signal of the cursors it creates. */
+export function withCursorAbort<T>(signal: AbortSignal, fn: () => T): T {
+  return cursorAbort.run(signal, fn);
+}
+
+/**
  * pg-cursor with a deadline on each read, and a `close()` that does not wait forever for an answer from a
  * connection that has died (pg-cursor waits for the server's ReadyForQuery, which a lost connection never sends,
  * and the connection would never go back to the pool).
  */
 export function guardedCursorClass(deadlineMs: number): typeof Cursor {
   class GuardedCursor<Row = unknown> extends Cursor<Row> {
+    private readonly abortSignal = cursorAbort.getStore();
+    private reading = false;
+
+    constructor(...args: ConstructorParameters<typeof Cursor>) {
+      super(...args);
+      this.abortSignal?.addEventListener(
+        'abort',
+        () => {
+          if (this.reading) destroyConnection(this.link, new Error('The cursor was abandoned while a read was waiting.'));
+        },
+        { once: true },
+      );
+    }
+
     private get link(): (WithStream & NodeJS.EventEmitter) | undefined {
       return (this as unknown as { connection?: WithStream & NodeJS.EventEmitter }).connection ?? undefined;
     }
@@ -88,10 +115,15 @@ export function guardedCursorClass(deadlineMs: number): typeof Cursor {
     override read(maxRows: number): Promise<Row[]>;
     override read(maxRows: number, callback: Cursor.ResultCallback<Row>): undefined;
     override read(maxRows: number, callback?: Cursor.ResultCallback<Row>): Promise<Row[]> | undefined {
-      if (callback || deadlineMs <= 0) return super.read(maxRows, callback as Cursor.ResultCallback<Row>);
-      const timer = setTimeout(() => destroyConnection(this.link, new DatabaseDeadlineError(deadlineMs)), deadlineMs);
-      timer.unref();
-      return super.read(maxRows).finally(() => clearTimeout(timer));
+      if (callback) return super.read(maxRows, callback);
+      if (this.abortSignal?.aborted) return Promise.reject(new Error('The cursor was abandoned.'));
+      const timer = deadlineMs > 0 ? setTimeout(() => destroyConnection(this.link, new DatabaseDeadlineError(deadlineMs)), deadlineMs) : undefined;
+      timer?.unref();
+      this.reading = true;
+      return super.read(maxRows).finally(() => {
+        this.reading = false;
+        clearTimeout(timer);
+      });
     }
 
     override close(): Promise<void>;

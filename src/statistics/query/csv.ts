@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import { sql } from 'kysely';
 import type { FastifyReply } from 'fastify';
-import type { Db } from '../../db/database.js';
+import { withCursorAbort, type Db } from '../../db/database.js';
 import type { ResolvedQuery } from './resolve.js';
 import { csvHeader, csvRow, resultColumns } from './results.js';
 import { allRowsSql } from './sql.js';
@@ -32,6 +32,8 @@ export interface QueryCsvOptions {
   timeoutMs?: number;
   /** Counts the rows written (for the log line of an export that stops early). */
   onRows?: (rows: number) => void;
+  /** Fires when the client is gone: a cursor read still waiting (a slow first chunk) is abandoned at once. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -45,10 +47,18 @@ export async function* queryCsvRecords(db: Db, meta: VersionMeta, query: Resolve
     if (options.timeoutMs) await sql`SELECT set_config('statement_timeout', ${String(options.timeoutMs)}, true)`.execute(trx);
     const compiled = allRowsSql(meta.rowsTable, query.predicate, query.sorts, resultColumns(meta, query)).compile(trx);
     let rows = 0;
-    for await (const chunk of trx.getExecutor().stream(compiled, CURSOR_CHUNK)) {
-      for (const row of chunk.rows) yield csvRow(meta, query, row as Record<string, unknown>).map(escapeFormula);
-      rows += chunk.rows.length;
-      options.onRows?.(rows);
+    const chunks = trx.getExecutor().stream(compiled, CURSOR_CHUNK)[Symbol.asyncIterator]();
+    const signal = options.signal ?? new AbortController().signal;
+    try {
+      while (true) {
+        const step = await withCursorAbort(signal, () => chunks.next());
+        if (step.done) break;
+        for (const row of step.value.rows) yield csvRow(meta, query, row as Record<string, unknown>).map(escapeFormula);
+        rows += step.value.rows.length;
+        options.onRows?.(rows);
+      }
+    } finally {
+      await chunks.return?.();
     }
     await trx.commit().execute();
     finished = true;
@@ -68,12 +78,16 @@ export async function* queryCsvRecords(db: Db, meta: VersionMeta, query: Resolve
 export function streamQueryCsv(db: Db, meta: VersionMeta, query: ResolvedQuery, reply: FastifyReply): FastifyReply {
   const limits = reply.server.streaming;
   const release = limits ? limits.exports.acquire(reply.request.ip) : () => {};
-  reply.raw.once('close', release);
+  const gone = new AbortController();
+  reply.raw.once('close', () => {
+    release();
+    gone.abort();
+  });
   const csv = stringify({ header: true, columns: csvHeader(meta, query) });
   reply.header('content-type', 'text/csv; charset=utf-8');
   reply.header('content-disposition', 'attachment; filename="query.csv"');
   let rows = 0;
-  const records = queryCsvRecords(db, meta, query, { timeoutMs: limits?.queryCsvTimeoutMs, onRows: (n) => (rows = n) });
+  const records = queryCsvRecords(db, meta, query, { timeoutMs: limits?.queryCsvTimeoutMs, onRows: (n) => (rows = n), signal: gone.signal });
   pipeline(Readable.from(records), csv).catch((error: unknown) => {
     const code = (error as { code?: unknown }).code;
     if (code === 'ERR_STREAM_PREMATURE_CLOSE' || reply.raw.destroyed) {
