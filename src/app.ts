@@ -85,7 +85,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     );
   });
 
-  await app.register(metricsPlugin, { pools: deps.pools });
+  await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
   await app.register(openApiPlugin);

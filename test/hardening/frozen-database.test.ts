@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -76,7 +76,7 @@ function signalAll(pids: number[], signal: NodeJS.Signals): void {
   }
 }
 
-async function timedInject(options: Parameters<FastifyInstance['inject']>[0]) {
+async function timedInject(options: InjectOptions) {
   const started = Date.now();
   const res = await app.inject(options);
   return { status: res.statusCode, body: res.body, ms: Date.now() - started };
