@@ -57,19 +57,38 @@ function connectionGone(connection: WithStream | undefined): boolean {
   return !connection?.stream || connection.stream.destroyed === true;
 }
 
+const SET_STATEMENT_TIMEOUT = /^\s*SET\s+(LOCAL\s+|SESSION\s+)?statement_timeout\s*(?:=|TO)\s*'?(\d+)(ms)?'?\s*;?\s*$/i;
+const TRANSACTION_END = /^\s*(COMMIT|ROLLBACK|END|ABORT)\b/i;
+
 /**
  * Gives a pooled client a deadline on each promise-style query (what Kysely and the repositories use).
- * Submittables (cursors, COPY streams) are left alone: cursors bound each read themselves, and COPY runs as long
- * as the import feeds it.
+ * The deadline follows the session: a statement that changes `statement_timeout` (the importer's
+ * `SET LOCAL statement_timeout = 0` for its long statements) sets it to that timeout plus 5 s (none for 0), for the
+ * transaction (`LOCAL`) or the session. Submittables (cursors, COPY streams) are left alone: cursors bound each read
+ * themselves, and COPY runs as long as the import feeds it.
  */
 function guardQueries(client: pg.PoolClient, deadlineMs: number): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  let sessionDeadline = deadlineMs;
+  let localDeadline: number | undefined;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const [config] = args;
     const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
     if (submittable || args.some((arg) => typeof arg === 'function')) return query(...args);
+    const text = typeof config === 'string' ? config : typeof (config as { text?: unknown })?.text === 'string' ? (config as { text: string }).text : '';
+    const deadline = localDeadline ?? sessionDeadline;
+    const setting = SET_STATEMENT_TIMEOUT.exec(text);
+    if (setting) {
+      const timeout = Number(setting[2]);
+      const next = timeout === 0 ? 0 : timeout + 5000;
+      if (setting[1]?.trim().toUpperCase() === 'LOCAL') localDeadline = next;
+      else sessionDeadline = next;
+    } else if (TRANSACTION_END.test(text)) {
+      localDeadline = undefined;
+    }
+    if (deadline <= 0) return query(...args);
     const connection = (client as unknown as { connection?: WithStream }).connection;
-    const timer = setTimeout(() => destroyConnection(connection, new DatabaseDeadlineError(deadlineMs)), deadlineMs);
+    const timer = setTimeout(() => destroyConnection(connection, new DatabaseDeadlineError(deadline)), deadline);
     timer.unref();
     return (query(...args) as Promise<unknown>).finally(() => clearTimeout(timer));
   };
