@@ -26,6 +26,8 @@ export interface RuntimeOptions {
   /** Run pending migrations (the server and most CLIs do). */
   migrate?: boolean;
   applicationName?: string;
+  /** Connection-level errors (a connection lost, a deadline passed); default: `log`. Never fatal. */
+  onDatabaseError?: (error: Error) => void;
 }
 
 /**
@@ -45,7 +47,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     statementTimeoutMillis: config.DATABASE_STATEMENT_TIMEOUT_MS,
     queryTimeoutMillis: config.DATABASE_QUERY_TIMEOUT_MS,
     applicationName: options.applicationName,
-    onPoolError: (error: Error) => log(`database connection error: ${error.message}`),
+    onPoolError: options.onDatabaseError ?? ((error: Error) => log(`database connection error: ${error.message}`)),
   };
   const primary = createDatabase(databaseUrl, { ...poolOptions, max: config.DATABASE_REGISTER_POOL_MAX ?? config.DATABASE_POOL_MAX });
   const read = createDatabase(config.DATABASE_READ_URL ?? databaseUrl, {
