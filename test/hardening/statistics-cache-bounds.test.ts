@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResolvedVersionCache, VersionMetaCache } from '../../src/statistics/query/version-meta.js';
+import { sql } from 'kysely';
+import { RowIndexStore } from '../../src/statistics/query/row-index.js';
+import { loadVersionMeta, ResolvedVersionCache, VersionMetaCache } from '../../src/statistics/query/version-meta.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 
@@ -15,6 +17,8 @@ beforeAll(async () => {
     .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
     .executeTakeFirstOrThrow();
   version = { id: row.id, rows_table: row.rows_table! };
+  // The same rows under a second name: a second index of the same size.
+  await sql`CREATE VIEW stats_data.same_rows AS SELECT * FROM ${sql.table(`stats_data.${version.rows_table}`)}`.execute(database.db);
 });
 afterAll(async () => {
   await database?.drop();
@@ -45,5 +49,25 @@ describe('statistics cache bounds', () => {
     // The most recent are kept, the oldest evicted.
     expect(cache.get(`${ABSENCE_SCHOOL.dataSetId}|${'9'.repeat(400)}19999`)).toEqual({ id: 19999, label: 'version 19999' });
     expect(cache.get(`${ABSENCE_SCHOOL.dataSetId}|${'9'.repeat(400)}0`)).toBeUndefined();
+  });
+
+  it('keeps row indexes within QUERY_INDEX_MEMORY_MB, least recently used evicted, too large never kept', async () => {
+    const first = await loadVersionMeta(database.db, version.id, version.rows_table);
+    const second = await loadVersionMeta(database.db, version.id, 'same_rows');
+    const probe = new RowIndexStore();
+    const one = (await probe.ensure(database.db, first))!.bytes;
+    expect(one).toBeGreaterThan(0);
+
+    const store = new RowIndexStore({ memoryBudgetBytes: Math.floor(one * 1.5) });
+    expect(await store.ensure(database.db, first)).toBeDefined();
+    expect(await store.ensure(database.db, second)).toBeDefined();
+    // Both do not fit: the older one was evicted.
+    expect(store.bytes).toBeLessThanOrEqual(Math.floor(one * 1.5));
+    expect(await store.indexFor(database.db, first)).toBeUndefined();
+    expect(await store.indexFor(database.db, second)).toBeDefined();
+
+    const tiny = new RowIndexStore({ memoryBudgetBytes: Math.floor(one / 2) });
+    expect(await tiny.ensure(database.db, first)).toBeUndefined();
+    expect(tiny.bytes).toBe(0);
   });
 });
