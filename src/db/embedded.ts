@@ -263,6 +263,7 @@ export async function startEmbeddedPostgres(
         { ...user, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
       );
       child = postgres;
+      process.on('exit', killOnExit);
       postgres.stderr.on('data', (chunk: Buffer) => {
         const message = chunk.toString();
         log(message.trim());
@@ -279,7 +280,10 @@ export async function startEmbeddedPostgres(
         else log(`postgres process error: ${error.message}`);
       });
       postgres.on('exit', (code, signal) => {
-        if (child === postgres) child = undefined;
+        if (child === postgres) {
+          child = undefined;
+          process.removeListener('exit', killOnExit);
+        }
         if (!ready) {
           reject(new Error(`The embedded PostgreSQL in ${clusterDir} did not start (${signal ?? `exit code ${code}`}): ${output.trim().split('\n').slice(-3).join(' ')}`));
         } else {
@@ -302,7 +306,6 @@ export async function startEmbeddedPostgres(
   };
 
   await start();
-  process.on('exit', killOnExit);
   await ensureDatabase(port, database);
   return {
     url: urlFor(port),
@@ -315,7 +318,6 @@ export async function startEmbeddedPostgres(
     start,
     async destroy() {
       await stop();
-      process.removeListener('exit', killOnExit);
       await rm(clusterDir, { recursive: true, force: true });
       if (clusterDir !== linkDir) await rm(linkDir, { force: true });
     },
