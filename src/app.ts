@@ -7,6 +7,7 @@ import type { ReadRouter } from './db/read-routing.js';
 import { openApiPlugin } from './plugins/openapi.js';
 import { hardeningPlugin } from './plugins/hardening.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { streamingPlugin } from './plugins/streaming.js';
 import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
 import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
@@ -22,6 +23,8 @@ export interface AppDeps {
   readDb?: Db;
   /** With a replica: where statistics reads go now, reported by /health/ready. */
   readRouting?: ReadRouter;
+  /** Databases `/health/ready` probes, on pools of their own (see src/runtime.ts); default `db` and `readDb`. */
+  healthDbs?: Db[];
   /** The pools behind `db`/`readDb`, for pool metrics. */
   pools?: Record<string, pg.Pool>;
   /** Logger options or `false`; tests pass false. */
@@ -86,10 +89,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     );
   });
 
-  await app.register(metricsPlugin, { pools: deps.pools });
+  await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db });
   await app.register(hardeningPlugin, { config });
+  await app.register(streamingPlugin, { config });
   await app.register(openApiPlugin);
-  await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, readRouting: deps.readRouting });
+  await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting });
   const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
   await app.register(statisticsApi, { prefix: '/v1', config, db: deps.readDb ?? deps.db, writeDb: deps.db, rowIndexes });
   await app.register(registerApi, { prefix: '/api', config, db: deps.db });

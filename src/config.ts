@@ -18,6 +18,11 @@ export const ConfigSchema = Type.Object({
     { default: 'info' },
   ),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  // Each API has its own pool, so load on one never starves the other; both default to DATABASE_POOL_MAX.
+  DATABASE_REGISTER_POOL_MAX: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  DATABASE_STATISTICS_POOL_MAX: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  // Client-side deadline of each database call; default DATABASE_STATEMENT_TIMEOUT_MS + 5000.
+  DATABASE_QUERY_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 1 })),
   DATABASE_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
   DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
@@ -31,6 +36,13 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_STATISTICS_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1048576 }),
+  // A streamed response (CSV) whose client has not taken any bytes for this long is dropped.
+  STREAM_STALL_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
+  // Streamed query CSVs: their own statement bound (instead of DATABASE_STATEMENT_TIMEOUT_MS), and how many may run
+  // at once per client IP (429 beyond) and in total (503 beyond).
+  QUERY_CSV_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 600000 }),
+  QUERY_CSV_MAX_PER_CLIENT: Type.Integer({ minimum: 1, default: 2 }),
+  QUERY_CSV_MAX_CONCURRENT: Type.Integer({ minimum: 1, default: 4 }),
   // How long the statistics query may reuse a resolved data set version (status, rows table); 0 = every request.
   QUERY_VERSION_CACHE_MS: Type.Integer({ minimum: 0, default: 1000 }),
   // Memory the in-process row indexes of the statistics query may hold (least recently used evicted beyond it).

@@ -17,19 +17,31 @@ async function main() {
   }
 
   const say = (message: string) => process.stdout.write(`${message}\n`);
+  // Lost connections and missed deadlines are logged (as warnings once the app's logger exists), never fatal.
+  let databaseError = (error: Error): void => {
+    process.stderr.write(`database connection error: ${error.message}\n`);
+  };
   let runtime: Runtime;
   try {
     if (!config.DATABASE_URL) say(`Starting the embedded PostgreSQL in ${config.DATA_DIR}/postgres ...`);
-    runtime = await openRuntime(config, { log: config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? say : undefined });
+    runtime = await openRuntime(config, {
+      log: config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? say : undefined,
+      onDatabaseError: (error) => databaseError(error),
+    });
   } catch (error) {
     process.stderr.write(`Could not open the database: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   }
 
   await runStartupTasks({ config, runtime, log: say });
-  const pools: Record<string, typeof runtime.primary.pool> = { primary: runtime.primary.pool };
-  if (runtime.read !== runtime.primary) pools.read = runtime.read.pool;
-  const app = await buildApp(config, { db: runtime.primary.db, readDb: runtime.read.db, readRouting: runtime.readRouting, pools });
+  const app = await buildApp(config, {
+    db: runtime.primary.db,
+    readDb: runtime.read.db,
+    readRouting: runtime.readRouting,
+    healthDbs: runtime.health.map((h) => h.db),
+    pools: runtime.pools(),
+  });
+  databaseError = (error) => app.log.warn({ err: error.message }, 'database connection error');
   // Node's own socket timeouts, so slow or idle clients cannot hold connections forever.
   app.server.requestTimeout = config.REQUEST_TIMEOUT_MS + 5000;
   app.server.headersTimeout = 15000;

@@ -59,7 +59,7 @@ export default async function setup(project: TestProject) {
     for (const { datname } of rows) await cleanup.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     await cleanup.end();
     if (embedded) {
-      await embedded.stop();
+      await embedded.destroy();
       if (clusterDir) await rm(clusterDir, { recursive: true, force: true });
     }
   };

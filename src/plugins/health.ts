@@ -5,6 +5,9 @@ import type { Db } from '../db/database.js';
 import type { ReadRouter } from '../db/read-routing.js';
 import { ServiceUnavailableError } from '../errors.js';
 
+/** `/health/ready` answers within a second: connecting and probing together are bounded by this. */
+export const HEALTH_TIMEOUT_MS = 800;
+
 const HealthSchema = Type.Object(
   {
     status: Type.Literal('ok'),
@@ -24,7 +27,33 @@ const HealthSchema = Type.Object(
   { $id: 'Health' },
 );
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; readDb?: Db; readRouting?: ReadRouter }> = async (app, { db, readDb, readRouting }) => {
+export interface HealthOptions {
+  db: Db;
+  readDb?: Db;
+  /**
+   * The databases readiness probes, each on a pool of its own (src/runtime.ts) so the probe never waits behind API
+   * traffic for a connection. Without them the API pools are probed, still bounded by HEALTH_TIMEOUT_MS.
+   */
+  probes?: Db[];
+  /** With a read replica: where statistics reads go. A replica that is down or lagging does not make us unready. */
+  readRouting?: ReadRouter;
+}
+
+/** `SELECT 1`, or a rejection once `ms` have passed (a frozen database never answers). */
+async function probe(db: Db, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([sql`SELECT 1`.execute(db), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { db, readDb, probes, readRouting }) => {
+  const targets = probes && probes.length > 0 ? probes : readDb && readDb !== db && !readRouting ? [db, readDb] : [db];
   app.addSchema(HealthSchema);
   app.get(
     '/health/live',
@@ -36,15 +65,14 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ db: Db; readDb?: Db; read
     {
       schema: {
         tags: ['Health'],
-        summary: 'The service can answer: its primary database responds (and, with a read replica, where statistics reads go)',
+        summary:
+          'The service can answer: its primary database responds within a second (and, with a read replica, where statistics reads go)',
         response: { 200: Type.Ref('Health'), 503: Type.Ref('Problem') },
       },
     },
     async () => {
       try {
-        await sql`SELECT 1`.execute(db);
-        // A replica that is down or lagging does not make the instance unready: statistics reads use the primary.
-        if (readDb && readDb !== db && !readRouting) await sql`SELECT 1`.execute(readDb);
+        await Promise.all(targets.map((target) => probe(target, HEALTH_TIMEOUT_MS)));
       } catch (error) {
         throw new ServiceUnavailableError('The database is not reachable.', { cause: error });
       }

@@ -1,24 +1,46 @@
 import fp from 'fastify-plugin';
+import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Db } from '../db/database.js';
 
 export interface MetricsOptions {
   pools?: Record<string, pg.Pool>;
+  /** Where statistics imports are observed (the readiness pool in the server: a scrape never queues behind API traffic). */
+  importsDb?: Db;
 }
 
-/** Import progress, set by the importer when it runs inside the server process (seed on start). */
-export const importProgress = {
-  rowsLoaded: 0,
-  running: false,
-};
+/** A scrape waits at most this long for the import progress query; the gauges are left out when it does not answer. */
+const IMPORT_PROGRESS_TIMEOUT_MS = 800;
+
+export interface ImportProgress {
+  running: number;
+  rowsLoaded: number;
+}
+
+/**
+ * Statistics imports loading rows into this database right now, from any process (`npm run import`, `npm run seed`,
+ * the seed on start, another instance): the importer COPYs each file into its session's `import_rows` table (its
+ * statement is `COPY import_rows FROM STDIN`), and PostgreSQL reports running COPYs in `pg_stat_progress_copy`.
+ * (The table is created in the import's uncommitted transaction, so only the statement text identifies it.)
+ */
+export async function readImportProgress(db: Db): Promise<ImportProgress> {
+  const { rows } = await sql<{ running: number; rows_loaded: number }>`
+    SELECT count(*)::int AS running, coalesce(sum(p.tuples_processed), 0)::bigint AS rows_loaded
+    FROM pg_stat_progress_copy p
+    JOIN pg_stat_activity a ON a.pid = p.pid
+    WHERE p.command = 'COPY FROM' AND a.query LIKE 'COPY import_rows FROM STDIN%'
+      AND p.datid = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(db);
+  return { running: rows[0]?.running ?? 0, rowsLoaded: Number(rows[0]?.rows_loaded ?? 0) };
+}
 
 /**
  * `GET /metrics` in Prometheus text format: request counts and latency by route and status, database pool usage,
  * import progress and the process's default metrics. One registry per app, so tests can build many apps.
  */
 export const metricsPlugin = fp<MetricsOptions>(
-  async (app: FastifyInstance, { pools = {} }) => {
+  async (app: FastifyInstance, { pools = {}, importsDb }) => {
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
     const requests = new Counter({
@@ -47,20 +69,44 @@ export const metricsPlugin = fp<MetricsOptions>(
         }
       },
     });
+    // Both import gauges come from one query per scrape, shared by their collect() calls.
+    let progress: Promise<ImportProgress | undefined> | undefined;
+    const importProgress = () => {
+      if (!importsDb) return Promise.resolve(undefined);
+      progress ??= (async () => {
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          return await Promise.race([
+            readImportProgress(importsDb),
+            new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), IMPORT_PROGRESS_TIMEOUT_MS))),
+          ]);
+        } catch {
+          return undefined;
+        } finally {
+          clearTimeout(timer);
+          setImmediate(() => (progress = undefined));
+        }
+      })();
+      return progress;
+    };
     new Gauge({
       name: 'statistics_import_rows_loaded',
-      help: 'Rows loaded by the statistics import running in this process',
+      help: 'Rows loaded so far by the statistics imports running against this database (any process)',
       registers: [registry],
-      collect() {
-        this.set(importProgress.rowsLoaded);
+      async collect() {
+        const current = await importProgress();
+        if (current) this.set(current.rowsLoaded);
+        else this.reset();
       },
     });
     new Gauge({
       name: 'statistics_import_running',
-      help: '1 while a statistics import runs in this process',
+      help: 'Statistics imports loading rows into this database right now (any process)',
       registers: [registry],
-      collect() {
-        this.set(importProgress.running ? 1 : 0);
+      async collect() {
+        const current = await importProgress();
+        if (current) this.set(current.running);
+        else this.reset();
       },
     });
 

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Executor } from '../../db/database.js';
 import { locationColumn } from './levels.js';
 import type { Predicate, SortKey } from './resolve.js';
@@ -481,76 +482,98 @@ export interface RowIndexStoreOptions {
  * rows table is written once by its import and never reloaded, so an index never goes stale.
  */
 export class RowIndexStore {
-  private readonly indexes = new Map<string, Entry>();
+  /** Built indexes, least recently used evicted beyond the budget (each sized by its bytes). */
+  private ready: LRUCache<string, RowIndex>;
+  /** Indexes being built: not yet sized, so not in `ready`. */
+  private readonly building = new Map<string, Promise<RowIndex | undefined>>();
+  /** Versions whose index would not fit the budget at all: they stay on SQL, and are not built again. */
+  private readonly tooLarge = new Set<string>();
   private memoryBudgetBytes = 1024 * 1024 * 1024;
   private enabled = true;
   private indicatorValues = true;
 
   constructor(options: RowIndexStoreOptions = {}) {
+    this.ready = this.newCache();
     this.configure(options);
   }
 
-  /** Changes the settings; indexes already built stay (drop them with `forget`). */
+  private newCache(): LRUCache<string, RowIndex> {
+    return new LRUCache<string, RowIndex>({ maxSize: Math.max(1, this.memoryBudgetBytes), sizeCalculation: (index) => Math.max(1, index.bytes) });
+  }
+
+  /** Changes the settings; indexes already built stay (drop them with `forget`), within the new budget. */
   configure(options: RowIndexStoreOptions): void {
     if (options.memoryBudgetBytes !== undefined) {
       this.memoryBudgetBytes = options.memoryBudgetBytes;
       // A budget of 0 turns the index off: every query runs on SQL.
       this.enabled = options.memoryBudgetBytes > 0;
+      // Most recently used first: set in reverse so the order is kept.
+      const previous = [...this.ready.entries()].reverse();
+      this.ready = this.newCache();
+      for (const [key, index] of previous) this.ready.set(key, index);
+      this.tooLarge.clear();
     }
     if (options.enabled !== undefined) this.enabled = options.enabled;
     if (options.indicatorValues !== undefined) this.indicatorValues = options.indicatorValues;
   }
 
+  /** Bytes held by the built indexes (as sized when last used). */
+  get bytes(): number {
+    return this.ready.calculatedSize;
+  }
+
   /** The version's index when it is ready; otherwise starts building it (once) and returns undefined. */
   async indexFor(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
     if (!this.enabled) return undefined;
-    return (this.indexes.get(keyOf(meta)) ?? this.start(db, meta)).index;
+    const index = this.readyIndex(meta);
+    if (index) return index;
+    const key = keyOf(meta);
+    if (!this.building.has(key) && !this.tooLarge.has(key)) void this.start(db, meta);
+    return undefined;
   }
 
   /** The version's index, waiting for it to be built (tests, benchmarks, warm-up). */
   async ensure(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
-    return (this.indexes.get(keyOf(meta)) ?? this.start(db, meta)).promise;
+    if (this.tooLarge.has(keyOf(meta))) return undefined;
+    return this.readyIndex(meta) ?? this.building.get(keyOf(meta)) ?? this.start(db, meta);
   }
 
   /** Drops every index (they are built again on use, with the current settings). */
   forget(): void {
-    this.indexes.clear();
+    this.ready.clear();
+    this.building.clear();
+    this.tooLarge.clear();
   }
 
-  private start(db: Executor, meta: VersionMeta): Entry {
+  /** A built index, its size brought up to date (postings are added as queries use them). */
+  private readyIndex(meta: VersionMeta): RowIndex | undefined {
     const key = keyOf(meta);
-    const entry: Entry = {
-      promise: buildRowIndex(db, meta, { indicators: this.indicatorValues }).then(
-        (index) => {
-          // An index larger than the whole budget is not kept, and not rebuilt: that version stays on SQL.
-          if (index.bytes > this.memoryBudgetBytes) return undefined;
-          entry.index = index;
-          this.evict(entry);
-          return index;
-        },
-        () => {
-          // A failed build (e.g. the table went away) is retried by a later query.
-          this.indexes.delete(key);
-          return undefined;
-        },
-      ),
-    };
-    this.indexes.set(key, entry);
-    return entry;
+    const index = this.ready.get(key);
+    if (index && this.ready.info(key)?.size !== Math.max(1, index.bytes)) this.ready.set(key, index);
+    return index;
   }
 
-  private evict(keep: Entry): void {
-    let used = 0;
-    for (const entry of this.indexes.values()) used += entry.index?.bytes ?? 0;
-    while (used > this.memoryBudgetBytes) {
-      let oldest: [string, Entry] | undefined;
-      for (const item of this.indexes) {
-        if (item[1] !== keep && item[1].index && (!oldest || item[1].index.lastUsed < oldest[1].index!.lastUsed)) oldest = item;
-      }
-      if (!oldest) return;
-      used -= oldest[1].index!.bytes;
-      this.indexes.delete(oldest[0]);
-    }
+  private start(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
+    const key = keyOf(meta);
+    const promise = buildRowIndex(db, meta, { indicators: this.indicatorValues }).then(
+      (index) => {
+        this.building.delete(key);
+        // An index larger than the whole budget is not kept: that version stays on SQL.
+        if (index.bytes > this.memoryBudgetBytes) {
+          this.tooLarge.add(key);
+          return undefined;
+        }
+        this.ready.set(key, index);
+        return index;
+      },
+      () => {
+        // A failed build (e.g. the table went away) is retried by a later query.
+        this.building.delete(key);
+        return undefined;
+      },
+    );
+    this.building.set(key, promise);
+    return promise;
   }
 }
 

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Executor } from '../../db/database.js';
 import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from './levels.js';
 
@@ -77,28 +78,95 @@ export function timePeriodKey(period: string, code: string): string {
   return `${period}|${code}`;
 }
 
+/** Approximate heap bytes of a string (UTF-16) with its object header. */
+function stringBytes(value: string | null | undefined): number {
+  return value ? 32 + value.length * 2 : 0;
+}
+
 /**
- * Version metadata kept by one app, least recently used dropped beyond 64 versions. A published version's metadata
- * never changes, and the cache belongs to the app (not the process), so two apps on two databases — whose versions
- * can share ids — never answer from each other's.
+ * Approximate heap bytes of a version's metadata: its strings, an object per entry and the entries of the lookup
+ * maps (which share the objects). Good to within a small factor, which is what a byte budget needs.
+ */
+export function versionMetaBytes(meta: VersionMeta): number {
+  const perObject = 64;
+  const perMapEntry = 48;
+  let bytes = 1024 + stringBytes(meta.rowsTable);
+  for (const f of meta.filters) bytes += perObject + stringBytes(f.publicId) + stringBytes(f.columnName) + stringBytes(f.label) + stringBytes(f.column);
+  for (const o of meta.optionsById.values()) bytes += perObject + stringBytes(o.publicId) + stringBytes(o.label);
+  for (const i of meta.indicators) bytes += perObject + stringBytes(i.publicId) + stringBytes(i.columnName) + stringBytes(i.label) + stringBytes(i.column);
+  for (const l of meta.locationsById.values()) {
+    bytes += perObject + stringBytes(l.level) + stringBytes(l.label) + stringBytes(l.publicId) + stringBytes(l.code);
+    bytes += stringBytes(l.oldCode) + stringBytes(l.urn) + stringBytes(l.laEstab) + stringBytes(l.ukprn);
+  }
+  for (const t of meta.timePeriods) bytes += perObject + stringBytes(t.period) + stringBytes(t.code) + stringBytes(timePeriodKey(t.period, t.code));
+  const mapEntries =
+    meta.filtersByPublicId.size + meta.optionsByPublicId.size + meta.optionsById.size + meta.indicatorsByPublicId.size +
+    meta.locationsById.size * 2 + meta.timePeriodsById.size + meta.timePeriodIdByKey.size + meta.levels.size;
+  return bytes + mapEntries * perMapEntry;
+}
+
+/** Default memory budget of the version metadata kept by one app. */
+export const VERSION_META_CACHE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Version metadata kept by one app, bounded by bytes (least recently used dropped beyond the budget; a version
+ * larger than the whole budget is used but not kept). A published version's metadata never changes, and the cache
+ * belongs to the app (not the process), so two apps on two databases (whose versions can share ids) never answer
+ * from each other's.
  */
 export class VersionMetaCache {
-  private readonly entries = new Map<string, VersionMeta>();
+  private readonly entries: LRUCache<string, VersionMeta>;
 
-  constructor(private readonly maxVersions = 64) {}
+  constructor(maxBytes = VERSION_META_CACHE_BYTES) {
+    this.entries = new LRUCache<string, VersionMeta>({ maxSize: maxBytes, sizeCalculation: (meta) => Math.max(1, versionMetaBytes(meta)) });
+  }
+
+  /** Bytes held (approximate). */
+  get bytes(): number {
+    return this.entries.calculatedSize;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
 
   async load(db: Executor, versionId: number, rowsTable: string): Promise<VersionMeta> {
     const key = `${versionId}:${rowsTable}`;
     const cached = this.entries.get(key);
-    if (cached) {
-      this.entries.delete(key);
-      this.entries.set(key, cached);
-      return cached;
-    }
+    if (cached) return cached;
     const meta = await loadVersionMeta(db, versionId, rowsTable);
     this.entries.set(key, meta);
-    if (this.entries.size > this.maxVersions) this.entries.delete(this.entries.keys().next().value!);
     return meta;
+  }
+}
+
+/**
+ * Resolved public data set versions (the `dataSetVersion` a query names, or the latest), reused for `ttlMs`
+ * (QUERY_VERSION_CACHE_MS) so a status change shows within that time. Bounded by bytes: the key is client input.
+ */
+export class ResolvedVersionCache<V extends object> {
+  private readonly entries: LRUCache<string, V>;
+
+  constructor(ttlMs: number, maxBytes = 8 * 1024 * 1024) {
+    this.entries = new LRUCache<string, V>({
+      maxSize: maxBytes,
+      ttl: Math.max(1, ttlMs),
+      // The key (client input, up to the URL's length) and the row's fields, approximately.
+      sizeCalculation: (value, key) => 256 + key.length * 2 + JSON.stringify(value).length * 2,
+    });
+  }
+
+  /** Bytes held (approximate). */
+  get bytes(): number {
+    return this.entries.calculatedSize;
+  }
+
+  get(key: string): V | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, value: V): void {
+    this.entries.set(key, value);
   }
 }
 

@@ -11,7 +11,7 @@ import { parseGetQuery, type RawQuery } from '../query/parse-get.js';
 import { parsePostBody } from '../query/parse-post.js';
 import { resolveQuery } from '../query/resolve.js';
 import { runQuery } from '../query/execute.js';
-import { VersionMetaCache } from '../query/version-meta.js';
+import { ResolvedVersionCache, VersionMetaCache } from '../query/version-meta.js';
 import type { DataSetVersionRow } from '../versions.js';
 import { streamQueryCsv } from '../query/csv.js';
 
@@ -41,20 +41,16 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
 
   // Resolved public versions, reused for QUERY_VERSION_CACHE_MS (a status change shows within that time).
   // Requests with a preview token always resolve afresh. Only successes are kept.
-  const resolvedVersions = new Map<string, { version: DataSetVersionRow; until: number }>();
+  const resolvedVersions = new ResolvedVersionCache<DataSetVersionRow>(versionCacheMs);
   async function resolveVersion(request: FastifyRequest, dataSetId: string, dataSetVersion: string | undefined): Promise<DataSetVersionRow> {
     const previewToken = previewTokenOf(request.headers);
     const key = `${dataSetId}|${dataSetVersion ?? ''}`;
-    const now = Date.now();
     if (!previewToken && versionCacheMs > 0) {
       const cached = resolvedVersions.get(key);
-      if (cached && cached.until > now) return cached.version;
+      if (cached) return cached;
     }
     const { version, viaPreviewToken } = await resolveDataSetVersion(db, { dataSetId, dataSetVersion, previewToken, policy: 'query' });
-    if (!viaPreviewToken && versionCacheMs > 0) {
-      if (resolvedVersions.size > 10000) resolvedVersions.clear();
-      resolvedVersions.set(key, { version, until: now + versionCacheMs });
-    }
+    if (!viaPreviewToken && versionCacheMs > 0) resolvedVersions.set(key, version);
     return version;
   }
 

@@ -1,0 +1,39 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase, DatabaseDeadlineError, type DatabaseHandle } from '../../src/db/database.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+/** The client-side deadline of database calls: a 503 and a closed connection, following the session's timeout. */
+let database: TestDatabase;
+let handle: DatabaseHandle;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  // statement_timeout 10 s on the server, but the client gives up on a call after 300 ms.
+  handle = createDatabase(database.url, { max: 2, statementTimeoutMillis: 10000, queryTimeoutMillis: 300 });
+});
+afterAll(async () => {
+  await handle?.close();
+  await database?.drop();
+});
+
+describe('database call deadline', () => {
+  it('fails a call the database does not answer in time with a 503, and the pool serves on', async () => {
+    const started = Date.now();
+    const error = await sql`SELECT pg_sleep(2)`.execute(handle.db).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(DatabaseDeadlineError);
+    expect((error as DatabaseDeadlineError).status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(1500);
+    // The connection was closed and discarded; the next call gets a fresh one.
+    expect((await sql<{ one: number }>`SELECT 1 AS one`.execute(handle.db)).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('follows SET LOCAL statement_timeout for the transaction (the importer turns it off for its long statements)', async () => {
+    await handle.db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL statement_timeout = 0`.execute(trx);
+      await sql`SELECT pg_sleep(0.6)`.execute(trx);
+    });
+    // After the transaction the pool's deadline applies again.
+    await expect(sql`SELECT pg_sleep(0.6)`.execute(handle.db)).rejects.toBeInstanceOf(DatabaseDeadlineError);
+  });
+});

@@ -1,0 +1,138 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { createProviderWithToken, validTrainee, type TestProvider } from '../register/helpers.js';
+
+/**
+ * PostgreSQL frozen (postmaster and every backend SIGSTOPped: a hung host, a storage stall): no request may hang.
+ * Readiness answers 503 within a second; register and statistics requests answer 503 once their client-side
+ * deadline (DATABASE_QUERY_TIMEOUT_MS) or the connection timeout passes; all recover when it resumes.
+ */
+let dir: string;
+let database: EmbeddedDatabase;
+let runtime: Runtime;
+let app: FastifyInstance;
+let provider: TestProvider;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'frozen-db-'));
+  await chmod(dir, 0o755);
+  database = await startEmbeddedPostgres(dir);
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: database.url,
+    SEED_ON_START: 'false',
+    DATABASE_POOL_MAX: '3',
+    DATABASE_CONNECTION_TIMEOUT_MS: '1000',
+    DATABASE_QUERY_TIMEOUT_MS: '1500',
+  });
+  runtime = await openRuntime(config);
+  provider = await createProviderWithToken(runtime.primary.db);
+  app = await buildApp(config, {
+    db: runtime.primary.db,
+    readDb: runtime.read.db,
+    healthDbs: runtime.health.map((h) => h.db),
+    pools: runtime.pools(),
+    logger: false,
+  });
+}, 180000);
+
+afterAll(async () => {
+  await app?.close();
+  await runtime?.close();
+  await database?.destroy();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** The postmaster and its children (backends, background workers), from /proc. */
+function clusterProcesses(postmaster: number): number[] {
+  const pids = [postmaster];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone
+    }
+  }
+}
+
+async function timedInject(options: InjectOptions) {
+  const started = Date.now();
+  const res = await app.inject(options);
+  return { status: res.statusCode, body: res.body, ms: Date.now() - started };
+}
+
+describe('frozen database', () => {
+  it('answers readiness 503 within a second and every request 503 within its deadline, then recovers when it resumes', async () => {
+    const list = { method: 'GET' as const, url: '/api/v2026.1/trainees', headers: provider.auth };
+    const create = (name: string) => ({
+      method: 'POST' as const,
+      url: '/api/v2026.1/trainees',
+      headers: provider.auth,
+      payload: { data: validTrainee({ first_names: name, last_name: `Frozen${name}` }) },
+    });
+    // Warm: every pool holds an open connection when the database freezes.
+    expect((await timedInject(create('Alpha'))).status).toBe(201);
+    expect((await timedInject(list)).status).toBe(200);
+    expect((await timedInject({ method: 'GET', url: '/v1/publications' })).status).toBe(200);
+    expect((await timedInject({ method: 'GET', url: '/health/ready' })).status).toBe(200);
+
+    const pids = clusterProcesses(database.pid!);
+    expect(pids.length).toBeGreaterThan(1);
+    signalAll(pids, 'SIGSTOP');
+    try {
+      const ready = await timedInject({ method: 'GET', url: '/health/ready' });
+      expect(ready.status).toBe(503);
+      expect(ready.ms).toBeLessThan(1000);
+
+      const [read, write, statistics, again] = await Promise.all([
+        timedInject(list),
+        timedInject(create('Bravo')),
+        timedInject({ method: 'GET', url: '/v1/publications' }),
+        timedInject({ method: 'GET', url: '/health/ready' }),
+      ]);
+      for (const answer of [read, write, statistics]) {
+        expect(answer.status).toBe(503);
+        // The deadline (1.5 s) or the connection timeout (1 s), with room for a loaded machine; never a hang.
+        expect(answer.ms).toBeLessThan(6000);
+      }
+      expect(JSON.parse(read.body)).toEqual({ error: expect.any(String) });
+      expect(JSON.parse(statistics.body)).toMatchObject({ status: 503 });
+      expect(again.status).toBe(503);
+      expect(again.ms).toBeLessThan(1000);
+    } finally {
+      signalAll(pids, 'SIGCONT');
+    }
+
+    // Recovers by itself.
+    let ready = 0;
+    for (let attempt = 0; attempt < 40 && ready !== 200; attempt++) {
+      ready = (await timedInject({ method: 'GET', url: '/health/ready' })).status;
+      if (ready !== 200) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(ready).toBe(200);
+    expect((await timedInject(create('Charlie'))).status).toBe(201);
+    expect((await timedInject(list)).status).toBe(200);
+    expect((await timedInject({ method: 'GET', url: '/v1/publications' })).status).toBe(200);
+  }, 120000);
+});

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { RowIndexStore } from '../../src/statistics/query/row-index.js';
+import { loadVersionMeta, ResolvedVersionCache, VersionMetaCache } from '../../src/statistics/query/version-meta.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
+
+/** The statistics API's in-process caches are bounded by bytes, not by entry counts. */
+let database: TestDatabase;
+let version: { id: number; rows_table: string };
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const row = await database.db
+    .selectFrom('data_set_versions')
+    .select(['id', 'rows_table'])
+    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+    .executeTakeFirstOrThrow();
+  version = { id: row.id, rows_table: row.rows_table! };
+  // The same rows under a second name: a second index of the same size.
+  await sql`CREATE VIEW stats_data.same_rows AS SELECT * FROM ${sql.table(`stats_data.${version.rows_table}`)}`.execute(database.db);
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+describe('statistics cache bounds', () => {
+  it('keeps version metadata within its byte budget', async () => {
+    const roomy = new VersionMetaCache();
+    const meta = await roomy.load(database.db, version.id, version.rows_table);
+    expect(roomy.size).toBe(1);
+    const oneVersion = roomy.bytes;
+    // Labels, ids and lookup maps of the fixture's filters, locations and time periods: kilobytes, not a count of 1.
+    expect(oneVersion).toBeGreaterThan(5000);
+    expect(await roomy.load(database.db, version.id, version.rows_table)).toBe(meta);
+
+    // A budget below one version's size: the metadata is still served, but not kept.
+    const tight = new VersionMetaCache(Math.floor(oneVersion / 2));
+    expect((await tight.load(database.db, version.id, version.rows_table)).versionId).toBe(version.id);
+    expect(tight.size).toBe(0);
+    expect(tight.bytes).toBe(0);
+  });
+
+  it('keeps resolved versions within their byte budget whatever the keys clients send', () => {
+    const cache = new ResolvedVersionCache<{ id: number; label: string }>(60000, 256 * 1024);
+    for (let i = 0; i < 20000; i++) cache.set(`${ABSENCE_SCHOOL.dataSetId}|${'9'.repeat(400)}${i}`, { id: i, label: `version ${i}` });
+    expect(cache.bytes).toBeLessThanOrEqual(256 * 1024);
+    expect(cache.bytes).toBeGreaterThan(128 * 1024);
+    // The most recent are kept, the oldest evicted.
+    expect(cache.get(`${ABSENCE_SCHOOL.dataSetId}|${'9'.repeat(400)}19999`)).toEqual({ id: 19999, label: 'version 19999' });
+    expect(cache.get(`${ABSENCE_SCHOOL.dataSetId}|${'9'.repeat(400)}0`)).toBeUndefined();
+  });
+
+  it('keeps row indexes within QUERY_INDEX_MEMORY_MB, least recently used evicted, too large never kept', async () => {
+    const first = await loadVersionMeta(database.db, version.id, version.rows_table);
+    const second = await loadVersionMeta(database.db, version.id, 'same_rows');
+    const probe = new RowIndexStore();
+    const one = (await probe.ensure(database.db, first))!.bytes;
+    expect(one).toBeGreaterThan(0);
+
+    const store = new RowIndexStore({ memoryBudgetBytes: Math.floor(one * 1.5) });
+    expect(await store.ensure(database.db, first)).toBeDefined();
+    expect(await store.ensure(database.db, second)).toBeDefined();
+    // Both do not fit: the older one was evicted.
+    expect(store.bytes).toBeLessThanOrEqual(Math.floor(one * 1.5));
+    expect(await store.indexFor(database.db, first)).toBeUndefined();
+    expect(await store.indexFor(database.db, second)).toBeDefined();
+
+    const tiny = new RowIndexStore({ memoryBudgetBytes: Math.floor(one / 2) });
+    expect(await tiny.ensure(database.db, first)).toBeUndefined();
+    expect(tiny.bytes).toBe(0);
+  });
+});
