@@ -10,6 +10,7 @@ import {
   ageRange, entryName, inclusionMessage, isValidCode, type ReferenceField,
 } from '../reference-data.js';
 import type { VersionAdapter } from '../versions/index.js';
+import { fundingErrors } from '../funding.js';
 import { EARLY_YEARS_ROUTES, PRIMARY_AGE_RANGES, UNDERGRADUATE_ROUTES } from './serialize.js';
 
 export type Attributes = Record<string, unknown>;
@@ -47,6 +48,19 @@ export function academicCycleOf(date: string): number {
   return Number(date.slice(5, 7)) >= 8 ? year : year - 1;
 }
 
+/**
+ * The academic cycle the funding rules use: the one holding `trainee_start_date` (else `itt_start_date`); when that
+ * date is not a valid date, the cycle holding today + 1 month (the real rules do not fall back to the other date).
+ */
+export function fundingCycle(attrs: Attributes, today: string): number {
+  const chosen = isBlank(attrs.trainee_start_date) ? attrs.itt_start_date : attrs.trainee_start_date;
+  const date = isoDate(chosen);
+  if (date) return academicCycleOf(date);
+  const next = new Date(`${today}T00:00:00Z`);
+  next.setUTCMonth(next.getUTCMonth() + 1);
+  return academicCycleOf(next.toISOString().slice(0, 10));
+}
+
 function yearsAgo(today: string, years: number): string {
   return `${Number(today.slice(0, 4)) - years}${today.slice(4)}`;
 }
@@ -67,12 +81,6 @@ const INITIATIVES_BY_CYCLE: Record<number, readonly string[]> = {
   2025: ['international_relocation_payment', 'now_teach', 'veterans_teaching_undergraduate_bursary', 'primary_mathematics_specialist'],
   2026: ['now_teach', 'veterans_teaching_undergraduate_bursary', 'primary_mathematics_specialist'],
 };
-
-const FUNDING_TYPES: Record<string, 'scholarship' | 'bursary' | 'grant'> = {
-  '4': 'scholarship', '7': 'bursary', '8': 'bursary', '9': 'bursary', B: 'bursary', C: 'bursary', D: 'bursary', E: 'grant',
-};
-// Subjects whose trainees may be funded without student-finance eligibility in 2025/26 and 2026/27 (fund-code exception).
-const FUND_CODE_EXCEPTION_SUBJECT = /^(ancient|classical|latin|modern languages|french|german|spanish|physics)/i;
 
 function inclusion(errors: string[], attribute: string, value: unknown, field: ReferenceField): void {
   if (!isBlank(value) && !isValidCode(field, value)) errors.push(inclusionMessage(attribute, codeText(value), field));
@@ -232,15 +240,15 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   if (earlyYears && subject1 !== undefined && subject1 !== EARLY_YEARS_SUBJECT) {
     errors.push('course_subject_1 is invalid. It should be `100510` for the training_route provided');
   }
-  const fundingMethod = isBlank(attrs.funding_method) ? undefined : codeText(attrs.funding_method);
-  const fundCode = isBlank(attrs.fund_code) ? undefined : codeText(attrs.fund_code);
-  const fundingType = fundingMethod ? FUNDING_TYPES[fundingMethod] : undefined;
-  if (fundingType && fundCode !== undefined && fundCode !== '7' && isValidCode('fund_code', fundCode) && subject1 && isValidCode('course_subject', subject1)) {
-    const subjectName = entryName('course_subject', subject1) ?? subject1;
-    const cycle = academicCycleOf(isoDate(attrs.trainee_start_date) ?? ittStart ?? today);
-    const exception = (cycle === 2025 || cycle === 2026) && FUND_CODE_EXCEPTION_SUBJECT.test(subjectName);
-    if (!exception) errors.push(`funding_method '${fundingType}' is not allowed when fund_code is '${fundCode}' and course_subject_1 is '${subjectName}'`);
-  }
+  errors.push(...fundingErrors({
+    trainingRoute: route,
+    courseSubject1: subject1,
+    courseAgeRange: ageCode,
+    fundCode: isBlank(attrs.fund_code) ? undefined : codeText(attrs.fund_code),
+    fundingMethod: isBlank(attrs.funding_method) ? undefined : codeText(attrs.funding_method),
+    cycle: fundingCycle(attrs, today),
+    exceptionStartYears: adapter.fundCodeExceptionStartYears,
+  }));
 
   // 5. Nested degrees and placements (create only; updates use the nested endpoints).
   if (context.mode === 'create') {
