@@ -47,19 +47,42 @@ function requestData(body: unknown): Record<string, unknown> {
   return data as Record<string, unknown>;
 }
 
-/** The request's fields in canonical names, unknown and read-only keys dropped (the real permit lists). */
-function acceptedInput(version: RegisterVersion, data: Record<string, unknown>): Attributes {
+/**
+ * Members the real permit lists accept but the API derives or ignores (`ethnic_group` comes from `ethnicity`, …):
+ * they keep a body from being "missing" but change nothing. `trn` is not among them (never permitted).
+ */
+const IGNORED_FIELDS = new Set<string>([
+  'ethnic_group', 'ethnic_background', 'diversity_disclosure', 'disability_disclosure', 'course_education_phase',
+  'course_allocation_subject_id', 'progress', 'applying_for_bursary', 'applying_for_grant', 'applying_for_scholarship',
+  'bursary_tier', 'course_study_mode', 'hesa_disabilities', 'nationalisations_attributes',
+]);
+
+/** Members a `PUT`/`PATCH` may clear with `null`; any other `null` leaves the stored value as it is. */
+const CLEARABLE_BY_NULL = new Set<string>(['course_subject_2', 'course_subject_3', 'ethnicity']);
+
+/**
+ * The request's fields in canonical names, unknown and read-only keys dropped (the real permit lists). `null`
+ * members are dropped as the real mapper drops them, except those `mode` lets a client clear.
+ */
+function acceptedInput(version: RegisterVersion, data: Record<string, unknown>, mode: 'create' | 'update' = 'create'): Attributes {
   const canonical = toCanonicalInput(version, data);
   const result: Attributes = {};
+  let permitted = 0;
   for (const [key, value] of Object.entries(canonical)) {
-    if (!(ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key))) continue;
+    const nested = key === 'degrees_attributes' || key === 'placements_attributes' || key === 'nationalisations_attributes';
     // Scalar fields permit scalars only (as Rails' permit lists): an object or array there is dropped.
-    const nested = key === 'degrees_attributes' || key === 'placements_attributes';
     if (!nested && value !== null && typeof value === 'object') continue;
+    if (IGNORED_FIELDS.has(key)) {
+      permitted += 1;
+      continue;
+    }
+    if (!(ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key))) continue;
+    permitted += 1;
+    if (value === null && !(mode === 'update' && CLEARABLE_BY_NULL.has(key))) continue;
     result[key] = value;
   }
   // Rails' `params.expect` finds nothing it permits: the same 422 as a missing `data`.
-  if (Object.keys(result).length === 0) throw missingData();
+  if (permitted === 0) throw missingData();
   return result;
 }
 
@@ -408,10 +431,12 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       const row = locked.row;
       checkIfMatch(request, row);
       assertTraineeModifiable(row, version);
-      const input = acceptedInput(version, requestData(request.body));
+      const input = acceptedInput(version, requestData(request.body), 'update');
       // Nested records change through their own endpoints only (§2.9).
       delete input.degrees_attributes;
       delete input.placements_attributes;
+      // Only ignored members (or `null`s that keep stored values): the trainee as it is, nothing written.
+      if (Object.keys(input).length === 0) return { row, body: serializeTrainee(row, version, { ukprn: context.provider.ukprn, ...locked.nested }) };
 
       const attrs = rowToAttributes(row);
       const disabilityKeys = Object.keys(input).filter((k) => DISABILITY_KEY.test(k));

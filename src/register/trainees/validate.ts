@@ -22,6 +22,10 @@ export const EARLY_YEARS_AGE_RANGE = '13920';
 
 export const DISABILITY_KEY = /^disability\d+$/;
 
+/** `course_year` (HESA YEARPRG): 0 is the foundation year; the documented field holds at most two digits. */
+export const COURSE_YEAR_MIN = 0;
+export const COURSE_YEAR_MAX = 99;
+
 export function isBlank(value: unknown): boolean {
   return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 }
@@ -59,6 +63,15 @@ export function fundingCycle(attrs: Attributes, today: string): number {
   const next = new Date(`${today}T00:00:00Z`);
   next.setUTCMonth(next.getUTCMonth() + 1);
   return academicCycleOf(next.toISOString().slice(0, 10));
+}
+
+function traineeStartDateError(attrs: Attributes, today: string, ittStart: string | undefined): string | undefined {
+  if (isBlank(attrs.trainee_start_date)) return undefined;
+  const start = isoDate(attrs.trainee_start_date);
+  if (!start) return 'trainee_start_date is invalid';
+  if (start < yearsAgo(today, 10)) return 'trainee_start_date Cannot be more than 10 years in the past';
+  if (start > today && start !== ittStart) return 'trainee_start_date must be in the past';
+  return undefined;
 }
 
 function yearsAgo(today: string, years: number): string {
@@ -147,7 +160,9 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   }
   if (new Set(disabilityCodes).size !== disabilityCodes.length) errors.push('disabilities contain duplicate values');
 
-  if (route !== undefined) {
+  // The real route check is skipped when trainee_start_date is already wrong (the route's validity depends on it).
+  const traineeStartError = traineeStartDateError(attrs, today, isoDate(attrs.itt_start_date));
+  if (route !== undefined && traineeStartError === undefined) {
     const startYear = isoDate(attrs.itt_start_date) ? Number(String(isoDate(attrs.itt_start_date)).slice(0, 4)) : undefined;
     const tooEarly = route === '12' && startYear !== undefined && startYear < 2022;
     if (!adapter.routes.includes(route) || tooEarly) errors.push(inclusionMessage('training_route', route, adapter.routes));
@@ -160,19 +175,13 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   }
   if (!isBlank(attrs.itt_end_date)) {
     const ittEnd = isoDate(attrs.itt_end_date);
+    // One message at most, the first that applies (the real validator stops there).
     if (!ittEnd) errors.push('itt_end_date is invalid');
-    else {
-      if (adapter.ittEndDateWindow && Number(ittEnd.slice(0, 4)) > currentYear + 5) errors.push('itt_end_date must be within the next 5 years');
-      if (adapter.ittEndDateWindow && ittEnd < yearsAgo(today, 10)) errors.push('itt_end_date must be within the last 10 years');
-      if (ittStart && ittEnd <= ittStart) errors.push('itt_end_date must be after itt_start_date');
-    }
+    else if (adapter.ittEndDateWindow && Number(ittEnd.slice(0, 4)) > currentYear + 5) errors.push('itt_end_date must be within the next 5 years');
+    else if (adapter.ittEndDateWindow && ittEnd < yearsAgo(today, 10)) errors.push('itt_end_date must be within the last 10 years');
+    else if (ittStart && ittEnd <= ittStart) errors.push('itt_end_date must be after itt_start_date');
   }
-  if (!isBlank(attrs.trainee_start_date)) {
-    const start = isoDate(attrs.trainee_start_date);
-    if (!start) errors.push('trainee_start_date is invalid');
-    else if (start < yearsAgo(today, 10)) errors.push('trainee_start_date Cannot be more than 10 years in the past');
-    else if (start > today && start !== ittStart) errors.push('trainee_start_date must be in the past');
-  }
+  if (traineeStartError !== undefined) errors.push(traineeStartError);
 
   // v2025.0 put the primary subject first instead of refusing (§7.3).
   const ageCode = isBlank(attrs.course_age_range) ? undefined : codeText(attrs.course_age_range);
@@ -207,7 +216,13 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
     if (isBlank(attrs.itt_aim) || codeText(attrs.itt_aim) === '202') errors.push('itt_qualification_aim must be entered if 202 selected for itt_aim');
   } else inclusion(errors, 'itt_qualification_aim', attrs.itt_qualification_aim, 'itt_qualification_aim');
   if (isBlank(attrs.course_year)) errors.push("course_year can't be blank");
-  else if (!/^-?\d+$/.test(codeText(attrs.course_year).trim())) errors.push('course_year is not a valid course year');
+  else {
+    // An integer (as the real service), within the documented range (0 foundation year … at most two digits).
+    const text = codeText(attrs.course_year).trim();
+    if (!/^[-+]?\d+$/.test(text)) errors.push('course_year is not a valid course year');
+    else if (Number(text) < COURSE_YEAR_MIN) errors.push(`course_year must be greater than or equal to ${COURSE_YEAR_MIN}`);
+    else if (Number(text) > COURSE_YEAR_MAX) errors.push(`course_year must be less than or equal to ${COURSE_YEAR_MAX}`);
+  }
   if (ageCode === undefined) errors.push("course_age_range can't be blank");
   else if (!isValidCode('course_age_range', ageCode)) errors.push(inclusionMessage('course_age_range', ageCode, 'course_age_range'));
   else if (route && EARLY_YEARS_ROUTES.includes(route) && ageCode !== EARLY_YEARS_AGE_RANGE) {
