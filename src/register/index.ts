@@ -4,6 +4,7 @@ import type { Db } from '../db/database.js';
 import { toAppError, sendError } from '../plugins/problem.js';
 import { traineeActionRoutes } from './actions/routes.js';
 import { malformedJson, notFound, registerErrorFormatter, resourceNotFound, traineeNotFound, unauthorized } from './errors.js';
+import { FormBodyError, parseRailsForm } from './form-body.js';
 import { registerOpenApiDocument } from './openapi.js';
 import { allReferenceData, referenceDataPayload } from './reference-data.js';
 import { authenticateToken, tokenFromHeader, tokenSecret, touchToken, type RegisterEnvironment } from './tokens.js';
@@ -149,8 +150,16 @@ export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: F
     return sendError(reply, registerErrorFormatter(error, request));
   });
 
-  // Bodies that are not JSON are not parsed (the real service then reports `data` as missing).
+  // Bodies that are not JSON are not parsed (the real service then reports `data` as missing), except form bodies
+  // with Rails-style keys (`data[itt_start_date]=…`), which the real service reads like JSON. Register scope only.
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, _body, done) => done(null, undefined));
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseRailsForm(body as string));
+    } catch (error) {
+      done(error instanceof FormBodyError ? malformedJson(error.message) : (error as Error), undefined);
+    }
+  });
 
   for (const [label, version] of Object.entries(VERSION_LABELS)) {
     await app.register(versionScope, { prefix: `/${label}`, config, db, version, label });

@@ -60,6 +60,14 @@ const IGNORED_FIELDS = new Set<string>([
 /** Members a `PUT`/`PATCH` may clear with `null`; any other `null` leaves the stored value as it is. */
 const CLEARABLE_BY_NULL = new Set<string>(['course_subject_2', 'course_subject_3', 'ethnicity']);
 
+/** `{"0": {...}, "1": {...}}` (form keys `data[placements_attributes][0][urn]`) as the list Rails reads it as. */
+function indexedHashAsArray(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const keys = Object.keys(value);
+  if (keys.length === 0 || !keys.every((k) => /^\d+$/.test(k))) return value;
+  return keys.sort((a, b) => Number(a) - Number(b)).map((k) => (value as Record<string, unknown>)[k]);
+}
+
 /**
  * The request's fields in canonical names, unknown and read-only keys dropped (the real permit lists). `null`
  * members are dropped as the real mapper drops them, except those `mode` lets a client clear.
@@ -79,7 +87,7 @@ function acceptedInput(version: RegisterVersion, data: Record<string, unknown>, 
     if (!(ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key))) continue;
     permitted += 1;
     if (value === null && !(mode === 'update' && CLEARABLE_BY_NULL.has(key))) continue;
-    result[key] = value;
+    result[key] = nested ? indexedHashAsArray(value) : value;
   }
   // Rails' `params.expect` finds nothing it permits: the same 422 as a missing `data`.
   if (permitted === 0) throw missingData();
