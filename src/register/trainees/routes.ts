@@ -24,6 +24,8 @@ import { todayUtc } from '../tokens.js';
 export const DEFAULT_PER_PAGE = 50;
 /** The real service has no maximum; an unbounded page is a denial-of-service lever, so pages stop at 1000. */
 export const MAX_PER_PAGE = 1000;
+/** The largest `page` (PostgreSQL int4, the real service's limit for a page number). */
+export const MAX_PAGE = 2147483647;
 export const LIST_STATUSES = ['course_not_yet_started', 'in_training', 'deferred', 'awarded', 'withdrawn'];
 /** The oldest academic cycle the register knows (start year). */
 export const FIRST_ACADEMIC_CYCLE = 2019;
@@ -280,6 +282,10 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       if (!parsed || Number.isNaN(parsed.getTime())) errors.since = [`${value} is not a valid date`];
       else since = parsed;
     }
+    // Kaminari reads a non-numeric or negative page as page 1; a page beyond int32 cannot be an offset (it was a 500).
+    const pageParam = one(query.page);
+    const pageNumber = isBlank(pageParam) ? 1 : Number.parseInt(codeText(pageParam), 10);
+    if (Number.isFinite(pageNumber) && pageNumber > MAX_PAGE) errors.page = [`must be less than or equal to ${MAX_PAGE}`];
     const sortParam = one(query.sort_order);
     const sortOrder = isBlank(sortParam) ? 'desc' : codeText(sortParam);
     if (sortOrder !== 'asc' && sortOrder !== 'desc') errors.sort_order = ['is not included in the list'];
@@ -287,7 +293,6 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
 
     const hasTrnParam = one(query.has_trn);
     const hasTrn = isBlank(hasTrnParam) ? undefined : codeText(hasTrnParam) === 'true';
-    const pageNumber = Number.parseInt(codeText(one(query.page) ?? '1'), 10);
     const page = Number.isFinite(pageNumber) && pageNumber >= 1 ? pageNumber : 1;
     const perPageParam = one(query.per_page);
     let perPage = DEFAULT_PER_PAGE;
