@@ -8,6 +8,7 @@ import { FormBodyError, parseRailsForm } from './form-body.js';
 import { registerOpenApiDocument } from './openapi.js';
 import { allReferenceData, referenceDataPayload } from './reference-data.js';
 import { authenticateToken, tokenFromHeader, tokenSecret, touchToken, type RegisterEnvironment } from './tokens.js';
+import { TraineeBodyCache } from './trainees/body-cache.js';
 import { traineeRoutes } from './trainees/routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT, type RegisterVersion } from './versions/index.js';
 
@@ -32,6 +33,8 @@ export interface RegisterRouteOptions {
   version: RegisterVersion;
   /** The version as written in the path (`v2025.0-rc` stays `v2025.0-rc`). */
   label: string;
+  /** Serialized list bodies, one cache per app for all versions (bounded by bytes). */
+  bodyCache: TraineeBodyCache;
 }
 
 declare module 'fastify' {
@@ -78,7 +81,7 @@ function nulPath(value: unknown, path: string): string | undefined {
 }
 
 const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, options) => {
-  const { db, config, version, label } = options;
+  const { db, config, version, label, bodyCache } = options;
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.registerPublic) return;
     const found = await authenticate(request, db, config);
@@ -121,7 +124,7 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
   app.get('/openapi.json', { schema: { hide: true }, config: { registerPublic: true } }, async () => registerOpenApiDocument(version));
 
   // Not `options` itself: it carries this scope's prefix, which the children would add a second time.
-  const routeOptions: RegisterRouteOptions = { config, db, version, label };
+  const routeOptions: RegisterRouteOptions = { config, db, version, label, bodyCache };
   await app.register(traineeRoutes, routeOptions);
   await app.register(traineeActionRoutes, routeOptions);
 };
@@ -161,7 +164,8 @@ export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: F
     }
   });
 
+  const bodyCache = new TraineeBodyCache();
   for (const [label, version] of Object.entries(VERSION_LABELS)) {
-    await app.register(versionScope, { prefix: `/${label}`, config, db, version, label });
+    await app.register(versionScope, { prefix: `/${label}`, config, db, version, label, bodyCache });
   }
 };

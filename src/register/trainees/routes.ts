@@ -247,11 +247,10 @@ function checkIfMatch(request: FastifyRequest, row: TraineeRow): void {
 const LIST_OPEN = Buffer.from('{"data":[');
 const LIST_COMMA = Buffer.from(',');
 
-export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db, version }) => {
+export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db, version, bodyCache: bodies }) => {
   // Documented in the per-version OpenAPI documents (src/register/openapi.ts), not the service-wide one.
   const schema = { hide: true };
-  // List pages are assembled from serialized bodies that only change with a trainee's lock version.
-  const bodies = new TraineeBodyCache();
+  // List pages are assembled from serialized bodies (`bodies`) that only change with a trainee's lock version.
 
   app.get<{ Querystring: Record<string, unknown> }>('/trainees', { schema }, async (request, reply) => {
     const { provider } = request.registerContext;

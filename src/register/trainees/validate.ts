@@ -5,6 +5,7 @@
  * detail fields, then cross-field rules, then nested degrees and placements.
  */
 import { checkDegree, type DegreeValues } from '../actions/degrees.js';
+import { MAX_DEGREES_PER_TRAINEE, MAX_PLACEMENTS_PER_TRAINEE, PLACEMENT_NAME_MAX } from '../actions/placements.js';
 import type { Body } from '../actions/status.js';
 import {
   ageRange, entryName, inclusionMessage, isValidCode, type ReferenceField,
@@ -21,6 +22,16 @@ export const EARLY_YEARS_SUBJECT = '100510';
 export const EARLY_YEARS_AGE_RANGE = '13920';
 
 export const DISABILITY_KEY = /^disability\d+$/;
+
+/**
+ * Free-text trainee fields and their maximum lengths: the real validators' (names 60, provider_trainee_id 50) and,
+ * where the real service checks nothing, the documented HESA field lengths (previous_last_name 60, ni_number 9) or a
+ * cap (pg_apprenticeship_start_date, a date). Code fields are bounded by their code lists; email has its own check.
+ */
+export const TEXT_FIELD_MAX_LENGTHS: Readonly<Record<string, number>> = {
+  first_names: 60, middle_names: 60, last_name: 60, previous_last_name: 60, provider_trainee_id: 50, ni_number: 9,
+  pg_apprenticeship_start_date: 30,
+};
 
 /** `course_year` (HESA YEARPRG): 0 is the foundation year; the documented field holds at most two digits. */
 export const COURSE_YEAR_MIN = 0;
@@ -121,12 +132,9 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   for (const field of required) if (isBlank(attrs[field])) errors.push(`${field} can't be blank`);
 
   // 2. Trainee fields.
-  for (const field of ['first_names', 'middle_names', 'last_name']) {
+  for (const [field, maximum] of Object.entries(TEXT_FIELD_MAX_LENGTHS)) {
     const value = attrs[field];
-    if (typeof value === 'string' && value.length > 60) errors.push(`${field} is too long (maximum is 60 characters)`);
-  }
-  if (typeof attrs.provider_trainee_id === 'string' && attrs.provider_trainee_id.length > 50) {
-    errors.push('provider_trainee_id is too long (maximum is 50 characters)');
+    if (!isBlank(value) && codeText(value).length > maximum) errors.push(`${field} is too long (maximum is ${maximum} characters)`);
   }
   if (!isBlank(attrs.application_id)) {
     const text = codeText(attrs.application_id).trim();
@@ -271,10 +279,12 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
     if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && degrees.length === 0) {
       errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
     }
+    if (degrees.length > MAX_DEGREES_PER_TRAINEE) errors.push(`degrees_attributes is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)`);
     const normalised = degrees.map((degree) => validateDegreeInput(degree, today, errors));
     const keys = normalised.filter((d): d is DegreeInput => d !== undefined).map(degreeKey);
     if (new Set(keys).size !== keys.length) errors.push('degrees_attributes contains duplicate degrees');
     const placements = Array.isArray(attrs.placements_attributes) ? attrs.placements_attributes : [];
+    if (placements.length > MAX_PLACEMENTS_PER_TRAINEE) errors.push(`placements_attributes is too long (maximum is ${MAX_PLACEMENTS_PER_TRAINEE} placements)`);
     for (const placement of placements) validatePlacementInput(placement, context.knownSchoolUrns, errors);
   } else if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && context.existingDegreeCount === 0) {
     errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
@@ -319,6 +329,7 @@ export function validatePlacementInput(raw: unknown, knownSchoolUrns: ReadonlySe
   if (urn !== null && !/^\d{6}$/.test(urn)) errors.push('placements_attributes urn is invalid');
   if (urn !== null && SPECIAL_NAMES[urn]) name = SPECIAL_NAMES[urn];
   if (name === null && !(urn !== null && knownSchoolUrns.has(urn))) errors.push("placements_attributes name can't be blank");
+  else if (name !== null && name.length > PLACEMENT_NAME_MAX) errors.push(`placements_attributes name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
   if (postcode !== null && !POSTCODE.test(postcode)) errors.push('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
   return { urn, name, postcode };
 }
