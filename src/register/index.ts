@@ -131,6 +131,8 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
 
 /** The trainee teacher register API, mounted at `/api` (versions below it: `/api/v2026.1/...`). */
 export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: FastifyInstance, { config, db }) => {
+  // Refuses to start production with the public development key.
+  tokenSecret(config);
   app.decorateRequest('registerContext', null as unknown as RegisterContext);
 
   app.setErrorHandler((error, request, reply) => {

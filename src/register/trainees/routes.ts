@@ -59,6 +59,16 @@ const IGNORED_FIELDS = new Set<string>([
   'bursary_tier', 'course_study_mode', 'hesa_disabilities', 'nationalisations_attributes',
 ]);
 
+/**
+ * Fields the real service stores "squished": surrounding white space (non-breaking and other Unicode spaces too)
+ * removed and inner runs made one space. Names compared by the duplicate check are therefore compared squished.
+ */
+const SQUISHED_FIELDS = new Set<string>(['first_names', 'middle_names', 'last_name', 'email', 'hesa_id']);
+
+export function squish(value: string): string {
+  return value.replace(/\s+/g, ' ').trim();
+}
+
 /** Members a `PUT`/`PATCH` may clear with `null`; any other `null` leaves the stored value as it is. */
 const CLEARABLE_BY_NULL = new Set<string>(['course_subject_2', 'course_subject_3', 'ethnicity']);
 
@@ -89,7 +99,7 @@ function acceptedInput(version: RegisterVersion, data: Record<string, unknown>, 
     if (!(ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key))) continue;
     permitted += 1;
     if (value === null && !(mode === 'update' && CLEARABLE_BY_NULL.has(key))) continue;
-    result[key] = nested ? indexedHashAsArray(value) : value;
+    result[key] = nested ? indexedHashAsArray(value) : SQUISHED_FIELDS.has(key) && typeof value === 'string' ? squish(value) : value;
   }
   // Rails' `params.expect` finds nothing it permits: the same 422 as a missing `data`.
   if (permitted === 0) throw missingData();
