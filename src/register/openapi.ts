@@ -44,7 +44,7 @@ function traineeInputProperties(version: RegisterVersion): Json {
     ['itt_end_date', 'EXPECTEDENDDATE; required; after itt_start_date'],
     ['trainee_start_date', 'TRAINEESTARTDATE; defaults to itt_start_date'],
     ['course_age_range', 'ITTPHSC; required; reference data `course_age_range`'],
-    ['course_year', 'YEARPRG; required; an integer from 0 (foundation year) to 99'],
+    ['course_year', 'YEARPRG; required; an integer from 0 (foundation year) to 9999'],
     ['fund_code', 'FUNDCODE; required; 2 or 7; 7 only on a route with funding in the trainee’s academic cycle'],
     ['funding_method', 'BURSLEV; required; a bursary, scholarship or grant must exist for the route, course_subject_1 and academic cycle'],
     ['training_initiative', 'INITIATIVES'],

@@ -33,9 +33,13 @@ export const TEXT_FIELD_MAX_LENGTHS: Readonly<Record<string, number>> = {
   pg_apprenticeship_start_date: 30,
 };
 
-/** `course_year` (HESA YEARPRG): 0 is the foundation year; the documented field holds at most two digits. */
+/**
+ * `course_year` (HESA YEARPRG): documented as 0 (foundation year) to 3, but the real service takes any integer its
+ * column holds and its own request specs send 2012, so up to four digits are accepted; negative numbers and
+ * anything larger are refused (beyond int32 they were a 500).
+ */
 export const COURSE_YEAR_MIN = 0;
-export const COURSE_YEAR_MAX = 99;
+export const COURSE_YEAR_MAX = 9999;
 
 export function isBlank(value: unknown): boolean {
   return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
@@ -225,7 +229,7 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   } else inclusion(errors, 'itt_qualification_aim', attrs.itt_qualification_aim, 'itt_qualification_aim');
   if (isBlank(attrs.course_year)) errors.push("course_year can't be blank");
   else {
-    // An integer (as the real service), within the documented range (0 foundation year … at most two digits).
+    // An integer (as the real service), from 0 (foundation year) to four digits.
     const text = codeText(attrs.course_year).trim();
     if (!/^[-+]?\d+$/.test(text)) errors.push('course_year is not a valid course year');
     else if (Number(text) < COURSE_YEAR_MIN) errors.push(`course_year must be greater than or equal to ${COURSE_YEAR_MIN}`);
