@@ -171,6 +171,46 @@ describe('post_trainees_with_2026_funding_rules_spec.rb', () => {
   });
 });
 
+describe('funding rule order and inputs', () => {
+  const base = { itt_start_date: '2026-09-01', training_route: '11', course_subject_1: '100403', course_age_range: '13918' };
+
+  it('the rule runs before the code-list checks: an unknown fund code is both reported by the rule (raw value) and refused', async () => {
+    const response = await create('v2026.1', payload({ ...base, funding_method: 'D', fund_code: '9' }));
+    expect(response.json().errors).toEqual([
+      "funding_method 'bursary' is not allowed when fund_code is '9' and course_subject_1 is 'mathematics'",
+      "fund_code has invalid reference data value of '9'. Valid values are '2', '7'.",
+    ]);
+  });
+
+  it('a blank fund code is "can\'t be blank" and blocks the funding method with an empty value', async () => {
+    const response = await create('v2026.1', payload({ ...base, funding_method: 'D', fund_code: '' }));
+    expect(response.json().errors).toEqual([
+      "fund_code can't be blank",
+      "funding_method 'bursary' is not allowed when fund_code is '' and course_subject_1 is 'mathematics'",
+    ]);
+  });
+
+  it('an unknown funding method is only the code-list error; an unknown route prints its raw code', async () => {
+    const unknownMethod = await create('v2026.1', payload({ ...base, funding_method: 'Z', fund_code: '7' }));
+    expect(unknownMethod.json().errors).toEqual([expect.stringMatching(/^funding_method has invalid reference data value of 'Z'/)]);
+    const unknownRoute = await create('v2026.1', payload({ ...base, training_route: '99', funding_method: 'D', fund_code: '7' }));
+    expect(unknownRoute.json().errors).toEqual(expect.arrayContaining([
+      'fund_code is not valid for this trainee',
+      "funding_method 'bursary' is not allowed when training_route is '99' and course_subject_1 is 'mathematics' in academic cycle '2026 to 2027'",
+    ]));
+  });
+
+  it('trainee_start_date chooses the cycle before itt_start_date', async () => {
+    // Physics on provider_led_undergrad had a bursary in 2025/26 but not in 2026/27.
+    const data = { ...payload({ ...base, course_subject_1: '100425', funding_method: 'B', fund_code: '7' }), itt_start_date: '2026-07-01', itt_end_date: '2027-07-01' };
+    expect((await create('v2026.1', { ...data, trainee_start_date: '2025-09-01' })).statusCode).toBe(201);
+    const refused = await create('v2026.1', { ...data, last_name: `${data.last_name}x`, trainee_start_date: '2026-09-01', itt_start_date: '2026-09-01' });
+    expect(refused.json().errors).toEqual([
+      "funding_method 'bursary' is not allowed when training_route is 'provider_led_undergrad' and course_subject_1 is 'physics' in academic cycle '2026 to 2027'",
+    ]);
+  });
+});
+
 describe('funding rules in the older versions', () => {
   it('v2026.0 applies the same tables and messages (route names, not codes)', async () => {
     const e = EXAMPLES.find((x) => x.case === '23')!;

@@ -243,9 +243,19 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
     errors.push('course_age_range is invalid. It can only be used for early years training routes');
   }
   if (isBlank(attrs.fund_code)) errors.push("fund_code can't be blank");
-  else inclusion(errors, 'fund_code', attrs.fund_code, 'fund_code');
   if (isBlank(attrs.funding_method)) errors.push("funding_method can't be blank");
-  else inclusion(errors, 'funding_method', attrs.funding_method, 'funding_method');
+  // The funding rules run after the presence checks and before the code-list checks of the two fields.
+  errors.push(...fundingErrors({
+    trainingRoute: route,
+    courseSubject1: isBlank(attrs.course_subject_1) ? undefined : codeText(attrs.course_subject_1),
+    courseAgeRange: ageCode,
+    fundCode: isBlank(attrs.fund_code) ? undefined : codeText(attrs.fund_code),
+    fundingMethod: isBlank(attrs.funding_method) ? undefined : codeText(attrs.funding_method),
+    cycle: fundingCycle(attrs, today),
+    exceptionStartYears: adapter.fundCodeExceptionStartYears,
+  }));
+  if (!isBlank(attrs.funding_method)) inclusion(errors, 'funding_method', attrs.funding_method, 'funding_method');
+  if (!isBlank(attrs.fund_code)) inclusion(errors, 'fund_code', attrs.fund_code, 'fund_code');
   for (const field of ['training_initiative', 'additional_training_initiative']) {
     const value = attrs[field];
     if (isBlank(value)) continue;
@@ -267,15 +277,7 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   if (earlyYears && subject1 !== undefined && subject1 !== EARLY_YEARS_SUBJECT) {
     errors.push('course_subject_1 is invalid. It should be `100510` for the training_route provided');
   }
-  errors.push(...fundingErrors({
-    trainingRoute: route,
-    courseSubject1: subject1,
-    courseAgeRange: ageCode,
-    fundCode: isBlank(attrs.fund_code) ? undefined : codeText(attrs.fund_code),
-    fundingMethod: isBlank(attrs.funding_method) ? undefined : codeText(attrs.funding_method),
-    cycle: fundingCycle(attrs, today),
-    exceptionStartYears: adapter.fundCodeExceptionStartYears,
-  }));
+
 
   // 5. Nested degrees and placements (create only; updates use the nested endpoints).
   if (context.mode === 'create') {
