@@ -51,7 +51,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     genReqId: () => randomUUID(),
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Repeated slashes count as one (`/api/v2026.1//trainees`), as the register's real router treats them.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
     // Errors the router raises before any route scope (over-long path parameter → 414, malformed URL → 400) as
     // problem details instead of Fastify's own body.
     frameworkErrors: (error, request, reply) => {

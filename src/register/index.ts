@@ -4,9 +4,11 @@ import type { Db } from '../db/database.js';
 import { toAppError, sendError } from '../plugins/problem.js';
 import { traineeActionRoutes } from './actions/routes.js';
 import { malformedJson, notFound, registerErrorFormatter, resourceNotFound, traineeNotFound, unauthorized } from './errors.js';
+import { FormBodyError, parseRailsForm } from './form-body.js';
 import { registerOpenApiDocument } from './openapi.js';
 import { allReferenceData, referenceDataPayload } from './reference-data.js';
 import { authenticateToken, tokenFromHeader, tokenSecret, touchToken, type RegisterEnvironment } from './tokens.js';
+import { TraineeBodyCache } from './trainees/body-cache.js';
 import { traineeRoutes } from './trainees/routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT, type RegisterVersion } from './versions/index.js';
 
@@ -31,6 +33,8 @@ export interface RegisterRouteOptions {
   version: RegisterVersion;
   /** The version as written in the path (`v2025.0-rc` stays `v2025.0-rc`). */
   label: string;
+  /** Serialized list bodies, one cache per app for all versions (bounded by bytes). */
+  bodyCache: TraineeBodyCache;
 }
 
 declare module 'fastify' {
@@ -77,7 +81,7 @@ function nulPath(value: unknown, path: string): string | undefined {
 }
 
 const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, options) => {
-  const { db, config, version, label } = options;
+  const { db, config, version, label, bodyCache } = options;
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.registerPublic) return;
     const found = await authenticate(request, db, config);
@@ -120,13 +124,15 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
   app.get('/openapi.json', { schema: { hide: true }, config: { registerPublic: true } }, async () => registerOpenApiDocument(version));
 
   // Not `options` itself: it carries this scope's prefix, which the children would add a second time.
-  const routeOptions: RegisterRouteOptions = { config, db, version, label };
+  const routeOptions: RegisterRouteOptions = { config, db, version, label, bodyCache };
   await app.register(traineeRoutes, routeOptions);
   await app.register(traineeActionRoutes, routeOptions);
 };
 
 /** The trainee teacher register API, mounted at `/api` (versions below it: `/api/v2026.1/...`). */
 export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: FastifyInstance, { config, db }) => {
+  // Refuses to start production with the public development key.
+  tokenSecret(config);
   app.decorateRequest('registerContext', null as unknown as RegisterContext);
 
   app.setErrorHandler((error, request, reply) => {
@@ -149,10 +155,19 @@ export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: F
     return sendError(reply, registerErrorFormatter(error, request));
   });
 
-  // Bodies that are not JSON are not parsed (the real service then reports `data` as missing).
+  // Bodies that are not JSON are not parsed (the real service then reports `data` as missing), except form bodies
+  // with Rails-style keys (`data[itt_start_date]=…`), which the real service reads like JSON. Register scope only.
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, _body, done) => done(null, undefined));
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseRailsForm(body as string));
+    } catch (error) {
+      done(error instanceof FormBodyError ? malformedJson(error.message) : (error as Error), undefined);
+    }
+  });
 
+  const bodyCache = new TraineeBodyCache();
   for (const [label, version] of Object.entries(VERSION_LABELS)) {
-    await app.register(versionScope, { prefix: `/${label}`, config, db, version, label });
+    await app.register(versionScope, { prefix: `/${label}`, config, db, version, label, bodyCache });
   }
 };

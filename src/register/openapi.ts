@@ -5,6 +5,7 @@
  * Each action endpoint of issue 6 is described by `actionPaths` when that module provides it.
  */
 import * as actions from './actions/routes.js';
+import { MAX_DEGREES_PER_TRAINEE, MAX_PLACEMENTS_PER_TRAINEE } from './actions/placements.js';
 import { REFERENCE_DATA_KEYS } from './reference-data.js';
 import { adapterFor, externalName, type RegisterVersion } from './versions/index.js';
 
@@ -26,10 +27,10 @@ function traineeInputProperties(version: RegisterVersion): Json {
     ['first_names', 'FNAMES; required; at most 60 characters'],
     ['middle_names', 'at most 60 characters'],
     ['last_name', 'SURNAME; required; at most 60 characters'],
-    ['previous_last_name', 'PSURNAME'],
+    ['previous_last_name', 'PSURNAME; at most 60 characters'],
     ['date_of_birth', 'BIRTHDTE; required; YYYY-MM-DD'],
     ['sex', 'SEXID; required; reference data `sex`'],
-    ['email', 'NQTEMAIL; required'],
+    ['email', 'NQTEMAIL; required; at most 255 characters'],
     ['nationality', 'NATION; reference data `nationality` (ISO 3166 code)'],
     ['ethnicity', 'ETHNIC; reference data `ethnicity`; blank = not provided (997)'],
     ['training_route', `ENTRYRTE; required; one of ${adapter.routes.join(', ')}`],
@@ -43,16 +44,16 @@ function traineeInputProperties(version: RegisterVersion): Json {
     ['itt_end_date', 'EXPECTEDENDDATE; required; after itt_start_date'],
     ['trainee_start_date', 'TRAINEESTARTDATE; defaults to itt_start_date'],
     ['course_age_range', 'ITTPHSC; required; reference data `course_age_range`'],
-    ['course_year', 'YEARPRG; required; an integer'],
-    ['fund_code', 'FUNDCODE; required; 2 or 7'],
-    ['funding_method', 'BURSLEV; required'],
+    ['course_year', 'YEARPRG; required; an integer from 0 (foundation year) to 9999'],
+    ['fund_code', 'FUNDCODE; required; 2 or 7; 7 only on a route with funding in the trainee’s academic cycle'],
+    ['funding_method', 'BURSLEV; required; a bursary, scholarship or grant must exist for the route, course_subject_1 and academic cycle'],
     ['training_initiative', 'INITIATIVES'],
     ['additional_training_initiative', 'INITIATIVES'],
     ['hesa_id', 'HUSID; required; 13 or 17 characters'],
     ['provider_trainee_id', 'OWNSTU; at most 50 characters'],
     ['application_id', 'APPLYAPPLICATIONID; at most 7 digits'],
-    ['ni_number', 'NIN'],
-    ['pg_apprenticeship_start_date', 'PGAPPSTDT'],
+    ['ni_number', 'NIN; at most 9 characters'],
+    ['pg_apprenticeship_start_date', 'PGAPPSTDT; at most 30 characters'],
     ['training_partner_urn', 'SDLEAD; a known training partner URN, or 900000/900010/900020/900030'],
     ['training_partner_ukprn', 'a known training partner UKPRN (the URN wins when both are sent)'],
     ['employing_school_urn', 'SDEMPLOY; a known school URN or a special URN'],
@@ -64,8 +65,10 @@ function traineeInputProperties(version: RegisterVersion): Json {
     properties[externalName(version, name)] = { ...nullableString, description };
   }
   properties.disability1 = { ...nullableString, description: 'DISABLE; also disability2 … disabilityN; no duplicates' };
-  properties.degrees_attributes = { type: 'array', items: { type: 'object' }, description: 'Degrees created with the trainee (create only)' };
-  properties.placements_attributes = { type: 'array', items: { type: 'object' }, description: 'Placements created with the trainee (create only)' };
+  properties.degrees_attributes = { type: 'array', items: { type: 'object' }, maxItems: MAX_DEGREES_PER_TRAINEE, description: 'Degrees created with the trainee (create only)' };
+  properties.placements_attributes = {
+    type: 'array', items: { type: 'object' }, maxItems: MAX_PLACEMENTS_PER_TRAINEE, description: 'Placements created with the trainee (create only); name at most 255 characters',
+  };
   return properties;
 }
 
@@ -109,9 +112,11 @@ const errors = {
 
 export function registerOpenApiDocument(version: RegisterVersion): Json {
   const adapter = adapterFor(version);
+  const body = { schema: { type: 'object', required: ['data'], properties: { data: ref('TraineeInput') } } };
   const write = {
     required: true,
-    content: { 'application/json': { schema: { type: 'object', required: ['data'], properties: { data: ref('TraineeInput') } } } },
+    description: 'JSON, or a form body with Rails-style keys (`data[first_names]=…`, `data[placements_attributes][][urn]=…`)',
+    content: { 'application/json': body, 'application/x-www-form-urlencoded': body },
   };
   const paths: Json = {
     '/info': {
@@ -128,7 +133,7 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
           ['status', 'course_not_yet_started, in_training, deferred, awarded or withdrawn'],
           ['since', 'Only trainees updated at or after this ISO 8601 date or date-time'],
           ['has_trn', 'true: only with a TRN; false: only without'],
-          ['page', 'Page number (default 1)'],
+          ['page', 'Page number (default 1, at most 2147483647)'],
           ['per_page', 'Page size (default 50, at most 1000)'],
           ['sort_order', 'asc or desc by updated_at (default desc)'],
         ].map(([name, description]) => ({ name, in: 'query', required: false, schema: { type: 'string' }, description })),

@@ -1,7 +1,7 @@
 import type { StartupContext } from '../startup.js';
 import type { Db } from '../db/database.js';
 import type { RegisterEnvironment } from './tokens.js';
-import { createToken, tokenSecret } from './tokens.js';
+import { assertDatabaseEnvironment, createToken, tokenSecret } from './tokens.js';
 
 export const DEMO_PROVIDER = { ukprn: '10000001', name: 'Demo Training Provider' };
 
@@ -21,8 +21,14 @@ export async function createDemoProviderIfEmpty(db: Db, environment: RegisterEnv
   });
 }
 
-/** The start-up task: only on the embedded default database (no DATABASE_URL), never on an operator's database. */
+/**
+ * The register's start-up task. First the environment checks (every database): production refuses the public
+ * development key, and a database holding the other environment's tokens and trainees is refused. Then, only on
+ * the embedded default database (no DATABASE_URL), never on an operator's database, the demo provider.
+ */
 export async function registerDemoStartupTask({ config, runtime, log }: StartupContext): Promise<void> {
+  tokenSecret(config);
+  await assertDatabaseEnvironment(runtime.primary.db, config.REGISTER_ENVIRONMENT);
   if (config.DATABASE_URL) return;
   const token = await createDemoProviderIfEmpty(runtime.primary.db, config.REGISTER_ENVIRONMENT, tokenSecret(config));
   if (!token) return;

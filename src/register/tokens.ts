@@ -12,9 +12,40 @@ export type RegisterEnvironment = 'production' | 'sandbox';
 /** Used when REGISTER_TOKEN_SECRET is not set (development and the embedded default only). */
 export const DEVELOPMENT_TOKEN_SECRET = 'register-development-secret-not-for-production';
 
-/** The secret the environment's token key is derived from. */
-export function tokenSecret(config: { REGISTER_TOKEN_SECRET?: string }): string {
-  return config.REGISTER_TOKEN_SECRET ?? DEVELOPMENT_TOKEN_SECRET;
+/** Refused settings of the register's environment (the development key in production, a database of the other environment). */
+export class RegisterEnvironmentError extends Error {}
+
+/**
+ * The secret the environment's token key is derived from. Production never uses the public development key,
+ * whether by default or set explicitly.
+ */
+export function tokenSecret(config: { REGISTER_TOKEN_SECRET?: string; REGISTER_ENVIRONMENT?: RegisterEnvironment }): string {
+  const secret = config.REGISTER_TOKEN_SECRET ?? DEVELOPMENT_TOKEN_SECRET;
+  if (config.REGISTER_ENVIRONMENT === 'production' && secret.trim() === DEVELOPMENT_TOKEN_SECRET) {
+    throw new RegisterEnvironmentError(
+      'Invalid environment variable REGISTER_TOKEN_SECRET: the public development key cannot be used when REGISTER_ENVIRONMENT is production',
+    );
+  }
+  return secret;
+}
+
+/**
+ * A database serves one register environment: sandbox and production trainees must never meet. Refuses (throws)
+ * when the database already holds tokens, and so trainees, of the other environment.
+ */
+export async function assertDatabaseEnvironment(db: Executor, environment: RegisterEnvironment): Promise<void> {
+  const other = await db
+    .selectFrom('authentication_tokens')
+    .select('environment')
+    .where('environment', '<>', environment)
+    .limit(1)
+    .executeTakeFirst();
+  if (other) {
+    throw new RegisterEnvironmentError(
+      `REGISTER_ENVIRONMENT is ${environment} but this database holds ${other.environment} tokens and trainees; ` +
+        `each environment needs its own database (see docs/operations.md)`,
+    );
+  }
 }
 
 export const MAX_ACTIVE_TOKENS = 2;
@@ -142,6 +173,7 @@ export async function createToken(db: Executor, input: CreateTokenInput): Promis
   if (name.trim() === '') throw new TokenRuleError('--name must not be empty');
   if (name.length > 200) throw new TokenRuleError('--name is too long (maximum is 200 characters)');
 
+  await assertDatabaseEnvironment(db, input.environment);
   const provider = await db
     .selectFrom('providers')
     .select(['id', 'ukprn', 'name'])

@@ -8,22 +8,21 @@ import { hashToken } from '../../src/register/tokens.js';
 
 const SECRET = 'test-secret-of-the-register-0123';
 let t: TestApp;
+let p: TestApp;
 let production: FastifyInstance;
 let sandboxProvider: TestProvider;
 let productionProvider: TestProvider;
 
 beforeAll(async () => {
-  // The default test app is a sandbox; a second app on the same database is configured as production.
+  // The default test app is a sandbox; a production app runs on its own database (one environment per database).
   t = await buildTestApp({ REGISTER_ENVIRONMENT: 'sandbox', REGISTER_TOKEN_SECRET: SECRET, RATE_LIMIT_REGISTER_MAX: '100000' });
-  production = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: t.database.url, REGISTER_ENVIRONMENT: 'production', REGISTER_TOKEN_SECRET: SECRET, RATE_LIMIT_REGISTER_MAX: '100000' }), {
-    db: t.database.db,
-    logger: false,
-  });
+  p = await buildTestApp({ REGISTER_ENVIRONMENT: 'production', REGISTER_TOKEN_SECRET: SECRET, RATE_LIMIT_REGISTER_MAX: '100000' });
+  production = p.app;
   sandboxProvider = await createProviderWithToken(t.database.db, { environment: 'sandbox', secret: SECRET });
-  productionProvider = await createProviderWithToken(t.database.db, { environment: 'production', secret: SECRET });
+  productionProvider = await createProviderWithToken(p.database.db, { environment: 'production', secret: SECRET });
 });
 afterAll(async () => {
-  await production?.close();
+  await p?.close();
   await t?.close();
 });
 
@@ -98,10 +97,14 @@ describe('register authentication', () => {
     expect((await info(sandboxProvider.auth, production)).statusCode).toBe(401);
     expect((await info(productionProvider.auth, production)).statusCode).toBe(200);
     expect((await info(productionProvider.auth)).statusCode).toBe(401);
-    // Even a row moved to the other environment does not match: the hash key differs per environment.
-    await t.database.db.updateTable('authentication_tokens').set({ environment: 'production' }).where('id', '=', sandboxProvider.tokenId).execute();
+    // Even a row copied into the production database as a production token does not match: the hash key differs
+    // per environment.
+    const row = await t.database.db.selectFrom('authentication_tokens').selectAll().where('id', '=', sandboxProvider.tokenId).executeTakeFirstOrThrow();
+    const provider = await p.database.db.selectFrom('providers').select('id').where('ukprn', '=', productionProvider.ukprn).executeTakeFirstOrThrow();
+    await p.database.db.insertInto('authentication_tokens').values({
+      provider_id: provider.id, name: 'copied', token_hash: row.token_hash, environment: 'production', expires_at: row.expires_at,
+    }).execute();
     expect((await info(sandboxProvider.auth, production)).statusCode).toBe(401);
-    await t.database.db.updateTable('authentication_tokens').set({ environment: 'sandbox' }).where('id', '=', sandboxProvider.tokenId).execute();
   });
 });
 

@@ -174,7 +174,7 @@ describe('POST /trainees', () => {
   });
 
   it('funding method C sets the veterans bursary initiative, which has no code', async () => {
-    const response = await post('v2026.1', fresh({ fund_code: '7', funding_method: 'C', training_initiative: '026' }));
+    const response = await post('v2026.1', fresh({ fund_code: '7', funding_method: 'C', training_initiative: '026', course_subject_1: '100403' }));
     expect(response.statusCode).toBe(201);
     expect(response.json().data).toMatchObject({ funding_method: 'C', fund_code: '7', training_initiative: null });
   });

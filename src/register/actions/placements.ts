@@ -36,6 +36,12 @@ export function urnToLookUp(data: Body, existing?: PlacementRow): string | null 
  * school-linked placement stays linked unless a new `urn` is sent, and a new `urn` replaces the school's name and
  * postcode (the real service stores those blank for linked rows).
  */
+/** A placement's name: the documented field length. */
+export const PLACEMENT_NAME_MAX = 255;
+/** Placements and degrees one trainee may hold (the real service has no limit; a few are normal). */
+export const MAX_PLACEMENTS_PER_TRAINEE = 50;
+export const MAX_DEGREES_PER_TRAINEE = 20;
+
 export function checkPlacement(
   data: Body,
   school: School | undefined,
@@ -59,6 +65,7 @@ export function checkPlacement(
   const name = 'name' in data ? text(data.name) : base.name;
   const postcode = 'postcode' in data ? text(data.postcode) : base.postcode;
   if (name === null) errors.push("name can't be blank");
+  else if (name.length > PLACEMENT_NAME_MAX) errors.push(`name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
   if (postcode !== null && !POSTCODE.test(postcode)) errors.push('postcode Enter a valid postcode (for example, BN1 1AA)');
   return { values: { urn, name, postcode, town: null, school_linked: false }, errors };
 }

@@ -22,7 +22,7 @@ import {
   serializeDegree,
   serializePlacement,
 } from './nested.js';
-import { checkPlacement, urnToLookUp } from './placements.js';
+import { checkPlacement, MAX_DEGREES_PER_TRAINEE, MAX_PLACEMENTS_PER_TRAINEE, urnToLookUp } from './placements.js';
 import {
   countDegrees,
   countPlacements,
@@ -300,6 +300,9 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
         assertTraineeModifiable(trainee, context.version);
         const input = dataOf(request.body);
         const { values, errors } = checkPlacement(input, await findSchool(trx, urnToLookUp(input)));
+        if ((await listPlacementRows(trx, [trainee.id])).length >= MAX_PLACEMENTS_PER_TRAINEE) {
+          errors.push(`placements is too long (maximum is ${MAX_PLACEMENTS_PER_TRAINEE} placements)`);
+        }
         if (errors.length > 0) throw unprocessable(errors);
         const placement = serializePlacement(await insertPlacement(trx, trainee.id, values));
         await touchAndAudit(trx, trainee, context, 'placement.create', null, placement);
@@ -425,8 +428,10 @@ export const traineeActionRoutes: FastifyPluginAsync<TraineeActionRoutesOptions>
         const input = dataOf(request.body);
         const { values, errors } = checkDegree(input);
         // The duplicate check wins over the other validation errors, as in the real service.
-        const duplicates = findDuplicateDegrees(values, await listDegreeRows(trx, [trainee.id]));
+        const stored = await listDegreeRows(trx, [trainee.id]);
+        const duplicates = findDuplicateDegrees(values, stored);
         if (duplicates.length > 0) throw duplicateDegree(duplicates.map(serializeDegree));
+        if (stored.length >= MAX_DEGREES_PER_TRAINEE) errors.push(`degrees is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)`);
         if (errors.length > 0) throw unprocessable(errors);
         const degree = serializeDegree(await insertDegree(trx, trainee.id, values as DegreeValues));
         await touchAndAudit(trx, trainee, context, 'degree.create', null, degree);

@@ -122,6 +122,9 @@ export function checkWithdraw(data: Body, trainee: { itt_start_date: string | nu
   if (reasons.includes('safeguarding_concerns') && safeguarding === null) {
     errors.push('safeguarding_concern_reasons Enter the concerns');
   }
+  // Free text: capped like defer_reason (the real service sets no limit).
+  if (anotherReason !== null && anotherReason.length > 500) errors.push('another_reason is too long (maximum is 500 characters)');
+  if (safeguarding !== null && safeguarding.length > 500) errors.push('safeguarding_concern_reasons is too long (maximum is 500 characters)');
   if (errors.length > 0) return { ok: false, errors };
   return {
     ok: true,

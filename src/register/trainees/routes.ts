@@ -24,6 +24,8 @@ import { todayUtc } from '../tokens.js';
 export const DEFAULT_PER_PAGE = 50;
 /** The real service has no maximum; an unbounded page is a denial-of-service lever, so pages stop at 1000. */
 export const MAX_PER_PAGE = 1000;
+/** The largest `page` (PostgreSQL int4, the real service's limit for a page number). */
+export const MAX_PAGE = 2147483647;
 export const LIST_STATUSES = ['course_not_yet_started', 'in_training', 'deferred', 'awarded', 'withdrawn'];
 /** The oldest academic cycle the register knows (start year). */
 export const FIRST_ACADEMIC_CYCLE = 2019;
@@ -47,19 +49,60 @@ function requestData(body: unknown): Record<string, unknown> {
   return data as Record<string, unknown>;
 }
 
-/** The request's fields in canonical names, unknown and read-only keys dropped (the real permit lists). */
-function acceptedInput(version: RegisterVersion, data: Record<string, unknown>): Attributes {
+/**
+ * Members the real permit lists accept but the API derives or ignores (`ethnic_group` comes from `ethnicity`, …):
+ * they keep a body from being "missing" but change nothing. `trn` is not among them (never permitted).
+ */
+const IGNORED_FIELDS = new Set<string>([
+  'ethnic_group', 'ethnic_background', 'diversity_disclosure', 'disability_disclosure', 'course_education_phase',
+  'course_allocation_subject_id', 'progress', 'applying_for_bursary', 'applying_for_grant', 'applying_for_scholarship',
+  'bursary_tier', 'course_study_mode', 'hesa_disabilities', 'nationalisations_attributes',
+]);
+
+/**
+ * Fields the real service stores "squished": surrounding white space (non-breaking and other Unicode spaces too)
+ * removed and inner runs made one space. Names compared by the duplicate check are therefore compared squished.
+ */
+const SQUISHED_FIELDS = new Set<string>(['first_names', 'middle_names', 'last_name', 'email', 'hesa_id']);
+
+export function squish(value: string): string {
+  return value.replace(/\s+/g, ' ').trim();
+}
+
+/** Members a `PUT`/`PATCH` may clear with `null`; any other `null` leaves the stored value as it is. */
+const CLEARABLE_BY_NULL = new Set<string>(['course_subject_2', 'course_subject_3', 'ethnicity']);
+
+/** `{"0": {...}, "1": {...}}` (form keys `data[placements_attributes][0][urn]`) as the list Rails reads it as. */
+function indexedHashAsArray(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const keys = Object.keys(value);
+  if (keys.length === 0 || !keys.every((k) => /^\d+$/.test(k))) return value;
+  return keys.sort((a, b) => Number(a) - Number(b)).map((k) => (value as Record<string, unknown>)[k]);
+}
+
+/**
+ * The request's fields in canonical names, unknown and read-only keys dropped (the real permit lists). `null`
+ * members are dropped as the real mapper drops them, except those `mode` lets a client clear.
+ */
+function acceptedInput(version: RegisterVersion, data: Record<string, unknown>, mode: 'create' | 'update' = 'create'): Attributes {
   const canonical = toCanonicalInput(version, data);
   const result: Attributes = {};
+  let permitted = 0;
   for (const [key, value] of Object.entries(canonical)) {
-    if (!(ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key))) continue;
+    const nested = key === 'degrees_attributes' || key === 'placements_attributes' || key === 'nationalisations_attributes';
     // Scalar fields permit scalars only (as Rails' permit lists): an object or array there is dropped.
-    const nested = key === 'degrees_attributes' || key === 'placements_attributes';
     if (!nested && value !== null && typeof value === 'object') continue;
-    result[key] = value;
+    if (IGNORED_FIELDS.has(key)) {
+      permitted += 1;
+      continue;
+    }
+    if (!(ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key))) continue;
+    permitted += 1;
+    if (value === null && !(mode === 'update' && CLEARABLE_BY_NULL.has(key))) continue;
+    result[key] = nested ? indexedHashAsArray(value) : SQUISHED_FIELDS.has(key) && typeof value === 'string' ? squish(value) : value;
   }
   // Rails' `params.expect` finds nothing it permits: the same 422 as a missing `data`.
-  if (Object.keys(result).length === 0) throw missingData();
+  if (permitted === 0) throw missingData();
   return result;
 }
 
@@ -214,11 +257,10 @@ function checkIfMatch(request: FastifyRequest, row: TraineeRow): void {
 const LIST_OPEN = Buffer.from('{"data":[');
 const LIST_COMMA = Buffer.from(',');
 
-export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db, version }) => {
+export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db, version, bodyCache: bodies }) => {
   // Documented in the per-version OpenAPI documents (src/register/openapi.ts), not the service-wide one.
   const schema = { hide: true };
-  // List pages are assembled from serialized bodies that only change with a trainee's lock version.
-  const bodies = new TraineeBodyCache();
+  // List pages are assembled from serialized bodies (`bodies`) that only change with a trainee's lock version.
 
   app.get<{ Querystring: Record<string, unknown> }>('/trainees', { schema }, async (request, reply) => {
     const { provider } = request.registerContext;
@@ -249,6 +291,10 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       if (!parsed || Number.isNaN(parsed.getTime())) errors.since = [`${value} is not a valid date`];
       else since = parsed;
     }
+    // Kaminari reads a non-numeric or negative page as page 1; a page beyond int32 cannot be an offset (it was a 500).
+    const pageParam = one(query.page);
+    const pageNumber = isBlank(pageParam) ? 1 : Number.parseInt(codeText(pageParam), 10);
+    if (Number.isFinite(pageNumber) && pageNumber > MAX_PAGE) errors.page = [`must be less than or equal to ${MAX_PAGE}`];
     const sortParam = one(query.sort_order);
     const sortOrder = isBlank(sortParam) ? 'desc' : codeText(sortParam);
     if (sortOrder !== 'asc' && sortOrder !== 'desc') errors.sort_order = ['is not included in the list'];
@@ -256,7 +302,6 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
 
     const hasTrnParam = one(query.has_trn);
     const hasTrn = isBlank(hasTrnParam) ? undefined : codeText(hasTrnParam) === 'true';
-    const pageNumber = Number.parseInt(codeText(one(query.page) ?? '1'), 10);
     const page = Number.isFinite(pageNumber) && pageNumber >= 1 ? pageNumber : 1;
     const perPageParam = one(query.per_page);
     let perPage = DEFAULT_PER_PAGE;
@@ -408,10 +453,12 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       const row = locked.row;
       checkIfMatch(request, row);
       assertTraineeModifiable(row, version);
-      const input = acceptedInput(version, requestData(request.body));
+      const input = acceptedInput(version, requestData(request.body), 'update');
       // Nested records change through their own endpoints only (§2.9).
       delete input.degrees_attributes;
       delete input.placements_attributes;
+      // Only ignored members (or `null`s that keep stored values): the trainee as it is, nothing written.
+      if (Object.keys(input).length === 0) return { row, body: serializeTrainee(row, version, { ukprn: context.provider.ukprn, ...locked.nested }) };
 
       const attrs = rowToAttributes(row);
       const disabilityKeys = Object.keys(input).filter((k) => DISABILITY_KEY.test(k));

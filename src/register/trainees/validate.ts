@@ -5,11 +5,13 @@
  * detail fields, then cross-field rules, then nested degrees and placements.
  */
 import { checkDegree, type DegreeValues } from '../actions/degrees.js';
+import { MAX_DEGREES_PER_TRAINEE, MAX_PLACEMENTS_PER_TRAINEE, PLACEMENT_NAME_MAX } from '../actions/placements.js';
 import type { Body } from '../actions/status.js';
 import {
   ageRange, entryName, inclusionMessage, isValidCode, type ReferenceField,
 } from '../reference-data.js';
 import type { VersionAdapter } from '../versions/index.js';
+import { fundingErrors } from '../funding.js';
 import { EARLY_YEARS_ROUTES, PRIMARY_AGE_RANGES, UNDERGRADUATE_ROUTES } from './serialize.js';
 
 export type Attributes = Record<string, unknown>;
@@ -20,6 +22,24 @@ export const EARLY_YEARS_SUBJECT = '100510';
 export const EARLY_YEARS_AGE_RANGE = '13920';
 
 export const DISABILITY_KEY = /^disability\d+$/;
+
+/**
+ * Free-text trainee fields and their maximum lengths: the real validators' (names 60, provider_trainee_id 50) and,
+ * where the real service checks nothing, the documented HESA field lengths (previous_last_name 60, ni_number 9) or a
+ * cap (pg_apprenticeship_start_date, a date). Code fields are bounded by their code lists; email has its own check.
+ */
+export const TEXT_FIELD_MAX_LENGTHS: Readonly<Record<string, number>> = {
+  first_names: 60, middle_names: 60, last_name: 60, previous_last_name: 60, provider_trainee_id: 50, ni_number: 9,
+  pg_apprenticeship_start_date: 30,
+};
+
+/**
+ * `course_year` (HESA YEARPRG): documented as 0 (foundation year) to 3, but the real service takes any integer its
+ * column holds and its own request specs send 2012, so up to four digits are accepted; negative numbers and
+ * anything larger are refused (beyond int32 they were a 500).
+ */
+export const COURSE_YEAR_MIN = 0;
+export const COURSE_YEAR_MAX = 9999;
 
 export function isBlank(value: unknown): boolean {
   return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
@@ -47,6 +67,28 @@ export function academicCycleOf(date: string): number {
   return Number(date.slice(5, 7)) >= 8 ? year : year - 1;
 }
 
+/**
+ * The academic cycle the funding rules use: the one holding `trainee_start_date` (else `itt_start_date`); when that
+ * date is not a valid date, the cycle holding today + 1 month (the real rules do not fall back to the other date).
+ */
+export function fundingCycle(attrs: Attributes, today: string): number {
+  const chosen = isBlank(attrs.trainee_start_date) ? attrs.itt_start_date : attrs.trainee_start_date;
+  const date = isoDate(chosen);
+  if (date) return academicCycleOf(date);
+  const next = new Date(`${today}T00:00:00Z`);
+  next.setUTCMonth(next.getUTCMonth() + 1);
+  return academicCycleOf(next.toISOString().slice(0, 10));
+}
+
+function traineeStartDateError(attrs: Attributes, today: string, ittStart: string | undefined): string | undefined {
+  if (isBlank(attrs.trainee_start_date)) return undefined;
+  const start = isoDate(attrs.trainee_start_date);
+  if (!start) return 'trainee_start_date is invalid';
+  if (start < yearsAgo(today, 10)) return 'trainee_start_date Cannot be more than 10 years in the past';
+  if (start > today && start !== ittStart) return 'trainee_start_date must be in the past';
+  return undefined;
+}
+
 function yearsAgo(today: string, years: number): string {
   return `${Number(today.slice(0, 4)) - years}${today.slice(4)}`;
 }
@@ -67,12 +109,6 @@ const INITIATIVES_BY_CYCLE: Record<number, readonly string[]> = {
   2025: ['international_relocation_payment', 'now_teach', 'veterans_teaching_undergraduate_bursary', 'primary_mathematics_specialist'],
   2026: ['now_teach', 'veterans_teaching_undergraduate_bursary', 'primary_mathematics_specialist'],
 };
-
-const FUNDING_TYPES: Record<string, 'scholarship' | 'bursary' | 'grant'> = {
-  '4': 'scholarship', '7': 'bursary', '8': 'bursary', '9': 'bursary', B: 'bursary', C: 'bursary', D: 'bursary', E: 'grant',
-};
-// Subjects whose trainees may be funded without student-finance eligibility in 2025/26 and 2026/27 (fund-code exception).
-const FUND_CODE_EXCEPTION_SUBJECT = /^(ancient|classical|latin|modern languages|french|german|spanish|physics)/i;
 
 function inclusion(errors: string[], attribute: string, value: unknown, field: ReferenceField): void {
   if (!isBlank(value) && !isValidCode(field, value)) errors.push(inclusionMessage(attribute, codeText(value), field));
@@ -100,12 +136,9 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   for (const field of required) if (isBlank(attrs[field])) errors.push(`${field} can't be blank`);
 
   // 2. Trainee fields.
-  for (const field of ['first_names', 'middle_names', 'last_name']) {
+  for (const [field, maximum] of Object.entries(TEXT_FIELD_MAX_LENGTHS)) {
     const value = attrs[field];
-    if (typeof value === 'string' && value.length > 60) errors.push(`${field} is too long (maximum is 60 characters)`);
-  }
-  if (typeof attrs.provider_trainee_id === 'string' && attrs.provider_trainee_id.length > 50) {
-    errors.push('provider_trainee_id is too long (maximum is 50 characters)');
+    if (!isBlank(value) && codeText(value).length > maximum) errors.push(`${field} is too long (maximum is ${maximum} characters)`);
   }
   if (!isBlank(attrs.application_id)) {
     const text = codeText(attrs.application_id).trim();
@@ -139,7 +172,9 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   }
   if (new Set(disabilityCodes).size !== disabilityCodes.length) errors.push('disabilities contain duplicate values');
 
-  if (route !== undefined) {
+  // The real route check is skipped when trainee_start_date is already wrong (the route's validity depends on it).
+  const traineeStartError = traineeStartDateError(attrs, today, isoDate(attrs.itt_start_date));
+  if (route !== undefined && traineeStartError === undefined) {
     const startYear = isoDate(attrs.itt_start_date) ? Number(String(isoDate(attrs.itt_start_date)).slice(0, 4)) : undefined;
     const tooEarly = route === '12' && startYear !== undefined && startYear < 2022;
     if (!adapter.routes.includes(route) || tooEarly) errors.push(inclusionMessage('training_route', route, adapter.routes));
@@ -152,19 +187,13 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   }
   if (!isBlank(attrs.itt_end_date)) {
     const ittEnd = isoDate(attrs.itt_end_date);
+    // One message at most, the first that applies (the real validator stops there).
     if (!ittEnd) errors.push('itt_end_date is invalid');
-    else {
-      if (adapter.ittEndDateWindow && Number(ittEnd.slice(0, 4)) > currentYear + 5) errors.push('itt_end_date must be within the next 5 years');
-      if (adapter.ittEndDateWindow && ittEnd < yearsAgo(today, 10)) errors.push('itt_end_date must be within the last 10 years');
-      if (ittStart && ittEnd <= ittStart) errors.push('itt_end_date must be after itt_start_date');
-    }
+    else if (adapter.ittEndDateWindow && Number(ittEnd.slice(0, 4)) > currentYear + 5) errors.push('itt_end_date must be within the next 5 years');
+    else if (adapter.ittEndDateWindow && ittEnd < yearsAgo(today, 10)) errors.push('itt_end_date must be within the last 10 years');
+    else if (ittStart && ittEnd <= ittStart) errors.push('itt_end_date must be after itt_start_date');
   }
-  if (!isBlank(attrs.trainee_start_date)) {
-    const start = isoDate(attrs.trainee_start_date);
-    if (!start) errors.push('trainee_start_date is invalid');
-    else if (start < yearsAgo(today, 10)) errors.push('trainee_start_date Cannot be more than 10 years in the past');
-    else if (start > today && start !== ittStart) errors.push('trainee_start_date must be in the past');
-  }
+  if (traineeStartError !== undefined) errors.push(traineeStartError);
 
   // v2025.0 put the primary subject first instead of refusing (§7.3).
   const ageCode = isBlank(attrs.course_age_range) ? undefined : codeText(attrs.course_age_range);
@@ -199,7 +228,13 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
     if (isBlank(attrs.itt_aim) || codeText(attrs.itt_aim) === '202') errors.push('itt_qualification_aim must be entered if 202 selected for itt_aim');
   } else inclusion(errors, 'itt_qualification_aim', attrs.itt_qualification_aim, 'itt_qualification_aim');
   if (isBlank(attrs.course_year)) errors.push("course_year can't be blank");
-  else if (!/^-?\d+$/.test(codeText(attrs.course_year).trim())) errors.push('course_year is not a valid course year');
+  else {
+    // An integer (as the real service), from 0 (foundation year) to four digits.
+    const text = codeText(attrs.course_year).trim();
+    if (!/^[-+]?\d+$/.test(text)) errors.push('course_year is not a valid course year');
+    else if (Number(text) < COURSE_YEAR_MIN) errors.push(`course_year must be greater than or equal to ${COURSE_YEAR_MIN}`);
+    else if (Number(text) > COURSE_YEAR_MAX) errors.push(`course_year must be less than or equal to ${COURSE_YEAR_MAX}`);
+  }
   if (ageCode === undefined) errors.push("course_age_range can't be blank");
   else if (!isValidCode('course_age_range', ageCode)) errors.push(inclusionMessage('course_age_range', ageCode, 'course_age_range'));
   else if (route && EARLY_YEARS_ROUTES.includes(route) && ageCode !== EARLY_YEARS_AGE_RANGE) {
@@ -208,9 +243,19 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
     errors.push('course_age_range is invalid. It can only be used for early years training routes');
   }
   if (isBlank(attrs.fund_code)) errors.push("fund_code can't be blank");
-  else inclusion(errors, 'fund_code', attrs.fund_code, 'fund_code');
   if (isBlank(attrs.funding_method)) errors.push("funding_method can't be blank");
-  else inclusion(errors, 'funding_method', attrs.funding_method, 'funding_method');
+  // The funding rules run after the presence checks and before the code-list checks of the two fields.
+  errors.push(...fundingErrors({
+    trainingRoute: route,
+    courseSubject1: isBlank(attrs.course_subject_1) ? undefined : codeText(attrs.course_subject_1),
+    courseAgeRange: ageCode,
+    fundCode: isBlank(attrs.fund_code) ? undefined : codeText(attrs.fund_code),
+    fundingMethod: isBlank(attrs.funding_method) ? undefined : codeText(attrs.funding_method),
+    cycle: fundingCycle(attrs, today),
+    exceptionStartYears: adapter.fundCodeExceptionStartYears,
+  }));
+  if (!isBlank(attrs.funding_method)) inclusion(errors, 'funding_method', attrs.funding_method, 'funding_method');
+  if (!isBlank(attrs.fund_code)) inclusion(errors, 'fund_code', attrs.fund_code, 'fund_code');
   for (const field of ['training_initiative', 'additional_training_initiative']) {
     const value = attrs[field];
     if (isBlank(value)) continue;
@@ -232,15 +277,7 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   if (earlyYears && subject1 !== undefined && subject1 !== EARLY_YEARS_SUBJECT) {
     errors.push('course_subject_1 is invalid. It should be `100510` for the training_route provided');
   }
-  const fundingMethod = isBlank(attrs.funding_method) ? undefined : codeText(attrs.funding_method);
-  const fundCode = isBlank(attrs.fund_code) ? undefined : codeText(attrs.fund_code);
-  const fundingType = fundingMethod ? FUNDING_TYPES[fundingMethod] : undefined;
-  if (fundingType && fundCode !== undefined && fundCode !== '7' && isValidCode('fund_code', fundCode) && subject1 && isValidCode('course_subject', subject1)) {
-    const subjectName = entryName('course_subject', subject1) ?? subject1;
-    const cycle = academicCycleOf(isoDate(attrs.trainee_start_date) ?? ittStart ?? today);
-    const exception = (cycle === 2025 || cycle === 2026) && FUND_CODE_EXCEPTION_SUBJECT.test(subjectName);
-    if (!exception) errors.push(`funding_method '${fundingType}' is not allowed when fund_code is '${fundCode}' and course_subject_1 is '${subjectName}'`);
-  }
+
 
   // 5. Nested degrees and placements (create only; updates use the nested endpoints).
   if (context.mode === 'create') {
@@ -248,10 +285,12 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
     if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && degrees.length === 0) {
       errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
     }
+    if (degrees.length > MAX_DEGREES_PER_TRAINEE) errors.push(`degrees_attributes is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)`);
     const normalised = degrees.map((degree) => validateDegreeInput(degree, today, errors));
     const keys = normalised.filter((d): d is DegreeInput => d !== undefined).map(degreeKey);
     if (new Set(keys).size !== keys.length) errors.push('degrees_attributes contains duplicate degrees');
     const placements = Array.isArray(attrs.placements_attributes) ? attrs.placements_attributes : [];
+    if (placements.length > MAX_PLACEMENTS_PER_TRAINEE) errors.push(`placements_attributes is too long (maximum is ${MAX_PLACEMENTS_PER_TRAINEE} placements)`);
     for (const placement of placements) validatePlacementInput(placement, context.knownSchoolUrns, errors);
   } else if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && context.existingDegreeCount === 0) {
     errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
@@ -296,6 +335,7 @@ export function validatePlacementInput(raw: unknown, knownSchoolUrns: ReadonlySe
   if (urn !== null && !/^\d{6}$/.test(urn)) errors.push('placements_attributes urn is invalid');
   if (urn !== null && SPECIAL_NAMES[urn]) name = SPECIAL_NAMES[urn];
   if (name === null && !(urn !== null && knownSchoolUrns.has(urn))) errors.push("placements_attributes name can't be blank");
+  else if (name !== null && name.length > PLACEMENT_NAME_MAX) errors.push(`placements_attributes name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
   if (postcode !== null && !POSTCODE.test(postcode)) errors.push('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
   return { urn, name, postcode };
 }

@@ -40,6 +40,8 @@ export interface VersionAdapter {
   ittEndDateWindow: boolean;
   /** `GET /reference-data` publishes data (v2026.1); older versions answer 404. */
   referenceData: boolean;
+  /** Cycles (start years) in which a `fund_code` other than 7 does not block funding for the exception subjects. */
+  fundCodeExceptionStartYears: readonly number[];
 }
 
 const LEGACY_NAMES: Record<string, string> = {
@@ -67,6 +69,7 @@ export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>>
     earlyYearsSubjectRule: false,
     ittEndDateWindow: false,
     referenceData: false,
+    fundCodeExceptionStartYears: [2025],
   },
   'v2026.0': {
     version: 'v2026.0',
@@ -79,6 +82,7 @@ export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>>
     earlyYearsSubjectRule: false,
     ittEndDateWindow: true,
     referenceData: false,
+    fundCodeExceptionStartYears: [2025, 2026],
   },
   'v2026.1': {
     version: 'v2026.1',
@@ -91,6 +95,7 @@ export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>>
     earlyYearsSubjectRule: true,
     ittEndDateWindow: true,
     referenceData: true,
+    fundCodeExceptionStartYears: [2025, 2026],
   },
 };
 

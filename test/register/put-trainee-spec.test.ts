@@ -1,0 +1,154 @@
+/**
+ * `PUT`/`PATCH /trainees/{id}` as DfE's request spec `spec/requests/api/v2026_1/put_trainee_spec.rb` describes it:
+ * null members, ignored members, and which validation error wins.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createProviderWithToken, validTrainee, type TestProvider } from './helpers.js';
+
+let t: TestApp;
+let p: TestProvider;
+
+beforeAll(async () => {
+  t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
+  p = await createProviderWithToken(t.database.db);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const DEGREE = { grade: '02', subject: '100485', institution: '0117', uk_degree: '083', graduation_year: '2003' };
+let unique = 0;
+
+/** A stored provider-led postgraduate trainee with two subjects and an ethnicity. */
+async function trainee(): Promise<{ id: string; body: Record<string, unknown>; etag: string }> {
+  unique += 1;
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/api/v2026.1/trainees',
+    headers: p.auth,
+    payload: {
+      data: validTrainee({
+        last_name: `Put${unique}`, training_route: '12', course_subject_1: '100425', course_subject_2: '100403',
+        course_subject_3: '100346', ethnicity: '142', fund_code: '7', funding_method: '6', degrees_attributes: [DEGREE],
+      }),
+    },
+  });
+  expect(response.statusCode).toBe(201);
+  const body = response.json().data;
+  return { id: body.trainee_id, body, etag: response.headers.etag as string };
+}
+
+function put(id: string, data: unknown, headers: Record<string, string> = {}) {
+  return t.app.inject({ method: 'PUT', url: `/api/v2026.1/trainees/${id}`, headers: { ...p.auth, ...headers }, payload: { data } });
+}
+function get(id: string) {
+  return t.app.inject({ method: 'GET', url: `/api/v2026.1/trainees/${id}`, headers: p.auth });
+}
+
+describe('put_trainee_spec.rb: null and ignored members', () => {
+  it('when read only attributes are submitted / when the ethnicity is not provided: 200, the trainee unchanged', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { trn: '567899', ethnic_group: 'mixed_ethnic_group', ethnic_background: 'Another Mixed background' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data).toEqual(before.body);
+    expect(response.json().data.trn).toBeNull();
+    const after = await get(before.id);
+    expect(after.json()).toEqual(before.body);
+    // Nothing was written: the ETag (lock version) is the same.
+    expect(after.headers.etag).toBe(before.etag);
+  });
+
+  it('when read only attributes are submitted / when the ethnicity is provided: ethnicity decides the group and background', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { trn: '567899', ethnicity: '899', ethnic_group: 'mixed_ethnic_group', ethnic_background: 'Another Mixed background' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data).toMatchObject({ trn: null, ethnicity: '899', ethnic_group: 'other_ethnic_group', ethnic_background: 'Another ethnic background' });
+  });
+
+  it('a body of only trn (never permitted) is still "Param is missing"', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { trn: '567899' });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual(['Param is missing or the value is empty or invalid: data']);
+  });
+
+  it('with ethnicity / when nil: ethnicity is cleared to "not provided" (997)', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { ethnicity: null });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data.ethnicity).toBe('997');
+  });
+
+  it('with training_route / when not present (null): 200 and the stored route is kept', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { training_route: null });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data.training_route).toBe('12');
+    expect((await get(before.id)).json().training_route).toBe('12');
+  });
+
+  it('null for a required member (first_names, hesa_id, sex) leaves the stored value unchanged', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { first_names: null, hesa_id: null, sex: null, middle_names: 'Q' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data).toMatchObject({ first_names: before.body.first_names, hesa_id: before.body.hesa_id, sex: before.body.sex, middle_names: 'Q' });
+  });
+
+  it.each([
+    ['via null values', null],
+    ['via blank values', ''],
+  ])('when course_subject_2 or course_subject_3 are being unset %s: both cleared', async (_title, value) => {
+    const before = await trainee();
+    expect(before.body).toMatchObject({ course_subject_2: '100403', course_subject_3: '100346' });
+    const response = await put(before.id, { course_subject_1: '100425', course_subject_2: value, course_subject_3: value });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data).toMatchObject({ course_subject_1: '100425', course_subject_2: null, course_subject_3: null });
+  });
+});
+
+describe('put_trainee_spec.rb: error precedence', () => {
+  const tenYearsAgo = () => {
+    const d = new Date();
+    d.setUTCFullYear(d.getUTCFullYear() - 11);
+    return d.toISOString().slice(0, 10);
+  };
+
+  it('returns status code 422 with an `itt_end_date` too old (only that error) and the trainee is not updated', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { itt_end_date: tenYearsAgo() });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual(['itt_end_date must be within the last 10 years']);
+    expect((await get(before.id)).json().itt_end_date).toBe(before.body.itt_end_date);
+  });
+
+  it('with enhanced errors: an `itt_end_date` too old is keyed alone', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { itt_end_date: tenYearsAgo() }, { 'enhanced-errors': 'true' });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual({ itt_end_date: ['must be within the last 10 years'] });
+  });
+
+  it('returns status code 422 with an `itt_end_date` too far in future (only that error)', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { itt_end_date: `${new Date().getUTCFullYear() + 6}-01-01` });
+    expect(response.json().errors).toEqual(['itt_end_date must be within the next 5 years']);
+  });
+
+  it('returns status code 422 with an invalid `itt_start_date/itt_end_date` combination (hesa_id: nil ignored)', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { hesa_id: null, itt_start_date: '2023-02-28', itt_end_date: '2022-02-28' });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual(['itt_end_date must be after itt_start_date']);
+    const enhanced = await put(before.id, { hesa_id: null, itt_start_date: '2023-02-28', itt_end_date: '2022-02-28' }, { 'enhanced-errors': 'true' });
+    expect(enhanced.json().errors).toEqual({ itt_end_date: ['must be after itt_start_date'] });
+  });
+
+  it('an invalid trainee_start_date skips the training_route check (the route depends on the start)', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { trainee_start_date: '2023-04-31', training_route: '99' });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toContain('trainee_start_date is invalid');
+    expect(response.json().errors.some((e: string) => e.startsWith('training_route'))).toBe(false);
+  });
+});
