@@ -202,9 +202,9 @@ describe('funding rule order and inputs', () => {
 
   it('trainee_start_date chooses the cycle before itt_start_date', async () => {
     // Physics on provider_led_undergrad had a bursary in 2025/26 but not in 2026/27.
-    const data = { ...payload({ ...base, course_subject_1: '100425', funding_method: 'B', fund_code: '7' }), itt_start_date: '2026-07-01', itt_end_date: '2027-07-01' };
+    const data: Record<string, unknown> = { ...payload({ ...base, course_subject_1: '100425', funding_method: 'B', fund_code: '7' }), itt_start_date: '2026-07-01', itt_end_date: '2027-07-01' };
     expect((await create('v2026.1', { ...data, trainee_start_date: '2025-09-01' })).statusCode).toBe(201);
-    const refused = await create('v2026.1', { ...data, last_name: `${data.last_name}x`, trainee_start_date: '2026-09-01', itt_start_date: '2026-09-01' });
+    const refused = await create('v2026.1', { ...data, last_name: `${String(data.last_name)}x`, trainee_start_date: '2026-09-01', itt_start_date: '2026-09-01' });
     expect(refused.json().errors).toEqual([
       "funding_method 'bursary' is not allowed when training_route is 'provider_led_undergrad' and course_subject_1 is 'physics' in academic cycle '2026 to 2027'",
     ]);
