@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { toAppError, sendError } from '../plugins/problem.js';
+import { jsonBodyPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { traineeActionRoutes } from './actions/routes.js';
 import { malformedJson, notFound, registerErrorFormatter, resourceNotFound, traineeNotFound, unauthorized } from './errors.js';
 import { FormBodyError, parseRailsForm } from './form-body.js';
@@ -41,6 +42,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the register API's authentication hook on every authenticated route. */
     registerContext: RegisterContext;
+    /** The provider whose token authenticated the request, if any: its requests share one rate-limit counter. */
+    registerProviderId: number | null;
   }
   interface FastifyContextConfig {
     /** Register routes that need no token (reference data, the OpenAPI documents). */
@@ -82,9 +85,12 @@ function nulPath(value: unknown, path: string): string | undefined {
 
 const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, options) => {
   const { db, config, version, label, bodyCache } = options;
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config?.registerPublic) return;
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config?.registerPublic) return app.scopeRateLimit(request, reply);
     const found = await authenticate(request, db, config);
+    request.registerProviderId = found?.provider.id ?? null;
+    // Counted after authentication: per provider with a valid token, per IP without one (failed logins included).
+    await app.scopeRateLimit(request, reply);
     if (!found) throw unauthorized();
     request.registerContext = {
       provider: found.provider,
@@ -134,6 +140,16 @@ export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: F
   // Refuses to start production with the public development key.
   tokenSecret(config);
   app.decorateRequest('registerContext', null as unknown as RegisterContext);
+  app.decorateRequest('registerProviderId', null);
+  await app.register(jsonBodyPlugin);
+  // The hook is called by the version scopes' authentication (and the not-found handler), not on its own.
+  await app.register(scopeRateLimitPlugin, {
+    hook: false,
+    max: config.RATE_LIMIT_REGISTER_MAX,
+    windowMs: config.RATE_LIMIT_REGISTER_WINDOW_MS,
+    key: (request) =>
+      request.registerProviderId === null ? `register:ip:${request.ip}` : `register:provider:${request.registerProviderId}`,
+  });
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
@@ -147,11 +163,10 @@ export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: F
   // 404 "Not found" (unknown version, path or method). Paths whose version segment is malformed: "Resource not found".
   app.setNotFoundHandler(async (request: FastifyRequest, reply: FastifyReply) => {
     const segment = request.url.split('?')[0].split('/')[2] ?? '';
-    const error = !VERSION_SEGMENT.test(segment)
-      ? resourceNotFound()
-      : (await authenticate(request, db, config))
-        ? notFound()
-        : unauthorized();
+    const found = VERSION_SEGMENT.test(segment) ? await authenticate(request, db, config) : undefined;
+    request.registerProviderId = found?.provider.id ?? null;
+    await app.scopeRateLimit(request, reply);
+    const error = !VERSION_SEGMENT.test(segment) ? resourceNotFound() : found ? notFound() : unauthorized();
     return sendError(reply, registerErrorFormatter(error, request));
   });
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { installErrorHandling } from '../plugins/problem.js';
+import { jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { statisticsErrorFormatter } from './errors.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import type { RowIndexStore } from './query/row-index.js';
@@ -34,6 +35,23 @@ export async function redirectCapitalisedPath(request: FastifyRequest, reply: Fa
 
 /** The public statistics data set API, mounted at `/v1`. */
 export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
+  const { config } = options;
+  // This scope's own protection, so that it covers exactly the routes the router gives it (a percent-encoded
+  // `/%761/…` included). CORS first: a 429 or 504 must still be readable by the browser that caused it.
+  await app.register(openCorsPlugin, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST'],
+    allowedHeaders: ['Content-Type', 'Accept', 'preview-token', 'If-None-Match', 'X-Request-Id'],
+    exposedHeaders: ['ETag', 'Content-Disposition', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    maxAge: 86400,
+  });
+  await app.register(scopeRateLimitPlugin, {
+    max: config.RATE_LIMIT_STATISTICS_MAX,
+    windowMs: config.RATE_LIMIT_STATISTICS_WINDOW_MS,
+    key: (request) => `statistics:ip:${request.ip}`,
+  });
+  await app.register(requestTimeoutPlugin, { timeoutMs: config.REQUEST_TIMEOUT_MS });
+  await app.register(jsonBodyPlugin);
   // The reference reports its API versions on every response (Asp.Versioning `ReportApiVersions`).
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('api-supported-versions', '1.0');

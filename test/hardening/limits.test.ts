@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonDepthExceeds } from '../../src/plugins/hardening.js';
+import { jsonDepthExceeds } from '../../src/plugins/api-scope.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createToken } from '../../src/register/tokens.js';
 import { createProviderWithToken } from '../register/helpers.js';
 
 let t: TestApp;
@@ -31,15 +32,34 @@ describe('rate limits', () => {
     expect(other.headers['ratelimit-remaining']).toBe('2');
   });
 
-  it('counts register calls per token, not per address', async () => {
+  it('counts register calls per provider: its tokens share one counter, another provider on the same address has its own', async () => {
+    const a = await createProviderWithToken(t.database.db);
+    const aSecond = await createToken(t.database.db, { providerUkprn: a.ukprn, environment: 'sandbox' });
+    const b = await createProviderWithToken(t.database.db);
     const call = (token: string) =>
       t.app.inject({ method: 'GET', url: '/api/v2026.1/info', remoteAddress: '10.9.9.3', headers: { authorization: `Bearer ${token}` } });
-    expect((await call('token-a')).statusCode).not.toBe(429);
-    expect((await call('token-a')).statusCode).not.toBe(429);
-    const third = await call('token-a');
+    expect((await call(a.token)).statusCode).toBe(200);
+    expect((await call(aSecond.token)).statusCode).toBe(200);
+    const third = await call(a.token);
     expect(third.statusCode).toBe(429);
     expect(third.headers['retry-after']).toBeDefined();
-    expect((await call('token-b')).statusCode).not.toBe(429);
+    expect((await call(b.token)).statusCode).toBe(200);
+  });
+
+  it('counts requests without a valid token per address: made-up tokens cannot each get a fresh counter', async () => {
+    const call = (token: string, remoteAddress = '10.9.9.6') =>
+      t.app.inject({ method: 'GET', url: '/api/v2026.1/info', remoteAddress, headers: { authorization: `Bearer ${token}` } });
+    expect((await call('made-up-1')).statusCode).toBe(401);
+    expect((await call('made-up-2')).statusCode).toBe(401);
+    const third = await call('made-up-3');
+    expect(third.statusCode).toBe(429);
+    expect(third.body).toMatch(/Retry later/);
+    // A real provider calling from that address is counted on its own.
+    const provider = await createProviderWithToken(t.database.db);
+    expect((await call(provider.token)).statusCode).toBe(200);
+    // Unknown paths under a version count too (they authenticate before answering 404).
+    const unknown = await t.app.inject({ method: 'GET', url: '/api/v2026.1/nothing-here', remoteAddress: '10.9.9.6' });
+    expect(unknown.statusCode).toBe(429);
   });
 
   it('does not limit health checks', async () => {

@@ -1,0 +1,124 @@
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import cors, { type FastifyCorsOptions } from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
+import { AppError, GatewayTimeoutError, ValidationError } from '../errors.js';
+import { BoundedWindowStore } from './rate-limit-store.js';
+
+/**
+ * Plugins an API registers inside its own scope (Fastify encapsulation), so that they apply to exactly the routes the
+ * router gives that scope — also when the path was written percent-encoded (`/%761/…` is routed as `/v1/…`) — and
+ * never by tests on the raw URL. Each is wrapped by fastify-plugin so that it applies to the scope registering it.
+ */
+
+/** Deepest JSON nesting accepted in a request body; deeper bodies are refused before parsing. */
+export const MAX_JSON_DEPTH = 100;
+
+/** Nesting depth of a JSON text, counting brackets outside strings; stops counting once past `limit`. */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > limit) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
+/**
+ * JSON bodies: Fastify's own parser (with `__proto__` and `constructor.prototype` keys removed), behind a depth
+ * limit, with an empty body read as "no body" (the statistics POST query accepts one) and any parse failure reported
+ * as the API's validation error.
+ */
+export const jsonBodyPlugin = fp(
+  async (app: FastifyInstance) => {
+    const parse = app.getDefaultJsonParser('remove', 'remove');
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      const text = body as string;
+      if (text.trim() === '') return done(null, undefined);
+      if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+        return done(new ValidationError([{ path: 'body', message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, code: 'MaximumDepth' }]), undefined);
+      }
+      parse(request, text, (error, value) => {
+        if (error) return done(new ValidationError([{ path: 'body', message: 'The request body is not valid JSON.', code: 'InvalidJson' }]), undefined);
+        done(null, value);
+      });
+    });
+  },
+  { name: 'json-body' },
+);
+
+export interface ScopeRateLimitOptions {
+  max: number;
+  windowMs: number;
+  /** The counter a request belongs to (e.g. `statistics:ip:…`); the same key on every instance shares a count. */
+  key: (request: FastifyRequest) => string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This scope's rate limit as a hook: counts the request under its key, throws the 429 once past the limit. */
+    scopeRateLimit: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  }
+}
+
+/**
+ * A rate limit for one scope, counted in Redis when REDIS_URL is set (shared by every instance), else in memory
+ * (BoundedWindowStore: a live window is never evicted). It runs as the scope's first onRequest hook unless the scope
+ * calls `scopeRateLimit` itself (the register API does, after authentication, to count per provider).
+ */
+export const scopeRateLimitPlugin = fp<ScopeRateLimitOptions & { hook?: boolean }>(
+  async (app: FastifyInstance, options) => {
+    await app.register(rateLimit, {
+      global: false,
+      redis: app.rateLimitRedis,
+      // In memory: the library makes one store for this scope (its routes share it through `child`).
+      store: app.rateLimitRedis ? undefined : BoundedWindowStore,
+      nameSpace: 'education-api-rl:',
+      // A broken rate-limit store must not take the API down with it.
+      skipOnError: true,
+      enableDraftSpec: true,
+      keyGenerator: options.key,
+      max: options.max,
+      timeWindow: options.windowMs,
+      errorResponseBuilder: (_request, context) =>
+        new AppError(429, 'Too Many Requests', `Rate limit of ${context.max} requests per ${Math.round(context.ttl / 1000)} s exceeded; retry after ${context.after}.`),
+    });
+    const hook = app.rateLimit();
+    app.decorate('scopeRateLimit', hook as (request: FastifyRequest, reply: FastifyReply) => Promise<void>);
+    if (options.hook !== false) app.addHook('onRequest', hook);
+  },
+  { name: 'scope-rate-limit' },
+);
+
+/** Requests of this scope still running after `timeoutMs` answer 504 (the statement_timeout stops the query). */
+export const requestTimeoutPlugin = fp<{ timeoutMs: number }>(
+  async (app: FastifyInstance, { timeoutMs }) => {
+    app.addHook('onRequest', async (request, reply) => {
+      const timer = setTimeout(() => {
+        if (reply.sent || reply.raw.headersSent) return;
+        request.log.warn({ timeoutMs }, 'request timed out');
+        reply.send(new GatewayTimeoutError(`The request did not complete within ${timeoutMs} ms.`));
+      }, timeoutMs);
+      timer.unref();
+      reply.raw.once('close', () => clearTimeout(timer));
+      reply.raw.once('finish', () => clearTimeout(timer));
+    });
+  },
+  { name: 'request-timeout' },
+);
+
+/** CORS for a public API scope: any origin may read it from a browser. */
+export const openCorsPlugin = fp<FastifyCorsOptions>(
+  async (app: FastifyInstance, options) => {
+    await app.register(cors, options);
+  },
+  { name: 'open-cors' },
+);
