@@ -33,6 +33,13 @@ export interface AppDeps {
   rowIndexes?: RowIndexStore;
 }
 
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The client's request id when it is usable as ours: 1–128 of `A-Z a-z 0-9 . _ : -`. */
+export function acceptedRequestId(header: string | string[] | undefined): string | undefined {
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : undefined;
+}
+
 export const REDACTED_HEADERS = ['req.headers.authorization', 'req.headers["preview-token"]', 'req.headers.cookie'];
 
 /**
@@ -47,8 +54,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         : deps.logger,
     // One line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // A client's X-Request-Id is kept (and echoed) only when it is a short token of safe characters; anything else
+    // gets an id of our own, so log lines and the echoed header never carry what a client chose to inject.
+    requestIdHeader: false,
+    genReqId: (raw) => acceptedRequestId(raw.headers['x-request-id']) ?? randomUUID(),
     bodyLimit: config.BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY,
     // Repeated slashes count as one (`/api/v2026.1//trainees`), as the register's real router treats them.

@@ -53,6 +53,16 @@ export class NotFoundError extends AppError {
   }
 }
 
+/** The path exists, but not for this method; `allow` lists the methods it has (sent as the `Allow` header). */
+export class MethodNotAllowedError extends AppError {
+  constructor(
+    method: string,
+    readonly allow: string[],
+  ) {
+    super(405, 'Method Not Allowed', `${method} is not supported here; use ${allow.join(', ')}.`);
+  }
+}
+
 export class ConflictError extends AppError {
   constructor(detail?: string, extensions: ProblemExtensions = {}) {
     super(409, 'Conflict', detail, extensions);

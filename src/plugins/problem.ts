@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError, classifyInfrastructureError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
+import { AppError, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
 
 /** RFC 9457 problem details, the default error body of the service. */
 export const ProblemSchema = Type.Object(
@@ -138,7 +138,22 @@ export function installErrorHandling(app: FastifyInstance, formatter: ErrorForma
     return sendError(reply, formatted);
   });
   app.setNotFoundHandler((request, reply) => {
-    const formatted = formatter(new NotFoundError(`No resource at ${request.method} ${request.url.split('?')[0]}`), request);
-    return sendError(reply, formatted);
+    const error = methodNotAllowed(app, request, reply) ?? new NotFoundError(`No resource at ${request.method} ${request.url.split('?')[0]}`);
+    return sendError(reply, formatter(error, request));
   });
+}
+
+const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * For a request the router found no route for: the 405 to answer when its path has routes for other methods (the
+ * `Allow` header is set on `reply`), else undefined (a 404). OPTIONS is left out: CORS preflight routes match any
+ * path of their scope.
+ */
+export function methodNotAllowed(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): MethodNotAllowedError | undefined {
+  const url = request.url.split('?')[0]!;
+  const allow = ROUTE_METHODS.filter((method) => method !== request.method && app.findRoute({ method, url }) !== null);
+  if (allow.length === 0) return undefined;
+  reply.header('allow', allow.join(', '));
+  return new MethodNotAllowedError(request.method, allow);
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import { toAppError, sendError } from '../plugins/problem.js';
+import { methodNotAllowed, toAppError, sendError } from '../plugins/problem.js';
 import { jsonBodyPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { traineeActionRoutes } from './actions/routes.js';
 import { malformedJson, notFound, registerErrorFormatter, resourceNotFound, traineeNotFound, unauthorized } from './errors.js';
@@ -160,13 +160,13 @@ export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: F
   });
 
   // The real catch-all under a well-formed version runs authentication first: 401 without a valid token, else
-  // 404 "Not found" (unknown version, path or method). Paths whose version segment is malformed: "Resource not found".
+  // 404 "Not found" (unknown version or path), or 405 with `Allow` for a known path with another method. Paths whose version segment is malformed: "Resource not found".
   app.setNotFoundHandler(async (request: FastifyRequest, reply: FastifyReply) => {
     const segment = request.url.split('?')[0].split('/')[2] ?? '';
     const found = VERSION_SEGMENT.test(segment) ? await authenticate(request, db, config) : undefined;
     request.registerProviderId = found?.provider.id ?? null;
     await app.scopeRateLimit(request, reply);
-    const error = !VERSION_SEGMENT.test(segment) ? resourceNotFound() : found ? notFound() : unauthorized();
+    const error = !VERSION_SEGMENT.test(segment) ? resourceNotFound() : found ? (methodNotAllowed(app, request, reply) ?? notFound()) : unauthorized();
     return sendError(reply, registerErrorFormatter(error, request));
   });
 

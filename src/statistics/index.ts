@@ -19,18 +19,24 @@ export interface StatisticsApiOptions {
   rowIndexes: RowIndexStore;
 }
 
+/** Lower-cases a path's letters but not its percent-escapes (`%2A` stays `%2A`: it names the same character). */
+function lowerCasePath(path: string): string {
+  return path.replace(/%[0-9A-Fa-f]{2}|[^%]+|%/g, (part) => (part.length === 3 && part[0] === '%' ? part : part.toLowerCase()));
+}
+
 /**
- * Paths with capital letters are not part of the contract: like the reference (facts §1.1), answer them with
- * 308 Permanent Redirect to the lower-cased path, keeping the query string as it is. Registered at the root (see
- * src/app.ts) so that `/V1/...` is redirected too, not only capitals after the prefix.
+ * Paths with capital letters are not part of the contract: like the reference service, answer them with
+ * 308 Permanent Redirect to the lower-cased path, keeping the query string as it is. Percent-escapes are kept as
+ * they are, so a client that normalises escapes to upper case is not sent round in a loop. Registered at the root
+ * (see src/app.ts) so that `/V1/...` is redirected too, not only capitals after the prefix.
  */
 export async function redirectCapitalisedPath(request: FastifyRequest, reply: FastifyReply) {
   const queryStart = request.url.indexOf('?');
   const path = queryStart === -1 ? request.url : request.url.slice(0, queryStart);
-  const lower = path.toLowerCase();
+  const lower = lowerCasePath(path);
   if (path === lower || !(lower === '/v1' || lower.startsWith('/v1/'))) return;
   const query = queryStart === -1 ? '' : request.url.slice(queryStart);
-  return reply.code(308).header('location', `${path.toLowerCase()}${query}`).header('cache-control', 'public, max-age=86400').send();
+  return reply.code(308).header('location', `${lower}${query}`).header('cache-control', 'public, max-age=86400').send();
 }
 
 /** The public statistics data set API, mounted at `/v1`. */

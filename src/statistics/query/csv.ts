@@ -83,7 +83,8 @@ export function streamQueryCsv(db: Db, meta: VersionMeta, query: ResolvedQuery, 
     release();
     gone.abort();
   });
-  const csv = stringify({ header: true, columns: csvHeader(meta, query) });
+  // Header cells are labels from the meta file, as open to formula tricks as the data cells.
+  const csv = stringify({ header: true, columns: csvHeader(meta, query).map(escapeFormula) });
   reply.header('content-type', 'text/csv; charset=utf-8');
   reply.header('content-disposition', 'attachment; filename="query.csv"');
   let rows = 0;
