@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
+import stripJsonComments from 'strip-json-comments';
 import { AppError, GatewayTimeoutError, ValidationError } from '../errors.js';
 import { BoundedWindowStore } from './rate-limit-store.js';
 
@@ -34,14 +35,15 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
 /**
  * JSON bodies: Fastify's own parser (with `__proto__` and `constructor.prototype` keys removed), behind a depth
  * limit, with an empty body read as "no body" (the statistics POST query accepts one) and any parse failure reported
- * as the API's validation error.
+ * as the API's validation error. With `comments`, `//` and `/* *\/` comments are skipped first (trailing commas
+ * stay errors), as the statistics API's reference reads its bodies.
  */
-export const jsonBodyPlugin = fp(
-  async (app: FastifyInstance) => {
+export const jsonBodyPlugin = fp<{ comments?: boolean }>(
+  async (app: FastifyInstance, options) => {
     const parse = app.getDefaultJsonParser('remove', 'remove');
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      const text = body as string;
+      const text = options.comments ? stripJsonComments(body as string) : (body as string);
       if (text.trim() === '') return done(null, undefined);
       if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
         return done(new ValidationError([{ path: 'body', message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, code: 'MaximumDepth' }]), undefined);
@@ -56,6 +58,8 @@ export const jsonBodyPlugin = fp(
 );
 
 export interface ScopeRateLimitOptions {
+  /** In-memory counters shared with other scopes (an API served at several prefixes); default: this scope's own. */
+  store?: BoundedWindowStore;
   max: number;
   windowMs: number;
   /** The counter a request belongs to (e.g. `statistics:ip:…`); the same key on every instance shares a count. */
@@ -79,8 +83,9 @@ export const scopeRateLimitPlugin = fp<ScopeRateLimitOptions & { hook?: boolean 
     await app.register(rateLimit, {
       global: false,
       redis: app.rateLimitRedis,
-      // In memory: the library makes one store for this scope (its routes share it through `child`).
-      store: app.rateLimitRedis ? undefined : BoundedWindowStore,
+      // In memory: the library makes one store for this scope (its routes share it through `child`), or takes the
+      // shared one (a constructor that returns an object makes `new` return that object).
+      store: app.rateLimitRedis ? undefined : options.store ? sharedStore(options.store) : BoundedWindowStore,
       nameSpace: 'education-api-rl:',
       // A broken rate-limit store must not take the API down with it.
       skipOnError: true,
@@ -97,6 +102,12 @@ export const scopeRateLimitPlugin = fp<ScopeRateLimitOptions & { hook?: boolean 
   },
   { name: 'scope-rate-limit' },
 );
+
+function sharedStore(store: BoundedWindowStore): typeof BoundedWindowStore {
+  return function shared() {
+    return store;
+  } as unknown as typeof BoundedWindowStore;
+}
 
 /** Requests of this scope still running after `timeoutMs` answer 504 (the statement_timeout stops the query). */
 export const requestTimeoutPlugin = fp<{ timeoutMs: number }>(

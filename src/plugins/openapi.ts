@@ -32,7 +32,9 @@ export const openApiPlugin = fp(
           version: '1.0.0',
           description:
             'Two public APIs in one service: the read-only statistics data set API under `/v1`, and the ' +
-            'trainee teacher register API under `/api/v{version}` (token-protected, one provider per token).',
+            'trainee teacher register API under `/api/v{version}` (token-protected, one provider per token). ' +
+            'The statistics API answers identically at the aliases `/v1.0`, `/api/v1` and `/api/v1.0` (as the ' +
+            "publisher's own deployment and its R client eesyapi call it); this document shows the `/v1` paths.",
         },
         tags: [
           { name: 'Publications', description: 'Statistics publications with data available for querying' },

@@ -83,10 +83,12 @@ export function bindQuery(raw: Record<string, unknown>, schema: TObject | JsonSc
   const errors: FieldError[] = [];
   const listInputs = new Map<string, Array<{ index: number; values: string[] }>>();
   const scalarInputs = new Map<string, string[]>();
+  // Parameter names are matched case-insensitively, as ASP.NET's model binding does (`PageSize`, `DataSetVersion`).
+  const byLowerName = new Map(Object.keys(properties).map((name) => [name.toLowerCase(), name]));
 
   for (const [key, value] of Object.entries(raw ?? {})) {
     const indexed = /^(.+?)\[(\d*)\]$/.exec(key);
-    const name = indexed ? indexed[1]! : key;
+    const name = byLowerName.get((indexed ? indexed[1]! : key).toLowerCase()) ?? key;
     const property = properties[name];
     if (!property) {
       errors.push(fieldErrors.unknownField(key));
@@ -101,7 +103,8 @@ export function bindQuery(raw: Record<string, unknown>, schema: TObject | JsonSc
     } else if (indexed) {
       errors.push(fieldErrors.unknownField(key));
     } else {
-      scalarInputs.set(name, rawValues(value));
+      // `page=1&Page=2` are one parameter given twice: the first value counts, as for a repeated key.
+      scalarInputs.set(name, [...(scalarInputs.get(name) ?? []), ...rawValues(value)]);
     }
   }
 

@@ -6,6 +6,9 @@ import { jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlu
 import { statisticsErrorFormatter } from './errors.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import type { RowIndexStore } from './query/row-index.js';
+import { ResolvedVersionCache, VersionMetaCache } from './query/version-meta.js';
+import type { DataSetVersionRow } from './versions.js';
+import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import { queryRoutes } from './routes/query.js';
 import { registerStatisticsSchemas } from './schemas.js';
 
@@ -17,7 +20,41 @@ export interface StatisticsApiOptions {
   writeDb: Db;
   /** The app's in-memory row indexes of the query engine. */
   rowIndexes: RowIndexStore;
+  /** What the API's mounts share (one app serves it at several prefixes). */
+  caches: StatisticsCaches;
+  /** An alias mount (`/v1.0`, `/api/v1`, `/api/v1.0`): same routes, left out of the OpenAPI document. */
+  alias?: boolean;
 }
+
+/**
+ * The prefixes the statistics API answers at: the reference routes `v{version}` with `v1` and `v1.0` the same
+ * version, and its public deployment puts them under `/api/` (DfE's R client calls `/api/v1.0/...`). `/v1` is the
+ * canonical one the OpenAPI document shows.
+ */
+export const STATISTICS_PREFIXES = ['/v1', '/v1.0', '/api/v1', '/api/v1.0'] as const;
+
+/**
+ * State the statistics API keeps between requests, made once per app and shared by all its prefixes, so that an
+ * alias neither multiplies memory nor gives a client a second rate-limit allowance.
+ */
+export interface StatisticsCaches {
+  versionMetas: VersionMetaCache;
+  /** Resolved public versions, reused for QUERY_VERSION_CACHE_MS (a status change shows within that time). */
+  resolvedVersions: ResolvedVersionCache<DataSetVersionRow>;
+  /** The in-memory rate-limit counters (without REDIS_URL). */
+  rateLimits: BoundedWindowStore;
+}
+
+export function createStatisticsCaches(config: Config): StatisticsCaches {
+  return {
+    versionMetas: new VersionMetaCache(),
+    resolvedVersions: new ResolvedVersionCache<DataSetVersionRow>(config.QUERY_VERSION_CACHE_MS),
+    rateLimits: new BoundedWindowStore(),
+  };
+}
+
+/** A path under one of STATISTICS_PREFIXES. */
+const STATISTICS_PATH = /^\/(api\/)?v1(\.0)?(\/|$)/;
 
 /** Lower-cases a path's letters but not its percent-escapes (`%2A` stays `%2A`: it names the same character). */
 function lowerCasePath(path: string): string {
@@ -28,13 +65,13 @@ function lowerCasePath(path: string): string {
  * Paths with capital letters are not part of the contract: like the reference service, answer them with
  * 308 Permanent Redirect to the lower-cased path, keeping the query string as it is. Percent-escapes are kept as
  * they are, so a client that normalises escapes to upper case is not sent round in a loop. Registered at the root
- * (see src/app.ts) so that `/V1/...` is redirected too, not only capitals after the prefix.
+ * (see src/app.ts) so that `/V1/...` and `/API/V1.0/...` are redirected too, not only capitals after the prefix.
  */
 export async function redirectCapitalisedPath(request: FastifyRequest, reply: FastifyReply) {
   const queryStart = request.url.indexOf('?');
   const path = queryStart === -1 ? request.url : request.url.slice(0, queryStart);
   const lower = lowerCasePath(path);
-  if (path === lower || !(lower === '/v1' || lower.startsWith('/v1/'))) return;
+  if (path === lower || !STATISTICS_PATH.test(lower)) return;
   const query = queryStart === -1 ? '' : request.url.slice(queryStart);
   return reply.code(308).header('location', `${lower}${query}`).header('cache-control', 'public, max-age=86400').send();
 }
@@ -51,13 +88,19 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
     exposedHeaders: ['ETag', 'Content-Disposition', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     maxAge: 86400,
   });
+  if (options.alias) {
+    app.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+  }
   await app.register(scopeRateLimitPlugin, {
+    store: options.caches.rateLimits,
     max: config.RATE_LIMIT_STATISTICS_MAX,
     windowMs: config.RATE_LIMIT_STATISTICS_WINDOW_MS,
     key: (request) => `statistics:ip:${request.ip}`,
   });
   await app.register(requestTimeoutPlugin, { timeoutMs: config.REQUEST_TIMEOUT_MS });
-  await app.register(jsonBodyPlugin);
+  await app.register(jsonBodyPlugin, { comments: true });
   // The reference reports its API versions on every response (Asp.Versioning `ReportApiVersions`).
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('api-supported-versions', '1.0');
@@ -65,7 +108,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   installErrorHandling(app, statisticsErrorFormatter);
   registerStatisticsSchemas(app);
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
-  const routeOptions: StatisticsApiOptions = { config: options.config, db: options.db, writeDb: options.writeDb, rowIndexes: options.rowIndexes };
+  const routeOptions: StatisticsApiOptions = { config, db: options.db, writeDb: options.writeDb, rowIndexes: options.rowIndexes, caches: options.caches };
   await app.register(catalogueRoutes, routeOptions);
   await app.register(queryRoutes, routeOptions);
 };

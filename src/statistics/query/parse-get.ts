@@ -48,6 +48,9 @@ for (const facet of FACETS) {
   }
 }
 
+/** Parameter names by their lower-case form: names are matched case-insensitively, as ASP.NET binds them. */
+const PARAM_BY_LOWER_NAME = new Map([...LIST_PARAMS, ...SCALAR_PARAMS].map((name) => [name.toLowerCase(), name]));
+
 export interface ParsedGetQuery {
   dataSetVersion?: string;
   request: QueryRequest;
@@ -69,13 +72,14 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
     if (raw === undefined) continue;
     const values = Array.isArray(raw) ? raw : [raw];
     const indexed = /^(.+)\[(\d+)\]$/.exec(key);
-    const name = indexed ? indexed[1]! : key;
+    const given = indexed ? indexed[1]! : key;
+    const name = PARAM_BY_LOWER_NAME.get(given.toLowerCase()) ?? given;
     if (LIST_PARAMS.has(name)) {
       const entries = lists.get(name) ?? [];
       entries.push({ index: indexed ? Number(indexed[2]) : -1, order: order++, values });
       lists.set(name, entries);
     } else if (!indexed && SCALAR_PARAMS.has(name)) {
-      if (values.length > 1) binding.add(key, 'InvalidValue', { value: values });
+      if (values.length > 1 || scalars.has(name)) binding.add(key, 'InvalidValue', { value: values });
       else scalars.set(name, values[0]!.trim());
     } else {
       binding.add(key, 'UnknownField');

@@ -26,8 +26,40 @@ function join(path: string, member: string): string {
   return path ? `${path}.${member}` : member;
 }
 
+/** Every member name of a query body, by its lower-case form. */
+const MEMBER_BY_LOWER_NAME = new Map(
+  [
+    'criteria', 'indicators', 'sorts', 'debug', 'page', 'pageSize', 'and', 'or', 'not',
+    'filters', 'geographicLevels', 'locations', 'timePeriods', 'eq', 'notEq', 'in', 'notIn', 'gt', 'gte', 'lt', 'lte',
+    'field', 'direction', 'level', 'id', 'code', 'oldCode', 'urn', 'laEstab', 'ukprn', 'period',
+  ].map((name) => [name.toLowerCase(), name]),
+);
+
 /**
- * Parses a POST query body (facts §5.1) into a QueryRequest. Shape problems (wrong JSON types, unknown or missing
+ * The body with its member names as documented, matched case-insensitively (`"Criteria"`, `"ID"`, `"Level"`), as
+ * the reference's JSON reader matches them. A name that matches none stays as it is (and is reported unknown); of two
+ * members that differ only in case, the later wins.
+ */
+export function canonicalMemberNames(value: unknown, depth = 0): unknown {
+  // Deeper than any valid body can be (criteria nest at most MAX_CRITERIA_DEPTH): left as it is, and refused by
+  // the depth check of the criteria, without recursing further here.
+  if (depth > 3 * MAX_CRITERIA_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => canonicalMemberNames(item, depth + 1));
+  if (!isObject(value)) return value;
+  const result: JsonObject = {};
+  for (const [key, member] of Object.entries(value)) {
+    result[MEMBER_BY_LOWER_NAME.get(key.toLowerCase()) ?? key] = canonicalMemberNames(member, depth + 1) as Json;
+  }
+  return result;
+}
+
+/** `"page": "2"`: the reference reads numbers from JSON strings too (its web defaults). */
+function integerMember(value: Json): Json {
+  return typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
+}
+
+/**
+ * Parses a POST query body into a QueryRequest (member names matched case-insensitively). Shape problems (wrong JSON types, unknown or missing
  * members) are binding errors, reported alone; otherwise all validation errors are reported together. The criteria
  * tree is bounded in depth and size so a hostile body cannot exhaust the stack or build a runaway query.
  */
@@ -39,7 +71,8 @@ export function parsePostBody(body: unknown): QueryRequest {
   if (!isObject(body)) throw new ValidationError([{ path: '', code: 'InvalidValue', message: 'Must be a valid value. Check that the type and format are correct.', detail: { value: null } }]);
 
   const parser = new CriteriaParser(binding, problems);
-  for (const [key, value] of Object.entries(body)) {
+  for (const [key, member] of Object.entries(canonicalMemberNames(body) as JsonObject)) {
+    const value = key === 'page' || key === 'pageSize' ? integerMember(member) : member;
     switch (key) {
       case 'criteria':
         if (value !== null) request.criteria = parser.criteria(value, 'criteria', 1);

@@ -11,7 +11,6 @@ import { parseGetQuery, type RawQuery } from '../query/parse-get.js';
 import { parsePostBody } from '../query/parse-post.js';
 import { resolveQuery } from '../query/resolve.js';
 import { runQuery } from '../query/execute.js';
-import { ResolvedVersionCache, VersionMetaCache } from '../query/version-meta.js';
 import type { DataSetVersionRow } from '../versions.js';
 import { streamQueryCsv } from '../query/csv.js';
 
@@ -37,11 +36,8 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
   const bodyLimit = options.config.BODY_LIMIT_BYTES;
   const versionCacheMs = options.config.QUERY_VERSION_CACHE_MS;
 
-  const versionMetas = new VersionMetaCache();
-
-  // Resolved public versions, reused for QUERY_VERSION_CACHE_MS (a status change shows within that time).
-  // Requests with a preview token always resolve afresh. Only successes are kept.
-  const resolvedVersions = new ResolvedVersionCache<DataSetVersionRow>(versionCacheMs);
+  // Shared by every prefix the API is served at (see StatisticsCaches).
+  const { versionMetas, resolvedVersions } = options.caches;
   async function resolveVersion(request: FastifyRequest, dataSetId: string, dataSetVersion: string | undefined): Promise<DataSetVersionRow> {
     const previewToken = previewTokenOf(request.headers);
     const key = `${dataSetId}|${dataSetVersion ?? ''}`;
@@ -107,11 +103,12 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       const { dataSetId } = request.params;
       if (!isUuid(dataSetId)) throw new NotFoundError(`No data set ${dataSetId}.`);
       const raw = request.query as RawQuery;
-      const unknown = Object.keys(raw).filter((key) => key !== 'dataSetVersion');
+      const versionKey = Object.keys(raw).find((key) => key.toLowerCase() === 'datasetversion');
+      const unknown = Object.keys(raw).filter((key) => key !== versionKey);
       if (unknown.length > 0) {
         throw new ValidationError(unknown.map((key) => ({ path: key, code: 'UnknownField', message: MESSAGES.UnknownField })));
       }
-      const versionParam = raw.dataSetVersion;
+      const versionParam = versionKey === undefined ? undefined : raw[versionKey];
       const dataSetVersion = Array.isArray(versionParam) ? versionParam[0] : versionParam;
       const query = parsePostBody(request.body);
       return answer(request, reply, dataSetId, dataSetVersion?.trim() || undefined, query);
