@@ -11,6 +11,7 @@ import type { DataSetVersionRow } from './versions.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import { queryRoutes } from './routes/query.js';
 import { registerStatisticsSchemas } from './schemas.js';
+import { registerQuerySchemas } from './query/contract.js';
 
 export interface StatisticsApiOptions {
   config: Config;
@@ -107,6 +108,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   });
   installErrorHandling(app, statisticsErrorFormatter);
   registerStatisticsSchemas(app);
+  registerQuerySchemas(app);
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
   const routeOptions: StatisticsApiOptions = { config, db: options.db, writeDb: options.writeDb, rowIndexes: options.rowIndexes, caches: options.caches };
   await app.register(catalogueRoutes, routeOptions);

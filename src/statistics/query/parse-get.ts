@@ -54,6 +54,11 @@ const PARAM_BY_LOWER_NAME = new Map([...LIST_PARAMS, ...SCALAR_PARAMS].map((name
 export interface ParsedGetQuery {
   dataSetVersion?: string;
   request: QueryRequest;
+  /**
+   * The parameters as bound, under their documented names (lists split, values trimmed, numbers and booleans
+   * typed): what the route's declared querystring schema describes.
+   */
+  parameters: Record<string, string | string[] | number | boolean>;
 }
 
 /**
@@ -156,8 +161,16 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
   checkPaging(problems, page, pageSize);
   if (problems.any) throw new ValidationError(problems.errors);
 
+  const parameters: ParsedGetQuery['parameters'] = {};
+  for (const [name, value] of scalars) if (value !== '') parameters[name] = value;
+  for (const name of lists.keys()) parameters[name] = listValues(name)!.filter(isDefined);
+  if (scalars.get('page')) parameters.page = page;
+  if (scalars.get('pageSize')) parameters.pageSize = pageSize;
+  if (scalars.get('debug')) parameters.debug = debug;
+
   const hasFacets = Object.keys(facets).length > 0;
   return {
+    parameters,
     dataSetVersion: scalars.get('dataSetVersion') || undefined,
     request: {
       criteria: hasFacets ? { kind: 'facets', facets } : undefined,

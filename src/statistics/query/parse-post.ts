@@ -59,7 +59,7 @@ function integerMember(value: Json): Json {
 }
 
 /**
- * Parses a POST query body into a QueryRequest (member names matched case-insensitively). Shape problems (wrong JSON types, unknown or missing
+ * Parses a POST query body, its member names already canonical (`canonicalMemberNames`), into a QueryRequest. Shape problems (wrong JSON types, unknown or missing
  * members) are binding errors, reported alone; otherwise all validation errors are reported together. The criteria
  * tree is bounded in depth and size so a hostile body cannot exhaust the stack or build a runaway query.
  */
@@ -71,7 +71,7 @@ export function parsePostBody(body: unknown): QueryRequest {
   if (!isObject(body)) throw new ValidationError([{ path: '', code: 'InvalidValue', message: 'Must be a valid value. Check that the type and format are correct.', detail: { value: null } }]);
 
   const parser = new CriteriaParser(binding, problems);
-  for (const [key, member] of Object.entries(canonicalMemberNames(body) as JsonObject)) {
+  for (const [key, member] of Object.entries(body)) {
     const value = key === 'page' || key === 'pageSize' ? integerMember(member) : member;
     switch (key) {
       case 'criteria':

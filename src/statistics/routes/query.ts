@@ -8,7 +8,9 @@ import { previewTokenOf, resolveDataSetVersion } from '../versions.js';
 import type { QueryRequest } from '../query/criteria.js';
 import { MESSAGES } from '../query/messages.js';
 import { parseGetQuery, type RawQuery } from '../query/parse-get.js';
-import { parsePostBody } from '../query/parse-post.js';
+import { canonicalMemberNames, parsePostBody } from '../query/parse-post.js';
+import { DataSetQueryPaginatedList, DataSetQueryRequest, dataSetQueryParameters } from '../query/contract.js';
+import { errorResponses, okResponse, ref } from '../schemas.js';
 import { resolveQuery } from '../query/resolve.js';
 import { runQuery } from '../query/execute.js';
 import type { DataSetVersionRow } from '../versions.js';
@@ -31,7 +33,15 @@ function wantsCsv(request: FastifyRequest): boolean {
 }
 
 /** Endpoints 9 and 10: GET and POST /data-sets/{dataSetId}/query. */
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The query as the reference's binding rules read it (set by the query routes' preValidation). */
+    dataSetQuery: { dataSetVersion?: string; query: QueryRequest } | null;
+  }
+}
+
 export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
+  app.decorateRequest('dataSetQuery', null);
   const db: Db = options.db;
   const bodyLimit = options.config.BODY_LIMIT_BYTES;
   const versionCacheMs = options.config.QUERY_VERSION_CACHE_MS;
@@ -63,20 +73,34 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     return body;
   }
 
+  const responses = {
+    200: okResponse(DataSetQueryPaginatedList, 'A page of results (or, with `Accept: text/csv`, every matching row as CSV).'),
+    ...errorResponses([400, 403, 404]),
+  };
+
   app.get<{ Params: { dataSetId: string } }>(
     '/data-sets/:dataSetId/query',
     {
+      // The reference's binding rules first (its error bodies); the declared schema then checks what they bound.
+      preValidation: async (request) => {
+        const parsed = parseGetQuery(request.query as RawQuery);
+        request.dataSetQuery = { dataSetVersion: parsed.dataSetVersion, query: parsed.request };
+        request.query = parsed.parameters;
+      },
       schema: {
         summary: 'Query a data set (GET)',
         tags: ['Data sets'],
+        operationId: 'QueryDataSetGet',
         description: DESCRIPTION_GET,
         params: ParamsSchema,
+        querystring: dataSetQueryParameters(),
+        response: responses,
       },
     },
     async (request, reply) => {
       const { dataSetId } = request.params;
       if (!isUuid(dataSetId)) throw new NotFoundError(`No data set ${dataSetId}.`);
-      const { dataSetVersion, request: query } = parseGetQuery(request.query as RawQuery);
+      const { dataSetVersion, query } = request.dataSetQuery!;
       return answer(request, reply, dataSetId, dataSetVersion, query);
     },
   );
@@ -92,11 +116,21 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
           throw new ValidationError([{ path: '', code: 'MaximumLength', message: MESSAGES.BodyTooLarge.replace('1048576', String(bodyLimit)), detail: { maxLength: bodyLimit, totalLength: length } }]);
         }
       },
+      // The reference's binding rules first (its error bodies); the declared schema then checks the canonical body.
+      preValidation: async (request) => {
+        const body = canonicalMemberNames(request.body);
+        request.dataSetQuery = { query: parsePostBody(body) };
+        // No body (or `null`) is an unfiltered query.
+        request.body = body ?? null;
+      },
       schema: {
         summary: 'Query a data set (POST)',
         tags: ['Data sets'],
+        operationId: 'QueryDataSetPost',
         description: DESCRIPTION_POST,
         params: ParamsSchema,
+        body: Type.Union([ref(DataSetQueryRequest), Type.Null()]),
+        response: responses,
       },
     },
     async (request, reply) => {
@@ -110,8 +144,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       }
       const versionParam = versionKey === undefined ? undefined : raw[versionKey];
       const dataSetVersion = Array.isArray(versionParam) ? versionParam[0] : versionParam;
-      const query = parsePostBody(request.body);
-      return answer(request, reply, dataSetId, dataSetVersion?.trim() || undefined, query);
+      return answer(request, reply, dataSetId, dataSetVersion?.trim() || undefined, request.dataSetQuery!.query);
     },
   );
 };
