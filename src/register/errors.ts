@@ -1,5 +1,5 @@
 /**
- * The register API's error bodies (facts §5). The real service has several shapes — `{"error":"Unauthorized"}`,
+ * The register API's error bodies. The real service has several shapes — `{"error":"Unauthorized"}`,
  * `{"errors":[{"error","message"}]}`, `{"message","errors":[...]}`, `{"errors":["..."]}` — and clients parse them,
  * so each is reproduced exactly. Handlers throw these errors; `registerErrorFormatter` renders every error
  * (ours, Fastify's, infrastructure) in the register's shape.
@@ -61,7 +61,7 @@ function pluralErrors(count: number): string {
 
 /**
  * 422 of trainee create/update: `{"message":"Validation failed: N errors prohibited this trainee from being saved",
- * "errors":[...]}`, or with `Enhanced-Errors: true` the messages as an object keyed by attribute (§2.11).
+ * "errors":[...]}`, or with `Enhanced-Errors: true` the messages as an object keyed by attribute.
  */
 export function traineeValidationError(messages: string[], enhanced = false): RegisterError {
   const message = `Validation failed: ${pluralErrors(messages.length)} prohibited this trainee from being saved`;
@@ -102,7 +102,7 @@ function push(target: EnhancedErrors, key: string, message: string, nested?: str
   }
 }
 
-/** The `Enhanced-Errors: true` form: "attr message" strings as `{attr:[message]}`, degree/placement ones nested (§2.11). */
+/** The `Enhanced-Errors: true` form: "attr message" strings as `{attr:[message]}`, degree/placement ones nested. */
 export function enhanceErrors(messages: string[]): EnhancedErrors {
   const result: EnhancedErrors = {};
   for (const full of messages) {

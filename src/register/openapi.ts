@@ -2,7 +2,7 @@
  * One OpenAPI 3.1 document per register version, served at `/api/v{version}/openapi.json` and listed in `/docs`.
  * Built here from the version adapters (field names differ by version) rather than from route schemas, because
  * the register's routes validate and serialize by hand to keep the real service's exact error bodies.
- * Each action endpoint of issue 6 is described by `actionPaths` when that module provides it.
+ * Each action endpoint is described by `actionPaths` when that module provides it.
  */
 import * as actions from './actions/routes.js';
 import { MAX_DEGREES_PER_TRAINEE, MAX_PLACEMENTS_PER_TRAINEE } from './actions/placements.js';

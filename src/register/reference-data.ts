@@ -1,5 +1,5 @@
 /**
- * The register's HESA code lists (facts §6), read once from the project's copy in `seed/register/reference-data/`,
+ * The register's HESA code lists, read once from the project's copy in `seed/register/reference-data/`,
  * with the display-name overrides applied. Validation (`isValidCode`, `inclusionMessage`), derivations
  * (`entryName`, `ageRange`) and the `GET /reference-data` payloads all come from here.
  */
@@ -153,7 +153,7 @@ export function inclusionMessage(attribute: string, value: unknown, field: Refer
     : `${attribute} has invalid reference data value of '${shown}'. Example values include ${quoteList(codes.slice(0, 10))}...`;
 }
 
-// ---- Withdrawal reasons (facts §4.6, §6.1) ----
+// ---- Withdrawal reasons ----
 
 export const WITHDRAWAL_TRIGGERS = ['provider', 'trainee'] as const;
 export const WITHDRAWAL_FUTURE_INTEREST = ['yes', 'no', 'unknown'] as const;

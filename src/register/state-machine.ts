@@ -1,5 +1,5 @@
 /**
- * Every trainee state and every transition between states, in one place (facts §4.1–4.6).
+ * Every trainee state and every transition between states, in one place.
  *
  * The real service keeps states as an integer enum with events (`submit_for_trn`, `receive_trn`, …); here the
  * canonical state is its name. Route handlers and CLIs never compare states themselves: they ask this module,
@@ -32,7 +32,7 @@ export const TRANSITIONS: Readonly<Record<TraineeEvent, { from: readonly Trainee
   award: { from: ['recommended_for_award'], to: 'awarded' },
 };
 
-/** A trainee in one of these states cannot be modified through the API (from v2026.1, §4.3). */
+/** A trainee in one of these states cannot be modified through the API (from v2026.1). */
 export const LOCKED_STATES: readonly TraineeState[] = ['recommended_for_award', 'withdrawn', 'awarded'];
 
 /** Versions that enforce the lock. v2025.0 and v2026.0 never had it (the real `UNRESTRICTED_VERSIONS`). */
@@ -84,20 +84,20 @@ export function assertTraineeModifiable(trainee: { state: string }, version: Reg
   if (isTraineeState(trainee.state) && isLocked(trainee.state, version)) throw new StateTransitionError();
 }
 
-/** Why defer is refused in this state (a validation entry, not a StateTransitionError, §4.2), or undefined. */
+/** Why defer is refused in this state (a validation entry, not a StateTransitionError), or undefined. */
 export function deferStateError(state: TraineeState): string | undefined {
   if (canTransition(state, 'defer')) return undefined;
   return `state is invalid must be one of [${TRANSITIONS.defer.from.join(', ')}]`;
 }
 
-/** Why a QTS/EYTS recommendation is refused in this state, or undefined (§4.4). */
+/** Why a QTS/EYTS recommendation is refused in this state, or undefined. */
 export function recommendStateError(state: TraineeState): string | undefined {
   if (canTransition(state, 'recommend_for_award')) return undefined;
   return `state must be selected as ${TRANSITIONS.recommend_for_award.from.join(', ')}`;
 }
 
 /**
- * Withdraw preconditions (§4.6): the state allows it and ITT has started (`itt_start_date` not after `today`).
+ * Withdraw preconditions: the state allows it and ITT has started (`itt_start_date` not after `today`).
  * Failing either is a StateTransitionError in every version.
  */
 export function assertWithdrawable(trainee: { state: string; itt_start_date: string | null }, today: string): void {

@@ -1,4 +1,4 @@
-/** Kysely table types of the register schema (migrations 2026-11-23T1100-register, T1300 and T1400, issue 5). */
+/** Kysely table types of the register schema (migrations 2026-11-23T1100-register, T1300 and T1400). */
 import type { ColumnType, Generated, GeneratedAlways, JSONColumnType } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -142,7 +142,7 @@ export interface RegisterCoreTables {
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface RegisterTables extends RegisterCoreTables {}
 
-// ---- Placements and degrees (register issue 6, owned by the actions module; migration 2026-11-23T1200) ----
+// ---- Placements and degrees (owned by the actions module; migration 2026-11-23T1200) ----
 
 export interface TraineePlacementsTable {
   id: string;

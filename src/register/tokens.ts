@@ -1,5 +1,5 @@
 /**
- * Provider API tokens (facts §1.2–1.3): `<environment>_<64 hex>`, stored only as HMAC-SHA256 under a key that
+ * Provider API tokens: `<environment>_<64 hex>`, stored only as HMAC-SHA256 under a key that
  * differs per environment, so a sandbox token never authenticates against production and the reverse.
  */
 import { createHmac, randomBytes } from 'node:crypto';

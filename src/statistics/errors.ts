@@ -3,14 +3,14 @@ import { AppError, ValidationError, type FieldError } from '../errors.js';
 import { problemType, type ErrorFormatter } from '../plugins/problem.js';
 
 /**
- * The statistics API's error bodies, as the reference service writes them (facts §4.1–4.3):
+ * The statistics API's error bodies, as the reference service writes them:
  * - 400: ValidationProblem `{type, title, status, errors: [{message, code, path?, detail?}], traceId}`;
  * - everything else: ProblemDetails `{type, title, status, detail?, traceId}`.
  */
 
 export const VALIDATION_TITLE = 'One or more validation errors occurred.';
 
-/** Messages of the request-shape and built-in rule codes (facts §4.2, §4.3). */
+/** Messages of the request-shape and built-in rule codes. */
 export const ValidationMessages = {
   UnknownField: 'The field was not expected in the request and should be removed.',
   InvalidValue: 'Must be a valid value. Check that the type and format are correct.',
@@ -26,7 +26,7 @@ export const ValidationMessages = {
   maximumLength: (maxLength: number, totalLength: number) => `Must be ${maxLength} characters or fewer (was ${totalLength}).`,
 } as const;
 
-/** Codes that come from reading the request (binding), which the reference never mixes with rule errors (§1.6). */
+/** Codes that come from reading the request (binding), which the reference never mixes with rule errors. */
 const BINDING_CODES = new Set(['UnknownField', 'InvalidValue', 'RequiredValue', 'NotEmptyBody']);
 
 export interface StatisticsErrorViewModel {
@@ -89,7 +89,7 @@ export const fieldErrors = {
   }),
 };
 
-/** A ValidationError in the statistics shape; binding errors win over rule errors, as in the reference (§1.6). */
+/** A ValidationError in the statistics shape; binding errors win over rule errors, as in the reference. */
 export function statisticsValidationError(errors: FieldError[]): ValidationError {
   const binding = errors.filter((e) => e.code !== undefined && BINDING_CODES.has(e.code));
   return new ValidationError(binding.length > 0 ? binding : errors, VALIDATION_TITLE);

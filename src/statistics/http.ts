@@ -6,8 +6,7 @@ import { NotFoundError } from '../errors.js';
 import { fieldErrors, statisticsValidationError } from './errors.js';
 
 /**
- * Query-string handling shared by every statistics endpoint, modelled on the reference's model binding (facts §5.2,
- * §4.4) and FluentValidation rules (§2.0, §4.2):
+ * Query-string handling shared by every statistics endpoint, modelled on the reference's model binding and FluentValidation rules:
  *
  * 1. binding: every key must name a declared parameter (else `UnknownField`, path = the key); list parameters accept
  *    repeated keys, indexed keys (`types[0]=`) and comma-separated values; values are trimmed; a blank list element
@@ -172,7 +171,7 @@ export function validateQueryRules(values: BoundQuery, schema: TObject | JsonSch
   return errors;
 }
 
-/** Path parameters whose value must be a uuid: anything else is a routing 404 in the reference (facts §1.1). */
+/** Path parameters whose value must be a uuid: anything else is a routing 404 in the reference. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function isUuid(value: unknown): value is string {
@@ -188,7 +187,7 @@ export interface StatisticsRequestOptions {
 
 /**
  * The preValidation hook of a statistics route: uuid path parameters (404), then query binding and rules (400),
- * in the reference's order (facts §1.6). Use on every `/v1` route; `request.query` is replaced by the bound values.
+ * in the reference's order. Use on every `/v1` route; `request.query` is replaced by the bound values.
  */
 export function statisticsRequestHook(options: StatisticsRequestOptions = {}): preValidationHookHandler {
   return async function statisticsRequest(request: FastifyRequest) {
@@ -218,7 +217,7 @@ export interface PagingQuery {
   pageSize?: number;
 }
 
-/** `page` and `pageSize` query parameters with the reference's defaults and bounds (facts §2.0). */
+/** `page` and `pageSize` query parameters with the reference's defaults and bounds. */
 export function pagingParameters(defaultPageSize: number, maxPageSize: number) {
   return {
     page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'The page of results to fetch. Minimum 1.' })),

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 /**
- * Response schemas of the statistics API (facts §2, §6, §7; names as the reference's OpenAPI document names them).
+ * Response schemas of the statistics API.
  * Each has an `$id`, is added once to the `/v1` scope (registerStatisticsSchemas) and is referenced with `ref()`,
  * so /openapi.json lists them under components.schemas. Fields that the reference omits when null are optional.
  */
@@ -15,7 +15,7 @@ export function ref<T extends TSchema & { $id?: string }>(schema: T) {
 
 const DateTime = (description: string) => Type.String({ format: 'date-time', description });
 
-// -- errors (facts §4.1, §4.2) ----------------------------------------------------------------------------------
+// -- errors ----------------------------------------------------------------------------------
 
 export const ErrorViewModel = Type.Object(
   {
@@ -210,7 +210,7 @@ export const DataSetVersionPaginatedListViewModel = Type.Object(
   { $id: 'DataSetVersionPaginatedListViewModel', additionalProperties: false },
 );
 
-// -- metadata (facts §6) ---------------------------------------------------------------------------------------
+// -- metadata ---------------------------------------------------------------------------------------
 
 export const GeographicLevelViewModel = Type.Object(
   { code: Type.String({ description: 'A geographic level code such as `LA`.' }), label: Type.String() },
@@ -282,7 +282,7 @@ export const DataSetMetaViewModel = Type.Object(
   { $id: 'DataSetMetaViewModel', additionalProperties: false },
 );
 
-// -- changes (facts §7) ----------------------------------------------------------------------------------------
+// -- changes ----------------------------------------------------------------------------------------
 
 export const FilterViewModel = Type.Object(
   { id: Type.String(), column: Type.String(), label: Type.String(), hint: Type.String() },

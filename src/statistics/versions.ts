@@ -5,7 +5,7 @@ import type { DataSetStatus, DataSetsTable, DataSetVersionsTable, VersionStatus 
 import { isUuid } from './http.js';
 
 /**
- * Which data set version a request means, and whether the caller may see it (facts §1.5, §1.6, §2.11, §3.2).
+ * Which data set version a request means, and whether the caller may see it.
  *
  * - omitted `dataSetVersion` (or exactly `*` in the query string): the data set's latest live version, i.e. the
  *   highest-numbered version that has been published (status Published, Deprecated or Withdrawn);
@@ -230,7 +230,7 @@ export function versionIsPublicFor(policy: VersionPolicy, status: VersionStatus)
   return (policy === 'query' ? QUERYABLE_VERSION_STATUSES : PUBLIC_VERSION_STATUSES).includes(status);
 }
 
-/** Resolves the version of a request (§2.11) and applies the access policy (§1.5): 404 before 403. */
+/** Resolves the version of a request and applies the access policy: 404 before 403. */
 export async function resolveDataSetVersion(db: Executor, options: ResolveVersionOptions): Promise<ResolvedVersion> {
   const dataSet = await findDataSetOrThrow(db, options.dataSetId);
   const version = await findVersion(db, dataSet.id, options.dataSetVersion, options.source ?? 'query');

@@ -4,8 +4,8 @@ import { parse } from 'csv-parse/sync';
 
 /**
  * A naive, row-by-row model of the statistics query over the AbsenceSchool fixture, written straight from the
- * matching rules of facts §5.7 (and §5.3/§5.4/§5.6), independent of the service's parser, resolver and engines.
- * It reads the fixture CSV itself and knows the public ids of facts §11.3.
+ * the reference's matching rules, independent of the service's parser, resolver and engines.
+ * It reads the fixture CSV itself and knows the reference's public ids.
  */
 
 export interface CsvRow {
@@ -77,7 +77,7 @@ export const LOCATIONS: LocationOption[] = [
   { level: 'SCH', id: 'CpId1', urn: '135507', laEstab: '3026906' },
 ];
 
-/** The fixture's time periods in chronological order (their ids are 1..3, facts §11.3). */
+/** The fixture's time periods in chronological order (their ids are 1..3, as the reference's). */
 export const TIME_PERIODS = ['2020/2021', '2021/2022', '2022/2023'];
 
 /** A POST location object, as a client sends it. */
@@ -136,7 +136,7 @@ export function loadModelRows(): ModelRow[] {
   });
 }
 
-/** The stored form of a time period (facts §5.4): academic codes take a single year as the year starting then. */
+/** The stored form of a time period: academic codes take a single year as the year starting then. */
 function timePeriodId(input: TimePeriodInput): number | undefined {
   if (input.code !== 'AY') return undefined; // every fixture row is an academic year
   const period = /^\d{4}$/.test(input.period) ? `${input.period}/${Number(input.period) + 1}` : input.period;
@@ -154,7 +154,7 @@ const TRUE: Test = () => true;
 const FALSE: Test = () => false;
 
 /**
- * eq/notEq/in/notIn of one facet (§5.7.2): `eq` of something unknown matches nothing, `notEq` of it excludes
+ * eq/notEq/in/notIn of one facet: `eq` of something unknown matches nothing, `notEq` of it excludes
  * nothing; a list uses its known members (none known: `in` matches nothing, `notIn` excludes nothing).
  * `matches(row, value)` says whether one known value matches the row.
  */
@@ -224,7 +224,7 @@ function facetTests(facets: FacetsInput): Test[] {
   return tests;
 }
 
-/** The row test of a criteria tree (§5.7.3), including the quirk: directly under `not`, facet types are OR-joined. */
+/** The row test of a criteria tree, including the quirk: directly under `not`, facet types are OR-joined. */
 export function criteriaTest(criteria: CriteriaInput): Test {
   if ('and' in criteria) {
     const items = criteria.and.map(criteriaTest);
@@ -249,7 +249,7 @@ export function criteriaTest(criteria: CriteriaInput): Test {
   return (row) => types.every((t) => t(row));
 }
 
-/** The result row the API should return for a fixture row (facts §5.8), with the selected indicators. */
+/** The result row the API should return for a fixture row, with the selected indicators. */
 export function expectedResult(row: ModelRow, indicatorIds: string[]) {
   const filters: Record<string, string> = {};
   for (const [column, filterId] of Object.entries(FILTERS)) {

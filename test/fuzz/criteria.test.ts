@@ -28,7 +28,7 @@ import { databaseFingerprint } from './helpers.js';
 /**
  * Property tests of the statistics query over the AbsenceSchool fixture: random criteria trees (POST, and the
  * facets-only ones also as GET query strings) give the same rows as a naive row-by-row evaluation of the tree
- * (absence-school-model.ts, from facts §5.7), on both engines; random and malformed bodies never give a 5xx.
+ * (absence-school-model.ts), on both engines; random and malformed bodies never give a 5xx.
  * Fixed seeds and bounded runs, so a failure reproduces.
  */
 const URL = `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query`;
@@ -142,7 +142,7 @@ function locationLabel(id: string): string {
 }
 
 /**
- * Facts §5.9: time periods chronologically, levels and locations and filter options by label (code-point order),
+ * The reference's sort orders: time periods chronologically, levels and locations and filter options by label (code-point order),
  * indicators numerically here (a documented deviation). A row without a location of the level sorts last ascending
  * (NULLs last); a blank filter cell sorts first ascending (its id is 0). Ties are left to the row id (not checked).
  */
@@ -210,7 +210,7 @@ function checkAgainstModel(body: QueryBody, expected: string[], page: number, pa
   expect(noResults).toBe(expected.length === 0);
 }
 
-/** The GET form of a facets object (facts §5.2), or undefined when a value cannot be written as a string. */
+/** The GET form of a facets object, or undefined when a value cannot be written as a string. */
 function toGetParams(facets: FacetsInput): URLSearchParams {
   const params = new URLSearchParams();
   const location = (l: LocationInput) => {

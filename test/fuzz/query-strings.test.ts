@@ -115,7 +115,7 @@ describe('random GET requests on /v1', () => {
           const url = `/v1/data-sets/${ID}/query${qs ? `?${qs}` : ''}`;
           const response = await t.app.inject({ method: 'GET', url });
           statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
-          // An unparseable or unknown dataSetVersion is a 404 (facts §2.11).
+          // An unparseable or unknown dataSetVersion is a 404.
           const allowed = params.some(([k]) => k === 'dataSetVersion') ? [200, 400, 404] : [200, 400];
           expect(allowed, `${url} → ${response.body.slice(0, 300)}`).toContain(response.statusCode);
           if (response.statusCode === 400) {

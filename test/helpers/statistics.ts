@@ -5,7 +5,7 @@ import type { Db } from '../../src/db/database.js';
 import { importDataSetVersion, type ImportResult } from '../../src/statistics/import/import.js';
 import type { DataSetStatus, VersionStatus } from '../../src/statistics/tables.js';
 
-/** The AbsenceSchool fixture (facts §11) as the template database holds it: data set, publication, files. */
+/** The reference's AbsenceSchool fixture as the template database holds it: data set, publication, files. */
 export const ABSENCE_SCHOOL = {
   dataSetId: '7d4e2f60-1b3c-4a8e-9f25-6c0a3b9d8e71',
   publicationId: '3f1c2a9e-7d4b-4c55-9a61-2b8f0e6d4a10',

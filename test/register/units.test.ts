@@ -6,7 +6,7 @@ import { messageInVersion, toCanonicalInput, toVersionOutput } from '../../src/r
 import { academicCycleOf, isoDate } from '../../src/register/trainees/validate.js';
 
 describe('enhanced errors', () => {
-  it('nests degree and placement attributes and keeps the rest flat (§2.11)', () => {
+  it('nests degree and placement attributes and keeps the rest flat', () => {
     expect(
       enhanceErrors([
         'graduation_year must be in the past, for example 2014',

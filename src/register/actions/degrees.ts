@@ -1,5 +1,5 @@
 /**
- * Degree input rules (facts §3.6, §3.7): UK or non-UK from the country (and institution), codes checked against
+ * Degree input rules: UK or non-UK from the country (and institution), codes checked against
  * the reference data, graduation year window, and duplicate detection against the trainee's other degrees.
  */
 import type { Selectable } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * The error bodies of the action, placement and degree endpoints (facts §5), as thrown errors. Every one carries
+ * The error bodies of the action, placement and degree endpoints, as thrown errors. Every one carries
  * its exact wire entries in `extensions.errors` (and `extensions.data` for 409), which the register's error
  * formatter renders as `{"errors":[…]}` / `{"errors":[…],"data":[…]}`.
  */

@@ -1,5 +1,5 @@
 /**
- * The placements and degrees of trainees as the API returns them (facts §3.5, §3.6), for the trainee serializer
+ * The placements and degrees of trainees as the API returns them, for the trainee serializer
  * (which nests them in every trainee body) and for the nested endpoints.
  */
 import { sql, type Selectable } from 'kysely';

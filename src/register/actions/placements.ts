@@ -1,5 +1,5 @@
 /**
- * Placement input rules (facts §3.5): a school identified by its 6-digit URN, or by name (and postcode) when the
+ * Placement input rules: a school identified by its 6-digit URN, or by name (and postcode) when the
  * school has no URN or is not known. No duplicate detection (the real service has none for placements).
  */
 import type { SchoolsTable } from '../tables.js';

@@ -23,7 +23,7 @@ export function inclusionMessage(attribute: string, value: unknown, field: Degre
 
 let otherUkId: string | null | undefined;
 
-/** The reference-data id of the "Other UK" institution (§3.6). */
+/** The reference-data id of the "Other UK" institution. */
 export function otherUkInstitutionId(): string | undefined {
   if (otherUkId === undefined) {
     const file = fileURLToPath(new URL('../../../seed/register/reference-data/institution.yml', import.meta.url));

@@ -67,7 +67,7 @@ function contextOf(request: FastifyRequest): ActionContext {
   return request.registerContext;
 }
 
-/** The `data` object of a write (§2.3): missing, not an object or empty → 422 "Param is missing…". */
+/** The `data` object of a write: missing, not an object or empty → 422 "Param is missing…". */
 function dataOf(body: unknown): Body {
   const data = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).data : undefined;
   if (!data || typeof data !== 'object' || Array.isArray(data) || Object.keys(data).length === 0) throw missingData();
@@ -80,7 +80,7 @@ type TraineeIdParams = { trainee_id: string };
 const RECOMMEND_FOR_QTS_DEPRECATED_AT = '@1773964800';
 
 /**
- * Defer, withdraw, QTS/EYTS status, placements and degrees of one trainee (issue 6). Mounted by the register
+ * Defer, withdraw, QTS/EYTS status, placements and degrees of one trainee. Mounted by the register
  * API inside every version scope, after authentication, so `request` already carries the provider and version.
  * Every write runs in one transaction that starts by locking the trainee row, and is audited; a refused write
  * throws before anything is written, so the transaction rolls back with no change.

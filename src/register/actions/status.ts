@@ -1,6 +1,6 @@
 /**
- * Validation of the state-changing operations: defer (§4.5), withdraw (§4.6) and the QTS/EYTS status update
- * (§4.4), with the real messages. Pure functions: the route handlers load the trainee, call these, and write.
+ * Validation of the state-changing operations: defer, withdraw and the QTS/EYTS status update
+ *, with the real messages. Pure functions: the route handlers load the trainee, call these, and write.
  */
 import type { RegisterVersion, TraineeState } from '../state-machine.js';
 import { deferStateError, recommendStateError } from '../state-machine.js';
@@ -149,7 +149,7 @@ export const UNDERGRADUATE_ROUTES: readonly string[] = [
   'early_years_undergrad',
 ];
 
-/** The fewest placements a route needs before QTS/EYTS (§4.4): 2 by default, iQTS 1, early years and AO none. */
+/** The fewest placements a route needs before QTS/EYTS: 2 by default, iQTS 1, early years and AO none. */
 export function minimumPlacements(route: string): number {
   if (route === 'assessment_only' || route === 'early_years_assessment_only') return 0;
   if (route === 'iqts') return 1;

@@ -157,7 +157,7 @@ export interface ListFilters {
   today: string;
 }
 
-/** The provider's non-draft trainees of one academic cycle that match the list filters (facts §2.6). */
+/** The provider's non-draft trainees of one academic cycle that match the list filters. */
 function listQuery(db: Executor, filters: ListFilters) {
   let query = db
     .selectFrom('trainees')

@@ -1,5 +1,5 @@
 /**
- * `GET/POST /trainees`, `GET/PUT/PATCH /trainees/{trainee_id}` of one version scope (facts §2.6–2.9).
+ * `GET/POST /trainees`, `GET/PUT/PATCH /trainees/{trainee_id}` of one version scope.
  * Requests are validated here, not by route schemas and Ajv, because the register's 422 bodies have the real
  * service's shapes; the routes are described in the per-version OpenAPI documents (src/register/openapi.ts).
  */
@@ -124,7 +124,7 @@ const text = (value: unknown): string | null => (isBlank(value) ? null : codeTex
 function attributesToColumns(attrs: Attributes): TraineePatch {
   const columns: Record<string, unknown> = {};
   for (const field of SCALAR_FIELDS) columns[field] = text(attrs[field]);
-  // Funding method C (veteran teaching undergraduate bursary) sets that initiative, which has no HESA code (§3.2).
+  // Funding method C (veteran teaching undergraduate bursary) sets that initiative, which has no HESA code.
   if (columns.funding_method === 'C') columns.training_initiative = null;
   for (const field of DATE_FIELDS) columns[field] = isBlank(attrs[field]) ? null : (isoDate(attrs[field]) ?? null);
   columns.application_id = isBlank(attrs.application_id) ? null : Number.parseInt(codeText(attrs.application_id), 10);
@@ -144,7 +144,7 @@ interface PartnerColumns {
   employing_school_urn?: string | null;
 }
 
-/** Training partner and employing school (§3.3): looked up only when their keys are sent. */
+/** Training partner and employing school: looked up only when their keys are sent. */
 async function resolvePartners(db: Executor, version: RegisterVersion, input: Attributes, errors: string[]): Promise<PartnerColumns> {
   const legacy = version === 'v2025.0';
   const result: PartnerColumns = {};
@@ -201,7 +201,7 @@ function rejectIfInvalid(request: FastifyRequest, version: RegisterVersion, erro
   if (errors.length > 0) throw traineeValidationError(errors.map((m) => messageInVersion(version, m)), enhanced(request));
 }
 
-/** Existing trainees the new one duplicates (§3.7): same provider, DOB, last name, route, start cycle, and first name or email. */
+/** Existing trainees the new one duplicates: same provider, DOB, last name, route, start cycle, and first name or email. */
 async function findDuplicates(db: Executor, providerId: number, attrs: Attributes): Promise<TraineeRow[]> {
   const ittStart = isoDate(attrs.itt_start_date);
   if (!ittStart) return [];
@@ -454,7 +454,7 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       checkIfMatch(request, row);
       assertTraineeModifiable(row, version);
       const input = acceptedInput(version, requestData(request.body), 'update');
-      // Nested records change through their own endpoints only (§2.9).
+      // Nested records change through their own endpoints only.
       delete input.degrees_attributes;
       delete input.placements_attributes;
       // Only ignored members (or `null`s that keep stored values): the trainee as it is, nothing written.
@@ -468,7 +468,7 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
       }
       if (disabilityKeys.length > 0) for (const key of disabilityKeys) attrs[key] = input[key];
       if ('ethnicity' in input && input.ethnicity === null) attrs.ethnicity = null;
-      // Leaving the iQTS route clears the iQTS country (§2.9).
+      // Leaving the iQTS route clears the iQTS country.
       if ('training_route' in input && codeText(input.training_route) !== '15' && !('iqts_country' in input)) attrs.iqts_country = null;
 
       const errors = validateTraineeAttributes(attrs, {

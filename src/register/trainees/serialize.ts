@@ -1,5 +1,5 @@
 /**
- * The trainee response object (facts §3.8), built from the canonical row and then renamed for the requested
+ * The trainee response object, built from the canonical row and then renamed for the requested
  * version. Every trainee body the API returns (list, get, create, update, actions) goes through `serializeTrainee`.
  */
 import type { Executor } from '../../db/database.js';

@@ -1,5 +1,5 @@
 /**
- * Trainee validation with the real service's messages (facts §3.1–3.4, §7.3). Works on canonical names; the
+ * Trainee validation with the real service's messages. Works on canonical names; the
  * caller renames attributes in messages for the requested version. Messages are "<attribute> <message>" with raw
  * attribute names, in the order the real service lists them: presence first, then each field, then the HESA
  * detail fields, then cross-field rules, then nested degrees and placements.
@@ -195,7 +195,7 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   }
   if (traineeStartError !== undefined) errors.push(traineeStartError);
 
-  // v2025.0 put the primary subject first instead of refusing (§7.3).
+  // v2025.0 put the primary subject first instead of refusing.
   const ageCode = isBlank(attrs.course_age_range) ? undefined : codeText(attrs.course_age_range);
   const primaryRange = ageCode !== undefined && PRIMARY_AGE_RANGES.includes(ageCode) && !(route && EARLY_YEARS_ROUTES.includes(route));
   if (primaryRange && adapter.primarySubjectRule === 'reorder' && codeText(attrs.course_subject_1) !== PRIMARY_SUBJECT) {
@@ -261,7 +261,7 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
     if (isBlank(value)) continue;
     if (!isValidCode('training_initiative', value)) errors.push(inclusionMessage(field, codeText(value), 'training_initiative'));
     else {
-      // Initiatives are offered per academic cycle (§3.4 rule 3); the lists are known from 2025/26 on.
+      // Initiatives are offered per academic cycle; the lists are known from 2025/26 on.
       const cycle = academicCycleOf(isoDate(attrs.trainee_start_date) ?? ittStart ?? today);
       const available = INITIATIVES_BY_CYCLE[cycle];
       const name = entryName('training_initiative', codeText(value)) ?? codeText(value);

@@ -1,5 +1,5 @@
 /**
- * The API versions served side by side (facts §7), each an adapter over the one canonical trainee model:
+ * The API versions served side by side, each an adapter over the one canonical trainee model:
  * input names → canonical names, canonical → output names, and the validation rules that differ by version.
  * Canonical names are v2026.1's. Adding a version is adding an entry here (plus its OpenAPI document).
  */

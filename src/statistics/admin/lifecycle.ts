@@ -6,7 +6,7 @@ import { latestLiveVersionBelow, loadVersionMeta, recordVersionChanges } from '.
 import type { DataSetStatus, VersionStatus } from '../tables.js';
 
 /**
- * The publisher's lifecycle operations (issue 3, facts §3): publish a draft, withdraw or deprecate a version,
+ * The publisher's lifecycle operations: publish a draft, withdraw or deprecate a version,
  * deprecate or withdraw a data set, set its superseding data set, and create preview tokens for drafts.
  * Each runs in one transaction and checks the current status first, so a wrong step changes nothing.
  */
@@ -67,7 +67,7 @@ export async function publishVersion(db: Db, dataSetId: string, version: string,
   });
 }
 
-/** Published or Deprecated → Withdrawn (stays viewable, no longer queryable; facts §1.5). */
+/** Published or Deprecated → Withdrawn (stays viewable, no longer queryable). */
 export async function withdrawVersion(db: Db, dataSetId: string, version: string, now = new Date()): Promise<VersionChange> {
   return db.transaction().execute(async (trx) => {
     const row = await findVersion(trx, dataSetId, version);
@@ -115,7 +115,7 @@ export async function setSupersedingDataSet(db: Db, dataSetId: string, supersedi
 
 export const PREVIEW_TOKEN_MAX_HOURS = 24 * 7;
 
-/** A preview token for a Draft version: send it as the `preview-token` header until it expires (facts §1.5). */
+/** A preview token for a Draft version: send it as the `preview-token` header until it expires. */
 export async function createPreviewToken(
   db: Db,
   dataSetId: string,

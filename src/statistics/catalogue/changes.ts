@@ -10,7 +10,7 @@ import {
 } from '../versions.js';
 
 /**
- * The changes a version made relative to the version before it (facts §7). The importer stores one row per
+ * The changes a version made relative to the version before it. The importer stores one row per
  * change in `version_changes` (kind major|minor, list, change as JSON), in the order the lists show them.
  *
  * Filter-option and location-option changes are shown grouped under their filter / level. The importer may store

@@ -4,7 +4,7 @@ import type { Executor } from '../../db/database.js';
 import { NotFoundError } from '../../errors.js';
 
 /**
- * The CSV download (facts §8): the version's original data CSV (labels, not ids), stored gzip-compressed in
+ * The CSV download: the version's original data CSV (labels, not ids), stored gzip-compressed in
  * `data_set_version_files.content_gzip`. It is read in slices (`substring` of the bytea), so neither the
  * database client nor this process holds the whole file; a slow client slows the reads down (stream backpressure).
  */

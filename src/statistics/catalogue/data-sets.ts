@@ -13,7 +13,7 @@ import {
 } from '../versions.js';
 import { latestVersionView, loadVersionMetaSummaries, versionView } from './summaries.js';
 
-/** Data sets and their versions (facts §2.3–2.6). */
+/** Data sets and their versions. */
 
 function dataSetView(dataSet: DataSetRow, live: DataSetVersionRow | undefined, summary: Parameters<typeof latestVersionView>[1] | undefined): DataSetView {
   return {

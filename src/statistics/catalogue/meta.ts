@@ -11,7 +11,7 @@ import type {
 } from '../schemas.js';
 import { geographicLevelLabel } from './summaries.js';
 
-/** The metadata of one version (facts §6): which sections, and in which order. */
+/** The metadata of one version: which sections, and in which order. */
 
 export const META_TYPES = ['Filters', 'Indicators', 'Locations', 'TimePeriods'] as const;
 export type MetaType = (typeof META_TYPES)[number];
@@ -73,7 +73,7 @@ async function loadGeographicLevels(db: Executor, versionId: number): Promise<Ge
     .sort((a, b) => byText(a.label, b.label));
 }
 
-/** A location option with the identifying properties of its level that it has (facts §6.2). */
+/** A location option with the identifying properties of its level that it has. */
 export function locationOptionView(row: {
   public_id: string;
   label: string;

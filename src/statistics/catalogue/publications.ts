@@ -6,7 +6,7 @@ import type { PublicationSummary } from '../schemas.js';
 import { PUBLIC_VERSION_STATUSES } from '../versions.js';
 
 /**
- * Publications (facts §2.1, §2.2): only those with at least one data set whose status is Published are visible.
+ * Publications: only those with at least one data set whose status is Published are visible.
  * `lastPublished` is the latest publication time of any public version of the publication's data sets.
  */
 

@@ -5,7 +5,7 @@ import type { DataSetLatestVersionView, DataSetVersionView } from '../schemas.js
 import { publicVersionNumber, versionType, type DataSetVersionRow } from '../versions.js';
 
 /**
- * The "meta summary" of versions (facts §2.4, §2.6): time period range labels, geographic level labels,
+ * The "meta summary" of versions: time period range labels, geographic level labels,
  * filter and indicator labels (each sorted by label), loaded for many versions with one query per list.
  */
 export interface VersionMetaSummary {

@@ -40,7 +40,7 @@ function indicatorView(i: VersionMetaSnapshot['indicators'][number]): ChangedInd
 }
 
 /**
- * The changes of `current` against `previous` (facts §7.2–7.3), in stored order. Items are matched by public id
+ * The changes of `current` against `previous`, in stored order. Items are matched by public id
  * (which the importer carries over by column name, option label and location identity), so an update is a change
  * of label, hint, column, unit or decimal places under the same id: always minor. Deletions are major; additions
  * minor. Option changes are listed for every filter and location level of the new version (a new one's options are
@@ -118,7 +118,7 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
     for (const u of options.updated) {
       const { label: _a, ...codesBefore } = u.previous;
       const { label: _b, ...codesAfter } = u.current;
-      // A code change is major; a label-only change minor (§7.2).
+      // A code change is major; a label-only change minor.
       const kind = JSON.stringify(codesBefore) === JSON.stringify(codesAfter) ? 'minor' : 'major';
       push(kind, 'locationOptions', { level, previousState: u.previous, currentState: u.current });
     }

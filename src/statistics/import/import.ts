@@ -32,7 +32,7 @@ import { latestLiveVersionBelow, loadVersionMeta, recordVersionChanges } from '.
 
 /**
  * How row ids (the final sort tie-breaker) are assigned: `file` numbers rows in file order; `reference-fixture`
- * reproduces the ids the reference gave the AbsenceSchool fixture (facts §9.4/§11.3): rows without a school first,
+ * reproduces the ids the reference gave the AbsenceSchool fixture: rows without a school first,
  * from the most detailed level (LA, then REG, then NAT), then the rows that carry a school; file order within.
  */
 export type RowOrder = 'file' | 'reference-fixture';

@@ -37,7 +37,7 @@ const REQUIRED_META_COLUMNS = [
 ] as const;
 
 /**
- * Reads and checks the meta CSV (facts §9.3) against the data file's header: every described column must exist
+ * Reads and checks the meta CSV against the data file's header: every described column must exist
  * in the data file and not be a time, level or location column.
  */
 export async function readMetaFile(path: string, fileName: string, dataHeader: ReadonlySet<string>, dataFileName: string): Promise<MetaFile> {

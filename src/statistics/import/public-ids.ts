@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import Sqids from 'sqids';
 import type { Executor } from '../../db/database.js';
 
-/** The reference's Sqids configuration (facts §9.1). */
+/** The reference's Sqids configuration. */
 const sqids = new Sqids({ alphabet: 'UjIo1rQXDHTmNsy6p4SlAtO0uqhfCiexFMVc5nG3v2Bbz8dKgWJRa79PZYwkEL', minLength: 5 });
 
 export function encodePublicId(n: number): string {

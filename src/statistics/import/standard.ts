@@ -1,5 +1,5 @@
 /**
- * The EES data file standard as the importer reads it (facts §5.4–5.5, §6.3, §9.2–9.3): time identifiers with
+ * The EES data file standard as the importer reads it: time identifiers with
  * their CSV labels, geographic levels with their location columns, time period forms and labels, indicator units.
  */
 import { TIME_IDENTIFIERS as QUERY_TIME_IDENTIFIERS, timePeriodLabel, type TimeIdentifier } from '../query/time-periods.js';
@@ -43,10 +43,10 @@ export function csvPeriodFromApi(period: string): string {
   return end === undefined ? start! : `${start}${end.slice(2)}`;
 }
 
-/** The time period label (§5.5): `2020/21`, `2020-21 Q4`, `2020 Week 5`. */
+/** The time period label: `2020/21`, `2020-21 Q4`, `2020 Week 5`. */
 export { timePeriodLabel };
 
-/** Chronological order of time periods (§5.6): by period string, then identifier enum order. */
+/** Chronological order of time periods: by period string, then identifier enum order. */
 export function compareTimePeriods(a: { period: string; code: string }, b: { period: string; code: string }): number {
   if (a.period !== b.period) return a.period < b.period ? -1 : 1;
   return (timeIdentifierByCode.get(a.code)?.order ?? 0) - (timeIdentifierByCode.get(b.code)?.order ?? 0);
@@ -130,7 +130,7 @@ export const FIXED_COLUMNS: ReadonlySet<string> = new Set([
 
 export const MANDATORY_DATA_COLUMNS = ['time_period', 'time_identifier', 'geographic_level'] as const;
 
-/** Meta CSV `indicator_unit` values and the unit label the API shows (§6.2: `numberstring` is shown as `string`). */
+/** Meta CSV `indicator_unit` values and the unit label the API shows. */
 export const INDICATOR_UNITS: Readonly<Record<string, string>> = {
   '': '',
   '%': '%',

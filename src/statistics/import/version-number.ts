@@ -1,4 +1,4 @@
-/** A data set version number `major.minor[.patch]` (facts §3.1: the type follows from the number). */
+/** A data set version number `major.minor[.patch]`. */
 export interface VersionNumber {
   major: number;
   minor: number;

@@ -1,6 +1,6 @@
 import { GEOGRAPHIC_LEVELS } from '../import/standard.js';
 
-/** Geographic levels (facts §6.3) and the location properties a query may identify a location by (§5.3). */
+/** Geographic levels and the location properties a query may identify a location by. */
 /** Level code → label, from the one table of levels in the data file standard. */
 export const GEOGRAPHIC_LEVEL_LABELS: Readonly<Record<string, string>> = Object.fromEntries(
   GEOGRAPHIC_LEVELS.map((level) => [level.code, level.label]),

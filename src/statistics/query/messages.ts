@@ -1,7 +1,7 @@
 import type { FieldError } from '../../errors.js';
 import { GEOGRAPHIC_LEVEL_CODES } from './levels.js';
 
-/** Error messages and detail shapes of facts §4.2–4.3, shared by the GET and POST parsers. */
+/** Error messages and detail shapes of shared by the GET and POST parsers. */
 export const MESSAGES = {
   UnknownField: 'The field was not expected in the request and should be removed.',
   InvalidValue: 'Must be a valid value. Check that the type and format are correct.',

@@ -62,7 +62,7 @@ export interface ParsedGetQuery {
 }
 
 /**
- * Parses the GET query string (facts §5.2) into a QueryRequest: list parameters as repeated keys, indexed keys
+ * Parses the GET query string into a QueryRequest: list parameters as repeated keys, indexed keys
  * (`indicators[0]`) or comma-separated values; strings trimmed; blank list elements become null.
  * Unknown keys and unparseable values are reported first and alone (binding errors), as the reference does;
  * otherwise every validation error of the request is reported together.
@@ -205,7 +205,7 @@ function parseFacetValue(problems: Problems, facet: FacetName, path: string, val
   }
 }
 
-/** `{level}|{property}|{value}` (facts §5.2–5.3), validated stage by stage, stopping at the first failure. */
+/** `{level}|{property}|{value}`, validated stage by stage, stopping at the first failure. */
 export function parseLocationString(problems: Problems, path: string, value: string | null): Located<LocationRef> | undefined {
   if (isBlank(value)) {
     problems.notEmpty(path, value);
@@ -242,7 +242,7 @@ export function parseLocationString(problems: Problems, path: string, value: str
   return { value: { level, property: property as LocationProperty, value: identifier }, shown: text };
 }
 
-/** `{period}|{code}` (facts §5.2, §5.4). */
+/** `{period}|{code}`. */
 export function parseTimePeriodString(problems: Problems, path: string, value: string | null): Located<TimePeriodRef> | undefined {
   if (isBlank(value)) {
     problems.notEmpty(path, value);

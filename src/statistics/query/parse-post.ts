@@ -299,7 +299,7 @@ class CriteriaParser {
     }
     const level = value.level;
     const has = (member: string) => value[member] !== undefined;
-    // Discrimination of facts §5.1: level-specific properties first, then a generic code, else an id.
+    // The reference's discrimination: level-specific properties first, then a generic code, else an id.
     let property: LocationProperty;
     if (level === 'LA' && has('code')) property = 'code';
     else if (level === 'LA' && has('oldCode')) property = 'oldCode';

@@ -6,7 +6,7 @@ import { timePeriodKey, type IndicatorMeta, type LocationMeta, type VersionMeta 
 
 /**
  * The criteria tree resolved against one version: public ids replaced by row-table values, unknown ones turned
- * into warnings and constant branches (facts §5.7). Both engines (SQL and the in-memory bitmap index) evaluate this.
+ * into warnings and constant branches. Both engines (SQL and the in-memory bitmap index) evaluate this.
  */
 export type Predicate =
   | { kind: 'const'; value: boolean }
@@ -123,7 +123,7 @@ class Resolver {
         return or(criteria.items.map((c) => this.criteria(c)));
       case 'not': {
         if (criteria.item.kind !== 'facets') return not(this.criteria(criteria.item));
-        // Quirk of the reference (facts §5.7.3): directly under `not`, a facets object's facet types are OR-joined.
+        // Quirk of the reference: directly under `not`, a facets object's facet types are OR-joined.
         const fragments = this.facetFragments(criteria.item.facets);
         // `{}` matches everything, so `{ "not": {} }` matches nothing (docs/compatibility.md), not NOT(empty OR).
         return fragments.length === 0 ? FALSE : not(or(fragments));
@@ -174,7 +174,7 @@ class Resolver {
   /**
    * eq / notEq / in / notIn of one facet: unknown values warn; an unknown `eq` (or an `in` with nothing known)
    * matches nothing, an unknown `notEq` (or `notIn`) excludes nothing. `in` over several columns is an OR,
-   * `notIn` an AND (facts §5.7.2).
+   * `notIn` an AND.
    */
   private comparators<T>(
     set: ComparatorSet<T>,
@@ -266,7 +266,7 @@ export function locationProperty(location: LocationMeta, property: LocationPrope
   }
 }
 
-/** Resolves a sort field (facts §5.9) or returns undefined when it names nothing sortable in this query. */
+/** Resolves a sort field or returns undefined when it names nothing sortable in this query. */
 function resolveSort(meta: VersionMeta, sort: SortRequest, selected: IndicatorMeta[]): SortKey | undefined {
   const { field, direction } = sort;
   if (field === 'timePeriod') return { column: 'time_period_id', direction, kind: 'integer' };
@@ -292,7 +292,7 @@ function resolveSort(meta: VersionMeta, sort: SortRequest, selected: IndicatorMe
   return undefined;
 }
 
-/** Resolves a parsed request against a version; unknown indicators and sort fields are one 400 (facts §5.7.4). */
+/** Resolves a parsed request against a version; unknown indicators and sort fields are one 400. */
 export function resolveQuery(meta: VersionMeta, request: QueryRequest): ResolvedQuery {
   const resolver = new Resolver(meta);
   const predicate = request.criteria ? resolver.criteria(request.criteria) : TRUE;

@@ -3,7 +3,7 @@ import { WARNING_MESSAGES, type ResolvedQuery, type Warning } from './resolve.js
 import { timeIdentifier, timePeriodLabel } from './time-periods.js';
 import type { LocationMeta, VersionMeta } from './version-meta.js';
 
-/** Result rows and the response body of a query (facts §5.8, §5.10). */
+/** Result rows and the response body of a query. */
 export interface QueryResultRow {
   timePeriod: { code: string; period: string };
   geographicLevel: string;
@@ -79,7 +79,7 @@ export function toResultRow(meta: VersionMeta, query: Pick<ResolvedQuery, 'indic
   };
 }
 
-/** Facet warnings, then DebugEnabled, then NoResults (facts §5.8; the seed names the last one `NoResults`). */
+/** Facet warnings, then DebugEnabled, then NoResults (the seed names the last one `NoResults`). */
 export function responseWarnings(query: ResolvedQuery, total: number): Warning[] {
   const warnings = [...query.warnings];
   if (query.debug) warnings.push({ code: 'DebugEnabled', message: WARNING_MESSAGES.DebugEnabled });
@@ -87,7 +87,7 @@ export function responseWarnings(query: ResolvedQuery, total: number): Warning[]
   return warnings;
 }
 
-/** `totalPages = trunc((total - 1) / pageSize) + 1`, so 1 when there are no results (facts §2.0). */
+/** `totalPages = trunc((total - 1) / pageSize) + 1`, so 1 when there are no results. */
 export function totalPages(total: number, pageSize: number): number {
   return Math.trunc((total - 1) / pageSize) + 1;
 }

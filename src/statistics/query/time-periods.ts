@@ -1,5 +1,5 @@
 /**
- * Time period identifiers (facts §5.4–5.5): codes, their year format, and the validation and label rules
+ * Time period identifiers: codes, their year format, and the validation and label rules
  * the query uses. The order of TIME_IDENTIFIERS is the reference's enum order.
  */
 export type YearFormat = 'Academic' | 'Fiscal' | 'Default';
@@ -77,7 +77,7 @@ export const TIME_PERIOD_MESSAGES = {
 } as const;
 
 /**
- * Validates a `{period, code}` pair (facts §5.4): the code first; the period only when the code is valid.
+ * Validates a `{period, code}` pair: the code first; the period only when the code is valid.
  * Years must be exactly four digits (the reference accepts any digit count and then fails with a 500).
  */
 export function validateTimePeriod(period: string, code: string): TimePeriodProblem | undefined {
@@ -106,7 +106,7 @@ export function normaliseTimePeriod(period: string, code: string): string {
   return period;
 }
 
-/** The human-readable label of a stored period (facts §5.5): `2020/21`, `2020-21 Q4`, `2020 Week 5`. */
+/** The human-readable label of a stored period: `2020/21`, `2020-21 Q4`, `2020 Week 5`. */
 export function timePeriodLabel(period: string, code: string): string {
   const identifier = byCode.get(code);
   const start = Number(period.slice(0, 4));

@@ -1,5 +1,5 @@
 /**
- * The locked states (facts §4.3, §7.3): from v2026.1 a trainee that is recommended for award, withdrawn or awarded
+ * The locked states: from v2026.1 a trainee that is recommended for award, withdrawn or awarded
  * cannot be modified (422 StateTransitionError, nothing changes); v2025.0 and v2026.0 have no such lock.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -13,7 +13,7 @@ import {
   type TraineeState,
 } from '../../../src/register/state-machine.js';
 
-// The full transition table of facts §4.1: every (state, event) pair not listed here must be refused.
+// The full transition table: every (state, event) pair not listed here must be refused.
 const allowed: Array<[TraineeState, TraineeEvent, TraineeState]> = [
   ['draft', 'submit_for_trn', 'submitted_for_trn'],
   ['deferred', 'submit_for_trn', 'submitted_for_trn'],

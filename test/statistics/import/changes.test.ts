@@ -54,7 +54,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('changes against the latest live version (facts §7)', () => {
+describe('changes against the latest live version', () => {
   const ids: Record<string, Awaited<ReturnType<typeof publicIds>>> = {};
 
   it('1.0 (two years) has no changes', async () => {

@@ -35,7 +35,7 @@ describe('the AbsenceSchool fixture in the template', () => {
     expect(rows[0]!.n).toBe(216);
   });
 
-  it('has the reference public ids for filters, options and indicators (facts §11.3)', async () => {
+  it('has the reference public ids for filters, options and indicators', async () => {
     const filters = await database.db
       .selectFrom('version_filters')
       .select(['public_id', 'column_name', 'label', 'hint', 'ordinal'])
@@ -117,7 +117,7 @@ describe('the AbsenceSchool fixture in the template', () => {
     expect(periods.map((p) => `${p.period}|${p.code}`)).toEqual(['2020/2021|AY', '2021/2022|AY', '2022/2023|AY']);
   });
 
-  it('keeps the reference row ids (facts §9.4, §11.3)', async () => {
+  it('keeps the reference row ids', async () => {
     const { rows } = await sql<{ id: number; period: string; geographic_level: string; la: string | null; sch: string | null; ncyear: string | null; school_type: string | null; enrolments: string; sess_authorised: string }>`
       SELECT r.id, tp.period, r.geographic_level, la.label AS la, sch.label AS sch, ny.label AS ncyear, st.label AS school_type,
              r.i1 AS enrolments, r.i2 AS sess_authorised

@@ -11,7 +11,7 @@ import {
 import { encodePublicId } from '../../../src/statistics/import/public-ids.js';
 
 describe('the data file standard', () => {
-  it('reads time periods in the CSV form (facts §9.2)', () => {
+  it('reads time periods in the CSV form', () => {
     expect(apiPeriodFromCsv('202021')).toBe('2020/2021');
     expect(apiPeriodFromCsv('199900')).toBe('1999/2000');
     expect(apiPeriodFromCsv('2020')).toBe('2020');
@@ -19,7 +19,7 @@ describe('the data file standard', () => {
     expect(csvPeriodFromApi('2020/2021')).toBe('202021');
   });
 
-  it('labels time periods as the API does (facts §5.5)', () => {
+  it('labels time periods as the API does', () => {
     expect(timePeriodLabel('2020/2021', 'AY')).toBe('2020/21');
     expect(timePeriodLabel('2020/2021', 'T1')).toBe('2020/21 Autumn term');
     expect(timePeriodLabel('2020/2021', 'AYQ1')).toBe('2020/21 Q1');
@@ -34,7 +34,7 @@ describe('the data file standard', () => {
     expect(timePeriodLabel('2020', 'RY')).toBe('2020');
   });
 
-  it('orders time periods by period string, then identifier order (facts §5.6)', () => {
+  it('orders time periods by period string, then identifier order', () => {
     const periods = [
       { period: '2020/2021', code: 'AY' },
       { period: '2020', code: 'M1' },
@@ -60,7 +60,7 @@ describe('the data file standard', () => {
     expect(geographicLevelByCsvLabel('Nation')).toBeUndefined();
   });
 
-  it('encodes public ids as the reference (facts §9.1)', () => {
+  it('encodes public ids as the reference', () => {
     expect([0, 1, 2, 3, 4, 5, 10, 15, 100, 1000].map(encodePublicId)).toEqual([
       '9U4vZ', 'dP0Zw', 'O7CLF', '7zXob', 'pTSoj', 'IzBzg', 'HTzLj', 'BT7J3', 'UhYRF', '67vrf',
     ]);

@@ -7,7 +7,7 @@ import { loadConfig } from '../../../src/config.js';
 import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
 
 /**
- * The behaviour cases of facts §10.3–10.7 over the AbsenceSchool fixture, with the exact counts and values of §11.4,
+ * The reference's behaviour cases over the AbsenceSchool fixture, with the reference's exact counts and values,
  * through GET and POST, on both engines: SQL only, and the in-memory row index (count and page ids) + SQL.
  */
 const URL = `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query`;
@@ -56,7 +56,7 @@ const rowsOf = (response: { json(): unknown }) => (response.json() as { results:
 const SHEFFIELD = { level: 'LA', code: 'E08000019' };
 const BARNSLEY = { level: 'LA', id: 'dP0Zw' };
 
-/** [name, GET query, POST criteria, expected total] — facts §11.4. */
+/** [name, GET query, POST criteria, expected total]. */
 const COUNTS: Array<[string, Query, unknown, number]> = [
   ['filters.eq', { 'filters.eq': 'IzBzg' }, { filters: { eq: 'IzBzg' } }, 54],
   ['filters.notEq', { 'filters.notEq': 'IzBzg' }, { filters: { notEq: 'IzBzg' } }, 162],

@@ -12,7 +12,7 @@ export const compiler = new Kysely<unknown>({
   },
 });
 
-/** A version shaped like the AbsenceSchool fixture (ids as in facts §11.3), without a database. */
+/** A version shaped like the AbsenceSchool fixture (ids as the reference gives them), without a database. */
 export function absenceLikeMeta(): VersionMeta {
   const filters: FilterMeta[] = [
     { publicId: 'dP0Zw', columnName: 'academy_type', label: 'Academy type', column: 'f1' },

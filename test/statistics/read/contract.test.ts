@@ -62,7 +62,7 @@ describe('OpenAPI', () => {
   });
 });
 
-describe('query-string binding (facts §5.2)', () => {
+describe('query-string binding', () => {
   const schema = {
     type: 'object',
     properties: { types: { type: 'array', items: { type: 'string' } }, page: { type: 'integer' }, flag: { type: 'boolean' }, 'filters.eq': { type: 'string' } },
@@ -88,7 +88,7 @@ describe('query-string binding (facts §5.2)', () => {
   });
 });
 
-describe('version selectors (facts §2.11)', () => {
+describe('version selectors', () => {
   it.each([
     ['1', { kind: 'exact', major: 1, minor: 0, patch: 0 }],
     [' v2.1 ', { kind: 'exact', major: 2, minor: 1, patch: 0 }],
@@ -106,7 +106,7 @@ describe('version selectors (facts §2.11)', () => {
   });
 });
 
-describe('resolveDataSetVersion policies (facts §1.5, §3.2)', () => {
+describe('resolveDataSetVersion policies', () => {
   it('lets Withdrawn versions be viewed but not queried; Deprecated both; drafts only with their token', async () => {
     const db = t.database.db;
     const dataSetId = await insertDataSet(db, { publicationId: ABSENCE_SCHOOL.publicationId, title: 'Policies', status: 'Published' });
