@@ -11,7 +11,7 @@ import { streamingPlugin } from './plugins/streaming.js';
 import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
 import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
-import { createStatisticsCaches, redirectCapitalisedPath, STATISTICS_PREFIXES, statisticsApi } from './statistics/index.js';
+import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIXES, statisticsApi } from './statistics/index.js';
 import { RowIndexStore } from './statistics/query/row-index.js';
 import { registerApi } from './register/index.js';
 import { explorerPlugin } from './explorer/plugin.js';
@@ -105,9 +105,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(openApiPlugin);
   await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting });
   const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
-  const caches = createStatisticsCaches(config);
+  const shared = createStatisticsSharedState(config);
   for (const prefix of STATISTICS_PREFIXES) {
-    await app.register(statisticsApi, { prefix, config, db: deps.readDb ?? deps.db, writeDb: deps.db, rowIndexes, caches, alias: prefix !== '/v1' });
+    await app.register(statisticsApi, { prefix, config, db: deps.readDb ?? deps.db, writeDb: deps.db, rowIndexes, shared, alias: prefix !== '/v1' });
   }
   await app.register(registerApi, { prefix: '/api', config, db: deps.db });
   await app.register(explorerPlugin);

@@ -22,7 +22,7 @@ export interface StatisticsApiOptions {
   /** The app's in-memory row indexes of the query engine. */
   rowIndexes: RowIndexStore;
   /** What the API's mounts share (one app serves it at several prefixes). */
-  caches: StatisticsCaches;
+  shared: StatisticsSharedState;
   /** An alias mount (`/v1.0`, `/api/v1`, `/api/v1.0`): same routes, left out of the OpenAPI document. */
   alias?: boolean;
 }
@@ -38,7 +38,7 @@ export const STATISTICS_PREFIXES = ['/v1', '/v1.0', '/api/v1', '/api/v1.0'] as c
  * State the statistics API keeps between requests, made once per app and shared by all its prefixes, so that an
  * alias neither multiplies memory nor gives a client a second rate-limit allowance.
  */
-export interface StatisticsCaches {
+export interface StatisticsSharedState {
   versionMetas: VersionMetaCache;
   /** Resolved public versions, reused for QUERY_VERSION_CACHE_MS (a status change shows within that time). */
   resolvedVersions: ResolvedVersionCache<DataSetVersionRow>;
@@ -46,7 +46,7 @@ export interface StatisticsCaches {
   rateLimits: BoundedWindowStore;
 }
 
-export function createStatisticsCaches(config: Config): StatisticsCaches {
+export function createStatisticsSharedState(config: Config): StatisticsSharedState {
   return {
     versionMetas: new VersionMetaCache(),
     resolvedVersions: new ResolvedVersionCache<DataSetVersionRow>(config.QUERY_VERSION_CACHE_MS),
@@ -77,7 +77,7 @@ export async function redirectCapitalisedPath(request: FastifyRequest, reply: Fa
   return reply.code(308).header('location', `${lower}${query}`).header('cache-control', 'public, max-age=86400').send();
 }
 
-/** The public statistics data set API, mounted at `/v1`. */
+/** The public statistics data set API, mounted at each of STATISTICS_PREFIXES. */
 export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
   const { config } = options;
   // This scope's own protection, so that it covers exactly the routes the router gives it (a percent-encoded
@@ -95,7 +95,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
     });
   }
   await app.register(scopeRateLimitPlugin, {
-    store: options.caches.rateLimits,
+    store: options.shared.rateLimits,
     max: config.RATE_LIMIT_STATISTICS_MAX,
     windowMs: config.RATE_LIMIT_STATISTICS_WINDOW_MS,
     key: (request) => `statistics:ip:${request.ip}`,
@@ -110,7 +110,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   registerStatisticsSchemas(app);
   registerQuerySchemas(app);
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
-  const routeOptions: StatisticsApiOptions = { config, db: options.db, writeDb: options.writeDb, rowIndexes: options.rowIndexes, caches: options.caches };
+  const routeOptions: StatisticsApiOptions = { config, db: options.db, writeDb: options.writeDb, rowIndexes: options.rowIndexes, shared: options.shared };
   await app.register(catalogueRoutes, routeOptions);
   await app.register(queryRoutes, routeOptions);
 };

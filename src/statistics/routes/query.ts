@@ -46,8 +46,8 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
   const bodyLimit = options.config.BODY_LIMIT_BYTES;
   const versionCacheMs = options.config.QUERY_VERSION_CACHE_MS;
 
-  // Shared by every prefix the API is served at (see StatisticsCaches).
-  const { versionMetas, resolvedVersions } = options.caches;
+  // Shared by every prefix the API is served at (see StatisticsSharedState).
+  const { versionMetas, resolvedVersions } = options.shared;
   async function resolveVersion(request: FastifyRequest, dataSetId: string, dataSetVersion: string | undefined): Promise<DataSetVersionRow> {
     const previewToken = previewTokenOf(request.headers);
     const key = `${dataSetId}|${dataSetVersion ?? ''}`;
