@@ -32,7 +32,6 @@ function wantsCsv(request: FastifyRequest): boolean {
   return /\btext\/csv\b/i.test(accept) && !/\bapplication\/json\b/i.test(accept.split(',')[0] ?? '');
 }
 
-/** Endpoints 9 and 10: GET and POST /data-sets/{dataSetId}/query. */
 declare module 'fastify' {
   interface FastifyRequest {
     /** The query as the reference's binding rules read it (set by the query routes' preValidation). */
@@ -40,6 +39,7 @@ declare module 'fastify' {
   }
 }
 
+/** Endpoints 9 and 10: GET and POST /data-sets/{dataSetId}/query. */
 export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
   app.decorateRequest('dataSetQuery', null);
   const db: Db = options.db;
