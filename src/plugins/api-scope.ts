@@ -58,8 +58,8 @@ export const jsonBodyPlugin = fp<{ comments?: boolean }>(
 );
 
 export interface ScopeRateLimitOptions {
-  /** In-memory counters shared with other scopes (an API served at several prefixes); default: this scope's own. */
-  store?: BoundedWindowStore;
+  /** The in-memory counters (without REDIS_URL), shared by every scope of one API (an API served at several prefixes). */
+  store: BoundedWindowStore;
   max: number;
   windowMs: number;
   /** The counter a request belongs to (e.g. `statistics:ip:…`); the same key on every instance shares a count. */
@@ -83,9 +83,9 @@ export const scopeRateLimitPlugin = fp<ScopeRateLimitOptions & { hook?: boolean 
     await app.register(rateLimit, {
       global: false,
       redis: app.rateLimitRedis,
-      // In memory: the library makes one store for this scope (its routes share it through `child`), or takes the
-      // shared one (a constructor that returns an object makes `new` return that object).
-      store: app.rateLimitRedis ? undefined : options.store ? sharedStore(options.store) : BoundedWindowStore,
+      // The library takes a store class and makes one with `new`: a constructor that returns an object makes `new`
+      // return that object, so every scope of the API counts in the one store it was given.
+      store: app.rateLimitRedis ? undefined : storeClassOf(options.store),
       nameSpace: 'education-api-rl:',
       // A broken rate-limit store must not take the API down with it.
       skipOnError: true,
@@ -103,8 +103,8 @@ export const scopeRateLimitPlugin = fp<ScopeRateLimitOptions & { hook?: boolean 
   { name: 'scope-rate-limit' },
 );
 
-function sharedStore(store: BoundedWindowStore): typeof BoundedWindowStore {
-  return function shared() {
+function storeClassOf(store: BoundedWindowStore): typeof BoundedWindowStore {
+  return function givenStore() {
     return store;
   } as unknown as typeof BoundedWindowStore;
 }

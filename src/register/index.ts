@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { methodNotAllowed, toAppError, sendError } from '../plugins/problem.js';
 import { jsonBodyPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
+import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import { traineeActionRoutes } from './actions/routes.js';
 import { malformedJson, notFound, registerErrorFormatter, resourceNotFound, traineeNotFound, unauthorized } from './errors.js';
 import { FormBodyError, parseRailsForm } from './form-body.js';
@@ -145,6 +146,7 @@ export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: F
   // The hook is called by the version scopes' authentication (and the not-found handler), not on its own.
   await app.register(scopeRateLimitPlugin, {
     hook: false,
+    store: new BoundedWindowStore(),
     max: config.RATE_LIMIT_REGISTER_MAX,
     windowMs: config.RATE_LIMIT_REGISTER_WINDOW_MS,
     key: (request) =>
