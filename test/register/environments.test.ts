@@ -2,7 +2,7 @@
  * One register environment per database and never the public development key in production; the duplicate check
  * compares names as the real service stores them (squished), so spaces cannot beat it (duplicate_trainees_spec.rb).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Runtime } from '../../src/runtime.js';
@@ -10,7 +10,7 @@ import { registerDemoStartupTask } from '../../src/register/startup.js';
 import { createToken, DEVELOPMENT_TOKEN_SECRET, RegisterEnvironmentError, tokenSecret } from '../../src/register/tokens.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/database.js';
-import { createProviderWithToken, validTrainee, type TestProvider } from './helpers.js';
+import { createProviderWithToken, validTrainee, type TestProvider, withRegisterApp } from './helpers.js';
 
 const SECRET = 'a-production-secret-0123456789';
 
@@ -90,12 +90,9 @@ describe('one environment per database', () => {
 describe('duplicate_trainees_spec.rb: names are compared as stored (squished)', () => {
   let t: TestApp;
   let p: TestProvider;
-  beforeAll(async () => {
-    t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
-    p = await createProviderWithToken(t.database.db);
-  });
-  afterAll(async () => {
-    await t?.close();
+  withRegisterApp((app, provider) => {
+    t = app;
+    p = provider;
   });
   const post = (data: unknown) => t.app.inject({ method: 'POST', url: '/api/v2026.1/trainees', headers: p.auth, payload: { data } });
 

@@ -6,21 +6,17 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { fundingErrors, loadFundingTables } from '../../src/register/funding.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createProviderWithToken, validTrainee, type TestProvider } from './helpers.js';
+import type { TestApp } from '../helpers/app.js';
+import { validTrainee, type TestProvider, withRegisterApp } from './helpers.js';
 
 let t: TestApp;
 let p: TestProvider;
-
-beforeAll(async () => {
-  t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
-  p = await createProviderWithToken(t.database.db);
-});
-afterAll(async () => {
-  await t?.close();
+withRegisterApp((app, provider) => {
+  t = app;
+  p = provider;
 });
 
 const seedDir = new URL('../../seed/register/funding/', import.meta.url);

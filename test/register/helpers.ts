@@ -1,4 +1,6 @@
+import { afterAll, beforeAll } from 'vitest';
 import type { Db } from '../../src/db/database.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createToken, type RegisterEnvironment } from '../../src/register/tokens.js';
 
 export interface TestProvider {
@@ -59,4 +61,19 @@ export function validTrainee(overrides: Record<string, unknown> = {}): Record<st
     disability1: '58',
     ...overrides,
   };
+}
+
+/**
+ * A register test app (its rate limit raised, so a file's many requests are not throttled) with one provider, made
+ * before the enclosing tests and closed after them; `use` receives both.
+ */
+export function withRegisterApp(use: (t: TestApp, p: TestProvider) => void): void {
+  let app: TestApp | undefined;
+  beforeAll(async () => {
+    app = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
+    use(app, await createProviderWithToken(app.database.db));
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 }

@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createProviderWithToken, validTrainee, type TestProvider } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { TestApp } from '../helpers/app.js';
+import { validTrainee, type TestProvider, withRegisterApp } from './helpers.js';
 
 /** The list is assembled from serialized trainee bodies reused across requests: they must never be stale. */
 let t: TestApp;
 let p: TestProvider;
-beforeAll(async () => {
-  t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
-  p = await createProviderWithToken(t.database.db);
-});
-afterAll(async () => {
-  await t?.close();
+withRegisterApp((app, provider) => {
+  t = app;
+  p = provider;
 });
 
 const list = async (version: string) => {

@@ -2,19 +2,15 @@
  * Numbers beyond what the register can hold are refused with the usual 4xx naming the field, never a 500:
  * `course_year` (create and update, every version) and the trainee list's `page`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createProviderWithToken, validTrainee, type TestProvider } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { TestApp } from '../helpers/app.js';
+import { validTrainee, type TestProvider, withRegisterApp } from './helpers.js';
 
 let t: TestApp;
 let p: TestProvider;
-
-beforeAll(async () => {
-  t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
-  p = await createProviderWithToken(t.database.db);
-});
-afterAll(async () => {
-  await t?.close();
+withRegisterApp((app, provider) => {
+  t = app;
+  p = provider;
 });
 
 const VERSIONS = ['v2025.0', 'v2026.0', 'v2026.1'] as const;

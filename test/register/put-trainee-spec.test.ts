@@ -2,19 +2,15 @@
  * `PUT`/`PATCH /trainees/{id}` as DfE's request spec `spec/requests/api/v2026_1/put_trainee_spec.rb` describes it:
  * null members, ignored members, and which validation error wins.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createProviderWithToken, validTrainee, type TestProvider } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { TestApp } from '../helpers/app.js';
+import { validTrainee, type TestProvider, withRegisterApp } from './helpers.js';
 
 let t: TestApp;
 let p: TestProvider;
-
-beforeAll(async () => {
-  t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
-  p = await createProviderWithToken(t.database.db);
-});
-afterAll(async () => {
-  await t?.close();
+withRegisterApp((app, provider) => {
+  t = app;
+  p = provider;
 });
 
 const DEGREE = { grade: '02', subject: '100485', institution: '0117', uk_degree: '083', graduation_year: '2003' };

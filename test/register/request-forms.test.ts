@@ -3,20 +3,16 @@
  * `params: { data: {...} }` without `as: :json`, e.g. put_trainee_spec.rb "returns status code 422 with an invalid
  * `itt_start_date` and the trainee is not updated"), and repeated slashes in a path.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseRailsForm } from '../../src/register/form-body.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createProviderWithToken, validTrainee, type TestProvider } from './helpers.js';
+import type { TestApp } from '../helpers/app.js';
+import { validTrainee, type TestProvider, withRegisterApp } from './helpers.js';
 
 let t: TestApp;
 let p: TestProvider;
-
-beforeAll(async () => {
-  t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
-  p = await createProviderWithToken(t.database.db);
-});
-afterAll(async () => {
-  await t?.close();
+withRegisterApp((app, provider) => {
+  t = app;
+  p = provider;
 });
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
