@@ -172,16 +172,8 @@ export function killAllSync(): void {
   for (const pgid of groups) killGroup(pgid, 'SIGKILL');
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+// One free-port finder for every benchmark.
+export { freePort } from '../server-process.js';
 
 /** True when something accepts TCP connections on 127.0.0.1:port. */
 export function portOpen(port: number): Promise<boolean> {
