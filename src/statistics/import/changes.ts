@@ -1,6 +1,6 @@
 import type { ChangeItemByList, ChangeList, ChangedFilter, ChangedIndicator } from '../tables.js';
-import { compareOrdinal } from './standard.js';
-import { levelView, type VersionMetaSnapshot } from './version-meta.js';
+import { compareOrdinal, levelView } from './standard.js';
+import type { VersionMetaSnapshot } from './version-meta.js';
 
 export interface ComputedChange<L extends ChangeList = ChangeList> {
   kind: 'major' | 'minor';

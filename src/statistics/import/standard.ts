@@ -120,6 +120,11 @@ export function geographicLevelByCode(code: string): GeographicLevelInfo | undef
   return levelByCode.get(code);
 }
 
+/** A geographic level as the changes and metadata show it: its code and its label (the code when unknown). */
+export function levelView(code: string): { code: string; label: string } {
+  return { code, label: geographicLevelByCode(code)?.label ?? code };
+}
+
 /** Every column the standard gives a fixed meaning (time, level, location columns). */
 export const FIXED_COLUMNS: ReadonlySet<string> = new Set([
   'time_period',

@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import type { ChangedLocationOption } from '../tables.js';
 import { computeChanges } from './changes.js';
-import { compareOrdinal, compareTimePeriods, geographicLevelByCode, timePeriodLabel } from './standard.js';
+import { compareOrdinal, compareTimePeriods, levelView, timePeriodLabel } from './standard.js';
 import { compareVersionNumbers, type VersionNumber } from './version-number.js';
 
 /** A version's metadata with public ids, as the change computation and id mapping compare it. */
@@ -90,10 +90,6 @@ export async function loadVersionMeta(db: Executor, versionId: number): Promise<
   ).map((t) => ({ code: t.code, period: t.period, label: timePeriodLabel(t.period, t.code) }));
   timePeriods.sort(compareTimePeriods);
   return { filters, indicators, geographicLevels, locations, timePeriods };
-}
-
-export function levelView(code: string): { code: string; label: string } {
-  return { code, label: geographicLevelByCode(code)?.label ?? code };
 }
 
 /**
