@@ -7,7 +7,7 @@ import autocannon from 'autocannon';
 import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
-import { loadVersionMeta, type VersionMeta } from '../src/statistics/query/version-meta.js';
+import { loadQueryVersionMeta, type VersionMeta } from '../src/statistics/query/version-meta.js';
 import { findLatestLiveVersion } from '../src/statistics/versions.js';
 import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID } from './datasets.js';
 
@@ -277,7 +277,7 @@ await runCli(async () => {
         continue;
       }
       const labelled = values.label ? file.replace('.json', `-${values.label}.json`) : file;
-      targets.push({ dataSetId, file: labelled, meta: await loadVersionMeta(runtime.read.db, version.id, version.rows_table), rows: version.total_results });
+      targets.push({ dataSetId, file: labelled, meta: await loadQueryVersionMeta(runtime.read.db, version.id, version.rows_table), rows: version.total_results });
     }
     if (targets.length === 0) throw new Error('No data set to benchmark.');
 

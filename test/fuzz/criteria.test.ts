@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RowIndexStore } from '../../src/statistics/query/row-index.js';
-import { loadVersionMeta } from '../../src/statistics/query/version-meta.js';
+import { loadQueryVersionMeta } from '../../src/statistics/query/version-meta.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 import {
@@ -249,7 +249,7 @@ describe.each(['sql', 'row index'] as const)('random criteria trees agree with t
         .select(['id', 'rows_table'])
         .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
         .executeTakeFirstOrThrow();
-      await rowIndexes.ensure(t.database.db, await loadVersionMeta(t.database.db, version.id, version.rows_table!));
+      await rowIndexes.ensure(t.database.db, await loadQueryVersionMeta(t.database.db, version.id, version.rows_table!));
     }
   });
 

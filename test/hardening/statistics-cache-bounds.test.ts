@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { RowIndexStore } from '../../src/statistics/query/row-index.js';
-import { loadVersionMeta, ResolvedVersionCache, VersionMetaCache } from '../../src/statistics/query/version-meta.js';
+import { loadQueryVersionMeta, ResolvedVersionCache, VersionMetaCache } from '../../src/statistics/query/version-meta.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 
@@ -52,8 +52,8 @@ describe('statistics cache bounds', () => {
   });
 
   it('keeps row indexes within QUERY_INDEX_MEMORY_MB, least recently used evicted, too large never kept', async () => {
-    const first = await loadVersionMeta(database.db, version.id, version.rows_table);
-    const second = await loadVersionMeta(database.db, version.id, 'same_rows');
+    const first = await loadQueryVersionMeta(database.db, version.id, version.rows_table);
+    const second = await loadQueryVersionMeta(database.db, version.id, 'same_rows');
     const probe = new RowIndexStore();
     const one = (await probe.ensure(database.db, first))!.bytes;
     expect(one).toBeGreaterThan(0);

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../../db/database.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { formatVersionNumber, parseVersionNumber } from '../import/version-number.js';
-import { latestLiveVersionBelow, loadVersionMeta, recordVersionChanges } from '../import/version-meta.js';
+import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from '../import/version-meta.js';
 import type { DataSetStatus, VersionStatus } from '../tables.js';
 
 /**
@@ -59,7 +59,7 @@ export async function publishVersion(db: Db, dataSetId: string, version: string,
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'published');
     const versions = await trx.selectFrom('data_set_versions').select(['id', 'major', 'minor', 'patch', 'status']).where('data_set_id', '=', dataSetId).execute();
     const previous = latestLiveVersionBelow(versions, row);
-    await recordVersionChanges(trx, row.id, previous ? await loadVersionMeta(trx, previous.id) : undefined);
+    await recordVersionChanges(trx, row.id, previous ? await loadVersionMetaSnapshot(trx, previous.id) : undefined);
     await trx.updateTable('data_set_versions').set({ status: 'Published', published_at: now }).where('id', '=', row.id).execute();
     // Its preview tokens stay (as a record) but grant nothing more: tokens only open Draft versions.
     await trx.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).where('status', '=', 'Draft').execute();

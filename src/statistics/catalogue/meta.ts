@@ -74,7 +74,7 @@ async function loadGeographicLevels(db: Executor, versionId: number): Promise<Ge
 }
 
 /** A location option with the identifying properties of its level that it has. */
-export function locationOptionView(row: {
+export function locationOptionMetaView(row: {
   public_id: string;
   label: string;
   code: string | null;
@@ -104,7 +104,7 @@ async function loadLocations(db: Executor, versionId: number): Promise<LocationG
   const groups = new Map<string, LocationOptionMetaView[]>();
   for (const row of rows) {
     const list = groups.get(row.level) ?? [];
-    list.push(locationOptionView(row));
+    list.push(locationOptionMetaView(row));
     groups.set(row.level, list);
   }
   return [...groups.entries()]
@@ -124,7 +124,7 @@ async function loadTimePeriods(db: Executor, versionId: number): Promise<TimePer
 }
 
 /** The meta of a version; sections not asked for are empty arrays (all five are always present). */
-export async function loadVersionMeta(db: Executor, versionId: number, types?: readonly MetaType[]): Promise<DataSetMetaView> {
+export async function loadDataSetMetaView(db: Executor, versionId: number, types?: readonly MetaType[]): Promise<DataSetMetaView> {
   const wanted = new Set<MetaType>(types && types.length > 0 ? types : META_TYPES);
   const [filters, indicators, geographicLevels, locations, timePeriods] = await Promise.all([
     wanted.has('Filters') ? loadFilters(db, versionId) : [],

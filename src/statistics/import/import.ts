@@ -28,7 +28,7 @@ import {
   type LocationCodeField,
 } from './standard.js';
 import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from './version-number.js';
-import { latestLiveVersionBelow, loadVersionMeta, recordVersionChanges } from './version-meta.js';
+import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-meta.js';
 
 /**
  * How row ids (the final sort tie-breaker) are assigned: `file` numbers rows in file order; `reference-fixture`
@@ -466,7 +466,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     const versionId = inserted.id;
     const rowsTable = `v${versionId}`;
 
-    const previousMeta = previous ? await loadVersionMeta(db, previous.id) : undefined;
+    const previousMeta = previous ? await loadVersionMetaSnapshot(db, previous.id) : undefined;
 
     // Time periods: ids in chronological order.
     const timePeriodMap = new Array<number>(timePeriods.length);
@@ -587,7 +587,7 @@ async function gzipOf(dataPath: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-type Previous = Awaited<ReturnType<typeof loadVersionMeta>> | undefined;
+type Previous = Awaited<ReturnType<typeof loadVersionMetaSnapshot>> | undefined;
 
 /** Inserts filters (label order) and their options (label order); returns, per filter, local option id → row id. */
 async function insertFilters(

@@ -15,7 +15,7 @@ export interface VersionMetaSnapshot {
 }
 
 /** A location row as the meta shows it for its level (codes not used by the level are left out). */
-export function locationOptionView(row: {
+export function changedLocationOption(row: {
   level: string;
   public_id: string;
   label: string;
@@ -46,7 +46,7 @@ export function locationOptionView(row: {
   return option;
 }
 
-export async function loadVersionMeta(db: Executor, versionId: number): Promise<VersionMetaSnapshot> {
+export async function loadVersionMetaSnapshot(db: Executor, versionId: number): Promise<VersionMetaSnapshot> {
   const filterRows = await db
     .selectFrom('version_filters as f')
     .leftJoin('version_filter_options as o', 'o.filter_id', 'f.id')
@@ -81,7 +81,7 @@ export async function loadVersionMeta(db: Executor, versionId: number): Promise<
   const locations = new Map<string, ChangedLocationOption[]>();
   for (const row of locationRows) {
     const list = locations.get(row.level) ?? [];
-    list.push(locationOptionView(row));
+    list.push(changedLocationOption(row));
     locations.set(row.level, list);
   }
   for (const list of locations.values()) list.sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.id, b.id));
@@ -107,7 +107,7 @@ export function latestLiveVersionBelow<V extends VersionNumber & { status: strin
 export async function recordVersionChanges(db: Executor, versionId: number, previous: VersionMetaSnapshot | undefined): Promise<{ major: number; minor: number }> {
   await db.deleteFrom('version_changes').where('version_id', '=', versionId).execute();
   if (!previous) return { major: 0, minor: 0 };
-  const changes = computeChanges(previous, await loadVersionMeta(db, versionId));
+  const changes = computeChanges(previous, await loadVersionMetaSnapshot(db, versionId));
   for (let i = 0; i < changes.length; i += 1000) {
     await db
       .insertInto('version_changes')

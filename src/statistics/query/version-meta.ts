@@ -134,7 +134,7 @@ export class VersionMetaCache {
     const key = `${versionId}:${rowsTable}`;
     const cached = this.entries.get(key);
     if (cached) return cached;
-    const meta = await loadVersionMeta(db, versionId, rowsTable);
+    const meta = await loadQueryVersionMeta(db, versionId, rowsTable);
     this.entries.set(key, meta);
     return meta;
   }
@@ -171,7 +171,7 @@ export class ResolvedVersionCache<V extends object> {
 }
 
 /** A version's metadata for the query engine, read from the database (`VersionMetaCache` keeps it per app). */
-export async function loadVersionMeta(db: Executor, versionId: number, rowsTable: string): Promise<VersionMeta> {
+export async function loadQueryVersionMeta(db: Executor, versionId: number, rowsTable: string): Promise<VersionMeta> {
   const [filterRows, optionRows, indicatorRows, levelRows, locationRows, timePeriodRows, columnRows] = await Promise.all([
     db.selectFrom('version_filters').select(['id', 'public_id', 'column_name', 'label', 'ordinal']).where('version_id', '=', versionId).execute(),
     db

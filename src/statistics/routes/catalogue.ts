@@ -29,7 +29,7 @@ import { previewTokenOf, resolveDataSetVersion } from '../versions.js';
 import { getPublication, listPublications } from '../catalogue/publications.js';
 import { getDataSet, getVersion, listPublicationDataSets, listVersions } from '../catalogue/data-sets.js';
 import { getVersionChanges } from '../catalogue/changes.js';
-import { loadVersionMeta, META_TYPES, type MetaType } from '../catalogue/meta.js';
+import { loadDataSetMetaView, META_TYPES, type MetaType } from '../catalogue/meta.js';
 import { acceptsGzip, csvFileName, findStoredCsv, streamStoredCsvGzip } from '../catalogue/csv.js';
 
 /** Endpoints 1–8 and 11: publications, data sets, versions, changes, meta, CSV download. */
@@ -283,7 +283,7 @@ export const catalogueRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (
         previewToken: previewTokenOf(request.headers),
         policy: 'view',
       });
-      return sendCacheable(request, reply, await loadVersionMeta(db, version.id, query.types));
+      return sendCacheable(request, reply, await loadDataSetMetaView(db, version.id, query.types));
     },
   );
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RowIndexStore } from '../../../src/statistics/query/row-index.js';
-import { loadVersionMeta } from '../../../src/statistics/query/version-meta.js';
+import { loadQueryVersionMeta } from '../../../src/statistics/query/version-meta.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { buildApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
@@ -154,7 +154,7 @@ describe.each(['sql', 'row index', 'row index without indicator values'] as cons
         .select(['id', 'rows_table'])
         .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
         .executeTakeFirstOrThrow();
-      const index = await rowIndexes.ensure(t.database.db, await loadVersionMeta(t.database.db, version.id, version.rows_table!));
+      const index = await rowIndexes.ensure(t.database.db, await loadQueryVersionMeta(t.database.db, version.id, version.rows_table!));
       expect(index?.size).toBe(216);
     }
   });

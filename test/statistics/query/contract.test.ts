@@ -6,7 +6,7 @@ import { Ajv } from 'ajv';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RowIndexStore } from '../../../src/statistics/query/row-index.js';
-import { loadVersionMeta } from '../../../src/statistics/query/version-meta.js';
+import { loadQueryVersionMeta } from '../../../src/statistics/query/version-meta.js';
 import { PagingViewModel } from '../../../src/statistics/schemas.js';
 import {
   DataSetQueryPaginatedList,
@@ -33,7 +33,7 @@ beforeAll(async () => {
     .select(['id', 'rows_table'])
     .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
     .executeTakeFirstOrThrow();
-  await rowIndexes.ensure(t.database.db, await loadVersionMeta(t.database.db, version.id, version.rows_table!));
+  await rowIndexes.ensure(t.database.db, await loadQueryVersionMeta(t.database.db, version.id, version.rows_table!));
 });
 afterAll(async () => {
   await t?.close();
