@@ -7,7 +7,7 @@ import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { tokenSecret } from '../src/register/index.js';
 import { createToken } from '../src/register/tokens.js';
-import { newSlug } from '../src/register/trainees/repository.js';
+import { newSlug } from '../src/register/ids.js';
 import { openRuntime } from '../src/runtime.js';
 import { freePort, registerBenchServerEnv, startServer, stopServer } from './server-process.js';
 

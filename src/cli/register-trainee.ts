@@ -10,7 +10,7 @@
 import type { Config } from '../config.js';
 import type { Db, Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { parseIsoDate, todayUtc } from '../register/actions/status.js';
+import { isoDate, todayUtc } from '../register/values.js';
 import { isTraineeState, nextState, stateAfterTrnReceived, TRANSITIONS } from '../register/state-machine.js';
 import { recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from '../register/trainees/repository.js';
 
@@ -50,7 +50,7 @@ export async function receiveTrn(db: Db, traineeId: string, trn: string): Promis
 
 /** Awards QTS/EYTS: `recommended_for_award` → `awarded`, on a date that is not in the future nor before the outcome date. */
 export async function awardTrainee(db: Db, traineeId: string, date: string, today = todayUtc()): Promise<TraineeRow> {
-  const awardDate = parseIsoDate(date);
+  const awardDate = isoDate(date);
   if (!awardDate || awardDate !== date) throw new TraineeCommandError(`The award date must be a date YYYY-MM-DD (got "${date}")`);
   if (awardDate > today) throw new TraineeCommandError(`The award date must not be in the future (today is ${today})`);
   return db.transaction().execute(async (trx) => {

@@ -2,14 +2,13 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { REGISTER_VERSIONS } from '../register/versions/index.js';
 
 /** Every OpenAPI document the service serves, as [file under openapi/, URL]; committed copies are kept in sync by a test. */
 export const OPENAPI_DOCUMENTS: Array<[string, string]> = [
   ['openapi.json', '/openapi.json'],
-  // The register API: one document per version (src/register/openapi.ts).
-  ['register-v2025.0.json', '/api/v2025.0/openapi.json'],
-  ['register-v2026.0.json', '/api/v2026.0/openapi.json'],
-  ['register-v2026.1.json', '/api/v2026.1/openapi.json'],
+  // The register API: one document per version (src/register/openapi).
+  ...REGISTER_VERSIONS.map((version): [string, string] => [`register-${version}.json`, `/api/${version}/openapi.json`]),
 ];
 
 /** The documents /docs offers in its selector (swagger-ui `urls`), the service-wide one first. */

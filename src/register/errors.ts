@@ -1,20 +1,34 @@
 /**
- * The register API's error bodies. The real service has several shapes — `{"error":"Unauthorized"}`,
+ * The register API's one error taxonomy. The real service has several body shapes — `{"error":"Unauthorized"}`,
  * `{"errors":[{"error","message"}]}`, `{"message","errors":[...]}`, `{"errors":["..."]}` — and clients parse them,
- * so each is reproduced exactly. Handlers throw these errors; `registerErrorFormatter` renders every error
- * (ours, Fastify's, infrastructure) in the register's shape.
+ * so each is reproduced exactly: every refusal is a `RegisterError` carrying its exact body, made by one of the
+ * functions below, and `registerErrorFormatter` (installed once on the `/api` scope) renders it, and every other
+ * error (Fastify's, infrastructure), in the register's shapes.
  */
 import type { FastifyRequest } from 'fastify';
 import { AppError, ValidationError } from '../errors.js';
 import type { FormattedError } from '../plugins/problem.js';
-import { StateTransitionError, STATE_TRANSITION_MESSAGE, type RegisterErrorEntry } from './state-machine.js';
 
-export { StateTransitionError, STATE_TRANSITION_MESSAGE, type RegisterErrorEntry };
+/** One entry of the register's `{"errors":[{"error","message"}]}` bodies. */
+export interface RegisterErrorEntry {
+  error: string;
+  message: string;
+}
 
 /** An error whose exact response body is known; the formatter sends `body` unchanged. */
 export class RegisterError extends AppError {
   constructor(status: number, title: string, readonly body: unknown, detail?: string) {
-    super(status, title, detail ?? title, { registerBody: body });
+    super(status, title, detail ?? title);
+  }
+}
+
+// The real message uses a typographic apostrophe (U+2019).
+export const STATE_TRANSITION_MESSAGE = 'It’s not possible to perform this action while the trainee is in its current state';
+
+/** 422 `StateTransitionError`: a locked trainee, or a withdraw whose preconditions fail. */
+export class StateTransitionError extends RegisterError {
+  constructor() {
+    super(422, 'StateTransitionError', { errors: entries('StateTransitionError', [STATE_TRANSITION_MESSAGE]) }, STATE_TRANSITION_MESSAGE);
   }
 }
 
@@ -34,6 +48,8 @@ export function notFound(message = 'Not found'): RegisterError {
 
 export const traineeNotFound = () => notFound('Trainee(s) not found');
 export const noTraineesFound = () => notFound('No trainees found');
+export const placementNotFound = () => notFound('Placement(s) not found');
+export const degreeNotFound = () => notFound('Degree(s) not found');
 
 /** 404 for a path outside `/api/v{version}` syntax: `{"error":"Resource not found"}`. */
 export function resourceNotFound(): RegisterError {
@@ -73,6 +89,11 @@ export function filterValidationError(errors: Record<string, string[]>): Registe
   const count = Object.values(errors).reduce((n, list) => n + list.length, 0);
   const message = `Validation failed: ${pluralErrors(count)} prohibited this request being run`;
   return new RegisterError(422, 'Unprocessable Entity', { message, errors }, JSON.stringify(errors));
+}
+
+/** 409 duplicate degree, with the existing degree(s) the new one duplicates in `data`. */
+export function duplicateDegree(existing: unknown[]): RegisterError {
+  return new RegisterError(409, 'Conflict', { errors: entries('Conflict', ['This is a duplicate degree']), data: existing });
 }
 
 /** 409 duplicate trainee, with the existing records in `data`. */
@@ -129,14 +150,7 @@ export function enhanceErrors(messages: string[]): EnhancedErrors {
 /** Renders any error in the register's wire shape (installed on the `/api` scope). */
 export function registerErrorFormatter(error: AppError, _request: FastifyRequest): FormattedError {
   const json = 'application/json; charset=utf-8';
-  const extensions = error.extensions as { registerBody?: unknown; errors?: unknown; data?: unknown };
-  if (extensions.registerBody !== undefined) return { status: error.status, body: extensions.registerBody, contentType: json };
-  // The action module's errors carry their entries (and 409 data) in extensions.
-  if (extensions.errors !== undefined) {
-    const body: Record<string, unknown> = { errors: extensions.errors };
-    if (extensions.data !== undefined) body.data = extensions.data;
-    return { status: error.status, body, contentType: json };
-  }
+  if (error instanceof RegisterError) return { status: error.status, body: error.body, contentType: json };
   switch (error.status) {
     case 400: {
       const message = error instanceof ValidationError ? (error.errors[0]?.message ?? error.title) : (error.detail ?? error.title);

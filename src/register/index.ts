@@ -4,40 +4,25 @@ import type { Db } from '../db/database.js';
 import { methodNotAllowed, toAppError, sendError } from '../plugins/problem.js';
 import { jsonBodyPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
-import { traineeActionRoutes } from './actions/routes.js';
+import type { RegisterContext, RegisterRouteOptions } from './context.js';
+import { degreeRoutes } from './degrees/routes.js';
 import { malformedJson, notFound, registerErrorFormatter, resourceNotFound, traineeNotFound, unauthorized } from './errors.js';
 import { FormBodyError, parseRailsForm } from './form-body.js';
-import { registerOpenApiDocument } from './openapi.js';
+import { registerOpenApiDocument } from './openapi/index.js';
+import { placementRoutes } from './placements/routes.js';
 import { allReferenceData, referenceDataPayload } from './reference-data.js';
-import { authenticateToken, tokenFromHeader, tokenSecret, touchToken, type RegisterEnvironment } from './tokens.js';
+import { authenticateToken, tokenFromHeader, tokenSecret, touchToken } from './tokens.js';
 import { TraineeBodyCache } from './trainees/body-cache.js';
 import { traineeRoutes } from './trainees/routes.js';
-import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT, type RegisterVersion } from './versions/index.js';
+import { transitionRoutes } from './transitions/routes.js';
+import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT } from './versions/index.js';
 
 export interface RegisterApiOptions {
   config: Config;
   db: Db;
 }
 
-/** What every authenticated register request knows after authentication. */
-export interface RegisterContext {
-  provider: { id: number; ukprn: string; name: string };
-  tokenId: number;
-  /** The canonical version (the `-rc` alias is already resolved). */
-  version: RegisterVersion;
-  environment: RegisterEnvironment;
-}
-
-/** Options every route plugin inside a version scope receives (trainee routes, action routes). */
-export interface RegisterRouteOptions {
-  config: Config;
-  db: Db;
-  version: RegisterVersion;
-  /** The version as written in the path (`v2025.0-rc` stays `v2025.0-rc`). */
-  label: string;
-  /** Serialized list bodies, one cache per app for all versions (bounded by bytes). */
-  bodyCache: TraineeBodyCache;
-}
+export type { RegisterContext, RegisterRouteOptions };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -133,7 +118,9 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
   // Not `options` itself: it carries this scope's prefix, which the children would add a second time.
   const routeOptions: RegisterRouteOptions = { config, db, version, label, bodyCache };
   await app.register(traineeRoutes, routeOptions);
-  await app.register(traineeActionRoutes, routeOptions);
+  await app.register(placementRoutes, routeOptions);
+  await app.register(degreeRoutes, routeOptions);
+  await app.register(transitionRoutes, routeOptions);
 };
 
 /** The trainee teacher register API, mounted at `/api` (versions below it: `/api/v2026.1/...`). */

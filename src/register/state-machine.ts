@@ -5,7 +5,8 @@
  * canonical state is its name. Route handlers and CLIs never compare states themselves: they ask this module,
  * so "which operation is allowed from where" cannot drift between endpoints.
  */
-import { AppError } from '../errors.js';
+import { StateTransitionError } from './errors.js';
+import { VERSION_ADAPTERS, type RegisterVersion } from './versions/index.js';
 
 export const TRAINEE_STATES = [
   'draft',
@@ -18,8 +19,6 @@ export const TRAINEE_STATES = [
 ] as const;
 export type TraineeState = (typeof TRAINEE_STATES)[number];
 
-export type RegisterVersion = 'v2025.0' | 'v2026.0' | 'v2026.1';
-
 export type TraineeEvent = 'submit_for_trn' | 'receive_trn' | 'recommend_for_award' | 'withdraw' | 'defer' | 'award';
 
 /** The state machine of the whole system (web UI, TRS integration and API together). */
@@ -31,33 +30,6 @@ export const TRANSITIONS: Readonly<Record<TraineeEvent, { from: readonly Trainee
   defer: { from: ['submitted_for_trn', 'trn_received'], to: 'deferred' },
   award: { from: ['recommended_for_award'], to: 'awarded' },
 };
-
-/** A trainee in one of these states cannot be modified through the API (from v2026.1). */
-export const LOCKED_STATES: readonly TraineeState[] = ['recommended_for_award', 'withdrawn', 'awarded'];
-
-/** Versions that enforce the lock. v2025.0 and v2026.0 never had it (the real `UNRESTRICTED_VERSIONS`). */
-export const LOCKING_VERSIONS: readonly RegisterVersion[] = ['v2026.1'];
-
-// The real message uses a typographic apostrophe (U+2019).
-export const STATE_TRANSITION_MESSAGE = 'It’s not possible to perform this action while the trainee is in its current state';
-
-/** One entry of the register's `{"errors":[{"error","message"}]}` bodies. */
-export interface RegisterErrorEntry {
-  error: string;
-  message: string;
-}
-
-/**
- * 422 `StateTransitionError`: a locked trainee, or a withdraw whose preconditions fail. The entries are in
- * `extensions.errors`, the shape the register's error formatter renders as `{"errors":[…]}`.
- */
-export class StateTransitionError extends AppError {
-  constructor() {
-    super(422, 'StateTransitionError', STATE_TRANSITION_MESSAGE, {
-      errors: [{ error: 'StateTransitionError', message: STATE_TRANSITION_MESSAGE }] satisfies RegisterErrorEntry[],
-    });
-  }
-}
 
 export function isTraineeState(value: unknown): value is TraineeState {
   return typeof value === 'string' && (TRAINEE_STATES as readonly string[]).includes(value);
@@ -72,8 +44,9 @@ export function nextState(state: TraineeState, event: TraineeEvent): TraineeStat
   return canTransition(state, event) ? TRANSITIONS[event].to : undefined;
 }
 
+/** A trainee in one of the version's locked states cannot be modified through the API (none before v2026.1). */
 export function isLocked(state: TraineeState, version: RegisterVersion): boolean {
-  return LOCKING_VERSIONS.includes(version) && LOCKED_STATES.includes(state);
+  return VERSION_ADAPTERS[version].lockedStates.includes(state);
 }
 
 /**

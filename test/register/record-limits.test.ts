@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TraineeBodyCache } from '../../src/register/trainees/body-cache.js';
-import { MAX_DEGREES_PER_TRAINEE, MAX_PLACEMENTS_PER_TRAINEE } from '../../src/register/actions/placements.js';
+import { MAX_DEGREES_PER_TRAINEE } from '../../src/register/degrees/validate.js';
+import { MAX_PLACEMENTS_PER_TRAINEE } from '../../src/register/placements/validate.js';
 import { registerFixture, snapshot, today, type RegisterFixture } from './actions/helpers.js';
 import { validTrainee } from './helpers.js';
 

@@ -3,7 +3,7 @@ import { enhanceErrors, traineeValidationError } from '../../src/register/errors
 import { inclusionMessage } from '../../src/register/reference-data.js';
 import { addMonths, hashToken, tokenFromHeader } from '../../src/register/tokens.js';
 import { messageInVersion, toCanonicalInput, toVersionOutput } from '../../src/register/versions/index.js';
-import { academicCycleOf, isoDate } from '../../src/register/trainees/validate.js';
+import { academicCycleOf, isoDate } from '../../src/register/values.js';
 
 describe('enhanced errors', () => {
   it('nests degree and placement attributes and keeps the rest flat', () => {

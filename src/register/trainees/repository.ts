@@ -2,29 +2,14 @@
  * Trainee rows: lookups always scoped to the provider (another provider's trainee is "not found", never
  * forbidden), row locks for writes, updates that bump `lock_version`, and the audit trail.
  */
-import { randomBytes } from 'node:crypto';
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { TraineesTable } from '../tables.js';
-import { serializeDegree, serializePlacement, type DegreeRow, type PlacementRow, type PlacementsAndDegrees } from '../actions/nested.js';
+import { serializeDegree, serializePlacement, type DegreeRow, type PlacementRow, type PlacementsAndDegrees } from './nested.js';
 
 export type TraineeRow = Selectable<TraineesTable>;
 export type TraineeInsert = Insertable<TraineesTable>;
 export type TraineePatch = Updateable<TraineesTable>;
-
-const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-
-/** A 24-character base58 slug, like the real `SecureRandom.base58(24)` ids of trainees, degrees and placements. */
-export function newSlug(length = 24): string {
-  let slug = '';
-  while (slug.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      // 232 = 4 × 58: rejecting larger bytes keeps every character equally likely.
-      if (byte < 232 && slug.length < length) slug += BASE58[byte % 58];
-    }
-  }
-  return slug;
-}
 
 /**
  * The trainee's placements and degrees as JSON beside its columns, so reading a trainee body is one query
@@ -231,4 +216,117 @@ export async function loadTraineesWithNested(db: Executor, providerId: number, i
     .where('id', 'in', ids)
     .execute();
   return records.map(splitNested);
+}
+
+// ---- placements and degrees of trainees (their bodies nest them) ----
+
+/** Placements oldest first (the real list order), then by id for a stable order within one transaction. */
+export async function listPlacementRows(db: Executor, traineeIds: readonly string[]): Promise<PlacementRow[]> {
+  if (traineeIds.length === 0) return [];
+  return db
+    .selectFrom('trainee_placements')
+    .selectAll()
+    .where('trainee_id', 'in', traineeIds)
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+}
+
+/** Degrees by graduation year ascending (the real list order). */
+export async function listDegreeRows(db: Executor, traineeIds: readonly string[]): Promise<DegreeRow[]> {
+  if (traineeIds.length === 0) return [];
+  return db
+    .selectFrom('trainee_degrees')
+    .selectAll()
+    .where('trainee_id', 'in', traineeIds)
+    .orderBy('graduation_year', 'asc')
+    .orderBy('created_at', 'asc')
+    .orderBy('id', 'asc')
+    .execute();
+}
+
+/**
+ * The `placements` and `degrees` of one trainee's body, in one round trip (every single-trainee response needs
+ * them): both lists aggregated as JSON, in their list orders.
+ */
+export async function loadPlacementsAndDegrees(db: Executor, traineeId: string): Promise<PlacementsAndDegrees> {
+  const { rows } = await sql<{ placements: PlacementRow[]; degrees: DegreeRow[] }>`
+    SELECT
+      (SELECT coalesce(json_agg(p ORDER BY p.created_at, p.id), '[]'::json) FROM trainee_placements p WHERE p.trainee_id = ${traineeId}) AS placements,
+      (SELECT coalesce(json_agg(d ORDER BY d.graduation_year, d.created_at, d.id), '[]'::json) FROM trainee_degrees d WHERE d.trainee_id = ${traineeId}) AS degrees
+  `.execute(db);
+  const [{ placements, degrees }] = rows;
+  return { placements: placements.map(serializePlacement), degrees: degrees.map(serializeDegree) };
+}
+
+/**
+ * The same for a page of trainees in two queries (not two per trainee), keyed by trainee id; every requested
+ * id has an entry, empty when it has neither.
+ */
+export async function loadPlacementsAndDegreesForTrainees(
+  db: Executor,
+  traineeIds: readonly string[],
+): Promise<Map<string, PlacementsAndDegrees>> {
+  const result = new Map<string, PlacementsAndDegrees>();
+  for (const id of traineeIds) result.set(id, { placements: [], degrees: [] });
+  const [placements, degrees] = await Promise.all([listPlacementRows(db, traineeIds), listDegreeRows(db, traineeIds)]);
+  for (const row of placements) result.get(row.trainee_id)?.placements.push(serializePlacement(row));
+  for (const row of degrees) result.get(row.trainee_id)?.degrees.push(serializeDegree(row));
+  return result;
+}
+
+// ---- lookups and writes of trainee create and update ----
+
+export interface PartnerKeys {
+  urn: string | null;
+  ukprn: string | null;
+}
+
+/** The active training partner with this URN or UKPRN, or undefined. */
+export async function findTrainingPartner(db: Executor, by: 'urn' | 'ukprn', value: string): Promise<PartnerKeys | undefined> {
+  return db.selectFrom('training_partners').select(['urn', 'ukprn']).where(by, '=', value).where('discarded_at', 'is', null).executeTakeFirst();
+}
+
+export async function schoolExists(db: Executor, urn: string): Promise<boolean> {
+  return (await db.selectFrom('schools').select('urn').where('urn', '=', urn).executeTakeFirst()) !== undefined;
+}
+
+export async function findSchoolsByUrn(db: Executor, urns: string[]) {
+  return urns.length > 0 ? db.selectFrom('schools').selectAll().where('urn', 'in', urns).execute() : [];
+}
+
+/** The provider's trainees a new one may duplicate: same date of birth, last name (any case), route and start cycle. */
+export async function findDuplicateCandidates(
+  db: Executor,
+  key: { providerId: number; dateOfBirth: string; lastName: string; trainingRoute: string; startAcademicCycle: number },
+): Promise<TraineeRow[]> {
+  return db
+    .selectFrom('trainees')
+    .selectAll()
+    .where('provider_id', '=', key.providerId)
+    .where('discarded_at', 'is', null)
+    .where('date_of_birth', '=', key.dateOfBirth)
+    .where(sql<string>`lower(last_name)`, '=', key.lastName.toLowerCase())
+    .where('training_route', '=', key.trainingRoute)
+    .where('start_academic_cycle', '=', key.startAcademicCycle)
+    .execute();
+}
+
+/**
+ * Inserts a new trainee's degrees and placements (and its audit row) in one statement: each list goes in from one
+ * JSON parameter (`jsonb_populate_recordset`), naming its columns so table defaults still apply to the others.
+ */
+export async function insertNestedRecords(trx: Executor, degrees: object[], placements: object[], audit?: Record<string, unknown>): Promise<void> {
+  const fromJson = (table: 'trainee_degrees' | 'trainee_placements', rows: object[]) => {
+    if (rows.length === 0) return undefined;
+    const columns = Object.keys(rows[0]).map((c) => sql.ref(c));
+    return sql`insert into ${sql.table(table)} (${sql.join(columns)}) select ${sql.join(columns)} from jsonb_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}::jsonb)`;
+  };
+  const parts = [fromJson('trainee_degrees', degrees), fromJson('trainee_placements', placements)].filter((p) => p !== undefined);
+  const final = audit
+    ? sql`insert into trainee_audits (${sql.join(Object.keys(audit).map((c) => sql.ref(c)))}) values (${sql.join(Object.values(audit))})`
+    : sql`select 1`;
+  if (parts.length === 0 && !audit) return;
+  const ctes = parts.map((part, i) => sql`${sql.raw(`n${i}`)} as (${part})`);
+  await (ctes.length > 0 ? sql`with ${sql.join(ctes)} ${final}` : final).execute(trx);
 }

@@ -2,8 +2,7 @@
  * The trainee response object, built from the canonical row and then renamed for the requested
  * version. Every trainee body the API returns (list, get, create, update, actions) goes through `serializeTrainee`.
  */
-import type { Executor } from '../../db/database.js';
-import { loadPlacementsAndDegrees, type PlacementsAndDegrees } from '../actions/nested.js';
+import type { PlacementsAndDegrees } from './nested.js';
 import { entryName } from '../reference-data.js';
 import { toVersionOutput, type RegisterVersion } from '../versions/index.js';
 import type { TraineeRow } from './repository.js';
@@ -128,12 +127,6 @@ export function canonicalTraineeBody(row: TraineeRow, extras: SerializeExtras): 
 /** The trainee as `version` returns it. */
 export function serializeTrainee(row: TraineeRow, version: RegisterVersion, extras: SerializeExtras): Record<string, unknown> {
   return toVersionOutput(version, canonicalTraineeBody(row, extras));
-}
-
-/** Loads the trainee's placements and degrees, then serializes: the one call most handlers need. */
-export async function traineeBody(db: Executor, row: TraineeRow, version: RegisterVersion, ukprn: string): Promise<Record<string, unknown>> {
-  const nested = await loadPlacementsAndDegrees(db, row.id);
-  return serializeTrainee(row, version, { ukprn, ...nested });
 }
 
 /** The trainee's entity tag: changes with every write (lock_version is bumped by updateTraineeRow). */

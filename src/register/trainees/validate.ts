@@ -4,9 +4,10 @@
  * attribute names, in the order the real service lists them: presence first, then each field, then the HESA
  * detail fields, then cross-field rules, then nested degrees and placements.
  */
-import { checkDegree, type DegreeValues } from '../actions/degrees.js';
-import { MAX_DEGREES_PER_TRAINEE, MAX_PLACEMENTS_PER_TRAINEE, PLACEMENT_NAME_MAX } from '../actions/placements.js';
-import type { Body } from '../actions/status.js';
+import { checkDegree, MAX_DEGREES_PER_TRAINEE, type DegreeValues } from '../degrees/validate.js';
+import { MAX_PLACEMENTS_PER_TRAINEE, PLACEMENT_NAME_MAX } from '../placements/validate.js';
+import { academicCycleOf, codeText, isBlank, isoDate } from '../values.js';
+import { isSpecialUrn, SPECIAL_URNS } from './nested.js';
 import {
   ageRange, entryName, inclusionMessage, isValidCode, type ReferenceField,
 } from '../reference-data.js';
@@ -16,7 +17,6 @@ import { EARLY_YEARS_ROUTES, PRIMARY_AGE_RANGES, UNDERGRADUATE_ROUTES } from './
 
 export type Attributes = Record<string, unknown>;
 
-export const SPECIAL_URNS = ['900000', '900010', '900020', '900030'];
 export const PRIMARY_SUBJECT = '100511';
 export const EARLY_YEARS_SUBJECT = '100510';
 export const EARLY_YEARS_AGE_RANGE = '13920';
@@ -40,32 +40,6 @@ export const TEXT_FIELD_MAX_LENGTHS: Readonly<Record<string, number>> = {
  */
 export const COURSE_YEAR_MIN = 0;
 export const COURSE_YEAR_MAX = 9999;
-
-export function isBlank(value: unknown): boolean {
-  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
-}
-
-/** A code as the API compares it: strings as sent, numbers as their text. */
-export function codeText(value: unknown): string {
-  return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : JSON.stringify(value);
-}
-
-/** 'YYYY-MM-DD' when `value` is a real ISO 8601 date (a date-time's date part is accepted), else undefined. */
-export function isoDate(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const match = /^(\d{4})-(\d{2})-(\d{2})(?:T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(value.trim());
-  if (!match) return undefined;
-  const [, y, m, d] = match;
-  const date = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
-  if (date.getUTCFullYear() !== Number(y) || date.getUTCMonth() !== Number(m) - 1 || date.getUTCDate() !== Number(d)) return undefined;
-  return `${y}-${m}-${d}`;
-}
-
-/** Academic cycles run 1 August – 31 July; a cycle is named by its start year. */
-export function academicCycleOf(date: string): number {
-  const year = Number(date.slice(0, 4));
-  return Number(date.slice(5, 7)) >= 8 ? year : year - 1;
-}
 
 /**
  * The academic cycle the funding rules use: the one holding `trainee_start_date` (else `itt_start_date`); when that
@@ -312,7 +286,7 @@ function degreeKey(d: DegreeInput): string {
  * degree nested in a new trainee and a degree added later are held to one standard.
  */
 export function validateDegreeInput(raw: unknown, today: string, errors: string[]): DegreeInput | undefined {
-  const data = (raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Body;
+  const data = (raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
   const checked = checkDegree(data, undefined, new Date(`${today}T00:00:00Z`));
   errors.push(...checked.errors);
   return checked.errors.length === 0 ? (checked.values as DegreeInput) : undefined;
@@ -333,19 +307,13 @@ export function validatePlacementInput(raw: unknown, knownSchoolUrns: ReadonlySe
   const postcode = isBlank(p.postcode) ? null : codeText(p.postcode).trim();
   let name = isBlank(p.name) ? null : codeText(p.name);
   if (urn !== null && !/^\d{6}$/.test(urn)) errors.push('placements_attributes urn is invalid');
-  if (urn !== null && SPECIAL_NAMES[urn]) name = SPECIAL_NAMES[urn];
+  if (urn !== null && isSpecialUrn(urn)) name = SPECIAL_URNS[urn];
   if (name === null && !(urn !== null && knownSchoolUrns.has(urn))) errors.push("placements_attributes name can't be blank");
   else if (name !== null && name.length > PLACEMENT_NAME_MAX) errors.push(`placements_attributes name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
   if (postcode !== null && !POSTCODE.test(postcode)) errors.push('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
   return { urn, name, postcode };
 }
 
-const SPECIAL_NAMES: Record<string, string> = {
-  '900000': 'Placement outside England and Wales',
-  '900010': 'Not applicable or not available',
-  '900020': 'Establishment does not have a URN',
-  '900030': 'Not available',
-};
 
 /** `[min, max]` ages for the stored row. */
 export function agesOf(code: string | null): [number | null, number | null] {

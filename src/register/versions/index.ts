@@ -1,21 +1,16 @@
 /**
  * The API versions served side by side, each an adapter over the one canonical trainee model:
- * input names → canonical names, canonical → output names, and the validation rules that differ by version.
- * Canonical names are v2026.1's. Adding a version is adding an entry here (plus its OpenAPI document).
+ * input names → canonical names, canonical → output names, and every rule and wording that differs by version.
+ * Canonical names are v2026.1's. Nothing else in the register branches on a version: adding a version is adding
+ * an entry to VERSION_ADAPTERS (its OpenAPI document, scope and labels follow from it) plus its tests.
  */
-import type { RegisterVersion } from '../state-machine.js';
+import type { TraineeState } from '../state-machine.js';
 
-export type { RegisterVersion };
+/** The versions served, oldest first. */
+export const REGISTER_VERSIONS = ['v2025.0', 'v2026.0', 'v2026.1'] as const;
+export type RegisterVersion = (typeof REGISTER_VERSIONS)[number];
 
-export const LATEST_VERSION: RegisterVersion = 'v2026.1';
-
-/** Path version label → canonical version. `v2025.0-rc` is served by v2025.0 (as the real alias did). */
-export const VERSION_LABELS: Readonly<Record<string, RegisterVersion>> = {
-  'v2025.0-rc': 'v2025.0',
-  'v2025.0': 'v2025.0',
-  'v2026.0': 'v2026.0',
-  'v2026.1': 'v2026.1',
-};
+export const LATEST_VERSION: RegisterVersion = REGISTER_VERSIONS[REGISTER_VERSIONS.length - 1];
 
 /** The syntax of a version segment (real route constraint); well-formed but unknown versions get the API's 401/404. */
 export const VERSION_SEGMENT = /^v[.0-9]+(-pre|-rc)?$/;
@@ -42,6 +37,12 @@ export interface VersionAdapter {
   referenceData: boolean;
   /** Cycles (start years) in which a `fund_code` other than 7 does not block funding for the exception subjects. */
   fundCodeExceptionStartYears: readonly number[];
+  /** States in which a trainee, its placements and degrees cannot be changed (422 StateTransitionError). */
+  lockedStates: readonly TraineeState[];
+  /** How an unknown training partner is named in messages (v2025.0 still said "lead partner"). */
+  partnerLookup: { urnAttribute: string; ukprnAttribute: string; noun: string };
+  /** Path aliases served by this version (`v2025.0-rc`, as the real alias did). */
+  aliases: readonly string[];
 }
 
 const LEGACY_NAMES: Record<string, string> = {
@@ -57,6 +58,9 @@ const invert = (names: Record<string, string>) => Object.fromEntries(Object.entr
 
 const V2026_ROUTES = ['03', '09', '10', '11', '12', '14'];
 
+const LEAD_PARTNER_LOOKUP = { urnAttribute: 'lead_partner_id', ukprnAttribute: 'lead_partner_ukprn', noun: 'lead partners' };
+const TRAINING_PARTNER_LOOKUP = { urnAttribute: 'training_partner_urn', ukprnAttribute: 'training_partner_ukprn', noun: 'training partners' };
+
 export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>> = {
   'v2025.0': {
     version: 'v2025.0',
@@ -70,6 +74,9 @@ export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>>
     ittEndDateWindow: false,
     referenceData: false,
     fundCodeExceptionStartYears: [2025],
+    lockedStates: [],
+    partnerLookup: LEAD_PARTNER_LOOKUP,
+    aliases: ['v2025.0-rc'],
   },
   'v2026.0': {
     version: 'v2026.0',
@@ -83,6 +90,9 @@ export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>>
     ittEndDateWindow: true,
     referenceData: false,
     fundCodeExceptionStartYears: [2025, 2026],
+    lockedStates: [],
+    partnerLookup: TRAINING_PARTNER_LOOKUP,
+    aliases: [],
   },
   'v2026.1': {
     version: 'v2026.1',
@@ -96,12 +106,20 @@ export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>>
     ittEndDateWindow: true,
     referenceData: true,
     fundCodeExceptionStartYears: [2025, 2026],
+    lockedStates: ['recommended_for_award', 'withdrawn', 'awarded'],
+    partnerLookup: TRAINING_PARTNER_LOOKUP,
+    aliases: [],
   },
 };
 
 export function adapterFor(version: RegisterVersion): VersionAdapter {
   return VERSION_ADAPTERS[version];
 }
+
+/** Path version label → canonical version: every version under its own name and its aliases. */
+export const VERSION_LABELS: Readonly<Record<string, RegisterVersion>> = Object.fromEntries(
+  REGISTER_VERSIONS.flatMap((version) => [...VERSION_ADAPTERS[version].aliases, version].map((label) => [label, version])),
+);
 
 /** The name a canonical field has in this version's requests, responses and messages. */
 export function externalName(version: RegisterVersion, canonical: string): string {

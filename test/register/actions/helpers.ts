@@ -6,7 +6,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { createToken } from '../../../src/register/tokens.js';
-import { newSlug, type TraineeInsert } from '../../../src/register/trainees/repository.js';
+import { newSlug } from '../../../src/register/ids.js';
+import type { TraineeInsert } from '../../../src/register/trainees/repository.js';
 import type { TraineeState } from '../../../src/register/state-machine.js';
 
 export interface RegisterFixture extends TestApp {

@@ -1,11 +1,12 @@
 /** The pure rules behind the action endpoints, at their edges (the request tests cover the common paths). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkDegree, findDuplicateDegrees, graduationYearErrors, parseGraduationYear } from '../../../src/register/actions/degrees.js';
-import type { DegreeRow, PlacementRow } from '../../../src/register/actions/nested.js';
-import { placementAddress } from '../../../src/register/actions/nested.js';
-import { checkPlacement } from '../../../src/register/actions/placements.js';
-import { checkDefer, checkWithdraw, minimumPlacements, parseIsoDate, UNDERGRADUATE_ROUTES } from '../../../src/register/actions/status.js';
+import { checkDegree, findDuplicateDegrees, graduationYearErrors, parseGraduationYear } from '../../../src/register/degrees/validate.js';
+import type { DegreeRow, PlacementRow } from '../../../src/register/trainees/nested.js';
+import { placementAddress } from '../../../src/register/trainees/nested.js';
+import { checkPlacement } from '../../../src/register/placements/validate.js';
+import { checkDefer, checkWithdraw, minimumPlacements, UNDERGRADUATE_ROUTES } from '../../../src/register/transitions/validate.js';
+import { isoDate } from '../../../src/register/values.js';
 
 const now = new Date('2026-11-23T12:00:00Z');
 
@@ -14,14 +15,14 @@ describe('dates', () => {
     fc.assert(
       fc.property(fc.date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2100-12-31T00:00:00Z'), noInvalidDate: true }), (date) => {
         const iso = date.toISOString();
-        expect(parseIsoDate(iso.slice(0, 10))).toBe(iso.slice(0, 10));
-        expect(parseIsoDate(iso)).toBe(iso.slice(0, 10));
+        expect(isoDate(iso.slice(0, 10))).toBe(iso.slice(0, 10));
+        expect(isoDate(iso)).toBe(iso.slice(0, 10));
       }),
     );
     for (const bad of ['2025-02-29', '2025-04-31', '2025-13-01', '25-01-01', '2025/01/01', '', 20250101, null]) {
-      expect(parseIsoDate(bad), String(bad)).toBeUndefined();
+      expect(isoDate(bad), String(bad)).toBeUndefined();
     }
-    expect(parseIsoDate('2024-02-29')).toBe('2024-02-29');
+    expect(isoDate('2024-02-29')).toBe('2024-02-29');
   });
 
   it('takes graduation years from years, dates and integers, within 60 years up to next year', () => {

@@ -7,11 +7,11 @@ import {
   nextState,
   recommendStateError,
   stateAfterTrnReceived,
-  StateTransitionError,
   TRAINEE_STATES,
   type TraineeEvent,
   type TraineeState,
 } from '../../../src/register/state-machine.js';
+import { StateTransitionError } from '../../../src/register/errors.js';
 
 // The full transition table: every (state, event) pair not listed here must be refused.
 const allowed: Array<[TraineeState, TraineeEvent, TraineeState]> = [
@@ -76,9 +76,9 @@ describe('trainee state machine', () => {
   it('gives the real 422 StateTransitionError entry', () => {
     const error = new StateTransitionError();
     expect(error.status).toBe(422);
-    expect(error.extensions.errors).toEqual([
-      { error: 'StateTransitionError', message: 'It\u2019s not possible to perform this action while the trainee is in its current state' },
-    ]);
+    expect(error.body).toEqual({
+      errors: [{ error: 'StateTransitionError', message: 'It\u2019s not possible to perform this action while the trainee is in its current state' }],
+    });
   });
 
   it('explains refused defer and recommendation with the real messages', () => {

@@ -1,9 +1,8 @@
 /**
  * The placements and degrees of trainees as the API returns them, for the trainee serializer
- * (which nests them in every trainee body) and for the nested endpoints.
+ * (which nests them in every trainee body) and for the placement and degree endpoints.
  */
-import { sql, type Selectable } from 'kysely';
-import type { Executor } from '../../db/database.js';
+import type { Selectable } from 'kysely';
 import type { TraineeDegreesTable, TraineePlacementsTable } from '../tables.js';
 
 export type PlacementRow = Selectable<TraineePlacementsTable>;
@@ -50,13 +49,18 @@ export const SPECIAL_URNS: Readonly<Record<string, string>> = {
   '900030': 'Not available',
 };
 
+/** One of the URNs meaning "no school". */
+export function isSpecialUrn(urn: string): boolean {
+  return Object.hasOwn(SPECIAL_URNS, urn);
+}
+
 function timestamp(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
 /** `address` is computed, never stored: school-linked "URN u, town, postcode"; else what is known; special URNs none. */
 export function placementAddress(row: Pick<PlacementRow, 'urn' | 'postcode' | 'town' | 'school_linked'>): string | null {
-  if (row.urn && SPECIAL_URNS[row.urn]) return null;
+  if (row.urn && isSpecialUrn(row.urn)) return null;
   const parts = [row.urn ? `URN ${row.urn}` : null, row.school_linked ? row.town : null, row.postcode];
   const present = parts.filter((p): p is string => typeof p === 'string' && p.length > 0);
   return present.length > 0 ? present.join(', ') : null;
@@ -92,59 +96,4 @@ export function serializeDegree(row: DegreeRow): DegreeResponse {
     created_at: timestamp(row.created_at),
     updated_at: timestamp(row.updated_at),
   };
-}
-
-/** Placements oldest first (the real list order), then by id for a stable order within one transaction. */
-export async function listPlacementRows(db: Executor, traineeIds: readonly string[]): Promise<PlacementRow[]> {
-  if (traineeIds.length === 0) return [];
-  return db
-    .selectFrom('trainee_placements')
-    .selectAll()
-    .where('trainee_id', 'in', traineeIds)
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
-    .execute();
-}
-
-/** Degrees by graduation year ascending (the real list order). */
-export async function listDegreeRows(db: Executor, traineeIds: readonly string[]): Promise<DegreeRow[]> {
-  if (traineeIds.length === 0) return [];
-  return db
-    .selectFrom('trainee_degrees')
-    .selectAll()
-    .where('trainee_id', 'in', traineeIds)
-    .orderBy('graduation_year', 'asc')
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
-    .execute();
-}
-
-/**
- * The `placements` and `degrees` of one trainee's body, in one round trip (every single-trainee response needs
- * them): both lists aggregated as JSON, in their list orders.
- */
-export async function loadPlacementsAndDegrees(db: Executor, traineeId: string): Promise<PlacementsAndDegrees> {
-  const { rows } = await sql<{ placements: PlacementRow[]; degrees: DegreeRow[] }>`
-    SELECT
-      (SELECT coalesce(json_agg(p ORDER BY p.created_at, p.id), '[]'::json) FROM trainee_placements p WHERE p.trainee_id = ${traineeId}) AS placements,
-      (SELECT coalesce(json_agg(d ORDER BY d.graduation_year, d.created_at, d.id), '[]'::json) FROM trainee_degrees d WHERE d.trainee_id = ${traineeId}) AS degrees
-  `.execute(db);
-  const [{ placements, degrees }] = rows;
-  return { placements: placements.map(serializePlacement), degrees: degrees.map(serializeDegree) };
-}
-
-/**
- * The same for a page of trainees in two queries (not two per trainee), keyed by trainee id; every requested
- * id has an entry, empty when it has neither.
- */
-export async function loadPlacementsAndDegreesForTrainees(
-  db: Executor,
-  traineeIds: readonly string[],
-): Promise<Map<string, PlacementsAndDegrees>> {
-  const result = new Map<string, PlacementsAndDegrees>();
-  for (const id of traineeIds) result.set(id, { placements: [], degrees: [] });
-  const [placements, degrees] = await Promise.all([listPlacementRows(db, traineeIds), listDegreeRows(db, traineeIds)]);
-  for (const row of placements) result.get(row.trainee_id)?.placements.push(serializePlacement(row));
-  for (const row of degrees) result.get(row.trainee_id)?.degrees.push(serializeDegree(row));
-  return result;
 }

@@ -4,10 +4,14 @@
  */
 import type { Selectable } from 'kysely';
 import type { TraineeDegreesTable } from '../tables.js';
-import type { Body } from './status.js';
-import { isBlank } from './status.js';
-import type { DegreeRow } from './nested.js';
-import { inclusionMessage, otherUkInstitutionId, referenceId } from './reference.js';
+import type { DegreeRow } from '../trainees/nested.js';
+import { isBlankOrEmptyList } from '../values.js';
+import { inclusionMessage, otherUkInstitutionId, referenceId } from './reference-codes.js';
+
+type Body = Record<string, unknown>;
+
+/** Degrees one trainee may hold (the real service has no limit; a few are normal). */
+export const MAX_DEGREES_PER_TRAINEE = 20;
 
 /** Countries that make a degree a UK degree: England, Northern Ireland, Scotland, Wales, UK n.o.s. */
 export const UK_COUNTRIES: ReadonlySet<string> = new Set(['XF', 'XG', 'XH', 'XI', 'XK']);
@@ -22,13 +26,13 @@ type Raw = Record<(typeof RAW_FIELDS)[number], unknown>;
 const RAW_FIELDS = ['subject', 'graduation_year', 'country', 'uk_degree', 'non_uk_degree', 'institution', 'grade', 'other_grade'] as const;
 
 function code(value: unknown): string | null {
-  if (isBlank(value)) return null;
+  if (isBlankOrEmptyList(value)) return null;
   return typeof value === 'string' ? value.trim() : typeof value === 'number' ? String(value) : JSON.stringify(value);
 }
 
 /** `2003`, `"2003"` and `"2003-01-01"` are the year 2003; anything else is invalid (NaN); blank is null. */
 export function parseGraduationYear(value: unknown): number | null {
-  if (isBlank(value)) return null;
+  if (isBlankOrEmptyList(value)) return null;
   if (typeof value === 'number') return Number.isInteger(value) ? value : Number.NaN;
   if (typeof value !== 'string') return Number.NaN;
   const match = /^(\d+)(?:-\d{2}-\d{2})?$/.exec(value.trim());

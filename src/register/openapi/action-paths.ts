@@ -2,7 +2,7 @@
  * The OpenAPI paths of the action, placement and degree endpoints, merged by the register core into each
  * version's document (`/api/v{version}/openapi.json`). Built from the same TypeBox schemas the routes declare.
  */
-import type { RegisterVersion } from '../state-machine.js';
+import { adapterFor, externalName, type RegisterVersion } from '../versions/index.js';
 import {
   DeferBody,
   DegreeBody,
@@ -12,7 +12,7 @@ import {
   QtsBody,
   RegisterErrorsSchema,
   withdrawBody,
-} from './schemas.js';
+} from '../schemas.js';
 
 type Json = Record<string, unknown>;
 
@@ -50,11 +50,10 @@ const errors = {
 };
 
 export function actionPaths(version: RegisterVersion): Json {
-  const locks = version === 'v2026.1';
-  const locked = locks ? '; or the trainee is recommended_for_award, withdrawn or awarded (StateTransitionError)' : '';
-  const lockNote = locks
-    ? ' Refused with 422 `StateTransitionError` while the trainee is recommended_for_award, withdrawn or awarded.'
-    : '';
+  const lockedStates = adapterFor(version).lockedStates;
+  const lockedList = `${lockedStates.slice(0, -1).join(', ')} or ${lockedStates[lockedStates.length - 1]}`;
+  const locked = lockedStates.length > 0 ? `; or the trainee is ${lockedList} (StateTransitionError)` : '';
+  const lockNote = lockedStates.length > 0 ? ` Refused with 422 \`StateTransitionError\` while the trainee is ${lockedList}.` : '';
   const qtsResponses = {
     202: json(wrapped(trainee), 'Recommended: state recommended_for_award, outcome_date set'),
     401: errors[401],
@@ -64,7 +63,7 @@ export function actionPaths(version: RegisterVersion): Json {
   const qtsDescription =
     'From `trn_received` to `recommended_for_award`. Every route except the undergraduate ones needs a degree; placements needed: ' +
     '2 by default, 1 for iQTS, none for early years and assessment-only routes.';
-  const dateField = version === 'v2025.0' ? 'withdraw_date' : 'withdrawal_date';
+  const dateField = externalName(version, 'withdrawal_date');
 
   const paths: Record<string, Record<string, unknown>> = {
     '/trainees/{trainee_id}/defer': {
@@ -141,7 +140,7 @@ export function actionPaths(version: RegisterVersion): Json {
       delete: {
         summary: 'Delete a placement',
         description: `Returns the trainee after the deletion.${lockNote}`,
-        responses: { 200: json(wrapped(trainee), 'Deleted'), 401: errors[401], 404: errors[404], ...(locks ? { 422: errors[422]('StateTransitionError') } : {}) },
+        responses: { 200: json(wrapped(trainee), 'Deleted'), 401: errors[401], 404: errors[404], ...(lockedStates.length > 0 ? { 422: errors[422]('StateTransitionError') } : {}) },
       },
     },
     '/trainees/{trainee_id}/degrees': {
@@ -176,7 +175,7 @@ export function actionPaths(version: RegisterVersion): Json {
       delete: {
         summary: 'Delete a degree',
         description: `Returns the trainee after the deletion.${lockNote}`,
-        responses: { 200: json(wrapped(trainee), 'Deleted'), 401: errors[401], 404: errors[404], ...(locks ? { 422: errors[422]('StateTransitionError') } : {}) },
+        responses: { 200: json(wrapped(trainee), 'Deleted'), 401: errors[401], 404: errors[404], ...(lockedStates.length > 0 ? { 422: errors[422]('StateTransitionError') } : {}) },
       },
     },
   };

@@ -3,9 +3,10 @@
  * school has no URN or is not known. No duplicate detection (the real service has none for placements).
  */
 import type { SchoolsTable } from '../tables.js';
-import type { PlacementRow } from './nested.js';
-import type { Body } from './status.js';
-import { scalarText } from './status.js';
+import type { PlacementRow } from '../trainees/nested.js';
+import { scalarText } from '../values.js';
+
+type Body = Record<string, unknown>;
 
 export type School = SchoolsTable;
 
@@ -38,9 +39,8 @@ export function urnToLookUp(data: Body, existing?: PlacementRow): string | null 
  */
 /** A placement's name: the documented field length. */
 export const PLACEMENT_NAME_MAX = 255;
-/** Placements and degrees one trainee may hold (the real service has no limit; a few are normal). */
+/** Placements one trainee may hold (the real service has no limit; a few are normal). */
 export const MAX_PLACEMENTS_PER_TRAINEE = 50;
-export const MAX_DEGREES_PER_TRAINEE = 20;
 
 export function checkPlacement(
   data: Body,

@@ -2,8 +2,10 @@
  * Validation of the state-changing operations: defer, withdraw and the QTS/EYTS status update
  *, with the real messages. Pure functions: the route handlers load the trainee, call these, and write.
  */
-import type { RegisterVersion, TraineeState } from '../state-machine.js';
+import type { TraineeState } from '../state-machine.js';
 import { deferStateError, recommendStateError } from '../state-machine.js';
+import { isBlankOrEmptyList, isoDate, scalarText } from '../values.js';
+import { externalName, type RegisterVersion } from '../versions/index.js';
 import {
   WITHDRAWAL_FUTURE_INTEREST,
   WITHDRAWAL_REASONS_BY_TRIGGER,
@@ -11,38 +13,6 @@ import {
 } from '../reference-data.js';
 
 export type Body = Record<string, unknown>;
-
-/** Present and not blank (Rails `present?`): null, '' and whitespace-only strings count as blank. */
-export function isBlank(value: unknown): boolean {
-  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '') ||
-    (Array.isArray(value) && value.length === 0);
-}
-
-/**
- * A free-text field as stored: strings as sent, numbers and booleans as text, blank as null. Objects and
- * arrays count as absent, as the real service's parameter permit list drops them.
- */
-export function scalarText(value: unknown): string | null {
-  if (isBlank(value)) return null;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return null;
-}
-
-/** A real calendar date `YYYY-MM-DD` (a date-time's date part also counts), or undefined. */
-export function parseIsoDate(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(value.trim());
-  if (!match) return undefined;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return undefined;
-  return `${match[1]}-${match[2]}-${match[3]}`;
-}
-
-export function todayUtc(now: Date = new Date()): string {
-  return now.toISOString().slice(0, 10);
-}
 
 // ---- defer ----
 
@@ -56,8 +26,8 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; errors: string[] 
 export function checkDefer(data: Body, state: TraineeState): Checked<DeferInput> {
   const errors: string[] = [];
   let deferDate: string | undefined;
-  if (isBlank(data.defer_date)) errors.push("defer_date can't be blank");
-  else if (!(deferDate = parseIsoDate(data.defer_date))) errors.push('defer_date is invalid');
+  if (isBlankOrEmptyList(data.defer_date)) errors.push("defer_date can't be blank");
+  else if (!(deferDate = isoDate(data.defer_date))) errors.push('defer_date is invalid');
   const reason = scalarText(data.defer_reason);
   if (reason !== null && reason.length > 500) errors.push('defer_reason is too long (maximum is 500 characters)');
   if (errors.length > 0) return { ok: false, errors };
@@ -85,22 +55,18 @@ export interface WithdrawInput {
   safeguarding_concern_reasons: string | null;
 }
 
-/** The request (and message) name of the withdrawal date: `withdraw_date` in v2025.0, `withdrawal_date` after. */
-export function withdrawalDateField(version: RegisterVersion): 'withdraw_date' | 'withdrawal_date' {
-  return version === 'v2025.0' ? 'withdraw_date' : 'withdrawal_date';
-}
-
 export function checkWithdraw(data: Body, trainee: { itt_start_date: string | null }, version: RegisterVersion): Checked<WithdrawInput> {
   const errors: string[] = [];
-  const dateField = withdrawalDateField(version);
+  // The date's request (and message) name differs by version (`withdraw_date` in v2025.0).
+  const dateField = externalName(version, 'withdrawal_date');
   const rawDate = data[dateField];
   let date: string | undefined;
-  if (isBlank(rawDate)) errors.push(`${dateField} Choose a withdrawal date`);
-  else if (!(date = parseIsoDate(rawDate))) errors.push(`${dateField} Choose a valid withdrawal date`);
+  if (isBlankOrEmptyList(rawDate)) errors.push(`${dateField} Choose a withdrawal date`);
+  else if (!(date = isoDate(rawDate))) errors.push(`${dateField} Choose a valid withdrawal date`);
   else if (trainee.itt_start_date && date < trainee.itt_start_date) errors.push(`${dateField} must be after itt_start_date`);
 
   const trigger = (WITHDRAWAL_TRIGGERS as readonly unknown[]).includes(data.trigger) ? (data.trigger as WithdrawalTrigger) : undefined;
-  const reasons = Array.isArray(data.reasons) ? data.reasons.map((r) => String(r)) : isBlank(data.reasons) ? [] : [String(data.reasons)];
+  const reasons = Array.isArray(data.reasons) ? data.reasons.map((r) => String(r)) : isBlankOrEmptyList(data.reasons) ? [] : [String(data.reasons)];
   if (reasons.length === 0) {
     errors.push('reasons Choose one or more reasons why the trainee withdrew from the course');
   } else {
@@ -169,9 +135,9 @@ export interface QtsFacts {
 export function checkQtsStatus(data: Body, trainee: QtsFacts, today: string): Checked<{ qts_standards_met_date: string }> {
   const errors: string[] = [];
   let date: string | undefined;
-  if (isBlank(data.qts_standards_met_date)) {
+  if (isBlankOrEmptyList(data.qts_standards_met_date)) {
     errors.push("qts_standards_met_date can't be blank. Enter a date the trainee met the QTS or EYTS requirements.");
-  } else if (!(date = parseIsoDate(data.qts_standards_met_date))) {
+  } else if (!(date = isoDate(data.qts_standards_met_date))) {
     errors.push('qts_standards_met_date is invalid');
   } else if (date > today) {
     errors.push('qts_standards_met_date must not be in the future');

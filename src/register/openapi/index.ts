@@ -2,12 +2,13 @@
  * One OpenAPI 3.1 document per register version, served at `/api/v{version}/openapi.json` and listed in `/docs`.
  * Built here from the version adapters (field names differ by version) rather than from route schemas, because
  * the register's routes validate and serialize by hand to keep the real service's exact error bodies.
- * Each action endpoint is described by `actionPaths` when that module provides it.
+ * The placement, degree and transition endpoints are described by `actionPaths`.
  */
-import * as actions from './actions/routes.js';
-import { MAX_DEGREES_PER_TRAINEE, MAX_PLACEMENTS_PER_TRAINEE } from './actions/placements.js';
-import { REFERENCE_DATA_KEYS } from './reference-data.js';
-import { adapterFor, externalName, type RegisterVersion } from './versions/index.js';
+import { MAX_DEGREES_PER_TRAINEE } from '../degrees/validate.js';
+import { MAX_PLACEMENTS_PER_TRAINEE } from '../placements/validate.js';
+import { REFERENCE_DATA_KEYS } from '../reference-data.js';
+import { adapterFor, externalName, type RegisterVersion } from '../versions/index.js';
+import { actionPaths } from './action-paths.js';
 
 type Json = Record<string, unknown>;
 
@@ -193,8 +194,7 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
       },
     };
   }
-  const extra = (actions as { actionPaths?: (v: RegisterVersion) => Json }).actionPaths;
-  if (extra) Object.assign(paths, extra(version));
+  Object.assign(paths, actionPaths(version));
   return {
     openapi: '3.1.0',
     info: {

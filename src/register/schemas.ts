@@ -1,10 +1,10 @@
 /**
- * OpenAPI descriptions of the action, placement and degree endpoints. They document the wire contract; the
- * handlers validate bodies themselves (the real service's messages and status codes), so these are not used
- * for request validation.
+ * TypeBox schemas of the placement, degree and transition endpoints. Params and responses are declared on the
+ * routes (validated and serialized). The request bodies (`…Body`) are only described, in the per-version OpenAPI
+ * documents: the services check bodies themselves, with the real service's messages and status codes.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { RegisterVersion } from '../state-machine.js';
+import { externalName, type RegisterVersion } from './versions/index.js';
 
 const nullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
 const dateTime = Type.String({ format: 'date-time' });
@@ -71,7 +71,7 @@ export const DeferBody = wrap(
 );
 
 export function withdrawBody(version: RegisterVersion) {
-  const dateField = version === 'v2025.0' ? 'withdraw_date' : 'withdrawal_date';
+  const dateField = externalName(version, 'withdrawal_date');
   return wrap(
     Type.Object({
       [dateField]: Type.String({ format: 'date', description: 'Required; not before the ITT start date' }),

@@ -1,0 +1,300 @@
+/**
+ * Trainee rules and transactions: the list page (assembled from cached bodies), one trainee, create (duplicate
+ * check, nested degrees and placements, audit) and update (If-Match, lock, null semantics, audit). Also the
+ * locked-trainee write that the placement, degree and transition modules build on.
+ */
+import type { Db, Executor, Tx } from '../../db/database.js';
+import type { RegisterContext } from '../context.js';
+import { duplicateTrainee, noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
+import { assertIfMatch, requestData } from '../http.js';
+import { newSlug } from '../ids.js';
+import { assertTraineeModifiable } from '../state-machine.js';
+import { academicCycleOf, codeText, isoDate, todayUtc } from '../values.js';
+import { adapterFor, messageInVersion, type RegisterVersion } from '../versions/index.js';
+import { TraineeBodyCache } from './body-cache.js';
+import { acceptedInput, attributesToColumns, codeOrNull, rowToAttributes } from './input.js';
+import type { TraineeListQuery } from './list-query.js';
+import { isSpecialUrn, serializeDegree, serializePlacement } from './nested.js';
+import {
+  findDuplicateCandidates, findSchoolsByUrn, findTraineeForProvider, findTraineeWithNested, findTrainingPartner, insertNestedRecords, insertTraineeRow,
+  listTraineePage, loadPlacementsAndDegrees, loadPlacementsAndDegreesForTrainees, loadTraineesWithNested, lockDuplicateCandidates,
+  lockTraineeForUpdate, lockTraineeWithNested, recordAudit, schoolExists, updateTraineeRow, type TraineeRow,
+} from './repository.js';
+import { serializeTrainee, traineeEtag } from './serialize.js';
+import {
+  DISABILITY_KEY, validateDegreeInput, validatePlacementInput, validateTraineeAttributes, type Attributes,
+} from './validate.js';
+
+/** A trainee response: the body and the row it came from (the row gives the ETag). */
+export interface TraineeResult {
+  row: TraineeRow;
+  body: Record<string, unknown>;
+}
+
+/** Loads the trainee's placements and degrees, then serializes: the body most writes answer with. */
+export async function traineeBody(db: Executor, row: TraineeRow, version: RegisterVersion, ukprn: string): Promise<Record<string, unknown>> {
+  const nested = await loadPlacementsAndDegrees(db, row.id);
+  return serializeTrainee(row, version, { ukprn, ...nested });
+}
+
+/** The provider's trainee (404 when it is another provider's or none), for reads of its placements and degrees. */
+export async function findProviderTrainee(db: Executor, context: RegisterContext, traineeId: string): Promise<TraineeRow> {
+  const trainee = await findTraineeForProvider(db, context.provider.id, traineeId);
+  if (!trainee) throw traineeNotFound();
+  return trainee;
+}
+
+/**
+ * Runs `write` on the provider's trainee, locked until the transaction ends: 404 when it is not the provider's,
+ * 412 when an `If-Match` does not name its current ETag. A refusal thrown by `write` rolls everything back.
+ */
+export async function withLockedTrainee<T>(
+  db: Db, context: RegisterContext, traineeId: string, ifMatch: string | undefined, write: (trx: Tx, trainee: TraineeRow) => Promise<T>,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const trainee = await lockTraineeForUpdate(trx, context.provider.id, traineeId);
+    if (!trainee) throw traineeNotFound();
+    assertIfMatch(ifMatch, traineeEtag(trainee));
+    return write(trx, trainee);
+  });
+}
+
+/** A placement or degree write: the trainee's `updated_at` and ETag move too, and the change is audited on it. */
+export async function touchTraineeAudited(trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, before: unknown, after: unknown) {
+  const updated = await updateTraineeRow(trx, trainee.id, {});
+  await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: context.tokenId, action, before, after });
+  return updated;
+}
+
+const LIST_OPEN = Buffer.from('{"data":[');
+const LIST_COMMA = Buffer.from(',');
+
+/**
+ * One list page as JSON bytes: the page's ids and lock versions come from the index, each trainee's body from the
+ * cache when it holds that lock version, else from one query for all the missing ones. Never parsed or re-encoded.
+ */
+export async function listTraineesJson(db: Executor, context: RegisterContext, query: TraineeListQuery, bodies: TraineeBodyCache): Promise<Buffer> {
+  const { provider, version } = context;
+  const { page: entries, total } = await listTraineePage(db, { providerId: provider.id, ...query, today: todayUtc() });
+  if (entries.length === 0) throw noTraineesFound();
+  const pageBodies = new Map<string, Buffer>();
+  for (const entry of entries) {
+    const cached = bodies.get(TraineeBodyCache.key(entry.id, entry.lock_version, version));
+    if (cached !== undefined) pageBodies.set(entry.id, cached);
+  }
+  const missing = entries.filter((entry) => !pageBodies.has(entry.id)).map((entry) => entry.id);
+  for (const { row, nested } of await loadTraineesWithNested(db, provider.id, missing)) {
+    // Keyed by the lock version just read: a trainee changed since the page query gets its newer body.
+    const json = Buffer.from(JSON.stringify(serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested })));
+    bodies.set(TraineeBodyCache.key(row.id, row.lock_version, version), json);
+    pageBodies.set(row.id, json);
+  }
+  const meta = { current_page: query.page, total_pages: Math.ceil(total / query.perPage), total_count: total, per_page: query.perPage };
+  const parts: Buffer[] = [LIST_OPEN];
+  for (const entry of entries) {
+    const body = pageBodies.get(entry.id);
+    if (body === undefined) continue;
+    if (parts.length > 1) parts.push(LIST_COMMA);
+    parts.push(body);
+  }
+  parts.push(Buffer.from(`],"meta":${JSON.stringify(meta)}}`));
+  return Buffer.concat(parts);
+}
+
+export async function getTrainee(db: Executor, context: RegisterContext, traineeId: string): Promise<TraineeResult> {
+  const found = await findTraineeWithNested(db, context.provider.id, traineeId);
+  if (!found) throw traineeNotFound();
+  return { row: found.row, body: serializeTrainee(found.row, context.version, { ukprn: context.provider.ukprn, ...found.nested }) };
+}
+
+function rejectIfInvalid(version: RegisterVersion, errors: string[], enhancedErrors: boolean): void {
+  if (errors.length > 0) throw traineeValidationError(errors.map((m) => messageInVersion(version, m)), enhancedErrors);
+}
+
+interface PartnerColumns {
+  training_partner_urn?: string | null;
+  training_partner_ukprn?: string | null;
+  employing_school_urn?: string | null;
+}
+
+/** Training partner and employing school: looked up only when their keys are sent; unknown ones add errors. */
+async function resolvePartners(db: Executor, version: RegisterVersion, input: Attributes, errors: string[]): Promise<PartnerColumns> {
+  const wording = adapterFor(version).partnerLookup;
+  const result: PartnerColumns = {};
+  const setPartner = (partner: { urn: string | null; ukprn: string | null } | null) => {
+    result.training_partner_urn = partner?.urn ?? null;
+    result.training_partner_ukprn = partner?.ukprn ?? null;
+  };
+  if ('training_partner_urn' in input) {
+    const urn = codeOrNull(input.training_partner_urn);
+    if (urn === null || isSpecialUrn(urn)) setPartner(null);
+    else {
+      const partner = await findTrainingPartner(db, 'urn', urn);
+      if (partner) setPartner(partner);
+      else errors.push(`${wording.urnAttribute} is invalid. The URN '${urn}' does not match any known ${wording.noun}`);
+    }
+  } else if ('training_partner_ukprn' in input) {
+    const ukprn = codeOrNull(input.training_partner_ukprn);
+    if (ukprn === null) setPartner(null);
+    else {
+      const partner = await findTrainingPartner(db, 'ukprn', ukprn);
+      if (partner) setPartner(partner);
+      else errors.push(`${wording.ukprnAttribute} is invalid. The UKPRN '${ukprn}' does not match any known ${wording.noun}`);
+    }
+  }
+  if ('employing_school_urn' in input) {
+    const urn = codeOrNull(input.employing_school_urn);
+    if (urn === null || isSpecialUrn(urn)) result.employing_school_urn = null;
+    else if (await schoolExists(db, urn)) result.employing_school_urn = urn;
+    else errors.push(`employing_school_id is invalid. The URN '${urn}' does not match any known schools`);
+  }
+  return result;
+}
+
+/** Existing trainees the new one duplicates: same provider, DOB, last name, route, start cycle, and first name or email. */
+async function findDuplicates(db: Executor, providerId: number, attrs: Attributes): Promise<TraineeRow[]> {
+  const ittStart = isoDate(attrs.itt_start_date);
+  if (!ittStart) return [];
+  const firstToken = (value: unknown) => (typeof value === 'string' ? (value.toLowerCase().replace(/[^a-z ]/g, '').trim().split(/\s+/)[0] ?? '') : '');
+  const email = typeof attrs.email === 'string' ? attrs.email.trim().toLowerCase() : '';
+  const candidates = await findDuplicateCandidates(db, {
+    providerId,
+    dateOfBirth: isoDate(attrs.date_of_birth) ?? '',
+    lastName: String(attrs.last_name),
+    trainingRoute: codeText(attrs.training_route),
+    startAcademicCycle: academicCycleOf(ittStart),
+  });
+  return candidates.filter(
+    (row) => firstToken(row.first_names) === firstToken(attrs.first_names) || (email !== '' && (row.email ?? '').trim().toLowerCase() === email),
+  );
+}
+
+async function serializeRows(db: Executor, rows: TraineeRow[], version: RegisterVersion, ukprn: string) {
+  const nested = await loadPlacementsAndDegreesForTrainees(db, rows.map((r) => r.id));
+  return rows.map((row) => serializeTrainee(row, version, { ukprn, ...(nested.get(row.id) ?? { placements: [], degrees: [] }) }));
+}
+
+/** `POST /trainees`: validate, refuse duplicates, insert the trainee with its degrees and placements, audit. */
+export async function createTrainee(db: Db, context: RegisterContext, data: Record<string, unknown>, enhancedErrors: boolean): Promise<TraineeResult> {
+  const { version, provider } = context;
+  const input = acceptedInput(version, data);
+  const today = todayUtc();
+  const placementsInput = Array.isArray(input.placements_attributes) ? input.placements_attributes : [];
+  const urns = placementsInput
+    .map((p) => (p && typeof p === 'object' ? codeOrNull((p as Record<string, unknown>).urn) : null))
+    .filter((u): u is string => u !== null && /^\d{6}$/.test(u) && !isSpecialUrn(u));
+  const schoolsByUrn = new Map((await findSchoolsByUrn(db, urns)).map((s) => [s.urn, s]));
+
+  const attrs: Attributes = { ...input };
+  const errors = validateTraineeAttributes(attrs, {
+    adapter: adapterFor(version),
+    today,
+    mode: 'create',
+    existingDegreeCount: 0,
+    knownSchoolUrns: new Set(schoolsByUrn.keys()),
+  });
+  const partners = await resolvePartners(db, version, input, errors);
+  rejectIfInvalid(version, errors, enhancedErrors);
+
+  return db.transaction().execute(async (trx) => {
+    await lockDuplicateCandidates(trx, provider.id, isoDate(attrs.date_of_birth) ?? '', String(attrs.last_name));
+    const duplicates = await findDuplicates(trx, provider.id, attrs);
+    if (duplicates.length > 0) throw duplicateTrainee(await serializeRows(trx, duplicates, version, provider.ukprn));
+    const row = await insertTraineeRow(trx, {
+      ...(attributesToColumns(attrs) as Record<string, unknown>),
+      training_partner_urn: partners.training_partner_urn ?? null,
+      training_partner_ukprn: partners.training_partner_ukprn ?? null,
+      employing_school_urn: partners.employing_school_urn ?? null,
+      id: newSlug(),
+      provider_id: provider.id,
+      state: 'submitted_for_trn',
+      record_source: 'api',
+      submitted_for_trn_at: new Date(),
+    } as Parameters<typeof insertTraineeRow>[1]);
+    const ignored: string[] = [];
+    const degreeValues = (Array.isArray(input.degrees_attributes) ? input.degrees_attributes : [])
+      .map((raw) => validateDegreeInput(raw, today, ignored))
+      .filter((degree) => degree !== undefined)
+      .map((degree) => ({ id: newSlug(), trainee_id: row.id, ...degree }));
+    const placementValues = placementsInput.map((raw) => {
+      const placement = validatePlacementInput(raw, new Set(schoolsByUrn.keys()), ignored);
+      const school = placement.urn ? schoolsByUrn.get(placement.urn) : undefined;
+      return {
+        id: newSlug(),
+        trainee_id: row.id,
+        urn: placement.urn,
+        name: school ? school.name : placement.name,
+        postcode: school ? school.postcode : placement.postcode,
+        school_linked: school !== undefined,
+        town: school ? school.town : null,
+      };
+    });
+    // Nested rows carry the trainee's timestamps, so the response can be built before they are written; they go in
+    // with the audit row in one statement. With more than one placement or degree they are read back first, so
+    // their order is the database's, exactly as every later GET returns them.
+    const stamped = <T extends object>(values: T[]) => values.map((v) => ({ ...v, created_at: row.created_at, updated_at: row.created_at }));
+    const degrees = stamped(degreeValues);
+    const placements = stamped(placementValues);
+    const audit = (body: unknown) => ({ trainee_id: row.id, provider_id: provider.id, token_id: context.tokenId, action: 'create', before: null, after: JSON.stringify(body) });
+    if (degrees.length > 1 || placements.length > 1) {
+      await insertNestedRecords(trx, degrees, placements);
+      const nested = (await findTraineeWithNested(trx, provider.id, row.id))!.nested;
+      const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
+      await recordAudit(trx, { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'create', before: null, after: body });
+      return { row, body };
+    }
+    const nested = {
+      placements: placements.map((p) => serializePlacement(p as Parameters<typeof serializePlacement>[0])),
+      degrees: degrees.map((d) => serializeDegree(d as Parameters<typeof serializeDegree>[0])),
+    };
+    const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
+    await insertNestedRecords(trx, degrees, placements, audit(body));
+    return { row, body };
+  });
+}
+
+/** `PUT`/`PATCH /trainees/{id}`: a partial update on the locked trainee, validated as a whole, audited. */
+export async function updateTrainee(
+  db: Db, context: RegisterContext, traineeId: string, body: unknown, ifMatch: string | undefined, enhancedErrors: boolean,
+): Promise<TraineeResult> {
+  const { version, provider } = context;
+  const today = todayUtc();
+  return db.transaction().execute(async (trx) => {
+    const locked = await lockTraineeWithNested(trx, provider.id, traineeId);
+    if (!locked) throw traineeNotFound();
+    const row = locked.row;
+    assertIfMatch(ifMatch, traineeEtag(row));
+    assertTraineeModifiable(row, version);
+    // The body is read only now: a locked or changed trainee is refused before its body is looked at.
+    const input = acceptedInput(version, requestData(body), 'update');
+    // Nested records change through their own endpoints only.
+    delete input.degrees_attributes;
+    delete input.placements_attributes;
+    const nested = { ukprn: provider.ukprn, ...locked.nested };
+    // Only ignored members (or `null`s that keep stored values): the trainee as it is, nothing written.
+    if (Object.keys(input).length === 0) return { row, body: serializeTrainee(row, version, nested) };
+
+    const attrs = rowToAttributes(row);
+    for (const [key, value] of Object.entries(input)) if (!DISABILITY_KEY.test(key)) attrs[key] = value;
+    for (const key of Object.keys(input).filter((k) => DISABILITY_KEY.test(k))) attrs[key] = input[key];
+    // Leaving the iQTS route clears the iQTS country.
+    if ('training_route' in input && codeText(input.training_route) !== '15' && !('iqts_country' in input)) attrs.iqts_country = null;
+
+    const errors = validateTraineeAttributes(attrs, {
+      adapter: adapterFor(version),
+      today,
+      mode: 'update',
+      existingDegreeCount: locked.nested.degrees.length,
+      knownSchoolUrns: new Set(),
+    });
+    const partners = await resolvePartners(trx, version, input, errors);
+    rejectIfInvalid(version, errors, enhancedErrors);
+
+    // Placements and degrees do not change here: loaded once for both audit images and the response.
+    const before = serializeTrainee(row, version, nested);
+    const updated = await updateTraineeRow(trx, row.id, { ...attributesToColumns(attrs), ...partners });
+    const after = serializeTrainee(updated, version, nested);
+    await recordAudit(trx, { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'update', before, after });
+    return { row: updated, body: after };
+  });
+}
