@@ -11,21 +11,19 @@ export interface QueryEngineOptions {
   rowIndexes?: RowIndexStore;
 }
 
-/**
- * Runs a resolved query: the total and the page's row ids from the version's in-memory row index when it can
- * answer the query (every criterion and sort except indicator sorts), else from SQL; then the page's columns
- * from PostgreSQL by id.
- */
-export interface QueryOutcome {
-  /** The response as an object (SQL engine) … */
-  body?: QueryResponse;
-  /** … or already as JSON text (row index engine holding the values). */
-  json?: string;
-  /** Which engine chose the rows: the in-memory row index, or SQL alone. */
+/** A page of query results as the response's JSON text, and which engine chose its rows. */
+export interface QueryPage {
+  json: string;
+  /** The in-memory row index, or SQL alone. */
   engine: 'index' | 'sql';
 }
 
-export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQuery, options: QueryEngineOptions = {}): Promise<QueryOutcome> {
+/**
+ * Runs a resolved query: the total and the page's row ids from the version's in-memory row index when it can
+ * answer the query (every criterion and sort except indicator sorts), else from SQL; then the page's columns
+ * from PostgreSQL by id. The row index writes the JSON itself when it holds the values (no objects in between).
+ */
+export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQuery, options: QueryEngineOptions = {}): Promise<QueryPage> {
   const columns = resultColumns(meta, query);
   const offset = (query.page - 1) * query.pageSize;
   let total: number;
@@ -68,5 +66,5 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
     results: rows.map((row) => toResultRow(meta, query, row)),
     warnings: responseWarnings(query, total),
   };
-  return { body, engine: index ? 'index' : 'sql' };
+  return { json: JSON.stringify(body), engine: index ? 'index' : 'sql' };
 }

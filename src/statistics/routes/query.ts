@@ -1,20 +1,16 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import type { Db } from '../../db/database.js';
 import type { StatisticsApiOptions } from '../index.js';
 import { isUuid } from '../http.js';
-import { previewTokenOf, resolveDataSetVersion } from '../versions.js';
+import { previewTokenOf } from '../versions.js';
 import type { QueryRequest } from '../query/criteria.js';
 import { MESSAGES } from '../query/messages.js';
 import { parseGetQuery, type RawQuery } from '../query/parse-get.js';
 import { canonicalMemberNames, parsePostBody } from '../query/parse-post.js';
 import { DataSetQueryPaginatedList, DataSetQueryRequest, dataSetQueryParameters } from '../query/contract.js';
 import { errorResponses, okResponse, ref } from '../schemas.js';
-import { resolveQuery } from '../query/resolve.js';
-import { runQuery } from '../query/execute.js';
-import type { DataSetVersionRow } from '../versions.js';
-import { streamQueryCsv } from '../query/csv.js';
+import { QueryService } from '../query/service.js';
 
 const ParamsSchema = Type.Object({ dataSetId: Type.String({ description: 'The data set id (a uuid).' }) });
 
@@ -42,35 +38,23 @@ declare module 'fastify' {
 /** Endpoints 9 and 10: GET and POST /data-sets/{dataSetId}/query. */
 export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
   app.decorateRequest('dataSetQuery', null);
-  const db: Db = options.db;
   const bodyLimit = options.config.BODY_LIMIT_BYTES;
-  const versionCacheMs = options.config.QUERY_VERSION_CACHE_MS;
-
-  // Shared by every prefix the API is served at (see StatisticsSharedState).
-  const { versionMetas, resolvedVersions } = options.shared;
-  async function resolveVersion(request: FastifyRequest, dataSetId: string, dataSetVersion: string | undefined): Promise<DataSetVersionRow> {
-    const previewToken = previewTokenOf(request.headers);
-    const key = `${dataSetId}|${dataSetVersion ?? ''}`;
-    if (!previewToken && versionCacheMs > 0) {
-      const cached = resolvedVersions.get(key);
-      if (cached) return cached;
-    }
-    const { version, viaPreviewToken } = await resolveDataSetVersion(db, { dataSetId, dataSetVersion, previewToken, policy: 'query' });
-    if (!viaPreviewToken && versionCacheMs > 0) resolvedVersions.set(key, version);
-    return version;
-  }
+  // Its caches are shared by every prefix the API is served at (see StatisticsSharedState).
+  const queries = new QueryService({
+    db: options.db,
+    versionMetas: options.shared.versionMetas,
+    resolvedVersions: options.shared.resolvedVersions,
+    versionCacheMs: options.config.QUERY_VERSION_CACHE_MS,
+    rowIndexes: options.rowIndexes,
+  });
 
   async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined, query: QueryRequest) {
-    const version = await resolveVersion(request, dataSetId, dataSetVersion);
-    if (!version.rows_table) throw new NotFoundError(`Version ${version.major}.${version.minor} of data set ${dataSetId} has no data loaded.`);
-    const meta = await versionMetas.load(db, version.id, version.rows_table);
-    const resolved = resolveQuery(meta, query);
+    const target = { dataSetId, dataSetVersion, previewToken: previewTokenOf(request.headers) };
+    const prepared = await queries.prepare(target, query);
     reply.header('cache-control', request.headers['preview-token'] ? 'private, no-cache' : 'public, max-age=300, must-revalidate');
-    if (wantsCsv(request)) return streamQueryCsv(db, meta, resolved, reply);
-    const { body, json, engine } = await runQuery(db, meta, resolved, { rowIndexes: options.rowIndexes });
-    reply.header('x-query-engine', engine);
-    if (json !== undefined) return reply.type('application/json; charset=utf-8').send(json);
-    return body;
+    if (wantsCsv(request)) return prepared.csv(reply);
+    const { json, engine } = await prepared.page();
+    return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);
   }
 
   const responses = {
