@@ -5,7 +5,7 @@ import { installErrorHandling } from '../plugins/problem.js';
 import { jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { statisticsErrorFormatter } from './errors.js';
 import { catalogueRoutes } from './routes/catalogue.js';
-import type { RowIndexStore } from './query/row-index.js';
+import type { RowIndexStore } from './query/row-index-store.js';
 import { ResolvedVersionCache, VersionMetaCache } from './query/version-meta.js';
 import type { DataSetVersionRow } from './versions.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';

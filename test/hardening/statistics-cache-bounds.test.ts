@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { RowIndexStore } from '../../src/statistics/query/row-index.js';
+import { RowIndexStore } from '../../src/statistics/query/row-index-store.js';
 import { loadQueryVersionMeta, ResolvedVersionCache, VersionMetaCache } from '../../src/statistics/query/version-meta.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';

@@ -3,7 +3,8 @@ import type { ResolvedQuery } from './resolve.js';
 import { responseWarnings, resultColumns, toResultRow, totalPages, type QueryResponse } from './results.js';
 import { countSql, pageSql, rowsByIdSql } from './sql.js';
 import type { VersionMeta } from './version-meta.js';
-import type { RowIndex, RowIndexStore } from './row-index.js';
+import type { RowIndex } from './row-index.js';
+import type { RowIndexStore } from './row-index-store.js';
 import { writeIndexedResponse } from './json.js';
 
 export interface QueryEngineOptions {

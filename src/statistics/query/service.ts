@@ -11,7 +11,7 @@ import type { QueryRequest } from './criteria.js';
 import { streamQueryCsv } from './csv.js';
 import { runQuery, type QueryPage } from './execute.js';
 import { resolveQuery } from './resolve.js';
-import type { RowIndexStore } from './row-index.js';
+import type { RowIndexStore } from './row-index-store.js';
 import type { ResolvedVersionCache, VersionMetaCache } from './version-meta.js';
 
 export interface QueryServiceOptions {

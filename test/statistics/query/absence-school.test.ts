@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RowIndexStore } from '../../../src/statistics/query/row-index.js';
+import { RowIndexStore } from '../../../src/statistics/query/row-index-store.js';
 import { loadQueryVersionMeta } from '../../../src/statistics/query/version-meta.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { buildApp } from '../../../src/app.js';
