@@ -1,23 +1,14 @@
 import path from 'node:path';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
 import { ValidationError } from '../errors.js';
 import { openRuntime } from '../runtime.js';
 import { importDataSetVersion } from '../statistics/import/import.js';
 import { progressBar } from '../statistics/import/progress.js';
-import { runCli } from './run.js';
+import { parseArguments, requireOptions, runCli } from './run.js';
 
 const USAGE = `Usage: npm run import -- --data-set <id> --version <x.y[.z]> --data <data.csv|data.csv.gz> --meta <meta.csv>
                       [--draft] [--notes <text>] [--release-title <text>] [--release-slug <slug>] [--published-at <ISO time>]`;
 
-/** parseArgs with its errors (unknown or malformed options) reported as usage errors, not stack traces. */
-function parseArguments<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
-  try {
-    return parseArgs(config);
-  } catch (error) {
-    throw new ValidationError([{ path: 'arguments', message: `${(error as Error).message}\n\n${USAGE}` }], 'Invalid arguments.');
-  }
-}
 
 /** `npm run import`: imports one data set version from a data CSV and a meta CSV (atomically). */
 await runCli(async () => {
@@ -35,15 +26,12 @@ await runCli(async () => {
       help: { type: 'boolean', default: false },
     },
     strict: true,
-  });
+  }, USAGE);
   if (values.help) {
     console.log(USAGE);
     return;
   }
-  const missing = (['data-set', 'version', 'data', 'meta'] as const).filter((name) => !values[name]);
-  if (missing.length > 0) {
-    throw new ValidationError([{ path: 'arguments', message: `${missing.map((n) => `--${n}`).join(', ')} required.\n\n${USAGE}` }], 'Missing arguments.');
-  }
+  requireOptions(values, ['data-set', 'version', 'data', 'meta'], USAGE);
   if (values['published-at'] && Number.isNaN(Date.parse(values['published-at']))) {
     throw new ValidationError([{ path: '--published-at', message: 'is not an ISO 8601 time.' }]);
   }

@@ -1,3 +1,4 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ValidationError } from '../errors.js';
 
 /**
@@ -17,5 +18,22 @@ export async function runCli(body: () => Promise<void>): Promise<void> {
       if (error instanceof Error && /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '')) process.stderr.write(`${error.stack}\n`);
     }
     process.exitCode = 1;
+  }
+}
+
+/** parseArgs with its errors (unknown or malformed options) reported as usage errors, not stack traces. */
+export function parseArguments<T extends ParseArgsConfig>(config: T, usage: string): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new ValidationError([{ path: 'arguments', message: `${(error as Error).message}\n\n${usage}` }], 'Invalid arguments.');
+  }
+}
+
+/** A usage error naming the options that must be given and are not (nothing when all are). */
+export function requireOptions(values: Record<string, unknown>, names: readonly string[], usage: string): void {
+  const missing = names.filter((n) => values[n] === undefined || values[n] === '');
+  if (missing.length > 0) {
+    throw new ValidationError([{ path: 'arguments', message: `${missing.map((n) => `--${n}`).join(', ')} required.\n\n${usage}` }], 'Missing arguments.');
   }
 }

@@ -1,4 +1,3 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadConfig } from '../config.js';
 import { ValidationError } from '../errors.js';
 import { openRuntime } from '../runtime.js';
@@ -14,7 +13,7 @@ import {
   setSupersedingDataSet,
   withdrawVersion,
 } from '../statistics/admin/lifecycle.js';
-import { runCli } from './run.js';
+import { parseArguments, requireOptions, runCli } from './run.js';
 
 const USAGE = `Usage: npm run stats-admin -- <command> [options]
 
@@ -33,20 +32,9 @@ Commands:
   add-data-set --publication <id> --title <text> [--summary <text>] [--id <uuid>]`;
 
 function required(values: Record<string, unknown>, ...names: string[]): void {
-  const missing = names.filter((n) => values[n] === undefined || values[n] === '');
-  if (missing.length > 0) {
-    throw new ValidationError([{ path: 'arguments', message: `${missing.map((n) => `--${n}`).join(', ')} required.\n\n${USAGE}` }], 'Missing arguments.');
-  }
+  requireOptions(values, names, USAGE);
 }
 
-/** parseArgs with its errors (unknown or malformed options) reported as usage errors, not stack traces. */
-function parseArguments<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
-  try {
-    return parseArgs(config);
-  } catch (error) {
-    throw new ValidationError([{ path: 'arguments', message: `${(error as Error).message}\n\n${USAGE}` }], 'Invalid arguments.');
-  }
-}
 
 /** `npm run stats-admin`: the publisher's lifecycle commands for the statistics catalogue. */
 await runCli(async () => {
@@ -67,7 +55,7 @@ await runCli(async () => {
       publication: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
-  });
+  }, USAGE);
   const command = positionals[0];
   if (values.help || !command) {
     console.log(USAGE);

@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 /**
- * Response schemas of the statistics API.
+ * Response schemas of the statistics API. One file (over 400 lines) on purpose: it is the wire contract of every
+ * read endpoint in one place, each schema a few lines, registered together; the query endpoints' own contract is
+ * in query/contract.ts.
  * Each has an `$id`, is added once to the `/v1` scope (registerStatisticsSchemas) and is referenced with `ref()`,
  * so /openapi.json lists them under components.schemas. Fields that the reference omits when null are optional.
  */
@@ -212,6 +214,30 @@ export const DataSetVersionPaginatedListViewModel = Type.Object(
 
 // -- metadata ---------------------------------------------------------------------------------------
 
+// The meta and the changes endpoints name their view models separately (as the reference does) but an indicator
+// and a location option have the same properties in both.
+function indicatorProperties(unit: { description?: string } = {}) {
+  return {
+    id: Type.String(),
+    column: Type.String(),
+    label: Type.String(),
+    unit: Type.Optional(Type.String(unit)),
+    decimalPlaces: Type.Optional(Type.Integer()),
+  };
+}
+
+function locationOptionProperties() {
+  return {
+    id: Type.String(),
+    label: Type.String(),
+    code: Type.Optional(Type.String()),
+    oldCode: Type.Optional(Type.String()),
+    urn: Type.Optional(Type.String()),
+    laEstab: Type.Optional(Type.String()),
+    ukprn: Type.Optional(Type.String()),
+  };
+}
+
 export const GeographicLevelViewModel = Type.Object(
   { code: Type.String({ description: 'A geographic level code such as `LA`.' }), label: Type.String() },
   { $id: 'GeographicLevelViewModel', additionalProperties: false },
@@ -234,26 +260,12 @@ export const FilterMetaViewModel = Type.Object(
 );
 
 export const IndicatorMetaViewModel = Type.Object(
-  {
-    id: Type.String(),
-    column: Type.String(),
-    label: Type.String(),
-    unit: Type.Optional(Type.String({ description: 'One of "", "%", "£", "£m", "pp", "string".' })),
-    decimalPlaces: Type.Optional(Type.Integer()),
-  },
+  indicatorProperties({ description: 'One of "", "%", "£", "£m", "pp", "string".' }),
   { $id: 'IndicatorMetaViewModel', additionalProperties: false },
 );
 
 export const LocationOptionMetaViewModel = Type.Object(
-  {
-    id: Type.String(),
-    label: Type.String(),
-    code: Type.Optional(Type.String()),
-    oldCode: Type.Optional(Type.String()),
-    urn: Type.Optional(Type.String()),
-    laEstab: Type.Optional(Type.String()),
-    ukprn: Type.Optional(Type.String()),
-  },
+  locationOptionProperties(),
   { $id: 'LocationOptionMetaViewModel', additionalProperties: false, description: 'A location; the identifying properties present depend on its level.' },
 );
 
@@ -293,13 +305,7 @@ export const FilterOptionViewModel = Type.Object(
   { $id: 'FilterOptionViewModel', additionalProperties: false },
 );
 export const IndicatorViewModel = Type.Object(
-  {
-    id: Type.String(),
-    column: Type.String(),
-    label: Type.String(),
-    unit: Type.Optional(Type.String()),
-    decimalPlaces: Type.Optional(Type.Integer()),
-  },
+  indicatorProperties(),
   { $id: 'IndicatorViewModel', additionalProperties: false },
 );
 export const LocationGroupViewModel = Type.Object(
@@ -307,15 +313,7 @@ export const LocationGroupViewModel = Type.Object(
   { $id: 'LocationGroupViewModel', additionalProperties: false },
 );
 export const LocationOptionViewModel = Type.Object(
-  {
-    id: Type.String(),
-    label: Type.String(),
-    code: Type.Optional(Type.String()),
-    oldCode: Type.Optional(Type.String()),
-    urn: Type.Optional(Type.String()),
-    laEstab: Type.Optional(Type.String()),
-    ukprn: Type.Optional(Type.String()),
-  },
+  locationOptionProperties(),
   { $id: 'LocationOptionViewModel', additionalProperties: false },
 );
 export const TimePeriodOptionViewModel = Type.Object(

@@ -15,7 +15,9 @@ export const LIST_STATUSES = ['course_not_yet_started', 'in_training', 'deferred
 export const FIRST_ACADEMIC_CYCLE = 2019;
 
 export interface TraineeListQuery {
+  /** Start year of the academic cycle (August to July) of the trainees' start dates. */
   academicCycle: number;
+  /** Any of these list statuses (OR); empty = all. */
   statuses: string[];
   since?: Date;
   hasTrn?: boolean;

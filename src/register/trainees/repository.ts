@@ -5,6 +5,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { TraineesTable } from '../tables.js';
+import type { TraineeListQuery } from './list-query.js';
 import { serializeDegree, serializePlacement, type DegreeRow, type PlacementRow, type PlacementsAndDegrees } from './nested.js';
 
 export type TraineeRow = Selectable<TraineesTable>;
@@ -128,17 +129,9 @@ export async function recordAudit(trx: Executor, entry: AuditEntry): Promise<voi
     .execute();
 }
 
-export interface ListFilters {
+/** The list's query for one provider; `today` decides `course_not_yet_started` and `in_training`. */
+export interface ListFilters extends TraineeListQuery {
   providerId: number;
-  /** Start year of the academic cycle (August to July) of the trainees' start dates. */
-  academicCycle: number;
-  /** Any of these list statuses (OR); empty = all. */
-  statuses: string[];
-  since?: Date;
-  hasTrn?: boolean;
-  page: number;
-  perPage: number;
-  sortOrder: 'asc' | 'desc';
   today: string;
 }
 

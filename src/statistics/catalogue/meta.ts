@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/database.js';
+import { versionLocationsByLevel, type LocationRow } from '../locations.js';
 import { timePeriodLabel } from '../query/time-periods.js';
 import type {
   DataSetMetaView,
@@ -74,15 +75,7 @@ async function loadGeographicLevels(db: Executor, versionId: number): Promise<Ge
 }
 
 /** A location option with the identifying properties of its level that it has. */
-export function locationOptionMetaView(row: {
-  public_id: string;
-  label: string;
-  code: string | null;
-  old_code: string | null;
-  urn: string | null;
-  la_estab: string | null;
-  ukprn: string | null;
-}): LocationOptionMetaView {
+export function locationOptionMetaView(row: Omit<LocationRow, 'level'>): LocationOptionMetaView {
   return {
     id: row.public_id,
     label: row.label,
@@ -95,18 +88,7 @@ export function locationOptionMetaView(row: {
 }
 
 async function loadLocations(db: Executor, versionId: number): Promise<LocationGroupOptionsMetaView[]> {
-  const rows = await db
-    .selectFrom('version_locations as vl')
-    .innerJoin('locations as l', 'l.id', 'vl.location_id')
-    .select(['l.level', 'l.public_id', 'l.label', 'l.code', 'l.old_code', 'l.urn', 'l.la_estab', 'l.ukprn'])
-    .where('vl.version_id', '=', versionId)
-    .execute();
-  const groups = new Map<string, LocationOptionMetaView[]>();
-  for (const row of rows) {
-    const list = groups.get(row.level) ?? [];
-    list.push(locationOptionMetaView(row));
-    groups.set(row.level, list);
-  }
+  const groups = await versionLocationsByLevel(db, versionId, locationOptionMetaView);
   return [...groups.entries()]
     .map(([code, options]) => ({
       level: { code, label: geographicLevelLabel(code) },

@@ -67,18 +67,25 @@ function isoTimestamp(value: Date | string | null): string | undefined {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
-/** `latestVersion` of a data set summary. */
-export function latestVersionView(version: DataSetVersionRow, summary: VersionMetaSummary): DataSetLatestVersionView {
-  const published = isoTimestamp(version.published_at);
+/** What a version holds, as both version views show it. */
+function contentFields(version: DataSetVersionRow, summary: VersionMetaSummary) {
   return {
-    version: publicVersionNumber(version),
-    ...(published ? { published } : {}),
     totalResults: version.total_results,
     file: { id: version.file_id },
     timePeriods: summary.timePeriods,
     geographicLevels: summary.geographicLevels,
     filters: summary.filters,
     indicators: summary.indicators,
+  };
+}
+
+/** `latestVersion` of a data set summary. */
+export function latestVersionView(version: DataSetVersionRow, summary: VersionMetaSummary): DataSetLatestVersionView {
+  const published = isoTimestamp(version.published_at);
+  return {
+    version: publicVersionNumber(version),
+    ...(published ? { published } : {}),
+    ...contentFields(version, summary),
   };
 }
 
@@ -93,12 +100,7 @@ export function versionView(version: DataSetVersionRow, summary: VersionMetaSumm
     ...(published ? { published } : {}),
     ...(withdrawn ? { withdrawn } : {}),
     notes: version.notes,
-    totalResults: version.total_results,
-    file: { id: version.file_id },
-    timePeriods: summary.timePeriods,
-    geographicLevels: summary.geographicLevels,
-    filters: summary.filters,
-    indicators: summary.indicators,
+    ...contentFields(version, summary),
     release: { title: version.release_title, slug: version.release_slug },
   };
 }

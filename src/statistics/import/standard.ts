@@ -4,6 +4,16 @@
  */
 import { TIME_IDENTIFIERS as QUERY_TIME_IDENTIFIERS, timePeriodLabel, type TimeIdentifier } from '../query/time-periods.js';
 
+/** Lookups in a code list of the standard: by its CSV label (any case, surrounding spaces ignored) and by code. */
+function codeListLookup<T extends { code: string; label: string }>(entries: readonly T[]) {
+  const byLabel = new Map(entries.map((e) => [e.label.toLowerCase(), e]));
+  const byCode = new Map(entries.map((e) => [e.code, e]));
+  return {
+    byCsvLabel: (label: string): T | undefined => byLabel.get(label.trim().toLowerCase()),
+    byCode: (code: string): T | undefined => byCode.get(code),
+  };
+}
+
 /** The time identifiers of the standard, in the reference's enum order; one table shared with the query. */
 export interface TimeIdentifierInfo extends TimeIdentifier {
   /** Position in the reference's enum order: the chronological tie-breaker within a period. */
@@ -11,17 +21,11 @@ export interface TimeIdentifierInfo extends TimeIdentifier {
 }
 
 export const TIME_IDENTIFIERS: readonly TimeIdentifierInfo[] = QUERY_TIME_IDENTIFIERS.map((t, order) => ({ ...t, order }));
-const timeIdentifierByLabel = new Map(TIME_IDENTIFIERS.map((t) => [t.label.toLowerCase(), t]));
-const timeIdentifierByCode = new Map(TIME_IDENTIFIERS.map((t) => [t.code, t]));
+const timeIdentifierLookup = codeListLookup(TIME_IDENTIFIERS);
 
 /** The identifier named by a CSV `time_identifier` label (case-insensitive, as the upstream validator). */
-export function timeIdentifierByCsvLabel(label: string): TimeIdentifierInfo | undefined {
-  return timeIdentifierByLabel.get(label.trim().toLowerCase());
-}
-
-export function timeIdentifierByCodeOf(code: string): TimeIdentifierInfo | undefined {
-  return timeIdentifierByCode.get(code);
-}
+export const timeIdentifierByCsvLabel = timeIdentifierLookup.byCsvLabel;
+export const timeIdentifierByCodeOf = timeIdentifierLookup.byCode;
 
 /**
  * A CSV `time_period` (`2020` or `202021`) in the API's form (`2020` or `2020/2021`), or undefined when malformed:
@@ -49,7 +53,7 @@ export { timePeriodLabel };
 /** Chronological order of time periods: by period string, then identifier enum order. */
 export function compareTimePeriods(a: { period: string; code: string }, b: { period: string; code: string }): number {
   if (a.period !== b.period) return a.period < b.period ? -1 : 1;
-  return (timeIdentifierByCode.get(a.code)?.order ?? 0) - (timeIdentifierByCode.get(b.code)?.order ?? 0);
+  return (timeIdentifierByCodeOf(a.code)?.order ?? 0) - (timeIdentifierByCodeOf(b.code)?.order ?? 0);
 }
 
 export type LocationCodeField = 'code' | 'old_code' | 'urn' | 'la_estab' | 'ukprn';
@@ -108,17 +112,11 @@ export const GEOGRAPHIC_LEVELS: readonly GeographicLevelInfo[] = [
   coded('WARD', 'Ward', 'ward_code', 'ward_name'),
 ];
 
-const levelByLabel = new Map(GEOGRAPHIC_LEVELS.map((l) => [l.label.toLowerCase(), l]));
-const levelByCode = new Map(GEOGRAPHIC_LEVELS.map((l) => [l.code, l]));
+const levelLookup = codeListLookup(GEOGRAPHIC_LEVELS);
 
 /** The level named by a CSV `geographic_level` label (case-insensitive, as the upstream validator). */
-export function geographicLevelByCsvLabel(label: string): GeographicLevelInfo | undefined {
-  return levelByLabel.get(label.trim().toLowerCase());
-}
-
-export function geographicLevelByCode(code: string): GeographicLevelInfo | undefined {
-  return levelByCode.get(code);
-}
+export const geographicLevelByCsvLabel = levelLookup.byCsvLabel;
+export const geographicLevelByCode = levelLookup.byCode;
 
 /** A geographic level as the changes and metadata show it: its code and its label (the code when unknown). */
 export function levelView(code: string): { code: string; label: string } {

@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/database.js';
+import { versionLocationsByLevel, type LocationRow } from '../locations.js';
 import type { ChangedLocationOption } from '../tables.js';
 import { computeChanges } from './changes.js';
 import { compareOrdinal, compareTimePeriods, levelView, timePeriodLabel } from './standard.js';
@@ -15,16 +16,7 @@ export interface VersionMetaSnapshot {
 }
 
 /** A location row as the meta shows it for its level (codes not used by the level are left out). */
-export function changedLocationOption(row: {
-  level: string;
-  public_id: string;
-  label: string;
-  code: string | null;
-  old_code: string | null;
-  urn: string | null;
-  la_estab: string | null;
-  ukprn: string | null;
-}): ChangedLocationOption {
+export function changedLocationOption(row: LocationRow): ChangedLocationOption {
   const option: ChangedLocationOption = { id: row.public_id, label: row.label };
   switch (row.level) {
     case 'LA':
@@ -72,18 +64,7 @@ export async function loadVersionMetaSnapshot(db: Executor, versionId: number): 
   const geographicLevels = (
     await db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute()
   ).map((r) => r.code);
-  const locationRows = await db
-    .selectFrom('version_locations as vl')
-    .innerJoin('locations as l', 'l.id', 'vl.location_id')
-    .select(['l.level', 'l.public_id', 'l.label', 'l.code', 'l.old_code', 'l.urn', 'l.la_estab', 'l.ukprn'])
-    .where('vl.version_id', '=', versionId)
-    .execute();
-  const locations = new Map<string, ChangedLocationOption[]>();
-  for (const row of locationRows) {
-    const list = locations.get(row.level) ?? [];
-    list.push(changedLocationOption(row));
-    locations.set(row.level, list);
-  }
+  const locations = await versionLocationsByLevel(db, versionId, changedLocationOption);
   for (const list of locations.values()) list.sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.id, b.id));
   const timePeriods = (
     await db.selectFrom('version_time_periods').select(['period', 'code']).where('version_id', '=', versionId).orderBy('id').execute()

@@ -1,3 +1,8 @@
+/**
+ * The explorer's query view. Over 400 lines because `queryPage` is one view whose regions (choices, live count,
+ * table, chart, code snippets) share one state and update each other; everything pure it uses lives in its own
+ * tested module (../query.ts, ../snippets.ts, ../chart.ts, ../format.ts).
+ */
 import { ApiError, apiGet, apiPost, problemMessage, type DataSet, type IndicatorMeta, type Meta, type QueryResponse, type ResultRow, type Warning } from '../api.js';
 import { buildChartData, renderChart } from '../chart.js';
 import { h, replace, uid } from '../dom.js';
