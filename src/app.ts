@@ -16,6 +16,17 @@ import { RowIndexStore } from './statistics/query/row-index-store.js';
 import { registerApi } from './register/index.js';
 import { explorerPlugin } from './explorer/plugin.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The validated configuration (decorated once by buildApp). */
+    config: Config;
+    /** The primary database: every write, and the register's reads. */
+    db: Db;
+    /** Where statistics reads go: the read replica when configured, else the primary. */
+    readDb: Db;
+  }
+}
+
 export interface AppDeps {
   /** The primary database: every write, and the register API. */
   db: Db;
@@ -99,6 +110,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     );
   });
 
+  // What every API reads from the instance instead of from its options: the configuration and the databases.
+  app.decorate('config', config);
+  app.decorate('db', deps.db);
+  app.decorate('readDb', deps.readDb ?? deps.db);
+
   await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
@@ -107,9 +123,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
   const shared = createStatisticsSharedState(config);
   for (const prefix of STATISTICS_PREFIXES) {
-    await app.register(statisticsApi, { prefix, config, db: deps.readDb ?? deps.db, writeDb: deps.db, rowIndexes, shared, alias: prefix !== '/v1' });
+    await app.register(statisticsApi, { prefix, rowIndexes, shared, alias: prefix !== '/v1' });
   }
-  await app.register(registerApi, { prefix: '/api', config, db: deps.db });
+  await app.register(registerApi, { prefix: '/api' });
   await app.register(explorerPlugin);
 
   await app.ready();

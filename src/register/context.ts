@@ -1,6 +1,4 @@
 /** What the register's version scopes give their route plugins and requests. */
-import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
 import type { RegisterEnvironment } from './tokens.js';
 import type { TraineeBodyCache } from './trainees/body-cache.js';
 import type { RegisterVersion } from './versions/index.js';
@@ -14,10 +12,8 @@ export interface RegisterContext {
   environment: RegisterEnvironment;
 }
 
-/** Options every route plugin inside a version scope receives. */
+/** Options every route plugin inside a version scope receives (the database and configuration are `app.db`, `app.config`). */
 export interface RegisterRouteOptions {
-  config: Config;
-  db: Db;
   version: RegisterVersion;
   /** The version as written in the path (`v2025.0-rc` stays `v2025.0-rc`). */
   label: string;

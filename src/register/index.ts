@@ -17,11 +17,6 @@ import { traineeRoutes } from './trainees/routes.js';
 import { transitionRoutes } from './transitions/routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT } from './versions/index.js';
 
-export interface RegisterApiOptions {
-  config: Config;
-  db: Db;
-}
-
 export type { RegisterContext, RegisterRouteOptions };
 
 declare module 'fastify' {
@@ -70,7 +65,8 @@ function nulPath(value: unknown, path: string): string | undefined {
 }
 
 const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, options) => {
-  const { db, config, version, label, bodyCache } = options;
+  const { db, config } = app;
+  const { version, label, bodyCache } = options;
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.registerPublic) return app.scopeRateLimit(request, reply);
     const found = await authenticate(request, db, config);
@@ -116,7 +112,7 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
   app.get('/openapi.json', { schema: { hide: true }, config: { registerPublic: true } }, async () => registerOpenApiDocument(version));
 
   // Not `options` itself: it carries this scope's prefix, which the children would add a second time.
-  const routeOptions: RegisterRouteOptions = { config, db, version, label, bodyCache };
+  const routeOptions: RegisterRouteOptions = { version, label, bodyCache };
   await app.register(traineeRoutes, routeOptions);
   await app.register(placementRoutes, routeOptions);
   await app.register(degreeRoutes, routeOptions);
@@ -124,7 +120,8 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
 };
 
 /** The trainee teacher register API, mounted at `/api` (versions below it: `/api/v2026.1/...`). */
-export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: FastifyInstance, { config, db }) => {
+export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
+  const { config, db } = app;
   // Refuses to start production with the public development key.
   tokenSecret(config);
   app.decorateRequest('registerContext', null as unknown as RegisterContext);
@@ -172,6 +169,6 @@ export const registerApi: FastifyPluginAsync<RegisterApiOptions> = async (app: F
 
   const bodyCache = new TraineeBodyCache();
   for (const [label, version] of Object.entries(VERSION_LABELS)) {
-    await app.register(versionScope, { prefix: `/${label}`, config, db, version, label, bodyCache });
+    await app.register(versionScope, { prefix: `/${label}`, version, label, bodyCache });
   }
 };

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
 import { installErrorHandling } from '../plugins/problem.js';
 import { jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { statisticsErrorFormatter } from './errors.js';
@@ -13,12 +12,8 @@ import { queryRoutes } from './routes/query.js';
 import { registerStatisticsSchemas } from './schemas.js';
 import { registerQuerySchemas } from './query/contract.js';
 
+/** What the API's mounts are given; the configuration and databases come from the instance (`app.config`, `app.readDb`). */
 export interface StatisticsApiOptions {
-  config: Config;
-  /** Where statistics reads go (the read replica when configured). */
-  db: Db;
-  /** The primary, for the rare statistics writes. */
-  writeDb: Db;
   /** The app's in-memory row indexes of the query engine. */
   rowIndexes: RowIndexStore;
   /** What the API's mounts share (one app serves it at several prefixes). */
@@ -79,7 +74,7 @@ export async function redirectCapitalisedPath(request: FastifyRequest, reply: Fa
 
 /** The public statistics data set API, mounted at each of STATISTICS_PREFIXES. */
 export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
-  const { config } = options;
+  const { config } = app;
   // This scope's own protection, so that it covers exactly the routes the router gives it (a percent-encoded
   // `/%761/…` included). CORS first: a 429 or 504 must still be readable by the browser that caused it.
   await app.register(openCorsPlugin, {
@@ -110,7 +105,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   registerStatisticsSchemas(app);
   registerQuerySchemas(app);
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
-  const routeOptions: StatisticsApiOptions = { config, db: options.db, writeDb: options.writeDb, rowIndexes: options.rowIndexes, shared: options.shared };
+  const routeOptions: StatisticsApiOptions = { rowIndexes: options.rowIndexes, shared: options.shared };
   await app.register(catalogueRoutes, routeOptions);
   await app.register(queryRoutes, routeOptions);
 };

@@ -16,7 +16,6 @@ let f: TestApp;
 let provider: TestProvider;
 let traineeId: string;
 let actionTraineeId: string;
-let placementId: string;
 /** A placement given by name (not linked to a school record), whose name the API stores as sent. */
 let namedPlacementId: string;
 let degreeId: string;
@@ -31,7 +30,7 @@ beforeAll(async () => {
     return response.json().data as Record<string, string>;
   };
   traineeId = (await call('/trainees', validTrainee({ last_name: 'Injection' }))).trainee_id!;
-  placementId = (await call(`/trainees/${traineeId}/placements`, { urn: SCHOOL.urn })).placement_id!;
+  await call(`/trainees/${traineeId}/placements`, { urn: SCHOOL.urn });
   namedPlacementId = (await call(`/trainees/${traineeId}/placements`, { name: 'Named school', postcode: 'BN1 1AA' })).placement_id!;
   degreeId = (await call(`/trainees/${traineeId}/degrees`, UK_DEGREE)).degree_id!;
   actionTraineeId = (await call('/trainees', validTrainee({ last_name: 'Actions', first_names: 'Ada', date_of_birth: '1991-02-03' }))).trainee_id!;

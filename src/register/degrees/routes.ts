@@ -5,7 +5,8 @@ import { registerNestedRecordRoutes } from '../nested-routes.js';
 import { DegreeParams, DegreeSchema } from '../schemas.js';
 import { changeDegree, createDegree, getDegree, listDegrees, removeDegree } from './service.js';
 
-export const degreeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db }) => {
+export const degreeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app) => {
+  const { db } = app;
   registerNestedRecordRoutes(app, db, {
     collection: 'degrees',
     idParam: 'degree_id',

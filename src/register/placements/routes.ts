@@ -5,7 +5,8 @@ import { registerNestedRecordRoutes } from '../nested-routes.js';
 import { PlacementParams, PlacementSchema } from '../schemas.js';
 import { changePlacement, createPlacement, getPlacement, listPlacements, removePlacement } from './service.js';
 
-export const placementRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db }) => {
+export const placementRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app) => {
+  const { db } = app;
   registerNestedRecordRoutes(app, db, {
     collection: 'placements',
     idParam: 'placement_id',

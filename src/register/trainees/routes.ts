@@ -14,7 +14,8 @@ import { createTrainee, getTrainee, listTraineesJson, updateTrainee } from './se
 
 type TraineeRequest = FastifyRequest<{ Params: { trainee_id: string } }>;
 
-export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db, bodyCache }) => {
+export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { bodyCache }) => {
+  const { db } = app;
   // Documented in the per-version OpenAPI documents, not the service-wide one.
   const schema = { hide: true };
 

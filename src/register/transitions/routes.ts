@@ -24,7 +24,8 @@ function sendTrainee(reply: FastifyReply, result: TraineeResult, status: number)
   return reply.code(status).header('etag', traineeEtag(result.row)).send({ data: result.body });
 }
 
-export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { db }) => {
+export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app) => {
+  const { db } = app;
   const schema = (status: number) => ({ hide: true, params: TraineeParams, response: { [status]: Type.Object({ data: TraineeSchema }) } });
 
   app.post<{ Params: { trainee_id: string } }>('/trainees/:trainee_id/defer', { schema: schema(200) }, async (request, reply) =>

@@ -62,11 +62,6 @@ export async function buildRowIndex(db: Executor, meta: VersionMeta, options: { 
 // ---------------------------------------------------------------------------------------------------------------
 // Per-version cache with a memory budget.
 
-interface Entry {
-  promise: Promise<RowIndex | undefined>;
-  index?: RowIndex;
-}
-
 export interface RowIndexStoreOptions {
   /** Memory for all indexes together; least recently used are evicted beyond it. 0 turns the index off. */
   memoryBudgetBytes?: number;

@@ -1,5 +1,4 @@
 import type { Predicate, SortKey } from './resolve.js';
-import type { VersionMeta } from './version-meta.js';
 
 /**
  * An in-process bitmap index over one version's rows, so the query engine answers count and page-of-ids without

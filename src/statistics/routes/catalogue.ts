@@ -97,7 +97,8 @@ const CsvQuery = Type.Object({ dataSetVersion: DataSetVersionQueryParameter }, {
 
 const notModified = { 304: Type.Null({ description: 'Not Modified: the `If-None-Match` ETag is current.' }) };
 
-export const catalogueRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin, { db }) => {
+export const catalogueRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin) => {
+  const db = plugin.readDb;
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const uuidPublication = statisticsRequestHook({ uuidParams: ['publicationId'] });
   const uuidDataSet = statisticsRequestHook({ uuidParams: ['dataSetId'] });

@@ -38,13 +38,13 @@ declare module 'fastify' {
 /** Endpoints 9 and 10: GET and POST /data-sets/{dataSetId}/query. */
 export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
   app.decorateRequest('dataSetQuery', null);
-  const bodyLimit = options.config.BODY_LIMIT_BYTES;
+  const bodyLimit = app.config.BODY_LIMIT_BYTES;
   // Its caches are shared by every prefix the API is served at (see StatisticsSharedState).
   const queries = new QueryService({
-    db: options.db,
+    db: app.readDb,
     versionMetas: options.shared.versionMetas,
     resolvedVersions: options.shared.resolvedVersions,
-    versionCacheMs: options.config.QUERY_VERSION_CACHE_MS,
+    versionCacheMs: app.config.QUERY_VERSION_CACHE_MS,
     rowIndexes: options.rowIndexes,
   });
 
