@@ -48,8 +48,6 @@ export interface ResolvedQuery {
   indicators: IndicatorMeta[];
   /** Requested sorts, then the default `timePeriod` DESC when none; the `id` tie-breaker is implied. */
   sorts: SortKey[];
-  /** True when the sorts are exactly the default order (time period descending). */
-  defaultOrder: boolean;
   page: number;
   pageSize: number;
   debug: boolean;
@@ -320,14 +318,12 @@ export function resolveQuery(meta: VersionMeta, request: QueryRequest): Resolved
   }
   if (errors.length > 0) throw new ValidationError(errors);
 
-  const defaultOrder = sorts.length === 0 || (sorts.length === 1 && sorts[0]!.column === 'time_period_id' && sorts[0]!.direction === 'Desc');
   if (sorts.length === 0) sorts.push({ column: 'time_period_id', direction: 'Desc', kind: 'integer' });
   return {
     predicate,
     warnings: resolver.warnings,
     indicators,
     sorts,
-    defaultOrder,
     page: request.page,
     pageSize: request.pageSize,
     debug: request.debug,
