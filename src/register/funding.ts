@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { entryName, isValidCode } from './reference-data.js';
+import { nameOrCode } from './reference-data.js';
 
 export type FundingType = 'scholarship' | 'bursary' | 'grant';
 
@@ -82,11 +82,6 @@ export interface FundingInput {
   exceptionStartYears: readonly number[];
 }
 
-/** How a route code prints in messages: its internal name, or the raw code when unknown. */
-function routeName(code: string): string {
-  return isValidCode('training_route', code) ? (entryName('training_route', code) ?? code) : code;
-}
-
 /**
  * The funding errors of one trainee, in the real order (`fund_code` rule first, then `funding_method`), as full
  * messages with canonical attribute names. At most one error per rule.
@@ -95,7 +90,7 @@ export function fundingErrors(input: FundingInput, data: FundingTables = funding
   const errors: string[] = [];
   const { trainingRoute, courseSubject1, fundCode, fundingMethod, cycle } = input;
   if (trainingRoute === undefined) return errors;
-  const route = routeName(trainingRoute);
+  const route = nameOrCode('training_route', trainingRoute);
 
   // fund_code 7 ("eligible") needs a funded route in the cycle and a known age range.
   if (fundCode === '7') {
@@ -107,7 +102,7 @@ export function fundingErrors(input: FundingInput, data: FundingTables = funding
 
   const type = fundingMethod === undefined ? undefined : data.fundingTypes.get(fundingMethod);
   if (!type) return errors; // blank, "none" (6) or an unknown code (the inclusion check reports that)
-  const subjectName = courseSubject1 === undefined ? '' : isValidCode('course_subject', courseSubject1) ? (entryName('course_subject', courseSubject1) ?? courseSubject1) : courseSubject1;
+  const subjectName = courseSubject1 === undefined ? '' : nameOrCode('course_subject', courseSubject1);
   const allocation = courseSubject1 === undefined ? undefined : data.allocationSubject.get(courseSubject1);
   if (fundCode !== '7') {
     const exception = input.exceptionStartYears.includes(cycle) && allocation !== undefined && data.exceptionSubjects.has(allocation);

@@ -127,6 +127,11 @@ export function referenceId(field: ReferenceField, code: string): string | undef
   return id === undefined ? undefined : String(id);
 }
 
+/** A code as the real service names it in messages (`provider_led_postgrad`, `physics`): its name when known, else the code. */
+export function nameOrCode(field: ReferenceField, code: string): string {
+  return isValidCode(field, code) ? (entryName(field, code) ?? code) : code;
+}
+
 export function codeForName(field: ReferenceField, name: string): string | undefined {
   return referenceData()[field].codeByName.get(name);
 }

@@ -148,3 +148,53 @@ describe('put_trainee_spec.rb: error precedence', () => {
     expect(response.json().errors.some((e: string) => e.startsWith('training_route'))).toBe(false);
   });
 });
+
+describe('put_trainee_spec.rb: with training_route / when invalid (a known route outside its years)', () => {
+  const EXAMPLES = "Example values include '03', '09', '10', '11', '12', '14', '15', '16', '17', '18'...";
+  const before2022 = { itt_start_date: '2021-08-01', itt_end_date: '2022-01-01', training_route: '12', trainee_start_date: '2021-08-01' };
+
+  it('put_trainee_spec.rb:1597: the message names the route (provider_led_postgrad), not its code', async () => {
+    const before = await trainee();
+    const response = await put(before.id, before2022);
+    expect(response.statusCode).toBe(422);
+    expect(response.json()).toEqual({
+      message: 'Validation failed: 1 error prohibited this trainee from being saved',
+      errors: [`training_route has invalid reference data value of 'provider_led_postgrad'. ${EXAMPLES}`],
+    });
+    // Nothing changed.
+    expect((await get(before.id)).json()).toEqual(before.body);
+  });
+
+  it('put_trainee_spec.rb:1607: the same with enhanced errors', async () => {
+    const before = await trainee();
+    const response = await put(before.id, before2022, { 'enhanced-errors': 'true' });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toEqual({ training_route: [`has invalid reference data value of 'provider_led_postgrad'. ${EXAMPLES}`] });
+  });
+
+  it('a retired route (02, school_direct_tuition_fee) is named too; an unknown code stays as sent', async () => {
+    const before = await trainee();
+    const retired = await put(before.id, { training_route: '02' });
+    // (The stored fund code 7 has no funding rule on that route either: its own message follows.)
+    expect(retired.json().errors).toContain(`training_route has invalid reference data value of 'school_direct_tuition_fee'. ${EXAMPLES}`);
+    const unknown = await put(before.id, { training_route: '13' });
+    expect(unknown.json().errors).toContain(`training_route has invalid reference data value of '13'. ${EXAMPLES}`);
+  });
+});
+
+describe('trainee_attributes.rb itt_end_date_valid: the window and order checks need a valid itt_start_date', () => {
+  it('an invalid itt_start_date with an itt_end_date beyond five years: only itt_start_date is reported', async () => {
+    const before = await trainee();
+    const farEnd = `${new Date().getUTCFullYear() + 6}-12-01`;
+    const response = await put(before.id, { itt_start_date: '2023-02-30', itt_end_date: farEnd });
+    expect(response.statusCode).toBe(422);
+    expect(response.json().errors).toContain('itt_start_date is invalid');
+    expect(response.json().errors.some((e: string) => e.startsWith('itt_end_date'))).toBe(false);
+  });
+
+  it('an invalid itt_end_date is still reported on its own', async () => {
+    const before = await trainee();
+    const response = await put(before.id, { itt_start_date: '2023-02-30', itt_end_date: '2024-13-01' });
+    expect(response.json().errors).toEqual(expect.arrayContaining(['itt_start_date is invalid', 'itt_end_date is invalid']));
+  });
+});

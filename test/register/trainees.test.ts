@@ -238,6 +238,23 @@ describe('POST /trainees', () => {
     expect((await get('v2026.1', body.trainee_id)).json()).toEqual(body);
   });
 
+  it('placements of one create list in the order sent (the real serial ids), in the body and GET …/placements', async () => {
+    // Names that sort against the order sent, so neither name nor a random id could give this order by chance.
+    const names = ['Zebra School', 'Apple School', 'Mango School', 'Banana School', 'Kiwi School'];
+    const created = await post('v2026.1', fresh({
+      training_route: '12',
+      placements_attributes: names.map((name) => ({ name, postcode: 'AB1 2CD' })),
+      degrees_attributes: [DEGREE],
+    }));
+    expect(created.statusCode).toBe(201);
+    const body = created.json().data;
+    expect(body.placements.map((pl: { name: string }) => pl.name)).toEqual(names);
+    const listed = await t.app.inject({ method: 'GET', url: `/api/v2026.1/trainees/${body.trainee_id}/placements`, headers: p.auth });
+    expect(listed.json().data.map((pl: { name: string }) => pl.name)).toEqual(names);
+    // Every one shows the trainee's creation time.
+    expect(new Set(body.placements.map((pl: { created_at: string }) => pl.created_at))).toEqual(new Set([body.created_at]));
+  });
+
   it('Enhanced-Errors: true returns the messages keyed by attribute', async () => {
     const response = await post('v2026.1', fresh({ disability2: '58', placements_attributes: [{}] }), p, { 'enhanced-errors': 'true' });
     expect(response.statusCode).toBe(422);
@@ -376,7 +393,8 @@ describe('conditional rules by version', () => {
 
   it('routes 15–21 only from v2026.1; route 02 only in v2025.0', async () => {
     const onV2026 = await post('v2026.0', fresh({ training_route: '18', course_age_range: '13920', course_subject_1: '100510' }));
-    expect(onV2026.json().errors).toEqual(["training_route has invalid reference data value of '18'. Valid values are '03', '09', '10', '11', '12', '14'."]);
+    // A known route is named by its name, as the real mapper turns the code into the route before validating.
+    expect(onV2026.json().errors).toEqual(["training_route has invalid reference data value of 'early_years_undergrad'. Valid values are '03', '09', '10', '11', '12', '14'."]);
     expect((await post('v2025.0', legacy(fresh({ training_route: '16', degrees_attributes: [DEGREE] })))).statusCode).toBe(422);
     expect((await post('v2025.0', legacy(fresh({ training_route: '02', degrees_attributes: [DEGREE] })))).statusCode).toBe(201);
     expect((await post('v2026.1', fresh({ training_route: '02', degrees_attributes: [DEGREE] }))).statusCode).toBe(422);

@@ -169,6 +169,11 @@ async function findDuplicates(db: Executor, providerId: number, attrs: Attribute
   );
 }
 
+/** `time` plus `n` microseconds (n < 1000), as an ISO timestamp with microseconds, for PostgreSQL. */
+function microsecondsAfter(time: Date | string, n: number): string {
+  return `${new Date(time).toISOString().slice(0, 23)}${String(n).padStart(3, '0')}Z`;
+}
+
 async function serializeRows(db: Executor, rows: TraineeRow[], version: RegisterVersion, ukprn: string) {
   const nested = await loadPlacementsAndDegreesForTrainees(db, rows.map((r) => r.id));
   return rows.map((row) => serializeTrainee(row, version, { ukprn, ...(nested.get(row.id) ?? { placements: [], degrees: [] }) }));
@@ -229,10 +234,15 @@ export async function createTrainee(db: Db, context: RegisterContext, data: Reco
         town: school ? school.town : null,
       };
     });
-    // Nested rows carry the trainee's timestamps, so the response can be built before they are written; they go in
-    // with the audit row in one statement. With more than one placement or degree they are read back first, so
-    // their order is the database's, exactly as every later GET returns them.
-    const stamped = <T extends object>(values: T[]) => values.map((v) => ({ ...v, created_at: row.created_at, updated_at: row.created_at }));
+    // Nested rows carry the trainee's time, so the response can be built before they are written; they go in with
+    // the audit row in one statement. Each is a microsecond after the one before it, so they list in the order sent
+    // (as the real service's serial ids do), while every one shows the trainee's time to the millisecond. With more
+    // than one placement or degree they are read back first, exactly as every later GET returns them.
+    const stamped = <T extends object>(values: T[]) =>
+      values.map((v, i) => {
+        const at = microsecondsAfter(row.created_at, i);
+        return { ...v, created_at: at, updated_at: at };
+      });
     const degrees = stamped(degreeValues);
     const placements = stamped(placementValues);
     const audit = (body: unknown) => ({ trainee_id: row.id, provider_id: provider.id, token_id: context.tokenId, action: 'create', before: null, after: JSON.stringify(body) });
@@ -244,8 +254,8 @@ export async function createTrainee(db: Db, context: RegisterContext, data: Reco
       return { row, body };
     }
     const nested = {
-      placements: placements.map((p) => serializePlacement(p as Parameters<typeof serializePlacement>[0])),
-      degrees: degrees.map((d) => serializeDegree(d as Parameters<typeof serializeDegree>[0])),
+      placements: placementValues.map((p) => serializePlacement({ ...p, created_at: row.created_at, updated_at: row.created_at })),
+      degrees: degreeValues.map((d) => serializeDegree({ ...d, created_at: row.created_at, updated_at: row.created_at })),
     };
     const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
     await insertNestedRecords(trx, degrees, placements, audit(body));

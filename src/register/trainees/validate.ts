@@ -9,7 +9,7 @@ import { MAX_PLACEMENTS_PER_TRAINEE, PLACEMENT_NAME_MAX } from '../placements/va
 import { academicCycleOf, codeText, isBlank, isoDate } from '../values.js';
 import { isSpecialUrn, SPECIAL_URNS } from './nested.js';
 import {
-  ageRange, entryName, inclusionMessage, isValidCode, type ReferenceField,
+  ageRange, entryName, inclusionMessage, isValidCode, nameOrCode, type ReferenceField,
 } from '../reference-data.js';
 import type { VersionAdapter } from '../versions/index.js';
 import { fundingErrors } from '../funding.js';
@@ -151,7 +151,8 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   if (route !== undefined && traineeStartError === undefined) {
     const startYear = isoDate(attrs.itt_start_date) ? Number(String(isoDate(attrs.itt_start_date)).slice(0, 4)) : undefined;
     const tooEarly = route === '12' && startYear !== undefined && startYear < 2022;
-    if (!adapter.routes.includes(route) || tooEarly) errors.push(inclusionMessage('training_route', route, adapter.routes));
+    // The message names a known route as the real service does, by its name (`'provider_led_postgrad'`, not `'12'`).
+    if (!adapter.routes.includes(route) || tooEarly) errors.push(inclusionMessage('training_route', nameOrCode('training_route', route), adapter.routes));
   }
 
   const ittStart = isoDate(attrs.itt_start_date);
@@ -161,11 +162,14 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   }
   if (!isBlank(attrs.itt_end_date)) {
     const ittEnd = isoDate(attrs.itt_end_date);
-    // One message at most, the first that applies (the real validator stops there).
+    // One message at most, the first that applies (the real validator stops there); the window and order checks
+    // run only when both dates are valid dates, as the real validator returns early otherwise.
     if (!ittEnd) errors.push('itt_end_date is invalid');
-    else if (adapter.ittEndDateWindow && Number(ittEnd.slice(0, 4)) > currentYear + 5) errors.push('itt_end_date must be within the next 5 years');
+    else if (!ittStart) {
+      // itt_start_date is blank or invalid: reported on its own.
+    } else if (adapter.ittEndDateWindow && Number(ittEnd.slice(0, 4)) > currentYear + 5) errors.push('itt_end_date must be within the next 5 years');
     else if (adapter.ittEndDateWindow && ittEnd < yearsAgo(today, 10)) errors.push('itt_end_date must be within the last 10 years');
-    else if (ittStart && ittEnd <= ittStart) errors.push('itt_end_date must be after itt_start_date');
+    else if (ittEnd <= ittStart) errors.push('itt_end_date must be after itt_start_date');
   }
   if (traineeStartError !== undefined) errors.push(traineeStartError);
 
