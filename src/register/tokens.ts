@@ -6,6 +6,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { AppError } from '../errors.js';
+import { todayUtc } from './values.js';
 
 export type RegisterEnvironment = 'production' | 'sandbox';
 
@@ -77,10 +78,6 @@ export function tokenFromHeader(header: string | undefined): string | undefined 
   if (!header) return undefined;
   const token = (header.startsWith('Bearer ') ? header.slice(7) : header).trim();
   return token === '' ? undefined : token;
-}
-
-export function todayUtc(now = new Date()): string {
-  return now.toISOString().slice(0, 10);
 }
 
 export function addMonths(date: string, months: number): string {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { RowIndexStore } from '../../src/statistics/query/row-index-store.js';
+import { buildRowIndex, RowIndexStore, RowIndexTooLargeError } from '../../src/statistics/query/row-index-store.js';
 import { loadQueryVersionMeta, ResolvedVersionCache, VersionMetaCache } from '../../src/statistics/query/version-meta.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
@@ -69,5 +69,31 @@ describe('statistics cache bounds', () => {
     const tiny = new RowIndexStore({ memoryBudgetBytes: Math.floor(one / 2) });
     expect(await tiny.ensure(database.db, first)).toBeUndefined();
     expect(tiny.bytes).toBe(0);
+  });
+
+  it('builds each version once, at most maxConcurrentBuilds at a time; the others stay on SQL meanwhile', async () => {
+    const first = await loadQueryVersionMeta(database.db, version.id, version.rows_table);
+    const second = await loadQueryVersionMeta(database.db, version.id, 'same_rows');
+    const store = new RowIndexStore({ maxConcurrentBuilds: 1 });
+    expect(await store.indexFor(database.db, first)).toBeUndefined();
+    expect(await store.indexFor(database.db, first)).toBeUndefined();
+    expect(await store.indexFor(database.db, second)).toBeUndefined();
+    expect(store.buildsInProgress).toBe(1);
+    expect(await store.ensure(database.db, first)).toBeDefined();
+    expect(store.buildsInProgress).toBe(0);
+    // Now the second may start.
+    expect(await store.indexFor(database.db, second)).toBeUndefined();
+    expect(store.buildsInProgress).toBe(1);
+    expect(await store.ensure(database.db, second)).toBeDefined();
+  });
+
+  it('refuses a build whose size estimate is over the budget before reading any row, and does not try again', async () => {
+    const first = await loadQueryVersionMeta(database.db, version.id, version.rows_table);
+    await expect(buildRowIndex(database.db, first, { maxBytes: 1 })).rejects.toBeInstanceOf(RowIndexTooLargeError);
+    const store = new RowIndexStore({ memoryBudgetBytes: 1 });
+    expect(await store.ensure(database.db, first)).toBeUndefined();
+    expect(await store.indexFor(database.db, first)).toBeUndefined();
+    expect(store.buildsInProgress).toBe(0);
+    expect(store.bytes).toBe(0);
   });
 });

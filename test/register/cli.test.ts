@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { addMonths, todayUtc } from '../../src/register/tokens.js';
+import { addMonths } from '../../src/register/tokens.js';
+import { todayUtc } from '../../src/register/values.js';
 import { createDemoProviderIfEmpty } from '../../src/register/startup.js';
 import { coreCommands } from '../../src/cli/register.js';
 

@@ -1,3 +1,4 @@
+import { compareOrdinal } from '../ordinal.js';
 import type { Executor } from '../../db/database.js';
 import { versionLocationsByLevel, type LocationRow } from '../locations.js';
 import { timePeriodLabel } from '../query/time-periods.js';
@@ -16,9 +17,6 @@ import { geographicLevelLabel } from './summaries.js';
 
 export const META_TYPES = ['Filters', 'Indicators', 'Locations', 'TimePeriods'] as const;
 export type MetaType = (typeof META_TYPES)[number];
-
-// Plain code-unit ordering, like the reference's ordinal string sorts (`Year 10` before `Year 4`).
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 async function loadFilters(db: Executor, versionId: number): Promise<FilterMetaView[]> {
   const filters = await db
@@ -40,13 +38,13 @@ async function loadFilters(db: Executor, versionId: number): Promise<FilterMetaV
     optionsByFilter.set(option.filter_id, list);
   }
   return filters
-    .sort((a, b) => byText(a.label, b.label) || byText(a.column_name, b.column_name))
+    .sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.column_name, b.column_name))
     .map((filter) => ({
       id: filter.public_id,
       column: filter.column_name,
       label: filter.label,
       hint: filter.hint,
-      options: (optionsByFilter.get(filter.id) ?? []).sort((a, b) => byText(a.label, b.label) || byText(a.id, b.id)),
+      options: (optionsByFilter.get(filter.id) ?? []).sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.id, b.id)),
     }));
 }
 
@@ -57,7 +55,7 @@ async function loadIndicators(db: Executor, versionId: number): Promise<Indicato
     .where('version_id', '=', versionId)
     .execute();
   return rows
-    .sort((a, b) => byText(a.label, b.label) || byText(a.column_name, b.column_name))
+    .sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.column_name, b.column_name))
     .map((row) => ({
       id: row.public_id,
       column: row.column_name,
@@ -71,7 +69,7 @@ async function loadGeographicLevels(db: Executor, versionId: number): Promise<Ge
   const rows = await db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute();
   return rows
     .map((row) => ({ code: row.code, label: geographicLevelLabel(row.code) }))
-    .sort((a, b) => byText(a.label, b.label));
+    .sort((a, b) => compareOrdinal(a.label, b.label));
 }
 
 /** A location option with the identifying properties of its level that it has. */
@@ -92,16 +90,16 @@ async function loadLocations(db: Executor, versionId: number): Promise<LocationG
   return [...groups.entries()]
     .map(([code, options]) => ({
       level: { code, label: geographicLevelLabel(code) },
-      options: options.sort((a, b) => byText(a.label, b.label) || byText(a.id, b.id)),
+      options: options.sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.id, b.id)),
     }))
-    .sort((a, b) => byText(a.level.label, b.level.label));
+    .sort((a, b) => compareOrdinal(a.level.label, b.level.label));
 }
 
 async function loadTimePeriods(db: Executor, versionId: number): Promise<TimePeriodOptionMetaView[]> {
   const rows = await db.selectFrom('version_time_periods').select(['period', 'code']).where('version_id', '=', versionId).execute();
   // Ordered by code string, then period string, as the reference orders its meta (AY, CY, M1, M10, M2, ...).
   return rows
-    .sort((a, b) => byText(a.code, b.code) || byText(a.period, b.period))
+    .sort((a, b) => compareOrdinal(a.code, b.code) || compareOrdinal(a.period, b.period))
     .map((row) => ({ code: row.code, period: row.period, label: timePeriodLabel(row.period, row.code) }));
 }
 

@@ -1,3 +1,4 @@
+import { compareOrdinal } from '../ordinal.js';
 import type { Executor } from '../../db/database.js';
 import { GEOGRAPHIC_LEVEL_LABELS } from '../query/levels.js';
 import { timePeriodLabel } from '../query/time-periods.js';
@@ -18,8 +19,6 @@ export interface VersionMetaSummary {
 export function geographicLevelLabel(code: string): string {
   return GEOGRAPHIC_LEVEL_LABELS[code] ?? code;
 }
-
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export async function loadVersionMetaSummaries(db: Executor, versionIds: readonly number[]): Promise<Map<number, VersionMetaSummary>> {
   const summaries = new Map<number, VersionMetaSummary>();
@@ -55,9 +54,9 @@ export async function loadVersionMetaSummaries(db: Executor, versionIds: readonl
     summary.timePeriods.end = label;
   }
   for (const summary of summaries.values()) {
-    summary.filters.sort(byText);
-    summary.indicators.sort(byText);
-    summary.geographicLevels.sort(byText);
+    summary.filters.sort(compareOrdinal);
+    summary.indicators.sort(compareOrdinal);
+    summary.geographicLevels.sort(compareOrdinal);
   }
   return summaries;
 }

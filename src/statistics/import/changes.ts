@@ -1,5 +1,6 @@
 import type { ChangeItemByList, ChangeList, ChangedFilter, ChangedIndicator } from '../tables.js';
-import { compareOrdinal, levelView } from './standard.js';
+import { compareOrdinal } from '../ordinal.js';
+import { levelView } from './standard.js';
 import type { VersionMetaSnapshot } from './version-meta.js';
 
 export interface ComputedChange<L extends ChangeList = ChangeList> {

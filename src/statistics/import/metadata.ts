@@ -10,7 +10,8 @@ import type { VersionStatus } from '../tables.js';
 import type { MetaFilter, MetaIndicator } from './meta-file.js';
 import { allocatePublicIds } from './public-ids.js';
 import type { LocationLevelInput, StagedRows } from './stage-rows.js';
-import { compareOrdinal, compareTimePeriods, timePeriodLabel, type LocationCodeField } from './standard.js';
+import { compareOrdinal } from '../ordinal.js';
+import { compareTimePeriods, timePeriodLabel, type LocationCodeField } from './standard.js';
 import type { VersionNumber } from './version-number.js';
 import type { loadVersionMetaSnapshot } from './version-meta.js';
 

@@ -143,7 +143,3 @@ export const INDICATOR_UNITS: Readonly<Record<string, string>> = {
   numberstring: 'string',
 };
 
-/** Plain ordinal string comparison (the reference sorts labels so: `Year 10` before `Year 4`). */
-export function compareOrdinal(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

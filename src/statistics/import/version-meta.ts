@@ -2,7 +2,8 @@ import type { Executor } from '../../db/database.js';
 import { versionLocationsByLevel, type LocationRow } from '../locations.js';
 import type { ChangedLocationOption } from '../tables.js';
 import { computeChanges } from './changes.js';
-import { compareOrdinal, compareTimePeriods, timePeriodLabel } from './standard.js';
+import { compareOrdinal } from '../ordinal.js';
+import { compareTimePeriods, timePeriodLabel } from './standard.js';
 import { compareVersionNumbers, type VersionNumber } from './version-number.js';
 
 /** A version's metadata with public ids, as the change computation and id mapping compare it. */

@@ -14,13 +14,32 @@ function indexColumns(meta: VersionMeta): string[] {
   return ['time_period_id', ...meta.locationLevels.map(locationColumn), ...meta.filters.map((f) => f.column)];
 }
 
-/** Reads a version's facet columns in default result order through a cursor, into typed arrays. */
-export async function buildRowIndex(db: Executor, meta: VersionMeta, options: { indicators?: boolean } = {}): Promise<RowIndex> {
+/** A build refused before it read any row: its estimated size alone is over the budget. */
+export class RowIndexTooLargeError extends Error {}
+
+/**
+ * The least an index of `rows` rows takes: 4 bytes per row for the id, the level and each facet column, 8 per
+ * indicator value (its postings and text values come on top, as queries use them).
+ */
+export function estimatedIndexBytes(rows: number, facetColumns: number, indicatorColumns: number): number {
+  return rows * (4 * (facetColumns + 2) + 8 * indicatorColumns);
+}
+
+/**
+ * Reads a version's facet columns in default result order through a cursor, into typed arrays. Counts the rows
+ * first, and refuses (RowIndexTooLargeError) before reading them when the estimate exceeds `maxBytes`.
+ */
+export async function buildRowIndex(
+  db: Executor, meta: VersionMeta, options: { indicators?: boolean; maxBytes?: number } = {},
+): Promise<RowIndex> {
   const columns = indexColumns(meta);
   const indicatorColumns = options.indicators === false ? [] : meta.indicators.map((i) => i.column);
   const table = sql.table(`stats_data.${meta.rowsTable}`);
   const { rows: countRows } = await sql<{ n: number }>`SELECT count(*)::integer AS n FROM ${table}`.execute(db);
   const n = countRows[0]?.n ?? 0;
+  if (options.maxBytes !== undefined && estimatedIndexBytes(n, columns.length, indicatorColumns.length) > options.maxBytes) {
+    throw new RowIndexTooLargeError(`An index of ${meta.rowsTable} would not fit the memory budget`);
+  }
   const ids = new Int32Array(n);
   const arrays = new Map<string, Int32Array>(columns.map((c) => [c, new Int32Array(n)]));
   arrays.set('geographic_level', new Int32Array(n));
@@ -69,6 +88,8 @@ export interface RowIndexStoreOptions {
   enabled?: boolean;
   /** `false` builds indexes without the indicator values (less memory; page values are then read by row id). */
   indicatorValues?: boolean;
+  /** Builds at once (each reads a whole row table); a query finding them all busy goes to SQL. Default 2. */
+  maxConcurrentBuilds?: number;
 }
 
 /**
@@ -86,6 +107,7 @@ export class RowIndexStore {
   private memoryBudgetBytes = 1024 * 1024 * 1024;
   private enabled = true;
   private indicatorValues = true;
+  private maxConcurrentBuilds = 2;
 
   constructor(options: RowIndexStoreOptions = {}) {
     this.ready = this.newCache();
@@ -110,6 +132,7 @@ export class RowIndexStore {
     }
     if (options.enabled !== undefined) this.enabled = options.enabled;
     if (options.indicatorValues !== undefined) this.indicatorValues = options.indicatorValues;
+    if (options.maxConcurrentBuilds !== undefined) this.maxConcurrentBuilds = Math.max(1, options.maxConcurrentBuilds);
   }
 
   /** Bytes held by the built indexes (as sized when last used). */
@@ -117,14 +140,22 @@ export class RowIndexStore {
     return this.ready.calculatedSize;
   }
 
-  /** The version's index when it is ready; otherwise starts building it (once) and returns undefined. */
+  /**
+   * The version's index when it is ready; otherwise starts building it (once per version, and only while fewer than
+   * `maxConcurrentBuilds` are building) and returns undefined.
+   */
   async indexFor(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
     if (!this.enabled) return undefined;
     const index = this.readyIndex(meta);
     if (index) return index;
     const key = keyOf(meta);
-    if (!this.building.has(key) && !this.tooLarge.has(key)) void this.start(db, meta);
+    if (!this.building.has(key) && !this.tooLarge.has(key) && this.building.size < this.maxConcurrentBuilds) void this.start(db, meta);
     return undefined;
+  }
+
+  /** Versions whose index is being built now. */
+  get buildsInProgress(): number {
+    return this.building.size;
   }
 
   /** The version's index, waiting for it to be built (tests, benchmarks, warm-up). */
@@ -150,7 +181,7 @@ export class RowIndexStore {
 
   private start(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
     const key = keyOf(meta);
-    const promise = buildRowIndex(db, meta, { indicators: this.indicatorValues }).then(
+    const promise = buildRowIndex(db, meta, { indicators: this.indicatorValues, maxBytes: this.memoryBudgetBytes }).then(
       (index) => {
         this.building.delete(key);
         // An index larger than the whole budget is not kept: that version stays on SQL.
@@ -161,9 +192,11 @@ export class RowIndexStore {
         this.ready.set(key, index);
         return index;
       },
-      () => {
-        // A failed build (e.g. the table went away) is retried by a later query.
+      (error: unknown) => {
         this.building.delete(key);
+        // Estimated over the budget: that version stays on SQL. Any other failure (e.g. the table went away) is
+        // retried by a later query.
+        if (error instanceof RowIndexTooLargeError) this.tooLarge.add(key);
         return undefined;
       },
     );

@@ -1,3 +1,4 @@
+import { compareOrdinal } from '../ordinal.js';
 import { sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Executor } from '../../db/database.js';
@@ -200,11 +201,11 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
       filterById.set(f.id, meta);
       return meta;
     })
-    .sort((a, b) => compareText(a.columnName, b.columnName));
+    .sort((a, b) => compareOrdinal(a.columnName, b.columnName));
   const options = optionRows.map((o) => ({ id: o.id, publicId: o.public_id, label: o.label, filter: filterById.get(o.filter_id)! }));
   const indicators = indicatorRows
     .map((i) => ({ publicId: i.public_id, columnName: i.column_name, label: i.label, column: `i${i.ordinal}` }))
-    .sort((a, b) => compareText(a.columnName, b.columnName));
+    .sort((a, b) => compareOrdinal(a.columnName, b.columnName));
   const locations: LocationMeta[] = locationRows.map((l) => ({
     id: l.id,
     level: l.level,
@@ -223,7 +224,7 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
     list.push(location);
     locationsByLevel.set(location.level, list);
   }
-  for (const list of locationsByLevel.values()) list.sort((a, b) => compareText(a.label, b.label) || a.id - b.id);
+  for (const list of locationsByLevel.values()) list.sort((a, b) => compareOrdinal(a.label, b.label) || a.id - b.id);
   const levels = new Set(levelRows.map((l) => l.code));
   const locationLevels = Object.keys(GEOGRAPHIC_LEVEL_LABELS).filter((level) => columns.has(locationColumn(level))).sort();
 
@@ -243,11 +244,6 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
     timePeriods: timePeriodRows,
     timePeriodsById: new Map(timePeriodRows.map((t) => [t.id, t])),
     timePeriodIdByKey: new Map(timePeriodRows.map((t) => [timePeriodKey(t.period, t.code), t.id])),
-    levelsByLabel: Object.keys(GEOGRAPHIC_LEVEL_LABELS).sort((a, b) => compareText(GEOGRAPHIC_LEVEL_LABELS[a]!, GEOGRAPHIC_LEVEL_LABELS[b]!)),
+    levelsByLabel: Object.keys(GEOGRAPHIC_LEVEL_LABELS).sort((a, b) => compareOrdinal(GEOGRAPHIC_LEVEL_LABELS[a]!, GEOGRAPHIC_LEVEL_LABELS[b]!)),
   };
-}
-
-/** Ordinal (code-point) comparison, as the reference's database orders text. */
-export function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
