@@ -54,8 +54,6 @@ export interface LoadedField {
   byCode: ReadonlyMap<string, CodeInfo>;
   /** Codes sorted as strings: the order of the inclusion messages. */
   sortedCodes: string[];
-  /** Internal value name → its first HESA code. */
-  codeByName: ReadonlyMap<string, string>;
 }
 
 const referenceDir = fileURLToPath(new URL('../../seed/register/reference-data/', import.meta.url));
@@ -77,7 +75,6 @@ function loadField(field: ReferenceField, overrides: Record<string, string>): Lo
   const parsed = parse(readFileSync(`${referenceDir}${FILES[field]}.yml`, 'utf8')) as YamlFile;
   const { source: _source, change_log: _changeLog, ...metadata } = parsed.metadata;
   const byCode = new Map<string, CodeInfo>();
-  const codeByName = new Map<string, string>();
   for (const value of parsed.data) {
     for (const rawCode of value.hesa_codes ?? []) {
       const code = String(rawCode);
@@ -88,11 +85,10 @@ function loadField(field: ReferenceField, overrides: Record<string, string>): Lo
         end_year: value.end_year ?? null,
       };
       byCode.set(code, { id: value.id, name: value.name ?? code, entry });
-      if (value.name && !codeByName.has(value.name)) codeByName.set(value.name, code);
     }
   }
   const sortedCodes = [...byCode.keys()].sort();
-  return { metadata, entries: sortedCodes.map((c) => byCode.get(c)!.entry), byCode, sortedCodes, codeByName };
+  return { metadata, entries: sortedCodes.map((c) => byCode.get(c)!.entry), byCode, sortedCodes };
 }
 
 let loaded: Record<ReferenceField, LoadedField> | undefined;
@@ -112,10 +108,6 @@ export function isValidCode(field: ReferenceField, code: unknown): boolean {
   return typeof code === 'string' && referenceData()[field].byCode.has(code);
 }
 
-export function displayName(field: ReferenceField, code: string): string | undefined {
-  return referenceData()[field].byCode.get(code)?.entry.display_name;
-}
-
 /** The internal value name of a code (e.g. training route `12` → `provider_led_postgrad`). */
 export function entryName(field: ReferenceField, code: string): string | undefined {
   return referenceData()[field].byCode.get(code)?.name;
@@ -130,10 +122,6 @@ export function referenceId(field: ReferenceField, code: string): string | undef
 /** A code as the real service names it in messages (`provider_led_postgrad`, `physics`): its name when known, else the code. */
 export function nameOrCode(field: ReferenceField, code: string): string {
   return isValidCode(field, code) ? (entryName(field, code) ?? code) : code;
-}
-
-export function codeForName(field: ReferenceField, name: string): string | undefined {
-  return referenceData()[field].codeByName.get(name);
 }
 
 /** `[min, max]` ages of a course age range code. */
@@ -194,11 +182,6 @@ export const WITHDRAWAL_REASON_NAMES: Readonly<Record<string, string>> = {
   moved_to_different_itt_course: 'They moved to a different ITT course',
   trainee_chose_to_withdraw_another_reason: 'Another reason',
 };
-
-export function isWithdrawalReasonFor(trigger: string, reason: string): boolean {
-  const list = WITHDRAWAL_REASONS_BY_TRIGGER[trigger as 'provider' | 'trainee'];
-  return list !== undefined && list.includes(reason);
-}
 
 export function withdrawalReasonsPayload() {
   return {

@@ -107,6 +107,3 @@ export const DegreeBody = wrap(
     grade: Type.Optional(nullableString()),
   }),
 );
-
-export const errorResponses = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, RegisterErrorsSchema])) as Record<number, typeof RegisterErrorsSchema>;

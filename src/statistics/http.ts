@@ -212,11 +212,6 @@ export function statisticsRequestHook(options: StatisticsRequestOptions = {}): p
 // ---------------------------------------------------------------------------------------------------------------
 // Paging
 
-export interface PagingQuery {
-  page?: number;
-  pageSize?: number;
-}
-
 /** `page` and `pageSize` query parameters with the reference's defaults and bounds. */
 export function pagingParameters(defaultPageSize: number, maxPageSize: number) {
   return {

@@ -382,7 +382,6 @@ export const DataSetVersionChangesViewModel = Type.Object(
   { $id: 'DataSetVersionChangesViewModel', additionalProperties: false },
 );
 
-export type PagingViewModelType = Static<typeof PagingViewModel>;
 export type PublicationSummary = Static<typeof PublicationSummaryViewModel>;
 export type DataSetView = Static<typeof DataSetViewModel>;
 export type DataSetLatestVersionView = Static<typeof DataSetLatestVersionViewModel>;

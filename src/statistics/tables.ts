@@ -191,12 +191,3 @@ export type ChangeItemByList = {
   timePeriods: StateChange<ChangedTimePeriod>;
 };
 export type ChangeList = keyof ChangeItemByList;
-export const CHANGE_LISTS: readonly ChangeList[] = [
-  'filters',
-  'filterOptions',
-  'geographicLevels',
-  'indicators',
-  'locationGroups',
-  'locationOptions',
-  'timePeriods',
-];

@@ -1,4 +1,5 @@
 import type { FieldError } from '../../errors.js';
+import { MAX_PAGE_SIZE } from './criteria.js';
 import { GEOGRAPHIC_LEVEL_CODES } from './levels.js';
 
 /** Error messages and detail shapes of shared by the GET and POST parsers. */
@@ -74,7 +75,7 @@ export function checkPaging(problems: Problems, page: number, pageSize: number, 
   if (page < 1) {
     problems.custom(pagePath, 'GreaterThanOrEqual', "Must be greater than or equal to '1'.", { comparisonValue: 1, value: page });
   }
-  if (pageSize < 1 || pageSize > 10000) {
-    problems.custom(pageSizePath, 'InclusiveBetween', 'Must be between 1 and 10000 (inclusive).', { from: 1, to: 10000, value: pageSize });
+  if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+    problems.custom(pageSizePath, 'InclusiveBetween', `Must be between 1 and ${MAX_PAGE_SIZE} (inclusive).`, { from: 1, to: MAX_PAGE_SIZE, value: pageSize });
   }
 }

@@ -24,6 +24,7 @@ import {
   INDICATOR_MAX_LENGTH,
   isBlank,
   Problems,
+  SORT_DIRECTIONS,
   SORT_FIELD_MAX_LENGTH,
 } from './messages.js';
 import { normaliseTimePeriod, TIME_PERIOD_MESSAGES, validateTimePeriod } from './time-periods.js';
@@ -290,7 +291,7 @@ function parseSort(problems: Problems, path: string, value: string | null): Sort
     valid = false;
   }
   if (direction !== 'Asc' && direction !== 'Desc') {
-    problems.add(path, 'SortDirection', { value: direction, allowed: ['Asc', 'Desc'] });
+    problems.add(path, 'SortDirection', { value: direction, allowed: [...SORT_DIRECTIONS] });
     valid = false;
   }
   return valid ? { field, direction: direction as 'Asc' | 'Desc', shown: text } : undefined;

@@ -12,7 +12,7 @@ import {
   type TimePeriodRef,
 } from './criteria.js';
 import { isGeographicLevel, LOCATION_PROPERTY_MAX_LENGTH, type LocationProperty } from './levels.js';
-import { checkId, checkPaging, FILTER_OPTION_MAX_LENGTH, INDICATOR_MAX_LENGTH, isBlank, Problems, SORT_FIELD_MAX_LENGTH } from './messages.js';
+import { checkId, checkPaging, FILTER_OPTION_MAX_LENGTH, INDICATOR_MAX_LENGTH, isBlank, Problems, SORT_DIRECTIONS, SORT_FIELD_MAX_LENGTH } from './messages.js';
 import { normaliseTimePeriod, TIME_PERIOD_MESSAGES, validateTimePeriod } from './time-periods.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -151,7 +151,7 @@ function parseSorts(binding: Problems, problems: Problems, value: Json): SortReq
       valid = false;
     }
     if (direction !== 'Asc' && direction !== 'Desc') {
-      problems.add(`${path}.direction`, 'AllowedValue', { value: direction, allowed: ['Asc', 'Desc'] });
+      problems.add(`${path}.direction`, 'AllowedValue', { value: direction, allowed: [...SORT_DIRECTIONS] });
       valid = false;
     }
     if (valid) sorts.push({ field, direction: direction as 'Asc' | 'Desc', shown: { field, direction } });
