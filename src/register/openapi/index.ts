@@ -42,7 +42,7 @@ function traineeInputProperties(version: RegisterVersion): Json {
     ['course_subject_3', 'SBJCA; differs from the other subjects'],
     ['study_mode', `MODE; required${adapter.studyModeOptionalRoutes.length ? ` except for routes ${adapter.studyModeOptionalRoutes.join(', ')}` : ''}`],
     ['itt_start_date', 'ITTSTARTDATE; required'],
-    ['itt_end_date', 'EXPECTEDENDDATE; required; after itt_start_date'],
+    ['itt_end_date', `EXPECTEDENDDATE; required; after itt_start_date${adapter.ittEndDateWindow ? ', within the next 5 years and the last 10' : ''} (only the first of these is reported)`],
     ['trainee_start_date', 'TRAINEESTARTDATE; defaults to itt_start_date'],
     ['course_age_range', 'ITTPHSC; required; reference data `course_age_range`'],
     ['course_year', 'YEARPRG; required; an integer from 0 (foundation year) to 9999'],
@@ -170,6 +170,12 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
           method,
           {
             summary: 'Update a trainee (partial; the merged record is re-validated)',
+            description:
+              'Members not sent keep their values. A member sent as `null` keeps the stored value too (as the real ' +
+              'service drops `null`s), except `course_subject_2` and `course_subject_3` (cleared) and `ethnicity` ' +
+              '(997, not provided). A body whose members are all ignored or read-only (`ethnic_group`, ' +
+              '`ethnic_background`, …) answers 200 with the trainee unchanged; `trn` alone is `Param is missing`. ' +
+              'Placements and degrees change through their own endpoints.',
             parameters: [{ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'ETag from a GET: 412 when the trainee changed since' }],
             requestBody: write,
             responses: {
@@ -200,7 +206,11 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
     info: {
       title: `Register trainee teachers API ${version}`,
       version: version.slice(1),
-      description: 'Providers import and keep trainee records in sync. Every request but `/reference-data` needs a provider token (`Authorization: Bearer <token>`).',
+      description:
+        'Providers import and keep trainee records in sync. Every request but `/reference-data` needs a provider token ' +
+        '(`Authorization: Bearer <token>`). Requests are limited per provider (per IP without a valid token): by ' +
+        'default 100 a minute, then 429 with the body `Retry later`. A known path called with another method answers ' +
+        '405 with `Allow`. Validation messages name a known training route by its name (`provider_led_postgrad`).',
     },
     servers: [{ url: `/api/${version}` }],
     security: [{ registerToken: [] }],
