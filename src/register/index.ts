@@ -17,8 +17,6 @@ import { traineeRoutes } from './trainees/routes.js';
 import { transitionRoutes } from './transitions/routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT } from './versions/index.js';
 
-export type { RegisterContext, RegisterRouteOptions };
-
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the register API's authentication hook on every authenticated route. */
