@@ -163,7 +163,9 @@ describe('stalled CSV readers', () => {
       await checkOthersAnswer(base);
 
       // Each stalled reader is disconnected, its cursor closed and its connection given back.
-      const statuses = await Promise.all(readers.map((r) => r.status));
+      // Which of the 24 win the statistics pool's 3 connections is a race between query exports and downloads:
+      // together they hold the whole pool, the others wait for a connection and get 503.
+      const statuses = await Promise.all([...readers, ...downloads].map((r) => r.status));
       expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
       expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(3);
       const dropped = await waitUntil(async () => {
