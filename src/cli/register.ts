@@ -154,7 +154,7 @@ const USAGE = `Usage: npm run register -- <command> [options]
   trainee:receive-trn <trainee id> <trn>      (TRN allocated: submitted_for_trn → trn_received)
   trainee:award <trainee id> <YYYY-MM-DD>     (QTS/EYTS awarded: recommended_for_award → awarded)`;
 
-/** Every command: the core's and the operator's trainee commands (src/cli/register-trainee.ts). */
+/** Every command: providers, tokens, schools and partners here, and the operator's trainee commands (src/cli/register-trainee.ts). */
 export async function registerCommands(): Promise<Record<string, RegisterCommand>> {
   return { ...coreCommands, ...traineeCommands };
 }

@@ -43,7 +43,7 @@ export const DegreeSchema = Type.Object(
   { description: 'A degree of a trainee' },
 );
 
-/** The trainee body is the core's (its fields differ by version); documented as an open object here. */
+/** The trainee body (its fields differ by version; see openapi/index.ts), documented as an open object here. */
 export const TraineeSchema = Type.Object({}, { additionalProperties: true, description: 'The trainee, as GET /trainees/{trainee_id} returns it' });
 
 /** Every register error body of these endpoints: `{"errors":[…]}`, with `data` for a 409. */

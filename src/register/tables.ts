@@ -129,20 +129,7 @@ export interface TraineeListCountsTable {
   trainees: number;
 }
 
-export interface RegisterCoreTables {
-  providers: ProvidersTable;
-  authentication_tokens: AuthenticationTokensTable;
-  schools: SchoolsTable;
-  training_partners: TrainingPartnersTable;
-  trainees: TraineesTable;
-  trainee_audits: TraineeAuditsTable;
-  trainee_list_counts: TraineeListCountsTable;
-}
-
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface RegisterTables extends RegisterCoreTables {}
-
-// ---- Placements and degrees (owned by the actions module; migration 2026-11-23T1200) ----
+// ---- Placements and degrees (migration 2026-11-23T1200) ----
 
 export interface TraineePlacementsTable {
   id: string;
@@ -176,12 +163,15 @@ export interface TraineeDegreesTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
-export interface RegisterActionTables {
+/** Every table of the register. */
+export interface RegisterTables {
+  providers: ProvidersTable;
+  authentication_tokens: AuthenticationTokensTable;
+  schools: SchoolsTable;
+  training_partners: TrainingPartnersTable;
+  trainees: TraineesTable;
+  trainee_audits: TraineeAuditsTable;
+  trainee_list_counts: TraineeListCountsTable;
   trainee_placements: TraineePlacementsTable;
   trainee_degrees: TraineeDegreesTable;
 }
-
-// Declaration merging: adds these tables to RegisterTables without touching the core's declaration above.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface RegisterTables extends RegisterActionTables {}
-// ---- end of the actions block ----

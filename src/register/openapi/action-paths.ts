@@ -1,6 +1,6 @@
 /**
- * The OpenAPI paths of the action, placement and degree endpoints, merged by the register core into each
- * version's document (`/api/v{version}/openapi.json`). Built from the same TypeBox schemas the routes declare.
+ * The OpenAPI paths of the placement, degree and transition endpoints, merged into each version's document
+ * (`/api/v{version}/openapi.json`) by openapi/index.ts. Built from the TypeBox schemas in ../schemas.ts.
  */
 import { adapterFor, externalName, type RegisterVersion } from '../versions/index.js';
 import {
