@@ -21,7 +21,7 @@ export interface RegisterRouteOptions {
   bodyCache: TraineeBodyCache;
 }
 
-/** A write on a trainee's placement or degree: whose, the request's `If-Match`, and its `data` (read when needed). */
+/** A write on a trainee (a state change, a placement or degree): whose, the request's `If-Match`, and its `data` (read when needed). */
 export interface TraineeWrite {
   traineeId: string;
   ifMatch: string | undefined;

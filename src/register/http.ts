@@ -38,7 +38,7 @@ export function wantsEnhancedErrors(request: FastifyRequest): boolean {
   return request.headers['enhanced-errors'] === 'true';
 }
 
-/** A placement or degree write of this request (its `data` read only once the trainee is found and unlocked). */
+/** The write this request asks for on its trainee (its `data` read only once the trainee is found, matched and unlocked). */
 export function traineeWriteOf(request: FastifyRequest<{ Params: { trainee_id: string } }>): TraineeWrite {
   return { traineeId: request.params.trainee_id, ifMatch: request.headers['if-match'], data: () => requestData(request.body) };
 }

@@ -9,7 +9,7 @@ import { assertTraineeModifiable } from '../state-machine.js';
 import { serializePlacement, type PlacementResponse } from '../trainees/nested.js';
 import { listPlacementRows } from '../trainees/repository.js';
 import { findProviderTrainee, touchTraineeAudited, traineeBody, withLockedTrainee, type TraineeResult } from '../trainees/service.js';
-import { deletePlacement, findPlacement, findSchool, insertPlacement, updatePlacement } from './repository.js';
+import { countPlacements, deletePlacement, findPlacement, findSchool, insertPlacement, updatePlacement } from './repository.js';
 import { checkPlacement, MAX_PLACEMENTS_PER_TRAINEE, urnToLookUp } from './validate.js';
 
 export async function listPlacements(db: Executor, context: RegisterContext, traineeId: string): Promise<PlacementResponse[]> {
@@ -29,7 +29,7 @@ export async function createPlacement(db: Db, context: RegisterContext, write: T
     assertTraineeModifiable(trainee, context.version);
     const input = write.data();
     const { values, errors } = checkPlacement(input, await findSchool(trx, urnToLookUp(input)));
-    if ((await listPlacementRows(trx, [trainee.id])).length >= MAX_PLACEMENTS_PER_TRAINEE) {
+    if ((await countPlacements(trx, trainee.id)) >= MAX_PLACEMENTS_PER_TRAINEE) {
       errors.push(`placements is too long (maximum is ${MAX_PLACEMENTS_PER_TRAINEE} placements)`);
     }
     if (errors.length > 0) throw unprocessableEntries(errors);

@@ -4,21 +4,16 @@
  * with the real messages and described in the per-version OpenAPI documents.
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { RegisterRouteOptions } from '../context.js';
+import { traineeWriteOf } from '../http.js';
 import { TraineeParams, TraineeSchema } from '../schemas.js';
 import { traineeEtag } from '../trainees/serialize.js';
 import type { TraineeResult } from '../trainees/service.js';
-import { deferTrainee, recommendForAward, withdrawTrainee, type TransitionRequest } from './service.js';
-
-type TraineeRequest = FastifyRequest<{ Params: { trainee_id: string } }>;
+import { deferTrainee, recommendForAward, withdrawTrainee } from './service.js';
 
 /** When the deprecated QTS path was superseded by update-qts-or-eyts-status (v2026.1 release, 2026-03-20). */
 const RECOMMEND_FOR_QTS_DEPRECATED_AT = '@1773964800';
-
-function transitionOf(request: TraineeRequest): TransitionRequest {
-  return { traineeId: request.params.trainee_id, ifMatch: request.headers['if-match'], body: request.body };
-}
 
 function sendTrainee(reply: FastifyReply, result: TraineeResult, status: number) {
   return reply.code(status).header('etag', traineeEtag(result.row)).send({ data: result.body });
@@ -29,21 +24,21 @@ export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async 
   const schema = (status: number) => ({ hide: true, params: TraineeParams, response: { [status]: Type.Object({ data: TraineeSchema }) } });
 
   app.post<{ Params: { trainee_id: string } }>('/trainees/:trainee_id/defer', { schema: schema(200) }, async (request, reply) =>
-    sendTrainee(reply, await deferTrainee(db, request.registerContext, transitionOf(request)), 200),
+    sendTrainee(reply, await deferTrainee(db, request.registerContext, traineeWriteOf(request)), 200),
   );
 
   app.post<{ Params: { trainee_id: string } }>('/trainees/:trainee_id/withdraw', { schema: schema(200) }, async (request, reply) =>
-    sendTrainee(reply, await withdrawTrainee(db, request.registerContext, transitionOf(request)), 200),
+    sendTrainee(reply, await withdrawTrainee(db, request.registerContext, traineeWriteOf(request)), 200),
   );
 
   app.post<{ Params: { trainee_id: string } }>('/trainees/:trainee_id/update-qts-or-eyts-status', { schema: schema(202) }, async (request, reply) =>
-    sendTrainee(reply, await recommendForAward(db, request.registerContext, transitionOf(request)), 202),
+    sendTrainee(reply, await recommendForAward(db, request.registerContext, traineeWriteOf(request)), 202),
   );
 
   app.post<{ Params: { trainee_id: string } }>('/trainees/:trainee_id/recommend-for-qts', { schema: schema(202) }, async (request, reply) => {
     const successor = request.url.split('?')[0].replace(/recommend-for-qts\/?$/, 'update-qts-or-eyts-status');
     reply.header('deprecation', RECOMMEND_FOR_QTS_DEPRECATED_AT);
     reply.header('link', `<${successor}>; rel="successor-version"`);
-    return sendTrainee(reply, await recommendForAward(db, request.registerContext, transitionOf(request)), 202);
+    return sendTrainee(reply, await recommendForAward(db, request.registerContext, traineeWriteOf(request)), 202);
   });
 };

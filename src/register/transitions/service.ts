@@ -3,9 +3,8 @@
  * checks its body and the state machine with the real messages, writes the new state and audits it.
  */
 import type { Db, Tx } from '../../db/database.js';
-import type { RegisterContext } from '../context.js';
+import type { RegisterContext, TraineeWrite } from '../context.js';
 import { unprocessableEntries } from '../errors.js';
-import { requestData } from '../http.js';
 import { entryName } from '../reference-data.js';
 import { assertWithdrawable, type TraineeState } from '../state-machine.js';
 import { countDegrees } from '../degrees/repository.js';
@@ -14,12 +13,6 @@ import { recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } fro
 import { traineeBody, withLockedTrainee, type TraineeResult } from '../trainees/service.js';
 import { todayUtc } from '../values.js';
 import { checkDefer, checkQtsStatus, checkWithdraw } from './validate.js';
-
-export interface TransitionRequest {
-  traineeId: string;
-  ifMatch: string | undefined;
-  body: unknown;
-}
 
 /** Applies a state change to the trainee, audits it (before and after of the changed columns), answers the trainee. */
 async function changeState(trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, patch: TraineePatch): Promise<TraineeResult> {
@@ -31,9 +24,9 @@ async function changeState(trx: Tx, trainee: TraineeRow, context: RegisterContex
   return { row: updated, body: await traineeBody(trx, updated, context.version, context.provider.ukprn) };
 }
 
-export async function deferTrainee(db: Db, context: RegisterContext, request: TransitionRequest): Promise<TraineeResult> {
-  return withLockedTrainee(db, context, request.traineeId, request.ifMatch, async (trx, trainee) => {
-    const checked = checkDefer(requestData(request.body), trainee.state as TraineeState);
+export async function deferTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
+  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+    const checked = checkDefer(write.data(), trainee.state as TraineeState);
     if (!checked.ok) throw unprocessableEntries(checked.errors);
     return changeState(trx, trainee, context, 'defer', {
       state: 'deferred',
@@ -43,10 +36,10 @@ export async function deferTrainee(db: Db, context: RegisterContext, request: Tr
   });
 }
 
-export async function withdrawTrainee(db: Db, context: RegisterContext, request: TransitionRequest): Promise<TraineeResult> {
-  return withLockedTrainee(db, context, request.traineeId, request.ifMatch, async (trx, trainee) => {
+export async function withdrawTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
+  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
     assertWithdrawable(trainee, todayUtc());
-    const checked = checkWithdraw(requestData(request.body), trainee, context.version);
+    const checked = checkWithdraw(write.data(), trainee, context.version);
     if (!checked.ok) throw unprocessableEntries(checked.errors);
     const w = checked.value;
     return changeState(trx, trainee, context, 'withdraw', {
@@ -62,9 +55,9 @@ export async function withdrawTrainee(db: Db, context: RegisterContext, request:
 }
 
 /** `update-qts-or-eyts-status` (and its deprecated alias): from `trn_received` to `recommended_for_award`. */
-export async function recommendForAward(db: Db, context: RegisterContext, request: TransitionRequest): Promise<TraineeResult> {
-  return withLockedTrainee(db, context, request.traineeId, request.ifMatch, async (trx, trainee) => {
-    const input = requestData(request.body);
+export async function recommendForAward(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
+  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+    const input = write.data();
     const [degreeCount, placementCount] = [await countDegrees(trx, trainee.id), await countPlacements(trx, trainee.id)];
     const checked = checkQtsStatus(
       input,
