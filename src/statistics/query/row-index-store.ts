@@ -21,7 +21,7 @@ export class RowIndexTooLargeError extends Error {}
  * The least an index of `rows` rows takes: 4 bytes per row for the id, the level and each facet column, 8 per
  * indicator value (its postings and text values come on top, as queries use them).
  */
-export function estimatedIndexBytes(rows: number, facetColumns: number, indicatorColumns: number): number {
+function estimatedIndexBytes(rows: number, facetColumns: number, indicatorColumns: number): number {
   return rows * (4 * (facetColumns + 2) + 8 * indicatorColumns);
 }
 

@@ -18,9 +18,8 @@ export interface QueryServiceOptions {
   db: Db;
   /** Version metadata, shared by every prefix the API is served at. */
   versionMetas: VersionMetaCache;
-  /** Resolved public versions, shared likewise; unused when `versionCacheMs` is 0. */
+  /** Resolved public versions, shared likewise (QUERY_VERSION_CACHE_MS). */
   resolvedVersions: ResolvedVersionCache<DataSetVersionRow>;
-  versionCacheMs: number;
   /** The app's row indexes; without them every query runs on SQL. */
   rowIndexes?: RowIndexStore;
 }
@@ -37,14 +36,14 @@ export class QueryService {
 
   /** The version a query means. Public resolutions are cached briefly; preview-token ones never are. */
   private async resolveVersion(target: QueryTarget): Promise<DataSetVersionRow> {
-    const { db, resolvedVersions, versionCacheMs } = this.options;
+    const { db, resolvedVersions } = this.options;
     const key = `${target.dataSetId}|${target.dataSetVersion ?? ''}`;
-    if (!target.previewToken && versionCacheMs > 0) {
+    if (!target.previewToken) {
       const cached = resolvedVersions.get(key);
       if (cached) return cached;
     }
     const { version, viaPreviewToken } = await resolveDataSetVersion(db, { ...target, policy: 'query' });
-    if (!viaPreviewToken && versionCacheMs > 0) resolvedVersions.set(key, version);
+    if (!viaPreviewToken) resolvedVersions.set(key, version);
     return version;
   }
 

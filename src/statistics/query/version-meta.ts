@@ -143,12 +143,13 @@ export class VersionMetaCache {
 
 /**
  * Resolved public data set versions (the `dataSetVersion` a query names, or the latest), reused for `ttlMs`
- * (QUERY_VERSION_CACHE_MS) so a status change shows within that time. Bounded by bytes: the key is client input.
+ * (QUERY_VERSION_CACHE_MS) so a status change shows within that time; a `ttlMs` of 0 keeps nothing. Bounded by
+ * bytes: the key is client input.
  */
 export class ResolvedVersionCache<V extends object> {
   private readonly entries: LRUCache<string, V>;
 
-  constructor(ttlMs: number, maxBytes = 8 * 1024 * 1024) {
+  constructor(private readonly ttlMs: number, maxBytes = 8 * 1024 * 1024) {
     this.entries = new LRUCache<string, V>({
       maxSize: maxBytes,
       ttl: Math.max(1, ttlMs),
@@ -167,7 +168,7 @@ export class ResolvedVersionCache<V extends object> {
   }
 
   set(key: string, value: V): void {
-    this.entries.set(key, value);
+    if (this.ttlMs > 0) this.entries.set(key, value);
   }
 }
 

@@ -44,7 +44,6 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     db: app.readDb,
     versionMetas: options.shared.versionMetas,
     resolvedVersions: options.shared.resolvedVersions,
-    versionCacheMs: app.config.QUERY_VERSION_CACHE_MS,
     rowIndexes: options.rowIndexes,
   });
 
