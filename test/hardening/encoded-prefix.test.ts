@@ -9,7 +9,7 @@ import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
  */
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp({ RATE_LIMIT_STATISTICS_MAX: '2', RATE_LIMIT_REGISTER_MAX: '2', REQUEST_TIMEOUT_MS: '300' });
+  t = await buildTestApp({ RATE_LIMIT_STATISTICS_MAX: '2', RATE_LIMIT_REGISTER_MAX: '2', REQUEST_TIMEOUT_MS: '2000' });
 });
 afterAll(async () => {
   await t?.close();
