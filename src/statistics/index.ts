@@ -3,14 +3,14 @@ import type { Config } from '../config.js';
 import { installErrorHandling } from '../plugins/problem.js';
 import { jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { statisticsErrorFormatter } from './errors.js';
-import { catalogueRoutes } from './routes/catalogue.js';
-import type { RowIndexStore } from './query/row-index-store.js';
-import { ResolvedVersionCache, VersionMetaCache } from './query/version-meta.js';
-import type { DataSetVersionRow } from './versions.js';
+import { catalogueRoutes } from './data-sets/routes.js';
+import type { RowIndexStore } from './query/engine/row-index-store.js';
+import { ResolvedVersionCache, VersionMetaCache } from './query/engine/version-meta-cache.js';
+import type { DataSetVersionRow } from './versions/access.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
-import { queryRoutes } from './routes/query.js';
+import { queryRoutes } from './query/http/routes.js';
 import { registerStatisticsSchemas } from './schemas.js';
-import { registerQuerySchemas } from './query/contract.js';
+import { registerQuerySchemas } from './query/http/contract.js';
 
 /** What the API's mounts are given; the configuration and databases come from the instance (`app.config`, `app.readDb`). */
 export interface StatisticsApiOptions {

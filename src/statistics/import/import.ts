@@ -20,8 +20,8 @@ import { DataSetNotFoundError, DuplicateVersionError, ProblemCollector } from '.
 import { insertVersionMetadata, insertVersionRow } from './metadata.js';
 import { indexRowTable, writeRowTable } from './row-table.js';
 import { stageRows } from './stage-rows.js';
-import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from './version-number.js';
-import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-meta.js';
+import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from '../standard/version-numbers.js';
+import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-snapshot.js';
 
 /**
  * How row ids (the final sort tie-breaker) are assigned: `file` numbers rows in file order; `reference-fixture`

@@ -10,10 +10,10 @@ import type { VersionStatus } from '../tables.js';
 import type { MetaFilter, MetaIndicator } from './meta-file.js';
 import { allocatePublicIds } from './public-ids.js';
 import type { LocationLevelInput, StagedRows } from './stage-rows.js';
-import { compareOrdinal } from '../ordinal.js';
-import { compareTimePeriods, timePeriodLabel, type LocationCodeField } from './standard.js';
-import type { VersionNumber } from './version-number.js';
-import type { loadVersionMetaSnapshot } from './version-meta.js';
+import { compareOrdinal } from '../standard/ordinal.js';
+import { compareTimePeriods, timePeriodLabel, type LocationCodeField } from '../standard/data-file.js';
+import type { VersionNumber } from '../standard/version-numbers.js';
+import type { loadVersionMetaSnapshot } from './version-snapshot.js';
 
 export type Previous = Awaited<ReturnType<typeof loadVersionMetaSnapshot>> | undefined;
 

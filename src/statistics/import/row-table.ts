@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Database } from '../../db/schema.js';
-import { prepareVersionRowsForQuery } from '../query/prepare.js';
+import { prepareVersionRowsForQuery } from './row-table-indexes.js';
 import type { DataFilePlan } from './data-file.js';
 import type { RowOrder } from './import.js';
 import type { IdMaps } from './metadata.js';

@@ -2,10 +2,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishVersion } from '../../../src/statistics/admin/lifecycle.js';
-import { computeChanges } from '../../../src/statistics/import/changes.js';
+import { publishVersion } from '../../../src/statistics/lifecycle/service.js';
+import { computeChanges } from '../../../src/statistics/import/change-detection.js';
 import { importDataSetVersion } from '../../../src/statistics/import/import.js';
-import { writeKeptRows } from '../../../src/statistics/seed.js';
+import { writeKeptRows } from '../../../src/statistics/seed/service.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { ABSENCE_SCHOOL, createDataSet } from '../../helpers/statistics.js';
 

@@ -11,7 +11,7 @@ import {
   setDataSetStatus,
   setSupersedingDataSet,
   withdrawVersion,
-} from '../../../src/statistics/admin/lifecycle.js';
+} from '../../../src/statistics/lifecycle/service.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { ABSENCE_SCHOOL, createDataSet, importFixtureVersion } from '../../helpers/statistics.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import type { Runtime } from '../../../src/runtime.js';
-import { DEFAULT_SEED_DIR, catalogueSeedPending, seedCatalogue, seedCatalogueOnStart } from '../../../src/statistics/seed.js';
+import { DEFAULT_SEED_DIR, catalogueSeedPending, seedCatalogue, seedCatalogueOnStart } from '../../../src/statistics/seed/service.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 
 const ETHNICITY = '9eee125b-5538-49b8-aa49-4fda877b5e57';

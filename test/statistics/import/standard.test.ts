@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseVersionNumber, formatVersionNumber, versionType } from '../../../src/statistics/import/version-number.js';
+import { parseVersionNumber, formatVersionNumber, versionType } from '../../../src/statistics/standard/version-numbers.js';
 import {
   apiPeriodFromCsv,
   compareTimePeriods,
@@ -7,7 +7,7 @@ import {
   geographicLevelByCsvLabel,
   timeIdentifierByCsvLabel,
   timePeriodLabel,
-} from '../../../src/statistics/import/standard.js';
+} from '../../../src/statistics/standard/data-file.js';
 import { encodePublicId } from '../../../src/statistics/import/public-ids.js';
 
 describe('the data file standard', () => {

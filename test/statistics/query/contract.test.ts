@@ -5,15 +5,15 @@ import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RowIndexStore } from '../../../src/statistics/query/row-index-store.js';
-import { loadQueryVersionMeta } from '../../../src/statistics/query/version-meta.js';
+import { RowIndexStore } from '../../../src/statistics/query/engine/row-index-store.js';
+import { loadQueryVersionMeta } from '../../../src/statistics/query/engine/version-meta-cache.js';
 import { PagingViewModel } from '../../../src/statistics/schemas.js';
 import {
   DataSetQueryPaginatedList,
   DataSetQueryResult,
   DataSetQueryResultTimePeriod,
   DataSetQueryWarning,
-} from '../../../src/statistics/query/contract.js';
+} from '../../../src/statistics/query/http/contract.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
 
