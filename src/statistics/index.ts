@@ -3,7 +3,11 @@ import type { Config } from '../config.js';
 import { installErrorHandling } from '../plugins/problem.js';
 import { jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { statisticsErrorFormatter } from './errors.js';
-import { catalogueRoutes } from './data-sets/routes.js';
+import { publicationRoutes } from './publications/routes.js';
+import { dataSetRoutes } from './data-sets/routes.js';
+import { versionRoutes } from './versions/routes.js';
+import { metaRoutes } from './meta/routes.js';
+import { dataFileRoutes } from './data-file/routes.js';
 import type { RowIndexStore } from './query/engine/row-index-store.js';
 import { ResolvedVersionCache, VersionMetaCache } from './query/engine/version-meta-cache.js';
 import type { DataSetVersionRow } from './versions/access.js';
@@ -106,6 +110,9 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   registerQuerySchemas(app);
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
   const routeOptions: StatisticsApiOptions = { rowIndexes: options.rowIndexes, shared: options.shared };
-  await app.register(catalogueRoutes, routeOptions);
+  // In this order: the OpenAPI document lists paths in the order their routes are added.
+  for (const routes of [publicationRoutes, dataSetRoutes, versionRoutes, metaRoutes, dataFileRoutes]) {
+    await app.register(routes, routeOptions);
+  }
   await app.register(queryRoutes, routeOptions);
 };

@@ -1,7 +1,10 @@
-import { Readable } from 'node:stream';
-import { sql } from 'kysely';
+import { Readable, pipeline } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import type { Executor } from '../../db/database.js';
 import { NotFoundError } from '../../errors.js';
+import { weakEtag } from '../http.js';
+import { resolveDataSetVersion } from '../versions/access.js';
+import { findStoredFileSize, readStoredFileSlice } from './repository.js';
 
 /**
  * The CSV download: the version's original data CSV (labels, not ids), stored gzip-compressed in
@@ -19,24 +22,14 @@ export interface StoredCsvFile {
 }
 
 export async function findStoredCsv(db: Executor, versionId: number): Promise<StoredCsvFile> {
-  const row = await db
-    .selectFrom('data_set_version_files')
-    .select(sql<number>`octet_length(content_gzip)`.as('gzip_bytes'))
-    .where('version_id', '=', versionId)
-    .executeTakeFirst();
-  if (!row) throw new NotFoundError('The data file of this version is not available.');
-  return { versionId, gzipBytes: Number(row.gzip_bytes) };
+  const gzipBytes = await findStoredFileSize(db, versionId);
+  if (gzipBytes === undefined) throw new NotFoundError('The data file of this version is not available.');
+  return { versionId, gzipBytes };
 }
 
 async function* gzipSlices(db: Executor, file: StoredCsvFile, sliceBytes: number): AsyncGenerator<Buffer> {
   for (let offset = 0; offset < file.gzipBytes; offset += sliceBytes) {
-    const row = await db
-      .selectFrom('data_set_version_files')
-      // substring on bytea is 1-based.
-      .select(sql<Buffer>`substring(content_gzip from ${offset + 1} for ${sliceBytes})`.as('slice'))
-      .where('version_id', '=', file.versionId)
-      .executeTakeFirstOrThrow();
-    yield row.slice;
+    yield await readStoredFileSlice(db, file.versionId, offset, sliceBytes);
   }
 }
 
@@ -45,23 +38,40 @@ export function streamStoredCsvGzip(db: Executor, file: StoredCsvFile, sliceByte
   return Readable.from(gzipSlices(db, file, sliceBytes), { objectMode: false });
 }
 
-/** Whether the request's Accept-Encoding allows gzip (RFC 9110 §12.5.3: `gzip`, `x-gzip` or `*`, with q > 0). */
-export function acceptsGzip(acceptEncoding: string | string[] | undefined): boolean {
-  const header = Array.isArray(acceptEncoding) ? acceptEncoding.join(',') : acceptEncoding;
-  if (!header) return false;
-  let gzip: number | undefined;
-  let star: number | undefined;
-  for (const part of header.split(',')) {
-    const [name, ...params] = part.trim().toLowerCase().split(';');
-    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const q = qParam ? Number(qParam.slice(2)) : 1;
-    if (name === 'gzip' || name === 'x-gzip') gzip = Number.isNaN(q) ? 0 : q;
-    else if (name === '*') star = Number.isNaN(q) ? 0 : q;
-  }
-  return (gzip ?? star ?? 0) > 0;
-}
-
 /** `{dataSetId}_v{version}.csv`, as the reference names the download. */
 export function csvFileName(dataSetId: string, versionNumber: string): string {
   return `${dataSetId}_v${versionNumber}.csv`;
+}
+
+/** A version's data file, found and allowed, ready to be sent compressed or not. */
+export interface DataFileDownload {
+  etag: string;
+  fileName: string;
+  gzipBytes: number;
+  /** The stored gzip bytes, streamed. */
+  gzip(): Readable;
+  /** The CSV text, decompressed on the way; `onError` hears of a stream that ended early. */
+  csv(onError: (error: Error) => void): Readable;
+}
+
+/** `GET /data-sets/{id}/csv`: the version (view policy) and its stored file, or 404/403. */
+export async function openDataFileDownload(
+  db: Executor,
+  target: { dataSetId: string; dataSetVersion?: string; previewToken?: string },
+): Promise<DataFileDownload> {
+  const resolved = await resolveDataSetVersion(db, { ...target, policy: 'view' });
+  const file = await findStoredCsv(db, resolved.version.id);
+  return {
+    etag: weakEtag('csv', resolved.version.id, resolved.version.file_id, file.gzipBytes),
+    fileName: csvFileName(resolved.dataSet.id, resolved.versionNumber),
+    gzipBytes: file.gzipBytes,
+    gzip: () => streamStoredCsvGzip(db, file),
+    csv: (onError) => {
+      const gunzip = createGunzip();
+      pipeline(streamStoredCsvGzip(db, file), gunzip, (error) => {
+        if (error) onError(error);
+      });
+      return gunzip;
+    },
+  };
 }

@@ -1,6 +1,15 @@
 import { compareOrdinal } from '../standard/ordinal.js';
 import type { Executor } from '../../db/database.js';
-import { versionLocationsByLevel, type LocationRow } from './repository.js';
+import { resolveDataSetVersion } from '../versions/access.js';
+import {
+  findFilterOptions,
+  findFilters,
+  findGeographicLevelCodes,
+  findIndicators,
+  findTimePeriods,
+  versionLocationsByLevel,
+  type LocationRow,
+} from './repository.js';
 import { timePeriodLabel } from '../standard/time-periods.js';
 import type {
   DataSetMetaView,
@@ -19,18 +28,8 @@ export const META_TYPES = ['Filters', 'Indicators', 'Locations', 'TimePeriods'] 
 export type MetaType = (typeof META_TYPES)[number];
 
 async function loadFilters(db: Executor, versionId: number): Promise<FilterMetaView[]> {
-  const filters = await db
-    .selectFrom('version_filters')
-    .select(['id', 'public_id', 'column_name', 'label', 'hint'])
-    .where('version_id', '=', versionId)
-    .execute();
-  const options = filters.length
-    ? await db
-        .selectFrom('version_filter_options')
-        .select(['filter_id', 'public_id', 'label'])
-        .where('filter_id', 'in', filters.map((f) => f.id))
-        .execute()
-    : [];
+  const filters = await findFilters(db, versionId);
+  const options = await findFilterOptions(db, filters.map((f) => f.id));
   const optionsByFilter = new Map<number, Array<{ id: string; label: string }>>();
   for (const option of options) {
     const list = optionsByFilter.get(option.filter_id) ?? [];
@@ -49,11 +48,7 @@ async function loadFilters(db: Executor, versionId: number): Promise<FilterMetaV
 }
 
 async function loadIndicators(db: Executor, versionId: number): Promise<IndicatorMetaView[]> {
-  const rows = await db
-    .selectFrom('version_indicators')
-    .select(['public_id', 'column_name', 'label', 'unit', 'decimal_places'])
-    .where('version_id', '=', versionId)
-    .execute();
+  const rows = await findIndicators(db, versionId);
   return rows
     .sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.column_name, b.column_name))
     .map((row) => ({
@@ -66,9 +61,9 @@ async function loadIndicators(db: Executor, versionId: number): Promise<Indicato
 }
 
 async function loadGeographicLevels(db: Executor, versionId: number): Promise<GeographicLevelView[]> {
-  const rows = await db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute();
-  return rows
-    .map((row) => ({ code: row.code, label: geographicLevelLabel(row.code) }))
+  const codes = await findGeographicLevelCodes(db, versionId);
+  return codes
+    .map((code) => ({ code, label: geographicLevelLabel(code) }))
     .sort((a, b) => compareOrdinal(a.label, b.label));
 }
 
@@ -96,7 +91,7 @@ async function loadLocations(db: Executor, versionId: number): Promise<LocationG
 }
 
 async function loadTimePeriods(db: Executor, versionId: number): Promise<TimePeriodOptionMetaView[]> {
-  const rows = await db.selectFrom('version_time_periods').select(['period', 'code']).where('version_id', '=', versionId).execute();
+  const rows = await findTimePeriods(db, versionId);
   // Ordered by code string, then period string, as the reference orders its meta (AY, CY, M1, M10, M2, ...).
   return rows
     .sort((a, b) => compareOrdinal(a.code, b.code) || compareOrdinal(a.period, b.period))
@@ -114,4 +109,13 @@ export async function loadDataSetMetaView(db: Executor, versionId: number, types
     wanted.has('TimePeriods') ? loadTimePeriods(db, versionId) : [],
   ]);
   return { filters, indicators, geographicLevels, locations, timePeriods };
+}
+
+/** `GET /data-sets/{id}/meta`: the version (view policy) and the sections asked for. */
+export async function getDataSetMeta(
+  db: Executor,
+  request: { dataSetId: string; dataSetVersion?: string; previewToken?: string; types?: readonly MetaType[] },
+): Promise<DataSetMetaView> {
+  const { version } = await resolveDataSetVersion(db, { ...request, policy: 'view' });
+  return loadDataSetMetaView(db, version.id, request.types);
 }

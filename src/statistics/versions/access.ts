@@ -1,8 +1,17 @@
-import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import { ForbiddenError, NotFoundError } from '../../errors.js';
-import type { DataSetStatus, DataSetsTable, DataSetVersionsTable, VersionStatus } from '../tables.js';
+import type { DataSetStatus, VersionStatus } from '../tables.js';
 import { isUuid } from '../http.js';
+import {
+  activePreviewTokenExists,
+  findDataSet,
+  findHighestPublishedMatching,
+  findHighestVersion,
+  findHighestVersions,
+  findVersionByNumber,
+  type DataSetRow,
+  type DataSetVersionRow,
+} from './repository.js';
 
 /**
  * Which data set version a request means, and whether the caller may see it.
@@ -14,8 +23,7 @@ import { isUuid } from '../http.js';
  * - anything unparseable, or no match: 404. Then the access policy: 403.
  */
 
-export type DataSetRow = Selectable<DataSetsTable>;
-export type DataSetVersionRow = Selectable<DataSetVersionsTable>;
+export type { DataSetRow, DataSetVersionRow };
 
 export interface ResolvedVersion {
   dataSet: DataSetRow;
@@ -102,54 +110,24 @@ export function parseVersionSelector(input: string): ExactVersion | WildcardVers
 /** The data set row, or 404 (a non-uuid id is a 404 too). */
 export async function findDataSetOrThrow(db: Executor, dataSetId: string): Promise<DataSetRow> {
   if (!isUuid(dataSetId)) throw new NotFoundError(`No data set ${dataSetId}.`);
-  const dataSet = await db.selectFrom('data_sets').selectAll().where('id', '=', dataSetId).executeTakeFirst();
+  const dataSet = await findDataSet(db, dataSetId);
   if (!dataSet) throw new NotFoundError(`No data set ${dataSetId}.`);
   return dataSet;
 }
 
 /** The latest live version: the highest-numbered version that has been published (whatever happened to it since). */
 export async function findLatestLiveVersion(db: Executor, dataSetId: string): Promise<DataSetVersionRow | undefined> {
-  return db
-    .selectFrom('data_set_versions')
-    .selectAll()
-    .where('data_set_id', '=', dataSetId)
-    .where('status', 'in', PUBLIC_VERSION_STATUSES)
-    .orderBy('major', 'desc')
-    .orderBy('minor', 'desc')
-    .orderBy('patch', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  return findHighestVersion(db, dataSetId, PUBLIC_VERSION_STATUSES);
 }
 
 /** The latest live version of each of several data sets, keyed by data set id. */
 export async function findLatestLiveVersions(db: Executor, dataSetIds: readonly string[]): Promise<Map<string, DataSetVersionRow>> {
-  if (dataSetIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('data_set_versions')
-    .selectAll()
-    .distinctOn('data_set_id')
-    .where('data_set_id', 'in', dataSetIds)
-    .where('status', 'in', PUBLIC_VERSION_STATUSES)
-    .orderBy('data_set_id')
-    .orderBy('major', 'desc')
-    .orderBy('minor', 'desc')
-    .orderBy('patch', 'desc')
-    .execute();
-  return new Map(rows.map((row) => [row.data_set_id, row]));
+  return findHighestVersions(db, dataSetIds, PUBLIC_VERSION_STATUSES);
 }
 
 /** The latest draft version of a data set (the one a data-set-level preview token must belong to). */
 export async function findLatestDraftVersion(db: Executor, dataSetId: string): Promise<DataSetVersionRow | undefined> {
-  return db
-    .selectFrom('data_set_versions')
-    .selectAll()
-    .where('data_set_id', '=', dataSetId)
-    .where('status', '=', 'Draft')
-    .orderBy('major', 'desc')
-    .orderBy('minor', 'desc')
-    .orderBy('patch', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  return findHighestVersion(db, dataSetId, ['Draft']);
 }
 
 /**
@@ -162,15 +140,7 @@ export async function previewTokenGrants(
   version: Pick<DataSetVersionRow, 'id' | 'status'>,
 ): Promise<boolean> {
   if (!previewToken || !isUuid(previewToken) || version.status !== 'Draft') return false;
-  const row = await db
-    .selectFrom('preview_tokens')
-    .select('id')
-    .where('id', '=', previewToken)
-    .where('version_id', '=', version.id)
-    .where('created_at', '<=', new Date())
-    .where('expires_at', '>', new Date())
-    .executeTakeFirst();
-  return row !== undefined;
+  return activePreviewTokenExists(db, previewToken, version.id);
 }
 
 export interface ResolvedDataSet {
@@ -205,16 +175,10 @@ async function findVersion(db: Executor, dataSetId: string, selector: string | u
   }
   const parsed = parseVersionSelector(selector!);
   if (!parsed) throw new NotFoundError(`'${selector}' is not a data set version.`);
-  let query = db.selectFrom('data_set_versions').selectAll().where('data_set_id', '=', dataSetId);
-  if (parsed.kind === 'exact') {
-    query = query.where('major', '=', parsed.major).where('minor', '=', parsed.minor).where('patch', '=', parsed.patch);
-  } else {
-    query = query.where('status', '=', 'Published');
-    if (parsed.major !== undefined) query = query.where('major', '=', parsed.major);
-    if (parsed.minor !== undefined) query = query.where('minor', '=', parsed.minor);
-    query = query.orderBy('major', 'desc').orderBy('minor', 'desc').orderBy('patch', 'desc').limit(1);
-  }
-  const version = await query.executeTakeFirst();
+  const version =
+    parsed.kind === 'exact'
+      ? await findVersionByNumber(db, dataSetId, parsed)
+      : await findHighestPublishedMatching(db, dataSetId, { major: parsed.major, minor: parsed.minor });
   if (!version) {
     throw new NotFoundError(
       parsed.kind === 'wildcard'
@@ -246,11 +210,4 @@ export async function resolveDataSetVersion(db: Executor, options: ResolveVersio
     }
   }
   return { dataSet, version, versionNumber: publicVersionNumber(version), viaPreviewToken };
-}
-
-/** The `preview-token` header of a request (the first one when repeated). */
-export function previewTokenOf(headers: Record<string, string | string[] | undefined>): string | undefined {
-  const value = headers['preview-token'];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first?.trim() || undefined;
 }

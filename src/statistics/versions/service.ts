@@ -1,13 +1,20 @@
 import type { Executor } from '../../db/database.js';
 import { ForbiddenError } from '../../errors.js';
-import type { ChangeSetView, DataSetVersionChangesView } from '../schemas.js';
+import { pagingOf, type PagingViewModel } from '../http.js';
+import type { ChangeSetView, DataSetVersionChangesView, DataSetVersionView } from '../schemas.js';
 import {
   previewTokenGrants,
+  PUBLIC_VERSION_STATUSES,
   publicVersionNumber,
+  resolveDataSet,
   resolveDataSetVersion,
   versionIsPublicFor,
   type DataSetVersionRow,
 } from './access.js';
+import { findEarlierPatches, findVersionChanges, findVersionsPage } from './repository.js';
+import { loadVersionMetaSummaries, versionView } from './summaries.js';
+
+/** Versions: the list, one version, and the changes of a version. */
 
 /**
  * The changes a version made relative to the version before it. The importer stores one row per
@@ -73,14 +80,7 @@ function buildChangeSet(rows: Array<{ list: string; change: unknown }>): ChangeS
 }
 
 async function changeSetsOf(db: Executor, versionIds: readonly number[]) {
-  const rows = versionIds.length
-    ? await db
-        .selectFrom('version_changes')
-        .select(['version_id', 'kind', 'list', 'change'])
-        .where('version_id', 'in', [...versionIds])
-        .orderBy('id')
-        .execute()
-    : [];
+  const rows = await findVersionChanges(db, versionIds);
   const result = new Map<number, { majorChanges: ChangeSetView; minorChanges: ChangeSetView }>();
   for (const id of versionIds) {
     const own = rows.filter((r) => r.version_id === id);
@@ -114,15 +114,7 @@ export async function getVersionChanges(db: Executor, query: ChangesQuery): Prom
   });
   let patches: DataSetVersionRow[] = [];
   if (query.includePatchHistory && version.patch > 0) {
-    patches = await db
-      .selectFrom('data_set_versions')
-      .selectAll()
-      .where('data_set_id', '=', version.data_set_id)
-      .where('major', '=', version.major)
-      .where('minor', '=', version.minor)
-      .where('patch', '<', version.patch)
-      .orderBy('patch')
-      .execute();
+    patches = await findEarlierPatches(db, version);
     for (const patch of patches) {
       if (!versionIsPublicFor('view', patch.status) && !(await previewTokenGrants(db, query.previewToken, patch))) {
         throw new ForbiddenError(`Version ${publicVersionNumber(patch)} in the patch history is not available (status ${patch.status}).`);
@@ -143,4 +135,35 @@ export async function getVersionChanges(db: Executor, query: ChangesQuery): Prom
       minorChanges: sets.get(patch.id)!.minorChanges,
     })),
   };
+}
+
+/**
+ * `GET /data-sets/{id}/versions`: the public versions (Published, Deprecated, Withdrawn), plus the latest draft when
+ * the preview token is valid for it, newest first by major, minor and patch.
+ */
+export async function listVersions(
+  db: Executor,
+  dataSetId: string,
+  { page, pageSize }: { page: number; pageSize: number },
+  previewToken?: string,
+): Promise<{ paging: PagingViewModel; results: DataSetVersionView[] }> {
+  const { dataSet, previewDraft } = await resolveDataSet(db, { dataSetId, previewToken });
+  const { rows, total } = await findVersionsPage(
+    db,
+    dataSet.id,
+    { statuses: PUBLIC_VERSION_STATUSES, alsoId: previewDraft?.id },
+    { limit: pageSize, offset: (page - 1) * pageSize },
+  );
+  const summaries = await loadVersionMetaSummaries(db, rows.map((r) => r.id));
+  return {
+    paging: pagingOf(page, pageSize, total),
+    results: rows.map((row) => versionView(row, summaries.get(row.id)!)),
+  };
+}
+
+/** `GET /data-sets/{id}/versions/{v}`: exact or wildcard version (view-version policy). */
+export async function getVersion(db: Executor, dataSetId: string, dataSetVersion: string, previewToken?: string): Promise<DataSetVersionView> {
+  const { version } = await resolveDataSetVersion(db, { dataSetId, dataSetVersion, previewToken, source: 'path', policy: 'view' });
+  const summaries = await loadVersionMetaSummaries(db, [version.id]);
+  return versionView(version, summaries.get(version.id)!);
 }

@@ -4,6 +4,7 @@ import { GEOGRAPHIC_LEVEL_LABELS } from '../standard/geographic-levels.js';
 import { timePeriodLabel } from '../standard/time-periods.js';
 import type { DataSetLatestVersionView, DataSetVersionView } from '../schemas.js';
 import { publicVersionNumber, versionType, type DataSetVersionRow } from './access.js';
+import { findSummaryRows } from './repository.js';
 
 /**
  * The "meta summary" of versions: time period range labels, geographic level labels,
@@ -26,20 +27,7 @@ export async function loadVersionMetaSummaries(db: Executor, versionIds: readonl
   for (const id of versionIds) {
     summaries.set(id, { timePeriods: { start: '', end: '' }, geographicLevels: [], filters: [], indicators: [] });
   }
-  const ids = [...versionIds];
-  const [filters, indicators, levels, periods] = await Promise.all([
-    db.selectFrom('version_filters').select(['version_id', 'label']).where('version_id', 'in', ids).execute(),
-    db.selectFrom('version_indicators').select(['version_id', 'label']).where('version_id', 'in', ids).execute(),
-    db.selectFrom('version_geographic_levels').select(['version_id', 'code']).where('version_id', 'in', ids).execute(),
-    // Time period ids are assigned chronologically (period, then identifier order), so first/last by id.
-    db
-      .selectFrom('version_time_periods')
-      .select(['version_id', 'period', 'code', 'id'])
-      .where('version_id', 'in', ids)
-      .orderBy('version_id')
-      .orderBy('id')
-      .execute(),
-  ]);
+  const { filters, indicators, levels, periods } = await findSummaryRows(db, versionIds);
   for (const row of filters) summaries.get(row.version_id)!.filters.push(row.label);
   for (const row of indicators) summaries.get(row.version_id)!.indicators.push(row.label);
   for (const row of levels) summaries.get(row.version_id)!.geographicLevels.push(geographicLevelLabel(row.code));
