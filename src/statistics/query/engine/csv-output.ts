@@ -1,12 +1,11 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
-import { sql } from 'kysely';
 import type { FastifyReply } from 'fastify';
 import { withCursorAbort, type Db } from '../../../db/database.js';
 import type { ResolvedQuery } from './resolve.js';
 import { csvHeader, csvRow, resultColumns } from './results.js';
-import { allRowsSql } from './repository.js';
+import { setTransactionStatementTimeout, streamMatchingRows } from './repository.js';
 import type { VersionMeta } from './version-meta-cache.js';
 
 /** Rows fetched per cursor round trip: bounds memory whatever the number of matching rows. */
@@ -44,10 +43,9 @@ export async function* queryCsvRecords(db: Db, meta: VersionMeta, query: Resolve
   const trx = await db.startTransaction().setAccessMode('read only').execute();
   let finished = false;
   try {
-    if (options.timeoutMs) await sql`SELECT set_config('statement_timeout', ${String(options.timeoutMs)}, true)`.execute(trx);
-    const compiled = allRowsSql(meta.rowsTable, query.predicate, query.sorts, resultColumns(meta, query)).compile(trx);
+    if (options.timeoutMs) await setTransactionStatementTimeout(trx, options.timeoutMs);
     let rows = 0;
-    const chunks = trx.getExecutor().stream(compiled, CURSOR_CHUNK)[Symbol.asyncIterator]();
+    const chunks = streamMatchingRows(trx, meta.rowsTable, query, resultColumns(meta, query), CURSOR_CHUNK);
     const signal = options.signal ?? new AbortController().signal;
     try {
       while (true) {

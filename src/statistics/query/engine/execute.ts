@@ -1,7 +1,7 @@
 import type { Executor } from '../../../db/database.js';
 import type { ResolvedQuery } from './resolve.js';
 import { responseWarnings, resultColumns, toResultRow, totalPages, type QueryResponse } from './results.js';
-import { countSql, pageSql, rowsByIdSql } from './repository.js';
+import { countMatchingRows, findPageRows, findRowsById } from './repository.js';
 import type { VersionMeta } from './version-meta-cache.js';
 import type { RowIndex } from './row-index.js';
 import type { RowIndexStore } from './row-index-store.js';
@@ -44,7 +44,7 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
       const indicatorColumns = query.indicators.map((i) => i.column);
       const inMemory = index.hasIndicators(indicatorColumns);
       const fetched =
-        indicatorColumns.length > 0 && !inMemory ? (await rowsByIdSql(meta.rowsTable, selection.ids, ['id', ...indicatorColumns]).execute(db)).rows : [];
+        indicatorColumns.length > 0 && !inMemory ? await findRowsById(db, meta.rowsTable, selection.ids, ['id', ...indicatorColumns]) : [];
       const byId = new Map(fetched.map((r) => [Number(r.id), r]));
       rows = selection.positions.map((position, i) => {
         const row = index.facetRow(position);
@@ -54,12 +54,10 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
       });
     }
   } else {
-    const [count, page] = await Promise.all([
-      countSql(meta.rowsTable, query.predicate).execute(db),
-      pageSql(meta.rowsTable, query.predicate, query.sorts, columns, query.pageSize, offset).execute(db),
+    [total, rows] = await Promise.all([
+      countMatchingRows(db, meta.rowsTable, query.predicate),
+      findPageRows(db, meta.rowsTable, query.predicate, query.sorts, columns, query.pageSize, offset),
     ]);
-    total = count.rows[0]?.total ?? 0;
-    rows = page.rows;
   }
 
   const body: QueryResponse = {

@@ -2,10 +2,10 @@
  * Building row indexes and keeping them: built in the background on first use, cached per version and evicted
  * least-recently-used under a memory budget; while one builds, queries go to SQL.
  */
-import { sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Executor } from '../../../db/database.js';
 import { locationColumn } from '../../standard/geographic-levels.js';
+import { countAllRows, streamRowsInDefaultOrder } from './repository.js';
 import { RowIndex, type IndicatorColumn } from './row-index.js';
 import type { VersionMeta } from './version-meta-cache.js';
 
@@ -34,9 +34,7 @@ export async function buildRowIndex(
 ): Promise<RowIndex> {
   const columns = indexColumns(meta);
   const indicatorColumns = options.indicators === false ? [] : meta.indicators.map((i) => i.column);
-  const table = sql.table(`stats_data.${meta.rowsTable}`);
-  const { rows: countRows } = await sql<{ n: number }>`SELECT count(*)::integer AS n FROM ${table}`.execute(db);
-  const n = countRows[0]?.n ?? 0;
+  const n = await countAllRows(db, meta.rowsTable);
   if (options.maxBytes !== undefined && estimatedIndexBytes(n, columns.length, indicatorColumns.length) > options.maxBytes) {
     throw new RowIndexTooLargeError(`An index of ${meta.rowsTable} would not fit the memory budget`);
   }
@@ -47,12 +45,10 @@ export async function buildRowIndex(
   const levelIndex = new Map<string, number>();
   const indicators = new Map<string, IndicatorColumn>(indicatorColumns.map((c) => [c, { numbers: new Float64Array(n), texts: new Map() }]));
   const indicatorTargets = [...indicators];
-  const selected = sql.join(['id', 'geographic_level', ...columns, ...indicatorColumns].map((c) => sql.ref(c)));
-  const query = sql<Record<string, unknown>>`SELECT ${selected} FROM ${table} ORDER BY time_period_id DESC, id ASC`.compile(db);
   const targets = columns.map((c) => [c, arrays.get(c)!] as const);
   const levels = arrays.get('geographic_level')!;
   let p = 0;
-  for await (const chunk of db.getExecutor().stream(query, 10000)) {
+  for await (const chunk of streamRowsInDefaultOrder(db, meta.rowsTable, ['id', 'geographic_level', ...columns, ...indicatorColumns], 10000)) {
     for (const row of chunk.rows) {
       if (p >= n) break;
       ids[p] = Number(row.id);

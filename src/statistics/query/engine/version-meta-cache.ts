@@ -1,7 +1,7 @@
 import { compareOrdinal } from '../../standard/ordinal.js';
-import { sql } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Executor } from '../../../db/database.js';
+import { findVersionMetaRows } from './repository.js';
 import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../../standard/geographic-levels.js';
 
 /**
@@ -174,26 +174,15 @@ export class ResolvedVersionCache<V extends object> {
 
 /** A version's metadata for the query engine, read from the database (`VersionMetaCache` keeps it per app). */
 export async function loadQueryVersionMeta(db: Executor, versionId: number, rowsTable: string): Promise<VersionMeta> {
-  const [filterRows, optionRows, indicatorRows, levelRows, locationRows, timePeriodRows, columnRows] = await Promise.all([
-    db.selectFrom('version_filters').select(['id', 'public_id', 'column_name', 'label', 'ordinal']).where('version_id', '=', versionId).execute(),
-    db
-      .selectFrom('version_filter_options as o')
-      .innerJoin('version_filters as f', 'f.id', 'o.filter_id')
-      .select(['o.id', 'o.public_id', 'o.label', 'o.filter_id'])
-      .where('f.version_id', '=', versionId)
-      .execute(),
-    db.selectFrom('version_indicators').select(['public_id', 'column_name', 'label', 'ordinal']).where('version_id', '=', versionId).execute(),
-    db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute(),
-    db
-      .selectFrom('version_locations as vl')
-      .innerJoin('locations as l', 'l.id', 'vl.location_id')
-      .select(['l.id', 'l.level', 'l.label', 'l.public_id', 'l.code', 'l.old_code', 'l.urn', 'l.la_estab', 'l.ukprn'])
-      .where('vl.version_id', '=', versionId)
-      .execute(),
-    db.selectFrom('version_time_periods').select(['id', 'period', 'code']).where('version_id', '=', versionId).orderBy('id').execute(),
-    sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns
-      WHERE table_schema = 'stats_data' AND table_name = ${rowsTable}`.execute(db),
-  ]);
+  const {
+    filters: filterRows,
+    options: optionRows,
+    indicators: indicatorRows,
+    levels: levelRows,
+    locations: locationRows,
+    timePeriods: timePeriodRows,
+    columns: columnNames,
+  } = await findVersionMetaRows(db, versionId, rowsTable);
 
   const filterById = new Map<number, FilterMeta>();
   const filters = filterRows
@@ -218,7 +207,7 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
     laEstab: l.la_estab,
     ukprn: l.ukprn,
   }));
-  const columns = new Set(columnRows.rows.map((r) => r.column_name));
+  const columns = new Set(columnNames);
   const locationsByLevel = new Map<string, LocationMeta[]>();
   for (const location of locations) {
     const list = locationsByLevel.get(location.level) ?? [];
