@@ -2,6 +2,13 @@ import type { Executor } from '../../db/database.js';
 import { versionLocationsByLevel, type LocationRow } from '../meta/repository.js';
 import type { ChangedLocationOption } from '../tables.js';
 import { computeChanges } from './change-detection.js';
+import {
+  findFiltersWithOptions,
+  findGeographicLevelCodes,
+  findIndicatorsInOrder,
+  findTimePeriodsInIdOrder,
+  replaceVersionChanges,
+} from './repository.js';
 import { compareOrdinal } from '../standard/ordinal.js';
 import { compareTimePeriods, timePeriodLabel } from '../standard/data-file.js';
 import { compareVersionNumbers, type VersionNumber } from '../standard/version-numbers.js';
@@ -40,14 +47,7 @@ export function changedLocationOption(row: LocationRow): ChangedLocationOption {
 }
 
 export async function loadVersionMetaSnapshot(db: Executor, versionId: number): Promise<VersionMetaSnapshot> {
-  const filterRows = await db
-    .selectFrom('version_filters as f')
-    .leftJoin('version_filter_options as o', 'o.filter_id', 'f.id')
-    .select(['f.id as filter_id', 'f.public_id', 'f.column_name', 'f.label', 'f.hint', 'f.ordinal', 'o.public_id as option_id', 'o.label as option_label', 'o.id as option_row'])
-    .where('f.version_id', '=', versionId)
-    .orderBy('f.ordinal')
-    .orderBy('o.id')
-    .execute();
+  const filterRows = await findFiltersWithOptions(db, versionId);
   const filters: VersionMetaSnapshot['filters'] = [];
   const byFilter = new Map<number, VersionMetaSnapshot['filters'][number]>();
   for (const row of filterRows) {
@@ -59,17 +59,11 @@ export async function loadVersionMetaSnapshot(db: Executor, versionId: number): 
     }
     if (row.option_id !== null && row.option_label !== null) filter.options.push({ id: row.option_id, label: row.option_label });
   }
-  const indicators = (
-    await db.selectFrom('version_indicators').selectAll().where('version_id', '=', versionId).orderBy('ordinal').execute()
-  ).map((i) => ({ id: i.public_id, column: i.column_name, label: i.label, unit: i.unit, decimalPlaces: i.decimal_places }));
-  const geographicLevels = (
-    await db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute()
-  ).map((r) => r.code);
+  const indicators = (await findIndicatorsInOrder(db, versionId)).map((i) => ({ id: i.public_id, column: i.column_name, label: i.label, unit: i.unit, decimalPlaces: i.decimal_places }));
+  const geographicLevels = await findGeographicLevelCodes(db, versionId);
   const locations = await versionLocationsByLevel(db, versionId, changedLocationOption);
   for (const list of locations.values()) list.sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.id, b.id));
-  const timePeriods = (
-    await db.selectFrom('version_time_periods').select(['period', 'code']).where('version_id', '=', versionId).orderBy('id').execute()
-  ).map((t) => ({ code: t.code, period: t.period, label: timePeriodLabel(t.period, t.code) }));
+  const timePeriods = (await findTimePeriodsInIdOrder(db, versionId)).map((t) => ({ code: t.code, period: t.period, label: timePeriodLabel(t.period, t.code) }));
   timePeriods.sort(compareTimePeriods);
   return { filters, indicators, geographicLevels, locations, timePeriods };
 }
@@ -87,15 +81,8 @@ export function latestLiveVersionBelow<V extends VersionNumber & { status: strin
  * are major and minor.
  */
 export async function recordVersionChanges(db: Executor, versionId: number, previous: VersionMetaSnapshot | undefined): Promise<{ major: number; minor: number }> {
-  await db.deleteFrom('version_changes').where('version_id', '=', versionId).execute();
-  if (!previous) return { major: 0, minor: 0 };
-  const changes = computeChanges(previous, await loadVersionMetaSnapshot(db, versionId));
-  for (let i = 0; i < changes.length; i += 1000) {
-    await db
-      .insertInto('version_changes')
-      .values(changes.slice(i, i + 1000).map((c) => ({ version_id: versionId, kind: c.kind, list: c.list, change: JSON.stringify(c.change) })))
-      .execute();
-  }
+  const changes = previous ? computeChanges(previous, await loadVersionMetaSnapshot(db, versionId)) : [];
+  await replaceVersionChanges(db, versionId, changes);
   const major = changes.filter((c) => c.kind === 'major').length;
   return { major, minor: changes.length - major };
 }
