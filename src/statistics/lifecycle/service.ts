@@ -1,9 +1,25 @@
-import { sql } from 'kysely';
 import type { Db, Executor } from '../../db/database.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { formatVersionNumber, parseVersionNumber } from '../standard/version-numbers.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from '../import/version-snapshot.js';
 import type { DataSetStatus, VersionStatus } from '../tables.js';
+import { findVersionNumbers } from '../import/repository.js';
+import {
+  dataSetExists,
+  deleteVersion,
+  findAllVersions,
+  findDataSets,
+  insertDataSet,
+  insertPreviewToken,
+  insertPublication,
+  lockDataSetRow,
+  lockVersionRow,
+  newUuid,
+  publicationExists,
+  publishDraftDataSet,
+  updateDataSet,
+  updateVersion,
+} from './repository.js';
 
 /**
  * The publisher's lifecycle operations: publish a draft, withdraw or deprecate a version,
@@ -15,7 +31,7 @@ async function findDataSet(db: Executor, dataSetId: string) {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(dataSetId)) {
     throw new ValidationError([{ path: 'data-set', message: `"${dataSetId}" is not a data set id (a UUID).` }]);
   }
-  const dataSet = await db.selectFrom('data_sets').selectAll().where('id', '=', dataSetId).forUpdate().executeTakeFirst();
+  const dataSet = await lockDataSetRow(db, dataSetId);
   if (!dataSet) throw new NotFoundError(`Data set ${dataSetId} does not exist.`);
   return dataSet;
 }
@@ -24,15 +40,7 @@ async function findVersion(db: Executor, dataSetId: string, version: string) {
   const number = parseVersionNumber(version);
   if (!number) throw new ValidationError([{ path: 'version', message: `"${version}" is not a version number such as 1.0 or 2.1.3.` }]);
   await findDataSet(db, dataSetId);
-  const row = await db
-    .selectFrom('data_set_versions')
-    .selectAll()
-    .where('data_set_id', '=', dataSetId)
-    .where('major', '=', number.major)
-    .where('minor', '=', number.minor)
-    .where('patch', '=', number.patch)
-    .forUpdate()
-    .executeTakeFirst();
+  const row = await lockVersionRow(db, dataSetId, number);
   if (!row) throw new NotFoundError(`Data set ${dataSetId} has no version ${formatVersionNumber(number)}.`);
   return row;
 }
@@ -57,12 +65,12 @@ export async function publishVersion(db: Db, dataSetId: string, version: string,
   return db.transaction().execute(async (trx) => {
     const row = await findVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'published');
-    const versions = await trx.selectFrom('data_set_versions').select(['id', 'major', 'minor', 'patch', 'status']).where('data_set_id', '=', dataSetId).execute();
+    const versions = await findVersionNumbers(trx, dataSetId);
     const previous = latestLiveVersionBelow(versions, row);
     await recordVersionChanges(trx, row.id, previous ? await loadVersionMetaSnapshot(trx, previous.id) : undefined);
-    await trx.updateTable('data_set_versions').set({ status: 'Published', published_at: now }).where('id', '=', row.id).execute();
+    await updateVersion(trx, row.id, { status: 'Published', published_at: now });
     // Its preview tokens stay (as a record) but grant nothing more: tokens only open Draft versions.
-    await trx.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).where('status', '=', 'Draft').execute();
+    await publishDraftDataSet(trx, dataSetId);
     return { dataSetId, version: formatVersionNumber(row), status: 'Published' as const };
   });
 }
@@ -72,7 +80,7 @@ export async function withdrawVersion(db: Db, dataSetId: string, version: string
   return db.transaction().execute(async (trx) => {
     const row = await findVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Published', 'Deprecated'], `Version ${version}`, 'withdrawn');
-    await trx.updateTable('data_set_versions').set({ status: 'Withdrawn', withdrawn_at: now }).where('id', '=', row.id).execute();
+    await updateVersion(trx, row.id, { status: 'Withdrawn', withdrawn_at: now });
     return { dataSetId, version: formatVersionNumber(row), status: 'Withdrawn' as const };
   });
 }
@@ -82,7 +90,7 @@ export async function deprecateVersion(db: Db, dataSetId: string, version: strin
   return db.transaction().execute(async (trx) => {
     const row = await findVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Published'], `Version ${version}`, 'deprecated');
-    await trx.updateTable('data_set_versions').set({ status: 'Deprecated' }).where('id', '=', row.id).execute();
+    await updateVersion(trx, row.id, { status: 'Deprecated' });
     return { dataSetId, version: formatVersionNumber(row), status: 'Deprecated' as const };
   });
 }
@@ -92,7 +100,7 @@ export async function setDataSetStatus(db: Db, dataSetId: string, status: 'Depre
     const dataSet = await findDataSet(trx, dataSetId);
     const allowed = status === 'Deprecated' ? ['Published'] : ['Published', 'Deprecated'];
     requireStatus(dataSet.status, allowed, `Data set ${dataSetId}`, status === 'Deprecated' ? 'deprecated' : 'withdrawn');
-    await trx.updateTable('data_sets').set({ status }).where('id', '=', dataSetId).execute();
+    await updateDataSet(trx, dataSetId, { status });
     return { dataSetId, status };
   });
 }
@@ -108,7 +116,7 @@ export async function setSupersedingDataSet(db: Db, dataSetId: string, supersedi
         throw new ConflictError(`Data set ${supersedingId} is ${successor.status}; a superseding data set must be Published or Deprecated.`);
       }
     }
-    await trx.updateTable('data_sets').set({ superseding_data_set_id: supersedingId }).where('id', '=', dataSetId).execute();
+    await updateDataSet(trx, dataSetId, { superseding_data_set_id: supersedingId });
     return { dataSetId, supersedingDataSetId: supersedingId };
   });
 }
@@ -131,11 +139,7 @@ export async function createPreviewToken(
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'previewed with a token');
     const now = options.now ?? new Date();
     const expires = new Date(now.getTime() + hours * 3600_000);
-    const token = await trx
-      .insertInto('preview_tokens')
-      .values({ version_id: row.id, label: options.label ?? '', created_at: now, expires_at: expires })
-      .returning(['id', 'label', 'created_at', 'expires_at'])
-      .executeTakeFirstOrThrow();
+    const token = await insertPreviewToken(trx, { version_id: row.id, label: options.label ?? '', created_at: now, expires_at: expires });
     return { id: token.id, dataSetId, version: formatVersionNumber(row), label: token.label, created: token.created_at, expires: token.expires_at };
   });
 }
@@ -145,32 +149,32 @@ export async function deleteDraftVersion(db: Db, dataSetId: string, version: str
   await db.transaction().execute(async (trx) => {
     const row = await findVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'deleted');
-    if (row.rows_table) await sql`DROP TABLE IF EXISTS ${sql.table(`stats_data.${row.rows_table}`)}`.execute(trx);
-    await trx.deleteFrom('data_set_versions').where('id', '=', row.id).execute();
+    await deleteVersion(trx, row);
   });
 }
 
 export async function addPublication(db: Db, publication: { id?: string; title: string; slug?: string; summary?: string }): Promise<string> {
   if (!publication.title.trim()) throw new ValidationError([{ path: 'title', message: 'The title is empty.' }]);
-  const id = publication.id ?? (await sql<{ id: string }>`SELECT gen_random_uuid()::text AS id`.execute(db)).rows[0]!.id;
+  const id = publication.id ?? (await newUuid(db));
   const slug = publication.slug ?? publication.title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-  const clash = await db.selectFrom('publications').select('id').where((eb) => eb.or([eb('id', '=', id), eb('slug', '=', slug)])).executeTakeFirst();
-  if (clash) throw new ConflictError(`A publication with id ${id} or slug "${slug}" exists already.`);
-  await db.insertInto('publications').values({ id, title: publication.title, slug, summary: publication.summary ?? '' }).execute();
+  if (await publicationExists(db, { id, slug })) throw new ConflictError(`A publication with id ${id} or slug "${slug}" exists already.`);
+  await insertPublication(db, { id, title: publication.title, slug, summary: publication.summary ?? '' });
   return id;
 }
 
 export async function addDataSet(db: Db, dataSet: { id?: string; publicationId: string; title: string; summary?: string }): Promise<string> {
   if (!dataSet.title.trim()) throw new ValidationError([{ path: 'title', message: 'The title is empty.' }]);
-  const publication = await db.selectFrom('publications').select('id').where('id', '=', dataSet.publicationId).executeTakeFirst();
-  if (!publication) throw new NotFoundError(`Publication ${dataSet.publicationId} does not exist.`);
-  const id = dataSet.id ?? (await sql<{ id: string }>`SELECT gen_random_uuid()::text AS id`.execute(db)).rows[0]!.id;
-  const clash = await db.selectFrom('data_sets').select('id').where('id', '=', id).executeTakeFirst();
-  if (clash) throw new ConflictError(`Data set ${id} exists already.`);
-  await db
-    .insertInto('data_sets')
-    .values({ id, publication_id: dataSet.publicationId, title: dataSet.title, summary: dataSet.summary ?? '', status: 'Draft', superseding_data_set_id: null })
-    .execute();
+  if (!(await publicationExists(db, { id: dataSet.publicationId }))) throw new NotFoundError(`Publication ${dataSet.publicationId} does not exist.`);
+  const id = dataSet.id ?? (await newUuid(db));
+  if (await dataSetExists(db, id)) throw new ConflictError(`Data set ${id} exists already.`);
+  await insertDataSet(db, {
+    id,
+    publication_id: dataSet.publicationId,
+    title: dataSet.title,
+    summary: dataSet.summary ?? '',
+    status: 'Draft',
+    superseding_data_set_id: null,
+  });
   return id;
 }
 
@@ -183,10 +187,8 @@ export interface CatalogueListing {
 }
 
 export async function listCatalogue(db: Db, dataSetId?: string): Promise<CatalogueListing[]> {
-  let query = db.selectFrom('data_sets').selectAll().orderBy('title');
-  if (dataSetId) query = query.where('id', '=', dataSetId);
-  const dataSets = await query.execute();
-  const versions = await db.selectFrom('data_set_versions').selectAll().orderBy('major').orderBy('minor').orderBy('patch').execute();
+  const dataSets = await findDataSets(db, dataSetId);
+  const versions = await findAllVersions(db);
   return dataSets.map((d) => ({
     id: d.id,
     title: d.title,

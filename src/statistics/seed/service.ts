@@ -11,6 +11,7 @@ import type { StartupContext } from '../../startup.js';
 import { ValidationError } from '../../errors.js';
 import { importDataSetVersion, type ImportProgress, type ImportResult, type ImportTarget, type RowOrder } from '../import/import.js';
 import { parseVersionNumber, compareVersionNumbers } from '../standard/version-numbers.js';
+import { anyDataSetExists, anyDataSetWithoutVersions, dataSetHasVersions, insertDataSetIfMissing, insertPublicationIfMissing } from './repository.js';
 
 /** The catalogue file `seed/catalog.json` (publications, data sets, and each data set's version history). */
 export interface Catalogue {
@@ -62,8 +63,7 @@ export function slugify(text: string): string {
 
 /** True when no data set exists yet (the server seeds then, when SEED_ON_START is on). */
 export async function isCatalogueEmpty(db: Db): Promise<boolean> {
-  const row = await db.selectFrom('data_sets').select('id').limit(1).executeTakeFirst();
-  return row === undefined;
+  return !(await anyDataSetExists(db));
 }
 
 /** The data and meta files of a seed folder. */
@@ -91,21 +91,19 @@ export async function seedCatalogue(target: ImportTarget & { db: Db }, options: 
   const { db } = target;
   const publications = catalogue.publications.filter((p) => publicationIds.has(p.id));
   for (const publication of publications) {
-    await db
-      .insertInto('publications')
-      .values({ id: publication.id, title: publication.title, slug: slugify(publication.title), summary: publication.summary })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
+    await insertPublicationIfMissing(db, { id: publication.id, title: publication.title, slug: slugify(publication.title), summary: publication.summary });
   }
   const versions: ImportResult[] = [];
   for (const dataSet of dataSets) {
-    await db
-      .insertInto('data_sets')
-      .values({ id: dataSet.id, publication_id: dataSet.publicationId, title: dataSet.title, summary: dataSet.summary, status: 'Draft', superseding_data_set_id: null })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
-    const existing = await db.selectFrom('data_set_versions').select('id').where('data_set_id', '=', dataSet.id).limit(1).executeTakeFirst();
-    if (existing) {
+    await insertDataSetIfMissing(db, {
+      id: dataSet.id,
+      publication_id: dataSet.publicationId,
+      title: dataSet.title,
+      summary: dataSet.summary,
+      status: 'Draft',
+      superseding_data_set_id: null,
+    });
+    if (await dataSetHasVersions(db, dataSet.id)) {
       log(`${dataSet.title}: already has versions, skipped`);
       continue;
     }
@@ -238,14 +236,7 @@ function splitCsvLine(line: string): string[] {
 export async function catalogueSeedPending(db: Db, seedDir = DEFAULT_SEED_DIR): Promise<boolean> {
   if (await isCatalogueEmpty(db)) return true;
   const ids = (await readCatalogue(seedDir)).dataSets.map((d) => d.id);
-  const unfinished = await db
-    .selectFrom('data_sets as d')
-    .select('d.id')
-    .where('d.id', 'in', ids)
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('data_set_versions as v').select('v.id').whereRef('v.data_set_id', '=', 'd.id'))))
-    .limit(1)
-    .executeTakeFirst();
-  return unfinished !== undefined;
+  return anyDataSetWithoutVersions(db, ids);
 }
 
 /** Start-up task: seeds the catalogue when it is empty (or half-seeded) and SEED_ON_START is true, printing progress. */
