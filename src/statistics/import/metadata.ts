@@ -22,7 +22,7 @@ import {
 } from './repository.js';
 import type { LocationLevelInput, StagedRows } from './stage-rows.js';
 import { compareOrdinal } from '../standard/ordinal.js';
-import { compareTimePeriods, timePeriodLabel, type LocationCodeField } from '../standard/data-file.js';
+import { compareTimePeriods, timePeriodLabel, type LocationCodeField } from '../standard/data-file-columns.js';
 import type { VersionNumber } from '../standard/version-numbers.js';
 import type { loadVersionMetaSnapshot } from './version-snapshot.js';
 

@@ -19,7 +19,7 @@ import {
   timeIdentifierByCsvLabel,
   type GeographicLevelInfo,
   type LocationCodeField,
-} from '../standard/data-file.js';
+} from '../standard/data-file-columns.js';
 
 /** One geographic level's columns in the file and the locations seen so far. */
 export interface LocationLevelInput {

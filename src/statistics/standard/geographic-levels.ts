@@ -1,4 +1,4 @@
-import { GEOGRAPHIC_LEVELS } from './data-file.js';
+import { GEOGRAPHIC_LEVELS } from './data-file-columns.js';
 
 /** Geographic levels and the location properties a query may identify a location by. */
 /** Level code → label, from the one table of levels in the data file standard. */

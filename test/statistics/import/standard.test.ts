@@ -7,7 +7,7 @@ import {
   geographicLevelByCsvLabel,
   timeIdentifierByCsvLabel,
   timePeriodLabel,
-} from '../../../src/statistics/standard/data-file.js';
+} from '../../../src/statistics/standard/data-file-columns.js';
 import { encodePublicId } from '../../../src/statistics/import/public-ids.js';
 
 describe('the data file standard', () => {
