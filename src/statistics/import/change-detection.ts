@@ -1,6 +1,6 @@
 import type { ChangeItemByList, ChangeList, ChangedFilter, ChangedIndicator } from '../tables.js';
 import { compareOrdinal } from '../standard/ordinal.js';
-import { levelView } from '../standard/data-file-columns.js';
+import { levelView } from '../standard/geographic-levels.js';
 import type { VersionMetaSnapshot } from './version-snapshot.js';
 
 export interface ComputedChange<L extends ChangeList = ChangeList> {

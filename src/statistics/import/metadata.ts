@@ -22,7 +22,8 @@ import {
 } from './repository.js';
 import type { LocationLevelInput, StagedRows } from './stage-rows.js';
 import { compareOrdinal } from '../standard/ordinal.js';
-import { compareTimePeriods, timePeriodLabel, type LocationCodeField } from '../standard/data-file-columns.js';
+import type { LocationCodeField } from '../standard/geographic-levels.js';
+import { compareTimePeriods, timePeriodLabel } from '../standard/time-periods.js';
 import type { VersionNumber } from '../standard/version-numbers.js';
 import type { loadVersionMetaSnapshot } from './version-snapshot.js';
 

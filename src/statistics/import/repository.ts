@@ -7,7 +7,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Executor } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
-import type { LocationCodeField } from '../standard/data-file-columns.js';
+import type { LocationCodeField } from '../standard/geographic-levels.js';
 import type { DataFilePlan } from './data-file.js';
 import type { RowOrder } from './import.js';
 import type { IdMaps } from './metadata.js';

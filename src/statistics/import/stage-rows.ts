@@ -13,13 +13,8 @@ import type { ProblemCollector } from './errors.js';
 import type { DataFilePlan } from './data-file.js';
 import { readProblem } from './data-file.js';
 import { openStagingCopy } from './repository.js';
-import {
-  apiPeriodFromCsv,
-  geographicLevelByCsvLabel,
-  timeIdentifierByCsvLabel,
-  type GeographicLevelInfo,
-  type LocationCodeField,
-} from '../standard/data-file-columns.js';
+import { geographicLevelByCsvLabel, type GeographicLevelInfo, type LocationCodeField } from '../standard/geographic-levels.js';
+import { apiPeriodFromCsv, timeIdentifierByCsvLabel } from '../standard/time-periods.js';
 
 /** One geographic level's columns in the file and the locations seen so far. */
 export interface LocationLevelInput {

@@ -10,7 +10,7 @@ import {
   replaceVersionChanges,
 } from './repository.js';
 import { compareOrdinal } from '../standard/ordinal.js';
-import { compareTimePeriods, timePeriodLabel } from '../standard/data-file-columns.js';
+import { compareTimePeriods, timePeriodLabel } from '../standard/time-periods.js';
 import { compareVersionNumbers, type VersionNumber } from '../standard/version-numbers.js';
 
 /** A version's metadata with public ids, as the change computation and id mapping compare it. */

@@ -20,7 +20,7 @@ import type {
   LocationOptionMetaView,
   TimePeriodOptionMetaView,
 } from '../schemas.js';
-import { geographicLevelLabel } from '../versions/summaries.js';
+import { geographicLevelLabel } from '../standard/geographic-levels.js';
 
 /** The metadata of one version: which sections, and in which order. */
 

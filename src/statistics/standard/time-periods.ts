@@ -1,3 +1,5 @@
+import { codeListLookup } from './code-list.js';
+
 /**
  * Time period identifiers: codes, their year format, and the validation and label rules
  * the query uses. The order of TIME_IDENTIFIERS is the reference's enum order.
@@ -12,9 +14,11 @@ export interface TimeIdentifier {
   labelFormat: LabelFormat;
   /** The short label (`Q1`, `Part 1 (Apr to Sep)`) for short-format codes. */
   short?: string;
+  /** Position in the reference's enum order: the chronological tie-breaker within a period. */
+  order: number;
 }
 
-function quarters(prefix: string, labelPrefix: string, yearFormat: YearFormat): TimeIdentifier[] {
+function quarters(prefix: string, labelPrefix: string, yearFormat: YearFormat): Omit<TimeIdentifier, 'order'>[] {
   return [1, 2, 3, 4].map((q) => ({
     code: `${prefix}Q${q}`,
     label: `${labelPrefix} Q${q}`,
@@ -26,7 +30,7 @@ function quarters(prefix: string, labelPrefix: string, yearFormat: YearFormat): 
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
-export const TIME_IDENTIFIERS: readonly TimeIdentifier[] = [
+const IDENTIFIERS_IN_ENUM_ORDER: readonly Omit<TimeIdentifier, 'order'>[] = [
   { code: 'T1', label: 'Autumn term', yearFormat: 'Academic', labelFormat: 'full' },
   { code: 'T2', label: 'Spring term', yearFormat: 'Academic', labelFormat: 'full' },
   { code: 'T1T2', label: 'Autumn and spring term', yearFormat: 'Academic', labelFormat: 'full' },
@@ -51,7 +55,14 @@ export const TIME_IDENTIFIERS: readonly TimeIdentifier[] = [
   ...MONTHS.map((month, i) => ({ code: `M${i + 1}`, label: month, yearFormat: 'Default' as const, labelFormat: 'full' as const })),
 ];
 
+/** The time identifiers of the standard, in the reference's enum order; the importer reads them, the query validates with them. */
+export const TIME_IDENTIFIERS: readonly TimeIdentifier[] = IDENTIFIERS_IN_ENUM_ORDER.map((t, order) => ({ ...t, order }));
+
+const timeIdentifierLookup = codeListLookup(TIME_IDENTIFIERS);
 const byCode = new Map(TIME_IDENTIFIERS.map((t) => [t.code, t]));
+
+/** The identifier named by a CSV `time_identifier` label (case-insensitive, as the upstream validator). */
+export const timeIdentifierByCsvLabel = timeIdentifierLookup.byCsvLabel;
 
 export function timeIdentifier(code: string): TimeIdentifier | undefined {
   return byCode.get(code);
@@ -115,4 +126,24 @@ export function timePeriodLabel(period: string, code: string): string {
   const year = format === 'Academic' ? `${start}/${second}` : format === 'Fiscal' ? `${start}-${second}` : `${start}`;
   if (!identifier || identifier.labelFormat === 'none') return year;
   return `${year} ${identifier.labelFormat === 'full' ? identifier.label : identifier.short}`;
+}
+
+/**
+ * A CSV `time_period` (`2020` or `202021`) in the API's form (`2020` or `2020/2021`), or undefined when malformed:
+ * six digits must be a year and the next one's last two digits (`199900` is 1999/2000).
+ */
+export function apiPeriodFromCsv(value: string): string | undefined {
+  if (/^\d{4}$/.test(value)) return value;
+  if (/^\d{6}$/.test(value)) {
+    const start = Number(value.slice(0, 4));
+    if ((start + 1) % 100 !== Number(value.slice(4))) return undefined;
+    return `${start}/${start + 1}`;
+  }
+  return undefined;
+}
+
+/** Chronological order of time periods: by period string, then identifier enum order. */
+export function compareTimePeriods(a: { period: string; code: string }, b: { period: string; code: string }): number {
+  if (a.period !== b.period) return a.period < b.period ? -1 : 1;
+  return (byCode.get(a.code)?.order ?? 0) - (byCode.get(b.code)?.order ?? 0);
 }

@@ -2,6 +2,7 @@ import type { Executor } from '../../db/database.js';
 import { ForbiddenError, NotFoundError } from '../../errors.js';
 import type { DataSetStatus, VersionStatus } from '../tables.js';
 import { isUuid } from '../http.js';
+import { formatVersionNumber } from '../standard/version-numbers.js';
 import {
   activePreviewTokenExists,
   findDataSet,
@@ -54,15 +55,6 @@ export interface ResolveVersionOptions {
 export const PUBLIC_VERSION_STATUSES: readonly VersionStatus[] = ['Published', 'Deprecated', 'Withdrawn'];
 const QUERYABLE_VERSION_STATUSES: readonly VersionStatus[] = ['Published', 'Deprecated'];
 const VIEWABLE_DATA_SET_STATUSES: readonly DataSetStatus[] = ['Published', 'Deprecated'];
-
-export function publicVersionNumber(version: { major: number; minor: number; patch: number }): string {
-  return version.patch > 0 ? `${version.major}.${version.minor}.${version.patch}` : `${version.major}.${version.minor}`;
-}
-
-export function versionType(version: { minor: number; patch: number }): 'Major' | 'Minor' | 'Patch' {
-  if (version.patch > 0) return 'Patch';
-  return version.minor === 0 ? 'Major' : 'Minor';
-}
 
 export interface ExactVersion {
   kind: 'exact';
@@ -204,10 +196,10 @@ export async function resolveDataSetVersion(db: Executor, options: ResolveVersio
     viaPreviewToken = await previewTokenGrants(db, options.previewToken, version);
     if (!viaPreviewToken) {
       throw new ForbiddenError(
-        `Version ${publicVersionNumber(version)} of data set ${dataSet.id} is not available` +
+        `Version ${formatVersionNumber(version)} of data set ${dataSet.id} is not available` +
           (policy === 'query' ? ` for querying (status ${version.status}).` : ` (status ${version.status}).`),
       );
     }
   }
-  return { dataSet, version, versionNumber: publicVersionNumber(version), viaPreviewToken };
+  return { dataSet, version, versionNumber: formatVersionNumber(version), viaPreviewToken };
 }

@@ -5,12 +5,12 @@ import type { ChangeSetView, DataSetVersionChangesView, DataSetVersionView } fro
 import {
   previewTokenGrants,
   PUBLIC_VERSION_STATUSES,
-  publicVersionNumber,
   resolveDataSet,
   resolveDataSetVersion,
   versionIsPublicFor,
   type DataSetVersionRow,
 } from './access.js';
+import { formatVersionNumber } from '../standard/version-numbers.js';
 import { findEarlierPatches, findVersionChanges, findVersionsPage } from './repository.js';
 import { loadVersionMetaSummaries, versionView } from './summaries.js';
 
@@ -117,19 +117,19 @@ export async function getVersionChanges(db: Executor, query: ChangesQuery): Prom
     patches = await findEarlierPatches(db, version);
     for (const patch of patches) {
       if (!versionIsPublicFor('view', patch.status) && !(await previewTokenGrants(db, query.previewToken, patch))) {
-        throw new ForbiddenError(`Version ${publicVersionNumber(patch)} in the patch history is not available (status ${patch.status}).`);
+        throw new ForbiddenError(`Version ${formatVersionNumber(patch)} in the patch history is not available (status ${patch.status}).`);
       }
     }
   }
   const sets = await changeSetsOf(db, [version.id, ...patches.map((p) => p.id)]);
   const own = sets.get(version.id)!;
   return {
-    versionNumber: publicVersionNumber(version),
+    versionNumber: formatVersionNumber(version),
     notes: version.notes,
     majorChanges: own.majorChanges,
     minorChanges: own.minorChanges,
     patchHistory: patches.map((patch) => ({
-      versionNumber: publicVersionNumber(patch),
+      versionNumber: formatVersionNumber(patch),
       notes: patch.notes,
       majorChanges: sets.get(patch.id)!.majorChanges,
       minorChanges: sets.get(patch.id)!.minorChanges,

@@ -1,9 +1,10 @@
 import { compareOrdinal } from '../standard/ordinal.js';
 import type { Executor } from '../../db/database.js';
-import { GEOGRAPHIC_LEVEL_LABELS } from '../standard/geographic-levels.js';
+import { geographicLevelLabel } from '../standard/geographic-levels.js';
 import { timePeriodLabel } from '../standard/time-periods.js';
 import type { DataSetLatestVersionView, DataSetVersionView } from '../schemas.js';
-import { publicVersionNumber, versionType, type DataSetVersionRow } from './access.js';
+import type { DataSetVersionRow } from './access.js';
+import { formatVersionNumber, versionType } from '../standard/version-numbers.js';
 import { findSummaryRows } from './repository.js';
 
 /**
@@ -15,10 +16,6 @@ export interface VersionMetaSummary {
   geographicLevels: string[];
   filters: string[];
   indicators: string[];
-}
-
-export function geographicLevelLabel(code: string): string {
-  return GEOGRAPHIC_LEVEL_LABELS[code] ?? code;
 }
 
 export async function loadVersionMetaSummaries(db: Executor, versionIds: readonly number[]): Promise<Map<number, VersionMetaSummary>> {
@@ -70,7 +67,7 @@ function contentFields(version: DataSetVersionRow, summary: VersionMetaSummary) 
 export function latestVersionView(version: DataSetVersionRow, summary: VersionMetaSummary): DataSetLatestVersionView {
   const published = isoTimestamp(version.published_at);
   return {
-    version: publicVersionNumber(version),
+    version: formatVersionNumber(version),
     ...(published ? { published } : {}),
     ...contentFields(version, summary),
   };
@@ -81,7 +78,7 @@ export function versionView(version: DataSetVersionRow, summary: VersionMetaSumm
   const published = isoTimestamp(version.published_at);
   const withdrawn = isoTimestamp(version.withdrawn_at);
   return {
-    version: publicVersionNumber(version),
+    version: formatVersionNumber(version),
     type: versionType(version),
     status: version.status,
     ...(published ? { published } : {}),

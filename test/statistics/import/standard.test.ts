@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseVersionNumber, formatVersionNumber, versionType } from '../../../src/statistics/standard/version-numbers.js';
-import {
-  apiPeriodFromCsv,
-  compareTimePeriods,
-  csvPeriodFromApi,
-  geographicLevelByCsvLabel,
-  timeIdentifierByCsvLabel,
-  timePeriodLabel,
-} from '../../../src/statistics/standard/data-file-columns.js';
+import { apiPeriodFromCsv, compareTimePeriods, timeIdentifierByCsvLabel, timePeriodLabel } from '../../../src/statistics/standard/time-periods.js';
+import { geographicLevelByCsvLabel } from '../../../src/statistics/standard/geographic-levels.js';
 import { encodePublicId } from '../../../src/statistics/import/public-ids.js';
 
 describe('the data file standard', () => {
@@ -16,7 +10,6 @@ describe('the data file standard', () => {
     expect(apiPeriodFromCsv('199900')).toBe('1999/2000');
     expect(apiPeriodFromCsv('2020')).toBe('2020');
     for (const bad of ['202022', '20201', '2020/21', 'abcd', '']) expect(apiPeriodFromCsv(bad)).toBeUndefined();
-    expect(csvPeriodFromApi('2020/2021')).toBe('202021');
   });
 
   it('labels time periods as the API does', () => {
