@@ -1,7 +1,7 @@
 import { ValidationError, type FieldError } from '../../../errors.js';
 import type { ComparatorSet, Criteria, Facets, Located, LocationRef, QueryRequest, SortRequest, TimePeriodComparatorSet, TimePeriodRef } from './criteria.js';
 import { locationColumn, type LocationProperty } from '../../standard/geographic-levels.js';
-import { MESSAGES } from '../http/messages.js';
+import { MESSAGES } from '../http/problems.js';
 import { timePeriodKey, type IndicatorMeta, type LocationMeta, type VersionMeta } from './version-meta-cache.js';
 
 /**

@@ -26,7 +26,7 @@ import {
   Problems,
   SORT_DIRECTIONS,
   SORT_FIELD_MAX_LENGTH,
-} from './messages.js';
+} from './problems.js';
 import { normaliseTimePeriod, TIME_PERIOD_MESSAGES, validateTimePeriod } from '../../standard/time-periods.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;

@@ -12,7 +12,7 @@ import {
   type TimePeriodRef,
 } from '../engine/criteria.js';
 import { isGeographicLevel, LOCATION_PROPERTY_MAX_LENGTH, type LocationProperty } from '../../standard/geographic-levels.js';
-import { checkId, checkPaging, FILTER_OPTION_MAX_LENGTH, INDICATOR_MAX_LENGTH, isBlank, Problems, SORT_DIRECTIONS, SORT_FIELD_MAX_LENGTH } from './messages.js';
+import { checkId, checkPaging, FILTER_OPTION_MAX_LENGTH, INDICATOR_MAX_LENGTH, isBlank, Problems, SORT_DIRECTIONS, SORT_FIELD_MAX_LENGTH } from './problems.js';
 import { normaliseTimePeriod, TIME_PERIOD_MESSAGES, validateTimePeriod } from '../../standard/time-periods.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

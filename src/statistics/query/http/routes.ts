@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from '../../../errors.js';
 import type { StatisticsApiOptions } from '../../index.js';
 import { isUuid, previewTokenOf } from '../../http.js';
 import type { QueryRequest } from '../engine/criteria.js';
-import { MESSAGES } from './messages.js';
+import { MESSAGES } from './problems.js';
 import { parseGetQuery, type RawQuery } from './parse-get.js';
 import { canonicalMemberNames, parsePostBody } from './parse-post.js';
 import { DataSetQueryPaginatedList, DataSetQueryRequest, dataSetQueryParameters } from './contract.js';
