@@ -80,13 +80,6 @@ export type TimePeriodProblem =
   | { code: 'TimePeriodInvalidYear'; property: 'period' }
   | { code: 'TimePeriodInvalidYearRange'; property: 'period' };
 
-export const TIME_PERIOD_MESSAGES = {
-  TimePeriodFormat: 'Must be a time period in the correct format.',
-  TimePeriodAllowedCode: 'Must be a time period with an allowed code.',
-  TimePeriodInvalidYear: 'Must be a time period for a valid year.',
-  TimePeriodInvalidYearRange: 'Must be a valid time period range where the start year is one year before the end year.',
-} as const;
-
 /**
  * Validates a `{period, code}` pair: the code first; the period only when the code is valid.
  * Years must be exactly four digits (the reference accepts any digit count and then fails with a 500).

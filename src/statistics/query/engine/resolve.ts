@@ -1,7 +1,7 @@
 import { ValidationError, type FieldError } from '../../../errors.js';
 import type { ComparatorSet, Criteria, Facets, Located, LocationRef, QueryRequest, SortRequest, TimePeriodComparatorSet, TimePeriodRef } from './criteria.js';
 import { locationColumn, type LocationProperty } from '../../standard/geographic-levels.js';
-import { MESSAGES } from '../http/problems.js';
+import { ValidationMessages, WarningMessages } from '../../errors.js';
 import { timePeriodKey, type IndicatorMeta, type LocationMeta, type VersionMeta } from './version-meta-cache.js';
 
 /**
@@ -24,15 +24,6 @@ export interface Warning {
   path?: string;
   detail?: Record<string, unknown>;
 }
-
-export const WARNING_MESSAGES = {
-  FiltersNotFound: 'One or more filters could not be found.',
-  GeographicLevelsNotFound: 'One or more geographic levels could not be found.',
-  LocationsNotFound: 'One or more locations could not be found.',
-  TimePeriodsNotFound: 'One or more time periods could not be found.',
-  NoResults: 'The query did not match any results. You may need to refine your criteria.',
-  DebugEnabled: 'Debug mode is enabled. Do not enable debug mode in a production environment.',
-} as const;
 
 /** A resolved sort key. `ranks` orders values of the column by label (values not listed sort last). */
 export interface SortKey {
@@ -165,8 +156,8 @@ class Resolver {
     return id === undefined ? [] : [{ column: 'time_period_id', value: id }];
   }
 
-  private warn(code: keyof typeof WARNING_MESSAGES, path: string, items: unknown[]): void {
-    this.warnings.push({ code, message: WARNING_MESSAGES[code], path, detail: { items } });
+  private warn(code: keyof typeof WarningMessages, path: string, items: unknown[]): void {
+    this.warnings.push({ code, message: WarningMessages[code], path, detail: { items } });
   }
 
   /**
@@ -176,7 +167,7 @@ class Resolver {
    */
   private comparators<T>(
     set: ComparatorSet<T>,
-    warning: keyof typeof WARNING_MESSAGES,
+    warning: keyof typeof WarningMessages,
     lookup: Lookup<T>,
     countDuplicates = false,
   ): Predicate {
@@ -300,7 +291,7 @@ export function resolveQuery(meta: VersionMeta, request: QueryRequest): Resolved
   if (request.indicators) {
     const missing = unique(request.indicators.filter((id) => !meta.indicatorsByPublicId.has(id)));
     if (missing.length > 0) {
-      errors.push({ path: 'indicators', code: 'IndicatorsNotFound', message: MESSAGES.IndicatorsNotFound, detail: { items: missing } });
+      errors.push({ path: 'indicators', code: 'IndicatorsNotFound', message: ValidationMessages.IndicatorsNotFound, detail: { items: missing } });
     }
     const wanted = new Set(request.indicators);
     indicators = meta.indicators.filter((i) => wanted.has(i.publicId));
@@ -314,7 +305,7 @@ export function resolveQuery(meta: VersionMeta, request: QueryRequest): Resolved
     else missingSorts.push(sort.shown);
   }
   if (missingSorts.length > 0) {
-    errors.push({ path: 'sorts', code: 'SortFieldsNotFound', message: MESSAGES.SortFieldsNotFound, detail: { items: missingSorts } });
+    errors.push({ path: 'sorts', code: 'SortFieldsNotFound', message: ValidationMessages.SortFieldsNotFound, detail: { items: missingSorts } });
   }
   if (errors.length > 0) throw new ValidationError(errors);
 

@@ -1,5 +1,6 @@
 import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../../standard/geographic-levels.js';
-import { WARNING_MESSAGES, type ResolvedQuery, type Warning } from './resolve.js';
+import { WarningMessages } from '../../errors.js';
+import type { ResolvedQuery, Warning } from './resolve.js';
 import { timeIdentifier, timePeriodLabel } from '../../standard/time-periods.js';
 import type { LocationMeta, VersionMeta } from './version-meta-cache.js';
 
@@ -82,8 +83,8 @@ export function toResultRow(meta: VersionMeta, query: Pick<ResolvedQuery, 'indic
 /** Facet warnings, then DebugEnabled, then NoResults (the seed names the last one `NoResults`). */
 export function responseWarnings(query: ResolvedQuery, total: number): Warning[] {
   const warnings = [...query.warnings];
-  if (query.debug) warnings.push({ code: 'DebugEnabled', message: WARNING_MESSAGES.DebugEnabled });
-  if (total === 0) warnings.push({ code: 'NoResults', message: WARNING_MESSAGES.NoResults, path: 'results', detail: { total: 0 } });
+  if (query.debug) warnings.push({ code: 'DebugEnabled', message: WarningMessages.DebugEnabled });
+  if (total === 0) warnings.push({ code: 'NoResults', message: WarningMessages.NoResults, path: 'results', detail: { total: 0 } });
   return warnings;
 }
 

@@ -27,7 +27,8 @@ import {
   SORT_DIRECTIONS,
   SORT_FIELD_MAX_LENGTH,
 } from './problems.js';
-import { normaliseTimePeriod, TIME_PERIOD_MESSAGES, validateTimePeriod } from '../../standard/time-periods.js';
+import { normaliseTimePeriod, validateTimePeriod } from '../../standard/time-periods.js';
+import { ValidationMessages } from '../../errors.js';
 
 export type RawQuery = Record<string, string | string[] | undefined>;
 
@@ -251,14 +252,14 @@ export function parseTimePeriodString(problems: Problems, path: string, value: s
   }
   const text = value!;
   if (!/^[^|]*\|[^|]*$/.test(text)) {
-    problems.custom(path, 'TimePeriodFormat', TIME_PERIOD_MESSAGES.TimePeriodFormat, { value: text, expectedFormat: '{period}|{code}' });
+    problems.custom(path, 'TimePeriodFormat', ValidationMessages.TimePeriodFormat, { value: text, expectedFormat: '{period}|{code}' });
     return undefined;
   }
   const [period, code] = text.split('|') as [string, string];
   const problem = validateTimePeriod(period, code);
   if (problem) {
     const { code: errorCode, ...rest } = problem;
-    problems.custom(path, errorCode, TIME_PERIOD_MESSAGES[errorCode], { value: text, ...rest });
+    problems.custom(path, errorCode, ValidationMessages[errorCode], { value: text, ...rest });
     return undefined;
   }
   return { value: { period: normaliseTimePeriod(period, code), code }, shown: text };

@@ -13,7 +13,8 @@ import {
 } from '../engine/criteria.js';
 import { isGeographicLevel, LOCATION_PROPERTY_MAX_LENGTH, type LocationProperty } from '../../standard/geographic-levels.js';
 import { checkId, checkPaging, FILTER_OPTION_MAX_LENGTH, INDICATOR_MAX_LENGTH, isBlank, Problems, SORT_DIRECTIONS, SORT_FIELD_MAX_LENGTH } from './problems.js';
-import { normaliseTimePeriod, TIME_PERIOD_MESSAGES, validateTimePeriod } from '../../standard/time-periods.js';
+import { normaliseTimePeriod, validateTimePeriod } from '../../standard/time-periods.js';
+import { ValidationMessages } from '../../errors.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -113,7 +114,10 @@ export function parsePostBody(body: unknown): QueryRequest {
   }
   if (binding.any) throw new ValidationError(binding.errors);
   if (parser.conditions > MAX_CRITERIA_CONDITIONS) {
-    problems.add('criteria', 'CriteriaMaxConditions', { maxConditions: MAX_CRITERIA_CONDITIONS, conditions: parser.conditions });
+    problems.custom('criteria', 'CriteriaMaxConditions', ValidationMessages.criteriaMaxConditions(MAX_CRITERIA_CONDITIONS), {
+      maxConditions: MAX_CRITERIA_CONDITIONS,
+      conditions: parser.conditions,
+    });
   }
   checkPaging(problems, request.page, request.pageSize);
   if (problems.any) throw new ValidationError(problems.errors);
@@ -174,7 +178,9 @@ class CriteriaParser {
 
   criteria(value: Json, path: string, depth: number): Criteria | undefined {
     if (depth > MAX_CRITERIA_DEPTH) {
-      if (!this.depthReported) this.problems.add(path, 'CriteriaMaxDepth', { maxDepth: MAX_CRITERIA_DEPTH });
+      if (!this.depthReported) {
+        this.problems.custom(path, 'CriteriaMaxDepth', ValidationMessages.criteriaMaxDepth(MAX_CRITERIA_DEPTH), { maxDepth: MAX_CRITERIA_DEPTH });
+      }
       this.depthReported = true;
       return undefined;
     }
@@ -343,7 +349,7 @@ class CriteriaParser {
     if (problem) {
       const { code: errorCode, property, ...rest } = problem;
       const value = property === 'code' ? code : period;
-      this.problems.custom(`${path}.${property}`, errorCode, TIME_PERIOD_MESSAGES[errorCode], { value, ...rest });
+      this.problems.custom(`${path}.${property}`, errorCode, ValidationMessages[errorCode], { value, ...rest });
       return undefined;
     }
     return { value: { period: normaliseTimePeriod(period, code), code }, shown: { period, code } };

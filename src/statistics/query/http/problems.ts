@@ -1,33 +1,14 @@
 import type { FieldError } from '../../../errors.js';
+import { fieldErrors, ValidationMessages, type FixedMessageCode } from '../../errors.js';
 import { MAX_PAGE_SIZE } from '../engine/criteria.js';
 import { GEOGRAPHIC_LEVEL_CODES } from '../../standard/geographic-levels.js';
-
-/** Error messages and detail shapes of shared by the GET and POST parsers. */
-export const MESSAGES = {
-  UnknownField: 'The field was not expected in the request and should be removed.',
-  InvalidValue: 'Must be a valid value. Check that the type and format are correct.',
-  NotEmpty: 'Must not be empty.',
-  NotNull: 'Must not be empty.',
-  AllowedValue: 'Must be one of the allowed values.',
-  LocationFormat: 'Must be a location in the correct format.',
-  LocationAllowedLevel: 'Must be a location with an allowed level.',
-  LocationAllowedProperty: 'Must be a location with an allowed identifying property.',
-  SortFormat: 'Must be a sort in the correct format.',
-  SortFieldNotEmpty: 'Must be a sort with a field that is not empty.',
-  SortDirection: 'Must be a sort in an allowed direction.',
-  IndicatorsNotFound: 'One or more indicators could not be found.',
-  SortFieldsNotFound: 'One or more sort fields could not be found.',
-  CriteriaMaxDepth: 'Must not be nested more than 32 levels deep.',
-  CriteriaMaxConditions: 'Must not contain more than 1000 conditions.',
-  BodyTooLarge: 'The request body must not be larger than 1048576 bytes.',
-} as const;
 
 /** Collects every problem of a request so they are reported together. */
 export class Problems {
   readonly errors: FieldError[] = [];
 
-  add(path: string, code: keyof typeof MESSAGES, detail?: Record<string, unknown>): void {
-    this.errors.push({ path, code, message: MESSAGES[code], ...(detail ? { detail } : {}) });
+  add(path: string, code: FixedMessageCode, detail?: Record<string, unknown>): void {
+    this.errors.push({ path, code, message: ValidationMessages[code], ...(detail ? { detail } : {}) });
   }
 
   custom(path: string, code: string, message: string, detail: Record<string, unknown>): void {
@@ -39,11 +20,7 @@ export class Problems {
   }
 
   maximumLength(path: string, value: string, maxLength: number): void {
-    this.custom(path, 'MaximumLength', `Must be ${maxLength} characters or fewer (was ${value.length}).`, {
-      maxLength,
-      totalLength: value.length,
-      value,
-    });
+    this.errors.push(fieldErrors.maximumLength(path, value, maxLength));
   }
 
   allowedLevel(path: string, value: unknown): void {
@@ -72,10 +49,6 @@ export function checkId(problems: Problems, path: string, value: string | null, 
 }
 
 export function checkPaging(problems: Problems, page: number, pageSize: number, pagePath = 'page', pageSizePath = 'pageSize'): void {
-  if (page < 1) {
-    problems.custom(pagePath, 'GreaterThanOrEqual', "Must be greater than or equal to '1'.", { comparisonValue: 1, value: page });
-  }
-  if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-    problems.custom(pageSizePath, 'InclusiveBetween', `Must be between 1 and ${MAX_PAGE_SIZE} (inclusive).`, { from: 1, to: MAX_PAGE_SIZE, value: pageSize });
-  }
+  if (page < 1) problems.errors.push(fieldErrors.greaterThanOrEqual(pagePath, page, 1));
+  if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) problems.errors.push(fieldErrors.inclusiveBetween(pageSizePath, pageSize, 1, MAX_PAGE_SIZE));
 }

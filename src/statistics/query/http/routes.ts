@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from '../../../errors.js';
 import type { StatisticsApiOptions } from '../../index.js';
 import { isUuid, previewTokenOf } from '../../http.js';
 import type { QueryRequest } from '../engine/criteria.js';
-import { MESSAGES } from './problems.js';
+import { ValidationMessages } from '../../errors.js';
 import { parseGetQuery, type RawQuery } from './parse-get.js';
 import { canonicalMemberNames, parsePostBody } from './parse-post.js';
 import { DataSetQueryPaginatedList, DataSetQueryRequest, dataSetQueryParameters } from './contract.js';
@@ -95,7 +95,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       onRequest: async (request) => {
         const length = Number(request.headers['content-length'] ?? 0);
         if (length > bodyLimit) {
-          throw new ValidationError([{ path: '', code: 'MaximumLength', message: MESSAGES.BodyTooLarge.replace('1048576', String(bodyLimit)), detail: { maxLength: bodyLimit, totalLength: length } }]);
+          throw new ValidationError([{ path: '', code: 'MaximumLength', message: ValidationMessages.bodyTooLarge(bodyLimit), detail: { maxLength: bodyLimit, totalLength: length } }]);
         }
       },
       // The reference's binding rules first (its error bodies); the declared schema then checks the canonical body.
@@ -122,7 +122,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       const versionKey = Object.keys(raw).find((key) => key.toLowerCase() === 'datasetversion');
       const unknown = Object.keys(raw).filter((key) => key !== versionKey);
       if (unknown.length > 0) {
-        throw new ValidationError(unknown.map((key) => ({ path: key, code: 'UnknownField', message: MESSAGES.UnknownField })));
+        throw new ValidationError(unknown.map((key) => ({ path: key, code: 'UnknownField', message: ValidationMessages.UnknownField })));
       }
       const versionParam = versionKey === undefined ? undefined : raw[versionKey];
       const dataSetVersion = Array.isArray(versionParam) ? versionParam[0] : versionParam;
