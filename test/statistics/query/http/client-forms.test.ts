@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../helpers/app.js';
-import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
+import { buildTestApp, type TestApp } from '../../../helpers/app.js';
+import { ABSENCE_SCHOOL } from '../../../helpers/statistics.js';
 
 /**
  * Request forms the reference accepts because of how ASP.NET reads them: JSON member names matched

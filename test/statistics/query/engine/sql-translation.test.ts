@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseGetQuery } from '../../../src/statistics/query/http/parse-get.js';
-import { parsePostBody } from '../../../src/statistics/query/http/parse-post.js';
-import { resolveQuery } from '../../../src/statistics/query/engine/resolve.js';
-import { resultColumns } from '../../../src/statistics/query/engine/results.js';
-import { countSql, pageSql } from '../../../src/statistics/query/engine/repository.js';
+import { parseGetQuery } from '../../../../src/statistics/query/http/parse-get.js';
+import { parsePostBody } from '../../../../src/statistics/query/http/parse-post.js';
+import { resolveQuery } from '../../../../src/statistics/query/engine/resolve.js';
+import { resultColumns } from '../../../../src/statistics/query/engine/results.js';
+import { countSql, pageSql } from '../../../../src/statistics/query/engine/repository.js';
 import { absenceLikeMeta, compiler } from './fake-meta.js';
 
 const meta = absenceLikeMeta();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../helpers/app.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { insertDataSet, insertPreviewToken, insertPublication, insertSmallMeta, insertVersion } from './fixtures.js';
 
 /**

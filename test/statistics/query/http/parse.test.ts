@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError, type FieldError } from '../../../src/errors.js';
-import { parseGetQuery, type RawQuery } from '../../../src/statistics/query/http/parse-get.js';
-import { parsePostBody } from '../../../src/statistics/query/http/parse-post.js';
+import { ValidationError, type FieldError } from '../../../../src/errors.js';
+import { parseGetQuery, type RawQuery } from '../../../../src/statistics/query/http/parse-get.js';
+import { parsePostBody } from '../../../../src/statistics/query/http/parse-post.js';
 
 function getErrors(query: RawQuery): FieldError[] {
   try {

@@ -5,17 +5,17 @@ import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RowIndexStore } from '../../../src/statistics/query/engine/row-index-store.js';
-import { loadQueryVersionMeta } from '../../../src/statistics/query/engine/version-meta-cache.js';
-import { PagingViewModel } from '../../../src/statistics/schemas.js';
+import { RowIndexStore } from '../../../../src/statistics/query/engine/row-index-store.js';
+import { loadQueryVersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
+import { PagingViewModel } from '../../../../src/statistics/schemas.js';
 import {
   DataSetQueryPaginatedList,
   DataSetQueryResult,
   DataSetQueryResultTimePeriod,
   DataSetQueryWarning,
-} from '../../../src/statistics/query/http/contract.js';
-import { buildTestApp, type TestApp } from '../../helpers/app.js';
-import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
+} from '../../../../src/statistics/query/http/contract.js';
+import { buildTestApp, type TestApp } from '../../../helpers/app.js';
+import { ABSENCE_SCHOOL } from '../../../helpers/statistics.js';
 
 /**
  * The query endpoints' documented contract holds for what they really send: the row-index engine writes its JSON
@@ -68,7 +68,7 @@ describe('the documented response schema', () => {
 });
 
 describe('a client generated from /openapi.json', () => {
-  const dir = path.resolve(import.meta.dirname, '../../../.test-data', `openapi-client-${process.pid}`);
+  const dir = path.resolve(import.meta.dirname, '../../../../.test-data', `openapi-client-${process.pid}`);
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
   });
@@ -80,7 +80,7 @@ describe('a client generated from /openapi.json', () => {
     await writeFile(
       path.join(dir, 'client.ts'),
       `import createClient from 'openapi-fetch';
-import type { paths } from './schema.js';
+import type { paths } from '../schema.js';
 
 /** Enrolments in England for one data set, through the typed client. */
 export async function nationalEnrolments(baseUrl: string, dataSetId: string): Promise<string[]> {
@@ -99,7 +99,7 @@ export async function nationalEnrolments(baseUrl: string, dataSetId: string): Pr
       path.join(dir, 'tsconfig.json'),
       JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', skipLibCheck: true, lib: ['ES2022', 'DOM'] }, files: ['client.ts'] }),
     );
-    const tsc = path.resolve(import.meta.dirname, '../../../node_modules/typescript/bin/tsc');
+    const tsc = path.resolve(import.meta.dirname, '../../../../node_modules/typescript/bin/tsc');
     await promisify(execFile)(process.execPath, [tsc, '-p', dir]);
 
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });

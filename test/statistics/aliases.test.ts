@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../helpers/app.js';
-import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
-import { createProviderWithToken } from '../../register/helpers.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
+import { createProviderWithToken } from '../register/helpers.js';
 
 /**
  * The statistics API at the prefixes the reference answers at (`v1` and `v1.0` are one version; the public

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { escapeFormula } from '../../../src/statistics/query/engine/csv-output.js';
-import { buildTestApp, type TestApp } from '../../helpers/app.js';
-import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
+import { escapeFormula } from '../../../../src/statistics/query/engine/csv-output.js';
+import { buildTestApp, type TestApp } from '../../../helpers/app.js';
+import { ABSENCE_SCHOOL } from '../../../helpers/statistics.js';
 
 describe('CSV formula escaping', () => {
   it.each([

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../helpers/app.js';
-import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 import { insertCsvFile, insertDataSet, insertPreviewToken, insertSmallMeta, insertVersion } from './fixtures.js';
 
 /**

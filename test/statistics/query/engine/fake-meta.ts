@@ -1,6 +1,6 @@
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
-import type { FilterMeta, FilterOptionMeta, IndicatorMeta, LocationMeta, VersionMeta } from '../../../src/statistics/query/engine/version-meta-cache.js';
-import { timePeriodKey } from '../../../src/statistics/query/engine/version-meta-cache.js';
+import type { FilterMeta, FilterOptionMeta, IndicatorMeta, LocationMeta, VersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
+import { timePeriodKey } from '../../../../src/statistics/query/engine/version-meta-cache.js';
 
 /** A Kysely that only compiles (for SQL snapshots). */
 export const compiler = new Kysely<unknown>({

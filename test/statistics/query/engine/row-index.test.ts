@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Predicate, SortKey } from '../../../src/statistics/query/engine/resolve.js';
-import { RowIndex } from '../../../src/statistics/query/engine/row-index.js';
+import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
+import { RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
 
 /**
  * The in-memory bitmap index must select exactly what the SQL translation selects. Here it is checked against a

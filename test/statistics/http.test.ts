@@ -2,15 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ValidationError } from '../../../src/errors.js';
-import { statisticsErrorFormatter } from '../../../src/statistics/errors.js';
-import { acceptsGzip, bindQuery, splitListValues } from '../../../src/statistics/http.js';
-import { findStoredCsv, streamStoredCsvGzip } from '../../../src/statistics/data-file/service.js';
-import { parseVersionSelector, resolveDataSetVersion } from '../../../src/statistics/versions/access.js';
-import { ForbiddenError, NotFoundError } from '../../../src/errors.js';
+import { ValidationError } from '../../src/errors.js';
+import { statisticsErrorFormatter } from '../../src/statistics/errors.js';
+import { acceptsGzip, bindQuery, splitListValues } from '../../src/statistics/http.js';
+import { findStoredCsv, streamStoredCsvGzip } from '../../src/statistics/data-file/service.js';
+import { parseVersionSelector, resolveDataSetVersion } from '../../src/statistics/versions/access.js';
+import { ForbiddenError, NotFoundError } from '../../src/errors.js';
 import { insertDataSet, insertPreviewToken, insertVersion } from './fixtures.js';
-import { buildTestApp, type TestApp } from '../../helpers/app.js';
-import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 
 /** The OpenAPI description of endpoints 1–8 and 11, and the shared pieces' rules at their boundaries. */
 
@@ -193,7 +193,7 @@ describe('Ajv errors in the statistics shape', () => {
   });
 
   it('writes other problems as ProblemDetails without internals for a 500', async () => {
-    const { AppError } = await import('../../../src/errors.js');
+    const { AppError } = await import('../../src/errors.js');
     const formatted = statisticsErrorFormatter(new AppError(500, 'Internal Server Error', 'secret stack'), requestWith({}, {}));
     expect(formatted.body).toEqual({ type: 'https://tools.ietf.org/html/rfc9110#section-15.6.1', title: 'Internal Server Error', status: 500, traceId: 'trace-1' });
   });

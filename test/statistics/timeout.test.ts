@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../../src/app.js';
-import { loadConfig } from '../../../src/config.js';
-import { createDatabase, type DatabaseHandle } from '../../../src/db/database.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
-import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 
 /**
  * The 504 of the errors table for endpoints 4 (data set) and 8 (meta): a read that waits past the statement timeout

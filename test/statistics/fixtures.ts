@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import type { Db } from '../../../src/db/database.js';
-import type { DataSetStatus, VersionStatus } from '../../../src/statistics/tables.js';
+import type { Db } from '../../src/db/database.js';
+import type { DataSetStatus, VersionStatus } from '../../src/statistics/tables.js';
 
 /**
  * Small catalogue rows of our own, inserted with plain Kysely, for the read endpoints' access, paging and version
