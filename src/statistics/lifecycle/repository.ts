@@ -4,24 +4,6 @@ import type { Database } from '../../db/schema.js';
 
 /** The publisher's writes to the catalogue: data sets, versions, publications and preview tokens. */
 
-/** The data set row, locked for the rest of the transaction. */
-export async function lockDataSetRow(db: Executor, dataSetId: string) {
-  return db.selectFrom('data_sets').selectAll().where('id', '=', dataSetId).forUpdate().executeTakeFirst();
-}
-
-/** The version row with this number, locked for the rest of the transaction. */
-export async function lockVersionRow(db: Executor, dataSetId: string, number: { major: number; minor: number; patch: number }) {
-  return db
-    .selectFrom('data_set_versions')
-    .selectAll()
-    .where('data_set_id', '=', dataSetId)
-    .where('major', '=', number.major)
-    .where('minor', '=', number.minor)
-    .where('patch', '=', number.patch)
-    .forUpdate()
-    .executeTakeFirst();
-}
-
 export async function updateVersion(db: Executor, versionId: number, patch: Updateable<Database['data_set_versions']>): Promise<void> {
   await db.updateTable('data_set_versions').set(patch).where('id', '=', versionId).execute();
 }

@@ -4,6 +4,7 @@ import { formatVersionNumber, parseVersionNumber } from '../standard/version-num
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from '../import/version-snapshot.js';
 import type { DataSetStatus, VersionStatus } from '../tables.js';
 import { findVersionNumbers } from '../import/repository.js';
+import { findDataSet, findVersionByNumber } from '../versions/repository.js';
 import {
   dataSetExists,
   deleteVersion,
@@ -12,8 +13,6 @@ import {
   insertDataSet,
   insertPreviewToken,
   insertPublication,
-  lockDataSetRow,
-  lockVersionRow,
   newUuid,
   publicationExists,
   publishDraftDataSet,
@@ -27,20 +26,20 @@ import {
  * Each runs in one transaction and checks the current status first, so a wrong step changes nothing.
  */
 
-async function findDataSet(db: Executor, dataSetId: string) {
+async function lockDataSet(db: Executor, dataSetId: string) {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(dataSetId)) {
     throw new ValidationError([{ path: 'data-set', message: `"${dataSetId}" is not a data set id (a UUID).` }]);
   }
-  const dataSet = await lockDataSetRow(db, dataSetId);
+  const dataSet = await findDataSet(db, dataSetId, { forUpdate: true });
   if (!dataSet) throw new NotFoundError(`Data set ${dataSetId} does not exist.`);
   return dataSet;
 }
 
-async function findVersion(db: Executor, dataSetId: string, version: string) {
+async function lockVersion(db: Executor, dataSetId: string, version: string) {
   const number = parseVersionNumber(version);
   if (!number) throw new ValidationError([{ path: 'version', message: `"${version}" is not a version number such as 1.0 or 2.1.3.` }]);
-  await findDataSet(db, dataSetId);
-  const row = await lockVersionRow(db, dataSetId, number);
+  await lockDataSet(db, dataSetId);
+  const row = await findVersionByNumber(db, dataSetId, number, { forUpdate: true });
   if (!row) throw new NotFoundError(`Data set ${dataSetId} has no version ${formatVersionNumber(number)}.`);
   return row;
 }
@@ -63,7 +62,7 @@ export interface VersionChange {
  */
 export async function publishVersion(db: Db, dataSetId: string, version: string, now = new Date()): Promise<VersionChange> {
   return db.transaction().execute(async (trx) => {
-    const row = await findVersion(trx, dataSetId, version);
+    const row = await lockVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'published');
     const versions = await findVersionNumbers(trx, dataSetId);
     const previous = latestLiveVersionBelow(versions, row);
@@ -78,7 +77,7 @@ export async function publishVersion(db: Db, dataSetId: string, version: string,
 /** Published or Deprecated → Withdrawn (stays viewable, no longer queryable). */
 export async function withdrawVersion(db: Db, dataSetId: string, version: string, now = new Date()): Promise<VersionChange> {
   return db.transaction().execute(async (trx) => {
-    const row = await findVersion(trx, dataSetId, version);
+    const row = await lockVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Published', 'Deprecated'], `Version ${version}`, 'withdrawn');
     await updateVersion(trx, row.id, { status: 'Withdrawn', withdrawn_at: now });
     return { dataSetId, version: formatVersionNumber(row), status: 'Withdrawn' as const };
@@ -88,7 +87,7 @@ export async function withdrawVersion(db: Db, dataSetId: string, version: string
 /** Published → Deprecated (still served, no longer updated). */
 export async function deprecateVersion(db: Db, dataSetId: string, version: string): Promise<VersionChange> {
   return db.transaction().execute(async (trx) => {
-    const row = await findVersion(trx, dataSetId, version);
+    const row = await lockVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Published'], `Version ${version}`, 'deprecated');
     await updateVersion(trx, row.id, { status: 'Deprecated' });
     return { dataSetId, version: formatVersionNumber(row), status: 'Deprecated' as const };
@@ -97,7 +96,7 @@ export async function deprecateVersion(db: Db, dataSetId: string, version: strin
 
 export async function setDataSetStatus(db: Db, dataSetId: string, status: 'Deprecated' | 'Withdrawn'): Promise<{ dataSetId: string; status: DataSetStatus }> {
   return db.transaction().execute(async (trx) => {
-    const dataSet = await findDataSet(trx, dataSetId);
+    const dataSet = await lockDataSet(trx, dataSetId);
     const allowed = status === 'Deprecated' ? ['Published'] : ['Published', 'Deprecated'];
     requireStatus(dataSet.status, allowed, `Data set ${dataSetId}`, status === 'Deprecated' ? 'deprecated' : 'withdrawn');
     await updateDataSet(trx, dataSetId, { status });
@@ -108,10 +107,10 @@ export async function setDataSetStatus(db: Db, dataSetId: string, status: 'Depre
 /** Names the data set that replaces this one (or clears it with `null`). */
 export async function setSupersedingDataSet(db: Db, dataSetId: string, supersedingId: string | null): Promise<{ dataSetId: string; supersedingDataSetId: string | null }> {
   return db.transaction().execute(async (trx) => {
-    await findDataSet(trx, dataSetId);
+    await lockDataSet(trx, dataSetId);
     if (supersedingId !== null) {
       if (supersedingId === dataSetId) throw new ValidationError([{ path: 'by', message: 'A data set cannot supersede itself.' }]);
-      const successor = await findDataSet(trx, supersedingId);
+      const successor = await lockDataSet(trx, supersedingId);
       if (successor.status === 'Withdrawn' || successor.status === 'Draft') {
         throw new ConflictError(`Data set ${supersedingId} is ${successor.status}; a superseding data set must be Published or Deprecated.`);
       }
@@ -135,7 +134,7 @@ export async function createPreviewToken(
     throw new ValidationError([{ path: 'expires-in-hours', message: `Must be more than 0 and at most ${PREVIEW_TOKEN_MAX_HOURS} (7 days).` }]);
   }
   return db.transaction().execute(async (trx) => {
-    const row = await findVersion(trx, dataSetId, version);
+    const row = await lockVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'previewed with a token');
     const now = options.now ?? new Date();
     const expires = new Date(now.getTime() + hours * 3600_000);
@@ -147,7 +146,7 @@ export async function createPreviewToken(
 /** Removes a Draft version entirely (its rows table too), e.g. after a wrong import. */
 export async function deleteDraftVersion(db: Db, dataSetId: string, version: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const row = await findVersion(trx, dataSetId, version);
+    const row = await lockVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'deleted');
     await deleteVersion(trx, row);
   });

@@ -7,8 +7,14 @@ import type { DataSetsTable, DataSetVersionsTable, VersionStatus } from '../tabl
 export type DataSetRow = Selectable<DataSetsTable>;
 export type DataSetVersionRow = Selectable<DataSetVersionsTable>;
 
-export async function findDataSet(db: Executor, dataSetId: string): Promise<DataSetRow | undefined> {
-  return db.selectFrom('data_sets').selectAll().where('id', '=', dataSetId).executeTakeFirst();
+/** `forUpdate`: locked for the rest of the caller's transaction (the publisher's writes). */
+export interface LockOption {
+  forUpdate?: boolean;
+}
+
+export async function findDataSet(db: Executor, dataSetId: string, { forUpdate = false }: LockOption = {}): Promise<DataSetRow | undefined> {
+  const query = db.selectFrom('data_sets').selectAll().where('id', '=', dataSetId);
+  return (forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
 /** The highest-numbered version of a data set with one of `statuses`. */
@@ -63,15 +69,16 @@ export async function findVersionByNumber(
   db: Executor,
   dataSetId: string,
   number: { major: number; minor: number; patch: number },
+  { forUpdate = false }: LockOption = {},
 ): Promise<DataSetVersionRow | undefined> {
-  return db
+  const query = db
     .selectFrom('data_set_versions')
     .selectAll()
     .where('data_set_id', '=', dataSetId)
     .where('major', '=', number.major)
     .where('minor', '=', number.minor)
-    .where('patch', '=', number.patch)
-    .executeTakeFirst();
+    .where('patch', '=', number.patch);
+  return (forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
 /** The highest Published version whose leading parts are the given ones. */
