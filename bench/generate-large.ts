@@ -10,7 +10,7 @@ import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
 import { importDataSetVersion } from '../src/statistics/import/import.js';
-import { DEFAULT_SEED_DIR } from '../src/statistics/seed.js';
+import { DEFAULT_SEED_DIR } from '../src/statistics/seed/service.js';
 import { LARGE_DATA_SET_ID } from './datasets.js';
 
 /**

@@ -7,8 +7,8 @@ import autocannon from 'autocannon';
 import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
-import { loadQueryVersionMeta, type VersionMeta } from '../src/statistics/query/version-meta.js';
-import { findLatestLiveVersion } from '../src/statistics/versions.js';
+import { loadQueryVersionMeta, type VersionMeta } from '../src/statistics/query/engine/version-meta-cache.js';
+import { findLatestLiveVersion } from '../src/statistics/versions/access.js';
 import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID } from './datasets.js';
 
 /**

@@ -12,7 +12,7 @@ import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
 import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
 import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIXES, statisticsApi } from './statistics/index.js';
-import { RowIndexStore } from './statistics/query/row-index-store.js';
+import { RowIndexStore } from './statistics/query/engine/row-index-store.js';
 import { registerApi } from './register/index.js';
 import { explorerPlugin } from './explorer/plugin.js';
 

@@ -1,7 +1,7 @@
 import type { Config } from './config.js';
 import type { Runtime } from './runtime.js';
 import { registerDemoStartupTask } from './register/startup.js';
-import { seedCatalogueOnStart } from './statistics/seed.js';
+import { seedCatalogueOnStart } from './statistics/seed/service.js';
 
 export interface StartupContext {
   config: Config;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { createDatabase } from '../../src/db/database.js';
 import { migrateToLatestOrThrow } from '../../src/db/migrate.js';
-import { seedCatalogue } from '../../src/statistics/seed.js';
+import { seedCatalogue } from '../../src/statistics/seed/service.js';
 import { createReplica, ensureDatabase, initPrimary, pgUrl, postgresBinary, standbySettings, startServer, stopServer, waitForReplay, type PgServer } from './postgres.js';
 import { freePort, liveGroups, portOpen, reapRecordedGroups, recordGroups, startProcess, stopProcess, waitFor, type Managed } from './processes.js';
 import { haproxyEnv, TOPOLOGY } from './topology.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createDatabase } from '../../src/db/database.js';
 import { createToken } from '../../src/register/tokens.js';
-import { DEFAULT_SEED_DIR, readCatalogue, sourceFiles } from '../../src/statistics/seed.js';
+import { DEFAULT_SEED_DIR, readCatalogue, sourceFiles } from '../../src/statistics/seed/service.js';
 import { benchTrainee } from '../trainee-payload.js';
 import { startCluster, type Cluster } from './cluster.js';
 import { killAllSync, liveGroups, portOpen, waitFor } from './processes.js';

@@ -3,7 +3,7 @@ import { loadConfig } from '../config.js';
 import { ValidationError } from '../errors.js';
 import { openRuntime } from '../runtime.js';
 import { progressBar } from '../statistics/import/progress.js';
-import { seedCatalogue } from '../statistics/seed.js';
+import { seedCatalogue } from '../statistics/seed/service.js';
 import { runCli } from './run.js';
 
 /**

@@ -12,7 +12,7 @@ import {
   setDataSetStatus,
   setSupersedingDataSet,
   withdrawVersion,
-} from '../statistics/admin/lifecycle.js';
+} from '../statistics/lifecycle/service.js';
 import { parseArguments, requireOptions, runCli } from './run.js';
 
 const USAGE = `Usage: npm run stats-admin -- <command> [options]

@@ -10,7 +10,7 @@ import { problemType, type ErrorFormatter } from '../plugins/problem.js';
 
 export const VALIDATION_TITLE = 'One or more validation errors occurred.';
 
-/** Messages of the request-shape and built-in rule codes. */
+/** The statistics API's messages, one per error code (a function where the message names a limit). */
 export const ValidationMessages = {
   UnknownField: 'The field was not expected in the request and should be removed.',
   InvalidValue: 'Must be a valid value. Check that the type and format are correct.',
@@ -24,6 +24,37 @@ export const ValidationMessages = {
   inclusiveBetween: (from: number, to: number) => `Must be between ${from} and ${to} (inclusive).`,
   minimumLength: (minLength: number, totalLength: number) => `Must be at least ${minLength} characters (was ${totalLength}).`,
   maximumLength: (maxLength: number, totalLength: number) => `Must be ${maxLength} characters or fewer (was ${totalLength}).`,
+  // The query's rules.
+  LocationFormat: 'Must be a location in the correct format.',
+  LocationAllowedLevel: 'Must be a location with an allowed level.',
+  LocationAllowedProperty: 'Must be a location with an allowed identifying property.',
+  SortFormat: 'Must be a sort in the correct format.',
+  SortFieldNotEmpty: 'Must be a sort with a field that is not empty.',
+  SortDirection: 'Must be a sort in an allowed direction.',
+  IndicatorsNotFound: 'One or more indicators could not be found.',
+  SortFieldsNotFound: 'One or more sort fields could not be found.',
+  TimePeriodFormat: 'Must be a time period in the correct format.',
+  TimePeriodAllowedCode: 'Must be a time period with an allowed code.',
+  TimePeriodInvalidYear: 'Must be a time period for a valid year.',
+  TimePeriodInvalidYearRange: 'Must be a valid time period range where the start year is one year before the end year.',
+  criteriaMaxDepth: (maxDepth: number) => `Must not be nested more than ${maxDepth} levels deep.`,
+  criteriaMaxConditions: (maxConditions: number) => `Must not contain more than ${maxConditions} conditions.`,
+  bodyTooLarge: (maxBytes: number) => `The request body must not be larger than ${maxBytes} bytes.`,
+} as const;
+
+/** The codes whose message is fixed text. */
+export type FixedMessageCode = {
+  [K in keyof typeof ValidationMessages]: (typeof ValidationMessages)[K] extends string ? K : never;
+}[keyof typeof ValidationMessages];
+
+/** The messages of the query's warnings (200 responses that say what was ignored). */
+export const WarningMessages = {
+  FiltersNotFound: 'One or more filters could not be found.',
+  GeographicLevelsNotFound: 'One or more geographic levels could not be found.',
+  LocationsNotFound: 'One or more locations could not be found.',
+  TimePeriodsNotFound: 'One or more time periods could not be found.',
+  NoResults: 'The query did not match any results. You may need to refine your criteria.',
+  DebugEnabled: 'Debug mode is enabled. Do not enable debug mode in a production environment.',
 } as const;
 
 /** Codes that come from reading the request (binding), which the reference never mixes with rule errors. */

@@ -3,14 +3,18 @@ import type { Config } from '../config.js';
 import { installErrorHandling } from '../plugins/problem.js';
 import { jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { statisticsErrorFormatter } from './errors.js';
-import { catalogueRoutes } from './routes/catalogue.js';
-import type { RowIndexStore } from './query/row-index-store.js';
-import { ResolvedVersionCache, VersionMetaCache } from './query/version-meta.js';
-import type { DataSetVersionRow } from './versions.js';
+import { publicationRoutes } from './publications/routes.js';
+import { dataSetRoutes } from './data-sets/routes.js';
+import { versionRoutes } from './versions/routes.js';
+import { metaRoutes } from './meta/routes.js';
+import { dataFileRoutes } from './data-file/routes.js';
+import type { RowIndexStore } from './query/engine/row-index-store.js';
+import { ResolvedVersionCache, VersionMetaCache } from './query/engine/version-meta-cache.js';
+import type { DataSetVersionRow } from './versions/access.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
-import { queryRoutes } from './routes/query.js';
+import { queryRoutes } from './query/http/routes.js';
 import { registerStatisticsSchemas } from './schemas.js';
-import { registerQuerySchemas } from './query/contract.js';
+import { registerQuerySchemas } from './query/http/contract.js';
 
 /** What the API's mounts are given; the configuration and databases come from the instance (`app.config`, `app.readDb`). */
 export interface StatisticsApiOptions {
@@ -106,6 +110,9 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   registerQuerySchemas(app);
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
   const routeOptions: StatisticsApiOptions = { rowIndexes: options.rowIndexes, shared: options.shared };
-  await app.register(catalogueRoutes, routeOptions);
+  // In this order: the OpenAPI document lists paths in the order their routes are added.
+  for (const routes of [publicationRoutes, dataSetRoutes, versionRoutes, metaRoutes, dataFileRoutes]) {
+    await app.register(routes, routeOptions);
+  }
   await app.register(queryRoutes, routeOptions);
 };

@@ -9,7 +9,7 @@ import { createDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateToLatestOrThrow } from '../../src/db/migrate.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { importDataSetVersion } from '../../src/statistics/import/import.js';
-import { seedCatalogue } from '../../src/statistics/seed.js';
+import { seedCatalogue } from '../../src/statistics/seed/service.js';
 import {
   createReplica,
   ensureDatabase,

@@ -9,7 +9,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { seedCatalogue } from '../../src/statistics/seed.js';
+import { seedCatalogue } from '../../src/statistics/seed/service.js';
 import { formatValue } from '../../src/explorer/client/format.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { chromiumAvailable, launchChromium, MISSING_CHROMIUM_MESSAGE } from './browser.js';

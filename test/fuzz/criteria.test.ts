@@ -1,8 +1,8 @@
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RowIndexStore } from '../../src/statistics/query/row-index-store.js';
-import { loadQueryVersionMeta } from '../../src/statistics/query/version-meta.js';
+import { RowIndexStore } from '../../src/statistics/query/engine/row-index-store.js';
+import { loadQueryVersionMeta } from '../../src/statistics/query/engine/version-meta-cache.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 import {

@@ -1,5 +1,5 @@
 import type { DatabaseHandle } from '../../src/db/database.js';
-import { seedCatalogue } from '../../src/statistics/seed.js';
+import { seedCatalogue } from '../../src/statistics/seed/service.js';
 import { ABSENCE_SCHOOL } from './statistics.js';
 
 /**

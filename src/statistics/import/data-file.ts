@@ -10,8 +10,9 @@ import { CsvSyntaxError, openCsvText, readCsvBatches, type CsvBatch, type CsvTex
 import { ImportValidationError, ProblemCollector } from './errors.js';
 import { readMetaFile, type MetaFilter, type MetaIndicator } from './meta-file.js';
 import type { LocationLevelInput } from './stage-rows.js';
-import { compareOrdinal } from '../ordinal.js';
-import { GEOGRAPHIC_LEVELS, MANDATORY_DATA_COLUMNS } from './standard.js';
+import { compareOrdinal } from '../standard/ordinal.js';
+import { MANDATORY_DATA_COLUMNS } from '../standard/data-file-columns.js';
+import { GEOGRAPHIC_LEVELS } from '../standard/geographic-levels.js';
 
 /** The data file opened at its first row, and what its header and the meta file say the rows hold. */
 export interface DataFilePlan {

@@ -18,10 +18,20 @@ import type { VersionStatus } from '../tables.js';
 import { planDataFile } from './data-file.js';
 import { DataSetNotFoundError, DuplicateVersionError, ProblemCollector } from './errors.js';
 import { insertVersionMetadata, insertVersionRow } from './metadata.js';
-import { indexRowTable, writeRowTable } from './row-table.js';
+import {
+  beginImportTransaction,
+  commitImportTransaction,
+  findVersionNumbers,
+  indexRowTable,
+  insertVersionFile,
+  lockDataSet,
+  publishDataSet,
+  rollbackImportTransaction,
+  writeRowTable,
+} from './repository.js';
 import { stageRows } from './stage-rows.js';
-import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from './version-number.js';
-import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-meta.js';
+import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from '../standard/version-numbers.js';
+import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-snapshot.js';
 
 /**
  * How row ids (the final sort tie-breaker) are assigned: `file` numbers rows in file order; `reference-fixture`
@@ -93,29 +103,11 @@ async function gzipOf(dataPath: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** The import's session: one long transaction with room to sort, serialized with every other import. */
-async function beginImportTransaction(client: pg.PoolClient): Promise<void> {
-  await client.query('BEGIN');
-  // Large files take longer than the pool's statement timeout; the import is one long transaction by design.
-  await client.query('SET LOCAL statement_timeout = 0');
-  await client.query('SET LOCAL idle_in_transaction_session_timeout = 0');
-  // Index builds after the load sort whole columns: give them room to do it in memory.
-  await client.query(`SET LOCAL maintenance_work_mem = '128MB'`);
-  // The rewrite sorts all rows into the default order: in memory rather than in temporary files.
-  await client.query(`SET LOCAL work_mem = '64MB'`);
-  // Imports run one at a time: locations and public-id order are global.
-  await client.query(`SELECT pg_advisory_xact_lock(hashtext('statistics-import'))`);
-}
-
 /** The data set, locked; refuses an existing version number. Returns it and the latest live version below. */
 async function lockDataSetForVersion(db: Kysely<Database>, dataSetId: string, versionNumber: VersionNumber) {
-  const dataSet = await db.selectFrom('data_sets').select(['id', 'status']).where('id', '=', dataSetId).forUpdate().executeTakeFirst();
+  const dataSet = await lockDataSet(db, dataSetId);
   if (!dataSet) throw new DataSetNotFoundError(dataSetId);
-  const existing = await db
-    .selectFrom('data_set_versions')
-    .select(['id', 'major', 'minor', 'patch', 'status'])
-    .where('data_set_id', '=', dataSetId)
-    .execute();
+  const existing = await findVersionNumbers(db, dataSetId);
   if (existing.some((v) => compareVersionNumbers(v, versionNumber) === 0)) throw new DuplicateVersionError(dataSetId, formatVersionNumber(versionNumber));
   // Changes and carried-over ids are against the latest live (non-draft) version below this number.
   return { dataSet, previous: latestLiveVersionBelow(existing, versionNumber) };
@@ -170,21 +162,21 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
 
     // The original data file, gzip-compressed, for the CSV download.
     const gzip = await gzipOf(options.dataPath);
-    await db.insertInto('data_set_version_files').values({ version_id: versionId, content_gzip: gzip, size_bytes: gzip.length }).execute();
+    await insertVersionFile(db, versionId, gzip);
     lap('file');
 
     // A draft's changes are computed again when it is published (against the then latest live version).
     const { major: majorChanges, minor: minorChanges } = await recordVersionChanges(db, versionId, previousMeta);
     if (status === 'Published' && dataSet.status === 'Draft') {
-      await db.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', options.dataSetId).execute();
+      await publishDataSet(db, options.dataSetId);
     }
     lap('changes');
-    await client.query('COMMIT');
+    await commitImportTransaction(client);
     committed = true;
     lap('commit');
     return { versionId, dataSetId: options.dataSetId, version, status, rows: staged.rows, rowsTable, seconds: seconds(), majorChanges, minorChanges, timings };
   } finally {
-    if (!committed) await client.query('ROLLBACK').catch(() => {});
+    if (!committed) await rollbackImportTransaction(client).catch(() => {});
     await plan.batches.return(undefined).catch(() => {});
     client.release();
   }

@@ -1,6 +1,6 @@
 import { CsvSyntaxError, readCsvFile } from './csv-reader.js';
 import { ProblemCollector } from './errors.js';
-import { FIXED_COLUMNS, INDICATOR_UNITS } from './standard.js';
+import { FIXED_COLUMNS, INDICATOR_UNITS } from '../standard/data-file-columns.js';
 
 export interface MetaFilter {
   column: string;

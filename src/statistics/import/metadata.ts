@@ -4,16 +4,28 @@
  * live version by column name and option label), geographic levels and locations. Returns the maps from the
  * staged file-local ids to the final row ids, which phase 4 applies.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { VersionStatus } from '../tables.js';
 import type { MetaFilter, MetaIndicator } from './meta-file.js';
 import { allocatePublicIds } from './public-ids.js';
+import {
+  findLocations,
+  insertFilter,
+  insertFilterOptions,
+  insertGeographicLevels,
+  insertIndicators,
+  insertLocations,
+  insertTimePeriods,
+  insertVersion,
+  linkVersionLocations,
+} from './repository.js';
 import type { LocationLevelInput, StagedRows } from './stage-rows.js';
-import { compareOrdinal } from '../ordinal.js';
-import { compareTimePeriods, timePeriodLabel, type LocationCodeField } from './standard.js';
-import type { VersionNumber } from './version-number.js';
-import type { loadVersionMetaSnapshot } from './version-meta.js';
+import { compareOrdinal } from '../standard/ordinal.js';
+import type { LocationCodeField } from '../standard/geographic-levels.js';
+import { compareTimePeriods, timePeriodLabel } from '../standard/time-periods.js';
+import type { VersionNumber } from '../standard/version-numbers.js';
+import type { loadVersionMetaSnapshot } from './version-snapshot.js';
 
 export type Previous = Awaited<ReturnType<typeof loadVersionMetaSnapshot>> | undefined;
 
@@ -48,9 +60,7 @@ function defaultRelease(latest: { period: string; code: string }): { title: stri
 export async function insertVersionRow(db: Kysely<Database>, version: NewVersion, staged: StagedRows): Promise<number> {
   const chronological = [...staged.timePeriods].sort(compareTimePeriods);
   const release = defaultRelease(chronological[chronological.length - 1]!);
-  const inserted = await db
-    .insertInto('data_set_versions')
-    .values({
+  return insertVersion(db, {
       data_set_id: version.dataSetId,
       major: version.number.major,
       minor: version.number.minor,
@@ -63,10 +73,7 @@ export async function insertVersionRow(db: Kysely<Database>, version: NewVersion
       release_slug: version.releaseSlug ?? release.slug,
       total_results: staged.rows,
       rows_table: null,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return inserted.id;
+  });
 }
 
 /** Time periods, filters, indicators, levels and locations of the version; the id maps for the row table. */
@@ -80,21 +87,14 @@ export async function insertVersionMetadata(
   // Time periods: ids in chronological order.
   const chronological = staged.timePeriods.map((t, i) => ({ ...t, local: i + 1 })).sort(compareTimePeriods);
   const timePeriodMap = new Array<number>(staged.timePeriods.length);
-  const tpRows = await db
-    .insertInto('version_time_periods')
-    .values(chronological.map((t) => ({ version_id: versionId, period: t.period, code: t.code })))
-    .returning(['id', 'period', 'code'])
-    .execute();
+  const tpRows = await insertTimePeriods(db, versionId, chronological);
   const tpIdByKey = new Map(tpRows.map((t) => [`${t.period}|${t.code}`, t.id]));
   for (const t of chronological) timePeriodMap[t.local - 1] = tpIdByKey.get(`${t.period}|${t.code}`)!;
 
   // Filters and options: label order; public ids carried over by column name and option label.
   const filterMaps = await insertFilters(db, versionId, plan.filters, staged.filterOptionLabels, previous);
-  await insertIndicators(db, versionId, plan.indicators, previous);
-  await db
-    .insertInto('version_geographic_levels')
-    .values([...staged.levels].sort().map((code) => ({ version_id: versionId, code })))
-    .execute();
+  await insertIndicatorRows(db, versionId, plan.indicators, previous);
+  await insertGeographicLevels(db, versionId, [...staged.levels].sort());
   const locationMaps = await resolveLocations(db, versionId, plan.locationLevels);
   return { timePeriods: timePeriodMap, filterOptions: filterMaps, locations: locationMaps };
 }
@@ -120,49 +120,41 @@ async function insertFilters(
   for (let i = 0; i < filters.length; i++) {
     const filter = filters[i]!;
     const before = previousByColumn.get(filter.column);
-    const { id: filterRowId } = await db
-      .insertInto('version_filters')
-      .values({
+    const filterRowId = await insertFilter(db, {
         version_id: versionId,
         public_id: before?.id ?? freshFilterIds.shift()!,
         column_name: filter.column,
         label: filter.label,
         hint: filter.hint,
         ordinal: i + 1,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    });
     const carried = new Map(before?.options.map((o) => [o.label, o.id]) ?? []);
     const options = sortedOptions[i]!;
     const map = new Array<number>(options.length);
     maps.push(map);
     if (options.length === 0) continue;
     const defaultLabel = filter.defaultLabel && options.some((o) => o.label === filter.defaultLabel) ? filter.defaultLabel : 'Total';
-    const rows = await db
-      .insertInto('version_filter_options')
-      .values(
-        options.map((o) => ({
+    const rows = await insertFilterOptions(
+      db,
+      options.map((o) => ({
           filter_id: filterRowId,
           public_id: carried.get(o.label) ?? freshOptionIds.shift()!,
           label: o.label,
           is_default: o.label === defaultLabel,
-        })),
-      )
-      .returning(['id', 'label'])
-      .execute();
+      })),
+    );
     const idByLabel = new Map(rows.map((r) => [r.label, r.id]));
     for (const o of options) map[o.local - 1] = idByLabel.get(o.label)!;
   }
   return maps;
 }
 
-async function insertIndicators(db: Kysely<Database>, versionId: number, indicators: MetaIndicator[], previous: Previous): Promise<void> {
+async function insertIndicatorRows(db: Kysely<Database>, versionId: number, indicators: MetaIndicator[], previous: Previous): Promise<void> {
   const previousByColumn = new Map(previous?.indicators.map((i) => [i.column, i.id]) ?? []);
   const fresh = await allocatePublicIds(db, 'indicator', indicators.filter((i) => !previousByColumn.has(i.column)).length);
-  await db
-    .insertInto('version_indicators')
-    .values(
-      indicators.map((indicator, i) => ({
+  await insertIndicators(
+    db,
+    indicators.map((indicator, i) => ({
         version_id: versionId,
         public_id: previousByColumn.get(indicator.column) ?? fresh.shift()!,
         column_name: indicator.column,
@@ -170,9 +162,8 @@ async function insertIndicators(db: Kysely<Database>, versionId: number, indicat
         unit: indicator.unit,
         decimal_places: indicator.decimalPlaces,
         ordinal: i + 1,
-      })),
-    )
-    .execute();
+    })),
+  );
 }
 
 const CODE_FIELDS: LocationCodeField[] = ['code', 'old_code', 'urn', 'la_estab', 'ukprn'];
@@ -190,15 +181,7 @@ async function resolveLocations(db: Kysely<Database>, versionId: number, levels:
   const found = new Map<string, number>();
   for (let i = 0; i < wanted.length; i += 5000) {
     const chunk = wanted.slice(i, i + 5000);
-    const { rows } = await sql<{ id: number; level: string; label: string } & Record<LocationCodeField, string | null>>`
-      SELECT l.id, l.level, l.label, l.code, l.old_code, l.urn, l.la_estab, l.ukprn
-      FROM unnest(${chunk.map((w) => w.level)}::text[], ${chunk.map((w) => w.label)}::text[],
-                  ${chunk.map((w) => w.fields.code ?? '')}::text[], ${chunk.map((w) => w.fields.old_code ?? '')}::text[],
-                  ${chunk.map((w) => w.fields.urn ?? '')}::text[], ${chunk.map((w) => w.fields.la_estab ?? '')}::text[],
-                  ${chunk.map((w) => w.fields.ukprn ?? '')}::text[]) AS k(level, label, code, old_code, urn, la_estab, ukprn)
-      JOIN locations l ON l.level = k.level AND l.label = k.label AND coalesce(l.code, '') = k.code
-        AND coalesce(l.old_code, '') = k.old_code AND coalesce(l.urn, '') = k.urn
-        AND coalesce(l.la_estab, '') = k.la_estab AND coalesce(l.ukprn, '') = k.ukprn`.execute(db);
+    const rows = await findLocations(db, chunk);
     for (const row of rows) {
       const fields: Partial<Record<LocationCodeField, string>> = {};
       for (const f of CODE_FIELDS) if (row[f] !== null) fields[f] = row[f]!;
@@ -217,22 +200,10 @@ async function resolveLocations(db: Kysely<Database>, versionId: number, levels:
     const publicIdOf = new Map(byCodes.map((w, i) => [identity(w.level, w.label, w.fields), publicIds[i]!]));
     const byLabel = [...missing].sort((a, b) => compareOrdinal(a.level, b.level) || compareOrdinal(a.label, b.label));
     for (let i = 0; i < byLabel.length; i += 2000) {
-      const rows = await db
-        .insertInto('locations')
-        .values(
-          byLabel.slice(i, i + 2000).map((w) => ({
-            level: w.level,
-            label: w.label,
-            code: w.fields.code ?? null,
-            old_code: w.fields.old_code ?? null,
-            urn: w.fields.urn ?? null,
-            la_estab: w.fields.la_estab ?? null,
-            ukprn: w.fields.ukprn ?? null,
-            public_id: publicIdOf.get(identity(w.level, w.label, w.fields))!,
-          })),
-        )
-        .returning(['id', 'public_id'])
-        .execute();
+      const rows = await insertLocations(
+        db,
+        byLabel.slice(i, i + 2000).map((w) => ({ ...w, publicId: publicIdOf.get(identity(w.level, w.label, w.fields))! })),
+      );
       const idByPublic = new Map(rows.map((r) => [r.public_id, r.id]));
       for (const [key, publicId] of publicIdOf) if (idByPublic.has(publicId)) found.set(key, idByPublic.get(publicId)!);
     }
@@ -240,10 +211,7 @@ async function resolveLocations(db: Kysely<Database>, versionId: number, levels:
   const maps = levels.map((l) => l.options.map((o) => found.get(identity(l.info.code, o.label, o.fields))!));
   const allIds = [...new Set(maps.flat())];
   for (let i = 0; i < allIds.length; i += 5000) {
-    await db
-      .insertInto('version_locations')
-      .values(allIds.slice(i, i + 5000).map((id) => ({ version_id: versionId, location_id: id })))
-      .execute();
+    await linkVersionLocations(db, versionId, allIds.slice(i, i + 5000));
   }
   return maps;
 }

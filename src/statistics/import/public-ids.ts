@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import Sqids from 'sqids';
 import type { Executor } from '../../db/database.js';
+import { nextSequenceValues } from './repository.js';
 
 /** The reference's Sqids configuration. */
 const sqids = new Sqids({ alphabet: 'UjIo1rQXDHTmNsy6p4SlAtO0uqhfCiexFMVc5nG3v2Bbz8dKgWJRa79PZYwkEL', minLength: 5 });
@@ -21,7 +21,5 @@ const SEQUENCES: Record<PublicIdKind, string> = {
 /** `count` fresh public ids of one kind, in sequence order. */
 export async function allocatePublicIds(db: Executor, kind: PublicIdKind, count: number): Promise<string[]> {
   if (count === 0) return [];
-  const { rows } = await sql<{ n: number }>`
-    SELECT nextval(${SEQUENCES[kind]}::regclass) AS n FROM generate_series(1, ${count}::int) ORDER BY 1`.execute(db);
-  return rows.map((r) => encodePublicId(Number(r.n)));
+  return (await nextSequenceValues(db, SEQUENCES[kind], count)).map(encodePublicId);
 }

@@ -8,18 +8,13 @@
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import { CsvSyntaxError } from './csv-reader.js';
 import type { ProblemCollector } from './errors.js';
 import type { DataFilePlan } from './data-file.js';
 import { readProblem } from './data-file.js';
-import {
-  apiPeriodFromCsv,
-  geographicLevelByCsvLabel,
-  timeIdentifierByCsvLabel,
-  type GeographicLevelInfo,
-  type LocationCodeField,
-} from './standard.js';
+import { openStagingCopy } from './repository.js';
+import { geographicLevelByCsvLabel, type GeographicLevelInfo, type LocationCodeField } from '../standard/geographic-levels.js';
+import { apiPeriodFromCsv, timeIdentifierByCsvLabel } from '../standard/time-periods.js';
 
 /** One geographic level's columns in the file and the locations seen so far. */
 export interface LocationLevelInput {
@@ -262,8 +257,7 @@ export async function stageRows(
   problems: ProblemCollector,
   onProgress?: (progress: StageProgress) => void,
 ): Promise<StagedRows> {
-  await client.query(`CREATE TEMP TABLE import_rows (${stagingColumns(plan).join(', ')}) ON COMMIT DROP`);
-  const copy = client.query(copyFrom('COPY import_rows FROM STDIN'));
+  const copy = await openStagingCopy(client, stagingColumns(plan));
   let copyError: Error | undefined;
   copy.on('error', (error: Error) => {
     copyError = error;

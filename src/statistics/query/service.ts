@@ -6,13 +6,13 @@
 import type { FastifyReply } from 'fastify';
 import type { Db } from '../../db/database.js';
 import { NotFoundError } from '../../errors.js';
-import { resolveDataSetVersion, type DataSetVersionRow } from '../versions.js';
-import type { QueryRequest } from './criteria.js';
-import { streamQueryCsv } from './csv.js';
-import { runQuery, type QueryPage } from './execute.js';
-import { resolveQuery } from './resolve.js';
-import type { RowIndexStore } from './row-index-store.js';
-import type { ResolvedVersionCache, VersionMetaCache } from './version-meta.js';
+import { resolveDataSetVersion, type DataSetVersionRow } from '../versions/access.js';
+import type { QueryRequest } from './engine/criteria.js';
+import { streamQueryCsv } from './engine/csv-output.js';
+import { runQuery, type QueryPage } from './engine/execute.js';
+import { resolveQuery } from './engine/resolve.js';
+import type { RowIndexStore } from './engine/row-index-store.js';
+import type { ResolvedVersionCache, VersionMetaCache } from './engine/version-meta-cache.js';
 
 export interface QueryServiceOptions {
   db: Db;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
-import { publishVersion } from '../../../src/statistics/admin/lifecycle.js';
+import { publishVersion } from '../../../src/statistics/lifecycle/service.js';
 import { ABSENCE_SCHOOL, createDataSet, importFixtureVersion } from '../../helpers/statistics.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RowIndexStore } from '../../../src/statistics/query/row-index-store.js';
-import { loadQueryVersionMeta } from '../../../src/statistics/query/version-meta.js';
+import { RowIndexStore } from '../../../src/statistics/query/engine/row-index-store.js';
+import { loadQueryVersionMeta } from '../../../src/statistics/query/engine/version-meta-cache.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { buildApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';

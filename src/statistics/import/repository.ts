@@ -1,0 +1,263 @@
+/**
+ * All SQL of the importer: the import's session, the staging table, the version's catalogue and metadata rows,
+ * its row table `stats_data.v<id>` with the query engine's indexes, the stored file and the stored changes.
+ */
+import { sql, type Kysely, type Insertable } from 'kysely';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { Executor } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import type { LocationCodeField } from '../standard/geographic-levels.js';
+import type { DataFilePlan } from './data-file.js';
+import type { RowOrder } from './import.js';
+import type { IdMaps } from './metadata.js';
+
+/** The import's session: one long transaction with room to sort, serialized with every other import. */
+export async function beginImportTransaction(client: pg.PoolClient): Promise<void> {
+  await client.query('BEGIN');
+  // Large files take longer than the pool's statement timeout; the import is one long transaction by design.
+  await client.query('SET LOCAL statement_timeout = 0');
+  await client.query('SET LOCAL idle_in_transaction_session_timeout = 0');
+  // Index builds after the load sort whole columns: give them room to do it in memory.
+  await client.query(`SET LOCAL maintenance_work_mem = '128MB'`);
+  // The rewrite sorts all rows into the default order: in memory rather than in temporary files.
+  await client.query(`SET LOCAL work_mem = '64MB'`);
+  // Imports run one at a time: locations and public-id order are global.
+  await client.query(`SELECT pg_advisory_xact_lock(hashtext('statistics-import'))`);
+}
+
+export async function commitImportTransaction(client: pg.PoolClient): Promise<void> {
+  await client.query('COMMIT');
+}
+
+export async function rollbackImportTransaction(client: pg.PoolClient): Promise<void> {
+  await client.query('ROLLBACK');
+}
+
+/** The data set's id and status, locked for the rest of the transaction. */
+export async function lockDataSet(db: Executor, dataSetId: string) {
+  return db.selectFrom('data_sets').select(['id', 'status']).where('id', '=', dataSetId).forUpdate().executeTakeFirst();
+}
+
+/** The numbers and statuses of a data set's versions. */
+export async function findVersionNumbers(db: Executor, dataSetId: string) {
+  return db.selectFrom('data_set_versions').select(['id', 'major', 'minor', 'patch', 'status']).where('data_set_id', '=', dataSetId).execute();
+}
+
+export async function publishDataSet(db: Executor, dataSetId: string): Promise<void> {
+  await db.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).execute();
+}
+
+/** The temporary table `import_rows` (dropped at commit) and a COPY stream into it. */
+export async function openStagingCopy(client: pg.PoolClient, columns: readonly string[]) {
+  await client.query(`CREATE TEMP TABLE import_rows (${columns.join(', ')}) ON COMMIT DROP`);
+  return client.query(copyFrom('COPY import_rows FROM STDIN'));
+}
+
+/** `count` fresh values of a sequence, in order. */
+export async function nextSequenceValues(db: Executor, sequence: string, count: number): Promise<number[]> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT nextval(${sequence}::regclass) AS n FROM generate_series(1, ${count}::int) ORDER BY 1`.execute(db);
+  return rows.map((r) => Number(r.n));
+}
+
+export async function insertVersion(db: Executor, values: Insertable<Database['data_set_versions']>): Promise<number> {
+  const inserted = await db.insertInto('data_set_versions').values(values).returning('id').executeTakeFirstOrThrow();
+  return inserted.id;
+}
+
+export async function insertTimePeriods(db: Executor, versionId: number, periods: ReadonlyArray<{ period: string; code: string }>) {
+  return db
+    .insertInto('version_time_periods')
+    .values(periods.map((t) => ({ version_id: versionId, period: t.period, code: t.code })))
+    .returning(['id', 'period', 'code'])
+    .execute();
+}
+
+export async function insertGeographicLevels(db: Executor, versionId: number, codes: readonly string[]): Promise<void> {
+  await db.insertInto('version_geographic_levels').values(codes.map((code) => ({ version_id: versionId, code }))).execute();
+}
+
+export async function insertFilter(db: Executor, values: Insertable<Database['version_filters']>): Promise<number> {
+  const { id } = await db.insertInto('version_filters').values(values).returning('id').executeTakeFirstOrThrow();
+  return id;
+}
+
+export async function insertFilterOptions(db: Executor, values: Insertable<Database['version_filter_options']>[]) {
+  return db.insertInto('version_filter_options').values(values).returning(['id', 'label']).execute();
+}
+
+export async function insertIndicators(db: Executor, values: Insertable<Database['version_indicators']>[]): Promise<void> {
+  await db.insertInto('version_indicators').values(values).execute();
+}
+
+export interface LocationKey {
+  level: string;
+  label: string;
+  fields: Partial<Record<LocationCodeField, string>>;
+}
+
+/** The existing location rows with exactly these level, label and codes (a missing code matches only none). */
+export async function findLocations(db: Executor, keys: readonly LocationKey[]) {
+  const { rows } = await sql<{ id: number; level: string; label: string } & Record<LocationCodeField, string | null>>`
+      SELECT l.id, l.level, l.label, l.code, l.old_code, l.urn, l.la_estab, l.ukprn
+      FROM unnest(${keys.map((w) => w.level)}::text[], ${keys.map((w) => w.label)}::text[],
+                  ${keys.map((w) => w.fields.code ?? '')}::text[], ${keys.map((w) => w.fields.old_code ?? '')}::text[],
+                  ${keys.map((w) => w.fields.urn ?? '')}::text[], ${keys.map((w) => w.fields.la_estab ?? '')}::text[],
+                  ${keys.map((w) => w.fields.ukprn ?? '')}::text[]) AS k(level, label, code, old_code, urn, la_estab, ukprn)
+      JOIN locations l ON l.level = k.level AND l.label = k.label AND coalesce(l.code, '') = k.code
+        AND coalesce(l.old_code, '') = k.old_code AND coalesce(l.urn, '') = k.urn
+        AND coalesce(l.la_estab, '') = k.la_estab AND coalesce(l.ukprn, '') = k.ukprn`.execute(db);
+  return rows;
+}
+
+export async function insertLocations(db: Executor, keys: ReadonlyArray<LocationKey & { publicId: string }>) {
+  return db
+    .insertInto('locations')
+    .values(
+      keys.map((w) => ({
+        level: w.level,
+        label: w.label,
+        code: w.fields.code ?? null,
+        old_code: w.fields.old_code ?? null,
+        urn: w.fields.urn ?? null,
+        la_estab: w.fields.la_estab ?? null,
+        ukprn: w.fields.ukprn ?? null,
+        public_id: w.publicId,
+      })),
+    )
+    .returning(['id', 'public_id'])
+    .execute();
+}
+
+export async function linkVersionLocations(db: Executor, versionId: number, locationIds: readonly number[]): Promise<void> {
+  await db
+    .insertInto('version_locations')
+    .values(locationIds.map((id) => ({ version_id: versionId, location_id: id })))
+    .execute();
+}
+
+/** Creates and fills the row table; returns its name. Indexes come separately (`indexRowTable`). */
+export async function writeRowTable(
+  client: pg.PoolClient,
+  versionId: number,
+  plan: Pick<DataFilePlan, 'locationLevels' | 'filters' | 'indicators'>,
+  levels: string[],
+  maps: IdMaps,
+  rowOrder: RowOrder | undefined,
+): Promise<string> {
+  const rowsTable = `v${versionId}`;
+  const { locationLevels, filters, indicators } = plan;
+  const columns = [
+    'id integer NOT NULL',
+    'time_period_id integer NOT NULL',
+    'geographic_level text NOT NULL',
+    ...locationLevels.map((l) => `l_${l.info.code.toLowerCase()} integer NOT NULL`),
+    ...filters.map((_, i) => `f${i + 1} integer NOT NULL`),
+    ...indicators.map((_, i) => `i${i + 1} text NOT NULL`),
+  ];
+  await client.query(`CREATE TABLE stats_data.${rowsTable} (${columns.join(', ')})`);
+  const params: unknown[] = [maps.timePeriods, levels];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const select = [
+    rowOrder === 'reference-fixture'
+      ? `row_number() OVER (ORDER BY l_sch <> 0, CASE WHEN l_la <> 0 THEN 0 WHEN l_reg <> 0 THEN 1 ELSE 2 END, n)::integer`
+      : 'n',
+    '($1::integer[])[tp]',
+    '($2::text[])[lvl]',
+    ...locationLevels.map((l, i) => {
+      const c = `l_${l.info.code.toLowerCase()}`;
+      return `coalesce((${param(maps.locations[i])}::integer[])[${c}], 0)`;
+    }),
+    ...filters.map((_, i) => `coalesce((${param(maps.filterOptions[i])}::integer[])[f${i + 1}], 0)`),
+    ...indicators.map((_, i) => `i${i + 1}`),
+  ];
+  const targetColumns = columns.map((c) => c.split(' ')[0]);
+  // Written in the default result order (time period newest first, then row id): pages of the default query
+  // are then contiguous on disk.
+  await client.query(
+    `INSERT INTO stats_data.${rowsTable} (${targetColumns.join(', ')}) SELECT ${select.join(', ')} FROM import_rows ORDER BY 2 DESC, 1`,
+    params,
+  );
+  return rowsTable;
+}
+
+/** The query engine's indexes on the row table, then the version points at it. */
+export async function indexRowTable(db: Kysely<Database>, versionId: number, rowsTable: string): Promise<void> {
+  await prepareVersionRowsForQuery(db, rowsTable);
+  await db.updateTable('data_set_versions').set({ rows_table: rowsTable }).where('id', '=', versionId).execute();
+}
+
+/**
+ * Called by the importer right after a version's rows are bulk-loaded into `stats_data.<rowsTable>`:
+ * builds what the query engine relies on (after the load, which is much faster than indexing per row) and
+ * refreshes planner statistics.
+ *
+ * - a primary key on `id`: page rows are fetched by id (the deferred join, and the in-memory index's page ids);
+ * - an index on (time_period_id DESC, id), the default result order. The importer writes the rows in that order
+ *   into a new table, so they already lie clustered on it (a default-ordered page is a contiguous run of heap pages
+ *   and the in-memory index loads with a sequential read); no CLUSTER rewrite is needed;
+ * - one btree per facet column, for the SQL engine (used while a version's in-memory index is not built yet, for
+ *   indicator sorts, and for the CSV export).
+ */
+async function prepareVersionRowsForQuery(db: Executor, rowsTable: string): Promise<void> {
+  if (!/^[a-z0-9_]+$/.test(rowsTable)) throw new Error(`Invalid rows table name ${rowsTable}`);
+  const table = sql.table(`stats_data.${rowsTable}`);
+  const { rows } = await sql<{ column_name: string }>`
+    SELECT column_name FROM information_schema.columns
+    WHERE table_schema = 'stats_data' AND table_name = ${rowsTable}`.execute(db);
+  const columns = rows.map((r) => r.column_name);
+
+  await sql`ALTER TABLE ${table} ADD CONSTRAINT ${sql.id(`${rowsTable}_pkey`)} PRIMARY KEY (id)`.execute(db);
+  const defaultOrder = `${rowsTable}_default_order_idx`;
+  await sql`CREATE INDEX ${sql.id(defaultOrder)} ON ${table} (time_period_id DESC, id)`.execute(db);
+
+  const indexed = columns.filter((c) => c === 'geographic_level' || /^(f\d+|l_[a-z0-9_]+)$/.test(c));
+  for (const column of indexed) {
+    await sql`CREATE INDEX ${sql.id(`${rowsTable}_${column}_idx`)} ON ${table} (${sql.ref(column)})`.execute(db);
+  }
+  await sql`ANALYZE ${table}`.execute(db);
+}
+
+export async function insertVersionFile(db: Executor, versionId: number, gzip: Buffer): Promise<void> {
+  await db.insertInto('data_set_version_files').values({ version_id: versionId, content_gzip: gzip, size_bytes: gzip.length }).execute();
+}
+
+/** A version's filters with their options (one row per option, or one without), in ordinal then option id order. */
+export async function findFiltersWithOptions(db: Executor, versionId: number) {
+  return db
+    .selectFrom('version_filters as f')
+    .leftJoin('version_filter_options as o', 'o.filter_id', 'f.id')
+    .select(['f.id as filter_id', 'f.public_id', 'f.column_name', 'f.label', 'f.hint', 'f.ordinal', 'o.public_id as option_id', 'o.label as option_label', 'o.id as option_row'])
+    .where('f.version_id', '=', versionId)
+    .orderBy('f.ordinal')
+    .orderBy('o.id')
+    .execute();
+}
+
+export async function findIndicatorsInOrder(db: Executor, versionId: number) {
+  return db.selectFrom('version_indicators').selectAll().where('version_id', '=', versionId).orderBy('ordinal').execute();
+}
+
+export async function findGeographicLevelCodes(db: Executor, versionId: number): Promise<string[]> {
+  return (await db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute()).map((r) => r.code);
+}
+
+export async function findTimePeriodsInIdOrder(db: Executor, versionId: number) {
+  return db.selectFrom('version_time_periods').select(['period', 'code']).where('version_id', '=', versionId).orderBy('id').execute();
+}
+
+/** Replaces the stored changes of a version. */
+export async function replaceVersionChanges(
+  db: Executor,
+  versionId: number,
+  changes: ReadonlyArray<{ kind: 'major' | 'minor'; list: string; change: unknown }>,
+): Promise<void> {
+  await db.deleteFrom('version_changes').where('version_id', '=', versionId).execute();
+  for (let i = 0; i < changes.length; i += 1000) {
+    await db
+      .insertInto('version_changes')
+      .values(changes.slice(i, i + 1000).map((c) => ({ version_id: versionId, kind: c.kind, list: c.list, change: JSON.stringify(c.change) })))
+      .execute();
+  }
+}

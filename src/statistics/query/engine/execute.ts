@@ -1,0 +1,69 @@
+import type { Executor } from '../../../db/database.js';
+import type { ResolvedQuery } from './resolve.js';
+import { responseWarnings, resultColumns, toResultRow, totalPages, type QueryResponse } from './results.js';
+import { countMatchingRows, findPageRows, findRowsById } from './repository.js';
+import type { VersionMeta } from './version-meta-cache.js';
+import type { RowIndex } from './row-index.js';
+import type { RowIndexStore } from './row-index-store.js';
+import { writeIndexedResponse } from './json-output.js';
+
+export interface QueryEngineOptions {
+  /** The app's in-memory row indexes for count and page ids; without it every query runs on SQL. */
+  rowIndexes?: RowIndexStore;
+}
+
+/** A page of query results as the response's JSON text, and which engine chose its rows. */
+export interface QueryPage {
+  json: string;
+  /** The in-memory row index, or SQL alone. */
+  engine: 'index' | 'sql';
+}
+
+/**
+ * Runs a resolved query: the total and the page's row ids from the version's in-memory row index when it can
+ * answer the query (every criterion and sort except indicator sorts), else from SQL; then the page's columns
+ * from PostgreSQL by id. The row index writes the JSON itself when it holds the values (no objects in between).
+ */
+export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQuery, options: QueryEngineOptions = {}): Promise<QueryPage> {
+  const columns = resultColumns(meta, query);
+  const offset = (query.page - 1) * query.pageSize;
+  let total: number;
+  let rows: Record<string, unknown>[];
+
+  const index: RowIndex | undefined =
+    options.rowIndexes && query.sorts.every((s) => s.kind !== 'indicator') ? await options.rowIndexes.indexFor(db, meta) : undefined;
+  if (index) {
+    const selection = index.select(query.predicate, query.sorts, offset, query.pageSize);
+    total = selection.total;
+    if (index.hasIndicators(query.indicators.map((i) => i.column))) {
+      return { json: writeIndexedResponse(index, meta, query, selection.positions, total), engine: 'index' };
+    }
+    rows = [];
+    if (selection.ids.length > 0) {
+      // The index holds every facet column, and the indicator values unless it was built without them.
+      const indicatorColumns = query.indicators.map((i) => i.column);
+      const inMemory = index.hasIndicators(indicatorColumns);
+      const fetched =
+        indicatorColumns.length > 0 && !inMemory ? await findRowsById(db, meta.rowsTable, selection.ids, ['id', ...indicatorColumns]) : [];
+      const byId = new Map(fetched.map((r) => [Number(r.id), r]));
+      rows = selection.positions.map((position, i) => {
+        const row = index.facetRow(position);
+        const values = byId.get(selection.ids[i]!);
+        if (values) for (const column of indicatorColumns) row[column] = values[column];
+        return row;
+      });
+    }
+  } else {
+    [total, rows] = await Promise.all([
+      countMatchingRows(db, meta.rowsTable, query.predicate),
+      findPageRows(db, meta.rowsTable, query.predicate, query.sorts, columns, query.pageSize, offset),
+    ]);
+  }
+
+  const body: QueryResponse = {
+    paging: { page: query.page, pageSize: query.pageSize, totalResults: total, totalPages: totalPages(total, query.pageSize) },
+    results: rows.map((row) => toResultRow(meta, query, row)),
+    warnings: responseWarnings(query, total),
+  };
+  return { json: JSON.stringify(body), engine: index ? 'index' : 'sql' };
+}

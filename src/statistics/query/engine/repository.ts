@@ -1,0 +1,185 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Executor } from '../../../db/database.js';
+import type { Predicate, SortKey } from './resolve.js';
+
+/**
+ * All SQL of the query engine: the metadata of a version, and its row table `stats_data.<rowsTable>`.
+ *
+ * First the pure translation of a resolved criteria tree into SQL over a version's row table (alias `data`).
+ * Column names come from metadata and go through `sql.ref`; every value is a bound parameter.
+ */
+export function predicateSql(predicate: Predicate): RawBuilder<boolean> {
+  switch (predicate.kind) {
+    case 'const':
+      return predicate.value ? sql<boolean>`TRUE` : sql<boolean>`FALSE`;
+    case 'and':
+      return sql<boolean>`(${sql.join(predicate.items.map(predicateSql), sql` AND `)})`;
+    case 'or':
+      return sql<boolean>`(${sql.join(predicate.items.map(predicateSql), sql` OR `)})`;
+    case 'not':
+      return sql<boolean>`NOT ${predicateSql(predicate.item)}`;
+    case 'in': {
+      const column = sql.ref(`data.${predicate.column}`);
+      if (predicate.values.length === 1) {
+        return predicate.negated ? sql<boolean>`${column} <> ${predicate.values[0]}` : sql<boolean>`${column} = ${predicate.values[0]}`;
+      }
+      // One array parameter however long the list: `= ANY` / `<> ALL`.
+      const array = predicate.column === 'geographic_level' ? sql`${predicate.values}::text[]` : sql`${predicate.values}::integer[]`;
+      return predicate.negated ? sql<boolean>`${column} <> ALL(${array})` : sql<boolean>`${column} = ANY(${array})`;
+    }
+    case 'compare':
+      return sql<boolean>`${sql.ref(`data.${predicate.column}`)} ${sql.raw(predicate.op)} ${predicate.value}`;
+  }
+}
+
+const NUMERIC = '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$';
+
+/**
+ * ORDER BY of the sort keys plus the final tie-breaker `data.id`. Ranked columns order by the position of the
+ * value in a bound array of values in label order; indicators order numerically where the value is a number
+ * (numbers first), then as text.
+ */
+export function orderBySql(sorts: readonly SortKey[]): RawBuilder<unknown> {
+  const parts: RawBuilder<unknown>[] = [];
+  for (const sort of sorts) {
+    const direction = sql.raw(sort.direction === 'Asc' ? 'ASC' : 'DESC');
+    const column = sql.ref(`data.${sort.column}`);
+    if (sort.kind === 'rank') {
+      const array = sort.column === 'geographic_level' ? sql`${sort.ranks}::text[]` : sql`${sort.ranks}::integer[]`;
+      parts.push(sql`array_position(${array}, ${column}) ${direction}`);
+    } else if (sort.kind === 'indicator') {
+      parts.push(sql`(CASE WHEN ${column} ~ ${NUMERIC} THEN ${column}::numeric END) ${direction}`);
+      parts.push(sql`${column} COLLATE "C" ${direction}`);
+    } else {
+      parts.push(sql`${column} ${direction}`);
+    }
+  }
+  parts.push(sql`data.id ASC`);
+  return sql.join(parts, sql`, `);
+}
+
+export function rowsTableSql(rowsTable: string): RawBuilder<unknown> {
+  if (!/^[a-z0-9_]+$/.test(rowsTable)) throw new Error(`Invalid rows table name ${rowsTable}`);
+  return sql`${sql.table(`stats_data.${rowsTable}`)} AS data`;
+}
+
+/** `SELECT count(*) …` of the predicate. */
+export function countSql(rowsTable: string, predicate: Predicate): RawBuilder<{ total: number }> {
+  return sql<{ total: number }>`SELECT count(*)::integer AS total FROM ${rowsTableSql(rowsTable)} WHERE ${predicateSql(predicate)}`;
+}
+
+/**
+ * One page of rows: the matching ids of the page first (narrow, index-friendly), then only those rows' columns
+ * (the reference's "deferred join").
+ */
+export function pageSql(
+  rowsTable: string,
+  predicate: Predicate,
+  sorts: readonly SortKey[],
+  columns: readonly string[],
+  limit: number,
+  offset: number,
+): RawBuilder<Record<string, unknown>> {
+  const orderBy = orderBySql(sorts);
+  const selected = sql.join(columns.map((c) => sql.ref(`data.${c}`)));
+  return sql<Record<string, unknown>>`WITH page_ids AS (
+  SELECT data.id FROM ${rowsTableSql(rowsTable)} WHERE ${predicateSql(predicate)} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}
+)
+SELECT ${selected} FROM ${rowsTableSql(rowsTable)} JOIN page_ids ON page_ids.id = data.id ORDER BY ${orderBy}`;
+}
+
+/** Every matching row in order, for the CSV export (read through a cursor). */
+export function allRowsSql(rowsTable: string, predicate: Predicate, sorts: readonly SortKey[], columns: readonly string[]): RawBuilder<Record<string, unknown>> {
+  const selected = sql.join(columns.map((c) => sql.ref(`data.${c}`)));
+  return sql<Record<string, unknown>>`SELECT ${selected} FROM ${rowsTableSql(rowsTable)} WHERE ${predicateSql(predicate)} ORDER BY ${orderBySql(sorts)}`;
+}
+
+/** Rows by id (the in-memory engine picks the ids; this fetches their columns). */
+export function rowsByIdSql(rowsTable: string, ids: readonly number[], columns: readonly string[]): RawBuilder<Record<string, unknown>> {
+  const selected = sql.join(columns.map((c) => sql.ref(`data.${c}`)));
+  return sql<Record<string, unknown>>`SELECT ${selected} FROM ${rowsTableSql(rowsTable)} WHERE data.id = ANY(${ids}::integer[])`;
+}
+
+/** The total of the rows matching `predicate`. */
+export async function countMatchingRows(db: Executor, rowsTable: string, predicate: Predicate): Promise<number> {
+  const { rows } = await countSql(rowsTable, predicate).execute(db);
+  return rows[0]?.total ?? 0;
+}
+
+/** One page of matching rows (see pageSql). */
+export async function findPageRows(
+  db: Executor,
+  rowsTable: string,
+  predicate: Predicate,
+  sorts: readonly SortKey[],
+  columns: readonly string[],
+  limit: number,
+  offset: number,
+): Promise<Record<string, unknown>[]> {
+  return (await pageSql(rowsTable, predicate, sorts, columns, limit, offset).execute(db)).rows;
+}
+
+/** The given columns of rows by id, in no particular order. */
+export async function findRowsById(db: Executor, rowsTable: string, ids: readonly number[], columns: readonly string[]): Promise<Record<string, unknown>[]> {
+  return (await rowsByIdSql(rowsTable, ids, columns).execute(db)).rows;
+}
+
+/** Every matching row in result order, `chunkRows` at a time through a cursor (the caller's transaction). */
+export function streamMatchingRows(
+  trx: Executor,
+  rowsTable: string,
+  query: { predicate: Predicate; sorts: readonly SortKey[] },
+  columns: readonly string[],
+  chunkRows: number,
+): AsyncIterator<{ rows: Record<string, unknown>[] }> {
+  const compiled = allRowsSql(rowsTable, query.predicate, query.sorts, columns).compile(trx);
+  return trx.getExecutor().stream(compiled, chunkRows)[Symbol.asyncIterator]();
+}
+
+/** `statement_timeout` for the rest of the caller's transaction. */
+export async function setTransactionStatementTimeout(trx: Executor, timeoutMs: number): Promise<void> {
+  await sql`SELECT set_config('statement_timeout', ${String(timeoutMs)}, true)`.execute(trx);
+}
+
+/** The number of rows of a row table. */
+export async function countAllRows(db: Executor, rowsTable: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*)::integer AS n FROM ${rowsTableSql(rowsTable)}`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+/** The given columns of every row, in default result order (newest time period first, then id), through a cursor. */
+export function streamRowsInDefaultOrder(
+  db: Executor,
+  rowsTable: string,
+  columns: readonly string[],
+  chunkRows: number,
+): AsyncIterable<{ rows: Record<string, unknown>[] }> {
+  const selected = sql.join(columns.map((c) => sql.ref(`data.${c}`)));
+  const query = sql<Record<string, unknown>>`SELECT ${selected} FROM ${rowsTableSql(rowsTable)} ORDER BY data.time_period_id DESC, data.id ASC`.compile(db);
+  return db.getExecutor().stream(query, chunkRows);
+}
+
+/** The metadata rows the engine resolves a query against, and the row table's column names. */
+export async function findVersionMetaRows(db: Executor, versionId: number, rowsTable: string) {
+  const [filters, options, indicators, levels, locations, timePeriods, columns] = await Promise.all([
+    db.selectFrom('version_filters').select(['id', 'public_id', 'column_name', 'label', 'ordinal']).where('version_id', '=', versionId).execute(),
+    db
+      .selectFrom('version_filter_options as o')
+      .innerJoin('version_filters as f', 'f.id', 'o.filter_id')
+      .select(['o.id', 'o.public_id', 'o.label', 'o.filter_id'])
+      .where('f.version_id', '=', versionId)
+      .execute(),
+    db.selectFrom('version_indicators').select(['public_id', 'column_name', 'label', 'ordinal']).where('version_id', '=', versionId).execute(),
+    db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute(),
+    db
+      .selectFrom('version_locations as vl')
+      .innerJoin('locations as l', 'l.id', 'vl.location_id')
+      .select(['l.id', 'l.level', 'l.label', 'l.public_id', 'l.code', 'l.old_code', 'l.urn', 'l.la_estab', 'l.ukprn'])
+      .where('vl.version_id', '=', versionId)
+      .execute(),
+    db.selectFrom('version_time_periods').select(['id', 'period', 'code']).where('version_id', '=', versionId).orderBy('id').execute(),
+    sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns
+      WHERE table_schema = 'stats_data' AND table_name = ${rowsTable}`.execute(db),
+  ]);
+  return { filters, options, indicators, levels, locations, timePeriods, columns: columns.rows.map((r) => r.column_name) };
+}

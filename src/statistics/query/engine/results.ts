@@ -1,0 +1,119 @@
+import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../../standard/geographic-levels.js';
+import { WarningMessages } from '../../errors.js';
+import type { ResolvedQuery, Warning } from './resolve.js';
+import { timeIdentifier, timePeriodLabel } from '../../standard/time-periods.js';
+import type { LocationMeta, VersionMeta } from './version-meta-cache.js';
+
+/** Result rows and the response body of a query. */
+export interface QueryResultRow {
+  timePeriod: { code: string; period: string };
+  geographicLevel: string;
+  locations: Record<string, string>;
+  filters: Record<string, string>;
+  values: Record<string, string>;
+}
+
+export interface QueryResponse {
+  paging: { page: number; pageSize: number; totalResults: number; totalPages: number };
+  results: QueryResultRow[];
+  warnings: Warning[];
+}
+
+/** The row-table columns a result row needs. */
+export function resultColumns(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>): string[] {
+  return [
+    'id',
+    'time_period_id',
+    'geographic_level',
+    ...meta.locationLevels.map(locationColumn),
+    ...meta.filters.map((f) => f.column),
+    ...query.indicators.map((i) => i.column),
+  ];
+}
+
+export function debugLocation(location: LocationMeta): string {
+  const base = `${location.publicId} :: ${location.label}`;
+  switch (location.level) {
+    case 'LA':
+      return `${base} (code = ${location.code ?? ''}, oldCode = ${location.oldCode ?? ''})`;
+    case 'SCH':
+      return `${base} (urn = ${location.urn ?? ''}, laEstab = ${location.laEstab ?? ''})`;
+    case 'PROV':
+      return `${base} (ukprn = ${location.ukprn ?? ''})`;
+    case 'RSC':
+      return base;
+    default:
+      return `${base} (code = ${location.code ?? ''})`;
+  }
+}
+
+/** Maps one database row to the API's result row, with debug labels when asked. */
+export function toResultRow(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators' | 'debug'>, row: Record<string, unknown>): QueryResultRow {
+  const timePeriod = meta.timePeriodsById.get(Number(row.time_period_id));
+  const locations: Record<string, string> = {};
+  for (const level of meta.locationLevels) {
+    const id = Number(row[locationColumn(level)]);
+    if (!id) continue;
+    const location = meta.locationsById.get(id);
+    if (location) locations[level] = query.debug ? debugLocation(location) : location.publicId;
+  }
+  const filters: Record<string, string> = {};
+  for (const filter of meta.filters) {
+    const id = Number(row[filter.column]);
+    if (!id) continue;
+    const option = meta.optionsById.get(id);
+    if (!option) continue;
+    if (query.debug) filters[`${filter.publicId} :: ${filter.columnName}`] = `${option.publicId} :: ${option.label}`;
+    else filters[filter.publicId] = option.publicId;
+  }
+  const values: Record<string, string> = {};
+  for (const indicator of query.indicators) {
+    const value = row[indicator.column];
+    values[query.debug ? `${indicator.publicId} :: ${indicator.columnName}` : indicator.publicId] = value === null || value === undefined ? '' : String(value);
+  }
+  return {
+    timePeriod: { code: timePeriod?.code ?? '', period: timePeriod?.period ?? '' },
+    geographicLevel: String(row.geographic_level),
+    locations,
+    filters,
+    values,
+  };
+}
+
+/** Facet warnings, then DebugEnabled, then NoResults (the seed names the last one `NoResults`). */
+export function responseWarnings(query: ResolvedQuery, total: number): Warning[] {
+  const warnings = [...query.warnings];
+  if (query.debug) warnings.push({ code: 'DebugEnabled', message: WarningMessages.DebugEnabled });
+  if (total === 0) warnings.push({ code: 'NoResults', message: WarningMessages.NoResults, path: 'results', detail: { total: 0 } });
+  return warnings;
+}
+
+/** `totalPages = trunc((total - 1) / pageSize) + 1`, so 1 when there are no results. */
+export function totalPages(total: number, pageSize: number): number {
+  return Math.trunc((total - 1) / pageSize) + 1;
+}
+
+/** CSV header and row of a result, with labels instead of ids. */
+export function csvHeader(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>): string[] {
+  return [
+    'time_period',
+    'time_identifier',
+    'geographic_level',
+    ...meta.locationLevels.map((level) => GEOGRAPHIC_LEVEL_LABELS[level] ?? level),
+    ...meta.filters.map((f) => f.label),
+    ...query.indicators.map((i) => i.label),
+  ];
+}
+
+export function csvRow(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>, row: Record<string, unknown>): string[] {
+  const timePeriod = meta.timePeriodsById.get(Number(row.time_period_id));
+  const level = String(row.geographic_level);
+  return [
+    timePeriod ? timePeriodLabel(timePeriod.period, timePeriod.code) : '',
+    timePeriod ? (timeIdentifier(timePeriod.code)?.label ?? timePeriod.code) : '',
+    GEOGRAPHIC_LEVEL_LABELS[level] ?? level,
+    ...meta.locationLevels.map((l) => meta.locationsById.get(Number(row[locationColumn(l)]))?.label ?? ''),
+    ...meta.filters.map((f) => meta.optionsById.get(Number(row[f.column]))?.label ?? ''),
+    ...query.indicators.map((i) => (row[i.column] === null || row[i.column] === undefined ? '' : String(row[i.column]))),
+  ];
+}
