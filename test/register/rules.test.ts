@@ -1,12 +1,12 @@
 /** The pure rules behind the action endpoints, at their edges (the request tests cover the common paths). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkDegree, findDuplicateDegrees, graduationYearErrors, parseGraduationYear } from '../../../src/register/degrees/validate.js';
-import type { DegreeRow, PlacementRow } from '../../../src/register/trainees/nested.js';
-import { placementAddress } from '../../../src/register/trainees/nested.js';
-import { checkPlacement } from '../../../src/register/placements/validate.js';
-import { checkDefer, checkWithdraw, minimumPlacements, UNDERGRADUATE_ROUTES } from '../../../src/register/transitions/validate.js';
-import { isoDate } from '../../../src/register/values.js';
+import { checkDegree, findDuplicateDegrees, graduationYearErrors, parseGraduationYear } from '../../src/register/degrees/validate.js';
+import type { DegreeRow, PlacementRow } from '../../src/register/trainees/nested.js';
+import { placementAddress } from '../../src/register/trainees/nested.js';
+import { checkPlacement } from '../../src/register/placements/validate.js';
+import { checkDefer, checkWithdraw, minimumPlacements, UNDERGRADUATE_ROUTES } from '../../src/register/transitions/validate.js';
+import { isoDate } from '../../src/register/values.js';
 
 const now = new Date('2026-11-23T12:00:00Z');
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerFixture, SCHOOL, snapshot, type RegisterFixture } from './helpers.js';
+import { registerFixture, SCHOOL, snapshot, type RegisterFixture } from '../helpers.js';
 
 let f: RegisterFixture;
 beforeAll(async () => {
