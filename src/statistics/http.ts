@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest, preValidationHookHandler } from 'fas
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import type { FieldError } from '../errors.js';
 import { NotFoundError } from '../errors.js';
+import { ifNoneMatchMatches } from '../http/conditional.js';
 import { fieldErrors, statisticsValidationError } from './errors.js';
 
 /**
@@ -270,14 +271,8 @@ export function addVary(reply: FastifyReply, ...names: string[]): void {
   reply.header('vary', current.join(', '));
 }
 
-/** Whether `If-None-Match` names `etag` (weak comparison, RFC 9110 §13.1.2). */
-export function ifNoneMatchMatches(request: FastifyRequest, etag: string): boolean {
-  const header = request.headers['if-none-match'];
-  if (!header) return false;
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  const wanted = opaque(etag);
-  return header.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === wanted);
-}
+// One conditional-request helper for both APIs.
+export { ifNoneMatchMatches };
 
 /**
  * Sends a JSON body with `ETag` and `Cache-Control`, or `304 Not Modified` when the client already has it.
