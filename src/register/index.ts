@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import { methodNotAllowed, toAppError, sendError } from '../plugins/problem.js';
+import { installErrorHandler, methodNotAllowed, sendError } from '../plugins/problem.js';
 import { jsonBodyPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import type { RegisterContext, RegisterRouteOptions } from './context.js';
@@ -135,13 +135,7 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
       request.registerProviderId === null ? `register:ip:${request.ip}` : `register:provider:${request.registerProviderId}`,
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ err: { message: (error as Error).message, status: appError.status } }, 'request rejected');
-    if (reply.sent || reply.raw.headersSent) return;
-    return sendError(reply, registerErrorFormatter(appError, request));
-  });
+  installErrorHandler(app, registerErrorFormatter);
 
   // The real catch-all under a well-formed version runs authentication first: 401 without a valid token, else
   // 404 "Not found" (unknown version or path), or 405 with `Allow` for a known path with another method. Paths whose version segment is malformed: "Resource not found".
