@@ -4,13 +4,21 @@
  * the register's routes validate and serialize by hand to keep the real service's exact error bodies.
  * The placement, degree and transition endpoints are described by `actionPaths`.
  */
+import type { OpenApiDocument } from '../../plugins/openapi.js';
 import { MAX_DEGREES_PER_TRAINEE } from '../degrees/validate.js';
 import { MAX_PLACEMENTS_PER_TRAINEE } from '../placements/validate.js';
 import { REFERENCE_DATA_KEYS } from '../reference-data.js';
-import { adapterFor, externalName, type RegisterVersion } from '../versions/index.js';
+import { adapterFor, externalName, REGISTER_VERSIONS, type RegisterVersion } from '../versions/index.js';
 import { actionPaths } from './action-paths.js';
 
 type Json = Record<string, unknown>;
+
+/** The register's documents, one per version, as the service lists them in /docs (and `npm run openapi` writes them). */
+export const REGISTER_OPENAPI_DOCUMENTS: OpenApiDocument[] = REGISTER_VERSIONS.map((version) => ({
+  file: `register-${version}.json`,
+  url: `/api/${version}/openapi.json`,
+  name: `Register API ${version}`,
+}));
 
 const nullableString = { type: ['string', 'null'] };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
