@@ -14,6 +14,7 @@ import { createProvider, createTrainingPartner, discardProvider, listProviders, 
 import { createToken, listTokens, revokeToken, tokenSecret } from '../register/tokens.js';
 import { openRuntime } from '../runtime.js';
 import { traineeCommands } from './register-trainee.js';
+import { isUkprn, isUrn } from '../validators.js';
 import { runCli } from './run.js';
 
 export type RegisterCommand = (args: string[], db: Db, config: Config) => Promise<void>;
@@ -37,15 +38,12 @@ function required(value: string | boolean | undefined, flag: string): string {
   return value.trim();
 }
 
-const UKPRN = /^\d{8}$/;
-const URN = /^\d{6}$/;
-
 export const coreCommands: Record<string, RegisterCommand> = {
   async 'provider:create'(args, db) {
     const { values } = options(args, { ukprn: { type: 'string' }, name: { type: 'string' }, unaccredited: { type: 'boolean' } });
     const ukprn = required(values.ukprn, '--ukprn');
     const name = required(values.name, '--name');
-    if (!UKPRN.test(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
+    if (!isUkprn(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
     const row = await createProvider(db, { ukprn, name, accredited: !values.unaccredited });
     console.log(`Created provider ${row.id}: ${row.name} (UKPRN ${row.ukprn})`);
   },
@@ -100,7 +98,7 @@ export const coreCommands: Record<string, RegisterCommand> = {
   async 'school:create'(args, db) {
     const { values } = options(args, { urn: { type: 'string' }, name: { type: 'string' }, postcode: { type: 'string' }, town: { type: 'string' } });
     const urn = required(values.urn, '--urn');
-    if (!URN.test(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
+    if (!isUrn(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
     const optional = (value: string | boolean | undefined) => (typeof value === 'string' ? value : null);
     await saveSchool(db, { urn, name: required(values.name, '--name'), postcode: optional(values.postcode), town: optional(values.town) });
     console.log(`School ${urn} saved.`);
@@ -111,8 +109,8 @@ export const coreCommands: Record<string, RegisterCommand> = {
     const urn = typeof values.urn === 'string' ? values.urn : null;
     const ukprn = typeof values.ukprn === 'string' ? values.ukprn : null;
     if (!urn && !ukprn) throw new UsageError('--urn or --ukprn is required');
-    if (urn && !URN.test(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
-    if (ukprn && !UKPRN.test(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
+    if (urn && !isUrn(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
+    if (ukprn && !isUkprn(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
     const row = await createTrainingPartner(db, { urn, ukprn, name: required(values.name, '--name') });
     console.log(`Created training partner ${row.id}.`);
   },

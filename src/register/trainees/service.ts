@@ -7,6 +7,7 @@
 import type { Db, Executor, Tx } from '../../db/database.js';
 import { UnprocessableError } from '../../errors.js';
 import { assertIfMatch } from '../../http/conditional.js';
+import { isUrn } from '../../validators.js';
 import type { RegisterContext, TraineeTarget, TraineeWrite, WriteRequest } from '../context.js';
 import { duplicateTrainee, noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
 import { newSlug } from '../ids.js';
@@ -214,7 +215,7 @@ export async function createTrainee(db: Db, context: RegisterContext, request: W
   const placementsInput = Array.isArray(input.placements_attributes) ? input.placements_attributes : [];
   const urns = placementsInput
     .map((p) => (p && typeof p === 'object' ? codeOrNull((p as Record<string, unknown>).urn) : null))
-    .filter((u): u is string => u !== null && /^\d{6}$/.test(u) && !isSpecialUrn(u));
+    .filter((u): u is string => u !== null && isUrn(u) && !isSpecialUrn(u));
   const schoolsByUrn = new Map((await findSchoolsByUrn(db, urns)).map((s) => [s.urn, s]));
 
   const attrs: Attributes = { ...input };

@@ -23,13 +23,22 @@ export interface DeferInput {
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
+/** The free-text reasons of a deferral or withdrawal (`defer_reason`, `another_reason`, `safeguarding_concern_reasons`). */
+export const REASON_MAX_LENGTH = 500;
+
+/** `message` when `value` is longer than REASON_MAX_LENGTH. */
+function reasonTooLong(field: string, value: string | null): string | undefined {
+  return value !== null && value.length > REASON_MAX_LENGTH ? `${field} is too long (maximum is ${REASON_MAX_LENGTH} characters)` : undefined;
+}
+
 export function checkDefer(data: Body, state: TraineeState): Checked<DeferInput> {
   const errors: string[] = [];
   let deferDate: string | undefined;
   if (isBlankOrEmptyList(data.defer_date)) errors.push("defer_date can't be blank");
   else if (!(deferDate = isoDate(data.defer_date))) errors.push('defer_date is invalid');
   const reason = scalarText(data.defer_reason);
-  if (reason !== null && reason.length > 500) errors.push('defer_reason is too long (maximum is 500 characters)');
+  const tooLong = reasonTooLong('defer_reason', reason);
+  if (tooLong) errors.push(tooLong);
   if (errors.length > 0) return { ok: false, errors };
   // The state is only checked once the body is valid, as the real service does.
   const stateError = deferStateError(state);
@@ -89,8 +98,9 @@ export function checkWithdraw(data: Body, trainee: { itt_start_date: string | nu
     errors.push('safeguarding_concern_reasons Enter the concerns');
   }
   // Free text: capped like defer_reason (the real service sets no limit).
-  if (anotherReason !== null && anotherReason.length > 500) errors.push('another_reason is too long (maximum is 500 characters)');
-  if (safeguarding !== null && safeguarding.length > 500) errors.push('safeguarding_concern_reasons is too long (maximum is 500 characters)');
+  for (const message of [reasonTooLong('another_reason', anotherReason), reasonTooLong('safeguarding_concern_reasons', safeguarding)]) {
+    if (message) errors.push(message);
+  }
   if (errors.length > 0) return { ok: false, errors };
   return {
     ok: true,

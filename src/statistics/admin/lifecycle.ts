@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { formatVersionNumber, parseVersionNumber } from '../import/version-number.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from '../import/version-meta.js';
 import type { DataSetStatus, VersionStatus } from '../tables.js';
+import { isUuid } from '../../validators.js';
 
 /**
  * The publisher's lifecycle operations: publish a draft, withdraw or deprecate a version,
@@ -12,7 +13,7 @@ import type { DataSetStatus, VersionStatus } from '../tables.js';
  */
 
 async function findDataSet(db: Executor, dataSetId: string) {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(dataSetId)) {
+  if (!isUuid(dataSetId)) {
     throw new ValidationError([{ path: 'data-set', message: `"${dataSetId}" is not a data set id (a UUID).` }]);
   }
   const dataSet = await db.selectFrom('data_sets').selectAll().where('id', '=', dataSetId).forUpdate().executeTakeFirst();
