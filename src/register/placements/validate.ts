@@ -5,7 +5,7 @@
 import type { SchoolsTable } from '../tables.js';
 import type { PlacementRow } from '../trainees/nested.js';
 import { isUkPostcode, isUrn } from '../../validators.js';
-import { scalarText } from '../values.js';
+import { scalarText, type Checked } from '../values.js';
 
 type Body = Record<string, unknown>;
 
@@ -44,7 +44,7 @@ export function checkPlacement(
   data: Body,
   school: School | undefined,
   existing?: PlacementRow,
-): { values: PlacementValues; errors: string[] } {
+): Checked<PlacementValues> {
   const relinking = existing?.school_linked && 'urn' in data;
   const base = existing && !relinking
     ? { urn: existing.urn, name: existing.name, postcode: existing.postcode }

@@ -34,11 +34,11 @@ async function changeState(trx: Tx, trainee: TraineeRow, context: RegisterContex
 export async function deferTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
   return withLockedTrainee(db, context, write, async (trx, trainee) => {
     const checked = checkDefer(write.data(), trainee.state as TraineeState);
-    if (!checked.ok) throw unprocessableEntries(checked.errors);
+    if (checked.errors.length > 0) throw unprocessableEntries(checked.errors);
     return changeState(trx, trainee, context, 'defer', {
       state: 'deferred',
-      defer_date: checked.value.defer_date,
-      defer_reason: checked.value.defer_reason,
+      defer_date: checked.values.defer_date,
+      defer_reason: checked.values.defer_reason,
     });
   });
 }
@@ -47,8 +47,8 @@ export async function withdrawTrainee(db: Db, context: RegisterContext, write: T
   return withLockedTrainee(db, context, write, async (trx, trainee) => {
     assertWithdrawable(trainee, todayUtc());
     const checked = checkWithdraw(write.data(), trainee, context.version);
-    if (!checked.ok) throw unprocessableEntries(checked.errors);
-    const w = checked.value;
+    if (checked.errors.length > 0) throw unprocessableEntries(checked.errors);
+    const w = checked.values;
     return changeState(trx, trainee, context, 'withdraw', {
       state: 'withdrawn',
       withdrawal_date: w.date,
@@ -77,10 +77,10 @@ export async function recommendForAward(db: Db, context: RegisterContext, write:
       },
       todayUtc(),
     );
-    if (!checked.ok) throw unprocessableEntries(checked.errors);
+    if (checked.errors.length > 0) throw unprocessableEntries(checked.errors);
     return changeState(trx, trainee, context, 'recommend_for_award', {
       state: 'recommended_for_award',
-      outcome_date: checked.value.qts_standards_met_date,
+      outcome_date: checked.values.qts_standards_met_date,
       recommended_for_award_at: new Date(),
     });
   });
