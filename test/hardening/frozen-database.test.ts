@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { childrenOf } from '../helpers/processes.js';
 import { createProviderWithToken, validTrainee, type TestProvider } from '../register/helpers.js';
 
 /**
@@ -51,19 +51,9 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** The postmaster and its children (backends, background workers), from /proc. */
+/** The postmaster and its children (backends, background workers). */
 function clusterProcesses(postmaster: number): number[] {
-  const pids = [postmaster];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
+  return [postmaster, ...childrenOf(postmaster)];
 }
 
 function signalAll(pids: number[], signal: NodeJS.Signals): void {

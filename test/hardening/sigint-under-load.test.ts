@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processStats } from '../helpers/processes.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 /**
@@ -31,27 +32,12 @@ afterAll(async () => {
 
 /** Whether a process is alive (and not a zombie). */
 function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
+  return processStats().some((p) => p.pid === pid && p.state !== 'Z');
 }
 
-/** The processes of a process group, from /proc. */
+/** The live processes of a process group. */
 function groupMembers(pgid: number): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid && alive(Number(entry))) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
+  return processStats().filter((p) => p.pgid === pgid && p.state !== 'Z').map((p) => p.pid);
 }
 
 describe('SIGINT to the process group of the built server under load', () => {
