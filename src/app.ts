@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { ReadRouter } from './db/read-routing.js';
-import { openApiPlugin } from './plugins/openapi.js';
+import { openApiPlugin, SERVICE_OPENAPI_DOCUMENT, type OpenApiDocument } from './plugins/openapi.js';
 import { hardeningPlugin } from './plugins/hardening.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { streamingPlugin } from './plugins/streaming.js';
@@ -14,6 +14,7 @@ import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError
 import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIXES, statisticsApi } from './statistics/index.js';
 import { RowIndexStore } from './statistics/query/engine/row-index-store.js';
 import { registerApi } from './register/index.js';
+import { REGISTER_OPENAPI_DOCUMENTS } from './register/openapi/index.js';
 import { explorerPlugin } from './explorer/plugin.js';
 
 declare module 'fastify' {
@@ -43,6 +44,9 @@ export interface AppDeps {
   /** The statistics query engine's row indexes; by default a store under QUERY_INDEX_MEMORY_MB. */
   rowIndexes?: RowIndexStore;
 }
+
+/** Every OpenAPI document the service serves; committed copies under openapi/ are kept in sync by a test. */
+export const OPENAPI_DOCUMENTS: OpenApiDocument[] = [SERVICE_OPENAPI_DOCUMENT, ...REGISTER_OPENAPI_DOCUMENTS];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -118,7 +122,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
-  await app.register(openApiPlugin);
+  await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS });
   await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting });
   const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
   const shared = createStatisticsSharedState(config);

@@ -23,6 +23,9 @@ export const ConfigSchema = Type.Object({
   DATABASE_STATISTICS_POOL_MAX: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
   // Client-side deadline of each database call; default DATABASE_STATEMENT_TIMEOUT_MS + 5000.
   DATABASE_QUERY_TIMEOUT_MS: Type.Optional(Type.Integer({ minimum: 1 })),
+  // Client-side deadline of the register's calls (token lookups, trainee reads and writes: short statements), so a
+  // frozen database answers them 503 within seconds; the smaller of this and DATABASE_QUERY_TIMEOUT_MS applies.
+  DATABASE_SHORT_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 3000 }),
   DATABASE_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
   DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),

@@ -35,12 +35,6 @@ export class ValidationError extends AppError {
   }
 }
 
-export class UnauthorizedError extends AppError {
-  constructor(detail = 'A valid token is required.') {
-    super(401, 'Unauthorized', detail);
-  }
-}
-
 export class ForbiddenError extends AppError {
   constructor(detail?: string) {
     super(403, 'Forbidden', detail);

@@ -1,9 +1,8 @@
 import { writeFile, mkdir } from 'node:fs/promises';
-import { buildApp } from '../app.js';
+import { buildApp, OPENAPI_DOCUMENTS } from '../app.js';
 import { loadConfig } from '../config.js';
 import { createDatabase } from '../db/database.js';
 import { runCli } from './run.js';
-import { OPENAPI_DOCUMENTS } from '../plugins/openapi.js';
 
 /** `npm run openapi`: writes the OpenAPI documents the app serves to openapi/ (a test keeps them in sync). */
 await runCli(async () => {
@@ -12,7 +11,7 @@ await runCli(async () => {
   const app = await buildApp(loadConfig({}), { db: handle.db, logger: false });
   try {
     await mkdir('openapi', { recursive: true });
-    for (const [file, url] of OPENAPI_DOCUMENTS) {
+    for (const { file, url } of OPENAPI_DOCUMENTS) {
       const response = await app.inject({ method: 'GET', url });
       await writeFile(`openapi/${file}`, `${JSON.stringify(response.json(), null, 2)}\n`);
       console.log(`wrote openapi/${file}`);

@@ -5,68 +5,17 @@
  *   trainee:award <trainee id> <YYYY-MM-DD>  QTS/EYTS awarded on that date
  *
  * In the real system both come from the TRS integration; here the operator records them, so that every trainee
- * state is reachable. Both go through the state machine, run in one transaction and are audited (token: none).
+ * state is reachable. Both are the transitions service's (src/register/transitions/service.ts): the state machine,
+ * one transaction, audited without a token.
  */
 import type { Config } from '../config.js';
-import type { Db, Executor } from '../db/database.js';
-import { AppError } from '../errors.js';
-import { isoDate, todayUtc } from '../register/values.js';
-import { isTraineeState, nextState, stateAfterTrnReceived, TRANSITIONS } from '../register/state-machine.js';
-import { recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from '../register/trainees/repository.js';
-
-export class TraineeCommandError extends AppError {
-  constructor(message: string) {
-    super(422, 'Unprocessable Entity', message);
-  }
-}
-
-async function lockTrainee(trx: Executor, traineeId: string): Promise<TraineeRow> {
-  const row = await trx.selectFrom('trainees').selectAll().where('id', '=', traineeId).forUpdate().executeTakeFirst();
-  if (!row) throw new TraineeCommandError(`No trainee with id "${traineeId}"`);
-  return row;
-}
-
-async function apply(trx: Executor, trainee: TraineeRow, action: string, patch: TraineePatch): Promise<TraineeRow> {
-  const updated = await updateTraineeRow(trx, trainee.id, patch);
-  const before = Object.fromEntries(Object.keys(patch).map((k) => [k, trainee[k as keyof TraineeRow] ?? null]));
-  await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: null, action, before, after: patch });
-  return updated;
-}
-
-/** Records the trainee's TRN: `submitted_for_trn` → `trn_received`; deferred and withdrawn trainees keep their state. */
-export async function receiveTrn(db: Db, traineeId: string, trn: string): Promise<TraineeRow> {
-  if (!/^\d{7}$/.test(trn)) throw new TraineeCommandError(`The TRN must be 7 digits (got "${trn}")`);
-  return db.transaction().execute(async (trx) => {
-    const trainee = await lockTrainee(trx, traineeId);
-    const state = isTraineeState(trainee.state) ? stateAfterTrnReceived(trainee.state) : undefined;
-    if (!state) {
-      throw new TraineeCommandError(
-        `Trainee ${traineeId} is ${trainee.state}: a TRN can only be received in ${[...TRANSITIONS.receive_trn.from, 'withdrawn'].join(', ')}`,
-      );
-    }
-    return apply(trx, trainee, 'receive_trn', { trn, state });
-  });
-}
-
-/** Awards QTS/EYTS: `recommended_for_award` → `awarded`, on a date that is not in the future nor before the outcome date. */
-export async function awardTrainee(db: Db, traineeId: string, date: string, today = todayUtc()): Promise<TraineeRow> {
-  const awardDate = isoDate(date);
-  if (!awardDate || awardDate !== date) throw new TraineeCommandError(`The award date must be a date YYYY-MM-DD (got "${date}")`);
-  if (awardDate > today) throw new TraineeCommandError(`The award date must not be in the future (today is ${today})`);
-  return db.transaction().execute(async (trx) => {
-    const trainee = await lockTrainee(trx, traineeId);
-    const state = isTraineeState(trainee.state) ? nextState(trainee.state, 'award') : undefined;
-    if (!state) throw new TraineeCommandError(`Trainee ${traineeId} is ${trainee.state}: only a trainee recommended_for_award can be awarded`);
-    if (trainee.outcome_date && awardDate < trainee.outcome_date) {
-      throw new TraineeCommandError(`The award date must not be before the date the standards were met (${trainee.outcome_date})`);
-    }
-    return apply(trx, trainee, 'award', { state, awarded_at: new Date(`${awardDate}T00:00:00Z`) });
-  });
-}
+import type { Db } from '../db/database.js';
+import { UnprocessableError } from '../errors.js';
+import { awardTrainee, receiveTrn } from '../register/transitions/service.js';
 
 function positionals(args: string[], names: string[], usage: string): string[] {
   const values = args.filter((a) => !a.startsWith('--'));
-  if (values.length !== names.length || args.length !== names.length) throw new TraineeCommandError(`Usage: ${usage}`);
+  if (values.length !== names.length || args.length !== names.length) throw new UnprocessableError(`Usage: ${usage}`);
   return values;
 }
 

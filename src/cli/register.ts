@@ -1,6 +1,7 @@
 /**
  * `npm run register -- <command> [options]`: the register operator's commands (providers, tokens, schools,
- * training partners). Honours DATABASE_URL / DATA_DIR like the server and works while the server runs.
+ * training partners). Argument parsing only: the rules and SQL are the register's services (organisations, tokens,
+ * transitions). Honours DATABASE_URL / DATA_DIR like the server and works while the server runs.
  * A created token is printed once, alone on the last line of the output, so scripts can take `tail -n 1`.
  */
 import path from 'node:path';
@@ -9,10 +10,11 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { createToken, tokenSecret } from '../register/tokens.js';
-import { todayUtc } from '../register/values.js';
+import { createProvider, createTrainingPartner, discardProvider, listProviders, saveSchool } from '../register/organisations/service.js';
+import { createToken, listTokens, revokeToken, tokenSecret } from '../register/tokens.js';
 import { openRuntime } from '../runtime.js';
 import { traineeCommands } from './register-trainee.js';
+import { isUkprn, isUrn } from '../validators.js';
 import { runCli } from './run.js';
 
 export type RegisterCommand = (args: string[], db: Db, config: Config) => Promise<void>;
@@ -36,27 +38,18 @@ function required(value: string | boolean | undefined, flag: string): string {
   return value.trim();
 }
 
-const UKPRN = /^\d{8}$/;
-const URN = /^\d{6}$/;
-
 export const coreCommands: Record<string, RegisterCommand> = {
   async 'provider:create'(args, db) {
     const { values } = options(args, { ukprn: { type: 'string' }, name: { type: 'string' }, unaccredited: { type: 'boolean' } });
     const ukprn = required(values.ukprn, '--ukprn');
     const name = required(values.name, '--name');
-    if (!UKPRN.test(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
-    const existing = await db.selectFrom('providers').select('id').where('ukprn', '=', ukprn).executeTakeFirst();
-    if (existing) throw new UsageError(`A provider with UKPRN ${ukprn} already exists`);
-    const row = await db
-      .insertInto('providers')
-      .values({ ukprn, name, accredited: !values.unaccredited })
-      .returning(['id', 'ukprn', 'name'])
-      .executeTakeFirstOrThrow();
+    if (!isUkprn(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
+    const row = await createProvider(db, { ukprn, name, accredited: !values.unaccredited });
     console.log(`Created provider ${row.id}: ${row.name} (UKPRN ${row.ukprn})`);
   },
 
   async 'provider:list'(_args, db) {
-    const rows = await db.selectFrom('providers').selectAll().orderBy('id').execute();
+    const rows = await listProviders(db);
     if (rows.length === 0) console.log('No providers.');
     for (const p of rows) console.log(`${p.id}\t${p.ukprn}\t${p.name}${p.discarded_at ? '\t(discarded)' : ''}`);
   },
@@ -64,8 +57,7 @@ export const coreCommands: Record<string, RegisterCommand> = {
   async 'provider:discard'(args, db) {
     const { values } = options(args, { ukprn: { type: 'string' } });
     const ukprn = required(values.ukprn, '--ukprn');
-    const result = await db.updateTable('providers').set({ discarded_at: new Date(), updated_at: new Date() }).where('ukprn', '=', ukprn).where('discarded_at', 'is', null).executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) throw new UsageError(`No active provider with UKPRN ${ukprn}`);
+    await discardProvider(db, ukprn);
     console.log(`Discarded provider ${ukprn}: its tokens no longer authenticate.`);
   },
 
@@ -90,42 +82,25 @@ export const coreCommands: Record<string, RegisterCommand> = {
     const { values, positionals } = options(args, { id: { type: 'string' } });
     const id = Number(values.id ?? positionals[0]);
     if (!Number.isInteger(id) || id <= 0) throw new UsageError('token:revoke needs a token id (see token:list): token:revoke <id>');
-    const result = await db
-      .updateTable('authentication_tokens')
-      .set({ status: 'revoked', revoked_at: new Date(), updated_at: new Date() })
-      .where('id', '=', id)
-      .where('status', '=', 'active')
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) throw new UsageError(`No active token with id ${id}`);
+    await revokeToken(db, id);
     console.log(`Revoked token ${id}.`);
   },
 
   async 'token:list'(args, db) {
     const { values } = options(args, { provider: { type: 'string' } });
-    let query = db
-      .selectFrom('authentication_tokens as t')
-      .innerJoin('providers as p', 'p.id', 't.provider_id')
-      .select(['t.id', 't.name', 't.environment', 't.status', 't.expires_at', 't.last_used_at', 'p.ukprn'])
-      .orderBy('t.id');
-    if (typeof values.provider === 'string') query = query.where('p.ukprn', '=', values.provider);
-    const rows = await query.execute();
-    if (rows.length === 0) console.log('No tokens.');
-    const today = todayUtc();
-    for (const t of rows) {
-      const status = t.status === 'active' && t.expires_at <= today ? 'expired' : t.status;
-      console.log([t.id, t.ukprn, t.environment, status, `expires ${t.expires_at}`, `last used ${t.last_used_at ? t.last_used_at.toISOString() : 'never'}`, t.name].join('\t'));
+    const tokens = await listTokens(db, typeof values.provider === 'string' ? values.provider : undefined);
+    if (tokens.length === 0) console.log('No tokens.');
+    for (const t of tokens) {
+      console.log([t.id, t.ukprn, t.environment, t.status, `expires ${t.expiresAt}`, `last used ${t.lastUsedAt ? t.lastUsedAt.toISOString() : 'never'}`, t.name].join('\t'));
     }
   },
 
   async 'school:create'(args, db) {
     const { values } = options(args, { urn: { type: 'string' }, name: { type: 'string' }, postcode: { type: 'string' }, town: { type: 'string' } });
     const urn = required(values.urn, '--urn');
-    if (!URN.test(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
-    await db
-      .insertInto('schools')
-      .values({ urn, name: required(values.name, '--name'), postcode: typeof values.postcode === 'string' ? values.postcode : null, town: typeof values.town === 'string' ? values.town : null })
-      .onConflict((oc) => oc.column('urn').doUpdateSet((eb) => ({ name: eb.ref('excluded.name'), postcode: eb.ref('excluded.postcode'), town: eb.ref('excluded.town') })))
-      .execute();
+    if (!isUrn(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
+    const optional = (value: string | boolean | undefined) => (typeof value === 'string' ? value : null);
+    await saveSchool(db, { urn, name: required(values.name, '--name'), postcode: optional(values.postcode), town: optional(values.town) });
     console.log(`School ${urn} saved.`);
   },
 
@@ -134,9 +109,9 @@ export const coreCommands: Record<string, RegisterCommand> = {
     const urn = typeof values.urn === 'string' ? values.urn : null;
     const ukprn = typeof values.ukprn === 'string' ? values.ukprn : null;
     if (!urn && !ukprn) throw new UsageError('--urn or --ukprn is required');
-    if (urn && !URN.test(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
-    if (ukprn && !UKPRN.test(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
-    const row = await db.insertInto('training_partners').values({ urn, ukprn, name: required(values.name, '--name') }).returning('id').executeTakeFirstOrThrow();
+    if (urn && !isUrn(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
+    if (ukprn && !isUkprn(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
+    const row = await createTrainingPartner(db, { urn, ukprn, name: required(values.name, '--name') });
     console.log(`Created training partner ${row.id}.`);
   },
 };

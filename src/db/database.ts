@@ -57,6 +57,25 @@ function connectionGone(connection: WithStream | undefined): boolean {
   return !connection?.stream || connection.stream.destroyed === true;
 }
 
+/**
+ * A shorter deadline for the calls made inside `withCallDeadline` (a register request: short statements), so that a
+ * frozen database answers them within seconds instead of after the session's deadline, which long statistics
+ * statements need.
+ */
+const callDeadline = new AsyncLocalStorage<number>();
+
+/** Runs `fn` with at most `deadlineMs` for each database call it makes (the session's deadline when that is shorter). */
+export function withCallDeadline<T>(deadlineMs: number, fn: () => T): T {
+  return callDeadline.run(deadlineMs, fn);
+}
+
+/** The deadline of one call: the session's (0: none), or the caller's shorter one. */
+function effectiveDeadline(sessionDeadline: number): number {
+  const short = callDeadline.getStore();
+  if (short === undefined || sessionDeadline <= 0) return sessionDeadline;
+  return Math.min(short, sessionDeadline);
+}
+
 const SET_STATEMENT_TIMEOUT = /^\s*SET\s+(LOCAL\s+|SESSION\s+)?statement_timeout\s*(?:=|TO)\s*'?(\d+)(ms)?'?\s*;?\s*$/i;
 const TRANSACTION_END = /^\s*(COMMIT|ROLLBACK|END|ABORT)\b/i;
 
@@ -76,7 +95,7 @@ function guardQueries(client: pg.PoolClient, deadlineMs: number): void {
     const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
     if (submittable || args.some((arg) => typeof arg === 'function')) return query(...args);
     const text = typeof config === 'string' ? config : typeof (config as { text?: unknown })?.text === 'string' ? (config as { text: string }).text : '';
-    const deadline = localDeadline ?? sessionDeadline;
+    const deadline = effectiveDeadline(localDeadline ?? sessionDeadline);
     const setting = SET_STATEMENT_TIMEOUT.exec(text);
     if (setting) {
       const timeout = Number(setting[2]);

@@ -3,6 +3,7 @@ import { readFile, readdir, mkdir, writeFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib';
 import { build } from 'esbuild';
+import { projectPath } from '../paths.js';
 
 /** One file the explorer serves, with its precompressed forms (compressible types only). */
 export interface ExplorerAsset {
@@ -24,8 +25,9 @@ export interface ExplorerAssets {
   stylesheet: string;
 }
 
-const CLIENT_DIR = path.resolve(import.meta.dirname, 'client');
-const GOVUK_DIR = path.resolve(import.meta.dirname, '../../node_modules/govuk-frontend/dist/govuk');
+// From the project root, not this file: the compiled server (dist/) builds the same TypeScript sources.
+const CLIENT_DIR = projectPath('src', 'explorer', 'client');
+const GOVUK_DIR = projectPath('node_modules', 'govuk-frontend', 'dist', 'govuk');
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

@@ -2,27 +2,28 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { REGISTER_VERSIONS } from '../register/versions/index.js';
 
-/** Every OpenAPI document the service serves, as [file under openapi/, URL]; committed copies are kept in sync by a test. */
-export const OPENAPI_DOCUMENTS: Array<[string, string]> = [
-  ['openapi.json', '/openapi.json'],
-  // The register API: one document per version (src/register/openapi).
-  ...REGISTER_VERSIONS.map((version): [string, string] => [`register-${version}.json`, `/api/${version}/openapi.json`]),
-];
+/** One OpenAPI document the service serves: its committed copy under openapi/, its URL, its name in /docs. */
+export interface OpenApiDocument {
+  file: string;
+  url: string;
+  name: string;
+}
 
-/** The documents /docs offers in its selector (swagger-ui `urls`), the service-wide one first. */
-const DOCS_URLS = OPENAPI_DOCUMENTS.map(([file, url]) => ({
-  url,
-  name: file === 'openapi.json' ? 'Service (statistics /v1)' : `Register API ${file.replace(/^register-|\.json$/g, '')}`,
-}));
+/** The service-wide document, generated from the route schemas by this plugin. */
+export const SERVICE_OPENAPI_DOCUMENT: OpenApiDocument = { file: 'openapi.json', url: '/openapi.json', name: 'Service (statistics /v1)' };
+
+export interface OpenApiPluginOptions {
+  /** The documents the APIs serve themselves (the register's per version), offered in /docs after the service's. */
+  documents: OpenApiDocument[];
+}
 
 /**
  * OpenAPI 3.1 generated from the routes' TypeBox schemas (components named by `$id`), served at `/openapi.json`,
  * with swagger-ui at `/docs`. swagger-ui's assets come from node_modules, so the page works offline.
  */
 export const openApiPlugin = fp(
-  async (app: FastifyInstance) => {
+  async (app: FastifyInstance, { documents }: OpenApiPluginOptions) => {
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
@@ -53,7 +54,7 @@ export const openApiPlugin = fp(
     });
     await app.register(swaggerUi, {
       routePrefix: '/docs',
-      uiConfig: { validatorUrl: null, docExpansion: 'list', deepLinking: true, urls: DOCS_URLS } as Record<string, unknown>,
+      uiConfig: { validatorUrl: null, docExpansion: 'list', deepLinking: true, urls: [SERVICE_OPENAPI_DOCUMENT, ...documents].map(({ url, name }) => ({ url, name })) } as Record<string, unknown>,
       staticCSP: true,
     });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

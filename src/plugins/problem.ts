@@ -121,10 +121,12 @@ export function sendError(reply: FastifyReply, formatted: FormattedError) {
 }
 
 /**
- * Installs the error and not-found handlers of one scope (the root, or an API prefix), so each API answers
- * in its own error shape. 5xx details never leave the process: they are logged with the request id instead.
+ * The error handler of one scope (the root, or an API prefix), in that scope's error shape: every thrown thing
+ * becomes an AppError (toAppError), 5xx are logged with their internals and the request id (which never leave the
+ * process), refusals are logged in one line. The one error handler of the service: each API installs it with its
+ * formatter.
  */
-export function installErrorHandling(app: FastifyInstance, formatter: ErrorFormatter = defaultProblemFormatter) {
+export function installErrorHandler(app: FastifyInstance, formatter: ErrorFormatter): void {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
     if (appError.status >= 500) {
@@ -133,10 +135,14 @@ export function installErrorHandling(app: FastifyInstance, formatter: ErrorForma
       request.log.info({ err: { message: (error as Error).message, status: appError.status } }, 'request rejected');
     }
     if (reply.sent || reply.raw.headersSent) return;
-    const formatted = formatter(appError, request);
     // Keep headers that hooks set for this status (e.g. Retry-After on 429).
-    return sendError(reply, formatted);
+    return sendError(reply, formatter(appError, request));
   });
+}
+
+/** The error handler and a not-found handler (405 with `Allow` for a path with other methods, else 404) of one scope. */
+export function installErrorHandling(app: FastifyInstance, formatter: ErrorFormatter = defaultProblemFormatter) {
+  installErrorHandler(app, formatter);
   app.setNotFoundHandler((request, reply) => {
     const error = methodNotAllowed(app, request, reply) ?? new NotFoundError(`No resource at ${request.method} ${request.url.split('?')[0]}`);
     return sendError(reply, formatter(error, request));

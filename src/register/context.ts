@@ -21,9 +21,21 @@ export interface RegisterRouteOptions {
   bodyCache: TraineeBodyCache;
 }
 
-/** A write on a trainee (a state change, a placement or degree): whose, the request's `If-Match`, and its `data` (read when needed). */
-export interface TraineeWrite {
+/**
+ * A write as the routes read it: its `data` (read only when the service asks, so that a missing trainee, a stale
+ * `If-Match` or a locked trainee is refused before the body is looked at) and whether validation messages are keyed
+ * by attribute (`Enhanced-Errors: true`).
+ */
+export interface WriteRequest {
+  data: () => Record<string, unknown>;
+  enhancedErrors: boolean;
+}
+
+/** Which trainee a write locks, and the `If-Match` it must satisfy (none for the operator's commands). */
+export interface TraineeTarget {
   traineeId: string;
   ifMatch: string | undefined;
-  data: () => Record<string, unknown>;
 }
+
+/** Every write on an existing trainee: its update, a state change, a placement or degree. */
+export interface TraineeWrite extends WriteRequest, TraineeTarget {}

@@ -4,7 +4,7 @@
  * a new academic cycle is a new entry under `cycles:` in `funding-rules.yml`, no code change.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../paths.js';
 import { parse } from 'yaml';
 import { nameOrCode } from './reference-data.js';
 
@@ -41,7 +41,7 @@ export interface FundingTables {
   methods: ReadonlyMap<number, ReadonlySet<string>>;
 }
 
-const fundingDir = fileURLToPath(new URL('../../seed/register/funding/', import.meta.url));
+const fundingDir = `${projectPath('seed', 'register', 'funding')}/`;
 
 export function loadFundingTables(dir = fundingDir): FundingTables {
   const rules = parse(readFileSync(`${dir}funding-rules.yml`, 'utf8')) as FundingRulesFile;

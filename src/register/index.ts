@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
-import { methodNotAllowed, toAppError, sendError } from '../plugins/problem.js';
+import { withCallDeadline, type Db } from '../db/database.js';
+import { installErrorHandler, methodNotAllowed, sendError } from '../plugins/problem.js';
 import { jsonBodyPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import type { RegisterContext, RegisterRouteOptions } from './context.js';
@@ -32,13 +32,15 @@ declare module 'fastify' {
 
 export { tokenSecret };
 
-/** The provider behind the request's token (and its use recorded), or undefined. */
+/** The provider behind the request's token (and its use recorded), or undefined. Short statements: a short deadline. */
 async function authenticate(request: FastifyRequest, db: Db, config: Config) {
   const token = tokenFromHeader(request.headers.authorization);
   if (!token) return undefined;
-  const found = await authenticateToken(db, token, config.REGISTER_ENVIRONMENT, tokenSecret(config));
-  if (found) await touchToken(db, found);
-  return found;
+  return withCallDeadline(config.DATABASE_SHORT_QUERY_TIMEOUT_MS, async () => {
+    const found = await authenticateToken(db, token, config.REGISTER_ENVIRONMENT, tokenSecret(config));
+    if (found) await touchToken(db, found);
+    return found;
+  });
 }
 
 /** The path (`data.first_names`, `data.reasons[0]`) of the first string or key holding U+0000, or undefined. */
@@ -79,6 +81,10 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
       environment: config.REGISTER_ENVIRONMENT,
     };
   });
+
+  // Every register call is a short statement: its handler's database calls get the short deadline (a frozen
+  // database answers 503 within seconds). Callback style, so the handler runs inside the deadline's context.
+  app.addHook('preHandler', (_request, _reply, done) => withCallDeadline(config.DATABASE_SHORT_QUERY_TIMEOUT_MS, done));
 
   // PostgreSQL text cannot hold U+0000, so such input would fail in the database (a 500): refuse it here instead.
   // No id contains it (404); a body field that does is named in a 400.
@@ -135,13 +141,7 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
       request.registerProviderId === null ? `register:ip:${request.ip}` : `register:provider:${request.registerProviderId}`,
   });
 
-  app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ err: { message: (error as Error).message, status: appError.status } }, 'request rejected');
-    if (reply.sent || reply.raw.headersSent) return;
-    return sendError(reply, registerErrorFormatter(appError, request));
-  });
+  installErrorHandler(app, registerErrorFormatter);
 
   // The real catch-all under a well-formed version runs authentication first: 401 without a valid token, else
   // 404 "Not found" (unknown version or path), or 405 with `Allow` for a known path with another method. Paths whose version segment is malformed: "Resource not found".

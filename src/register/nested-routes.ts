@@ -7,7 +7,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
-import type { RegisterContext, TraineeWrite } from './context.js';
+import type { RegisterContext, TraineeTarget, TraineeWrite } from './context.js';
 import { traineeWriteOf } from './http.js';
 import { TraineeParams, TraineeSchema } from './schemas.js';
 import type { TraineeResult } from './trainees/service.js';
@@ -18,7 +18,7 @@ export interface NestedRecordService<T> {
   get(db: Db, context: RegisterContext, traineeId: string, id: string): Promise<T>;
   create(db: Db, context: RegisterContext, write: TraineeWrite): Promise<T>;
   change(db: Db, context: RegisterContext, id: string, write: TraineeWrite): Promise<T>;
-  remove(db: Db, context: RegisterContext, id: string, write: TraineeWrite): Promise<TraineeResult>;
+  remove(db: Db, context: RegisterContext, id: string, target: TraineeTarget): Promise<TraineeResult>;
 }
 
 export interface NestedRecordRoutes<T> {

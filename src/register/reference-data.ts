@@ -4,7 +4,7 @@
  * (`entryName`, `ageRange`) and the `GET /reference-data` payloads all come from here.
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../paths.js';
 import { parse } from 'yaml';
 
 export const REFERENCE_DATA_FIELDS = [
@@ -56,7 +56,7 @@ export interface LoadedField {
   sortedCodes: string[];
 }
 
-const referenceDir = fileURLToPath(new URL('../../seed/register/reference-data/', import.meta.url));
+const referenceDir = `${projectPath('seed', 'register', 'reference-data')}/`;
 
 function loadOverrides(): Record<string, Record<string, string>> {
   const result: Record<string, Record<string, string>> = {};

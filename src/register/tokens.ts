@@ -5,7 +5,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
-import { AppError } from '../errors.js';
+import { AppError, NotFoundError } from '../errors.js';
 import { todayUtc } from './values.js';
 
 export type RegisterEnvironment = 'production' | 'sandbox';
@@ -199,4 +199,46 @@ export async function createToken(db: Executor, input: CreateTokenInput): Promis
       .executeTakeFirst();
     if (inserted) return { id: inserted.id, token, name, expiresAt, provider };
   }
+}
+
+/** Revokes an active token (it stops authenticating at once). */
+export async function revokeToken(db: Executor, id: number): Promise<void> {
+  const result = await db
+    .updateTable('authentication_tokens')
+    .set({ status: 'revoked', revoked_at: new Date(), updated_at: new Date() })
+    .where('id', '=', id)
+    .where('status', '=', 'active')
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) throw new NotFoundError(`No active token with id ${id}`);
+}
+
+export interface TokenSummary {
+  id: number;
+  ukprn: string;
+  name: string;
+  environment: string;
+  /** `expired` for an active token on or past its expiry date. */
+  status: string;
+  expiresAt: string;
+  lastUsedAt: Date | null;
+}
+
+/** Every token (or one provider's), oldest first; never the secret, which is stored only as a hash. */
+export async function listTokens(db: Executor, providerUkprn?: string, today = todayUtc()): Promise<TokenSummary[]> {
+  const rows = await db
+    .selectFrom('authentication_tokens as t')
+    .innerJoin('providers as p', 'p.id', 't.provider_id')
+    .select(['t.id', 't.name', 't.environment', 't.status', 't.expires_at', 't.last_used_at', 'p.ukprn'])
+    .$if(providerUkprn !== undefined, (qb) => qb.where('p.ukprn', '=', providerUkprn!))
+    .orderBy('t.id')
+    .execute();
+  return rows.map((t) => ({
+    id: t.id,
+    ukprn: t.ukprn,
+    name: t.name,
+    environment: t.environment,
+    status: t.status === 'active' && t.expires_at <= today ? 'expired' : t.status,
+    expiresAt: t.expires_at,
+    lastUsedAt: t.last_used_at,
+  }));
 }

@@ -53,3 +53,13 @@ export function academicCycleOf(date: string): number {
   const year = Number(date.slice(0, 4));
   return Number(date.slice(5, 7)) >= 8 ? year : year - 1;
 }
+
+/**
+ * What every register validator returns: the real service's messages of what is wrong (none: valid), and the values
+ * it read from the input, normalized. Only valid input's values may be written; with errors they are as far as they
+ * could be read (the degree duplicate check compares them before the other refusals).
+ */
+export interface Checked<T> {
+  values: T;
+  errors: string[];
+}

@@ -3,6 +3,8 @@ import type { FastifyReply, FastifyRequest, preValidationHookHandler } from 'fas
 import { Type, type TObject, type TProperties } from '@sinclair/typebox';
 import type { FieldError } from '../errors.js';
 import { NotFoundError } from '../errors.js';
+import { ifNoneMatchMatches } from '../http/conditional.js';
+import { isUuid } from '../validators.js';
 import { fieldErrors, statisticsValidationError } from './errors.js';
 
 /**
@@ -171,12 +173,8 @@ export function validateQueryRules(values: BoundQuery, schema: TObject | JsonSch
   return errors;
 }
 
-/** Path parameters whose value must be a uuid: anything else is a routing 404 in the reference. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value);
-}
+// Path parameters whose value must be a uuid: anything else is a routing 404 in the reference (one check: src/validators.ts).
+export { isUuid };
 
 export interface StatisticsRequestOptions {
   /** Path parameters that must be uuids (404 otherwise, checked before anything else). */
@@ -270,14 +268,8 @@ export function addVary(reply: FastifyReply, ...names: string[]): void {
   reply.header('vary', current.join(', '));
 }
 
-/** Whether `If-None-Match` names `etag` (weak comparison, RFC 9110 §13.1.2). */
-export function ifNoneMatchMatches(request: FastifyRequest, etag: string): boolean {
-  const header = request.headers['if-none-match'];
-  if (!header) return false;
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  const wanted = opaque(etag);
-  return header.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === wanted);
-}
+// One conditional-request helper for both APIs.
+export { ifNoneMatchMatches };
 
 /**
  * Sends a JSON body with `ETag` and `Cache-Control`, or `304 Not Modified` when the client already has it.

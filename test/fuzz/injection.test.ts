@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCHOOL, UK_DEGREE } from '../register/actions/helpers.js';
+import { SCHOOL, UK_DEGREE } from '../register/helpers.js';
 import { createProviderWithToken, validTrainee, type TestProvider } from '../register/helpers.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerFixture, SCHOOL, UK_DEGREE, type RegisterFixture } from '../register/actions/helpers.js';
+import { registerFixture, SCHOOL, UK_DEGREE, type RegisterFixture } from '../register/helpers.js';
 import { validTrainee } from '../register/helpers.js';
 import { databaseFingerprint, HOSTILE_STRINGS, REGISTER_TABLES } from './helpers.js';
 

@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,6 +6,7 @@ import { createDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { migrateToLatestOrThrow } from '../../src/db/migrate.js';
 import { createProviderWithToken, validTrainee, type TestProvider } from '../register/helpers.js';
+import { childrenOf } from '../helpers/processes.js';
 import { startServerProcess, stopServerProcess, type ServerProcess } from '../helpers/server-process.js';
 
 /**
@@ -42,22 +42,6 @@ afterAll(async () => {
   await database?.destroy();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-/** Child processes of `pid` (the postmaster's backends and helpers), from /proc. */
-function childrenOf(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) children.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return children;
-}
 
 /** Names stay unique across drills (the duplicate check would refuse a repeated person). */
 let n = 0;

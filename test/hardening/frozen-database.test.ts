@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { childrenOf } from '../helpers/processes.js';
 import { createProviderWithToken, validTrainee, type TestProvider } from '../register/helpers.js';
 
 /**
@@ -51,19 +51,9 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** The postmaster and its children (backends, background workers), from /proc. */
+/** The postmaster and its children (backends, background workers). */
 function clusterProcesses(postmaster: number): number[] {
-  const pids = [postmaster];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
+  return [postmaster, ...childrenOf(postmaster)];
 }
 
 function signalAll(pids: number[], signal: NodeJS.Signals): void {
@@ -134,5 +124,49 @@ describe('frozen database', () => {
     expect((await timedInject(create('Charlie'))).status).toBe(201);
     expect((await timedInject(list)).status).toBe(200);
     expect((await timedInject({ method: 'GET', url: '/v1/publications' })).status).toBe(200);
+  }, 120000);
+});
+
+describe('frozen database, default deadlines', () => {
+  it('answers register calls 503 within seconds (a token lookup on a pooled connection too), every one within 10 s', async () => {
+    // The default client-side deadline (statement timeout + 5 s) is for long statistics statements; the register's
+    // short statements, the token lookup included, have DATABASE_SHORT_QUERY_TIMEOUT_MS (3 s by default).
+    const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, SEED_ON_START: 'false', DATABASE_POOL_MAX: '3' });
+    const defaults = await openRuntime(config, { migrate: false });
+    const defaultApp = await buildApp(config, { db: defaults.primary.db, readDb: defaults.read.db, healthDbs: defaults.health.map((h) => h.db), logger: false });
+    const timed = async (options: InjectOptions) => {
+      const started = Date.now();
+      const res = await defaultApp.inject(options);
+      return { status: res.statusCode, ms: Date.now() - started };
+    };
+    const info = { method: 'GET' as const, url: '/api/v2026.1/info', headers: provider.auth };
+    const list = { method: 'GET' as const, url: '/api/v2026.1/trainees', headers: provider.auth };
+    try {
+      expect((await timed(info)).status).toBe(200);
+      expect((await timed(list)).status).toBe(200);
+      const pids = clusterProcesses(database.pid!);
+      signalAll(pids, 'SIGSTOP');
+      try {
+        const lookup = await timed(info);
+        expect(lookup.status).toBe(503);
+        // 3 s deadline, with room for a loaded machine (it took over 12 s with the statistics deadline).
+        expect(lookup.ms).toBeLessThan(6000);
+        const answers = await Promise.all([
+          timed(info),
+          timed(list),
+          timed({ method: 'POST', url: '/api/v2026.1/trainees', headers: provider.auth, payload: { data: validTrainee({ last_name: 'FrozenDelta' }) } }),
+        ]);
+        for (const answer of answers) {
+          expect(answer.status).toBe(503);
+          // The short deadline on a pooled connection, or the connection timeout (5 s) on a new one.
+          expect(answer.ms).toBeLessThan(10000);
+        }
+      } finally {
+        signalAll(pids, 'SIGCONT');
+      }
+    } finally {
+      await defaultApp.close();
+      await defaults.close();
+    }
   }, 120000);
 });

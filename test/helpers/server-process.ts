@@ -9,12 +9,24 @@ export interface ServerProcess {
   output(): string;
 }
 
-/** Starts `src/server.ts` as a user would, on an embedded database in `dataDir`; resolves once it listens. */
-export function startServerProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+export interface ServerProcessOptions {
+  /** Run the compiled server (`dist/src/server.js`, built by `npm run build`) with node, as `npm start` does. */
+  built?: boolean;
+  /** In a process group of its own (its pid is the group's id), as a terminal runs `npm start`. */
+  detached?: boolean;
+}
+
+/**
+ * Starts the server as a user would (`src/server.ts` through tsx, or the compiled one), on an embedded database in
+ * `dataDir`; resolves once it listens.
+ */
+export function startServerProcess(dataDir: string, env: Record<string, string> = {}, options: ServerProcessOptions = {}): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const args = options.built ? ['dist/src/server.js'] : ['--import', 'tsx', 'src/server.ts'];
+    const child = spawn(process.execPath, args, {
       env: { ...process.env, PORT: '0', DATA_DIR: dataDir, SEED_ON_START: 'false', LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: options.detached ?? false,
     });
     let output = '';
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 90000);

@@ -4,7 +4,7 @@
  * "Other UK" institution that unknown institution codes fall back to.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../../paths.js';
 import { parse } from 'yaml';
 import {
   inclusionMessage as sharedInclusionMessage,
@@ -26,7 +26,7 @@ let otherUkId: string | null | undefined;
 /** The reference-data id of the "Other UK" institution. */
 export function otherUkInstitutionId(): string | undefined {
   if (otherUkId === undefined) {
-    const file = fileURLToPath(new URL('../../../seed/register/reference-data/institution.yml', import.meta.url));
+    const file = projectPath('seed', 'register', 'reference-data', 'institution.yml');
     const parsed = parse(readFileSync(file, 'utf8')) as { data: Array<{ id: unknown; name?: string }> };
     const entry = parsed.data.find((e) => e.name === 'other_uk');
     otherUkId = entry ? String(entry.id) : null;

@@ -3,7 +3,7 @@
  * equal to another of the trainee's is refused (409) before the other checks, as the real service does.
  */
 import type { Db, Executor } from '../../db/database.js';
-import type { RegisterContext, TraineeWrite } from '../context.js';
+import type { RegisterContext, TraineeTarget, TraineeWrite } from '../context.js';
 import { degreeNotFound, duplicateDegree, unprocessableEntries } from '../errors.js';
 import { assertTraineeModifiable } from '../state-machine.js';
 import { serializeDegree, type DegreeResponse } from '../trainees/nested.js';
@@ -25,7 +25,7 @@ export async function getDegree(db: Executor, context: RegisterContext, traineeI
 }
 
 export async function createDegree(db: Db, context: RegisterContext, write: TraineeWrite): Promise<DegreeResponse> {
-  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+  return withLockedTrainee(db, context, write, async (trx, trainee) => {
     assertTraineeModifiable(trainee, context.version);
     const { values, errors } = checkDegree(write.data());
     const stored = await listDegreeRows(trx, [trainee.id]);
@@ -41,7 +41,7 @@ export async function createDegree(db: Db, context: RegisterContext, write: Trai
 
 /** PUT and PATCH alike: fields not sent keep their values; `uk_degree` or `non_uk_degree` switches UK ↔ non-UK. */
 export async function changeDegree(db: Db, context: RegisterContext, degreeId: string, write: TraineeWrite): Promise<DegreeResponse> {
-  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+  return withLockedTrainee(db, context, write, async (trx, trainee) => {
     assertTraineeModifiable(trainee, context.version);
     const existing = await findDegree(trx, trainee.id, degreeId);
     if (!existing) throw degreeNotFound();
@@ -57,8 +57,8 @@ export async function changeDegree(db: Db, context: RegisterContext, degreeId: s
 }
 
 /** Deletes the degree and answers with the trainee as it is after. */
-export async function removeDegree(db: Db, context: RegisterContext, degreeId: string, write: Omit<TraineeWrite, 'data'>): Promise<TraineeResult> {
-  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+export async function removeDegree(db: Db, context: RegisterContext, degreeId: string, write: TraineeTarget): Promise<TraineeResult> {
+  return withLockedTrainee(db, context, write, async (trx, trainee) => {
     assertTraineeModifiable(trainee, context.version);
     const existing = await findDegree(trx, trainee.id, degreeId);
     if (!existing) throw degreeNotFound();

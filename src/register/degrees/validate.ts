@@ -5,7 +5,7 @@
 import type { Selectable } from 'kysely';
 import type { TraineeDegreesTable } from '../tables.js';
 import type { DegreeRow } from '../trainees/nested.js';
-import { isBlankOrEmptyList } from '../values.js';
+import { isBlankOrEmptyList, type Checked } from '../values.js';
 import { inclusionMessage, otherUkInstitutionId, referenceId } from './reference-codes.js';
 
 type Body = Record<string, unknown>;
@@ -48,17 +48,14 @@ export function graduationYearErrors(year: number | null, now: Date = new Date()
   return errors;
 }
 
-export interface DegreeCheck {
-  /** The normalized degree (what would be stored), even when `errors` is not empty (for the duplicate check). */
-  values: Omit<DegreeValues, 'graduation_year'> & { graduation_year: number | null };
-  errors: string[];
-}
+/** The normalized degree (what would be stored), read even when there are errors (for the duplicate check). */
+export type CheckedDegreeValues = Omit<DegreeValues, 'graduation_year'> & { graduation_year: number | null };
 
 /**
  * Normalizes and validates one degree. `existing` is the stored degree on PUT/PATCH: only the fields present in
  * `data` change, and the locale is recomputed only when the degree type or country is sent.
  */
-export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Date()): DegreeCheck {
+export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Date()): Checked<CheckedDegreeValues> {
   const raw: Partial<Raw> = {};
   if (existing) {
     Object.assign(raw, {
@@ -91,7 +88,7 @@ export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Da
   }
 
   const errors: string[] = [];
-  const values: DegreeCheck['values'] = {
+  const values: CheckedDegreeValues = {
     locale_code: locale,
     subject: '',
     subject_uuid: null,
@@ -166,7 +163,7 @@ export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Da
  * The trainee's degrees that `candidate` duplicates: equal on every duplicate field the candidate has.
  * A candidate with none of those fields duplicates nothing.
  */
-export function findDuplicateDegrees(candidate: DegreeCheck['values'], others: DegreeRow[]): DegreeRow[] {
+export function findDuplicateDegrees(candidate: CheckedDegreeValues, others: DegreeRow[]): DegreeRow[] {
   const compared = DUPLICATE_FIELDS.filter((f) => candidate[f] !== null && candidate[f] !== '');
   if (compared.length === 0) return [];
   return others.filter((other) => compared.every((f) => other[f] === candidate[f]));

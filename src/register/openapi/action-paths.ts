@@ -2,6 +2,7 @@
  * The OpenAPI paths of the placement, degree and transition endpoints, merged into each version's document
  * (`/api/v{version}/openapi.json`) by openapi/index.ts. Built from the TypeBox schemas in ../schemas.ts.
  */
+import { REASON_MAX_LENGTH } from '../transitions/validate.js';
 import { adapterFor, externalName, type RegisterVersion } from '../versions/index.js';
 import {
   DeferBody,
@@ -70,7 +71,7 @@ export function actionPaths(version: RegisterVersion): Json {
       parameters: [traineeId],
       post: {
         summary: 'Defer a trainee',
-        description: 'From `submitted_for_trn` or `trn_received` to `deferred`; `defer_reason` is optional (at most 500 characters).',
+        description: `From \`submitted_for_trn\` or \`trn_received\` to \`deferred\`; \`defer_reason\` is optional (at most ${REASON_MAX_LENGTH} characters).`,
         requestBody: body(DeferBody),
         responses: { 200: json(wrapped(trainee), 'Deferred'), 401: errors[401], 404: errors[404], 422: errors[422]('Invalid date or reason, or a state that cannot be deferred') },
       },

@@ -4,13 +4,22 @@
  * the register's routes validate and serialize by hand to keep the real service's exact error bodies.
  * The placement, degree and transition endpoints are described by `actionPaths`.
  */
+import type { OpenApiDocument } from '../../plugins/openapi.js';
 import { MAX_DEGREES_PER_TRAINEE } from '../degrees/validate.js';
-import { MAX_PLACEMENTS_PER_TRAINEE } from '../placements/validate.js';
+import { MAX_PLACEMENTS_PER_TRAINEE, PLACEMENT_NAME_MAX } from '../placements/validate.js';
+import { EMAIL_MAX_LENGTH, TEXT_FIELD_MAX_LENGTHS } from '../trainees/validate.js';
 import { REFERENCE_DATA_KEYS } from '../reference-data.js';
-import { adapterFor, externalName, type RegisterVersion } from '../versions/index.js';
+import { adapterFor, externalName, REGISTER_VERSIONS, type RegisterVersion } from '../versions/index.js';
 import { actionPaths } from './action-paths.js';
 
 type Json = Record<string, unknown>;
+
+/** The register's documents, one per version, as the service lists them in /docs (and `npm run openapi` writes them). */
+export const REGISTER_OPENAPI_DOCUMENTS: OpenApiDocument[] = REGISTER_VERSIONS.map((version) => ({
+  file: `register-${version}.json`,
+  url: `/api/${version}/openapi.json`,
+  name: `Register API ${version}`,
+}));
 
 const nullableString = { type: ['string', 'null'] };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -22,16 +31,19 @@ const ErrorEntry = {
   properties: { error: { type: 'string', examples: ['NotFound'] }, message: { type: 'string' } },
 };
 
+/** A free-text field's limit as the validator checks it. */
+const atMost = (field: string) => `at most ${TEXT_FIELD_MAX_LENGTHS[field]} characters`;
+
 function traineeInputProperties(version: RegisterVersion): Json {
   const adapter = adapterFor(version);
   const fields: Array<[string, string]> = [
-    ['first_names', 'FNAMES; required; at most 60 characters'],
-    ['middle_names', 'at most 60 characters'],
-    ['last_name', 'SURNAME; required; at most 60 characters'],
-    ['previous_last_name', 'PSURNAME; at most 60 characters'],
+    ['first_names', `FNAMES; required; ${atMost('first_names')}`],
+    ['middle_names', atMost('middle_names')],
+    ['last_name', `SURNAME; required; ${atMost('last_name')}`],
+    ['previous_last_name', `PSURNAME; ${atMost('previous_last_name')}`],
     ['date_of_birth', 'BIRTHDTE; required; YYYY-MM-DD'],
     ['sex', 'SEXID; required; reference data `sex`'],
-    ['email', 'NQTEMAIL; required; at most 255 characters'],
+    ['email', `NQTEMAIL; required; at most ${EMAIL_MAX_LENGTH} characters`],
     ['nationality', 'NATION; reference data `nationality` (ISO 3166 code)'],
     ['ethnicity', 'ETHNIC; reference data `ethnicity`; blank = not provided (997)'],
     ['training_route', `ENTRYRTE; required; one of ${adapter.routes.join(', ')}`],
@@ -51,10 +63,10 @@ function traineeInputProperties(version: RegisterVersion): Json {
     ['training_initiative', 'INITIATIVES'],
     ['additional_training_initiative', 'INITIATIVES'],
     ['hesa_id', 'HUSID; required; 13 or 17 characters'],
-    ['provider_trainee_id', 'OWNSTU; at most 50 characters'],
+    ['provider_trainee_id', `OWNSTU; ${atMost('provider_trainee_id')}`],
     ['application_id', 'APPLYAPPLICATIONID; at most 7 digits'],
-    ['ni_number', 'NIN; at most 9 characters'],
-    ['pg_apprenticeship_start_date', 'PGAPPSTDT; at most 30 characters'],
+    ['ni_number', `NIN; ${atMost('ni_number')}`],
+    ['pg_apprenticeship_start_date', `PGAPPSTDT; ${atMost('pg_apprenticeship_start_date')}`],
     ['training_partner_urn', 'SDLEAD; a known training partner URN, or 900000/900010/900020/900030'],
     ['training_partner_ukprn', 'a known training partner UKPRN (the URN wins when both are sent)'],
     ['employing_school_urn', 'SDEMPLOY; a known school URN or a special URN'],
@@ -68,7 +80,7 @@ function traineeInputProperties(version: RegisterVersion): Json {
   properties.disability1 = { ...nullableString, description: 'DISABLE; also disability2 … disabilityN; no duplicates' };
   properties.degrees_attributes = { type: 'array', items: { type: 'object' }, maxItems: MAX_DEGREES_PER_TRAINEE, description: 'Degrees created with the trainee (create only)' };
   properties.placements_attributes = {
-    type: 'array', items: { type: 'object' }, maxItems: MAX_PLACEMENTS_PER_TRAINEE, description: 'Placements created with the trainee (create only); name at most 255 characters',
+    type: 'array', items: { type: 'object' }, maxItems: MAX_PLACEMENTS_PER_TRAINEE, description: `Placements created with the trainee (create only); name at most ${PLACEMENT_NAME_MAX} characters`,
   };
   return properties;
 }

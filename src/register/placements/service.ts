@@ -3,7 +3,7 @@
  * the placement, writes it, and moves and audits the trainee; a refusal rolls the transaction back.
  */
 import type { Db, Executor } from '../../db/database.js';
-import type { RegisterContext, TraineeWrite } from '../context.js';
+import type { RegisterContext, TraineeTarget, TraineeWrite } from '../context.js';
 import { placementNotFound, unprocessableEntries } from '../errors.js';
 import { assertTraineeModifiable } from '../state-machine.js';
 import { serializePlacement, type PlacementResponse } from '../trainees/nested.js';
@@ -25,7 +25,7 @@ export async function getPlacement(db: Executor, context: RegisterContext, train
 }
 
 export async function createPlacement(db: Db, context: RegisterContext, write: TraineeWrite): Promise<PlacementResponse> {
-  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+  return withLockedTrainee(db, context, write, async (trx, trainee) => {
     assertTraineeModifiable(trainee, context.version);
     const input = write.data();
     const { values, errors } = checkPlacement(input, await findSchool(trx, urnToLookUp(input)));
@@ -41,7 +41,7 @@ export async function createPlacement(db: Db, context: RegisterContext, write: T
 
 /** PUT and PATCH alike: fields not sent keep their values. */
 export async function changePlacement(db: Db, context: RegisterContext, placementId: string, write: TraineeWrite): Promise<PlacementResponse> {
-  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+  return withLockedTrainee(db, context, write, async (trx, trainee) => {
     assertTraineeModifiable(trainee, context.version);
     const existing = await findPlacement(trx, trainee.id, placementId);
     if (!existing) throw placementNotFound();
@@ -56,9 +56,9 @@ export async function changePlacement(db: Db, context: RegisterContext, placemen
 
 /** Deletes the placement and answers with the trainee as it is after. */
 export async function removePlacement(
-  db: Db, context: RegisterContext, placementId: string, write: Omit<TraineeWrite, 'data'>,
+  db: Db, context: RegisterContext, placementId: string, write: TraineeTarget,
 ): Promise<TraineeResult> {
-  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+  return withLockedTrainee(db, context, write, async (trx, trainee) => {
     assertTraineeModifiable(trainee, context.version);
     const existing = await findPlacement(trx, trainee.id, placementId);
     if (!existing) throw placementNotFound();

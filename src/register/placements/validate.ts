@@ -4,14 +4,12 @@
  */
 import type { SchoolsTable } from '../tables.js';
 import type { PlacementRow } from '../trainees/nested.js';
-import { scalarText } from '../values.js';
+import { isUkPostcode, isUrn } from '../../validators.js';
+import { scalarText, type Checked } from '../values.js';
 
 type Body = Record<string, unknown>;
 
 export type School = SchoolsTable;
-
-/** UK postcodes (outward + inward code; the space is optional), and the special GIR 0AA. */
-const POSTCODE = /^(?:[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}|GIR\s*0AA)$/i;
 
 export interface PlacementValues {
   urn: string | null;
@@ -29,7 +27,7 @@ function text(value: unknown): string | null {
 /** The URN to look up as a school, when the request (or the merge on PUT) has a well-formed one. */
 export function urnToLookUp(data: Body, existing?: PlacementRow): string | null {
   const urn = 'urn' in data ? text(data.urn) : (existing?.urn ?? null);
-  return urn !== null && /^\d{6}$/.test(urn) ? urn : null;
+  return urn !== null && isUrn(urn) ? urn : null;
 }
 
 /**
@@ -46,14 +44,14 @@ export function checkPlacement(
   data: Body,
   school: School | undefined,
   existing?: PlacementRow,
-): { values: PlacementValues; errors: string[] } {
+): Checked<PlacementValues> {
   const relinking = existing?.school_linked && 'urn' in data;
   const base = existing && !relinking
     ? { urn: existing.urn, name: existing.name, postcode: existing.postcode }
     : { urn: existing?.urn ?? null, name: null, postcode: null };
   const urn = 'urn' in data ? text(data.urn) : base.urn;
   const errors: string[] = [];
-  if (urn !== null && !/^\d{6}$/.test(urn)) errors.push('urn is invalid');
+  if (urn !== null && !isUrn(urn)) errors.push('urn is invalid');
 
   if (school && urn === school.urn) {
     // A known school: its own name and postcode win over what was sent.
@@ -66,6 +64,6 @@ export function checkPlacement(
   const postcode = 'postcode' in data ? text(data.postcode) : base.postcode;
   if (name === null) errors.push("name can't be blank");
   else if (name.length > PLACEMENT_NAME_MAX) errors.push(`name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
-  if (postcode !== null && !POSTCODE.test(postcode)) errors.push('postcode Enter a valid postcode (for example, BN1 1AA)');
+  if (postcode !== null && !isUkPostcode(postcode)) errors.push('postcode Enter a valid postcode (for example, BN1 1AA)');
   return { values: { urn, name, postcode, town: null, school_linked: false }, errors };
 }

@@ -43,13 +43,13 @@ export async function findTraineeWithNested(db: Executor, providerId: number, tr
 }
 
 /** `lockTraineeForUpdate` with the trainee's placements and degrees, in one query (only the trainee row is locked). */
-export async function lockTraineeWithNested(trx: Executor, providerId: number, traineeId: string): Promise<TraineeWithNested | undefined> {
+export async function lockTraineeWithNested(trx: Executor, providerId: number | null, traineeId: string): Promise<TraineeWithNested | undefined> {
   const record = await trx
     .selectFrom('trainees')
     .selectAll()
     .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
     .where(sql<string>`lower(id)`, '=', traineeId.toLowerCase())
-    .where('provider_id', '=', providerId)
+    .$if(providerId !== null, (qb) => qb.where('provider_id', '=', providerId!))
     .forUpdate()
     .executeTakeFirst();
   return record ? splitNested(record) : undefined;
@@ -65,13 +65,16 @@ export async function findTraineeForProvider(db: Executor, providerId: number, t
     .executeTakeFirst();
 }
 
-/** The same, locked `FOR UPDATE` until the transaction ends: every modifying request starts here. */
-export async function lockTraineeForUpdate(trx: Executor, providerId: number, traineeId: string): Promise<TraineeRow | undefined> {
+/**
+ * The same, locked `FOR UPDATE` until the transaction ends: every write on a trainee starts here. `providerId` null:
+ * any provider's trainee (the operator's commands).
+ */
+export async function lockTraineeForUpdate(trx: Executor, providerId: number | null, traineeId: string): Promise<TraineeRow | undefined> {
   return trx
     .selectFrom('trainees')
     .selectAll()
     .where(sql<string>`lower(id)`, '=', traineeId.toLowerCase())
-    .where('provider_id', '=', providerId)
+    .$if(providerId !== null, (qb) => qb.where('provider_id', '=', providerId!))
     .forUpdate()
     .executeTakeFirst();
 }

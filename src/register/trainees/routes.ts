@@ -6,7 +6,8 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { RegisterRouteOptions } from '../context.js';
-import { ifNoneMatchHits, requestData, wantsEnhancedErrors } from '../http.js';
+import { ifNoneMatchMatches } from '../../http/conditional.js';
+import { traineeWriteOf, writeRequestOf } from '../http.js';
 import { todayUtc } from '../values.js';
 import { parseTraineeListQuery } from './list-query.js';
 import { traineeEtag } from './serialize.js';
@@ -30,20 +31,18 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     const etag = traineeEtag(row);
     reply.header('etag', etag);
     // A syncing client that already holds this version of the trainee gets 304 and no body.
-    if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send();
+    if (ifNoneMatchMatches(request, etag)) return reply.code(304).send();
     return body;
   });
 
   app.post('/trainees', { schema }, async (request, reply) => {
-    const { row, body } = await createTrainee(db, request.registerContext, requestData(request.body), wantsEnhancedErrors(request));
+    const { row, body } = await createTrainee(db, request.registerContext, writeRequestOf(request));
     reply.code(201).header('etag', traineeEtag(row));
     return { data: body };
   });
 
   const update = async (request: TraineeRequest, reply: FastifyReply) => {
-    const { row, body } = await updateTrainee(
-      db, request.registerContext, request.params.trainee_id, request.body, request.headers['if-match'], wantsEnhancedErrors(request),
-    );
+    const { row, body } = await updateTrainee(db, request.registerContext, traineeWriteOf(request));
     reply.header('etag', traineeEtag(row));
     return { data: body };
   };

@@ -1,24 +1,28 @@
 /**
  * Trainee rules and transactions: the list page (assembled from cached bodies), one trainee, create (duplicate
  * check, nested degrees and placements, audit) and update (If-Match, lock, null semantics, audit). Also the
- * locked-trainee write that the placement, degree and transition modules build on.
+ * locked-trainee write that every write on an existing trainee (update, placements, degrees, state changes, the
+ * operator's commands) goes through.
  */
 import type { Db, Executor, Tx } from '../../db/database.js';
-import type { RegisterContext } from '../context.js';
+import { UnprocessableError } from '../../errors.js';
+import { assertIfMatch } from '../../http/conditional.js';
+import { isUrn } from '../../validators.js';
+import type { RegisterContext, TraineeTarget, TraineeWrite, WriteRequest } from '../context.js';
 import { duplicateTrainee, noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
-import { assertIfMatch, requestData } from '../http.js';
 import { newSlug } from '../ids.js';
 import { assertTraineeModifiable } from '../state-machine.js';
 import { academicCycleOf, codeText, isoDate, todayUtc } from '../values.js';
 import { adapterFor, messageInVersion, type RegisterVersion } from '../versions/index.js';
 import { TraineeBodyCache } from './body-cache.js';
+import type { PlacementsAndDegrees } from './nested.js';
 import { acceptedInput, attributesToColumns, codeOrNull, rowToAttributes } from './input.js';
 import type { TraineeListQuery } from './list-query.js';
 import { isSpecialUrn, serializeDegree, serializePlacement } from './nested.js';
 import {
   findDuplicateCandidates, findSchoolsByUrn, findTraineeForProvider, findTraineeWithNested, findTrainingPartner, insertNestedRecords, insertTraineeRow,
   listTraineePage, loadPlacementsAndDegrees, loadPlacementsAndDegreesForTrainees, loadTraineesWithNested, lockDuplicateCandidates,
-  lockTraineeForUpdate, lockTraineeWithNested, recordAudit, schoolExists, updateTraineeRow, type TraineeRow,
+  lockTraineeForUpdate, lockTraineeWithNested, recordAudit, schoolExists, updateTraineeRow, type TraineePatch, type TraineeRow,
 } from './repository.js';
 import { serializeTrainee, traineeEtag } from './serialize.js';
 import {
@@ -44,25 +48,49 @@ export async function findProviderTrainee(db: Executor, context: RegisterContext
   return trainee;
 }
 
+/** The register operator (the CLI): writes any provider's trainee, and is audited without a token. */
+export const OPERATOR = 'operator';
+
+/** Who writes on a trainee: a provider's token (its own trainees only) or the operator. */
+export type TraineeWriter = RegisterContext | typeof OPERATOR;
+
+/** The audit's token of a writer (none for the operator). */
+export function tokenIdOf(writer: TraineeWriter): number | null {
+  return writer === OPERATOR ? null : writer.tokenId;
+}
+
+type LockedWrite<T> = (trx: Tx, trainee: TraineeRow, nested: PlacementsAndDegrees) => Promise<T>;
+
 /**
- * Runs `write` on the provider's trainee, locked until the transaction ends: 404 when it is not the provider's,
- * 412 when an `If-Match` does not name its current ETag. A refusal thrown by `write` rolls everything back.
+ * Runs `write` on the trainee, locked until the transaction ends: 404 when it is not the provider's (the operator:
+ * when there is none), 412 when an `If-Match` does not name its current ETag. With `loadNested` its placements and
+ * degrees are read in the same statement (else `nested` is empty). A refusal thrown by `write` rolls everything back.
  */
 export async function withLockedTrainee<T>(
-  db: Db, context: RegisterContext, traineeId: string, ifMatch: string | undefined, write: (trx: Tx, trainee: TraineeRow) => Promise<T>,
+  db: Db, writer: TraineeWriter, target: TraineeTarget, write: LockedWrite<T>, options: { loadNested?: boolean } = {},
 ): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    const trainee = await lockTraineeForUpdate(trx, context.provider.id, traineeId);
-    if (!trainee) throw traineeNotFound();
-    assertIfMatch(ifMatch, traineeEtag(trainee));
-    return write(trx, trainee);
+    const providerId = writer === OPERATOR ? null : writer.provider.id;
+    const locked = options.loadNested
+      ? await lockTraineeWithNested(trx, providerId, target.traineeId)
+      : await lockTraineeForUpdate(trx, providerId, target.traineeId).then((row) => row && { row, nested: { placements: [], degrees: [] } });
+    if (!locked) throw writer === OPERATOR ? new UnprocessableError(`No trainee with id "${target.traineeId}"`) : traineeNotFound();
+    assertIfMatch(target.ifMatch, traineeEtag(locked.row));
+    return write(trx, locked.row, locked.nested);
   });
 }
 
 /** A placement or degree write: the trainee's `updated_at` and ETag move too, and the change is audited on it. */
 export async function touchTraineeAudited(trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, before: unknown, after: unknown) {
-  const updated = await updateTraineeRow(trx, trainee.id, {});
-  await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: context.tokenId, action, before, after });
+  return updateTraineeAudited(trx, trainee, context, action, {}, before, after);
+}
+
+/** Every change of a trainee row: `patch` written (its ETag moves) and one audit row of who changed what. */
+export async function updateTraineeAudited(
+  trx: Tx, trainee: TraineeRow, writer: TraineeWriter, action: string, patch: TraineePatch, before: unknown, after: unknown,
+): Promise<TraineeRow> {
+  const updated = await updateTraineeRow(trx, trainee.id, patch);
+  await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: tokenIdOf(writer), action, before, after });
   return updated;
 }
 
@@ -180,14 +208,14 @@ async function serializeRows(db: Executor, rows: TraineeRow[], version: Register
 }
 
 /** `POST /trainees`: validate, refuse duplicates, insert the trainee with its degrees and placements, audit. */
-export async function createTrainee(db: Db, context: RegisterContext, data: Record<string, unknown>, enhancedErrors: boolean): Promise<TraineeResult> {
+export async function createTrainee(db: Db, context: RegisterContext, request: WriteRequest): Promise<TraineeResult> {
   const { version, provider } = context;
-  const input = acceptedInput(version, data);
+  const input = acceptedInput(version, request.data());
   const today = todayUtc();
   const placementsInput = Array.isArray(input.placements_attributes) ? input.placements_attributes : [];
   const urns = placementsInput
     .map((p) => (p && typeof p === 'object' ? codeOrNull((p as Record<string, unknown>).urn) : null))
-    .filter((u): u is string => u !== null && /^\d{6}$/.test(u) && !isSpecialUrn(u));
+    .filter((u): u is string => u !== null && isUrn(u) && !isSpecialUrn(u));
   const schoolsByUrn = new Map((await findSchoolsByUrn(db, urns)).map((s) => [s.urn, s]));
 
   const attrs: Attributes = { ...input };
@@ -199,7 +227,7 @@ export async function createTrainee(db: Db, context: RegisterContext, data: Reco
     knownSchoolUrns: new Set(schoolsByUrn.keys()),
   });
   const partners = await resolvePartners(db, version, input, errors);
-  rejectIfInvalid(version, errors, enhancedErrors);
+  rejectIfInvalid(version, errors, request.enhancedErrors);
 
   return db.transaction().execute(async (trx) => {
     await lockDuplicateCandidates(trx, provider.id, isoDate(attrs.date_of_birth) ?? '', String(attrs.last_name));
@@ -264,23 +292,17 @@ export async function createTrainee(db: Db, context: RegisterContext, data: Reco
 }
 
 /** `PUT`/`PATCH /trainees/{id}`: a partial update on the locked trainee, validated as a whole, audited. */
-export async function updateTrainee(
-  db: Db, context: RegisterContext, traineeId: string, body: unknown, ifMatch: string | undefined, enhancedErrors: boolean,
-): Promise<TraineeResult> {
+export async function updateTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
   const { version, provider } = context;
   const today = todayUtc();
-  return db.transaction().execute(async (trx) => {
-    const locked = await lockTraineeWithNested(trx, provider.id, traineeId);
-    if (!locked) throw traineeNotFound();
-    const row = locked.row;
-    assertIfMatch(ifMatch, traineeEtag(row));
+  return withLockedTrainee(db, context, write, async (trx, row, stored) => {
     assertTraineeModifiable(row, version);
     // The body is read only now: a locked or changed trainee is refused before its body is looked at.
-    const input = acceptedInput(version, requestData(body), 'update');
+    const input = acceptedInput(version, write.data(), 'update');
     // Nested records change through their own endpoints only.
     delete input.degrees_attributes;
     delete input.placements_attributes;
-    const nested = { ukprn: provider.ukprn, ...locked.nested };
+    const nested = { ukprn: provider.ukprn, ...stored };
     // Only ignored members (or `null`s that keep stored values): the trainee as it is, nothing written.
     if (Object.keys(input).length === 0) return { row, body: serializeTrainee(row, version, nested) };
 
@@ -294,11 +316,11 @@ export async function updateTrainee(
       adapter: adapterFor(version),
       today,
       mode: 'update',
-      existingDegreeCount: locked.nested.degrees.length,
+      existingDegreeCount: stored.degrees.length,
       knownSchoolUrns: new Set(),
     });
     const partners = await resolvePartners(trx, version, input, errors);
-    rejectIfInvalid(version, errors, enhancedErrors);
+    rejectIfInvalid(version, errors, write.enhancedErrors);
 
     // Placements and degrees do not change here: loaded once for both audit images and the response.
     const before = serializeTrainee(row, version, nested);
@@ -306,5 +328,5 @@ export async function updateTrainee(
     const after = serializeTrainee(updated, version, nested);
     await recordAudit(trx, { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'update', before, after });
     return { row: updated, body: after };
-  });
+  }, { loadNested: true });
 }

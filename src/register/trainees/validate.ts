@@ -6,6 +6,7 @@
  */
 import { checkDegree, MAX_DEGREES_PER_TRAINEE, type DegreeValues } from '../degrees/validate.js';
 import { MAX_PLACEMENTS_PER_TRAINEE, PLACEMENT_NAME_MAX } from '../placements/validate.js';
+import { isUkPostcode, isUrn } from '../../validators.js';
 import { academicCycleOf, codeText, isBlank, isoDate } from '../values.js';
 import { isSpecialUrn, SPECIAL_URNS } from './nested.js';
 import {
@@ -28,6 +29,9 @@ export const DISABILITY_KEY = /^disability\d+$/;
  * where the real service checks nothing, the documented HESA field lengths (previous_last_name 60, ni_number 9) or a
  * cap (pg_apprenticeship_start_date, a date). Code fields are bounded by their code lists; email has its own check.
  */
+/** `email`: the real validator's length limit. */
+export const EMAIL_MAX_LENGTH = 255;
+
 export const TEXT_FIELD_MAX_LENGTHS: Readonly<Record<string, number>> = {
   first_names: 60, middle_names: 60, last_name: 60, previous_last_name: 60, provider_trainee_id: 50, ni_number: 9,
   pg_apprenticeship_start_date: 30,
@@ -128,7 +132,7 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
   inclusion(errors, 'sex', attrs.sex, 'sex');
   if (!isBlank(attrs.email)) {
     const email = typeof attrs.email === 'string' ? attrs.email.trim() : '';
-    if (email.length > 255) errors.push('email is too long (maximum is 255 characters)');
+    if (email.length > EMAIL_MAX_LENGTH) errors.push(`email is too long (maximum is ${EMAIL_MAX_LENGTH} characters)`);
     else if (!/^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/.test(email)) {
       errors.push('email Enter an email address in the correct format, like name@example.com');
     }
@@ -302,19 +306,17 @@ export interface PlacementInput {
   postcode: string | null;
 }
 
-const POSTCODE = /^([A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}|GIR ?0A{2})$/i;
-
 /** Validates one `placements_attributes` item (messages prefixed `placements_attributes`, as the real service). */
 export function validatePlacementInput(raw: unknown, knownSchoolUrns: ReadonlySet<string>, errors: string[]): PlacementInput {
   const p = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
   const urn = isBlank(p.urn) ? null : codeText(p.urn).trim();
   const postcode = isBlank(p.postcode) ? null : codeText(p.postcode).trim();
   let name = isBlank(p.name) ? null : codeText(p.name);
-  if (urn !== null && !/^\d{6}$/.test(urn)) errors.push('placements_attributes urn is invalid');
+  if (urn !== null && !isUrn(urn)) errors.push('placements_attributes urn is invalid');
   if (urn !== null && isSpecialUrn(urn)) name = SPECIAL_URNS[urn];
   if (name === null && !(urn !== null && knownSchoolUrns.has(urn))) errors.push("placements_attributes name can't be blank");
   else if (name !== null && name.length > PLACEMENT_NAME_MAX) errors.push(`placements_attributes name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
-  if (postcode !== null && !POSTCODE.test(postcode)) errors.push('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
+  if (postcode !== null && !isUkPostcode(postcode)) errors.push('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
   return { urn, name, postcode };
 }
 

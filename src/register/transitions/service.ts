@@ -1,47 +1,54 @@
 /**
- * The trainee's state changes: defer, withdraw and the QTS/EYTS recommendation. Each locks the trainee (404, 412),
- * checks its body and the state machine with the real messages, writes the new state and audits it.
+ * The trainee's state changes: defer, withdraw and the QTS/EYTS recommendation through the API, and the TRN and the
+ * award that the operator records (`npm run register -- trainee:…`; in the real system both come from TRS). Each
+ * locks the trainee (404, 412), checks its input and the state machine with the real messages, writes the new state
+ * and audits it.
  */
 import type { Db, Tx } from '../../db/database.js';
+import { UnprocessableError } from '../../errors.js';
 import type { RegisterContext, TraineeWrite } from '../context.js';
 import { unprocessableEntries } from '../errors.js';
 import { entryName } from '../reference-data.js';
-import { assertWithdrawable, type TraineeState } from '../state-machine.js';
+import { assertWithdrawable, isTraineeState, nextState, stateAfterTrnReceived, TRANSITIONS, type TraineeState } from '../state-machine.js';
 import { countDegrees } from '../degrees/repository.js';
 import { countPlacements } from '../placements/repository.js';
-import { recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from '../trainees/repository.js';
-import { traineeBody, withLockedTrainee, type TraineeResult } from '../trainees/service.js';
-import { todayUtc } from '../values.js';
+import type { TraineePatch, TraineeRow } from '../trainees/repository.js';
+import { OPERATOR, traineeBody, updateTraineeAudited, withLockedTrainee, type TraineeResult, type TraineeWriter } from '../trainees/service.js';
+import { isoDate, todayUtc } from '../values.js';
 import { checkDefer, checkQtsStatus, checkWithdraw } from './validate.js';
 
-/** Applies a state change to the trainee, audits it (before and after of the changed columns), answers the trainee. */
-async function changeState(trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, patch: TraineePatch): Promise<TraineeResult> {
-  const updated = await updateTraineeRow(trx, trainee.id, patch);
+/** Applies a state change to the trainee and audits it (before and after of the changed columns). */
+async function applyStateChange(trx: Tx, trainee: TraineeRow, writer: TraineeWriter, action: string, patch: TraineePatch): Promise<TraineeRow> {
   const before = Object.fromEntries(Object.keys(patch).map((k) => [k, trainee[k as keyof TraineeRow] ?? null]));
   // The audit shows the reasons as the array they are, not as the JSON text the column is written with.
   const after = { ...patch, ...(typeof patch.withdrawal_reasons === 'string' ? { withdrawal_reasons: JSON.parse(patch.withdrawal_reasons) } : {}) };
-  await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: context.tokenId, action, before, after });
+  return updateTraineeAudited(trx, trainee, writer, action, patch, before, after);
+}
+
+/** A provider's state change, answered with the trainee as it is after. */
+async function changeState(trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, patch: TraineePatch): Promise<TraineeResult> {
+  const updated = await applyStateChange(trx, trainee, context, action, patch);
   return { row: updated, body: await traineeBody(trx, updated, context.version, context.provider.ukprn) };
 }
 
 export async function deferTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
-  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+  return withLockedTrainee(db, context, write, async (trx, trainee) => {
     const checked = checkDefer(write.data(), trainee.state as TraineeState);
-    if (!checked.ok) throw unprocessableEntries(checked.errors);
+    if (checked.errors.length > 0) throw unprocessableEntries(checked.errors);
     return changeState(trx, trainee, context, 'defer', {
       state: 'deferred',
-      defer_date: checked.value.defer_date,
-      defer_reason: checked.value.defer_reason,
+      defer_date: checked.values.defer_date,
+      defer_reason: checked.values.defer_reason,
     });
   });
 }
 
 export async function withdrawTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
-  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+  return withLockedTrainee(db, context, write, async (trx, trainee) => {
     assertWithdrawable(trainee, todayUtc());
     const checked = checkWithdraw(write.data(), trainee, context.version);
-    if (!checked.ok) throw unprocessableEntries(checked.errors);
-    const w = checked.value;
+    if (checked.errors.length > 0) throw unprocessableEntries(checked.errors);
+    const w = checked.values;
     return changeState(trx, trainee, context, 'withdraw', {
       state: 'withdrawn',
       withdrawal_date: w.date,
@@ -56,7 +63,7 @@ export async function withdrawTrainee(db: Db, context: RegisterContext, write: T
 
 /** `update-qts-or-eyts-status` (and its deprecated alias): from `trn_received` to `recommended_for_award`. */
 export async function recommendForAward(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
-  return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
+  return withLockedTrainee(db, context, write, async (trx, trainee) => {
     const input = write.data();
     const [degreeCount, placementCount] = [await countDegrees(trx, trainee.id), await countPlacements(trx, trainee.id)];
     const checked = checkQtsStatus(
@@ -70,11 +77,40 @@ export async function recommendForAward(db: Db, context: RegisterContext, write:
       },
       todayUtc(),
     );
-    if (!checked.ok) throw unprocessableEntries(checked.errors);
+    if (checked.errors.length > 0) throw unprocessableEntries(checked.errors);
     return changeState(trx, trainee, context, 'recommend_for_award', {
       state: 'recommended_for_award',
-      outcome_date: checked.value.qts_standards_met_date,
+      outcome_date: checked.values.qts_standards_met_date,
       recommended_for_award_at: new Date(),
     });
+  });
+}
+
+/** The operator records the trainee's TRN: `submitted_for_trn` → `trn_received`; deferred and withdrawn trainees keep their state. */
+export async function receiveTrn(db: Db, traineeId: string, trn: string): Promise<TraineeRow> {
+  if (!/^\d{7}$/.test(trn)) throw new UnprocessableError(`The TRN must be 7 digits (got "${trn}")`);
+  return withLockedTrainee(db, OPERATOR, { traineeId, ifMatch: undefined }, async (trx, trainee) => {
+    const state = isTraineeState(trainee.state) ? stateAfterTrnReceived(trainee.state) : undefined;
+    if (!state) {
+      throw new UnprocessableError(
+        `Trainee ${traineeId} is ${trainee.state}: a TRN can only be received in ${[...TRANSITIONS.receive_trn.from, 'withdrawn'].join(', ')}`,
+      );
+    }
+    return applyStateChange(trx, trainee, OPERATOR, 'receive_trn', { trn, state });
+  });
+}
+
+/** The operator records QTS/EYTS awarded: `recommended_for_award` → `awarded`, on a date neither in the future nor before the outcome date. */
+export async function awardTrainee(db: Db, traineeId: string, date: string, today = todayUtc()): Promise<TraineeRow> {
+  const awardDate = isoDate(date);
+  if (!awardDate || awardDate !== date) throw new UnprocessableError(`The award date must be a date YYYY-MM-DD (got "${date}")`);
+  if (awardDate > today) throw new UnprocessableError(`The award date must not be in the future (today is ${today})`);
+  return withLockedTrainee(db, OPERATOR, { traineeId, ifMatch: undefined }, async (trx, trainee) => {
+    const state = isTraineeState(trainee.state) ? nextState(trainee.state, 'award') : undefined;
+    if (!state) throw new UnprocessableError(`Trainee ${traineeId} is ${trainee.state}: only a trainee recommended_for_award can be awarded`);
+    if (trainee.outcome_date && awardDate < trainee.outcome_date) {
+      throw new UnprocessableError(`The award date must not be before the date the standards were met (${trainee.outcome_date})`);
+    }
+    return applyStateChange(trx, trainee, OPERATOR, 'award', { state, awarded_at: new Date(`${awardDate}T00:00:00Z`) });
   });
 }

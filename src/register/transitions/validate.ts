@@ -4,7 +4,7 @@
  */
 import type { TraineeState } from '../state-machine.js';
 import { deferStateError, recommendStateError } from '../state-machine.js';
-import { isBlankOrEmptyList, isoDate, scalarText } from '../values.js';
+import { isBlankOrEmptyList, isoDate, scalarText, type Checked } from '../values.js';
 import { externalName, type RegisterVersion } from '../versions/index.js';
 import {
   WITHDRAWAL_FUTURE_INTEREST,
@@ -21,7 +21,13 @@ export interface DeferInput {
   defer_reason: string | null;
 }
 
-export type Checked<T> = { ok: true; value: T } | { ok: false; errors: string[] };
+/** The free-text reasons of a deferral or withdrawal (`defer_reason`, `another_reason`, `safeguarding_concern_reasons`). */
+export const REASON_MAX_LENGTH = 500;
+
+/** `message` when `value` is longer than REASON_MAX_LENGTH. */
+function reasonTooLong(field: string, value: string | null): string | undefined {
+  return value !== null && value.length > REASON_MAX_LENGTH ? `${field} is too long (maximum is ${REASON_MAX_LENGTH} characters)` : undefined;
+}
 
 export function checkDefer(data: Body, state: TraineeState): Checked<DeferInput> {
   const errors: string[] = [];
@@ -29,12 +35,13 @@ export function checkDefer(data: Body, state: TraineeState): Checked<DeferInput>
   if (isBlankOrEmptyList(data.defer_date)) errors.push("defer_date can't be blank");
   else if (!(deferDate = isoDate(data.defer_date))) errors.push('defer_date is invalid');
   const reason = scalarText(data.defer_reason);
-  if (reason !== null && reason.length > 500) errors.push('defer_reason is too long (maximum is 500 characters)');
-  if (errors.length > 0) return { ok: false, errors };
+  const tooLong = reasonTooLong('defer_reason', reason);
+  if (tooLong) errors.push(tooLong);
+  const values = { defer_date: deferDate!, defer_reason: reason };
+  if (errors.length > 0) return { values, errors };
   // The state is only checked once the body is valid, as the real service does.
   const stateError = deferStateError(state);
-  if (stateError) return { ok: false, errors: [stateError] };
-  return { ok: true, value: { defer_date: deferDate!, defer_reason: reason } };
+  return { values, errors: stateError ? [stateError] : [] };
 }
 
 // ---- withdraw ----
@@ -89,12 +96,11 @@ export function checkWithdraw(data: Body, trainee: { itt_start_date: string | nu
     errors.push('safeguarding_concern_reasons Enter the concerns');
   }
   // Free text: capped like defer_reason (the real service sets no limit).
-  if (anotherReason !== null && anotherReason.length > 500) errors.push('another_reason is too long (maximum is 500 characters)');
-  if (safeguarding !== null && safeguarding.length > 500) errors.push('safeguarding_concern_reasons is too long (maximum is 500 characters)');
-  if (errors.length > 0) return { ok: false, errors };
+  for (const message of [reasonTooLong('another_reason', anotherReason), reasonTooLong('safeguarding_concern_reasons', safeguarding)]) {
+    if (message) errors.push(message);
+  }
   return {
-    ok: true,
-    value: {
+    values: {
       date: date!,
       trigger: trigger!,
       future_interest: futureInterest!,
@@ -102,6 +108,7 @@ export function checkWithdraw(data: Body, trainee: { itt_start_date: string | nu
       another_reason: reasons.some((r) => r.includes('another_reason')) ? anotherReason : null,
       safeguarding_concern_reasons: reasons.includes('safeguarding_concerns') ? safeguarding : null,
     },
+    errors,
   };
 }
 
@@ -153,6 +160,5 @@ export function checkQtsStatus(data: Body, trainee: QtsFacts, today: string): Ch
   }
   const stateError = recommendStateError(trainee.state);
   if (stateError) errors.push(stateError);
-  if (errors.length > 0) return { ok: false, errors };
-  return { ok: true, value: { qts_standards_met_date: date! } };
+  return { values: { qts_standards_met_date: date! }, errors };
 }

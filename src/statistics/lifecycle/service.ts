@@ -19,6 +19,7 @@ import {
   updateDataSet,
   updateVersion,
 } from './repository.js';
+import { isUuid } from '../../validators.js';
 
 /**
  * The publisher's lifecycle operations: publish a draft, withdraw or deprecate a version,
@@ -27,7 +28,7 @@ import {
  */
 
 async function lockDataSet(db: Executor, dataSetId: string) {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(dataSetId)) {
+  if (!isUuid(dataSetId)) {
     throw new ValidationError([{ path: 'data-set', message: `"${dataSetId}" is not a data set id (a UUID).` }]);
   }
   const dataSet = await findDataSet(db, dataSetId, { forUpdate: true });

@@ -10,6 +10,7 @@ import type { Db } from '../../db/database.js';
 import type { StartupContext } from '../../startup.js';
 import { ValidationError } from '../../errors.js';
 import { importDataSetVersion, type ImportProgress, type ImportResult, type ImportTarget, type RowOrder } from '../import/import.js';
+import { projectPath } from '../../paths.js';
 import { parseVersionNumber, compareVersionNumbers } from '../standard/version-numbers.js';
 import { anyDataSetExists, anyDataSetWithoutVersions, dataSetHasVersions, insertDataSetIfMissing, insertPublicationIfMissing } from './repository.js';
 
@@ -31,7 +32,7 @@ export type KeepRows = Record<string, { lte?: string; notIn?: string[] }>;
 /** The fixture of the reference's own tests: imported first so its public ids are the reference's (dP0Zw = 1…). */
 export const FIXTURE_SOURCE = 'absence-school';
 
-export const DEFAULT_SEED_DIR = path.resolve(import.meta.dirname, '../../../seed');
+export const DEFAULT_SEED_DIR = projectPath('seed');
 
 export interface SeedOptions {
   log?: (message: string) => void;

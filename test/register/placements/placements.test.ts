@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerFixture, SCHOOL, snapshot, type RegisterFixture } from './helpers.js';
+import { registerFixture, SCHOOL, snapshot, validTrainee, type RegisterFixture } from '../helpers.js';
 
 let f: RegisterFixture;
 beforeAll(async () => {
@@ -17,6 +17,29 @@ async function post(traineeId: string, data: unknown) {
 }
 
 describe('placements', () => {
+  it('takes and refuses the same postcodes on POST /placements and inside POST /trainees (any spaces between the halves)', async () => {
+    const id = await f.insertTrainee();
+    const created = await f.call('POST', 'v2026.1', '/trainees', {
+      data: validTrainee({ first_names: 'Postcode', last_name: 'Spaces', placements_attributes: [{ name: 'Two Spaces School', postcode: 'BN1  1AA' }] }),
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json().data.placements).toMatchObject([{ name: 'Two Spaces School', postcode: 'BN1  1AA' }]);
+    const added = await post(id, { name: 'Two Spaces School', postcode: 'BN1  1AA' });
+    expect(added.statusCode, added.body).toBe(201);
+    expect(added.json().data).toMatchObject({ postcode: 'BN1  1AA' });
+
+    for (const postcode of ['BN1 1A', 'BN11AA1']) {
+      const refusedInCreate = await f.call('POST', 'v2026.1', '/trainees', {
+        data: validTrainee({ first_names: 'Postcode', last_name: 'Refused', placements_attributes: [{ name: 'School', postcode }] }),
+      });
+      expect(refusedInCreate.statusCode, postcode).toBe(422);
+      expect(refusedInCreate.body).toContain('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
+      const refused = await post(id, { name: 'School', postcode });
+      expect(refused.statusCode, postcode).toBe(422);
+      expect(refused.json()).toEqual(unprocessable('postcode Enter a valid postcode (for example, BN1 1AA)'));
+    }
+  });
+
   it('lists none as an empty list', async () => {
     const id = await f.insertTrainee();
     const res = await f.call('GET', 'v2026.1', `/trainees/${id}/placements`);

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { traineeCommands } from '../../../src/cli/register-trainee.js';
-import { registerFixture, today, type RegisterFixture } from './helpers.js';
+import { traineeCommands } from '../../src/cli/register-trainee.js';
+import { registerFixture, today, type RegisterFixture } from '../register/helpers.js';
 
 const run = promisify(execFile);
 

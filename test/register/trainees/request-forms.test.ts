@@ -4,9 +4,9 @@
  * `itt_start_date` and the trainee is not updated"), and repeated slashes in a path.
  */
 import { describe, expect, it } from 'vitest';
-import { parseRailsForm } from '../../src/register/form-body.js';
-import type { TestApp } from '../helpers/app.js';
-import { validTrainee, type TestProvider, withRegisterApp } from './helpers.js';
+import { parseRailsForm } from '../../../src/register/form-body.js';
+import type { TestApp } from '../../helpers/app.js';
+import { validTrainee, type TestProvider, withRegisterApp } from '../helpers.js';
 
 let t: TestApp;
 let p: TestProvider;

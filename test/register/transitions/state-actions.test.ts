@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerFixture, snapshot, STATE_TRANSITION_BODY, today, UK_DEGREE, type RegisterFixture } from './helpers.js';
+import { registerFixture, snapshot, STATE_TRANSITION_BODY, today, UK_DEGREE, type RegisterFixture } from '../helpers.js';
 
 let f: RegisterFixture;
 beforeAll(async () => {

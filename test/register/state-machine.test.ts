@@ -10,8 +10,8 @@ import {
   TRAINEE_STATES,
   type TraineeEvent,
   type TraineeState,
-} from '../../../src/register/state-machine.js';
-import { StateTransitionError } from '../../../src/register/errors.js';
+} from '../../src/register/state-machine.js';
+import { StateTransitionError } from '../../src/register/errors.js';
 
 // The full transition table: every (state, event) pair not listed here must be refused.
 const allowed: Array<[TraineeState, TraineeEvent, TraineeState]> = [

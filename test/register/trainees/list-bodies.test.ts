@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
-import { validTrainee, type TestProvider, withRegisterApp } from './helpers.js';
+import type { TestApp } from '../../helpers/app.js';
+import { validTrainee, type TestProvider, withRegisterApp } from '../helpers.js';
 
 /** The list is assembled from serialized trainee bodies reused across requests: they must never be stale. */
 let t: TestApp;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createProviderWithToken, currentCycle, validTrainee, type TestProvider } from './helpers.js';
-import { insertTraineeRow, lockDuplicateCandidates } from '../../src/register/trainees/repository.js';
+import { buildTestApp, type TestApp } from '../../helpers/app.js';
+import { createProviderWithToken, currentCycle, validTrainee, type TestProvider } from '../helpers.js';
+import { insertTraineeRow, lockDuplicateCandidates } from '../../../src/register/trainees/repository.js';
 
 let t: TestApp;
 let p: TestProvider;

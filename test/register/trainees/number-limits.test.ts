@@ -3,8 +3,8 @@
  * `course_year` (create and update, every version) and the trainee list's `page`.
  */
 import { describe, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
-import { validTrainee, type TestProvider, withRegisterApp } from './helpers.js';
+import type { TestApp } from '../../helpers/app.js';
+import { validTrainee, type TestProvider, withRegisterApp } from '../helpers.js';
 
 let t: TestApp;
 let p: TestProvider;

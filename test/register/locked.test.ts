@@ -4,8 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { validTrainee } from '../helpers.js';
-import { registerFixture, SCHOOL, snapshot, STATE_TRANSITION_BODY, UK_DEGREE, type RegisterFixture } from './helpers.js';
+import { registerFixture, type RegisterFixture, SCHOOL, snapshot, STATE_TRANSITION_BODY, UK_DEGREE, validTrainee } from './helpers.js';
 
 let f: RegisterFixture;
 beforeAll(async () => {

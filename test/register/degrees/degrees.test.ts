@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NON_UK_DEGREE, registerFixture, snapshot, UK_DEGREE, type RegisterFixture } from './helpers.js';
+import { NON_UK_DEGREE, registerFixture, snapshot, UK_DEGREE, type RegisterFixture } from '../helpers.js';
 
 let f: RegisterFixture;
 beforeAll(async () => {

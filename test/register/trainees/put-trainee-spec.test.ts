@@ -3,8 +3,8 @@
  * null members, ignored members, and which validation error wins.
  */
 import { describe, expect, it } from 'vitest';
-import type { TestApp } from '../helpers/app.js';
-import { validTrainee, type TestProvider, withRegisterApp } from './helpers.js';
+import type { TestApp } from '../../helpers/app.js';
+import { validTrainee, type TestProvider, withRegisterApp } from '../helpers.js';
 
 let t: TestApp;
 let p: TestProvider;

@@ -4,11 +4,10 @@
  * is bounded by bytes. Oversized input is a 422 naming the field and changes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TraineeBodyCache } from '../../src/register/trainees/body-cache.js';
-import { MAX_DEGREES_PER_TRAINEE } from '../../src/register/degrees/validate.js';
-import { MAX_PLACEMENTS_PER_TRAINEE } from '../../src/register/placements/validate.js';
-import { registerFixture, snapshot, today, type RegisterFixture } from './actions/helpers.js';
-import { validTrainee } from './helpers.js';
+import { TraineeBodyCache } from '../../../src/register/trainees/body-cache.js';
+import { MAX_DEGREES_PER_TRAINEE } from '../../../src/register/degrees/validate.js';
+import { MAX_PLACEMENTS_PER_TRAINEE } from '../../../src/register/placements/validate.js';
+import { registerFixture, type RegisterFixture, snapshot, today, validTrainee } from '../helpers.js';
 
 let f: RegisterFixture;
 beforeAll(async () => {

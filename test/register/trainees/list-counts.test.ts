@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Migrator, sql } from 'kysely';
-import { migrations } from '../../migrations/index.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createProviderWithToken, currentCycle, validTrainee, type TestProvider } from './helpers.js';
+import { migrations } from '../../../migrations/index.js';
+import { buildTestApp, type TestApp } from '../../helpers/app.js';
+import { createProviderWithToken, currentCycle, validTrainee, type TestProvider } from '../helpers.js';
 
 /**
  * The list's unfiltered total_count comes from trainee_list_counts, kept by triggers on trainees; filtered lists count
