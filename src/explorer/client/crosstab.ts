@@ -3,7 +3,7 @@
  * indicators) with one value per cell, its caption (the groups narrowed to one option) and the table as CSV.
  * Pure functions, unit tested.
  */
-import { stringify } from 'csv-stringify/sync';
+import { stringify } from 'csv-stringify/browser/esm/sync';
 import type { IndicatorMeta, Meta, ResultRow } from './api.js';
 import { formatValue } from './format.js';
 import { captionGroups, settle, defaultLayout, type GroupId, type HeaderGroup, type TableLayout } from './layout.js';
