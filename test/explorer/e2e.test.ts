@@ -267,7 +267,6 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
 
     // The live count (one POST with pageSize=1) follows the choices.
     await expect.poll(() => page.locator('[data-count]').getAttribute('data-count')).toBe(String(api.paging.totalResults));
-    await page.getByLabel('Search local authority locations').fill('');
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: path.join(SCREENSHOTS, '4-query-builder.png'), fullPage: true });
 
@@ -396,8 +395,8 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     await ready(restored);
     const again = await shownTable(restored);
     expect(again).toEqual(dragged);
-    expect(await restored.getByRole('checkbox', { name: 'Barnsley', exact: true }).isChecked()).toBe(true);
-    expect(await restored.getByRole('checkbox', { name: 'White - Irish', exact: true }).isChecked()).toBe(true);
+    expect(await restored.getByRole('checkbox', { name: 'Barnsley', exact: true, includeHidden: true }).isChecked()).toBe(true);
+    expect(await restored.getByRole('checkbox', { name: 'White - Irish', exact: true, includeHidden: true }).isChecked()).toBe(true);
     expect(await seriousViolations(restored)).toEqual([]);
     // Once results are shown, a changed choice says they are out of date.
     await restored.getByRole('button', { name: 'Change filters' }).click();
@@ -490,7 +489,9 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     expect(boroughs).toHaveLength(33);
     const la = meta.locations.find((g) => g.level.code === 'LA')!.options as Array<{ id: string; label: string; code?: string }>;
     const ids = boroughs.map((code) => la.find((o) => o.code === code)!.id);
-    await page.goto(`${base}/data-sets/${ETHNICITY}/query?timePeriods.in=2021/2022|AY&geographicLevels.in=LA&locations.in=${ids.map((id) => `LA|id|${id}`).join(',')}&indicators=${headcount.id}`);
+    // Every filter at its Total, as the chart does for filters left open (keeps the table to one cell per borough).
+    const atTotals = meta.filters.map((f, i) => `&filters.${f.id}=${totals[i]}`).join('');
+    await page.goto(`${base}/data-sets/${ETHNICITY}/query?timePeriods.in=2021/2022|AY&geographicLevels.in=LA&locations.in=${ids.map((id) => `LA|id|${id}`).join(',')}${atTotals}&indicators=${headcount.id}`);
     await ready(page);
     await page.waitForSelector('[data-chart] svg');
     expect(await page.locator('[data-chart]').getAttribute('data-kind')).toBe('bar');
@@ -502,7 +503,7 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, '6-chart-london.png') });
 
     // Lines over time for the 33 boroughs: one highlighted over the muted rest, or small multiples.
-    await page.goto(`${base}/data-sets/${ETHNICITY}/query?geographicLevels.in=LA&locations.in=${ids.map((id) => `LA|id|${id}`).join(',')}&indicators=${headcount.id}`);
+    await page.goto(`${base}/data-sets/${ETHNICITY}/query?geographicLevels.in=LA&locations.in=${ids.map((id) => `LA|id|${id}`).join(',')}${atTotals}&indicators=${headcount.id}`);
     await ready(page);
     await page.waitForSelector('[data-chart] svg');
     expect(await page.locator('[data-chart]').getAttribute('data-kind')).toBe('line');

@@ -83,9 +83,9 @@ export function parseState(search: string | URLSearchParams): QueryState {
   return state;
 }
 
-/** Encodes a query-string value, keeping the API's separators (`|`, `,`, `/`) readable. */
+/** Encodes a query-string value, keeping the API's separators (`|`, `,`, `/`, `:`) readable. */
 export function encodeValue(value: string): string {
-  return encodeURIComponent(value).replace(/%7C/gi, '|').replace(/%2C/gi, ',').replace(/%2F/gi, '/');
+  return encodeURIComponent(value).replace(/%3A/gi, ':').replace(/%7C/gi, '|').replace(/%2C/gi, ',').replace(/%2F/gi, '/');
 }
 
 function toQueryString(pairs: Array<[string, string]>): string {
