@@ -47,7 +47,8 @@ function bodyRows(table: CrossTab, from: number, to: number): DocumentFragment {
 /**
  * Draws the table into `box`: header rows and the first rows up to FIRST_CELLS cells now, the rest in chunks of
  * the same size. Sets `data-first-draw-ms` on the table (from `startedAt`, which the caller takes before pivoting,
- * until the frame after the first chunk) and `data-complete` when every row is in. A newer draw stops an older one.
+ * until the frame after the first chunk), and `data-complete` and `data-complete-ms` when every row is in
+ * (read by bench/explorer.ts). A newer draw stops an older one.
  */
 export function drawCrossTab(box: HTMLElement, table: CrossTab, caption: string, startedAt: number): HTMLTableElement {
   const run = ++drawing;
@@ -84,6 +85,7 @@ export function drawCrossTab(box: HTMLElement, table: CrossTab, caption: string,
   const more = (from: number) => {
     if (run !== drawing) return;
     if (from >= total) {
+      element.dataset.completeMs = String(Math.round(performance.now() - startedAt));
       element.dataset.complete = 'true';
       return;
     }
