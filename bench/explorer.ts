@@ -68,7 +68,7 @@ async function main() {
           const page = await context.newPage();
           await page.goto(base + url, { waitUntil: 'load' });
           await page.waitForSelector('main[data-ready]', { timeout: 30000 });
-          if (name === 'query') await page.waitForSelector('table[data-results] tbody tr');
+          if (name === 'query') await page.waitForSelector('table[data-crosstab] tbody tr');
           const { ready, load } = await page.evaluate(() => {
             const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
             const readyAttr = Number(document.getElementById('main-content')!.dataset.readyMs);
