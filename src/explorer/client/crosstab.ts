@@ -30,8 +30,8 @@ export interface CrossTab {
   columnLabels: string[][];
   /** The values as the API gives them ('' where there is no row), per body row and column. */
   raw: string[][];
-  /** The values as shown: the indicator's unit and decimal places. */
-  cells: string[][];
+  /** A value as shown: with its indicator's unit and decimal places. */
+  shownCell(row: number, column: number): string;
 }
 
 /**
@@ -79,11 +79,13 @@ export function headerGroups(rows: ResultRow[], meta: Meta, indicators: Indicato
   return groups.filter((g) => g.options.length > 0);
 }
 
-/** A row's option key in one group (not the indicator's, which is per cell). */
-function keyIn(row: ResultRow, id: GroupId): string {
-  if (id === 'timePeriod') return periodKey(row.timePeriod);
-  if (id === 'location') return locationOf(row);
-  return row.filters[id.slice('filter:'.length)] ?? '';
+/** A row's option index in one group (not the indicator's, which is per cell). */
+function indexIn(group: HeaderGroup): (row: ResultRow) => number {
+  const index = new Map(group.options.map((o, i) => [o.key, i]));
+  if (group.id === 'timePeriod') return (row) => index.get(periodKey(row.timePeriod)) ?? 0;
+  if (group.id === 'location') return (row) => index.get(locationOf(row)) ?? 0;
+  const filterId = group.id.slice('filter:'.length);
+  return (row) => index.get(row.filters[filterId] ?? '') ?? 0;
 }
 
 /** Consecutive equal prefixes merged into spans: the headers of one level. */
@@ -91,7 +93,8 @@ function spans(labels: string[][], level: number): Array<HeaderSpan | null> {
   const out: Array<HeaderSpan | null> = [];
   let start = -1;
   for (let i = 0; i < labels.length; i++) {
-    const samePrefix = start >= 0 && labels[i]!.slice(0, level + 1).every((l, k) => l === labels[start]![k]);
+    let samePrefix = start >= 0;
+    for (let k = 0; samePrefix && k <= level; k++) samePrefix = labels[i]![k] === labels[start]![k];
     if (samePrefix) {
       out.push(null);
       out[start]!.span += 1;
@@ -103,63 +106,86 @@ function spans(labels: string[][], level: number): Array<HeaderSpan | null> {
   return out;
 }
 
+/** Positions in mixed radix: the outermost group weighs most, so sorting the numbers sorts the combinations. */
+function radix(sizes: number[]): number[] {
+  const weights = sizes.map(() => 1);
+  for (let i = sizes.length - 2; i >= 0; i--) weights[i] = weights[i + 1]! * sizes[i + 1]!;
+  return weights;
+}
+
 /**
  * Pivots the rows: each header combination that has at least one row becomes a table row or column, in the order of
  * the groups' options, outermost group first. `layout` is the user's (from the permalink) or the default.
+ * Combinations are numbers (mixed radix over the groups' sizes), so 20,000 cells pivot in tens of milliseconds.
  */
 export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: IndicatorMeta[], layout?: TableLayout): CrossTab {
   const groups = headerGroups(rows, meta, indicators);
   const chosen = layout ? settle(layout, groups) : defaultLayout(groups);
   const byId = new Map(groups.map((g) => [g.id, g]));
-  const indexOf = new Map(groups.map((g) => [g.id, new Map(g.options.map((o, i) => [o.key, i]))]));
-  const indicatorIds = indicators.map((i) => i.id);
-  const nonIndicator = groups.filter((g) => g.id !== 'indicator').map((g) => g.id);
-
-  // Each row, per indicator, is one cell: its row combination and column combination as option indexes.
-  const rowCombos = new Map<string, number[]>();
-  const columnCombos = new Map<string, number[]>();
-  const values = new Map<string, string>();
-  for (const row of rows) {
-    const base = new Map(nonIndicator.map((id) => [id, indexOf.get(id)!.get(keyIn(row, id)) ?? 0]));
-    indicatorIds.forEach((indicatorId, ii) => {
-      const at = (id: GroupId) => (id === 'indicator' ? ii : base.get(id)!);
-      const r = chosen.rows.map(at);
-      const c = chosen.columns.map(at);
-      const rk = r.join('.');
-      const ck = c.join('.');
-      rowCombos.set(rk, r);
-      columnCombos.set(ck, c);
-      // Groups in the caption have one option, so the row and column combinations name the cell.
-      values.set(`${rk}/${ck}`, row.values[indicatorId] ?? '');
-    });
-  }
-  const lexical = (a: number[], b: number[]) => {
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-    return 0;
+  const axis = (ids: GroupId[]) => {
+    const sizes = ids.map((id) => byId.get(id)!.options.length);
+    return { ids, sizes, weights: radix(sizes), space: sizes.reduce((p, n) => p * n, 1) };
   };
-  const rowList = [...rowCombos.values()].sort(lexical);
-  const columnList = [...columnCombos.values()].sort(lexical);
-  const labelsOf = (ids: GroupId[], combo: number[]) => combo.map((i, level) => byId.get(ids[level]!)!.options[i]!.label);
-  const rowLabels = rowList.map((combo) => labelsOf(chosen.rows, combo));
-  const columnLabels = columnList.map((combo) => labelsOf(chosen.columns, combo));
-  const indicatorLevel = { rows: chosen.rows.indexOf('indicator'), columns: chosen.columns.indexOf('indicator') };
-  const indicatorOf = (r: number[], c: number[]) =>
-    indicators[indicatorLevel.rows >= 0 ? r[indicatorLevel.rows]! : indicatorLevel.columns >= 0 ? c[indicatorLevel.columns]! : 0]!;
-  const raw: string[][] = [];
-  const cells: string[][] = [];
-  const columnKeys = columnList.map((c) => c.join('.'));
-  for (const r of rowList) {
-    const rk = r.join('.');
-    const rawRow: string[] = [];
-    const shownRow: string[] = [];
-    columnList.forEach((c, ci) => {
-      const value = values.get(`${rk}/${columnKeys[ci]}`) ?? '';
-      rawRow.push(value);
-      shownRow.push(formatValue(value, indicatorOf(r, c)));
-    });
-    raw.push(rawRow);
-    cells.push(shownRow);
+  const rowAxis = axis(chosen.rows);
+  const columnAxis = axis(chosen.columns);
+
+  // Each row, per indicator, is one cell. Groups in the caption have one option, so row and column name the cell.
+  const rowKeys = new Set<number>();
+  const columnKeys = new Set<number>();
+  const values = new Map<number, string>();
+  // Per axis: the row's position without the indicator, and the indicator's weight (0 when not on this axis).
+  const placer = (a: ReturnType<typeof axis>) => {
+    const parts = a.ids.flatMap((id, k) => (id === 'indicator' ? [] : [{ at: indexIn(byId.get(id)!), weight: a.weights[k]! }]));
+    const indicatorAt = a.ids.indexOf('indicator');
+    return {
+      base: (row: ResultRow) => {
+        let key = 0;
+        for (const part of parts) key += part.at(row) * part.weight;
+        return key;
+      },
+      indicatorWeight: indicatorAt >= 0 ? a.weights[indicatorAt]! : 0,
+    };
+  };
+  const rowPlacer = placer(rowAxis);
+  const columnPlacer = placer(columnAxis);
+  for (const row of rows) {
+    const rowBase = rowPlacer.base(row);
+    const columnBase = columnPlacer.base(row);
+    for (let ii = 0; ii < indicators.length; ii++) {
+      const r = rowBase + ii * rowPlacer.indicatorWeight;
+      const c = columnBase + ii * columnPlacer.indicatorWeight;
+      rowKeys.add(r);
+      columnKeys.add(c);
+      values.set(r * columnAxis.space + c, row.values[indicators[ii]!.id] ?? '');
+    }
   }
+  const decode = (key: number, a: ReturnType<typeof axis>) => a.weights.map((w, k) => Math.floor(key / w) % a.sizes[k]!);
+  const rowList = [...rowKeys].sort((x, y) => x - y);
+  const columnList = [...columnKeys].sort((x, y) => x - y);
+  const labelsOf = (a: ReturnType<typeof axis>, key: number) => decode(key, a).map((i, level) => byId.get(a.ids[level]!)!.options[i]!.label);
+  const rowLabels = rowList.map((key) => labelsOf(rowAxis, key));
+  const columnLabels = columnList.map((key) => labelsOf(columnAxis, key));
+  const raw = rowList.map((r) => columnList.map((c) => values.get(r * columnAxis.space + c) ?? ''));
+
+  // The indicator of a cell: from the axis that has the indicator group, else the one indicator.
+  const rowIndicator = chosen.rows.indexOf('indicator');
+  const columnIndicator = chosen.columns.indexOf('indicator');
+  const rowIndicators = rowList.map((key) => (rowIndicator >= 0 ? decode(key, rowAxis)[rowIndicator]! : -1));
+  const columnIndicators = columnList.map((key) => (columnIndicator >= 0 ? decode(key, columnAxis)[columnIndicator]! : 0));
+  // Formatting is the costly part (Intl), so it is done per cell drawn and remembered per indicator and value.
+  const shown = indicators.map(() => new Map<string, string>());
+  const shownCell = (r: number, c: number) => {
+    const ii = rowIndicators[r]! >= 0 ? rowIndicators[r]! : columnIndicators[c]!;
+    const value = raw[r]![c]!;
+    const memo = shown[ii] ?? new Map<string, string>();
+    let text = memo.get(value);
+    if (text === undefined) {
+      text = formatValue(value, indicators[ii] ?? { unit: undefined, decimalPlaces: undefined });
+      memo.set(value, text);
+    }
+    return text;
+  };
+
   const rowSpans = chosen.rows.map((_, level) => spans(rowLabels, level));
   // The indicator first: "Headcount, Ethnicity: Total, Barnet, 2021/22".
   const caption = captionGroups(chosen, groups).sort((a, b) => Number(b.id === 'indicator') - Number(a.id === 'indicator'));
@@ -172,8 +198,13 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
     rowLabels,
     columnLabels,
     raw,
-    cells,
+    shownCell,
   };
+}
+
+/** Every cell as shown (for tests and small tables; the page formats the cells it draws). */
+export function shownCells(table: CrossTab): string[][] {
+  return table.raw.map((line, r) => line.map((_, c) => table.shownCell(r, c)));
 }
 
 /** The caption: the data set's title and what every cell shares. */

@@ -32,11 +32,11 @@ function bodyRows(table: CrossTab, from: number, to: number): DocumentFragment {
       const header = headers[level];
       if (header) tr.appendChild(th(header.label, level === innermost ? 'row' : 'rowgroup', header.span, 'rowspan'));
     }
-    const values = table.cells[r]!;
-    for (let c = 0; c < values.length; c++) {
+    const columns = table.raw[r]!.length;
+    for (let c = 0; c < columns; c++) {
       const td = document.createElement('td');
       td.className = 'govuk-table__cell govuk-table__cell--numeric';
-      td.textContent = values[c]!;
+      td.textContent = table.shownCell(r, c);
       tr.appendChild(td);
     }
     fragment.appendChild(tr);
@@ -73,7 +73,7 @@ export function drawCrossTab(box: HTMLElement, table: CrossTab, caption: string,
   element.appendChild(body);
   const columns = Math.max(1, table.columnLabels.length);
   const rowsPerChunk = Math.max(1, Math.floor(FIRST_CELLS / columns));
-  const total = table.cells.length;
+  const total = table.raw.length;
   body.appendChild(bodyRows(table, 0, Math.min(total, rowsPerChunk)));
   box.replaceChildren(element);
   element.dataset.cells = String(total * table.columnLabels.length);
