@@ -47,7 +47,7 @@ function bodyRows(table: CrossTab, from: number, to: number): DocumentFragment {
 /**
  * Draws the table into `box`: header rows and the first rows up to FIRST_CELLS cells now, the rest in chunks of
  * the same size. Sets `data-first-draw-ms` on the table (from `startedAt`, which the caller takes before pivoting,
- * until the frame after the first chunk), and `data-complete` and `data-complete-ms` when every row is in
+ * until the frame after the first chunk; `data-built-ms` the same without layout and paint), and `data-complete` and `data-complete-ms` when every row is in
  * (read by bench/explorer.ts). A newer draw stops an older one.
  */
 export function drawCrossTab(box: HTMLElement, table: CrossTab, caption: string, startedAt: number): HTMLTableElement {
@@ -76,6 +76,8 @@ export function drawCrossTab(box: HTMLElement, table: CrossTab, caption: string,
   const total = table.raw.length;
   body.appendChild(bodyRows(table, 0, Math.min(total, rowsPerChunk)));
   box.replaceChildren(element);
+  // Pivot and DOM of the first chunk, before the browser lays it out and paints it.
+  element.dataset.builtMs = String(Math.round(performance.now() - startedAt));
   element.dataset.cells = String(total * table.columnLabels.length);
   requestAnimationFrame(() =>
     setTimeout(() => {
