@@ -2,6 +2,8 @@
  * The explorer's query: what the user chose, as a permalink (the page's own query string), as the API's POST body
  * and, when the API's GET form can say the same thing, as a GET URL. Pure functions, unit tested.
  */
+import { layoutParams, parseLayout, type TableLayout } from './layout.js';
+import { parseStep, type StepNumber } from './steps.js';
 
 /** A time period as the API's GET form writes it: `2020/2021|AY`. */
 export type PeriodKey = string;
@@ -25,6 +27,10 @@ export interface QueryState {
   sort?: string;
   page: number;
   pageSize: number;
+  /** The cross-tab's layout when the user moved its header groups (the default layout otherwise). */
+  layout?: TableLayout;
+  /** The builder step open while choosing; absent once the results are shown. */
+  step?: StepNumber;
 }
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -70,12 +76,16 @@ export function parseState(search: string | URLSearchParams): QueryState {
   if (sort && /^[^|]+(\|[^|]+)?\|(Asc|Desc)$/.test(sort)) state.sort = sort;
   state.page = positiveInt(params.get('page'), 1, 1_000_000);
   state.pageSize = positiveInt(params.get('pageSize'), DEFAULT_PAGE_SIZE, 10000);
+  const layout = parseLayout(params);
+  if (layout) state.layout = layout;
+  const step = parseStep(params.get('step'));
+  if (step) state.step = step;
   return state;
 }
 
-/** Encodes a query-string value, keeping the API's separators (`|`, `,`, `/`) readable. */
+/** Encodes a query-string value, keeping the API's separators (`|`, `,`, `/`, `:`) readable. */
 export function encodeValue(value: string): string {
-  return encodeURIComponent(value).replace(/%7C/gi, '|').replace(/%2C/gi, ',').replace(/%2F/gi, '/');
+  return encodeURIComponent(value).replace(/%3A/gi, ':').replace(/%7C/gi, '|').replace(/%2C/gi, ',').replace(/%2F/gi, '/');
 }
 
 function toQueryString(pairs: Array<[string, string]>): string {
@@ -101,6 +111,8 @@ export function stateToSearch(state: QueryState): string {
   if (state.sort) pairs.push(['sorts', state.sort]);
   if (state.page !== 1) pairs.push(['page', String(state.page)]);
   if (state.pageSize !== DEFAULT_PAGE_SIZE) pairs.push(['pageSize', String(state.pageSize)]);
+  pairs.push(...layoutParams(state.layout));
+  if (state.step) pairs.push(['step', String(state.step)]);
   return toQueryString(pairs);
 }
 

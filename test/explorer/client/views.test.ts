@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
 import { describeChangeSet } from '../../../src/explorer/client/changes.js';
-import { buildChartData, MAX_SERIES, niceTicks } from '../../../src/explorer/client/chart.js';
+import { axisLabel, buildChartData, niceTicks } from '../../../src/explorer/client/chart.js';
 import { formatValue } from '../../../src/explorer/client/format.js';
-import { chartTotals, labelsOf, rowCells, warningText } from '../../../src/explorer/client/pages/query.js';
+import { chartTotals, warningText } from '../../../src/explorer/client/pages/query.js';
 import { emptyState } from '../../../src/explorer/client/query.js';
 
 const meta: Meta = {
@@ -54,10 +54,22 @@ describe('explorer views', () => {
     expect(one.series[1]!.values.get('2020/2021|AY')).toEqual({ raw: 'c', value: undefined });
 
     const split = buildChartData([row('2020/2021', 'L1', 's1', '1'), row('2020/2021', 'L1', 's2', '2')], meta, 'I1', 'bar');
-    expect(split.series.map((s) => s.label)).toEqual(['Barnet, Primary', 'Barnet, Secondary']);
+    // Bars: largest first.
+    expect(split.series.map((s) => s.label)).toEqual(['Barnet, Secondary', 'Barnet, Primary']);
 
-    const many = Array.from({ length: MAX_SERIES + 1 }, (_, i) => row('2020/2021', `X${i}`, 's1', '1'));
-    expect(buildChartData(many, meta, 'I1', 'bar').problem).toMatch(/at most 6 series/);
+    expect(buildChartData([], meta, 'I1', 'line').problem).toBe('There is nothing to chart: no rows match.');
+  });
+
+  it('charts any number of bars, largest first (no number last), named in words', () => {
+    const many = Array.from({ length: 40 }, (_, i) => row('2020/2021', `X${i}`, 's1', String((i * 7) % 40)));
+    many.push(row('2020/2021', 'L1', 's1', 'c'));
+    const bars = buildChartData(many, meta, 'I1', 'bar');
+    expect(bars.series).toHaveLength(41);
+    const values = bars.series.map((s) => s.values.get('2020/2021|AY')!.value);
+    expect(values.slice(0, 40)).toEqual([...values.slice(0, 40)].sort((a, b) => b! - a!));
+    expect(bars.series[40]!.label).toBe('Barnet');
+    expect(axisLabel({ id: 'p', column: 'p', label: 'Percent', unit: '%', decimalPlaces: 1 })).toBe('Percent (%)');
+    expect(axisLabel({ id: 'h', column: 'h', label: 'Headcount', unit: '' })).toBe('Headcount');
   });
 
   it('draws a bar chart for one chosen period only', () => {
@@ -83,9 +95,7 @@ describe('explorer views', () => {
     );
   });
 
-  it('shows a row with labels, and holds unchosen filters at their Total option for the chart', () => {
-    const cells = rowCells(row('2020/2021', 'L2', 's2', '1234'), meta, labelsOf(meta), meta.indicators);
-    expect(cells).toEqual(['2020/21', 'Local authority', 'Barnsley', 'White - Irish', 'Secondary', '1,234']);
+  it('holds unchosen filters at their Total option for the chart', () => {
     expect(chartTotals(meta, emptyState())).toEqual({ filters: { F1: ['o2'] }, held: ['Ethnicity'] });
     expect(chartTotals(meta, { ...emptyState(), filters: { F1: ['o1'] } })).toEqual({ filters: {}, held: [] });
   });

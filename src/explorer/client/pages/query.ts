@@ -1,50 +1,26 @@
 /**
- * The explorer's query view. Over 400 lines because `queryPage` is one view whose regions (choices, live count,
- * table, chart, code snippets) share one state and update each other; everything pure it uses lives in its own
- * tested module (../query.ts, ../snippets.ts, ../chart.ts, ../format.ts).
+ * The explorer's query view. Over 400 lines because `queryPage` is one view whose regions (steps, live count,
+ * cross-tab, chart, code snippets) share one state and update each other; everything pure it uses lives in its own
+ * tested module (../query.ts, ../steps.ts, ../layout.ts, ../crosstab.ts, ../chart.ts, ../snippets.ts, ../format.ts).
  */
 import { ApiError, apiGet, apiPost, problemMessage, type DataSet, type IndicatorMeta, type Meta, type QueryResponse, type ResultRow, type Warning } from '../api.js';
-import { buildChartData, renderChart } from '../chart.js';
-import { h, replace, uid } from '../dom.js';
-import { formatValue, plural } from '../format.js';
+import { axisLabel, buildChartData, PALETTE, renderChart, type ManyLines } from '../chart.js';
+import { buildCrossTab, crossTabCaption, crossTabCsv, locationLabels, type CrossTab } from '../crosstab.js';
+import { h, replace, uid, type Child } from '../dom.js';
+import { plural } from '../format.js';
 import {
-  getUrl, locationKey, PAGE_SIZES, parseState, periodKey, postBody, queryPath, stateToSearch, type QueryState,
+  getUrl, locationKey, parseState, periodKey, postBody, queryPath, stateToSearch, type QueryState,
 } from '../query.js';
 import { compactJson, curlCsv, curlGet, curlPost, pythonSnippet, rSnippet } from '../snippets.js';
+import { STEPS, stepSummaries, type StepNumber } from '../steps.js';
+import { drawCrossTab, layoutControls } from '../table.js';
 import { allVersions } from './dataset.js';
 import { checklist } from './checklist.js';
 
-/** Labels of the ids a result row carries, for one version's metadata. */
-export interface Labels {
-  period(p: { period: string; code: string }): string;
-  level(code: string): string;
-  location(level: string, id: string | undefined): string;
-  option(filterId: string, optionId: string | undefined): string;
-}
-
-export function labelsOf(meta: Meta): Labels {
-  const periods = new Map(meta.timePeriods.map((t) => [periodKey(t), t.label]));
-  const levels = new Map(meta.geographicLevels.map((l) => [l.code, l.label]));
-  const locations = new Map(meta.locations.flatMap((g) => g.options.map((o) => [`${g.level.code}|${o.id}`, o.label] as const)));
-  const options = new Map(meta.filters.flatMap((f) => f.options.map((o) => [`${f.id}|${o.id}`, o.label] as const)));
-  return {
-    period: (p) => periods.get(periodKey(p)) ?? `${p.period} ${p.code}`,
-    level: (code) => levels.get(code) ?? code,
-    location: (level, id) => (id ? (locations.get(`${level}|${id}`) ?? id) : ''),
-    option: (filterId, optionId) => (optionId ? (options.get(`${filterId}|${optionId}`) ?? optionId) : ''),
-  };
-}
-
-/** The table's cells for a row, in column order: period, level, location, each filter, each indicator. */
-export function rowCells(row: ResultRow, meta: Meta, labels: Labels, indicators: IndicatorMeta[]): string[] {
-  return [
-    labels.period(row.timePeriod),
-    labels.level(row.geographicLevel),
-    labels.location(row.geographicLevel, row.locations[row.geographicLevel]),
-    ...meta.filters.map((f) => labels.option(f.id, row.filters[f.id])),
-    ...indicators.map((i) => formatValue(row.values[i.id], i)),
-  ];
-}
+/** Rows the table and the chart ask for: the API's largest page. */
+const TABLE_ROWS = 10000;
+/** Indicator lists longer than this get a search box. */
+const SEARCH_INDICATORS_OVER = 10;
 
 /** The indicators a query shows: the chosen ones, or all when none is chosen (as the API does). */
 export function shownIndicators(meta: Meta, state: QueryState): IndicatorMeta[] {
@@ -108,7 +84,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     apiGet<Meta>(`/v1/data-sets/${id}/meta${versionParam}`),
     allVersions(dataSetId),
   ]);
-  const labels = labelsOf(meta);
+  const names = locationLabels(meta);
   const version = state.dataSetVersion ?? dataSet.latestVersion?.version ?? '';
   document.title = `Query: ${dataSet.title} – Explore education statistics data`;
 
@@ -142,11 +118,23 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       }
     }, 200);
   };
+  // Every choice goes into the URL at once (replaceState), so a reload or a shared link keeps it.
+  const writeUrl = (push = false) => {
+    const url = `${location.pathname}?${stateToSearch(state)}`;
+    if (push) history.pushState(null, '', url);
+    else history.replaceState(null, '', url);
+    if (permalinkInput) permalinkInput.value = `${location.origin}${url}`;
+  };
+  let permalinkInput: HTMLInputElement | undefined;
+  let resultsShown = false;
   const changed = () => {
-    stale.hidden = false;
+    // Only once there are results can they be out of date.
+    if (resultsShown) stale.hidden = false;
+    refreshSummaries();
+    writeUrl();
     updateCount();
   };
-  const stale = h('p', { class: 'govuk-body-s app-stale', hidden: true }, 'Your choices have changed: show the results again to update the table and chart.');
+  const stale = h('p', { class: 'govuk-body-s app-stale', hidden: true, 'data-stale': '' }, 'Your choices have changed: show the results again to update the table and chart.');
 
   // Time periods: a range (from, to) or a list.
   const periodOptions = meta.timePeriods.map((t) => ({ value: periodKey(t), label: t.label }));
@@ -190,7 +178,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       ? checklist({
           legend: `${level.label} locations`,
           hint: `Leave empty for every ${level.label.toLowerCase()} location (${group.options.length}).`,
-          options: group.options.map((o) => ({ value: locationKey(level.code, o.id), label: o.label, keywords: [o.code, o.oldCode, o.urn, o.laEstab, o.ukprn].filter(Boolean).join(' ') })),
+          options: group.options.map((o) => ({ value: locationKey(level.code, o.id), label: names.get(`${level.code}|${o.id}`) ?? o.label, keywords: [o.code, o.oldCode, o.urn, o.laEstab, o.ukprn].filter(Boolean).join(' ') })),
           selected: locationSets.get(level.code)!,
           onChange: syncLocations,
           searchable: group.options.length > 12,
@@ -233,35 +221,86 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       h('option', { value: v.version, selected: v.version === version }, `${v.version}${v.version === dataSet.latestVersion?.version ? ' (latest)' : ''} – ${v.status}`)));
 
   const results = h('div', { id: 'results' });
+
+  // The four steps: the open one shows its controls, the others what was chosen and a button to go back to them.
+  const stepBodies: Child[][] = [
+    [
+      h('div', { class: 'govuk-form-group' },
+        h('fieldset', { class: 'govuk-fieldset' },
+          h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, 'Time periods'),
+          h('div', { class: 'govuk-radios govuk-radios--small govuk-radios--inline govuk-!-margin-bottom-3', 'data-module': 'govuk-radios' },
+            modeRadio('range', 'A range'), modeRadio('list', 'Choose from a list')),
+          rangeBox, listBox)),
+    ],
+    [
+      h('div', { class: 'govuk-form-group' },
+        h('fieldset', { class: 'govuk-fieldset' },
+          h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, 'Geographic levels and locations'),
+          h('div', { class: 'govuk-hint' }, 'Leave every level unticked for all of them.'),
+          h('div', { class: 'govuk-checkboxes govuk-checkboxes--small', 'data-module': 'govuk-checkboxes' }, levelBlocks))),
+    ],
+    [
+      h('p', { class: 'govuk-hint' }, 'Leave a filter empty to include all of its options.'),
+      meta.filters.map((f) => checklist({ legend: f.label, hint: f.hint || undefined, options: f.options.map((o) => ({ value: o.id, label: o.label })), selected: filterSets.get(f.id)!, onChange: syncFilters, searchable: f.options.length > 12, name: `filter-${f.id}` })),
+    ],
+    [
+      checklist({ legend: 'Indicators', hint: 'Leave empty for every indicator.', options: meta.indicators.map((i) => ({ value: i.id, label: i.label })), selected: indicatorSet, onChange: syncIndicators, searchable: meta.indicators.length > SEARCH_INDICATORS_OVER, name: 'indicators' }),
+    ],
+  ];
+  const steps = STEPS.map((title, i) => {
+    const n = (i + 1) as StepNumber;
+    const heading = h('h2', { class: 'govuk-heading-m app-step__heading', id: `step-${n}-heading`, tabindex: '-1' },
+      h('span', { class: 'govuk-caption-m' }, `Step ${n} of ${STEPS.length}`), title);
+    const summary = h('dl', { class: 'govuk-summary-list govuk-summary-list--no-border app-step__summary', 'data-summary': String(n) });
+    const change = h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', 'data-change-step': String(n), onclick: () => openStep(n, true) },
+      'Change', h('span', { class: 'govuk-visually-hidden' }, ` ${title.toLowerCase()}`));
+    const closed = h('div', { class: 'app-step__closed' }, summary, change);
+    const next = n < STEPS.length
+      ? h('button', { type: 'button', class: 'govuk-button', 'data-next-step': String(n + 1), onclick: () => openStep((n + 1) as StepNumber, true) }, `Continue to ${STEPS[i + 1]!.toLowerCase()}`)
+      : null;
+    const open = h('div', { class: 'app-step__open' }, stepBodies[i], next);
+    const section = h('section', { class: 'app-step', 'data-step': String(n), 'aria-labelledby': `step-${n}-heading` }, heading, closed, open);
+    return { n, section, heading, summary, closed, open };
+  });
+  function refreshSummaries(): void {
+    const lines = stepSummaries(meta, state);
+    for (const step of steps) {
+      replace(step.summary, lines[step.n - 1]!.map((line) => {
+        const split = line.indexOf(': ');
+        return split > 0
+          ? h('div', { class: 'govuk-summary-list__row' }, h('dt', { class: 'govuk-summary-list__key' }, line.slice(0, split)), h('dd', { class: 'govuk-summary-list__value' }, line.slice(split + 2)))
+          : h('div', { class: 'govuk-summary-list__row' }, h('dd', { class: 'govuk-summary-list__value' }, line));
+      }));
+    }
+  }
+  /** Opens one step (none: every step summarised, as when results are shown). */
+  function openStep(n: StepNumber | undefined, focus = false): void {
+    state.step = n;
+    for (const step of steps) {
+      const isOpen = step.n === n;
+      step.open.hidden = !isOpen;
+      step.closed.hidden = isOpen;
+      step.section.classList.toggle('app-step--open', isOpen);
+      step.section.classList.toggle('app-step--done', n === undefined || step.n < n);
+    }
+    writeUrl();
+    if (focus && n) steps[n - 1]!.heading.focus();
+  }
+
   const form = h('form', { class: 'app-builder', novalidate: true, onsubmit: (e: Event) => {
     e.preventDefault();
     state.page = 1;
-    history.pushState(null, '', `${location.pathname}?${stateToSearch(state)}`);
-    stale.hidden = true;
+    openStep(undefined);
+    writeUrl(true);
     void showResults();
   } },
     h('div', { class: 'govuk-form-group' },
       h('label', { class: 'govuk-label govuk-label--s', for: 'version' }, 'Version'),
-      h('div', { class: 'app-search__row' }, versionSelect,
-        h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small govuk-!-margin-left-2', onclick: () => {
+      h('div', { class: 'app-version-row' }, versionSelect,
+        h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', onclick: () => {
           location.assign(`/data-sets/${dataSet.id}/query?dataSetVersion=${encodeURIComponent(versionSelect.value)}`);
         } }, 'Change version'))),
-    h('div', { class: 'govuk-form-group' },
-      h('fieldset', { class: 'govuk-fieldset' },
-        h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--m' }, h('h2', { class: 'govuk-fieldset__heading' }, '1. Time periods')),
-        h('div', { class: 'govuk-radios govuk-radios--small govuk-radios--inline govuk-!-margin-bottom-3', 'data-module': 'govuk-radios' },
-          modeRadio('range', 'A range'), modeRadio('list', 'Choose from a list')),
-        rangeBox, listBox)),
-    h('div', { class: 'govuk-form-group' },
-      h('fieldset', { class: 'govuk-fieldset' },
-        h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--m' }, h('h2', { class: 'govuk-fieldset__heading' }, '2. Geographic levels and locations')),
-        h('div', { class: 'govuk-hint' }, 'Leave every level unticked for all of them.'),
-        h('div', { class: 'govuk-checkboxes govuk-checkboxes--small', 'data-module': 'govuk-checkboxes' }, levelBlocks))),
-    h('h2', { class: 'govuk-heading-m' }, '3. Filters'),
-    h('p', { class: 'govuk-hint' }, 'Leave a filter empty to include all of its options.'),
-    meta.filters.map((f) => checklist({ legend: f.label, hint: f.hint || undefined, options: f.options.map((o) => ({ value: o.id, label: o.label })), selected: filterSets.get(f.id)!, onChange: syncFilters, searchable: f.options.length > 12, name: `filter-${f.id}` })),
-    h('h2', { class: 'govuk-heading-m' }, '4. Indicators'),
-    checklist({ legend: 'Indicators', hint: 'Leave empty for every indicator.', options: meta.indicators.map((i) => ({ value: i.id, label: i.label })), selected: indicatorSet, onChange: syncIndicators, name: 'indicators' }),
+    steps.map((step) => step.section),
     h('div', { class: 'app-sticky-count' }, countBox, stale,
       h('button', { type: 'submit', class: 'govuk-button govuk-!-margin-bottom-0', 'data-module': 'govuk-button' }, 'Show results')),
   );
@@ -273,28 +312,60 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     form,
     results,
   );
+  refreshSummaries();
+  // A link with choices and no open step shows its results; otherwise the builder opens at its step (or the first).
+  const hasChoices = [...params.keys()].some((k) => k !== 'dataSetVersion' && k !== 'step');
+  openStep(state.step ?? (hasChoices ? undefined : 1));
   updateCount();
 
   // -- the results -------------------------------------------------------------------------------------------
+  let table: CrossTab | undefined;
+
   async function showResults(focus = true): Promise<void> {
     const indicators = shownIndicators(meta, state);
-    const body = postBody(state);
     replace(results, h('p', { class: 'govuk-body' }, 'Loading the results…'));
     let response: QueryResponse;
     try {
-      response = await apiPost<QueryResponse>(queryPath(dataSetId, state), body);
+      response = await apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: TABLE_ROWS }));
     } catch (error) {
       replace(results, errorSummary(error));
       return;
     }
+    resultsShown = true;
+    stale.hidden = true;
+    const total = response.paging.totalResults;
     const heading = h('h2', { class: 'govuk-heading-l', id: 'results-heading', tabindex: '-1' }, 'Results');
-    const tableBox = h('div');
+    const tableBox = h('div', { class: 'app-table-scroll', tabindex: '0', role: 'region', 'aria-labelledby': 'crosstab-caption' });
+    const layoutBox = h('div');
+    const layoutStatus = h('p', { class: 'govuk-body-s app-layout__status', role: 'status', 'aria-live': 'polite', id: 'layout-status' });
     const chartBox = h('div');
+    const drawTable = (focusId?: string) => {
+      const startedAt = performance.now();
+      table = buildCrossTab(response.results, meta, indicators, state.layout);
+      drawCrossTab(tableBox, table, crossTabCaption(dataSet.title, table), startedAt);
+      replace(layoutBox, layoutControls(table, (layout, nextFocus) => {
+        state.layout = layout;
+        writeUrl();
+        drawTable(nextFocus);
+      }, (text) => (layoutStatus.textContent = text)));
+      if (focusId) {
+        const button = document.getElementById(focusId) as HTMLButtonElement | null;
+        const group = focusId.replace(/^move-(.*)-[a-zA-Z]+$/, '$1');
+        (button && !button.disabled ? button : layoutBox.querySelector<HTMLElement>(`[data-group="${CSS.escape(group)}"] button:not([disabled])`) ?? button)?.focus();
+      }
+    };
     replace(results,
       heading,
-      h('p', { class: 'govuk-body', 'data-total': String(response.paging.totalResults) }, `${plural(response.paging.totalResults, 'row')} match this query.`),
+      h('p', { class: 'govuk-body', 'data-total': String(total) }, `${plural(total, 'row')} match this query.`),
       (response.warnings ?? []).length ? h('div', { class: 'govuk-inset-text' }, (response.warnings ?? []).map(warningText).join(' ')) : null,
       h('h3', { class: 'govuk-heading-m' }, 'Table'),
+      total > response.results.length
+        ? h('div', { class: 'govuk-inset-text', 'data-table-truncated': '' }, `The table shows the first ${response.results.length.toLocaleString('en-GB')} of ${total.toLocaleString('en-GB')} rows. Narrow your choices to see them all, or download all matching rows.`)
+        : null,
+      h('details', { class: 'govuk-details app-layout-details' },
+        h('summary', { class: 'govuk-details__summary' }, h('span', { class: 'govuk-details__summary-text' }, 'Move and reorder table headers')),
+        h('div', { class: 'govuk-details__text' }, layoutBox)),
+      layoutStatus,
       tableBox,
       h('h3', { class: 'govuk-heading-m' }, 'Chart'),
       chartBox,
@@ -303,62 +374,9 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       h('h3', { class: 'govuk-heading-m', id: 'code-heading' }, 'Use this query in code'),
       codePanel(),
     );
-    renderTable(tableBox, response, indicators);
+    drawTable();
     void renderChartBox(chartBox, indicators);
     if (focus) heading.focus();
-  }
-
-  function sortHeader(label: string, field: string | undefined): HTMLElement {
-    if (!field) return h('th', { scope: 'col', class: 'govuk-table__header' }, label);
-    const [current, direction] = state.sort ? [state.sort.slice(0, state.sort.lastIndexOf('|')), state.sort.slice(state.sort.lastIndexOf('|') + 1)] : [undefined, undefined];
-    const active = current === field || (!state.sort && field === 'timePeriod');
-    const dir = active ? (state.sort ? direction : 'Desc') : undefined;
-    return h('th', { scope: 'col', class: 'govuk-table__header', 'aria-sort': dir === 'Asc' ? 'ascending' : dir === 'Desc' ? 'descending' : 'none' },
-      h('button', { type: 'button', class: 'app-sort-button', 'data-sort': field, onclick: () => {
-        state.sort = `${field}|${active && dir === 'Asc' ? 'Desc' : 'Asc'}`;
-        state.page = 1;
-        history.replaceState(null, '', `${location.pathname}?${stateToSearch(state)}`);
-        void showResults(false).then(() => (document.querySelector(`[data-sort="${CSS.escape(field)}"]`) as HTMLElement | null)?.focus());
-      } }, label, h('span', { class: 'govuk-visually-hidden' }, dir ? ` (sorted ${dir === 'Asc' ? 'ascending' : 'descending'}; select to reverse)` : ' (select to sort)')));
-  }
-
-  function renderTable(box: HTMLElement, response: QueryResponse, indicators: IndicatorMeta[]): void {
-    const locationLevel = state.geographicLevels[0] ?? meta.geographicLevels[0]?.code;
-    const { page, totalPages, totalResults } = response.paging;
-    const first = totalResults === 0 ? 0 : (page - 1) * state.pageSize + 1;
-    const last = Math.min(totalResults, page * state.pageSize);
-    const goTo = (p: number) => {
-      state.page = p;
-      history.replaceState(null, '', `${location.pathname}?${stateToSearch(state)}`);
-      void showResults(false).then(() => document.getElementById('table-caption')?.focus());
-    };
-    const pageSizeSelect = h('select', { class: 'govuk-select', id: 'page-size', onchange: () => {
-      state.pageSize = Number(pageSizeSelect.value);
-      goTo(1);
-    } }, PAGE_SIZES.map((n) => h('option', { value: String(n), selected: n === state.pageSize }, String(n))));
-    replace(box,
-      h('div', { class: 'app-table-scroll', tabindex: '0', role: 'region', 'aria-labelledby': 'table-caption' },
-        h('table', { class: 'govuk-table app-results-table', 'data-results': '' },
-          h('caption', { class: 'govuk-table__caption govuk-table__caption--s', id: 'table-caption', tabindex: '-1' },
-            totalResults ? `Rows ${first} to ${last} of ${totalResults.toLocaleString('en-GB')}` : 'No rows'),
-          h('thead', { class: 'govuk-table__head' }, h('tr', { class: 'govuk-table__row' },
-            sortHeader('Time period', 'timePeriod'),
-            sortHeader('Geographic level', 'geographicLevel'),
-            sortHeader('Location', locationLevel ? `location|${locationLevel}` : undefined),
-            meta.filters.map((f) => sortHeader(f.label, `filter|${f.id}`)),
-            indicators.map((i) => sortHeader(i.label, `indicator|${i.id}`)))),
-          h('tbody', { class: 'govuk-table__body' }, response.results.map((row) => {
-            const cells = rowCells(row, meta, labels, indicators);
-            const numericFrom = 3 + meta.filters.length;
-            return h('tr', { class: 'govuk-table__row' }, cells.map((c, i) => h('td', { class: `govuk-table__cell${i >= numericFrom ? ' govuk-table__cell--numeric' : ''}` }, c)));
-          })))),
-      h('div', { class: 'app-table-paging' },
-        h('nav', { class: 'govuk-pagination govuk-!-margin-bottom-2', 'aria-label': 'Table pages' },
-          page > 1 ? h('div', { class: 'govuk-pagination__prev' }, h('button', { type: 'button', class: 'govuk-link app-link-button govuk-pagination__link', onclick: () => goTo(page - 1) }, 'Previous', h('span', { class: 'govuk-visually-hidden' }, ' page'))) : null,
-          h('p', { class: 'govuk-body govuk-!-margin-bottom-0 app-page-of' }, `Page ${page} of ${totalPages}`),
-          page < totalPages ? h('div', { class: 'govuk-pagination__next' }, h('button', { type: 'button', class: 'govuk-link app-link-button govuk-pagination__link', onclick: () => goTo(page + 1) }, 'Next', h('span', { class: 'govuk-visually-hidden' }, ' page'))) : null),
-        h('div', { class: 'govuk-form-group govuk-!-margin-bottom-2' }, h('label', { class: 'govuk-label', for: 'page-size' }, 'Rows per page'), pageSizeSelect)),
-    );
   }
 
   async function renderChartBox(box: HTMLElement, indicators: IndicatorMeta[]): Promise<void> {
@@ -366,7 +384,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     let rows: ResultRow[];
     let total: number;
     try {
-      const response = await apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: 10000 }, totals.filters));
+      const response = await apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: TABLE_ROWS }, totals.filters));
       rows = response.results;
       total = response.paging.totalResults;
     } catch (error) {
@@ -381,26 +399,43 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     const periods = new Set(rows.map((r) => periodKey(r.timePeriod)));
     let kind: 'line' | 'bar' = periods.size > 1 ? 'line' : 'bar';
     let indicatorId = numeric[0]!.id;
+    let manyLines: ManyLines = 'highlight';
+    let highlight: string | undefined;
     const periodChoices = meta.timePeriods.filter((t) => periods.has(periodKey(t)));
     let barPeriod = periodChoices[periodChoices.length - 1] ? periodKey(periodChoices[periodChoices.length - 1]!) : undefined;
     const figure = h('div', { 'data-chart': '' });
     let drawnWidth = 0;
+    const highlightSelect = h('select', { class: 'govuk-select', id: 'chart-highlight', onchange: () => { highlight = highlightSelect.value; draw(); } });
     const draw = () => {
       drawnWidth = figure.clientWidth;
       const indicator = numeric.find((i) => i.id === indicatorId)!;
+      const data = buildChartData(rows, meta, indicatorId, kind, barPeriod);
+      const many = kind === 'line' && data.series.length > PALETTE.length;
       figure.dataset.kind = kind;
+      figure.dataset.series = String(data.series.length);
       barPeriodGroup.hidden = kind !== 'bar';
-      replace(figure, renderChart(buildChartData(rows, meta, indicatorId, kind, barPeriod), indicator, figure.clientWidth || box.clientWidth || 640));
+      manyGroup.hidden = !many;
+      highlightGroup.hidden = !many || manyLines !== 'highlight';
+      if (many && highlightSelect.options.length !== data.series.length) {
+        replace(highlightSelect, data.series.map((sr) => h('option', { value: sr.key, selected: sr.key === highlight }, sr.label)));
+      }
+      replace(figure, renderChart(data, indicator, { width: figure.clientWidth || box.clientWidth || 640, manyLines, highlight }));
     };
     const indicatorSelect = h('select', { class: 'govuk-select', id: 'chart-indicator', onchange: () => { indicatorId = indicatorSelect.value; draw(); } },
-      numeric.map((i) => h('option', { value: i.id }, i.label)));
+      numeric.map((i) => h('option', { value: i.id }, axisLabel(i))));
     const periodSelect = h('select', { class: 'govuk-select', id: 'chart-period', onchange: () => { barPeriod = periodSelect.value; draw(); } },
       periodChoices.map((t) => h('option', { value: periodKey(t), selected: periodKey(t) === barPeriod }, t.label)));
     const barPeriodGroup = h('div', { class: 'govuk-form-group app-inline-group' }, h('label', { class: 'govuk-label', for: 'chart-period' }, 'Time period'), periodSelect);
-    const kindRadio = (k: 'line' | 'bar', label: string) =>
+    const radio = <T extends string>(name: string, value: T, label: string, checked: boolean, set: (v: T) => void) =>
       h('div', { class: 'govuk-radios__item' },
-        h('input', { class: 'govuk-radios__input', id: `chart-kind-${k}`, name: 'chart-kind', type: 'radio', value: k, checked: kind === k, onchange: () => { kind = k; draw(); } }),
-        h('label', { class: 'govuk-label govuk-radios__label', for: `chart-kind-${k}` }, label));
+        h('input', { class: 'govuk-radios__input', id: `${name}-${value}`, name, type: 'radio', value, checked, onchange: () => { set(value); draw(); } }),
+        h('label', { class: 'govuk-label govuk-radios__label', for: `${name}-${value}` }, label));
+    const manyGroup = h('div', { class: 'govuk-form-group app-inline-group' },
+      h('fieldset', { class: 'govuk-fieldset' }, h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, 'More than 6 lines'),
+        h('div', { class: 'govuk-radios govuk-radios--small govuk-radios--inline' },
+          radio<ManyLines>('chart-many', 'highlight', 'Highlight one', true, (v) => (manyLines = v)),
+          radio<ManyLines>('chart-many', 'multiples', 'Small multiples', false, (v) => (manyLines = v)))));
+    const highlightGroup = h('div', { class: 'govuk-form-group app-inline-group' }, h('label', { class: 'govuk-label', for: 'chart-highlight' }, 'Highlighted series'), highlightSelect);
     replace(box,
       totals.held.length ? h('p', { class: 'govuk-body-s' }, `The chart shows the “Total” option of ${totals.held.join(' and ')}, which you did not narrow down.`) : null,
       total > rows.length ? h('p', { class: 'govuk-body-s' }, `The chart uses the first ${rows.length.toLocaleString('en-GB')} of ${total.toLocaleString('en-GB')} rows.`) : null,
@@ -408,8 +443,10 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
         h('div', { class: 'govuk-form-group app-inline-group' }, h('label', { class: 'govuk-label', for: 'chart-indicator' }, 'Indicator'), indicatorSelect),
         h('div', { class: 'govuk-form-group app-inline-group' },
           h('fieldset', { class: 'govuk-fieldset' }, h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, 'Chart type'),
-            h('div', { class: 'govuk-radios govuk-radios--small govuk-radios--inline' }, kindRadio('line', 'Line over time'), kindRadio('bar', 'Bars for one period')))),
-        barPeriodGroup),
+            h('div', { class: 'govuk-radios govuk-radios--small govuk-radios--inline' },
+              radio('chart-kind', 'line', 'Line over time', kind === 'line', (v) => (kind = v)),
+              radio('chart-kind', 'bar', 'Bars for one period', kind === 'bar', (v) => (kind = v))))),
+        barPeriodGroup, manyGroup, highlightGroup),
       figure);
     draw();
     // Redrawn when its width changes much (a rotated phone, a resized window), so the text keeps its size.
@@ -421,6 +458,14 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
   function takeAway(): HTMLElement {
     const permalink = `${location.origin}${location.pathname}?${stateToSearch(state)}`;
     const status = h('p', { class: 'govuk-body-s', 'aria-live': 'polite' });
+    const save = (blob: Blob, suffix: string) => {
+      const url = URL.createObjectURL(blob);
+      const a = h('a', { href: url, download: `${dataSet.title.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}-${suffix}.csv` });
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+    };
     const download = async () => {
       status.textContent = 'Preparing the CSV…';
       try {
@@ -428,24 +473,27 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
         const response = await fetch(queryPath(dataSetId, state), { method: 'POST', headers: { accept: 'text/csv', 'content-type': 'application/json' }, body: JSON.stringify(csvBody) });
         if (!response.ok) throw new ApiError(response.status, problemMessage(response.status, await response.json().catch(() => undefined)), undefined);
         const blob = await response.blob();
-        const url = URL.createObjectURL(blob);
-        const a = h('a', { href: url, download: `${dataSet.title.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}-query.csv` });
-        document.body.appendChild(a);
-        a.click();
-        a.remove();
-        setTimeout(() => URL.revokeObjectURL(url), 10000);
+        save(blob, 'query');
         status.textContent = `Downloaded the CSV (${blob.size.toLocaleString('en-GB')} bytes).`;
       } catch (error) {
         status.textContent = `The download failed: ${(error as Error).message}`;
       }
     };
+    const downloadTable = () => {
+      if (!table) return;
+      save(new Blob([crossTabCsv(dataSet.title, table)], { type: 'text/csv;charset=utf-8' }), 'table');
+      status.textContent = 'Downloaded the table as shown (CSV).';
+    };
+    permalinkInput = h('input', { class: 'govuk-input', id: 'permalink', type: 'text', readonly: true, value: permalink, 'aria-describedby': 'permalink-hint' });
     return h('div', null,
-      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-csv', onclick: download }, 'Download all matching rows (CSV)'),
+      h('div', { class: 'govuk-button-group' },
+        h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-table', onclick: downloadTable }, 'Download this table (CSV)'),
+        h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-csv', onclick: download }, 'Download all matching rows (CSV)')),
       status,
       h('div', { class: 'govuk-form-group' },
         h('label', { class: 'govuk-label', for: 'permalink' }, 'Link to this query'),
-        h('div', { class: 'govuk-hint', id: 'permalink-hint' }, 'Opening this link shows the same choices and results.'),
-        h('input', { class: 'govuk-input', id: 'permalink', type: 'text', readonly: true, value: permalink, 'aria-describedby': 'permalink-hint' })));
+        h('div', { class: 'govuk-hint', id: 'permalink-hint' }, 'Opening this link shows the same choices, table layout and results.'),
+        permalinkInput));
   }
 
   function codePanel(): HTMLElement {
@@ -466,7 +514,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       codeBlock('Python (requests)', pythonSnippet(input), 'python'));
   }
 
-  if ([...params.keys()].some((k) => k !== 'dataSetVersion')) await showResults(false);
+  if (state.step === undefined) await showResults(false);
 
   window.addEventListener('popstate', () => location.reload(), { once: true });
 }

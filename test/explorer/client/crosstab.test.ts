@@ -1,0 +1,166 @@
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
+import { buildCrossTab, crossTabCaption, crossTabCsv, headerGroups, locationLabels, shownCells } from '../../../src/explorer/client/crosstab.js';
+import {
+  canMove, defaultLayout, describeMove, layoutParams, moveGroup, parseLayout, settle, type HeaderGroup,
+} from '../../../src/explorer/client/layout.js';
+
+const meta: Meta = {
+  filters: [
+    { id: 'F1', column: 'ethnicity', label: 'Ethnicity', hint: '', options: [{ id: 'o1', label: 'White - Irish' }, { id: 'o2', label: 'Total' }] },
+    { id: 'F2', column: 'school', label: 'School type', hint: '', options: [{ id: 's1', label: 'Primary' }, { id: 's2', label: 'Secondary' }] },
+  ],
+  indicators: [
+    { id: 'I1', column: 'headcount', label: 'Headcount', unit: '', decimalPlaces: 0 },
+    { id: 'I2', column: 'percent', label: 'Percent', unit: '%', decimalPlaces: 1 },
+  ],
+  geographicLevels: [{ code: 'REG', label: 'Region' }, { code: 'LA', label: 'Local authority' }],
+  locations: [
+    { level: { code: 'REG', label: 'Region' }, options: [{ id: 'R1', label: 'South West', code: 'E12000009' }] },
+    {
+      level: { code: 'LA', label: 'Local authority' },
+      options: [
+        { id: 'L2', label: 'Barnsley', code: 'E08000016' },
+        { id: 'L1', label: 'Barnet', code: 'E09000003' },
+        { id: 'D1', label: 'Dorset', code: 'E06000059' },
+        { id: 'D2', label: 'Dorset', code: 'E10000009' },
+      ],
+    },
+  ],
+  timePeriods: [
+    { code: 'AY', period: '2020/2021', label: '2020/21' },
+    { code: 'AY', period: '2021/2022', label: '2021/22' },
+  ],
+};
+
+const row = (period: string, la: string, school: string, headcount: string, percent = '1.25'): ResultRow => ({
+  timePeriod: { period, code: 'AY' },
+  geographicLevel: 'LA',
+  locations: { LA: la },
+  filters: { F1: 'o2', F2: school },
+  values: { I1: headcount, I2: percent },
+});
+
+const group = (id: string, n: number, label = 'x'): HeaderGroup => ({ id, label: id, options: Array.from({ length: n }, (_, i) => ({ key: `${i}`, label: `${label}${i}` })) });
+
+describe('cross-tab layout', () => {
+  it('puts fewer than 8 time periods in the columns and indicators in the rows, the rest split by size, single options nowhere', () => {
+    const groups = [group('timePeriod', 3), group('location', 9), group('filter:a', 2), group('filter:b', 1), group('filter:c', 20), group('indicator', 2)];
+    // Sorted by size: a(2), location(9), c(20): the smaller half (a) in the columns, location and c in the rows.
+    expect(defaultLayout(groups)).toEqual({ columns: ['filter:a', 'timePeriod'], rows: ['location', 'filter:c', 'indicator'] });
+  });
+
+  it('from 8 time periods on, splits every group by size and keeps something in the columns', () => {
+    const groups = [group('timePeriod', 10), group('location', 3), group('indicator', 2)];
+    expect(defaultLayout(groups)).toEqual({ columns: ['indicator'], rows: ['location', 'timePeriod'] });
+    // Wordier groups of the same size go to the rows.
+    const wordy = [group('timePeriod', 8, 'a'), group('location', 8, 'a much longer name '), group('indicator', 1)];
+    expect(defaultLayout(wordy)).toEqual({ columns: ['timePeriod'], rows: ['location'] });
+  });
+
+  it('keeps a one-option indicator or period on an axis only when the axis would otherwise be empty', () => {
+    expect(defaultLayout([group('timePeriod', 1), group('location', 4), group('indicator', 1)])).toEqual({ rows: ['location'], columns: ['timePeriod'] });
+    expect(defaultLayout([group('timePeriod', 1), group('indicator', 1)])).toEqual({ rows: ['indicator'], columns: ['timePeriod'] });
+  });
+
+  it('settles a permalink layout: unknown and single-option groups dropped, missing ones added, no empty axis', () => {
+    const groups = [group('timePeriod', 3), group('location', 9), group('filter:b', 1), group('indicator', 2)];
+    expect(settle({ rows: ['nonsense', 'filter:b', 'location'], columns: [] }, groups)).toEqual({ rows: ['location', 'timePeriod'], columns: ['indicator'] });
+    expect(settle({ rows: ['location', 'location'], columns: ['timePeriod', 'indicator'] }, groups)).toEqual({ rows: ['location'], columns: ['timePeriod', 'indicator'] });
+  });
+
+  it('moves groups within and across axes, never emptying one, and says what happened', () => {
+    const groups = [group('timePeriod', 3), group('location', 9), group('indicator', 2)];
+    const layout = { rows: ['location', 'indicator'], columns: ['timePeriod'] };
+    expect(moveGroup(layout, 'indicator', 'outward')).toEqual({ rows: ['indicator', 'location'], columns: ['timePeriod'] });
+    expect(moveGroup(layout, 'location', 'toColumns')).toEqual({ rows: ['indicator'], columns: ['timePeriod', 'location'] });
+    expect(canMove(layout, 'timePeriod', 'toRows')).toBe(false);
+    expect(moveGroup(layout, 'timePeriod', 'toRows')).toBe(layout);
+    expect(moveGroup(layout, 'timePeriod', 'swap')).toEqual({ rows: ['timePeriod'], columns: ['location', 'indicator'] });
+    const after = moveGroup(layout, 'location', 'toColumns');
+    expect(describeMove(layout, after, 'location', 'toColumns', groups)).toBe('location moved to the columns. Rows: indicator. Columns: timePeriod, then location.');
+    expect(describeMove(layout, moveGroup(layout, 'location', 'inward'), 'location', 'inward', groups)).toBe(
+      'location moved in to position 2 of 2 in the rows. Rows: indicator, then location. Columns: timePeriod.',
+    );
+    expect(describeMove(layout, layout, 'timePeriod', 'toRows', groups)).toBe('timePeriod cannot move that way.');
+  });
+
+  it('round-trips the layout through the permalink', () => {
+    const layout = { rows: ['timePeriod', 'filter:F1'], columns: ['location', 'indicator'] };
+    expect(parseLayout(new URLSearchParams(layoutParams(layout)))).toEqual(layout);
+    expect(parseLayout(new URLSearchParams('a=1'))).toBeUndefined();
+  });
+});
+
+describe('cross-tab', () => {
+  const rows = [
+    row('2021/2022', 'L2', 's1', '30'),
+    row('2020/2021', 'L1', 's1', '10'),
+    row('2021/2022', 'L1', 's1', '12000'),
+    row('2020/2021', 'L2', 's1', '20'),
+    row('2021/2022', 'L1', 's2', 'c'),
+  ];
+
+  it('names the two Dorsets by their codes, and other places by name only', () => {
+    const labels = locationLabels(meta);
+    expect(labels.get('LA|D1')).toBe('Dorset (E06000059)');
+    expect(labels.get('LA|D2')).toBe('Dorset (E10000009)');
+    expect(labels.get('LA|L1')).toBe('Barnet');
+  });
+
+  it('orders header options: periods as the metadata, locations by name, filters as the metadata; one-option filters included', () => {
+    const groups = headerGroups(rows, meta, meta.indicators);
+    expect(groups.map((g) => [g.id, g.options.map((o) => o.label)])).toEqual([
+      ['timePeriod', ['2020/21', '2021/22']],
+      ['location', ['Barnet', 'Barnsley']],
+      ['filter:F1', ['Total']],
+      ['filter:F2', ['Primary', 'Secondary']],
+      ['indicator', ['Headcount', 'Percent']],
+    ]);
+  });
+
+  it('pivots with the default layout: one-option filter in the caption, values formatted, missing combinations left out', () => {
+    const table = buildCrossTab(rows, meta, meta.indicators);
+    expect(table.layout).toEqual({ columns: ['location', 'timePeriod'], rows: ['filter:F2', 'indicator'] });
+    expect(table.captionParts).toEqual(['Ethnicity: Total']);
+    expect(crossTabCaption('Pupils', table)).toBe('Pupils: Ethnicity: Total');
+    expect(table.columnHeaders).toEqual([
+      [{ label: 'Barnet', span: 2 }, { label: 'Barnsley', span: 2 }],
+      [{ label: '2020/21', span: 1 }, { label: '2021/22', span: 1 }, { label: '2020/21', span: 1 }, { label: '2021/22', span: 1 }],
+    ]);
+    expect(table.rowLabels).toEqual([['Primary', 'Headcount'], ['Primary', 'Percent'], ['Secondary', 'Headcount'], ['Secondary', 'Percent']]);
+    expect(table.rowHeaders.map((r) => r.map((h) => h && `${h.label}×${h.span}`))).toEqual([
+      ['Primary×2', 'Headcount×1'], [null, 'Percent×1'], ['Secondary×2', 'Headcount×1'], [null, 'Percent×1'],
+    ]);
+    expect(shownCells(table)).toEqual([
+      ['10', '12,000', '20', '30'],
+      ['1.3%', '1.3%', '1.3%', '1.3%'],
+      ['', 'c', '', ''],
+      ['', '1.3%', '', ''],
+    ]);
+  });
+
+  it('pivots to the layout asked for: locations in the columns, time periods in the rows', () => {
+    const primary = rows.filter((r) => r.filters.F2 === 's1');
+    const table = buildCrossTab(primary, meta, [meta.indicators[0]!], { rows: ['timePeriod'], columns: ['location'] });
+    expect(table.captionParts).toEqual(['Headcount', 'Ethnicity: Total', 'School type: Primary']);
+    expect(table.columnLabels).toEqual([['Barnet'], ['Barnsley']]);
+    expect(table.rowLabels).toEqual([['2020/21'], ['2021/22']]);
+    expect(table.raw).toEqual([['10', '20'], ['12000', '30']]);
+  });
+
+  it('writes the table as shown as CSV, headers repeated, raw values', () => {
+    const table = buildCrossTab(rows, meta, meta.indicators, { rows: ['location', 'timePeriod'], columns: ['filter:F2', 'indicator'] });
+    const csv = parse(crossTabCsv('Pupils, by "school"', table), { relax_column_count: true }) as string[][];
+    expect(csv).toEqual([
+      ['Pupils, by "school": Ethnicity: Total'],
+      ['', '', 'Primary', 'Primary', 'Secondary', 'Secondary'],
+      ['Location', 'Time period', 'Headcount', 'Percent', 'Headcount', 'Percent'],
+      ['Barnet', '2020/21', '10', '1.25', '', ''],
+      ['Barnet', '2021/22', '12000', '1.25', 'c', '1.25'],
+      ['Barnsley', '2020/21', '20', '1.25', '', ''],
+      ['Barnsley', '2021/22', '30', '1.25', '', ''],
+    ]);
+  });
+});
