@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { REGISTER_VERSIONS } from '../register/versions/index.js';
+import { withStatisticsExamples } from '../statistics/openapi-examples.js';
 
 /** Every OpenAPI document the service serves, as [file under openapi/, URL]; committed copies are kept in sync by a test. */
 export const OPENAPI_DOCUMENTS: Array<[string, string]> = [
@@ -35,18 +36,14 @@ export const openApiPlugin = fp(
             'The statistics API answers identically at the aliases `/v1.0`, `/api/v1` and `/api/v1.0` (as the ' +
             "publisher's own deployment and its R client eesyapi call it); this document shows the `/v1` paths.",
         },
-        tags: [
-          { name: 'Publications', description: 'Statistics publications with data available for querying' },
-          { name: 'Data sets', description: 'Statistics data sets, their versions, changes, metadata and data' },
-          { name: 'Register', description: 'Trainee teacher register (per provider, token-protected)' },
-          { name: 'Health', description: 'Liveness and readiness' },
-        ],
         components: {
           securitySchemes: {
             registerToken: { type: 'http', scheme: 'bearer', description: 'A provider token of the register API' },
           },
         },
       },
+      // Groups, descriptions and the recorded examples (src/statistics/openapi-examples.ts).
+      transformObject: (document) => withStatisticsExamples((document as { openapiObject: Record<string, unknown> }).openapiObject),
       refResolver: {
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },

@@ -9,6 +9,7 @@ import { MAX_PLACEMENTS_PER_TRAINEE } from '../placements/validate.js';
 import { REFERENCE_DATA_KEYS } from '../reference-data.js';
 import { adapterFor, externalName, type RegisterVersion } from '../versions/index.js';
 import { actionPaths } from './action-paths.js';
+import { withRegisterExamples } from './examples.js';
 
 type Json = Record<string, unknown>;
 
@@ -201,7 +202,7 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
     };
   }
   Object.assign(paths, actionPaths(version));
-  return {
+  return withRegisterExamples(version, {
     openapi: '3.1.0',
     info: {
       title: `Register trainee teachers API ${version}`,
@@ -238,5 +239,5 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
         },
       },
     },
-  };
+  });
 }
