@@ -34,13 +34,12 @@ export const openApiPlugin = fp(
             'Two public APIs in one service: the read-only statistics data set API under `/v1`, and the ' +
             'trainee teacher register API under `/api/v{version}` (token-protected, one provider per token). ' +
             'The statistics API answers identically at the aliases `/v1.0`, `/api/v1` and `/api/v1.0` (as the ' +
-            "publisher's own deployment and its R client eesyapi call it); this document shows the `/v1` paths.",
+            "publisher's own deployment and its R client eesyapi call it); this document shows the `/v1` paths. " +
+            'The register API has one document per version, `/api/{version}/openapi.json`, each in the selector of `/docs`.',
         },
-        components: {
-          securitySchemes: {
-            registerToken: { type: 'http', scheme: 'bearer', description: 'A provider token of the register API' },
-          },
-        },
+        // The statistics API is open: no token.
+        security: [],
+        servers: [{ url: '/', description: 'This server' }],
       },
       // Groups, descriptions and the recorded examples (src/statistics/openapi-examples.ts).
       transformObject: (document) => withStatisticsExamples((document as { openapiObject: Record<string, unknown> }).openapiObject),
