@@ -85,6 +85,12 @@ describe('From R', () => {
     expect(blocks[1]).toContain(rUseServer('http://127.0.0.1:3000'));
   });
 
+  it('the README points eesyapi at the server with the same lines', async () => {
+    const readme = await readFile('README.md', 'utf8');
+    expect(readme).toContain(rUseServer('http://127.0.0.1:3000'));
+    expect(readme).not.toContain('deparse(body(f))');
+  });
+
   /** The row count the guide states after `nrow(name)`. */
   const stated = (name: string) => Number(new RegExp(`nrow\\(${name}\\)\\s+# (\\d+)`).exec(text())![1]);
 
