@@ -81,7 +81,9 @@ export function withExamples(document: Json, docs: OperationDocs, recorded: Reco
       operation.description = operation.description ? `${doc.description} ${String(operation.description)}` : doc.description;
     }
     const pathItem = (copy.paths as Record<string, Json>)[path];
-    for (const example of recorded[id] ?? []) {
+    // Successes first: swagger-ui offers the first example of a request body by default.
+    const examples = [...(recorded[id] ?? [])].sort((a, b) => Number(a.status >= 400) - Number(b.status >= 400));
+    for (const example of examples) {
       const { request } = example;
       const values: Array<[string, Record<string, string> | undefined]> = [['path', request.pathParams], ['query', request.query], ['header', request.headers]];
       for (const [location, given] of values) {

@@ -5,7 +5,7 @@
  * in openapi-examples.recorded.json, which the document shows (applied by the swagger transform in
  * src/plugins/openapi.ts).
  */
-import { readRecordedExamples, withExamples, type OperationDocs } from '../plugins/openapi-examples.js';
+import { readRecordedExamples, withExamples, type ExampleRequest, type OperationDocs } from '../plugins/openapi-examples.js';
 
 type Json = Record<string, unknown>;
 
@@ -38,18 +38,11 @@ export const STATISTICS_OPERATION_DOCS: OperationDocs = {
 };
 
 /** An example request of the statistics API (its paths as the document shows them, under `/v1`). */
-export interface StatisticsExample {
+export interface StatisticsExample extends ExampleRequest {
   operationId: string;
   name: string;
   summary: string;
   status: number;
-  method: string;
-  path: string;
-  pathParams?: Record<string, string>;
-  query?: Record<string, string>;
-  headers?: Record<string, string>;
-  body?: unknown;
-  rawBody?: string;
   /** A CSV answer is shown by its first lines; the test checks that the real one starts with them. */
   firstLines?: number;
 }

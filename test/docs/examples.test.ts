@@ -136,7 +136,7 @@ describe('statistics API examples', () => {
     const document = await served(t.app, '/openapi.json');
     const recorded: RecordedDocumentExamples = {};
     for (const example of STATISTICS_EXAMPLES) {
-      const request: ExampleRequest = { method: example.method, path: example.path, pathParams: example.pathParams, query: example.query, headers: example.headers, body: example.body, rawBody: example.rawBody };
+      const { operationId: _id, name: _name, summary: _summary, status: _status, firstLines: _lines, ...request } = example;
       const answer = await send(t.app, '', request);
       expect.soft(answer.status, `${example.operationId} ${example.name}: ${JSON.stringify(answer.body).slice(0, 300)}`).toBe(example.status);
       if (answer.status !== example.status) continue;
