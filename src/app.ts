@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import type { ReadRouter } from './db/read-routing.js';
+import { withStatisticsExamples } from './statistics/openapi-examples.js';
 import { openApiPlugin, SERVICE_OPENAPI_DOCUMENT, type OpenApiDocument } from './plugins/openapi.js';
 import { hardeningPlugin } from './plugins/hardening.js';
 import { metricsPlugin } from './plugins/metrics.js';
@@ -122,7 +123,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
-  await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS });
+  // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
+  await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS, transformDocument: withStatisticsExamples });
   await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting });
   const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
   const shared = createStatisticsSharedState(config);

@@ -57,7 +57,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
   app.addSchema(HealthSchema);
   app.get(
     '/health/live',
-    { schema: { tags: ['Health'], summary: 'The process is up', response: { 200: Type.Ref('Health') } } },
+    { schema: { tags: ['Health'], operationId: 'GetLiveness', summary: 'The process is up', response: { 200: Type.Ref('Health') } } },
     async () => ({ status: 'ok' as const }),
   );
   app.get(
@@ -65,6 +65,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
     {
       schema: {
         tags: ['Health'],
+        operationId: 'GetReadiness',
         summary:
           'The service can answer: its primary database responds within a second (and, with a read replica, where statistics reads go)',
         response: { 200: Type.Ref('Health'), 503: Type.Ref('Problem') },

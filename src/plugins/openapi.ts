@@ -16,6 +16,8 @@ export const SERVICE_OPENAPI_DOCUMENT: OpenApiDocument = { file: 'openapi.json',
 export interface OpenApiPluginOptions {
   /** The documents the APIs serve themselves (the register's per version), offered in /docs after the service's. */
   documents: OpenApiDocument[];
+  /** Applied to the generated service document before it is served (groups, descriptions, examples). */
+  transformDocument?: (document: Record<string, unknown>) => Record<string, unknown>;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface OpenApiPluginOptions {
  * with swagger-ui at `/docs`. swagger-ui's assets come from node_modules, so the page works offline.
  */
 export const openApiPlugin = fp(
-  async (app: FastifyInstance, { documents }: OpenApiPluginOptions) => {
+  async (app: FastifyInstance, { documents, transformDocument = (document) => document }: OpenApiPluginOptions) => {
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
@@ -34,20 +36,14 @@ export const openApiPlugin = fp(
             'Two public APIs in one service: the read-only statistics data set API under `/v1`, and the ' +
             'trainee teacher register API under `/api/v{version}` (token-protected, one provider per token). ' +
             'The statistics API answers identically at the aliases `/v1.0`, `/api/v1` and `/api/v1.0` (as the ' +
-            "publisher's own deployment and its R client eesyapi call it); this document shows the `/v1` paths.",
+            "publisher's own deployment and its R client eesyapi call it); this document shows the `/v1` paths. " +
+            'The register API has one document per version, `/api/{version}/openapi.json`, each in the selector of `/docs`.',
         },
-        tags: [
-          { name: 'Publications', description: 'Statistics publications with data available for querying' },
-          { name: 'Data sets', description: 'Statistics data sets, their versions, changes, metadata and data' },
-          { name: 'Register', description: 'Trainee teacher register (per provider, token-protected)' },
-          { name: 'Health', description: 'Liveness and readiness' },
-        ],
-        components: {
-          securitySchemes: {
-            registerToken: { type: 'http', scheme: 'bearer', description: 'A provider token of the register API' },
-          },
-        },
+        // The statistics API is open: no token.
+        security: [],
+        servers: [{ url: '/', description: 'This server' }],
       },
+      transformObject: (document) => transformDocument((document as { openapiObject: Record<string, unknown> }).openapiObject),
       refResolver: {
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },

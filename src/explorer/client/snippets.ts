@@ -49,27 +49,33 @@ export function curlCsv(input: SnippetInput): string {
 }
 
 /**
- * R with eesyapi: `query_dataset(dataset_id, json_query = ...)` sends the same POST body. eesyapi builds its URLs in
- * `api_url()` from a fixed list of DfE hosts and has no base-URL argument, so the snippet wraps `api_url` in the
- * package namespace for this R session to point it at this server (the rest of eesyapi is unchanged).
+ * The R lines that point DfE's eesyapi at this service, for any host and port (`server`): eesyapi builds its URLs in
+ * `api_url()` from a fixed list of DfE hosts and has no base-URL argument, so they wrap `api_url` in the package
+ * namespace for this R session (the rest of eesyapi is unchanged). docs/guides.md shows the same lines (a test
+ * checks), so the guide and this page give one recipe. `extra` adds lines that adjust `url` before it is used.
  */
-export function rSnippet(input: SnippetInput): string {
-  const base = `${input.origin}/v1/`;
-  // A pinned version goes into the query and meta URLs here: eesyapi's dataset_version is a number (2.0 would be "2").
-  const pin = input.dataSetVersion
-    ? `\n    # this query is for version ${input.dataSetVersion} of the data set (its data and its metadata)\n    if (grepl("/(query|meta)$", url)) url <- paste0(url, ${quoted(`?dataSetVersion=${input.dataSetVersion}`)})`
-    : '';
-  return `# install.packages("remotes"); remotes::install_github("dfe-analytical-services/eesyapi")
-library(eesyapi)
-
+export function rUseServer(origin: string, extra = ''): string {
+  return `server <- ${quoted(origin)}
 # eesyapi has no base-URL option: point its URL builder at this server for this session.
 local({
   original <- eesyapi::api_url
   utils::assignInNamespace("api_url", function(...) {
-    url <- sub("^https://[^/]+/api/v[0-9.]+/", ${quoted(base)}, original(...))${pin}
+    url <- sub("^https://[^/]+/api/v[0-9.]+/", paste0(server, "/v1/"), original(...))${extra}
     url
   }, ns = "eesyapi")
-})
+})`;
+}
+
+/** R with eesyapi: `query_dataset(dataset_id, json_query = ...)` sends the same POST body. */
+export function rSnippet(input: SnippetInput): string {
+  // A pinned version goes into the query and meta URLs here: eesyapi's dataset_version is a number (2.0 would be "2").
+  const pin = input.dataSetVersion
+    ? `\n    # this query is for version ${input.dataSetVersion} of the data set (its data and its metadata)\n    if (grepl("/(query|meta)$", url)) url <- paste0(url, ${quoted(`?dataSetVersion=${input.dataSetVersion}`)})`
+    : '';
+  return `# eesyapi is not on CRAN: install.packages("remotes"); remotes::install_github("dfe-analytical-services/eesyapi")
+library(eesyapi)
+
+${rUseServer(input.origin, pin)}
 
 data <- query_dataset(
   ${quoted(input.dataSetId)},

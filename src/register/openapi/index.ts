@@ -11,6 +11,7 @@ import { EMAIL_MAX_LENGTH, TEXT_FIELD_MAX_LENGTHS } from '../trainees/validate.j
 import { REFERENCE_DATA_KEYS } from '../reference-data.js';
 import { adapterFor, externalName, REGISTER_VERSIONS, type RegisterVersion } from '../versions/index.js';
 import { actionPaths } from './action-paths.js';
+import { withRegisterExamples } from './examples.js';
 
 type Json = Record<string, unknown>;
 
@@ -213,7 +214,7 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
     };
   }
   Object.assign(paths, actionPaths(version));
-  return {
+  return withRegisterExamples(version, {
     openapi: '3.1.0',
     info: {
       title: `Register trainee teachers API ${version}`,
@@ -250,5 +251,5 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
         },
       },
     },
-  };
+  });
 }

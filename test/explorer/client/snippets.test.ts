@@ -27,7 +27,8 @@ describe('explorer code snippets', () => {
   it('points eesyapi at this server and sends the same JSON with query_dataset', () => {
     const code = rSnippet(input);
     expect(code).toContain('utils::assignInNamespace("api_url"');
-    expect(code).toContain('sub("^https://[^/]+/api/v[0-9.]+/", "http://127.0.0.1:3000/v1/", original(...))');
+    expect(code).toContain('server <- "http://127.0.0.1:3000"');
+    expect(code).toContain('sub("^https://[^/]+/api/v[0-9.]+/", paste0(server, "/v1/"), original(...))');
     expect(code).toContain(`query_dataset(\n  "${input.dataSetId}",\n  json_query = "${JSON.stringify(input.body).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"\n)`);
     expect(rSnippet({ ...input, dataSetVersion: '2.0' })).toContain('"?dataSetVersion=2.0"');
   });

@@ -1,0 +1,129 @@
+/**
+ * docs/guides.md as a new user follows it: "Your first trainee in five minutes" runs its `sh` blocks, as written,
+ * with bash against a fresh server on a loopback port (the demo provider made as `npm start` makes it); "From R"
+ * shows the explorer's recipe for pointing eesyapi at the server, and the requests its GET and POST queries make
+ * answer the row counts the guide states. (R itself is not run: eesyapi installs only from GitHub.)
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDemoProviderIfEmpty, DEMO_PROVIDER } from '../../src/register/startup.js';
+import { tokenSecret } from '../../src/register/tokens.js';
+import { REGISTER_EXAMPLES } from '../../src/register/openapi/examples.js';
+import { rUseServer } from '../../src/explorer/client/snippets.js';
+import { EXAMPLE_DATA_SET_ID } from '../../src/statistics/openapi-examples.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+const run = promisify(execFile);
+const GUIDE = 'docs/guides.md';
+
+/** The text of a `## ` section of the guide. */
+function section(text: string, heading: string): string {
+  const start = text.indexOf(`## ${heading}\n`);
+  expect(start, `${GUIDE} has "## ${heading}"`).toBeGreaterThanOrEqual(0);
+  const end = text.indexOf('\n## ', start + 1);
+  return text.slice(start, end < 0 ? undefined : end);
+}
+
+function fencedBlocks(text: string, language: string): string[] {
+  return [...text.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)\\n```', 'g'))].map((m) => m[1]!);
+}
+
+let t: TestApp;
+let base: string;
+let guide: string;
+beforeAll(async () => {
+  t = await buildTestApp();
+  // What the first `npm start` on the embedded database does.
+  await createDemoProviderIfEmpty(t.database.db, t.config.REGISTER_ENVIRONMENT, tokenSecret(t.config));
+  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  guide = await readFile(GUIDE, 'utf8');
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('Your first trainee in five minutes', () => {
+  it('runs as written: token, create, list, update with If-Match, placement, withdraw', { timeout: 120_000 }, async () => {
+    const script = fencedBlocks(section(guide, 'Your first trainee in five minutes'), 'sh').join('\n');
+    expect(script).toContain('--provider 10000001');
+    expect(DEMO_PROVIDER.ukprn).toBe('10000001');
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
+      env: { ...process.env, BASE: base, DATABASE_URL: t.database.url, LOG_LEVEL: 'silent' },
+      timeout: 110_000,
+    });
+    const lines = stdout.trim().split('\n');
+    expect(JSON.parse(lines[0]!)).toMatchObject({ status: 'ok' });
+    const created = /^created ([1-9A-HJ-NP-Za-km-z]{24}): submitted_for_trn$/.exec(lines[1]!);
+    expect(created, stdout).not.toBeNull();
+    expect(lines.slice(2)).toEqual([
+      '1 trainee(s)',
+      'ada@example.org',
+      'stale ETag: 412',
+      'Hedgehog Primary School',
+      '2 placement(s)',
+      'withdrawn',
+    ]);
+    const trainee = await t.database.db.selectFrom('trainees').select(['state', 'email']).where('id', '=', created![1]!).executeTakeFirstOrThrow();
+    expect(trainee).toEqual({ state: 'withdrawn', email: 'ada@example.org' });
+  });
+
+  it('creates the trainee the reference shows as its postgraduate example', () => {
+    const body = /<<'JSON'\n([\s\S]*?)\nJSON\n/.exec(section(guide, 'Your first trainee in five minutes'))![1]!;
+    const example = REGISTER_EXAMPLES.find((e) => e.operationId === 'CreateTrainee' && e.name === 'postgraduate')!;
+    expect(JSON.parse(body)).toEqual(example.body!('v2026.1'));
+  });
+});
+
+describe('From R', () => {
+  const text = () => section(guide, 'From R');
+
+  it('installs eesyapi from GitHub and points it at the server with the explorer snippet’s lines', () => {
+    const blocks = fencedBlocks(text(), 'r');
+    expect(blocks[0]).toContain('remotes::install_github("dfe-analytical-services/eesyapi")');
+    expect(blocks[1]).toContain(rUseServer('http://127.0.0.1:3000'));
+  });
+
+  it('the README points eesyapi at the server with the same lines', async () => {
+    const readme = await readFile('README.md', 'utf8');
+    expect(readme).toContain(rUseServer('http://127.0.0.1:3000'));
+    expect(readme).not.toContain('deparse(body(f))');
+  });
+
+  /** The row count the guide states after `nrow(name)`. */
+  const stated = (name: string) => Number(new RegExp(`nrow\\(${name}\\)\\s+# (\\d+)`).exec(text())![1]);
+
+  const totalOf = async (query: string) =>
+    ((await (await fetch(`${base}/api/v1.0/data-sets/${EXAMPLE_DATA_SET_ID}/query?${query}`)).json()) as { paging: { totalResults: number } }).paging.totalResults;
+
+  it('the GET query answers the rows the guide states; a national location alone, or `geographies` with GET, matches every row', async () => {
+    // The URL eesyapi's get_dataset builds (api_url_query: `|` escaped in locations only, indicators joined by ", ").
+    const period = 'timePeriods.in=2020/2021|AY&';
+    const indicators = 'indicators=dP0Zw%2C%20IzBzg&pageSize=10000';
+    expect(await totalOf(`${period}geographicLevels.in=NAT&locations.in=NAT%7Ccode%7CE92000001&${indicators}`)).toBe(stated('england'));
+    const everyRow = await totalOf(`${period}${indicators}`);
+    expect(everyRow).toBeGreaterThan(stated('both'));
+    expect(await totalOf(`${period}locations.in=NAT%7Ccode%7CE92000001&${indicators}`)).toBe(everyRow);
+  });
+
+  it('the POST query answers the rows the guide states', async () => {
+    // The body eesyapi's post_dataset builds from time_periods and geographies.
+    const criteria = {
+      and: [
+        { timePeriods: { in: [{ period: '2020/2021', code: 'AY' }] } },
+        { or: [
+          { and: [{ geographicLevels: { eq: 'NAT' } }, { locations: { in: [{ level: 'NAT', code: 'E92000001' }] } }] },
+          { and: [{ geographicLevels: { eq: 'LA' } }, { locations: { in: [{ level: 'LA', code: 'E09000003' }] } }] },
+        ] },
+      ],
+    };
+    const response = await fetch(`${base}/api/v1.0/data-sets/${EXAMPLE_DATA_SET_ID}/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ criteria, indicators: ['dP0Zw', 'IzBzg'], pageSize: 10000 }),
+    });
+    expect(response.status).toBe(200);
+    expect((await response.json()).paging.totalResults).toBe(stated('both'));
+  });
+});
