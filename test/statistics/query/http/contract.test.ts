@@ -80,7 +80,7 @@ describe('a client generated from /openapi.json', () => {
     await writeFile(
       path.join(dir, 'client.ts'),
       `import createClient from 'openapi-fetch';
-import type { paths } from '../schema.js';
+import type { paths } from './schema.js';
 
 /** Enrolments in England for one data set, through the typed client. */
 export async function nationalEnrolments(baseUrl: string, dataSetId: string): Promise<string[]> {
