@@ -31,7 +31,22 @@ import {
   validationProblem,
   withFixtureStatus,
   expectError,
+  ANALYTICS_NOT_EXPRESSIBLE,
+  DEBUG_ENABLED_MESSAGE,
+  expectAllDebuggedLabels,
+  expectAllResultIds,
+  expectMultipleFieldsSequence,
+  expectSingleIndicatorViewModel,
+  expectValuesInAllowedRanges,
+  NEWFIELD_2021,
+  NO_RESULTS_MESSAGE,
+  PRIMARY_NAT_NEWEST_FIRST,
+  SORT_SEQUENCE_CASES,
+  TOTAL_NAT_2020,
+  TWO_INDICATORS,
+  yearPeriodEnrolments,
   type QueryBody,
+  type SortSequenceCase,
 } from './replay.js';
 
 /**
@@ -494,8 +509,6 @@ describe('PaginationTests', () => {
   });
 });
 
-const TWO_INDICATORS = [D.IndicatorEnrolments, D.IndicatorSessAuthorised];
-
 describe('FiltersQueryTests', () => {
   it.each([
     ['filters.eq', 54],
@@ -681,120 +694,34 @@ describe('TimePeriodsQueryTests', () => {
 });
 
 describe('ResultsTests', () => {
-  it('NoResults_Returns200_HasWarning (documented: the NoResults code the specification names)', async () => {
+  it('NoResults_Returns200_HasWarning (documented deviation: the NoResults code the specification names)', async () => {
     const body = await ok({ params: { 'locations.eq': `LA|id|${D.LocationLaBarnsley}`, 'geographicLevels.eq': 'NAT' } });
     expect(body.paging).toEqual({ page: 1, pageSize: 1000, totalPages: 1, totalResults: 0 });
     expect(body.warnings).toHaveLength(1);
     // The reference's code is QueryNoResults; docs/compatibility.md records why this service says NoResults.
-    expect(body.warnings[0]).toMatchObject({ code: 'NoResults', message: 'The query did not match any results. You may need to refine your criteria.' });
+    expect(body.warnings[0]).toMatchObject({ code: 'NoResults', message: NO_RESULTS_MESSAGE });
   });
 
   it('DebugEnabled_Returns200_HasWarning', async () => {
     const body = await ok({ debug: true });
     expect(body.warnings).toHaveLength(1);
-    expect(body.warnings[0]).toMatchObject({
-      code: 'DebugEnabled',
-      message: 'Debug mode is enabled. Do not enable debug mode in a production environment.',
-    });
+    expect(body.warnings[0]).toMatchObject({ code: 'DebugEnabled', message: DEBUG_ENABLED_MESSAGE });
   });
 
   it('SingleIndicator_Returns200_CorrectViewModel', async () => {
-    const body = await ok({});
-    expect(body.paging).toMatchObject({ page: 1, totalPages: 1, totalResults: 216 });
-    expect(body.warnings).toEqual([]);
-    expect(body.results).toHaveLength(216);
-    const result = body.results[0]!;
-    expect(Object.keys(result.filters)).toHaveLength(2);
-    expect(result.filters[D.FilterNcYear]).toBe(D.FilterNcYear4);
-    expect(result.filters[D.FilterSchoolType]).toBe(D.FilterSchoolTypeTotal);
-    expect(result.geographicLevel).toBe('LA');
-    expect(result.locations).toEqual({ LA: D.LocationLaBarnsley, NAT: D.LocationNatEngland, REG: D.LocationRegionYorkshire });
-    expect(result.timePeriod).toEqual({ code: 'AY', period: '2022/2023' });
-    expect(result.values).toEqual({ [D.IndicatorSessAuthorised]: '577798' });
+    expectSingleIndicatorViewModel(await ok({}));
   });
 
   it('AllIndicators_Returns200_ResultValuesInAllowedRanges', async () => {
-    const body = await ok({ indicators: ALL_INDICATORS });
-    expect(body.results).toHaveLength(216);
-    const column = (id: string) => body.results.map((r) => Number(r.values[id]));
-    const range = (id: string) => {
-      const values = column(id);
-      expect(values).toHaveLength(216);
-      return [Math.max(...values), Math.min(...values)];
-    };
-    expect(range(D.IndicatorEnrolments)).toEqual([999598, 1072]);
-    expect(range(D.IndicatorSessAuthorised)).toEqual([4967515, 22441]);
-    expect(range(D.IndicatorSessPossible)).toEqual([9934276, 18306]);
-    expect(range(D.IndicatorSessUnauthorised)).toEqual([494993, 2883]);
-    const [max, min] = range(D.IndicatorSessUnauthorisedPercent);
-    expect(Math.fround(max!)).toBe(Math.fround(14.8837004));
-    expect(Math.fround(min!)).toBe(Math.fround(0.241600007));
+    expectValuesInAllowedRanges(await ok({ indicators: ALL_INDICATORS }));
   });
 
-  const ALL_FILTERS = {
-    [D.FilterAcademyType]: [D.FilterAcademyTypePrimarySponsorLed, D.FilterAcademyTypeSecondaryFreeSchool, D.FilterAcademyTypeSecondarySponsorLed],
-    [D.FilterNcYear]: [D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8, D.FilterNcYear10],
-    [D.FilterSchoolType]: [D.FilterSchoolTypePrimary, D.FilterSchoolTypeSecondary, D.FilterSchoolTypeTotal],
-  };
-  const ALL_LOCATIONS = {
-    NAT: [D.LocationNatEngland],
-    REG: [D.LocationRegionOuterLondon, D.LocationRegionYorkshire],
-    LA: [D.LocationLaBarnet, D.LocationLaBarnsley, D.LocationLaKingstonUponThames, D.LocationLaSheffield],
-    SCH: [
-      D.LocationSchoolColindalePrimary,
-      D.LocationSchoolGreenhillPrimary,
-      D.LocationSchoolHoylandPrimary,
-      D.LocationSchoolKingAthelstanPrimary,
-      D.LocationSchoolNewfieldSecondary,
-      D.LocationSchoolPenistoneGrammar,
-      D.LocationSchoolKingstonAcademy,
-      D.LocationSchoolWrenAcademy,
-    ],
-  };
-  const sorted = (s: Set<string> | undefined) => [...(s ?? [])].sort();
-  const PERIODS = ['2020/2021|AY', '2021/2022|AY', '2022/2023|AY'];
-
   it.each([false, true])('AllIndicators_Returns200_CorrectResultIds(%s)', async (includeIndicators) => {
-    const body = await ok({ indicators: includeIndicators ? ALL_INDICATORS : null });
-    expect(body.results).toHaveLength(216);
-    const meta = gatherQueryResultsMeta(body.results);
-    expect(Object.keys(meta.filters)).toHaveLength(3);
-    for (const [filter, options] of Object.entries(ALL_FILTERS)) expect(sorted(meta.filters[filter])).toEqual([...options].sort());
-    expect(Object.keys(meta.locations)).toHaveLength(4);
-    for (const [level, ids] of Object.entries(ALL_LOCATIONS)) expect(sorted(meta.locations[level])).toEqual([...ids].sort());
-    expect(sorted(meta.geographicLevels)).toEqual(['LA', 'NAT', 'REG', 'SCH']);
-    expect(sorted(meta.timePeriods)).toEqual(PERIODS);
-    expect(sorted(meta.indicators)).toEqual([...ALL_INDICATORS].sort());
+    expectAllResultIds(await ok({ indicators: includeIndicators ? ALL_INDICATORS : null }));
   });
 
   it.each([false, true])('AllIndicators_Returns200_CorrectDebuggedResultLabels(%s)', async (includeIndicators) => {
-    const body = await ok({ indicators: includeIndicators ? ALL_INDICATORS : null, debug: true });
-    expect(body.results).toHaveLength(216);
-    const meta = gatherQueryResultsMeta(body.results);
-    expect(Object.keys(meta.filters)).toHaveLength(3);
-    expect(sorted(meta.filters[`${D.FilterAcademyType} :: academy_type`])).toEqual(
-      [`${D.FilterAcademyTypePrimarySponsorLed} :: Primary sponsor led academy`, `${D.FilterAcademyTypeSecondaryFreeSchool} :: Secondary free school`, `${D.FilterAcademyTypeSecondarySponsorLed} :: Secondary sponsor led academy`].sort(),
-    );
-    expect(sorted(meta.filters[`${D.FilterNcYear} :: ncyear`])).toEqual(
-      [`${D.FilterNcYear4} :: Year 4`, `${D.FilterNcYear6} :: Year 6`, `${D.FilterNcYear8} :: Year 8`, `${D.FilterNcYear10} :: Year 10`].sort(),
-    );
-    expect(sorted(meta.filters[`${D.FilterSchoolType} :: school_type`])).toEqual(
-      [`${D.FilterSchoolTypePrimary} :: State-funded primary`, `${D.FilterSchoolTypeSecondary} :: State-funded secondary`, `${D.FilterSchoolTypeTotal} :: Total`].sort(),
-    );
-    expect(Object.keys(meta.locations)).toHaveLength(4);
-    expect(sorted(meta.locations.NAT)).toEqual([`${D.LocationNatEngland} :: England (code = E92000001)`]);
-    expect(sorted(meta.locations.REG)).toEqual(
-      [`${D.LocationRegionOuterLondon} :: Outer London (code = E13000002)`, `${D.LocationRegionYorkshire} :: Yorkshire and The Humber (code = E12000003)`].sort(),
-    );
-    expect(sorted(meta.locations.LA)).toContain(`${D.LocationLaBarnet} :: Barnet (code = E09000003, oldCode = 302)`);
-    expect(sorted(meta.locations.LA)).toContain(`${D.LocationLaBarnsley} :: Barnsley (code = E08000016, oldCode = 370)`);
-    expect(meta.locations.LA!.size).toBe(4);
-    expect(meta.locations.SCH!.size).toBe(8);
-    expect(sorted(meta.locations.SCH)).toContain(`${D.LocationSchoolWrenAcademy} :: Wren Academy Finchley (urn = 135507, laEstab = 3026906)`);
-    expect(meta.geographicLevels.size).toBe(4);
-    expect(sorted(meta.timePeriods)).toEqual(PERIODS);
-    expect(meta.indicators.size).toBe(5);
-    expect(meta.indicators.has(`${D.IndicatorEnrolments} :: enrolments`)).toBe(true);
+    expectAllDebuggedLabels(await ok({ indicators: includeIndicators ? ALL_INDICATORS : null, debug: true }));
   });
 
   it('AllFacets_MixOfConditions_Returns200', async () => {
@@ -810,28 +737,12 @@ describe('ResultsTests', () => {
         'timePeriods.lt': '2022/2023|AY',
       },
     });
-    expect(body.results).toHaveLength(1);
-    expect(body.results[0]).toEqual({
-      filters: { [D.FilterNcYear]: D.FilterNcYear10, [D.FilterSchoolType]: D.FilterSchoolTypeSecondary, [D.FilterAcademyType]: D.FilterAcademyTypeSecondarySponsorLed },
-      geographicLevel: 'SCH',
-      locations: { NAT: D.LocationNatEngland, REG: D.LocationRegionYorkshire, LA: D.LocationLaSheffield, SCH: D.LocationSchoolNewfieldSecondary },
-      timePeriod: { code: 'AY', period: '2021/2022' },
-      values: { [D.IndicatorEnrolments]: '752009', [D.IndicatorSessAuthorised]: '262396' },
-    });
+    expect(body.results).toEqual([NEWFIELD_2021]);
   });
 });
 
 describe('SortsTests', () => {
-  const rows = (body: QueryBody) => body.results.map((r) => [r.filters[D.FilterNcYear], r.timePeriod.period, r.values[D.IndicatorEnrolments]]);
   const PRIMARY_NAT = { 'filters.eq': D.FilterSchoolTypePrimary, 'geographicLevels.eq': 'NAT' };
-  const NEWEST_FIRST = [
-    [D.FilterNcYear4, '2022/2023', '654884'],
-    [D.FilterNcYear6, '2022/2023', '235647'],
-    [D.FilterNcYear4, '2021/2022', '611553'],
-    [D.FilterNcYear6, '2021/2022', '752711'],
-    [D.FilterNcYear4, '2020/2021', '233870'],
-    [D.FilterNcYear6, '2020/2021', '510682'],
-  ];
 
   it('NoFields_SingleTimePeriod_Returns200', async () => {
     const body = await ok({
@@ -839,112 +750,51 @@ describe('SortsTests', () => {
       params: { 'filters.eq': D.FilterSchoolTypeTotal, 'geographicLevels.eq': 'NAT', 'timePeriods.eq': '2020/2021|AY' },
     });
     expect(body.results.every((r) => r.filters[D.FilterSchoolType] === D.FilterSchoolTypeTotal && r.geographicLevel === 'NAT')).toBe(true);
-    expect(rows(body)).toEqual([
-      [D.FilterNcYear4, '2020/2021', '930365'],
-      [D.FilterNcYear6, '2020/2021', '390233'],
-      [D.FilterNcYear8, '2020/2021', '966035'],
-      [D.FilterNcYear10, '2020/2021', '687704'],
-    ]);
+    expect(yearPeriodEnrolments(body)).toEqual(TOTAL_NAT_2020);
   });
 
   it('NoFields_MultipleTimePeriods_Returns200', async () => {
     const body = await ok({ indicators: [D.IndicatorEnrolments], params: PRIMARY_NAT });
     expect(body.results.every((r) => r.filters[D.FilterSchoolType] === D.FilterSchoolTypePrimary && r.geographicLevel === 'NAT')).toBe(true);
-    expect(rows(body)).toEqual(NEWEST_FIRST);
+    expect(yearPeriodEnrolments(body)).toEqual(PRIMARY_NAT_NEWEST_FIRST);
   });
 
   it('SingleField_TimePeriodAsc_Returns200', async () => {
     const body = await ok({ indicators: [D.IndicatorEnrolments], sorts: ['timePeriod|Asc'], params: PRIMARY_NAT });
-    expect(rows(body)).toEqual([NEWEST_FIRST[4], NEWEST_FIRST[5], NEWEST_FIRST[2], NEWEST_FIRST[3], NEWEST_FIRST[0], NEWEST_FIRST[1]]);
+    const [a, b, c, d, e, f] = PRIMARY_NAT_NEWEST_FIRST;
+    expect(yearPeriodEnrolments(body)).toEqual([e, f, c, d, a, b]);
   });
 
   it('SingleField_TimePeriodDesc_Returns200', async () => {
     const body = await ok({ indicators: [D.IndicatorEnrolments], sorts: ['timePeriod|Desc'], params: PRIMARY_NAT });
-    expect(rows(body)).toEqual(NEWEST_FIRST);
+    expect(yearPeriodEnrolments(body)).toEqual(PRIMARY_NAT_NEWEST_FIRST);
   });
 
-  const YEAR4_ENGLAND_2020 = { 'filters.eq': D.FilterNcYear4, 'locations.eq': `NAT|id|${D.LocationNatEngland}`, 'timePeriods.eq': '2020|AY' };
-  const YEAR4_LA_2020 = { 'filters.eq': D.FilterNcYear4, 'geographicLevels.eq': 'LA', 'timePeriods.eq': '2020|AY' };
-  const NAT_2020 = { 'geographicLevels.eq': 'NAT', 'timePeriods.eq': '2020|AY' };
-  const YEAR4_REG_2020 = { 'filters.eq': D.FilterNcYear4, 'geographicLevels.eq': 'REG', 'timePeriods.eq': '2020|AY' };
+  const FACETS: Record<SortSequenceCase['facets'], Params> = {
+    year4England2020: { 'filters.eq': D.FilterNcYear4, 'locations.eq': `NAT|id|${D.LocationNatEngland}`, 'timePeriods.eq': '2020|AY' },
+    year4La2020: { 'filters.eq': D.FilterNcYear4, 'geographicLevels.eq': 'LA', 'timePeriods.eq': '2020|AY' },
+    nat2020: { 'geographicLevels.eq': 'NAT', 'timePeriods.eq': '2020|AY' },
+    year4Reg2020: { 'filters.eq': D.FilterNcYear4, 'geographicLevels.eq': 'REG', 'timePeriods.eq': '2020|AY' },
+  };
 
-  it.each([
-    ['SingleField_GeographicLevelAsc_Returns200_CorrectSequence', 'geographicLevel|Asc', YEAR4_ENGLAND_2020, 18, (r: QueryBody['results'][number]) => r.geographicLevel, ['LA', 'NAT', 'REG', 'SCH']],
-    ['SingleField_GeographicLevelDesc_Returns200_CorrectSequence', 'geographicLevel|Desc', YEAR4_ENGLAND_2020, 18, (r: QueryBody['results'][number]) => r.geographicLevel, ['SCH', 'REG', 'NAT', 'LA']],
-    [
-      'SingleField_LocationAsc_Returns200_CorrectSequence',
-      'location|LA|Asc',
-      YEAR4_LA_2020,
-      11,
-      (r: QueryBody['results'][number]) => r.locations.LA,
-      [D.LocationLaBarnet, D.LocationLaBarnsley, D.LocationLaKingstonUponThames, D.LocationLaSheffield],
-    ],
-    [
-      'SingleField_LocationDesc_Returns200_CorrectSequence',
-      'location|LA|Desc',
-      YEAR4_LA_2020,
-      11,
-      (r: QueryBody['results'][number]) => r.locations.LA,
-      [D.LocationLaSheffield, D.LocationLaKingstonUponThames, D.LocationLaBarnsley, D.LocationLaBarnet],
-    ],
-    [
-      'SingleField_FilterAsc_Returns200_CorrectSequence',
-      `filter|${D.FilterNcYear}|Asc`,
-      NAT_2020,
-      8,
-      (r: QueryBody['results'][number]) => r.filters[D.FilterNcYear],
-      [D.FilterNcYear10, D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8],
-    ],
-    [
-      'SingleField_FilterDesc_Returns200_CorrectSequence',
-      `filter|${D.FilterNcYear}|Desc`,
-      NAT_2020,
-      8,
-      (r: QueryBody['results'][number]) => r.filters[D.FilterNcYear],
-      [D.FilterNcYear8, D.FilterNcYear6, D.FilterNcYear4, D.FilterNcYear10],
-    ],
-    [
-      'SingleField_IndicatorAsc_Returns200_CorrectSequence',
-      `indicator|${D.IndicatorEnrolments}|Asc`,
-      YEAR4_REG_2020,
-      4,
-      (r: QueryBody['results'][number]) => r.values[D.IndicatorEnrolments],
-      ['636969', '748965', '794394', '960185'],
-    ],
-    [
-      'SingleField_IndicatorDesc_Returns200_CorrectSequence',
-      `indicator|${D.IndicatorEnrolments}|Desc`,
-      YEAR4_REG_2020,
-      4,
-      (r: QueryBody['results'][number]) => r.values[D.IndicatorEnrolments],
-      ['960185', '794394', '748965', '636969'],
-    ],
-  ] as const)('%s', async (_name, sort, params, count, pick, expected) => {
-    const body = await ok({ indicators: [D.IndicatorEnrolments], sorts: [sort], params });
-    expect(body.results).toHaveLength(count);
-    expect(sequence(body.results.map(pick))).toEqual(expected);
+  it.each(SORT_SEQUENCE_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const body = await ok({ indicators: [D.IndicatorEnrolments], sorts: [`${c.field}|${c.direction}`], params: FACETS[c.facets] });
+    expect(body.results).toHaveLength(c.count);
+    expect(sequence(body.results.map(c.pick))).toEqual(c.expected);
   });
 
   it('MultipleFields_Returns200_CorrectSequence', async () => {
     const body = await ok({
       indicators: [D.IndicatorEnrolments],
       sorts: ['timePeriod|Asc', 'location|LA|Desc', `filter|${D.FilterNcYear}|Asc`],
-      params: { 'filters.eq': D.FilterSchoolTypeTotal, 'geographicLevels.eq': 'LA' },
+      params: { 'geographicLevels.eq': 'LA', 'filters.eq': D.FilterSchoolTypeTotal },
     });
-    expect(body.results).toHaveLength(48);
-    const expected: string[] = [];
-    for (const period of ['2020/2021', '2021/2022', '2022/2023']) {
-      for (const la of [D.LocationLaSheffield, D.LocationLaKingstonUponThames, D.LocationLaBarnsley, D.LocationLaBarnet]) {
-        for (const year of [D.FilterNcYear10, D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8]) expected.push(`${period} ${la} ${year}`);
-      }
-    }
-    expect(body.results.map((r) => `${r.timePeriod.period} ${r.locations.LA} ${r.filters[D.FilterNcYear]}`)).toEqual(expected);
+    expectMultipleFieldsSequence(body);
   });
 });
 
 describe('AnalyticsTests', () => {
-  const reason = 'not expressible: the reference writes query analytics to files through a mocked analytics service; this service records no query analytics';
-  it.skip(`AnalyticsRequestCaptured: ${reason}`, () => {});
-  it.skip(`UnsuccessfulQuery_NotCapturedByAnalytics: ${reason}`, () => {});
-  it.skip(`ExceptionThrownByAnalyticsService_SuccessfulResultsStillReturned: ${reason}`, () => {});
+  it.skip(`AnalyticsRequestCaptured: ${ANALYTICS_NOT_EXPRESSIBLE}`, () => {});
+  it.skip(`UnsuccessfulQuery_NotCapturedByAnalytics: ${ANALYTICS_NOT_EXPRESSIBLE}`, () => {});
+  it.skip(`ExceptionThrownByAnalyticsService_SuccessfulResultsStillReturned: ${ANALYTICS_NOT_EXPRESSIBLE}`, () => {});
 });

@@ -183,3 +183,175 @@ export async function withFixtureStatus<T>(db: Db, status: VersionStatus, run: (
  */
 export const NOT_MODELLED_STATUSES = ['Processing', 'Failed', 'Mapping', 'Finalising', 'Cancelled'] as const;
 export const NOT_MODELLED_REASON = 'the service imports a version in one transaction, so it has no processing states';
+
+const D = AbsenceSchoolData;
+
+export const TWO_INDICATORS = [D.IndicatorEnrolments, D.IndicatorSessAuthorised];
+
+/** Every option of every filter, and every location of every level, of the fixture (`CorrectResultIds`). */
+export const ALL_FILTER_OPTIONS: Record<string, string[]> = {
+  [D.FilterAcademyType]: [D.FilterAcademyTypePrimarySponsorLed, D.FilterAcademyTypeSecondaryFreeSchool, D.FilterAcademyTypeSecondarySponsorLed],
+  [D.FilterNcYear]: [D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8, D.FilterNcYear10],
+  [D.FilterSchoolType]: [D.FilterSchoolTypePrimary, D.FilterSchoolTypeSecondary, D.FilterSchoolTypeTotal],
+};
+export const ALL_LOCATIONS: Record<string, string[]> = {
+  NAT: [D.LocationNatEngland],
+  REG: [D.LocationRegionOuterLondon, D.LocationRegionYorkshire],
+  LA: [D.LocationLaBarnet, D.LocationLaBarnsley, D.LocationLaKingstonUponThames, D.LocationLaSheffield],
+  SCH: [
+    D.LocationSchoolColindalePrimary,
+    D.LocationSchoolGreenhillPrimary,
+    D.LocationSchoolHoylandPrimary,
+    D.LocationSchoolKingAthelstanPrimary,
+    D.LocationSchoolNewfieldSecondary,
+    D.LocationSchoolPenistoneGrammar,
+    D.LocationSchoolKingstonAcademy,
+    D.LocationSchoolWrenAcademy,
+  ],
+};
+export const ALL_PERIODS = ['2020/2021|AY', '2021/2022|AY', '2022/2023|AY'];
+
+const sorted = (s: Set<string> | undefined) => [...(s ?? [])].sort();
+
+/** `AllIndicators_Returns200_CorrectResultIds`: every id of the fixture appears in the 216 results. */
+export function expectAllResultIds(body: QueryBody) {
+  expect(body.results).toHaveLength(216);
+  const meta = gatherQueryResultsMeta(body.results);
+  expect(Object.keys(meta.filters)).toHaveLength(3);
+  for (const [filter, options] of Object.entries(ALL_FILTER_OPTIONS)) expect(sorted(meta.filters[filter])).toEqual([...options].sort());
+  expect(Object.keys(meta.locations)).toHaveLength(4);
+  for (const [level, ids] of Object.entries(ALL_LOCATIONS)) expect(sorted(meta.locations[level])).toEqual([...ids].sort());
+  expect(sorted(meta.geographicLevels)).toEqual(['LA', 'NAT', 'REG', 'SCH']);
+  expect(sorted(meta.timePeriods)).toEqual(ALL_PERIODS);
+  expect(sorted(meta.indicators)).toEqual([...ALL_INDICATORS].sort());
+}
+
+/** `AllIndicators_Returns200_CorrectDebuggedResultLabels`: `id :: label` keys and values in debug mode. */
+export function expectAllDebuggedLabels(body: QueryBody) {
+  expect(body.results).toHaveLength(216);
+  const meta = gatherQueryResultsMeta(body.results);
+  expect(Object.keys(meta.filters)).toHaveLength(3);
+  expect(sorted(meta.filters[`${D.FilterAcademyType} :: academy_type`])).toEqual(
+    [
+      `${D.FilterAcademyTypePrimarySponsorLed} :: Primary sponsor led academy`,
+      `${D.FilterAcademyTypeSecondaryFreeSchool} :: Secondary free school`,
+      `${D.FilterAcademyTypeSecondarySponsorLed} :: Secondary sponsor led academy`,
+    ].sort(),
+  );
+  expect(sorted(meta.filters[`${D.FilterNcYear} :: ncyear`])).toEqual(
+    [`${D.FilterNcYear4} :: Year 4`, `${D.FilterNcYear6} :: Year 6`, `${D.FilterNcYear8} :: Year 8`, `${D.FilterNcYear10} :: Year 10`].sort(),
+  );
+  expect(sorted(meta.filters[`${D.FilterSchoolType} :: school_type`])).toEqual(
+    [`${D.FilterSchoolTypePrimary} :: State-funded primary`, `${D.FilterSchoolTypeSecondary} :: State-funded secondary`, `${D.FilterSchoolTypeTotal} :: Total`].sort(),
+  );
+  expect(Object.keys(meta.locations)).toHaveLength(4);
+  expect(sorted(meta.locations.NAT)).toEqual([`${D.LocationNatEngland} :: England (code = E92000001)`]);
+  expect(sorted(meta.locations.REG)).toEqual(
+    [`${D.LocationRegionOuterLondon} :: Outer London (code = E13000002)`, `${D.LocationRegionYorkshire} :: Yorkshire and The Humber (code = E12000003)`].sort(),
+  );
+  expect(meta.locations.LA!.size).toBe(4);
+  expect(sorted(meta.locations.LA)).toContain(`${D.LocationLaBarnet} :: Barnet (code = E09000003, oldCode = 302)`);
+  expect(sorted(meta.locations.LA)).toContain(`${D.LocationLaBarnsley} :: Barnsley (code = E08000016, oldCode = 370)`);
+  expect(meta.locations.SCH!.size).toBe(8);
+  expect(sorted(meta.locations.SCH)).toContain(`${D.LocationSchoolWrenAcademy} :: Wren Academy Finchley (urn = 135507, laEstab = 3026906)`);
+  expect(meta.geographicLevels.size).toBe(4);
+  expect(sorted(meta.timePeriods)).toEqual(ALL_PERIODS);
+  expect(meta.indicators.size).toBe(5);
+  expect(meta.indicators.has(`${D.IndicatorEnrolments} :: enrolments`)).toBe(true);
+}
+
+/** `SingleIndicator_Returns200_CorrectViewModel`: the first row under the default order. */
+export function expectSingleIndicatorViewModel(body: QueryBody) {
+  expect(body.paging).toMatchObject({ page: 1, totalPages: 1, totalResults: 216 });
+  expect(body.warnings).toEqual([]);
+  expect(body.results).toHaveLength(216);
+  expect(body.results[0]).toEqual({
+    filters: { [D.FilterNcYear]: D.FilterNcYear4, [D.FilterSchoolType]: D.FilterSchoolTypeTotal },
+    geographicLevel: 'LA',
+    locations: { LA: D.LocationLaBarnsley, NAT: D.LocationNatEngland, REG: D.LocationRegionYorkshire },
+    timePeriod: { code: 'AY', period: '2022/2023' },
+    values: { [D.IndicatorSessAuthorised]: '577798' },
+  });
+}
+
+/** `AllIndicators_Returns200_ResultValuesInAllowedRanges`. */
+export function expectValuesInAllowedRanges(body: QueryBody) {
+  expect(body.results).toHaveLength(216);
+  const range = (id: string) => {
+    const values = body.results.map((r) => Number(r.values[id]));
+    expect(values.every((v) => Number.isFinite(v))).toBe(true);
+    return [Math.max(...values), Math.min(...values)];
+  };
+  expect(range(D.IndicatorEnrolments)).toEqual([999598, 1072]);
+  expect(range(D.IndicatorSessAuthorised)).toEqual([4967515, 22441]);
+  expect(range(D.IndicatorSessPossible)).toEqual([9934276, 18306]);
+  expect(range(D.IndicatorSessUnauthorised)).toEqual([494993, 2883]);
+  // The C# test compares as float.
+  expect(range(D.IndicatorSessUnauthorisedPercent).map(Math.fround)).toEqual([Math.fround(14.8837004), Math.fround(0.241600007)]);
+}
+
+/** The one row every form of the mixture criteria finds: Newfield Secondary School, 2021/22. */
+export const NEWFIELD_2021 = {
+  filters: { [D.FilterNcYear]: D.FilterNcYear10, [D.FilterSchoolType]: D.FilterSchoolTypeSecondary, [D.FilterAcademyType]: D.FilterAcademyTypeSecondarySponsorLed },
+  geographicLevel: 'SCH',
+  locations: { NAT: D.LocationNatEngland, REG: D.LocationRegionYorkshire, LA: D.LocationLaSheffield, SCH: D.LocationSchoolNewfieldSecondary },
+  timePeriod: { code: 'AY', period: '2021/2022' },
+  values: { [D.IndicatorEnrolments]: '752009', [D.IndicatorSessAuthorised]: '262396' },
+};
+
+/** `NoFields_MultipleTimePeriods`: primary schools, national, by the default order (newest period first). */
+export const PRIMARY_NAT_NEWEST_FIRST = [
+  [D.FilterNcYear4, '2022/2023', '654884'],
+  [D.FilterNcYear6, '2022/2023', '235647'],
+  [D.FilterNcYear4, '2021/2022', '611553'],
+  [D.FilterNcYear6, '2021/2022', '752711'],
+  [D.FilterNcYear4, '2020/2021', '233870'],
+  [D.FilterNcYear6, '2020/2021', '510682'],
+];
+export const TOTAL_NAT_2020 = [
+  [D.FilterNcYear4, '2020/2021', '930365'],
+  [D.FilterNcYear6, '2020/2021', '390233'],
+  [D.FilterNcYear8, '2020/2021', '966035'],
+  [D.FilterNcYear10, '2020/2021', '687704'],
+];
+export const yearPeriodEnrolments = (body: QueryBody) => body.results.map((r) => [r.filters[D.FilterNcYear], r.timePeriod.period, r.values[D.IndicatorEnrolments]]);
+
+type Pick = (r: ResultRow) => string | undefined;
+export interface SortSequenceCase {
+  name: string;
+  field: string;
+  direction: 'Asc' | 'Desc';
+  facets: 'year4England2020' | 'year4La2020' | 'nat2020' | 'year4Reg2020';
+  count: number;
+  pick: Pick;
+  expected: string[];
+}
+/** The `SingleField_*_CorrectSequence` tests of both query controllers. */
+export const SORT_SEQUENCE_CASES: SortSequenceCase[] = [
+  { name: 'SingleField_GeographicLevelAsc_Returns200_CorrectSequence', field: 'geographicLevel', direction: 'Asc', facets: 'year4England2020', count: 18, pick: (r) => r.geographicLevel, expected: ['LA', 'NAT', 'REG', 'SCH'] },
+  { name: 'SingleField_GeographicLevelDesc_Returns200_CorrectSequence', field: 'geographicLevel', direction: 'Desc', facets: 'year4England2020', count: 18, pick: (r) => r.geographicLevel, expected: ['SCH', 'REG', 'NAT', 'LA'] },
+  { name: 'SingleField_LocationAsc_Returns200_CorrectSequence', field: 'location|LA', direction: 'Asc', facets: 'year4La2020', count: 11, pick: (r) => r.locations.LA, expected: [D.LocationLaBarnet, D.LocationLaBarnsley, D.LocationLaKingstonUponThames, D.LocationLaSheffield] },
+  { name: 'SingleField_LocationDesc_Returns200_CorrectSequence', field: 'location|LA', direction: 'Desc', facets: 'year4La2020', count: 11, pick: (r) => r.locations.LA, expected: [D.LocationLaSheffield, D.LocationLaKingstonUponThames, D.LocationLaBarnsley, D.LocationLaBarnet] },
+  { name: 'SingleField_FilterAsc_Returns200_CorrectSequence', field: `filter|${D.FilterNcYear}`, direction: 'Asc', facets: 'nat2020', count: 8, pick: (r) => r.filters[D.FilterNcYear], expected: [D.FilterNcYear10, D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8] },
+  { name: 'SingleField_FilterDesc_Returns200_CorrectSequence', field: `filter|${D.FilterNcYear}`, direction: 'Desc', facets: 'nat2020', count: 8, pick: (r) => r.filters[D.FilterNcYear], expected: [D.FilterNcYear8, D.FilterNcYear6, D.FilterNcYear4, D.FilterNcYear10] },
+  { name: 'SingleField_IndicatorAsc_Returns200_CorrectSequence', field: `indicator|${D.IndicatorEnrolments}`, direction: 'Asc', facets: 'year4Reg2020', count: 4, pick: (r) => r.values[D.IndicatorEnrolments], expected: ['636969', '748965', '794394', '960185'] },
+  { name: 'SingleField_IndicatorDesc_Returns200_CorrectSequence', field: `indicator|${D.IndicatorEnrolments}`, direction: 'Desc', facets: 'year4Reg2020', count: 4, pick: (r) => r.values[D.IndicatorEnrolments], expected: ['960185', '794394', '748965', '636969'] },
+];
+
+/** `MultipleFields_Returns200_CorrectSequence`: time period ascending, LA descending, NC year ascending. */
+export function expectMultipleFieldsSequence(body: QueryBody) {
+  expect(body.results).toHaveLength(48);
+  const expected: string[] = [];
+  for (const period of ['2020/2021', '2021/2022', '2022/2023']) {
+    for (const la of [D.LocationLaSheffield, D.LocationLaKingstonUponThames, D.LocationLaBarnsley, D.LocationLaBarnet]) {
+      for (const year of [D.FilterNcYear10, D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8]) expected.push(`${period} ${la} ${year}`);
+    }
+  }
+  expect(body.results.map((r) => `${r.timePeriod.period} ${r.locations.LA} ${r.filters[D.FilterNcYear]}`)).toEqual(expected);
+}
+
+export const DEBUG_ENABLED_MESSAGE = 'Debug mode is enabled. Do not enable debug mode in a production environment.';
+export const NO_RESULTS_MESSAGE = 'The query did not match any results. You may need to refine your criteria.';
+
+export const ANALYTICS_NOT_EXPRESSIBLE =
+  'not expressible: the reference writes query analytics through a mocked analytics service; this service records no query analytics';
