@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSetStatus, VersionStatus } from '../../../src/statistics/tables.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
-import { insertDataSet, insertPreviewToken, insertPublication, insertSmallMeta, insertVersion } from '../read/fixtures.js';
+import { insertPreviewToken, insertPublication } from '../read/fixtures.js';
 import {
   ANALYTICS_NOT_EXPRESSIBLE,
   hasGreaterThanOrEqualError,
@@ -10,6 +10,8 @@ import {
   NOT_MODELLED_REASON,
   NOT_MODELLED_STATUSES,
   validationProblem,
+  insertCatalogueDataSet,
+  SMALL_META_SUMMARY,
 } from './replay.js';
 
 /**
@@ -33,22 +35,7 @@ afterAll(async () => {
 const get = (url: string, previewToken?: string) =>
   t.app.inject({ method: 'GET', url, headers: previewToken ? { 'preview-token': previewToken } : {} });
 
-async function dataSet(status: DataSetStatus, versions: Array<[string, VersionStatus]> = []) {
-  const id = await insertDataSet(t.database.db, { publicationId, title: `Data set ${status}`, status });
-  const versionIds: number[] = [];
-  for (const [version, versionStatus] of versions) {
-    const row = await insertVersion(t.database.db, {
-      dataSetId: id,
-      version,
-      status: versionStatus,
-      totalResults: 10,
-      withdrawn: versionStatus === 'Withdrawn' ? '2024-06-01T09:30:00Z' : null,
-    });
-    await insertSmallMeta(t.database.db, row.id);
-    versionIds.push(row.id);
-  }
-  return { id, versionIds };
-}
+const dataSet = (status: DataSetStatus, versions: Array<[string, VersionStatus]> = []) => insertCatalogueDataSet(t.database.db, publicationId, status, versions);
 const token = (versionId: number, expiresInMs = HOUR) => insertPreviewToken(t.database.db, versionId, new Date(Date.now() + expiresInMs));
 const VIEWABLE = ['Published', 'Withdrawn', 'Deprecated'] as const;
 
@@ -94,10 +81,7 @@ describe('ListDataSetVersionsTests', () => {
         totalResults: 10,
         file: { id: expect.any(String) },
         release: { title: 'Release of 1.0', slug: 'release-1-0' },
-        timePeriods: { start: '2020/21', end: '2021/22' },
-        geographicLevels: ['Local authority', 'National'],
-        filters: ['Academy type', 'School type'],
-        indicators: ['Enrolments', 'Number of possible sessions'],
+        ...SMALL_META_SUMMARY,
       });
     });
 

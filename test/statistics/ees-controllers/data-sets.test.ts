@@ -4,7 +4,14 @@ import type { DataSetStatus, VersionStatus } from '../../../src/statistics/table
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
 import { insertCsvFile, insertDataSet, insertPreviewToken, insertPublication, insertSmallMeta, insertVersion } from '../read/fixtures.js';
-import { ANALYTICS_NOT_EXPRESSIBLE, expectError, NOT_MODELLED_REASON, NOT_MODELLED_STATUSES, validationProblem } from './replay.js';
+import {
+  ANALYTICS_NOT_EXPRESSIBLE,
+  expectError,
+  insertCatalogueDataSet,
+  NOT_MODELLED_REASON,
+  NOT_MODELLED_STATUSES,
+  validationProblem,
+} from './replay.js';
 
 /**
  * Replays the reference's `DataSetsControllerTests.cs` (GET /v1/data-sets/{id}, /meta and /csv) over HTTP. The C#
@@ -28,17 +35,7 @@ afterAll(async () => {
 const get = (url: string, previewToken?: string, headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'GET', url, headers: { ...headers, ...(previewToken ? { 'preview-token': previewToken } : {}) } });
 
-/** A data set with one version each of `versions` (`[version, status]`), the last one's id returned too. */
-async function dataSet(status: DataSetStatus, versions: Array<[string, VersionStatus]> = [], title = `Data set ${status}`) {
-  const id = await insertDataSet(t.database.db, { publicationId, title, status });
-  const versionIds: number[] = [];
-  for (const [version, versionStatus] of versions) {
-    const row = await insertVersion(t.database.db, { dataSetId: id, version, status: versionStatus, totalResults: 10 });
-    await insertSmallMeta(t.database.db, row.id);
-    versionIds.push(row.id);
-  }
-  return { id, versionIds };
-}
+const dataSet = (status: DataSetStatus, versions: Array<[string, VersionStatus]> = []) => insertCatalogueDataSet(t.database.db, publicationId, status, versions);
 const token = (versionId: number, expiresInMs = HOUR) => insertPreviewToken(t.database.db, versionId, new Date(Date.now() + expiresInMs));
 
 describe('GetDataSetTests', () => {

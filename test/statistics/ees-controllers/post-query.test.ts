@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
-import { ABSENCE_SCHOOL, importFixtureVersion } from '../../helpers/statistics.js';
+import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
 import { insertPreviewToken } from '../read/fixtures.js';
 import {
   AbsenceSchoolData as D,
@@ -34,6 +34,9 @@ import {
   TWO_INDICATORS,
   validationProblem,
   withFixtureStatus,
+  addWildcardVersions,
+  fixtureVersionId,
+  otherDraftVersion,
   yearPeriodEnrolments,
   type QueryBody,
   type SortSequenceCase,
@@ -79,16 +82,6 @@ const SESS_AUTHORISED = { indicators: [D.IndicatorSessAuthorised] };
 const facets = (criteria: Record<string, unknown>, request: Record<string, unknown> = SESS_AUTHORISED) => ({ ...request, criteria });
 const lowerFirst = (comparator: string) => comparator[0]!.toLowerCase() + comparator.slice(1);
 
-async function fixtureVersionId(): Promise<number> {
-  const row = await t.database.db
-    .selectFrom('data_set_versions')
-    .select('id')
-    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
-    .where('major', '=', 1)
-    .where('minor', '=', 0)
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
 
 describe('AccessTests', () => {
   it('VersionNotAvailable_Returns403(Withdrawn)', async () => {
@@ -122,40 +115,23 @@ describe('AccessTests', () => {
   });
 
   describe('with versions 1.1 and 1.2 Published and 2.0 and 2.1 in the case status (SetupDataSetWithSpecifiedVersionStatuses)', () => {
-    let tokenId: string;
+    let versions: Awaited<ReturnType<typeof addWildcardVersions>>;
     beforeAll(async () => {
-      for (const version of ['1.1', '1.2', '2.0', '2.1']) {
-        await importFixtureVersion(t.database, { dataSetId: ABSENCE_SCHOOL.dataSetId, version, status: 'Published' });
-      }
-      const latest = await t.database.db
-        .selectFrom('data_set_versions')
-        .select('id')
-        .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
-        .where('major', '=', 2)
-        .where('minor', '=', 1)
-        .executeTakeFirstOrThrow();
-      tokenId = await insertPreviewToken(t.database.db, latest.id, new Date(Date.now() + 86_400_000));
+      versions = await addWildcardVersions(t.database);
     });
     afterAll(async () => {
-      await t.database.db.updateTable('data_set_versions').set({ status: 'Published', withdrawn_at: null }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+      await versions.restore();
     });
-    const setMajor2 = (status: 'Draft' | 'Published' | 'Deprecated' | 'Withdrawn') =>
-      t.database.db
-        .updateTable('data_set_versions')
-        .set({ status, withdrawn_at: status === 'Withdrawn' ? new Date() : null })
-        .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
-        .where('major', '=', 2)
-        .execute();
 
     it.each(['Draft', 'Deprecated', 'Withdrawn'] as const)('WildCardSpecified_RequestsNonPublishedVersion_Returns404(%s)', async (status) => {
-      await setMajor2(status);
-      expect((await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '2.*', previewToken: tokenId })).statusCode).toBe(404);
+      await versions.setMajor2(status);
+      expect((await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '2.*', previewToken: versions.tokenId })).statusCode).toBe(404);
     });
     it.skip.each(NOT_MODELLED_STATUSES)(`WildCardSpecified_RequestsNonPublishedVersion_Returns404(%s): not expressible, ${NOT_MODELLED_REASON}`, () => {});
 
     it('WildCardSpecified_RequestPublishedVersion_Returns200', async () => {
-      await setMajor2('Published');
-      const body = await ok(SESS_AUTHORISED, { dataSetVersion: '2.*', previewToken: tokenId });
+      await versions.setMajor2('Published');
+      const body = await ok(SESS_AUTHORISED, { dataSetVersion: '2.*', previewToken: versions.tokenId });
       expect(body.paging).toMatchObject({ page: 1, totalPages: 1, totalResults: 216 });
       expect(body.warnings).toEqual([]);
       expect(body.results).toHaveLength(216);
@@ -165,7 +141,7 @@ describe('AccessTests', () => {
 
 describe('PreviewTokenTests', () => {
   const token = async (expiresInMs: number, versionId?: number) =>
-    insertPreviewToken(t.database.db, versionId ?? (await fixtureVersionId()), new Date(Date.now() + expiresInMs));
+    insertPreviewToken(t.database.db, versionId ?? (await fixtureVersionId(t.database.db)), new Date(Date.now() + expiresInMs));
 
   it.each(['Published', 'Deprecated', 'Draft'] as const)('PreviewTokenIsActive_Returns200(%s)', async (status) => {
     await withFixtureStatus(t.database.db, status, async () => {
@@ -182,10 +158,9 @@ describe('PreviewTokenTests', () => {
 
   it('PreviewTokenIsForWrongDataSetVersion_Returns403', async () => {
     await withFixtureStatus(t.database.db, 'Draft', async () => {
-      const other = await importFixtureVersion(t.database, { dataSetId: ABSENCE_SCHOOL.dataSetId, version: '1.0.1', status: 'Draft' });
-      const response = await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '1.0', previewToken: await token(86_400_000, other.versionId) });
-      expect(response.statusCode).toBe(403);
-      await t.database.db.updateTable('data_set_versions').set({ status: 'Withdrawn', withdrawn_at: new Date() }).where('id', '=', other.versionId).execute();
+      const other = await otherDraftVersion(t.database);
+      expect((await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '1.0', previewToken: other.tokenId })).statusCode).toBe(403);
+      await other.done();
     });
   });
 

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSetStatus } from '../../../src/statistics/tables.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { insertDataSet, insertPublication, insertSmallMeta, insertVersion } from '../read/fixtures.js';
-import { ANALYTICS_NOT_EXPRESSIBLE, expectError, hasGreaterThanOrEqualError, hasInclusiveBetweenError, validationProblem } from './replay.js';
+import {
+  ANALYTICS_NOT_EXPRESSIBLE,
+  expectError,
+  hasGreaterThanOrEqualError,
+  hasInclusiveBetweenError,
+  SMALL_META_SUMMARY,
+  validationProblem,
+} from './replay.js';
 
 /**
  * Replays the reference's `PublicationsControllerTests.cs` over HTTP. The reference mocks its search service and
@@ -144,10 +151,7 @@ describe('ListPublicationDataSetsTests', () => {
             published: '2024-01-01T09:30:00.000Z',
             totalResults: 10,
             file: { id: expect.any(String) },
-            timePeriods: { start: '2020/21', end: '2021/22' },
-            geographicLevels: ['Local authority', 'National'],
-            filters: ['Academy type', 'School type'],
-            indicators: ['Enrolments', 'Number of possible sessions'],
+            ...SMALL_META_SUMMARY,
           },
         },
       ]);

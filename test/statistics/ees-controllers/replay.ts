@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import type { Db } from '../../../src/db/database.js';
-import type { VersionStatus } from '../../../src/statistics/tables.js';
-import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
+import type { DataSetStatus, VersionStatus } from '../../../src/statistics/tables.js';
+import { ABSENCE_SCHOOL, importFixtureVersion, type TestDatabaseLike } from '../../helpers/statistics.js';
+import { insertDataSet, insertPreviewToken, insertSmallMeta, insertVersion } from '../read/fixtures.js';
 
 /**
  * What the replay of the reference's public API controller tests shares: the fixture's public ids under the names
@@ -355,3 +356,84 @@ export const NO_RESULTS_MESSAGE = 'The query did not match any results. You may 
 
 export const ANALYTICS_NOT_EXPRESSIBLE =
   'not expressible: the reference writes query analytics through a mocked analytics service; this service records no query analytics';
+
+/** The seeded AbsenceSchool version 1.0's id. */
+export async function fixtureVersionId(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('data_set_versions')
+    .select('id')
+    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+    .where('major', '=', 1)
+    .where('minor', '=', 0)
+    .where('patch', '=', 0)
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/**
+ * `SetupDataSetWithSpecifiedVersionStatuses` on the seeded data set: versions 1.1, 1.2, 2.0 and 2.1 of the fixture
+ * (same public ids), a preview token for 2.1, and a way to put 2.0 and 2.1 in a case's status.
+ */
+export async function addWildcardVersions(database: TestDatabaseLike) {
+  for (const version of ['1.1', '1.2', '2.0', '2.1']) {
+    await importFixtureVersion(database, { dataSetId: ABSENCE_SCHOOL.dataSetId, version, status: 'Published' });
+  }
+  const latest = await database.db
+    .selectFrom('data_set_versions')
+    .select('id')
+    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+    .where('major', '=', 2)
+    .where('minor', '=', 1)
+    .executeTakeFirstOrThrow();
+  const tokenId = await insertPreviewToken(database.db, latest.id, new Date(Date.now() + 86_400_000));
+  const setMajor2 = (status: VersionStatus) =>
+    database.db
+      .updateTable('data_set_versions')
+      .set({ status, withdrawn_at: status === 'Withdrawn' ? new Date() : null })
+      .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+      .where('major', '=', 2)
+      .execute();
+  const restore = () =>
+    database.db.updateTable('data_set_versions').set({ status: 'Published', withdrawn_at: null }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+  return { tokenId, setMajor2, restore };
+}
+
+/** A draft version 1.0.1 of the fixture for a preview token of the wrong version; withdrawn again by `done`. */
+export async function otherDraftVersion(database: TestDatabaseLike) {
+  const other = await importFixtureVersion(database, { dataSetId: ABSENCE_SCHOOL.dataSetId, version: '1.0.1', status: 'Draft' });
+  const tokenId = await insertPreviewToken(database.db, other.versionId, new Date(Date.now() + 86_400_000));
+  const done = () => database.db.updateTable('data_set_versions').set({ status: 'Withdrawn', withdrawn_at: new Date() }).where('id', '=', other.versionId).execute();
+  return { tokenId, done };
+}
+
+/** A catalogue data set of `status` in `publicationId` with one version per `[version, status]`, each with small meta. */
+export async function insertCatalogueDataSet(
+  db: Db,
+  publicationId: string,
+  status: DataSetStatus,
+  versions: Array<[string, VersionStatus]> = [],
+  title = `Data set ${status}`,
+) {
+  const id = await insertDataSet(db, { publicationId, title, status });
+  const versionIds: number[] = [];
+  for (const [version, versionStatus] of versions) {
+    const row = await insertVersion(db, {
+      dataSetId: id,
+      version,
+      status: versionStatus,
+      totalResults: 10,
+      withdrawn: versionStatus === 'Withdrawn' ? '2024-06-01T09:30:00Z' : null,
+    });
+    await insertSmallMeta(db, row.id);
+    versionIds.push(row.id);
+  }
+  return { id, versionIds };
+}
+
+/** The small meta's summary as the data set and version views show it (`insertSmallMeta`). */
+export const SMALL_META_SUMMARY = {
+  timePeriods: { start: '2020/21', end: '2021/22' },
+  geographicLevels: ['Local authority', 'National'],
+  filters: ['Academy type', 'School type'],
+  indicators: ['Enrolments', 'Number of possible sessions'],
+};

@@ -69,7 +69,8 @@ describe('npm run import', () => {
     const bad = await startCli('src/cli/import.ts', ['--data-set', file, ...args, '--row-order', 'sorted']).exit;
     expect(bad.code).not.toBe(0);
     expect(bad.stderr + bad.stdout).toContain('--row-order');
-  });
+    // Three CLI runs: generous for a loaded 2-core machine.
+  }, 120_000);
 
   it('prints the file, line and column of a problem and exits 1', async () => {
     const dataSetId = await createDataSet(database.db, { title: 'CLI problem' });
