@@ -7,7 +7,8 @@ import { progressBar } from '../statistics/import/progress.js';
 import { parseArguments, requireOptions, runCli } from './run.js';
 
 const USAGE = `Usage: npm run import -- --data-set <id> --version <x.y[.z]> --data <data.csv|data.csv.gz> --meta <meta.csv>
-                      [--draft] [--notes <text>] [--release-title <text>] [--release-slug <slug>] [--published-at <ISO time>]`;
+                      [--draft] [--notes <text>] [--release-title <text>] [--release-slug <slug>] [--published-at <ISO time>]
+                      [--row-order file|reference-fixture]   (row ids: file order, the default, or the reference's AbsenceSchool ids)`;
 
 
 /** `npm run import`: imports one data set version from a data CSV and a meta CSV (atomically). */
@@ -23,6 +24,7 @@ await runCli(async () => {
       'release-title': { type: 'string' },
       'release-slug': { type: 'string' },
       'published-at': { type: 'string' },
+      'row-order': { type: 'string', default: 'file' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -34,6 +36,10 @@ await runCli(async () => {
   requireOptions(values, ['data-set', 'version', 'data', 'meta'], USAGE);
   if (values['published-at'] && Number.isNaN(Date.parse(values['published-at']))) {
     throw new ValidationError([{ path: '--published-at', message: 'is not an ISO 8601 time.' }]);
+  }
+  const rowOrder = values['row-order'];
+  if (rowOrder !== 'file' && rowOrder !== 'reference-fixture') {
+    throw new ValidationError([{ path: '--row-order', message: 'must be file or reference-fixture.' }]);
   }
   const runtime = await openRuntime(loadConfig(), { applicationName: 'statistics-import' });
   try {
@@ -47,6 +53,7 @@ await runCli(async () => {
       releaseTitle: values['release-title'],
       releaseSlug: values['release-slug'],
       publishedAt: values['published-at'],
+      rowOrder,
       onProgress: progressBar(`Importing ${path.basename(values.data!)}`),
     });
     console.log(

@@ -260,7 +260,7 @@ export const FilterMetaViewModel = Type.Object(
 );
 
 export const IndicatorMetaViewModel = Type.Object(
-  indicatorProperties({ description: 'One of "", "%", "£", "£m", "pp", "string".' }),
+  indicatorProperties({ description: 'One of "%", "£", "£m", "pp", "string"; absent when the indicator has no unit.' }),
   { $id: 'IndicatorMetaViewModel', additionalProperties: false },
 );
 

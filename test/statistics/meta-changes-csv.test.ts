@@ -63,7 +63,7 @@ beforeAll(async () => {
     { version_id: v21.id, kind: 'major', list: 'geographicLevels', change: { previousState: { code: 'LAD', label: 'Local authority district' } } },
     { version_id: v21.id, kind: 'major', list: 'locationOptions', change: { level: la, previousState: { id: 'l1', label: 'Barnet', code: 'E09000003', oldCode: '302' }, currentState: { id: 'l1', label: 'Barnet', code: 'E09000099', oldCode: '302' } } },
     { version_id: v21.id, kind: 'minor', list: 'geographicLevels', change: { currentState: { code: 'REG', label: 'Regional' } } },
-    { version_id: v21.id, kind: 'minor', list: 'indicators', change: { previousState: { id: 'i1', column: 'enrolments', label: 'Enrolments', unit: '' }, currentState: { id: 'i1', column: 'enrolments', label: 'Pupils enrolled', unit: '', decimalPlaces: 0 } } },
+    { version_id: v21.id, kind: 'minor', list: 'indicators', change: { previousState: { id: 'i1', column: 'enrolments', label: 'Enrolments' }, currentState: { id: 'i1', column: 'enrolments', label: 'Pupils enrolled', decimalPlaces: 0 } } },
     { version_id: v21.id, kind: 'minor', list: 'locationGroups', change: { currentState: { level: { code: 'REG', label: 'Regional' } } } },
     { version_id: v21.id, kind: 'minor', list: 'timePeriods', change: { currentState: { code: 'AY', period: '2023/2024', label: '2023/24' } } },
     { version_id: v211.id, kind: 'minor', list: 'filterOptions', change: { filter: schoolType, previousState: { id: 'o4', label: 'Primry' }, currentState: { id: 'o4', label: 'Primary' } } },
@@ -99,10 +99,10 @@ describe('GET /v1/data-sets/{dataSetId}/meta', () => {
     // Plain string order: Year 10 before Year 4.
     expect(meta.filters[1].options.map((o: { label: string }) => o.label)).toEqual(['Year 10', 'Year 4', 'Year 6', 'Year 8']);
     expect(meta.indicators).toEqual([
-      { id: 'dP0Zw', column: 'enrolments', label: 'Enrolments', unit: '', decimalPlaces: 0 },
-      { id: 'O7CLF', column: 'sess_authorised', label: 'Number of authorised sessions', unit: '', decimalPlaces: 0 },
-      { id: '7zXob', column: 'sess_possible', label: 'Number of possible sessions', unit: '', decimalPlaces: 0 },
-      { id: 'pTSoj', column: 'sess_unauthorised', label: 'Number of unauthorised sessions', unit: '', decimalPlaces: 0 },
+      { id: 'dP0Zw', column: 'enrolments', label: 'Enrolments', decimalPlaces: 0 },
+      { id: 'O7CLF', column: 'sess_authorised', label: 'Number of authorised sessions', decimalPlaces: 0 },
+      { id: '7zXob', column: 'sess_possible', label: 'Number of possible sessions', decimalPlaces: 0 },
+      { id: 'pTSoj', column: 'sess_unauthorised', label: 'Number of unauthorised sessions', decimalPlaces: 0 },
       { id: 'IzBzg', column: 'sess_unauthorised_percent', label: 'Percentage of unauthorised sessions', unit: '%', decimalPlaces: 2 },
     ]);
     expect(meta.geographicLevels).toEqual([
@@ -223,8 +223,8 @@ describe('GET /v1/data-sets/{dataSetId}/versions/{dataSetVersion}/changes', () =
         geographicLevels: [{ currentState: { code: 'REG', label: 'Regional' } }],
         indicators: [
           {
-            previousState: { id: 'i1', column: 'enrolments', label: 'Enrolments', unit: '' },
-            currentState: { id: 'i1', column: 'enrolments', label: 'Pupils enrolled', unit: '', decimalPlaces: 0 },
+            previousState: { id: 'i1', column: 'enrolments', label: 'Enrolments' },
+            currentState: { id: 'i1', column: 'enrolments', label: 'Pupils enrolled', decimalPlaces: 0 },
           },
         ],
         locationGroups: [{ currentState: { level: { code: 'REG', label: 'Regional' } } }],

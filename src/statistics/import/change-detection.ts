@@ -35,7 +35,8 @@ function filterView(f: VersionMetaSnapshot['filters'][number]): ChangedFilter {
 }
 
 function indicatorView(i: VersionMetaSnapshot['indicators'][number]): ChangedIndicator {
-  const view: ChangedIndicator = { id: i.id, column: i.column, label: i.label, unit: i.unit };
+  const view: ChangedIndicator = { id: i.id, column: i.column, label: i.label };
+  if (i.unit !== '') view.unit = i.unit;
   if (i.decimalPlaces !== null) view.decimalPlaces = i.decimalPlaces;
   return view;
 }

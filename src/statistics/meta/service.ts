@@ -55,7 +55,8 @@ async function loadIndicators(db: Executor, versionId: number): Promise<Indicato
       id: row.public_id,
       column: row.column_name,
       label: row.label,
-      unit: row.unit,
+      // No unit is null in the reference, and its serializer omits null members.
+      ...(row.unit === '' ? {} : { unit: row.unit }),
       ...(row.decimal_places === null ? {} : { decimalPlaces: row.decimal_places }),
     }));
 }

@@ -77,8 +77,8 @@ describe('changes against the latest live version', () => {
         kind: 'minor',
         list: 'indicators',
         change: {
-          previousState: { id: enrolments, column: 'enrolments', label: 'Enrolments', unit: '', decimalPlaces: 0 },
-          currentState: { id: enrolments, column: 'enrolments', label: 'Number of enrolments', unit: '', decimalPlaces: 0 },
+          previousState: { id: enrolments, column: 'enrolments', label: 'Enrolments', decimalPlaces: 0 },
+          currentState: { id: enrolments, column: 'enrolments', label: 'Number of enrolments', decimalPlaces: 0 },
         },
       },
       { kind: 'minor', list: 'timePeriods', change: { currentState: { code: 'AY', period: '2022/2023', label: '2022/23' } } },

@@ -51,6 +51,27 @@ describe('npm run import', () => {
     expect(version).toMatchObject({ status: 'Draft', notes: 'From the CLI', total_results: 216 });
   });
 
+  it('--row-order reference-fixture gives the AbsenceSchool rows the reference ids; file order is the default', async () => {
+    const firstIds = async (dataSetId: string) => {
+      const version = await database.db.selectFrom('data_set_versions').select('rows_table').where('data_set_id', '=', dataSetId).executeTakeFirstOrThrow();
+      const { rows } = await sql<{ id: number; geographic_level: string }>`
+        SELECT id, geographic_level FROM ${sql.table(`stats_data.${version.rows_table}`)} ORDER BY id LIMIT 1`.execute(database.db);
+      return rows[0];
+    };
+    const reference = await createDataSet(database.db, { title: 'CLI reference order' });
+    const args = ['--version', '1.0', '--data', ABSENCE_SCHOOL.dataPath, '--meta', ABSENCE_SCHOOL.metaPath, '--draft'];
+    expect((await startCli('src/cli/import.ts', ['--data-set', reference, ...args, '--row-order', 'reference-fixture']).exit).code).toBe(0);
+    // Row 1 of the reference's data.parquet is an LA row (Barnsley, 2020/21); row 1 of the file is NAT.
+    expect(await firstIds(reference)).toEqual({ id: 1, geographic_level: 'LA' });
+    const file = await createDataSet(database.db, { title: 'CLI file order' });
+    expect((await startCli('src/cli/import.ts', ['--data-set', file, ...args]).exit).code).toBe(0);
+    expect(await firstIds(file)).toEqual({ id: 1, geographic_level: 'NAT' });
+    const bad = await startCli('src/cli/import.ts', ['--data-set', file, ...args, '--row-order', 'sorted']).exit;
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr + bad.stdout).toContain('--row-order');
+    // Three CLI runs: generous for a loaded 2-core machine.
+  }, 120_000);
+
   it('prints the file, line and column of a problem and exits 1', async () => {
     const dataSetId = await createDataSet(database.db, { title: 'CLI problem' });
     const dataPath = path.join(dir, 'bad.csv');

@@ -220,24 +220,25 @@ export function parseLocationString(problems: Problems, path: string, value: str
   }
   const [level, property, identifier] = text.split('|') as [string, string, string];
   if (!isGeographicLevel(level)) {
-    problems.add(path, 'LocationAllowedLevel', { value: text, allowedLevels: GEOGRAPHIC_LEVEL_CODES });
+    problems.add(path, 'LocationAllowedLevel', { value: level, allowedLevels: GEOGRAPHIC_LEVEL_CODES });
     return undefined;
   }
   const allowed = allowedLocationProperties(level);
   if (!allowed.includes(property as LocationProperty)) {
-    problems.add(path, 'LocationAllowedProperty', { value: text, allowedProperties: allowed });
+    problems.add(path, 'LocationAllowedProperty', { value: property, allowedProperties: allowed });
     return undefined;
   }
   const maxLength = LOCATION_PROPERTY_MAX_LENGTH[property as LocationProperty];
   if (identifier.trim() === '') {
-    problems.custom(path, 'LocationValueNotEmpty', `Must be a location with '${property}' that is not empty.`, { value: text, property });
+    problems.custom(path, 'LocationValueNotEmpty', `Must be a location with '${property}' that is not empty.`, { property, value: identifier });
     return undefined;
   }
   if (identifier.length > maxLength) {
     problems.custom(path, 'LocationValueMaxLength', `Must be a location with '${property}' that is ${maxLength} characters or fewer.`, {
-      value: text,
       property,
       maxLength,
+      totalLength: identifier.length,
+      value: identifier,
     });
     return undefined;
   }
@@ -259,7 +260,8 @@ export function parseTimePeriodString(problems: Problems, path: string, value: s
   const problem = validateTimePeriod(period, code);
   if (problem) {
     const { code: errorCode, ...rest } = problem;
-    problems.custom(path, errorCode, ValidationMessages[errorCode], { value: text, ...rest });
+    // The detail's value is the part that failed (the code or the period), as the reference's validator reports it.
+    problems.custom(path, errorCode, ValidationMessages[errorCode], { ...rest, value: problem.property === 'code' ? code : period });
     return undefined;
   }
   return { value: { period: normaliseTimePeriod(period, code), code }, shown: text };
@@ -281,18 +283,19 @@ function parseSort(problems: Problems, path: string, value: string | null): Sort
   const direction = text.slice(split + 1);
   let valid = true;
   if (field.trim() === '') {
-    problems.add(path, 'SortFieldNotEmpty', { value: field });
+    problems.add(path, 'SortFieldNotEmpty', { property: 'field', value: field });
     valid = false;
   } else if (field.length > SORT_FIELD_MAX_LENGTH) {
     problems.custom(path, 'SortFieldMaxLength', `Must be a sort with a field that is ${SORT_FIELD_MAX_LENGTH} characters or fewer.`, {
-      value: field,
       property: 'field',
       maxLength: SORT_FIELD_MAX_LENGTH,
+      totalLength: field.length,
+      value: field,
     });
     valid = false;
   }
   if (direction !== 'Asc' && direction !== 'Desc') {
-    problems.add(path, 'SortDirection', { value: direction, allowed: [...SORT_DIRECTIONS] });
+    problems.add(path, 'SortDirection', { property: 'direction', value: direction, allowed: [...SORT_DIRECTIONS] });
     valid = false;
   }
   return valid ? { field, direction: direction as 'Asc' | 'Desc', shown: text } : undefined;
