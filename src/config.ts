@@ -47,6 +47,8 @@ export const ConfigSchema = Type.Object({
   QUERY_VERSION_CACHE_MS: Type.Integer({ minimum: 0, default: 1000 }),
   // Memory the in-process row indexes of the statistics query may hold (least recently used evicted beyond it).
   QUERY_INDEX_MEMORY_MB: Type.Integer({ minimum: 0, default: 1024 }),
+  // Change events (src/events): how long they are kept (a cursor older than this answers 410).
+  EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
