@@ -20,7 +20,8 @@ import {
   listTraineePage, loadPlacementsAndDegrees, loadPlacementsAndDegreesForTrainees, loadTraineesWithNested, lockDuplicateCandidates,
   lockTraineeForUpdate, lockTraineeWithNested, recordAudit, schoolExists, updateTraineeRow, type TraineeRow,
 } from './repository.js';
-import { serializeTrainee, traineeEtag } from './serialize.js';
+import { appendNestedRecordEvent, appendTraineeCreated, appendTraineeUpdated, changedTraineeFields, eventOwner } from '../../events/register-events.js';
+import { canonicalTraineeBody, serializeTrainee, traineeEtag } from './serialize.js';
 import {
   DISABILITY_KEY, validateDegreeInput, validatePlacementInput, validateTraineeAttributes, type Attributes,
 } from './validate.js';
@@ -63,6 +64,7 @@ export async function withLockedTrainee<T>(
 export async function touchTraineeAudited(trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, before: unknown, after: unknown) {
   const updated = await updateTraineeRow(trx, trainee.id, {});
   await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: context.tokenId, action, before, after });
+  await appendNestedRecordEvent(trx, eventOwner(context), trainee.id, action, before, after);
   return updated;
 }
 
@@ -251,6 +253,7 @@ export async function createTrainee(db: Db, context: RegisterContext, data: Reco
       const nested = (await findTraineeWithNested(trx, provider.id, row.id))!.nested;
       const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
       await recordAudit(trx, { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'create', before: null, after: body });
+      await appendTraineeCreated(trx, eventOwner(context), row);
       return { row, body };
     }
     const nested = {
@@ -259,6 +262,7 @@ export async function createTrainee(db: Db, context: RegisterContext, data: Reco
     };
     const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
     await insertNestedRecords(trx, degrees, placements, audit(body));
+    await appendTraineeCreated(trx, eventOwner(context), row);
     return { row, body };
   });
 }
@@ -305,6 +309,7 @@ export async function updateTrainee(
     const updated = await updateTraineeRow(trx, row.id, { ...attributesToColumns(attrs), ...partners });
     const after = serializeTrainee(updated, version, nested);
     await recordAudit(trx, { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'update', before, after });
+    await appendTraineeUpdated(trx, eventOwner(context), row.id, changedTraineeFields(canonicalTraineeBody(row, nested), canonicalTraineeBody(updated, nested)));
     return { row: updated, body: after };
   });
 }

@@ -12,23 +12,28 @@ import { countPlacements } from '../placements/repository.js';
 import { recordAudit, updateTraineeRow, type TraineePatch, type TraineeRow } from '../trainees/repository.js';
 import { traineeBody, withLockedTrainee, type TraineeResult } from '../trainees/service.js';
 import { todayUtc } from '../values.js';
+import { appendTraineeStateChanged, eventOwner, type StateChangeReason } from '../../events/register-events.js';
 import { checkDefer, checkQtsStatus, checkWithdraw } from './validate.js';
 
 /** Applies a state change to the trainee, audits it (before and after of the changed columns), answers the trainee. */
-async function changeState(trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, patch: TraineePatch): Promise<TraineeResult> {
+async function changeState(
+  trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, reason: StateChangeReason, patch: TraineePatch,
+): Promise<TraineeResult> {
   const updated = await updateTraineeRow(trx, trainee.id, patch);
   const before = Object.fromEntries(Object.keys(patch).map((k) => [k, trainee[k as keyof TraineeRow] ?? null]));
   // The audit shows the reasons as the array they are, not as the JSON text the column is written with.
   const after = { ...patch, ...(typeof patch.withdrawal_reasons === 'string' ? { withdrawal_reasons: JSON.parse(patch.withdrawal_reasons) } : {}) };
   await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: context.tokenId, action, before, after });
-  return { row: updated, body: await traineeBody(trx, updated, context.version, context.provider.ukprn) };
+  const body = await traineeBody(trx, updated, context.version, context.provider.ukprn);
+  await appendTraineeStateChanged(trx, eventOwner(context), trainee.id, { from: trainee.state, to: updated.state, reason, changes: after });
+  return { row: updated, body };
 }
 
 export async function deferTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
   return withLockedTrainee(db, context, write.traineeId, write.ifMatch, async (trx, trainee) => {
     const checked = checkDefer(write.data(), trainee.state as TraineeState);
     if (!checked.ok) throw unprocessableEntries(checked.errors);
-    return changeState(trx, trainee, context, 'defer', {
+    return changeState(trx, trainee, context, 'defer', 'deferral', {
       state: 'deferred',
       defer_date: checked.value.defer_date,
       defer_reason: checked.value.defer_reason,
@@ -42,7 +47,7 @@ export async function withdrawTrainee(db: Db, context: RegisterContext, write: T
     const checked = checkWithdraw(write.data(), trainee, context.version);
     if (!checked.ok) throw unprocessableEntries(checked.errors);
     const w = checked.value;
-    return changeState(trx, trainee, context, 'withdraw', {
+    return changeState(trx, trainee, context, 'withdraw', 'withdrawal', {
       state: 'withdrawn',
       withdrawal_date: w.date,
       withdrawal_reasons: JSON.stringify(w.reasons),
@@ -71,7 +76,7 @@ export async function recommendForAward(db: Db, context: RegisterContext, write:
       todayUtc(),
     );
     if (!checked.ok) throw unprocessableEntries(checked.errors);
-    return changeState(trx, trainee, context, 'recommend_for_award', {
+    return changeState(trx, trainee, context, 'recommend_for_award', 'recommendation', {
       state: 'recommended_for_award',
       outcome_date: checked.value.qts_standards_met_date,
       recommended_for_award_at: new Date(),

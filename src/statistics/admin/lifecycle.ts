@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { formatVersionNumber, parseVersionNumber } from '../import/version-number.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from '../import/version-meta.js';
 import type { DataSetStatus, VersionStatus } from '../tables.js';
+import { appendDataSetEvent, appendDataSetVersionEvent } from '../../events/statistics-events.js';
 
 /**
  * The publisher's lifecycle operations: publish a draft, withdraw or deprecate a version,
@@ -62,7 +63,9 @@ export async function publishVersion(db: Db, dataSetId: string, version: string,
     await recordVersionChanges(trx, row.id, previous ? await loadVersionMetaSnapshot(trx, previous.id) : undefined);
     await trx.updateTable('data_set_versions').set({ status: 'Published', published_at: now }).where('id', '=', row.id).execute();
     // Its preview tokens stay (as a record) but grant nothing more: tokens only open Draft versions.
-    await trx.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).where('status', '=', 'Draft').execute();
+    const firstPublished = await trx.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).where('status', '=', 'Draft').executeTakeFirst();
+    if (firstPublished.numUpdatedRows > 0n) await appendDataSetEvent(trx, 'data_set.created', dataSetId);
+    await appendDataSetVersionEvent(trx, 'data_set_version.published', row.id);
     return { dataSetId, version: formatVersionNumber(row), status: 'Published' as const };
   });
 }
@@ -73,6 +76,7 @@ export async function withdrawVersion(db: Db, dataSetId: string, version: string
     const row = await findVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Published', 'Deprecated'], `Version ${version}`, 'withdrawn');
     await trx.updateTable('data_set_versions').set({ status: 'Withdrawn', withdrawn_at: now }).where('id', '=', row.id).execute();
+    await appendDataSetVersionEvent(trx, 'data_set_version.withdrawn', row.id);
     return { dataSetId, version: formatVersionNumber(row), status: 'Withdrawn' as const };
   });
 }
@@ -83,6 +87,7 @@ export async function deprecateVersion(db: Db, dataSetId: string, version: strin
     const row = await findVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Published'], `Version ${version}`, 'deprecated');
     await trx.updateTable('data_set_versions').set({ status: 'Deprecated' }).where('id', '=', row.id).execute();
+    await appendDataSetVersionEvent(trx, 'data_set_version.deprecated', row.id);
     return { dataSetId, version: formatVersionNumber(row), status: 'Deprecated' as const };
   });
 }
@@ -93,6 +98,7 @@ export async function setDataSetStatus(db: Db, dataSetId: string, status: 'Depre
     const allowed = status === 'Deprecated' ? ['Published'] : ['Published', 'Deprecated'];
     requireStatus(dataSet.status, allowed, `Data set ${dataSetId}`, status === 'Deprecated' ? 'deprecated' : 'withdrawn');
     await trx.updateTable('data_sets').set({ status }).where('id', '=', dataSetId).execute();
+    await appendDataSetEvent(trx, status === 'Deprecated' ? 'data_set.deprecated' : 'data_set.withdrawn', dataSetId);
     return { dataSetId, status };
   });
 }

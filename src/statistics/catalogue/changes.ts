@@ -72,7 +72,7 @@ function buildChangeSet(rows: Array<{ list: string; change: unknown }>): ChangeS
   return set as ChangeSetView;
 }
 
-async function changeSetsOf(db: Executor, versionIds: readonly number[]) {
+export async function changeSetsOf(db: Executor, versionIds: readonly number[]) {
   const rows = versionIds.length
     ? await db
         .selectFrom('version_changes')

@@ -22,6 +22,7 @@ import { indexRowTable, writeRowTable } from './row-table.js';
 import { stageRows } from './stage-rows.js';
 import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from './version-number.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-meta.js';
+import { appendDataSetEvent, appendDataSetVersionEvent } from '../../events/statistics-events.js';
 
 /**
  * How row ids (the final sort tie-breaker) are assigned: `file` numbers rows in file order; `reference-fixture`
@@ -177,7 +178,9 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     const { major: majorChanges, minor: minorChanges } = await recordVersionChanges(db, versionId, previousMeta);
     if (status === 'Published' && dataSet.status === 'Draft') {
       await db.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', options.dataSetId).execute();
+      await appendDataSetEvent(db, 'data_set.created', options.dataSetId);
     }
+    if (status === 'Published') await appendDataSetVersionEvent(db, 'data_set_version.published', versionId);
     lap('changes');
     await client.query('COMMIT');
     committed = true;
