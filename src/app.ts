@@ -15,6 +15,7 @@ import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIX
 import { RowIndexStore } from './statistics/query/row-index-store.js';
 import { registerApi } from './register/index.js';
 import { explorerPlugin } from './explorer/plugin.js';
+import { eventsPlugin } from './events/plugin.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -120,6 +121,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(streamingPlugin, { config });
   await app.register(openApiPlugin);
   await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting });
+  // One LISTEN connection per instance, with the primary pool's settings.
+  const primaryPool = deps.pools?.register ?? deps.pools?.primary;
+  await app.register(eventsPlugin, { listenConnection: config.DATABASE_URL ? { connectionString: config.DATABASE_URL } : primaryPool?.options });
   const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
   const shared = createStatisticsSharedState(config);
   for (const prefix of STATISTICS_PREFIXES) {

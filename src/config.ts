@@ -49,6 +49,12 @@ export const ConfigSchema = Type.Object({
   QUERY_INDEX_MEMORY_MB: Type.Integer({ minimum: 0, default: 1024 }),
   // Change events (src/events): how long they are kept (a cursor older than this answers 410).
   EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
+  // Live event streams (Server-Sent Events) at once per client (IP, or provider) and in total; the comment line
+  // sent to keep an idle stream open; how often an instance looks for new events besides LISTEN/NOTIFY.
+  EVENTS_STREAM_MAX_PER_CLIENT: Type.Integer({ minimum: 1, default: 5 }),
+  EVENTS_STREAM_MAX_CONCURRENT: Type.Integer({ minimum: 1, default: 1000 }),
+  EVENTS_HEARTBEAT_MS: Type.Integer({ minimum: 100, default: 15000 }),
+  EVENTS_POLL_MS: Type.Integer({ minimum: 50, default: 2000 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

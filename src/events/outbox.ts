@@ -78,6 +78,8 @@ export interface EventPage {
   next: number;
   /** Whether more (possibly filtered-out) events follow `next` now. */
   hasMore: boolean;
+  /** The last position of the whole log when the page was read: without `hasMore`, the scope has nothing up to it. */
+  horizon: number;
 }
 
 /** At most this many events of the scope are looked at per page, whatever the filters, so a page's cost is bounded. */
@@ -153,7 +155,7 @@ export async function readEventPage(
   const full = events.length === limit;
   const next = full ? events[events.length - 1]!.position : bounds.scanned_through;
   const hasMore = full ? next < bounds.scanned_through || bounds.scanned === FEED_SCAN_LIMIT : bounds.scanned === FEED_SCAN_LIMIT;
-  return { events, next, hasMore };
+  return { events, next, hasMore, horizon: state.lastPosition };
 }
 
 /**

@@ -11,6 +11,7 @@ import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import { queryRoutes } from './routes/query.js';
 import { registerStatisticsSchemas } from './schemas.js';
 import { registerQuerySchemas } from './query/contract.js';
+import { statisticsEventRoutes } from '../events/routes.js';
 
 /** What the API's mounts are given; the configuration and databases come from the instance (`app.config`, `app.readDb`). */
 export interface StatisticsApiOptions {
@@ -108,4 +109,5 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   const routeOptions: StatisticsApiOptions = { rowIndexes: options.rowIndexes, shared: options.shared };
   await app.register(catalogueRoutes, routeOptions);
   await app.register(queryRoutes, routeOptions);
+  await app.register(statisticsEventRoutes);
 };
