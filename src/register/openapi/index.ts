@@ -9,6 +9,7 @@ import { MAX_PLACEMENTS_PER_TRAINEE } from '../placements/validate.js';
 import { REFERENCE_DATA_KEYS } from '../reference-data.js';
 import { adapterFor, externalName, type RegisterVersion } from '../versions/index.js';
 import { actionPaths } from './action-paths.js';
+import { registerEventPaths } from '../../events/openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -200,7 +201,7 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
       },
     };
   }
-  Object.assign(paths, actionPaths(version));
+  Object.assign(paths, actionPaths(version), registerEventPaths());
   return {
     openapi: '3.1.0',
     info: {
