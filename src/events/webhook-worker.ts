@@ -168,21 +168,26 @@ export class WebhookWorker {
     }
   }
 
-  /** Sends the subscription's due deliveries in order while this instance holds its lease. */
+  /**
+   * Sends the subscription's due deliveries in order while this instance holds its lease: the subscription and a
+   * batch of its oldest pending deliveries read once, then one statement per attempt records it (only while the
+   * lease is still ours: otherwise another instance has taken over and sends it again).
+   */
   private async deliverClaimed(id: string): Promise<void> {
     const { config } = this.options;
-    for (let sent = 0; sent < DELIVERIES_PER_CLAIM && !this.closed; sent++) {
-      const subscription = await loadSubscription(this.db, id);
-      if (!subscription.enabled || subscription.lease_owner !== this.instance) return;
-      const delivery = await this.db
-        .selectFrom('webhook_deliveries')
-        .selectAll()
-        .where('subscription_id', '=', id)
-        .where('status', '=', 'pending')
-        .orderBy('event_position')
-        .limit(1)
-        .executeTakeFirst();
-      if (!delivery || delivery.next_attempt_at > new Date()) return;
+    const subscription = await loadSubscription(this.db, id);
+    if (!subscription.enabled || subscription.lease_owner !== this.instance) return;
+    const due = await this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('subscription_id', '=', id)
+      .where('status', '=', 'pending')
+      .orderBy('event_position')
+      .limit(DELIVERIES_PER_CLAIM)
+      .execute();
+    const leaseSeconds = (2 * (config.WEBHOOK_TIMEOUT_MS + config.WEBHOOK_CONNECT_TIMEOUT_MS)) / 1000;
+    for (const delivery of due) {
+      if (this.closed || delivery.next_attempt_at > new Date()) return;
       const now = new Date();
       const secrets = [subscription.secret];
       if (subscription.previous_secret && subscription.previous_secret_expires_at && subscription.previous_secret_expires_at > now) secrets.push(subscription.previous_secret);
@@ -201,38 +206,35 @@ export class WebhookWorker {
       });
       const attempts = delivery.attempts + 1;
       const givenUp = !result.ok && Date.now() - delivery.created_at.getTime() >= config.WEBHOOK_RETRY_WINDOW_MS;
-      const stillOurs = await this.db.transaction().execute(async (trx) => {
-        // Recorded only while the lease is still ours (else another instance has taken over and sends again).
-        const lease = await trx.selectFrom('webhook_subscriptions').select('lease_owner').where('id', '=', id).forUpdate().executeTakeFirst();
-        if (lease?.lease_owner !== this.instance) return false;
-        await trx
-          .updateTable('webhook_deliveries')
-          .set({
-            status: result.ok ? 'succeeded' : givenUp ? 'failed' : 'pending',
-            attempts,
-            last_attempt_at: now,
-            last_status: result.status,
-            last_error: result.error?.slice(0, 500) ?? null,
-            next_attempt_at: result.ok || givenUp ? now : new Date(Date.now() + retryDelayMs(attempts, config.WEBHOOK_RETRY_BASE_MS, config.WEBHOOK_RETRY_MAX_MS)),
-          })
-          .where('id', '=', delivery.id)
-          .execute();
-        if (givenUp) {
-          const reason = `Deliveries failed for ${Math.round(config.WEBHOOK_RETRY_WINDOW_MS / 60_000)} minutes (last: ${result.error ?? 'failed'}); re-enable the subscription to resume.`;
-          await trx.updateTable('webhook_subscriptions').set({ enabled: false, disabled_reason: reason }).where('id', '=', id).execute();
-          if (subscription.api === 'register') {
-            await appendEvent(trx, {
-              api: 'register', type: 'webhook.disabled', providerId: subscription.provider_id, environment: subscription.environment,
-              resourceType: 'webhook', resourceId: id, payload: { webhook_id: id, url: subscription.url, reason },
-            });
-          }
-        }
-        // Extend the lease for the next delivery.
-        await sql`UPDATE webhook_subscriptions SET lease_until = now() + make_interval(secs => ${(2 * (config.WEBHOOK_TIMEOUT_MS + config.WEBHOOK_CONNECT_TIMEOUT_MS)) / 1000}) WHERE id = ${id}`.execute(trx);
-        return true;
-      });
-      if (!stillOurs || !result.ok) return;
+      const status = result.ok ? 'succeeded' : givenUp ? 'failed' : 'pending';
+      const next = result.ok || givenUp ? now : new Date(Date.now() + retryDelayMs(attempts, config.WEBHOOK_RETRY_BASE_MS, config.WEBHOOK_RETRY_MAX_MS));
+      const recorded = await sql<{ id: number }>`
+        WITH lease AS (
+          UPDATE webhook_subscriptions SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+          WHERE id = ${id} AND lease_owner = ${this.instance} RETURNING id
+        )
+        UPDATE webhook_deliveries SET status = ${status}, attempts = ${attempts}, last_attempt_at = ${now}, last_status = ${result.status},
+          last_error = ${result.error?.slice(0, 500) ?? null}, next_attempt_at = ${next}
+        WHERE id = ${delivery.id} AND EXISTS (SELECT 1 FROM lease) RETURNING id`.execute(this.db);
+      if (recorded.rows.length === 0) return;
+      if (givenUp) await this.disable(subscription, result.error ?? 'failed');
+      if (!result.ok) return;
     }
+  }
+
+  /** After sustained failure: the subscription is disabled and, for a provider's, a `webhook.disabled` event says so. */
+  private async disable(subscription: SubscriptionRow, lastError: string): Promise<void> {
+    const minutes = Math.round(this.options.config.WEBHOOK_RETRY_WINDOW_MS / 60_000);
+    const reason = `Deliveries failed for ${minutes} minutes (last: ${lastError}); re-enable the subscription to resume.`;
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('webhook_subscriptions').set({ enabled: false, disabled_reason: reason }).where('id', '=', subscription.id).execute();
+      if (subscription.api === 'register') {
+        await appendEvent(trx, {
+          api: 'register', type: 'webhook.disabled', providerId: subscription.provider_id, environment: subscription.environment,
+          resourceType: 'webhook', resourceId: subscription.id, payload: { webhook_id: subscription.id, url: subscription.url, reason },
+        });
+      }
+    });
   }
 
   async close(): Promise<void> {
