@@ -51,7 +51,16 @@ await runCli(async () => {
   const runtime = await openRuntime(config, { migrate: true, applicationName: 'bench-events' });
   const app = await buildApp(config, { db: runtime.primary.db, pools: runtime.pools(), logger: false, webhookNetwork: systemNetwork });
   const db = runtime.primary.db;
-  const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, node: process.version }, options: values };
+  const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, node: process.version, loadAverageAtStart: os.loadavg() }, options: values };
+  /** Runs one measurement; a failure is recorded (with the load average) instead of ending the run. */
+  const phase = async (name: string, run: () => Promise<void>) => {
+    try {
+      await run();
+    } catch (error) {
+      results[name] = { error: (error as Error).message, loadAverage: os.loadavg() };
+      console.log(name, 'failed:', (error as Error).message);
+    }
+  };
   try {
     // 1. Added cost on a register create.
     const ukprn = String(20000000 + (process.pid % 9999999)).slice(-8);
@@ -82,7 +91,9 @@ await runCli(async () => {
     results.createCost = { postTraineesMs: stats(creates), writeTransactionWithEventMs: a, writeTransactionWithoutEventMs: b, addedP50Ms: +(a.p50 - b.p50).toFixed(3) };
     console.log('create cost', results.createCost);
 
+    await app.listen({ port: 0, host: '127.0.0.1' });
     // 2. Commit → webhook received.
+    await phase('commitToWebhook', async () => {
     const commitTimes = new Map<string, number>();
     const latencies: number[] = [];
     const receiver = http.createServer((req, res) => {
@@ -94,7 +105,6 @@ await runCli(async () => {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const port = (receiver.address() as AddressInfo).port;
-    await app.listen({ port: 0, host: '127.0.0.1' });
     const sub = await app.inject({
       method: 'POST', url: '/api/v2026.1/webhooks', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       payload: JSON.stringify({ data: { url: `http://127.0.0.1:${port}/hook`, event_types: ['trainee.updated'] } }),
@@ -122,8 +132,10 @@ await runCli(async () => {
     console.log('commit → webhook', results.commitToWebhook);
     await app.inject({ method: 'DELETE', url: `/api/v2026.1/webhooks/${sub.json().data.id}`, headers: { authorization: `Bearer ${token}` } });
     receiver.close();
+    });
 
     // 3. SSE fan-out.
+    await phase('sseFanOut', async () => {
     global.gc?.();
     const before = process.memoryUsage();
     const subscribers = Number(values.subscribers);
@@ -164,6 +176,7 @@ await runCli(async () => {
     console.log('SSE fan-out', results.sseFanOut);
     for (const req of requests) req.destroy();
     agent.destroy();
+    });
   } finally {
     await app.close();
     await runtime.close();
