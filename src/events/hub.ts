@@ -7,6 +7,7 @@
 import pg from 'pg';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
+import { CoalescedTask } from './coalesced.js';
 import { EVENTS_CHANNEL, eventLogState, type StoredEvent } from './outbox.js';
 
 /** A run of consecutive positions `(from, to]` and the events in it (all of them, every scope). */
@@ -30,8 +31,7 @@ export interface EventHubOptions {
 export class EventHub {
   private position = -1;
   private readonly listeners = new Set<BatchListener>();
-  private reading: Promise<void> | undefined;
-  private again = false;
+  private readonly reads: CoalescedTask;
   private client: pg.Client | undefined;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
@@ -41,7 +41,9 @@ export class EventHub {
   constructor(
     private readonly db: Db,
     private readonly options: EventHubOptions,
-  ) {}
+  ) {
+    this.reads = new CoalescedTask(() => this.readNew(), (error) => options.log.warn({ err: error.message }, 'event hub could not read new events'));
+  }
 
   /** The last position handed to listeners. */
   get current(): number {
@@ -62,20 +64,7 @@ export class EventHub {
 
   /** Reads what was appended since the last read (once, however many wake-ups arrive meanwhile). */
   wake(): void {
-    if (this.closed) return;
-    if (this.reading) {
-      this.again = true;
-      return;
-    }
-    this.reading = this.readNew()
-      .catch((error: Error) => this.options.log.warn({ err: error.message }, 'event hub could not read new events'))
-      .finally(() => {
-        this.reading = undefined;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.reads.wake();
   }
 
   private async readNew(): Promise<void> {
@@ -129,7 +118,7 @@ export class EventHub {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.listeners.clear();
-    await this.reading;
+    await this.reads.stop();
     await this.client?.end().catch(() => {});
   }
 }

@@ -25,6 +25,7 @@ import { sql } from 'kysely';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { RegisterVersion } from '../register/versions/index.js';
+import { CoalescedTask } from './coalesced.js';
 import type { EventHub } from './hub.js';
 import { appendEvent, encodeCursor, readEventPage, type FeedScope, type StoredEvent } from './outbox.js';
 import { registerEventBody } from './register-events.js';
@@ -68,8 +69,7 @@ export interface WebhookWorkerOptions {
 
 export class WebhookWorker {
   readonly instance = randomUUID();
-  private running: Promise<void> | undefined;
-  private again = false;
+  private readonly rounds: CoalescedTask;
   private inFlight = 0;
   private readonly sending = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
@@ -79,7 +79,9 @@ export class WebhookWorker {
   constructor(
     private readonly db: Db,
     private readonly options: WebhookWorkerOptions,
-  ) {}
+  ) {
+    this.rounds = new CoalescedTask(() => this.round(), (error) => options.log.warn({ err: error.message }, 'webhook worker round failed'));
+  }
 
   start(): void {
     this.unsubscribe = this.options.hub.subscribe(() => this.wake());
@@ -89,20 +91,7 @@ export class WebhookWorker {
   }
 
   wake(): void {
-    if (this.closed) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.round()
-      .catch((error: Error) => this.options.log.warn({ err: error.message }, 'webhook worker round failed'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.rounds.wake();
   }
 
   private async round(): Promise<void> {
@@ -130,7 +119,8 @@ export class WebhookWorker {
         }
         const cursor = page.hasMore ? page.next : Math.max(page.next, page.horizon);
         await trx.updateTable('webhook_subscriptions').set({ cursor }).where('id', '=', row.id).execute();
-        if (page.hasMore) this.again = true;
+        // More to fan out: one more round after this one.
+        if (page.hasMore) this.wake();
       });
     }
   }
@@ -241,7 +231,7 @@ export class WebhookWorker {
     this.closed = true;
     this.unsubscribe();
     if (this.timer) clearInterval(this.timer);
-    await this.running;
+    await this.rounds.stop();
     await Promise.all([...this.sending]);
   }
 }
