@@ -4,6 +4,8 @@ import * as register from './2026-11-23T1100-register.js';
 import * as registerActions from './2026-11-23T1200-register-actions.js';
 import * as traineeListIndex from './2026-11-23T1300-trainee-list-index.js';
 import * as traineeListCounts from './2026-11-23T1400-trainee-list-counts.js';
+import * as events from './2026-11-25T1000-events.js';
+import * as webhooks from './2026-11-25T1100-webhooks.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -15,4 +17,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23T1200-register-actions': registerActions,
   '2026-11-23T1300-trainee-list-index': traineeListIndex,
   '2026-11-23T1400-trainee-list-counts': traineeListCounts,
+  '2026-11-25T1000-events': events,
+  '2026-11-25T1100-webhooks': webhooks,
 };

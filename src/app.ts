@@ -17,6 +17,8 @@ import { RowIndexStore } from './statistics/query/engine/row-index-store.js';
 import { registerApi } from './register/index.js';
 import { REGISTER_OPENAPI_DOCUMENTS } from './register/openapi/index.js';
 import { explorerPlugin } from './explorer/plugin.js';
+import { eventsPlugin } from './events/plugin.js';
+import type { NetworkDeps } from './events/webhook-sender.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -42,6 +44,10 @@ export interface AppDeps {
   pools?: Record<string, pg.Pool>;
   /** Logger options or `false`; tests pass false. */
   logger?: FastifyServerOptions['logger'];
+  /** How webhooks resolve names and connect (tests stub both); default the system's. */
+  webhookNetwork?: NetworkDeps;
+  /** Run the webhook delivery worker in this app (default true). */
+  webhookWorker?: boolean;
   /** The statistics query engine's row indexes; by default a store under QUERY_INDEX_MEMORY_MB. */
   rowIndexes?: RowIndexStore;
 }
@@ -126,6 +132,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
   await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS, transformDocument: withStatisticsExamples });
   await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting });
+  // One LISTEN connection per instance, with the primary pool's settings.
+  const primaryPool = deps.pools?.register ?? deps.pools?.primary;
+  await app.register(eventsPlugin, {
+    listenConnection: config.DATABASE_URL ? { connectionString: config.DATABASE_URL } : primaryPool?.options,
+    network: deps.webhookNetwork,
+    webhookWorker: deps.webhookWorker,
+  });
   const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
   const shared = createStatisticsSharedState(config);
   for (const prefix of STATISTICS_PREFIXES) {

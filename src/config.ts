@@ -50,6 +50,27 @@ export const ConfigSchema = Type.Object({
   QUERY_VERSION_CACHE_MS: Type.Integer({ minimum: 0, default: 1000 }),
   // Memory the in-process row indexes of the statistics query may hold (least recently used evicted beyond it).
   QUERY_INDEX_MEMORY_MB: Type.Integer({ minimum: 0, default: 1024 }),
+  // Change events (src/events): how long they are kept (a cursor older than this answers 410).
+  EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
+  // Live event streams (Server-Sent Events) at once per client (IP, or provider) and in total; the comment line
+  // sent to keep an idle stream open; how often an instance looks for new events besides LISTEN/NOTIFY.
+  EVENTS_STREAM_MAX_PER_CLIENT: Type.Integer({ minimum: 1, default: 5 }),
+  EVENTS_STREAM_MAX_CONCURRENT: Type.Integer({ minimum: 1, default: 1000 }),
+  EVENTS_HEARTBEAT_MS: Type.Integer({ minimum: 100, default: 15000 }),
+  EVENTS_POLL_MS: Type.Integer({ minimum: 50, default: 2000 }),
+  // Webhooks: receivers on loopback/private addresses (development and tests only; refused in production), outgoing
+  // requests at once per instance, connect and total timeouts, retry backoff (exponential with jitter, from BASE up
+  // to MAX) for RETRY_WINDOW after an event's first attempt (then the subscription is disabled), the old secret's
+  // validity after a rotation, and how often an instance looks for due deliveries besides the event hub's wake-ups.
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES: Type.Boolean({ default: false }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 4 }),
+  WEBHOOK_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 3000 }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 10, default: 5000 }),
+  WEBHOOK_RETRY_MAX_MS: Type.Integer({ minimum: 10, default: 3600000 }),
+  WEBHOOK_RETRY_WINDOW_MS: Type.Integer({ minimum: 100, default: 86400000 }),
+  WEBHOOK_SECRET_OVERLAP_HOURS: Type.Integer({ minimum: 0, maximum: 720, default: 24 }),
+  WEBHOOK_POLL_MS: Type.Integer({ minimum: 50, default: 1000 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -89,6 +110,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Production tokens must never be hashed with the built-in development key.
   if (config.REGISTER_ENVIRONMENT === 'production' && !config.REGISTER_TOKEN_SECRET) {
     throw new ConfigError('Invalid environment variable REGISTER_TOKEN_SECRET: required (at least 16 characters) when REGISTER_ENVIRONMENT is production');
+  }
+  if (config.REGISTER_ENVIRONMENT === 'production' && config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES) {
+    throw new ConfigError('Invalid environment variable WEBHOOK_ALLOW_PRIVATE_ADDRESSES: only for development and tests, never when REGISTER_ENVIRONMENT is production');
   }
   return config;
 }

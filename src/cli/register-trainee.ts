@@ -11,7 +11,12 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { UnprocessableError } from '../errors.js';
+import type { RegisterEnvironment } from '../register/tokens.js';
 import { awardTrainee, receiveTrn } from '../register/transitions/service.js';
+import { todayUtc } from '../register/values.js';
+
+/** The environment whose feed the commands' events go to: the configured one (REGISTER_ENVIRONMENT's default without it). */
+const environmentOf = (config?: Config): RegisterEnvironment => config?.REGISTER_ENVIRONMENT ?? 'sandbox';
 
 function positionals(args: string[], names: string[], usage: string): string[] {
   const values = args.filter((a) => !a.startsWith('--'));
@@ -20,14 +25,14 @@ function positionals(args: string[], names: string[], usage: string): string[] {
 }
 
 export const traineeCommands: Record<string, (args: string[], db: Db, config?: Config) => Promise<void>> = {
-  async 'trainee:receive-trn'(args, db) {
+  async 'trainee:receive-trn'(args, db, config) {
     const [traineeId, trn] = positionals(args, ['id', 'trn'], 'trainee:receive-trn <trainee id> <trn>');
-    const row = await receiveTrn(db, traineeId, trn);
+    const row = await receiveTrn(db, traineeId, trn, environmentOf(config));
     console.log(`Trainee ${row.id}: TRN ${row.trn} recorded, state ${row.state}.`);
   },
-  async 'trainee:award'(args, db) {
+  async 'trainee:award'(args, db, config) {
     const [traineeId, date] = positionals(args, ['id', 'date'], 'trainee:award <trainee id> <YYYY-MM-DD>');
-    const row = await awardTrainee(db, traineeId, date);
+    const row = await awardTrainee(db, traineeId, date, todayUtc(), environmentOf(config));
     console.log(`Trainee ${row.id}: awarded on ${date}, state ${row.state}.`);
   },
 };

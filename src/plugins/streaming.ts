@@ -18,6 +18,8 @@ export class ExportSlots {
   constructor(
     readonly maxPerClient: number,
     readonly maxTotal: number,
+    /** What the slots are for, as the 429/503 messages name it. */
+    readonly what = 'CSV exports',
   ) {}
 
   get running(): number {
@@ -28,10 +30,10 @@ export class ExportSlots {
   acquire(client: string): () => void {
     const mine = this.perClient.get(client) ?? 0;
     if (mine >= this.maxPerClient) {
-      throw new AppError(429, 'Too Many Requests', `At most ${this.maxPerClient} CSV exports may run at once per client; retry when one has finished.`);
+      throw new AppError(429, 'Too Many Requests', `At most ${this.maxPerClient} ${this.what} may run at once per client; retry when one has finished.`);
     }
     if (this.total >= this.maxTotal) {
-      throw new ServiceUnavailableError('Too many CSV exports are running; retry shortly.');
+      throw new ServiceUnavailableError(`Too many ${this.what} are running; retry shortly.`);
     }
     this.perClient.set(client, mine + 1);
     this.total += 1;

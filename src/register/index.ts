@@ -15,6 +15,8 @@ import { authenticateToken, tokenFromHeader, tokenSecret, touchToken } from './t
 import { TraineeBodyCache } from './trainees/body-cache.js';
 import { traineeRoutes } from './trainees/routes.js';
 import { transitionRoutes } from './transitions/routes.js';
+import { registerEventRoutes } from '../events/routes.js';
+import { registerWebhookRoutes } from '../events/webhook-routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT } from './versions/index.js';
 
 declare module 'fastify' {
@@ -121,6 +123,8 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
   await app.register(placementRoutes, routeOptions);
   await app.register(degreeRoutes, routeOptions);
   await app.register(transitionRoutes, routeOptions);
+  await app.register(registerEventRoutes, routeOptions);
+  await app.register(registerWebhookRoutes, routeOptions);
 };
 
 /** The trainee teacher register API, mounted at `/api` (versions below it: `/api/v2026.1/...`). */

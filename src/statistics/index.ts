@@ -15,6 +15,7 @@ import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import { queryRoutes } from './query/http/routes.js';
 import { registerStatisticsSchemas } from './schemas.js';
 import { registerQuerySchemas } from './query/http/contract.js';
+import { statisticsEventRoutes } from '../events/routes.js';
 
 /** What the API's mounts are given; the configuration and databases come from the instance (`app.config`, `app.readDb`). */
 export interface StatisticsApiOptions {
@@ -115,4 +116,5 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
     await app.register(routes, routeOptions);
   }
   await app.register(queryRoutes, routeOptions);
+  await app.register(statisticsEventRoutes);
 };

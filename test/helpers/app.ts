@@ -14,7 +14,9 @@ export interface TestApp {
  * The whole app on this file's own database, for `app.inject`. Config comes from defaults plus `env`; `deps` may
  * bring the app's row index store (tests that switch query engines keep a handle on it).
  */
-export async function buildTestApp(env: Record<string, string> = {}, deps: Pick<AppDeps, 'rowIndexes'> = {}): Promise<TestApp> {
+export async function buildTestApp(
+  env: Record<string, string> = {}, deps: Pick<AppDeps, 'rowIndexes' | 'webhookNetwork' | 'webhookWorker'> = {},
+): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_URL: database.url });
   const app = await buildApp(config, { db: database.db, pools: { primary: database.pool }, logger: false, ...deps });

@@ -12,6 +12,7 @@ import { REFERENCE_DATA_KEYS } from '../reference-data.js';
 import { adapterFor, externalName, REGISTER_VERSIONS, type RegisterVersion } from '../versions/index.js';
 import { actionPaths } from './action-paths.js';
 import { withRegisterExamples } from './examples.js';
+import { registerEventPaths } from '../../events/openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -213,7 +214,7 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
       },
     };
   }
-  Object.assign(paths, actionPaths(version));
+  Object.assign(paths, actionPaths(version), registerEventPaths());
   return withRegisterExamples(version, {
     openapi: '3.1.0',
     info: {

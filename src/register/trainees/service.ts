@@ -24,7 +24,8 @@ import {
   listTraineePage, loadPlacementsAndDegrees, loadPlacementsAndDegreesForTrainees, loadTraineesWithNested, lockDuplicateCandidates,
   lockTraineeForUpdate, lockTraineeWithNested, recordAudit, schoolExists, updateTraineeRow, type TraineePatch, type TraineeRow,
 } from './repository.js';
-import { serializeTrainee, traineeEtag } from './serialize.js';
+import { appendNestedRecordEvent, appendTraineeCreated, appendTraineeUpdated, changedTraineeFields, eventOwner } from '../../events/register-events.js';
+import { canonicalTraineeBody, serializeTrainee, traineeEtag } from './serialize.js';
 import {
   DISABILITY_KEY, validateDegreeInput, validatePlacementInput, validateTraineeAttributes, type Attributes,
 } from './validate.js';
@@ -82,7 +83,9 @@ export async function withLockedTrainee<T>(
 
 /** A placement or degree write: the trainee's `updated_at` and ETag move too, and the change is audited on it. */
 export async function touchTraineeAudited(trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, before: unknown, after: unknown) {
-  return updateTraineeAudited(trx, trainee, context, action, {}, before, after);
+  const updated = await updateTraineeAudited(trx, trainee, context, action, {}, before, after);
+  await appendNestedRecordEvent(trx, eventOwner(context), trainee.id, action, before, after);
+  return updated;
 }
 
 /** Every change of a trainee row: `patch` written (its ETag moves) and one audit row of who changed what. */
@@ -279,6 +282,7 @@ export async function createTrainee(db: Db, context: RegisterContext, request: W
       const nested = (await findTraineeWithNested(trx, provider.id, row.id))!.nested;
       const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
       await recordAudit(trx, { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'create', before: null, after: body });
+      await appendTraineeCreated(trx, eventOwner(context), row);
       return { row, body };
     }
     const nested = {
@@ -287,6 +291,7 @@ export async function createTrainee(db: Db, context: RegisterContext, request: W
     };
     const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
     await insertNestedRecords(trx, degrees, placements, audit(body));
+    await appendTraineeCreated(trx, eventOwner(context), row);
     return { row, body };
   });
 }
@@ -327,6 +332,7 @@ export async function updateTrainee(db: Db, context: RegisterContext, write: Tra
     const updated = await updateTraineeRow(trx, row.id, { ...attributesToColumns(attrs), ...partners });
     const after = serializeTrainee(updated, version, nested);
     await recordAudit(trx, { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'update', before, after });
+    await appendTraineeUpdated(trx, eventOwner(context), row.id, changedTraineeFields(canonicalTraineeBody(row, nested), canonicalTraineeBody(updated, nested)));
     return { row: updated, body: after };
   }, { loadNested: true });
 }

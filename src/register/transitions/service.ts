@@ -14,20 +14,28 @@ import { countDegrees } from '../degrees/repository.js';
 import { countPlacements } from '../placements/repository.js';
 import type { TraineePatch, TraineeRow } from '../trainees/repository.js';
 import { OPERATOR, traineeBody, updateTraineeAudited, withLockedTrainee, type TraineeResult, type TraineeWriter } from '../trainees/service.js';
+import type { RegisterEnvironment } from '../tokens.js';
 import { isoDate, todayUtc } from '../values.js';
+import { appendTraineeStateChanged, eventOwner, type RegisterEventOwner, type StateChangeReason } from '../../events/register-events.js';
 import { checkDefer, checkQtsStatus, checkWithdraw } from './validate.js';
 
-/** Applies a state change to the trainee and audits it (before and after of the changed columns). */
-async function applyStateChange(trx: Tx, trainee: TraineeRow, writer: TraineeWriter, action: string, patch: TraineePatch): Promise<TraineeRow> {
+/** Applies a state change to the trainee, audits it (before and after of the changed columns) and appends its event. */
+async function applyStateChange(
+  trx: Tx, trainee: TraineeRow, writer: TraineeWriter, owner: RegisterEventOwner, action: string, reason: StateChangeReason, patch: TraineePatch,
+): Promise<TraineeRow> {
   const before = Object.fromEntries(Object.keys(patch).map((k) => [k, trainee[k as keyof TraineeRow] ?? null]));
   // The audit shows the reasons as the array they are, not as the JSON text the column is written with.
   const after = { ...patch, ...(typeof patch.withdrawal_reasons === 'string' ? { withdrawal_reasons: JSON.parse(patch.withdrawal_reasons) } : {}) };
-  return updateTraineeAudited(trx, trainee, writer, action, patch, before, after);
+  const updated = await updateTraineeAudited(trx, trainee, writer, action, patch, before, after);
+  await appendTraineeStateChanged(trx, owner, trainee.id, { from: trainee.state, to: updated.state, reason, changes: after });
+  return updated;
 }
 
 /** A provider's state change, answered with the trainee as it is after. */
-async function changeState(trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, patch: TraineePatch): Promise<TraineeResult> {
-  const updated = await applyStateChange(trx, trainee, context, action, patch);
+async function changeState(
+  trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, reason: StateChangeReason, patch: TraineePatch,
+): Promise<TraineeResult> {
+  const updated = await applyStateChange(trx, trainee, context, eventOwner(context), action, reason, patch);
   return { row: updated, body: await traineeBody(trx, updated, context.version, context.provider.ukprn) };
 }
 
@@ -35,7 +43,7 @@ export async function deferTrainee(db: Db, context: RegisterContext, write: Trai
   return withLockedTrainee(db, context, write, async (trx, trainee) => {
     const checked = checkDefer(write.data(), trainee.state as TraineeState);
     if (checked.errors.length > 0) throw unprocessableEntries(checked.errors);
-    return changeState(trx, trainee, context, 'defer', {
+    return changeState(trx, trainee, context, 'defer', 'deferral', {
       state: 'deferred',
       defer_date: checked.values.defer_date,
       defer_reason: checked.values.defer_reason,
@@ -49,7 +57,7 @@ export async function withdrawTrainee(db: Db, context: RegisterContext, write: T
     const checked = checkWithdraw(write.data(), trainee, context.version);
     if (checked.errors.length > 0) throw unprocessableEntries(checked.errors);
     const w = checked.values;
-    return changeState(trx, trainee, context, 'withdraw', {
+    return changeState(trx, trainee, context, 'withdraw', 'withdrawal', {
       state: 'withdrawn',
       withdrawal_date: w.date,
       withdrawal_reasons: JSON.stringify(w.reasons),
@@ -78,7 +86,7 @@ export async function recommendForAward(db: Db, context: RegisterContext, write:
       todayUtc(),
     );
     if (checked.errors.length > 0) throw unprocessableEntries(checked.errors);
-    return changeState(trx, trainee, context, 'recommend_for_award', {
+    return changeState(trx, trainee, context, 'recommend_for_award', 'recommendation', {
       state: 'recommended_for_award',
       outcome_date: checked.values.qts_standards_met_date,
       recommended_for_award_at: new Date(),
@@ -87,7 +95,7 @@ export async function recommendForAward(db: Db, context: RegisterContext, write:
 }
 
 /** The operator records the trainee's TRN: `submitted_for_trn` → `trn_received`; deferred and withdrawn trainees keep their state. */
-export async function receiveTrn(db: Db, traineeId: string, trn: string): Promise<TraineeRow> {
+export async function receiveTrn(db: Db, traineeId: string, trn: string, environment: RegisterEnvironment = 'sandbox'): Promise<TraineeRow> {
   if (!/^\d{7}$/.test(trn)) throw new UnprocessableError(`The TRN must be 7 digits (got "${trn}")`);
   return withLockedTrainee(db, OPERATOR, { traineeId, ifMatch: undefined }, async (trx, trainee) => {
     const state = isTraineeState(trainee.state) ? stateAfterTrnReceived(trainee.state) : undefined;
@@ -96,12 +104,14 @@ export async function receiveTrn(db: Db, traineeId: string, trn: string): Promis
         `Trainee ${traineeId} is ${trainee.state}: a TRN can only be received in ${[...TRANSITIONS.receive_trn.from, 'withdrawn'].join(', ')}`,
       );
     }
-    return applyStateChange(trx, trainee, OPERATOR, 'receive_trn', { trn, state });
+    return applyStateChange(trx, trainee, OPERATOR, { providerId: trainee.provider_id, environment }, 'receive_trn', 'trn_received', { trn, state });
   });
 }
 
 /** The operator records QTS/EYTS awarded: `recommended_for_award` → `awarded`, on a date neither in the future nor before the outcome date. */
-export async function awardTrainee(db: Db, traineeId: string, date: string, today = todayUtc()): Promise<TraineeRow> {
+export async function awardTrainee(
+  db: Db, traineeId: string, date: string, today = todayUtc(), environment: RegisterEnvironment = 'sandbox',
+): Promise<TraineeRow> {
   const awardDate = isoDate(date);
   if (!awardDate || awardDate !== date) throw new UnprocessableError(`The award date must be a date YYYY-MM-DD (got "${date}")`);
   if (awardDate > today) throw new UnprocessableError(`The award date must not be in the future (today is ${today})`);
@@ -111,6 +121,6 @@ export async function awardTrainee(db: Db, traineeId: string, date: string, toda
     if (trainee.outcome_date && awardDate < trainee.outcome_date) {
       throw new UnprocessableError(`The award date must not be before the date the standards were met (${trainee.outcome_date})`);
     }
-    return applyStateChange(trx, trainee, OPERATOR, 'award', { state, awarded_at: new Date(`${awardDate}T00:00:00Z`) });
+    return applyStateChange(trx, trainee, OPERATOR, { providerId: trainee.provider_id, environment }, 'award', 'award', { state, awarded_at: new Date(`${awardDate}T00:00:00Z`) });
   });
 }

@@ -32,6 +32,7 @@ import {
 import { stageRows } from './stage-rows.js';
 import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from '../standard/version-numbers.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-snapshot.js';
+import { appendDataSetEvent, appendDataSetVersionEvent } from '../../events/statistics-events.js';
 
 /**
  * How row ids (the final sort tie-breaker) are assigned: `file` numbers rows in file order; `reference-fixture`
@@ -169,7 +170,9 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     const { major: majorChanges, minor: minorChanges } = await recordVersionChanges(db, versionId, previousMeta);
     if (status === 'Published' && dataSet.status === 'Draft') {
       await publishDataSet(db, options.dataSetId);
+      await appendDataSetEvent(db, 'data_set.created', options.dataSetId);
     }
+    if (status === 'Published') await appendDataSetVersionEvent(db, 'data_set_version.published', versionId);
     lap('changes');
     await commitImportTransaction(client);
     committed = true;

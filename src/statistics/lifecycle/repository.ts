@@ -13,8 +13,10 @@ export async function updateDataSet(db: Executor, dataSetId: string, patch: Upda
 }
 
 /** Draft → Published for the data set; any other status stays. */
-export async function publishDraftDataSet(db: Executor, dataSetId: string): Promise<void> {
-  await db.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).where('status', '=', 'Draft').execute();
+/** Draft → Published; true when the data set was a draft (its first published version). */
+export async function publishDraftDataSet(db: Executor, dataSetId: string): Promise<boolean> {
+  const result = await db.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).where('status', '=', 'Draft').executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 export async function insertPreviewToken(db: Executor, values: Insertable<Database['preview_tokens']>) {

@@ -20,6 +20,7 @@ import {
   updateVersion,
 } from './repository.js';
 import { isUuid } from '../../validators.js';
+import { appendDataSetEvent, appendDataSetVersionEvent } from '../../events/statistics-events.js';
 
 /**
  * The publisher's lifecycle operations: publish a draft, withdraw or deprecate a version,
@@ -70,7 +71,8 @@ export async function publishVersion(db: Db, dataSetId: string, version: string,
     await recordVersionChanges(trx, row.id, previous ? await loadVersionMetaSnapshot(trx, previous.id) : undefined);
     await updateVersion(trx, row.id, { status: 'Published', published_at: now });
     // Its preview tokens stay (as a record) but grant nothing more: tokens only open Draft versions.
-    await publishDraftDataSet(trx, dataSetId);
+    if (await publishDraftDataSet(trx, dataSetId)) await appendDataSetEvent(trx, 'data_set.created', dataSetId);
+    await appendDataSetVersionEvent(trx, 'data_set_version.published', row.id);
     return { dataSetId, version: formatVersionNumber(row), status: 'Published' as const };
   });
 }
@@ -81,6 +83,7 @@ export async function withdrawVersion(db: Db, dataSetId: string, version: string
     const row = await lockVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Published', 'Deprecated'], `Version ${version}`, 'withdrawn');
     await updateVersion(trx, row.id, { status: 'Withdrawn', withdrawn_at: now });
+    await appendDataSetVersionEvent(trx, 'data_set_version.withdrawn', row.id);
     return { dataSetId, version: formatVersionNumber(row), status: 'Withdrawn' as const };
   });
 }
@@ -91,6 +94,7 @@ export async function deprecateVersion(db: Db, dataSetId: string, version: strin
     const row = await lockVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Published'], `Version ${version}`, 'deprecated');
     await updateVersion(trx, row.id, { status: 'Deprecated' });
+    await appendDataSetVersionEvent(trx, 'data_set_version.deprecated', row.id);
     return { dataSetId, version: formatVersionNumber(row), status: 'Deprecated' as const };
   });
 }
@@ -101,6 +105,7 @@ export async function setDataSetStatus(db: Db, dataSetId: string, status: 'Depre
     const allowed = status === 'Deprecated' ? ['Published'] : ['Published', 'Deprecated'];
     requireStatus(dataSet.status, allowed, `Data set ${dataSetId}`, status === 'Deprecated' ? 'deprecated' : 'withdrawn');
     await updateDataSet(trx, dataSetId, { status });
+    await appendDataSetEvent(trx, status === 'Deprecated' ? 'data_set.deprecated' : 'data_set.withdrawn', dataSetId);
     return { dataSetId, status };
   });
 }

@@ -79,7 +79,7 @@ function buildChangeSet(rows: Array<{ list: string; change: unknown }>): ChangeS
   return set as ChangeSetView;
 }
 
-async function changeSetsOf(db: Executor, versionIds: readonly number[]) {
+export async function changeSetsOf(db: Executor, versionIds: readonly number[]) {
   const rows = await findVersionChanges(db, versionIds);
   const result = new Map<number, { majorChanges: ChangeSetView; minorChanges: ChangeSetView }>();
   for (const id of versionIds) {

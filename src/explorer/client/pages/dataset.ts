@@ -3,6 +3,7 @@ import { describeChangeSet } from '../changes.js';
 import { h, s, replace } from '../dom.js';
 import { formatDate, plural } from '../format.js';
 import { statusTag } from './find.js';
+import { dataSetEvents, eventInWords, type DataSetEvent } from '../events.js';
 
 export async function allVersions(dataSetId: string): Promise<DataSetVersion[]> {
   const out: DataSetVersion[] = [];
@@ -44,6 +45,8 @@ export async function dataSetPage(main: HTMLElement, dataSetId: string): Promise
       ),
     ),
   );
+  // The change log: what a client following /v1/events (or a webhook) was told about this data set.
+  const events = await dataSetEvents(apiGet, dataSetId).catch((): DataSetEvent[] | undefined => undefined);
   document.title = `${dataSet.title} – Explore education statistics data`;
   const latest = dataSet.latestVersion;
   replace(main,
@@ -69,6 +72,13 @@ export async function dataSetPage(main: HTMLElement, dataSetId: string): Promise
               s('path', { fill: 'currentColor', d: 'M0 0h13l20 20-20 20H0l20-20z' }))),
         ]
       : h('p', { class: 'govuk-body' }, 'This data set has no published version to query yet.'),
+    h('h2', { class: 'govuk-heading-l' }, 'Change log'),
+    events === undefined
+      ? h('p', { class: 'govuk-body' }, 'The change log could not be loaded.')
+      : events.length === 0
+        ? h('p', { class: 'govuk-body' }, 'No changes recorded yet.')
+        : h('ul', { class: 'govuk-list', 'data-events': '' }, events.map((e) => h('li', null, `${formatDate(e.occurredAt)}: ${eventInWords(e)}`))),
+    h('p', { class: 'govuk-body' }, 'Follow these changes: ', h('code', null, `GET /v1/events?resource=${dataSet.id}`), ' (or as a live stream with ', h('code', null, 'Accept: text/event-stream'), ').'),
     h('h2', { class: 'govuk-heading-l' }, `Versions (${versions.length})`),
     versions.map((v, i) =>
       h('section', { class: 'app-version', 'data-version': v.version, 'aria-labelledby': `version-${i}` },

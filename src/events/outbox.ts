@@ -1,0 +1,181 @@
+/**
+ * The change-event log (transactional outbox): every SQL statement on `events` and `event_log_state`.
+ *
+ * `appendEvent` runs inside the transaction that makes the change, as its LAST statement: it takes the next position
+ * from the one row of `event_log_state` and so holds that row's lock until the transaction commits or rolls back.
+ * Appending transactions therefore commit one after another in position order: positions are commit order, gapless,
+ * and a reader never sees position n+1 while n is still to come. A sequence would not do: two transactions take
+ * n and n+1, n+1 commits first, a reader passes it, and n appears behind its cursor. The price is that appending
+ * transactions serialise from their append to their commit (one round trip plus the commit), which is why the append
+ * must come after every other statement of the transaction (also so that it never waits for another lock while
+ * holding this one). `docs/architecture.md` ("Change events") and `bench/events.ts` give the figures.
+ */
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import { AppError, ValidationError } from '../errors.js';
+import type { EventApi } from './tables.js';
+
+/** The channel `appendEvent` notifies at commit, which the instances' listeners wake their streams on. */
+export const EVENTS_CHANNEL = 'events';
+
+export interface NewEvent {
+  api: EventApi;
+  type: string;
+  resourceType: string;
+  resourceId: string;
+  /** The resource's parent (a placement's trainee, a version's data set), so a resource filter finds both. */
+  parentId?: string | null;
+  /** Register events: whose, and in which environment (sandbox and production are separate feeds). */
+  providerId?: number | null;
+  environment?: 'production' | 'sandbox' | null;
+  /** Canonical payload (register field names are the latest version's; each reader gets its version's). */
+  payload: Record<string, unknown>;
+}
+
+export interface StoredEvent {
+  position: number;
+  id: string;
+  api: EventApi;
+  type: string;
+  occurred_at: Date;
+  provider_id: number | null;
+  environment: 'production' | 'sandbox' | null;
+  resource_type: string;
+  resource_id: string;
+  parent_id: string | null;
+  payload: Record<string, unknown>;
+}
+
+/** Appends one event in the caller's transaction (call it last: see above); returns its position and id. */
+export async function appendEvent(trx: Executor, event: NewEvent): Promise<{ position: number; id: string }> {
+  const result = await sql<{ position: number; id: string }>`
+    WITH next AS (
+      UPDATE event_log_state SET last_position = last_position + 1 RETURNING last_position
+    ), appended AS (
+      INSERT INTO events (position, api, type, provider_id, environment, resource_type, resource_id, parent_id, payload)
+      SELECT last_position, ${event.api}, ${event.type}, ${event.providerId ?? null}, ${event.environment ?? null},
+             ${event.resourceType}, ${event.resourceId}, ${event.parentId ?? null}, ${JSON.stringify(event.payload)}::jsonb
+      FROM next
+      RETURNING position, id
+    )
+    SELECT position, id, pg_notify(${EVENTS_CHANNEL}, position::text) FROM appended`.execute(trx);
+  return result.rows[0]!;
+}
+
+/** Whose events a reader may see: the public statistics feed, or one provider's register feed in one environment. */
+export type FeedScope = { api: 'statistics' } | { api: 'register'; providerId: number; environment: 'production' | 'sandbox' };
+
+export interface FeedFilter {
+  /** Only these event types (none: all). */
+  types?: readonly string[];
+  /** Only events of this resource or of its children (a trainee's placements, a data set's versions). */
+  resourceId?: string;
+}
+
+export interface EventPage {
+  events: StoredEvent[];
+  /** The position to continue after: the last event returned, or the last one looked at when a filter skipped some. */
+  next: number;
+  /** Whether more (possibly filtered-out) events follow `next` now. */
+  hasMore: boolean;
+  /** The last position of the whole log when the page was read: without `hasMore`, the scope has nothing up to it. */
+  horizon: number;
+}
+
+/** At most this many events of the scope are looked at per page, whatever the filters, so a page's cost is bounded. */
+export const FEED_SCAN_LIMIT = 1000;
+
+/** Cursors are opaque to clients: `ev1.<position>` in base64url, so they are not mistaken for a number to compute with. */
+export function encodeCursor(position: number): string {
+  return Buffer.from(`ev1.${position}`).toString('base64url');
+}
+
+/** The position a cursor names; a malformed one is a 400. */
+export function decodeCursor(cursor: string, parameter: string): number {
+  const match = /^ev1\.(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  if (!match || encodeCursor(Number(match[1])) !== cursor) {
+    throw new ValidationError([{ path: parameter, message: `"${cursor}" is not a cursor of this feed; use the "cursor" of an event or the next cursor of a page.`, code: 'InvalidCursor' }]);
+  }
+  return Number(match[1]);
+}
+
+/** The cursor predates retention: the events after it are gone, so resuming from it would silently skip some. */
+export class CursorExpiredError extends AppError {
+  constructor(retentionDays: number) {
+    super(
+      410,
+      'Gone',
+      `Events after this cursor were deleted (events are kept ${retentionDays} days). Re-read the current state ` +
+        '(list the resources again), then follow the feed from its start (no cursor) or from the live stream.',
+    );
+  }
+}
+
+export async function eventLogState(db: Executor): Promise<{ lastPosition: number; purgedThrough: number }> {
+  const row = await db.selectFrom('event_log_state').select(['last_position', 'purged_through']).executeTakeFirstOrThrow();
+  return { lastPosition: row.last_position, purgedThrough: row.purged_through };
+}
+
+function scoped(scope: FeedScope) {
+  return scope.api === 'statistics'
+    ? sql`api = 'statistics'`
+    : sql`api = 'register' AND provider_id = ${scope.providerId} AND environment = ${scope.environment}`;
+}
+
+/**
+ * The scope's events after `after` in position (commit) order, at most `limit`, with the filters applied to at most
+ * FEED_SCAN_LIMIT events of the scope. A cursor older than retention is a 410 (`retentionDays` names the setting).
+ */
+export async function readEventPage(
+  db: Executor, scope: FeedScope, after: number | undefined, filter: FeedFilter, limit: number, retentionDays: number,
+): Promise<EventPage> {
+  const state = await eventLogState(db);
+  if (after !== undefined && after < state.purgedThrough) throw new CursorExpiredError(retentionDays);
+  const from = after ?? state.purgedThrough;
+  const types = filter.types && filter.types.length > 0 ? filter.types : undefined;
+  const filters = [
+    sql`true`,
+    ...(types ? [sql`e.type IN (${sql.join(types.map((t) => sql`${t}`))})`] : []),
+    ...(filter.resourceId !== undefined ? [sql`(e.resource_id = ${filter.resourceId} OR e.parent_id = ${filter.resourceId})`] : []),
+  ];
+  const { rows } = await sql<StoredEvent & { scanned_through: number; scanned: number }>`
+    WITH scanned AS (
+      SELECT position FROM events WHERE ${scoped(scope)} AND position > ${from} ORDER BY position LIMIT ${FEED_SCAN_LIMIT}
+    ), bounds AS (
+      SELECT coalesce(max(position), ${from})::bigint AS scanned_through, count(*)::int AS scanned FROM scanned
+    )
+    SELECT e.*, bounds.scanned_through, bounds.scanned
+    FROM bounds LEFT JOIN LATERAL (
+      SELECT e.* FROM scanned JOIN events e USING (position)
+      WHERE ${sql.join(filters, sql` AND `)}
+      ORDER BY position LIMIT ${limit}
+    ) e ON true`.execute(db);
+  const bounds = rows[0]!;
+  const events = rows.filter((row) => row.position !== null).map(({ scanned_through: _t, scanned: _s, ...event }) => event as StoredEvent);
+  const full = events.length === limit;
+  const next = full ? events[events.length - 1]!.position : bounds.scanned_through;
+  const hasMore = full ? next < bounds.scanned_through || bounds.scanned === FEED_SCAN_LIMIT : bounds.scanned === FEED_SCAN_LIMIT;
+  return { events, next, hasMore, horizon: state.lastPosition };
+}
+
+/**
+ * Deletes the events older than `retentionDays` and records the highest position deleted. Positions and times rise
+ * together only roughly (the time is the transaction's start), so it deletes every event up to the highest position
+ * that is old enough: what is left is always one unbroken run of positions.
+ */
+export async function purgeEvents(db: Executor, retentionDays: number, now = new Date()): Promise<{ deleted: number; purgedThrough: number }> {
+  const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
+  const { rows } = await sql<{ deleted: number; purged_through: number }>`
+    WITH horizon AS (
+      SELECT max(position) AS position FROM events WHERE occurred_at < ${cutoff}
+    ), removed AS (
+      DELETE FROM events WHERE position <= (SELECT position FROM horizon) RETURNING position
+    ), moved AS (
+      UPDATE event_log_state SET purged_through = greatest(purged_through, (SELECT position FROM horizon))
+      WHERE (SELECT position FROM horizon) IS NOT NULL
+      RETURNING purged_through
+    )
+    SELECT (SELECT count(*) FROM removed)::int AS deleted,
+           coalesce((SELECT purged_through FROM moved), (SELECT purged_through FROM event_log_state))::bigint AS purged_through`.execute(db);
+  return { deleted: rows[0]!.deleted, purgedThrough: rows[0]!.purged_through };
+}

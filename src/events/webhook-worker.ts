@@ -1,0 +1,237 @@
+/**
+ * Webhook delivery, on every instance. Two steps, both safe to run on any number of instances at once:
+ *
+ * 1. Fan-out: each enabled subscription's new events become delivery rows (the body rendered once, so every retry
+ *    sends the same bytes), in position order, under the subscription's row lock (`FOR UPDATE SKIP LOCKED`: one
+ *    instance does it, the others skip it); its cursor moves in the same transaction, so an event is fanned out
+ *    exactly once and none is skipped.
+ * 2. Delivery: an instance claims a subscription with a lease (`lease_owner`, `lease_until` = now + twice the total
+ *    timeout), sends its oldest pending delivery, records the attempt, and goes on with the next while it is due.
+ *    Only the lease holder sends, so two instances never send the same attempt, and deliveries of a subscription go
+ *    in event order (a failing one holds the ones behind it back). An instance that dies mid-delivery leaves the
+ *    attempt unrecorded and its lease runs out: another instance sends it again (at least once; the `webhook-id` is
+ *    the event id, for de-duplication).
+ *
+ * A failed attempt is retried with exponential backoff and jitter (WEBHOOK_RETRY_BASE_MS doubling up to
+ * WEBHOOK_RETRY_MAX_MS) until WEBHOOK_RETRY_WINDOW_MS after it was queued; then the delivery is `failed`, the
+ * subscription disabled and a `webhook.disabled` event appended (the owner's other subscriptions and feed see it).
+ *
+ * Why not pg-boss or graphile-worker: pg-boss 11 and graphile-worker 0.17+ need Node 22; more to the point, neither
+ * keeps one subscriber's jobs in order across retries (a job waiting for its retry lets the next one run), and
+ * in-order delivery per subscription is a requirement here. The queue is a table with a lease per subscription.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import type { RegisterVersion } from '../register/versions/index.js';
+import { CoalescedTask } from './coalesced.js';
+import type { EventHub } from './hub.js';
+import { appendEvent, encodeCursor, readEventPage, type FeedScope, type StoredEvent } from './outbox.js';
+import { registerEventBody } from './register-events.js';
+import { statisticsEventBody } from './statistics-events.js';
+import { signatureHeader } from './webhooks.js';
+import { sendWebhook, type AddressPolicy, type NetworkDeps } from './webhook-sender.js';
+
+const FAN_OUT_PAGE = 500;
+/** Deliveries one claim sends at most before the lease is given back (so other subscriptions get their turn). */
+const DELIVERIES_PER_CLAIM = 50;
+
+type SubscriptionRow = Awaited<ReturnType<typeof loadSubscription>>;
+
+async function loadSubscription(db: Db, id: string) {
+  return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+function scopeOf(row: SubscriptionRow): FeedScope {
+  return row.api === 'statistics' ? { api: 'statistics' } : { api: 'register', providerId: row.provider_id!, environment: row.environment! };
+}
+
+function bodyOf(row: SubscriptionRow, event: StoredEvent): string {
+  const cursor = encodeCursor(event.position);
+  return JSON.stringify(row.api === 'statistics' ? statisticsEventBody(event, cursor) : registerEventBody(event, row.api_version as RegisterVersion, cursor));
+}
+
+/** Full jitter on an exponential step: half the step plus a random part of the other half. */
+export function retryDelayMs(attempts: number, baseMs: number, maxMs: number, random = Math.random): number {
+  const step = Math.min(maxMs, baseMs * 2 ** Math.min(30, Math.max(0, attempts - 1)));
+  return Math.round(step / 2 + random() * (step / 2));
+}
+
+export interface WebhookWorkerOptions {
+  config: Config;
+  hub: EventHub;
+  network: NetworkDeps;
+  policy: AddressPolicy;
+  retentionDays: number;
+  log: { warn(obj: object, msg: string): void };
+}
+
+export class WebhookWorker {
+  readonly instance = randomUUID();
+  private readonly rounds: CoalescedTask;
+  private inFlight = 0;
+  private readonly sending = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: () => void = () => {};
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: WebhookWorkerOptions,
+  ) {
+    this.rounds = new CoalescedTask(() => this.round(), (error) => options.log.warn({ err: error.message }, 'webhook worker round failed'));
+  }
+
+  start(): void {
+    this.unsubscribe = this.options.hub.subscribe(() => this.wake());
+    this.timer = setInterval(() => this.wake(), this.options.config.WEBHOOK_POLL_MS);
+    this.timer.unref();
+    this.wake();
+  }
+
+  wake(): void {
+    this.rounds.wake();
+  }
+
+  private async round(): Promise<void> {
+    await this.fanOut();
+    await this.dispatch();
+  }
+
+  private async fanOut(): Promise<void> {
+    const { rows } = await sql<{ id: string }>`
+      SELECT id FROM webhook_subscriptions
+      WHERE enabled AND cursor < (SELECT last_position FROM event_log_state)`.execute(this.db);
+    for (const { id } of rows) {
+      await this.db.transaction().execute(async (trx) => {
+        const row = await trx.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).where('enabled', '=', true).forUpdate().skipLocked().executeTakeFirst();
+        if (!row) return;
+        const page = await readEventPage(trx, scopeOf(row), row.cursor, { types: row.event_types }, FAN_OUT_PAGE, this.options.retentionDays);
+        if (page.events.length > 0) {
+          await trx
+            .insertInto('webhook_deliveries')
+            .values(page.events.map((event) => ({
+              subscription_id: row.id, event_position: event.position, event_id: event.id, event_type: event.type, body: bodyOf(row, event), next_attempt_at: new Date(),
+            })))
+            .onConflict((oc) => oc.columns(['subscription_id', 'event_position']).doNothing())
+            .execute();
+        }
+        const cursor = page.hasMore ? page.next : Math.max(page.next, page.horizon);
+        await trx.updateTable('webhook_subscriptions').set({ cursor }).where('id', '=', row.id).execute();
+        // More to fan out: one more round after this one.
+        if (page.hasMore) this.wake();
+      });
+    }
+  }
+
+  private async dispatch(): Promise<void> {
+    const free = this.options.config.WEBHOOK_CONCURRENCY - this.inFlight;
+    if (free <= 0) return;
+    const { rows } = await sql<{ id: string }>`
+      SELECT s.id FROM webhook_subscriptions s
+      JOIN LATERAL (
+        SELECT next_attempt_at FROM webhook_deliveries d
+        WHERE d.subscription_id = s.id AND d.status = 'pending' ORDER BY d.event_position LIMIT 1
+      ) head ON true
+      WHERE s.enabled AND (s.lease_until IS NULL OR s.lease_until < now()) AND head.next_attempt_at <= now()
+      ORDER BY head.next_attempt_at LIMIT ${free}`.execute(this.db);
+    for (const { id } of rows) {
+      if (this.inFlight >= this.options.config.WEBHOOK_CONCURRENCY) break;
+      const leaseMs = 2 * (this.options.config.WEBHOOK_TIMEOUT_MS + this.options.config.WEBHOOK_CONNECT_TIMEOUT_MS);
+      const claimed = await sql<{ id: string }>`
+        UPDATE webhook_subscriptions SET lease_owner = ${this.instance}, lease_until = now() + make_interval(secs => ${leaseMs / 1000})
+        WHERE id = ${id} AND enabled AND (lease_until IS NULL OR lease_until < now()) RETURNING id`.execute(this.db);
+      if (claimed.rows.length === 0) continue;
+      this.inFlight += 1;
+      const sending: Promise<void> = this.deliverClaimed(id)
+        .catch((error: Error) => this.options.log.warn({ err: error.message, subscription: id }, 'webhook delivery failed'))
+        .finally(async () => {
+          this.inFlight -= 1;
+          await sql`UPDATE webhook_subscriptions SET lease_owner = NULL, lease_until = NULL WHERE id = ${id} AND lease_owner = ${this.instance}`
+            .execute(this.db)
+            .catch(() => {});
+          this.sending.delete(sending);
+          this.wake();
+        });
+      this.sending.add(sending);
+    }
+  }
+
+  /**
+   * Sends the subscription's due deliveries in order while this instance holds its lease: the subscription and a
+   * batch of its oldest pending deliveries read once, then one statement per attempt records it (only while the
+   * lease is still ours: otherwise another instance has taken over and sends it again).
+   */
+  private async deliverClaimed(id: string): Promise<void> {
+    const { config } = this.options;
+    const subscription = await loadSubscription(this.db, id);
+    if (!subscription.enabled || subscription.lease_owner !== this.instance) return;
+    const due = await this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('subscription_id', '=', id)
+      .where('status', '=', 'pending')
+      .orderBy('event_position')
+      .limit(DELIVERIES_PER_CLAIM)
+      .execute();
+    const leaseSeconds = (2 * (config.WEBHOOK_TIMEOUT_MS + config.WEBHOOK_CONNECT_TIMEOUT_MS)) / 1000;
+    for (const delivery of due) {
+      if (this.closed || delivery.next_attempt_at > new Date()) return;
+      const now = new Date();
+      const secrets = [subscription.secret];
+      if (subscription.previous_secret && subscription.previous_secret_expires_at && subscription.previous_secret_expires_at > now) secrets.push(subscription.previous_secret);
+      const result = await sendWebhook({
+        url: subscription.url,
+        body: delivery.body,
+        headers: {
+          'webhook-id': delivery.event_id,
+          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+          'webhook-signature': signatureHeader(secrets, delivery.event_id, now, delivery.body),
+        },
+        connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS,
+        totalTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        policy: this.options.policy,
+        network: this.options.network,
+      });
+      const attempts = delivery.attempts + 1;
+      const givenUp = !result.ok && Date.now() - delivery.created_at.getTime() >= config.WEBHOOK_RETRY_WINDOW_MS;
+      const status = result.ok ? 'succeeded' : givenUp ? 'failed' : 'pending';
+      const next = result.ok || givenUp ? now : new Date(Date.now() + retryDelayMs(attempts, config.WEBHOOK_RETRY_BASE_MS, config.WEBHOOK_RETRY_MAX_MS));
+      const recorded = await sql<{ id: number }>`
+        WITH lease AS (
+          UPDATE webhook_subscriptions SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+          WHERE id = ${id} AND lease_owner = ${this.instance} RETURNING id
+        )
+        UPDATE webhook_deliveries SET status = ${status}, attempts = ${attempts}, last_attempt_at = ${now}, last_status = ${result.status},
+          last_error = ${result.error?.slice(0, 500) ?? null}, next_attempt_at = ${next}
+        WHERE id = ${delivery.id} AND EXISTS (SELECT 1 FROM lease) RETURNING id`.execute(this.db);
+      if (recorded.rows.length === 0) return;
+      if (givenUp) await this.disable(subscription, result.error ?? 'failed');
+      if (!result.ok) return;
+    }
+  }
+
+  /** After sustained failure: the subscription is disabled and, for a provider's, a `webhook.disabled` event says so. */
+  private async disable(subscription: SubscriptionRow, lastError: string): Promise<void> {
+    const minutes = Math.round(this.options.config.WEBHOOK_RETRY_WINDOW_MS / 60_000);
+    const reason = `Deliveries failed for ${minutes} minutes (last: ${lastError}); re-enable the subscription to resume.`;
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('webhook_subscriptions').set({ enabled: false, disabled_reason: reason }).where('id', '=', subscription.id).execute();
+      if (subscription.api === 'register') {
+        await appendEvent(trx, {
+          api: 'register', type: 'webhook.disabled', providerId: subscription.provider_id, environment: subscription.environment,
+          resourceType: 'webhook', resourceId: subscription.id, payload: { webhook_id: subscription.id, url: subscription.url, reason },
+        });
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe();
+    if (this.timer) clearInterval(this.timer);
+    await this.rounds.stop();
+    await Promise.all([...this.sending]);
+  }
+}

@@ -1,0 +1,45 @@
+/** A data set's change events (`/v1/events?resource=<id>`) in words, for the data set page. */
+export interface DataSetEvent {
+  id: string;
+  type: string;
+  occurredAt: string;
+  data: { version?: { number: string; type: string } };
+}
+
+/** One line per event, e.g. "Version 1.1 published (minor version)". */
+export function eventInWords(event: DataSetEvent): string {
+  const version = event.data.version;
+  switch (event.type) {
+    case 'data_set_version.published':
+      return `Version ${version?.number} published (${version?.type.toLowerCase()} version)`;
+    case 'data_set_version.deprecated':
+      return `Version ${version?.number} deprecated`;
+    case 'data_set_version.withdrawn':
+      return `Version ${version?.number} withdrawn`;
+    case 'data_set.created':
+      return 'Data set published';
+    case 'data_set.deprecated':
+      return 'Data set deprecated';
+    case 'data_set.withdrawn':
+      return 'Data set withdrawn';
+    default:
+      return event.type;
+  }
+}
+
+/** The data set's events, newest first: follows the feed's pages (at most `maxPages`, each a bounded read). */
+export async function dataSetEvents(
+  get: <T>(path: string) => Promise<T>, dataSetId: string, maxPages = 10,
+): Promise<DataSetEvent[]> {
+  const events: DataSetEvent[] = [];
+  let after = '';
+  for (let page = 0; page < maxPages; page++) {
+    const body = await get<{ events: DataSetEvent[]; nextCursor: string; hasMore: boolean }>(
+      `/v1/events?resource=${encodeURIComponent(dataSetId)}&limit=500${after ? `&after=${encodeURIComponent(after)}` : ''}`,
+    );
+    events.push(...body.events);
+    after = body.nextCursor;
+    if (!body.hasMore) break;
+  }
+  return events.reverse();
+}
