@@ -11,6 +11,9 @@ export const OPENAPI_DOCUMENTS: Array<[string, string]> = [
   ...REGISTER_VERSIONS.map((version): [string, string] => [`register-${version}.json`, `/api/${version}/openapi.json`]),
 ];
 
+/** Where swagger-ui is served. */
+const DOCS_PREFIX = '/docs';
+
 /** The documents /docs offers in its selector (swagger-ui `urls`), the service-wide one first. */
 const DOCS_URLS = OPENAPI_DOCUMENTS.map(([file, url]) => ({
   url,
@@ -52,9 +55,18 @@ export const openApiPlugin = fp(
       },
     });
     await app.register(swaggerUi, {
-      routePrefix: '/docs',
+      routePrefix: DOCS_PREFIX,
       uiConfig: { validatorUrl: null, docExpansion: 'list', deepLinking: true, urls: DOCS_URLS } as Record<string, unknown>,
       staticCSP: true,
+      uiHooks: {
+        // swagger-ui redirects `static/index.html` to the page by rewriting the URL's end, which a query string
+        // defeats (`…/index.html?x` was sent to itself in a loop): answer it here, keeping the query.
+        onRequest: async (request, reply) => {
+          if (request.routeOptions.url !== `${DOCS_PREFIX}/static/index.html`) return;
+          const queryStart = request.url.indexOf('?');
+          return reply.redirect(`${DOCS_PREFIX}/${queryStart < 0 ? '' : request.url.slice(queryStart)}`);
+        },
+      },
     });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   },

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import { methodNotAllowed, toAppError, sendError } from '../plugins/problem.js';
+import { logRequestError, methodNotAllowed, toAppError, sendError } from '../plugins/problem.js';
 import { jsonBodyPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import type { RegisterContext, RegisterRouteOptions } from './context.js';
@@ -137,8 +137,7 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ err: { message: (error as Error).message, status: appError.status } }, 'request rejected');
+    logRequestError(request, error, appError);
     if (reply.sent || reply.raw.headersSent) return;
     return sendError(reply, registerErrorFormatter(appError, request));
   });

@@ -1,4 +1,4 @@
-import type { FieldError } from '../../errors.js';
+import { ErrorCollector, ValidationError, type FieldError } from '../../errors.js';
 import { MAX_PAGE_SIZE } from './criteria.js';
 import { GEOGRAPHIC_LEVEL_CODES } from './levels.js';
 
@@ -22,16 +22,34 @@ export const MESSAGES = {
   BodyTooLarge: 'The request body must not be larger than 1048576 bytes.',
 } as const;
 
-/** Collects every problem of a request so they are reported together. */
+/**
+ * Collects the problems of a request so they are reported together: the first MAX_REPORTED_ERRORS, the rest only
+ * counted (`full` lets a parser stop building paths and details it would not show).
+ */
 export class Problems {
-  readonly errors: FieldError[] = [];
+  private readonly collected = new ErrorCollector<FieldError>();
+
+  get errors(): readonly FieldError[] {
+    return this.collected.items;
+  }
+
+  get full(): boolean {
+    return this.collected.full;
+  }
 
   add(path: string, code: keyof typeof MESSAGES, detail?: Record<string, unknown>): void {
-    this.errors.push({ path, code, message: MESSAGES[code], ...(detail ? { detail } : {}) });
+    if (this.collected.full) this.collected.omitted++;
+    else this.collected.push({ path, code, message: MESSAGES[code], ...(detail ? { detail } : {}) });
   }
 
   custom(path: string, code: string, message: string, detail: Record<string, unknown>): void {
-    this.errors.push({ path, code, message, detail });
+    if (this.collected.full) this.collected.omitted++;
+    else this.collected.push({ path, code, message, detail });
+  }
+
+  /** The 400 listing what was collected, with the count of the rest. */
+  error(): ValidationError {
+    return new ValidationError([...this.collected.items], undefined, undefined, this.collected.omitted);
   }
 
   notEmpty(path: string, value: unknown): void {

@@ -111,12 +111,12 @@ export function parsePostBody(body: unknown): QueryRequest {
         binding.add(key, 'UnknownField');
     }
   }
-  if (binding.any) throw new ValidationError(binding.errors);
+  if (binding.any) throw binding.error();
   if (parser.conditions > MAX_CRITERIA_CONDITIONS) {
     problems.add('criteria', 'CriteriaMaxConditions', { maxConditions: MAX_CRITERIA_CONDITIONS, conditions: parser.conditions });
   }
   checkPaging(problems, request.page, request.pageSize);
-  if (problems.any) throw new ValidationError(problems.errors);
+  if (problems.any) throw problems.error();
   return request;
 }
 
