@@ -215,6 +215,7 @@ function dedupe(errors: FieldError[]): FieldError[] {
 const FOREIGN_CODES: Record<string, (error: FieldError) => FieldError> = {
   InvalidJson: () => ({ path: '', code: 'InvalidValue', message: ValidationMessages.InvalidValue }),
   MaximumDepth: (e) => ({ path: '', code: 'InvalidValue', message: e.message }),
+  MaximumItems: (e) => ({ path: '', code: 'InvalidValue', message: e.message }),
 };
 
 function toErrorViewModel(error: FieldError): StatisticsErrorViewModel {

@@ -5,6 +5,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { MAX_REPORTED_ERRORS } from '../../src/errors.js';
 import { boundedLoggerOptions, LOG_LINE_MAX_BYTES } from '../../src/plugins/log-bounds.js';
+import { MAX_JSON_ITEMS } from '../../src/plugins/api-scope.js';
 import { toAppError } from '../../src/plugins/problem.js';
 import { FORM_MAX_PAIRS } from '../../src/register/form-body.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -57,37 +58,53 @@ async function measured(request: InjectOptions) {
 
 
 describe('the statistics query parsers', () => {
-  it('1 MB of `sorts` (340,000 `{}` items): 400 with the first 100 errors and the count of the rest, quickly', async () => {
+  it('1 MB of `sorts` (340,000 `{}` items): 400 with one error, refused before parsing, quickly', async () => {
     const payload = `{"sorts":[${new Array(340_000).fill('{}').join(',')}]}`;
     expect(payload.length).toBeLessThan(1024 * 1024);
     const { response, ms, logBytes, log } = await measured({ method: 'POST', url: QUERY, headers: { 'content-type': 'application/json' }, payload });
     expect(response.statusCode).toBe(400);
     expect(response.body.length).toBeLessThan(BODY_BOUND);
     expect(ms).toBeLessThan(1000);
-    const body = response.json();
-    expect(body.errors).toHaveLength(MAX_REPORTED_ERRORS);
-    // Each item lacks its field and its direction: 680,000 problems, 100 listed.
-    expect(body.errors[0]).toEqual({ path: 'sorts[0].field', code: 'InvalidValue', message: expect.any(String) });
-    expect(body.omittedErrors).toBe(680_000 - MAX_REPORTED_ERRORS);
-    expect(body).toMatchObject({ status: 400, title: 'One or more validation errors occurred.' });
+    expect(response.json()).toMatchObject({
+      status: 400,
+      title: 'One or more validation errors occurred.',
+      errors: [{ code: 'InvalidValue', message: `A list or object in the JSON body has more than ${MAX_JSON_ITEMS} items.` }],
+    });
     // Logged: status, code and counts only.
     expect(logBytes).toBeLessThan(16 * 1024);
     const rejected = log.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => line.msg === 'request rejected');
-    expect(rejected).toMatchObject({ status: 400, code: 'ValidationError', errors: 680_000 });
+    expect(rejected).toMatchObject({ status: 400, code: 'ValidationError', errors: 1 });
+  });
+
+  it('5,000 `{}` sorts (under the item limit): the first 100 errors and the count of the rest', async () => {
+    const { response, ms, logBytes, log } = await measured(postQuery({ sorts: new Array(5000).fill({}) }));
+    expect(response.statusCode).toBe(400);
+    expect(ms).toBeLessThan(1000);
+    const body = response.json();
+    expect(body.errors).toHaveLength(MAX_REPORTED_ERRORS);
+    // Each item lacks its field and its direction: 10,000 problems, 100 listed.
+    expect(body.errors[0]).toEqual({ path: 'sorts[0].field', code: 'InvalidValue', message: expect.any(String) });
+    expect(body.omittedErrors).toBe(10_000 - MAX_REPORTED_ERRORS);
+    expect(logBytes).toBeLessThan(16 * 1024);
+    const rejected = log.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => line.msg === 'request rejected');
+    expect(rejected).toMatchObject({ status: 400, code: 'ValidationError', errors: 10_000 });
   });
 
   it.each([
     ['indicators', (zeros: number[]) => ({ indicators: zeros })],
     ['criteria.and', (zeros: number[]) => ({ criteria: { and: zeros } })],
     ['filters.in', (zeros: number[]) => ({ criteria: { filters: { in: zeros } } })],
-  ])('520,000 zeros in %s: 400 under 64 KB', async (_name, make) => {
-    const { response, ms, logBytes } = await measured(postQuery(make(new Array(520_000).fill(0))));
-    expect(response.statusCode).toBe(400);
-    expect(response.body.length).toBeLessThan(BODY_BOUND);
-    expect(ms).toBeLessThan(1000);
-    expect(response.json().errors).toHaveLength(MAX_REPORTED_ERRORS);
-    expect(response.json().omittedErrors).toBe(520_000 - MAX_REPORTED_ERRORS);
-    expect(logBytes).toBeLessThan(16 * 1024);
+  ])('zeros in %s: 520,000 refused whole, 9,000 with 100 errors listed', async (_name, make) => {
+    const wide = await measured(postQuery(make(new Array(520_000).fill(0))));
+    expect(wide.response.statusCode).toBe(400);
+    expect(wide.response.body.length).toBeLessThan(BODY_BOUND);
+    expect(wide.ms).toBeLessThan(1000);
+    expect(wide.response.json().errors).toHaveLength(1);
+    expect(wide.logBytes).toBeLessThan(16 * 1024);
+    const listed = await measured(postQuery(make(new Array(9000).fill(0))));
+    expect(listed.response.statusCode).toBe(400);
+    expect(listed.response.json().errors).toHaveLength(MAX_REPORTED_ERRORS);
+    expect(listed.response.json().omittedErrors).toBe(9000 - MAX_REPORTED_ERRORS);
   });
 
   it('a GET query with 3,000 invalid locations lists 100 of them', async () => {
@@ -135,17 +152,27 @@ describe('the register validators and form parser', () => {
     payload,
   });
 
-  it('200,000 empty `degrees_attributes`: 422 naming the list as too long, under 64 KB, quickly', async () => {
+  it('200,000 empty `degrees_attributes` (600 KB): 400 before parsing, under 64 KB, quickly, nothing stored', async () => {
     const payload = JSON.stringify({ data: { ...validTrainee(), degrees_attributes: new Array(200_000).fill({}) } });
     const { response, ms, logBytes, log } = await measured(post(payload));
-    expect(response.statusCode).toBe(422);
+    expect(response.statusCode).toBe(400);
     expect(response.body.length).toBeLessThan(BODY_BOUND);
     expect(ms).toBeLessThan(1000);
-    expect(response.json().errors).toContain('degrees_attributes is too long (maximum is 20 degrees)');
-    expect(response.json().errors.length).toBeLessThanOrEqual(MAX_REPORTED_ERRORS);
+    expect(response.json()).toEqual({ errors: [`A list or object in the JSON body has more than ${MAX_JSON_ITEMS} items.`] });
     expect(logBytes).toBeLessThan(16 * 1024);
     expect(log).toContain('"msg":"request rejected"');
     expect(await database.db.selectFrom('trainees').select('id').execute()).toEqual([]);
+  });
+
+  it('5,000 empty `degrees_attributes`: 422 naming the list as too long, its items not checked', async () => {
+    const payload = JSON.stringify({ data: { ...validTrainee(), degrees_attributes: new Array(5000).fill({}) } });
+    const { response, ms } = await measured(post(payload));
+    expect(response.statusCode).toBe(422);
+    expect(ms).toBeLessThan(1000);
+    expect(response.json()).toEqual({
+      message: 'Validation failed: 1 error prohibited this trainee from being saved',
+      errors: ['degrees_attributes is too long (maximum is 20 degrees)'],
+    });
   });
 
   it('many problems: the message counts them all, `errors` lists 100 and `omitted_errors` the rest', async () => {
