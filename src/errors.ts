@@ -40,9 +40,14 @@ export interface FieldError {
  */
 export const MAX_REPORTED_ERRORS = 100;
 
+/** The first MAX_REPORTED_ERRORS of `items` and how many were left out. */
+export function capErrors<T>(items: readonly T[]): { listed: T[]; omitted: number } {
+  const listed = items.length > MAX_REPORTED_ERRORS ? items.slice(0, MAX_REPORTED_ERRORS) : [...items];
+  return { listed, omitted: items.length - listed.length };
+}
+
 /**
- * Collects problems up to MAX_REPORTED_ERRORS and counts the rest without keeping them. `full` tells a validator it
- * may stop walking a long list: nothing more it finds would be shown.
+ * Collects problems up to MAX_REPORTED_ERRORS and counts the rest without keeping them.
  */
 export class ErrorCollector<T> {
   readonly items: T[] = [];
@@ -59,10 +64,6 @@ export class ErrorCollector<T> {
   get full(): boolean {
     return this.items.length >= this.cap;
   }
-
-  get count(): number {
-    return this.items.length + this.omitted;
-  }
 }
 
 export class ValidationError extends AppError {
@@ -71,8 +72,8 @@ export class ValidationError extends AppError {
   readonly omittedErrors: number;
 
   constructor(errors: FieldError[], title = 'One or more validation errors occurred.', status = 400, omitted = 0) {
-    const listed = errors.length > MAX_REPORTED_ERRORS ? errors.slice(0, MAX_REPORTED_ERRORS) : errors;
-    const omittedErrors = omitted + errors.length - listed.length;
+    const { listed, omitted: over } = capErrors(errors);
+    const omittedErrors = omitted + over;
     // The detail names the first few problems only: it is what logs and other formatters see.
     const shown = listed.slice(0, 5).map((e) => `${e.path}: ${e.message}`.slice(0, 200));
     const more = listed.length + omittedErrors - shown.length;

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError, classifyInfrastructureError, MAX_REPORTED_ERRORS, MethodNotAllowedError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
+import { AppError, capErrors, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
 
 /** RFC 9457 problem details, the default error body of the service. */
 export const ProblemSchema = Type.Object(
@@ -84,7 +84,7 @@ export const defaultProblemFormatter: ErrorFormatter = (error, request) => {
  */
 export function fieldErrorsFromValidation(error: FastifyError): FieldError[] {
   const context = (error as { validationContext?: string }).validationContext ?? 'body';
-  return (error.validation ?? []).slice(0, MAX_REPORTED_ERRORS).map((v) => {
+  return capErrors(error.validation ?? []).listed.map((v) => {
     const params = v.params as Record<string, unknown>;
     const missing = typeof params?.missingProperty === 'string' ? `/${params.missingProperty}` : '';
     const extra = typeof params?.additionalProperty === 'string' ? `/${params.additionalProperty}` : '';
@@ -98,8 +98,7 @@ export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) {
-    const omitted = Math.max(0, fastifyError.validation.length - MAX_REPORTED_ERRORS);
-    return new ValidationError(fieldErrorsFromValidation(fastifyError), undefined, undefined, omitted);
+    return new ValidationError(fieldErrorsFromValidation(fastifyError), undefined, undefined, capErrors(fastifyError.validation).omitted);
   }
   const infrastructure = classifyInfrastructureError(error);
   if (infrastructure) return infrastructure;

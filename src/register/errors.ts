@@ -6,7 +6,7 @@
  * error (Fastify's, infrastructure), in the register's shapes.
  */
 import type { FastifyRequest } from 'fastify';
-import { AppError, MAX_REPORTED_ERRORS, ValidationError } from '../errors.js';
+import { AppError, capErrors, ValidationError } from '../errors.js';
 import type { FormattedError } from '../plugins/problem.js';
 
 /** One entry of the register's `{"errors":[{"error","message"}]}` bodies. */
@@ -73,12 +73,11 @@ export function malformedJson(message: string): RegisterError {
 }
 
 /**
- * The first MAX_REPORTED_ERRORS messages, and `omitted_errors` (the count of the rest) for the body when there are
+ * The first MAX_REPORTED_ERRORS (src/errors.ts) messages, and `omitted_errors` (the count of the rest) for the body when there are
  * more: a refusal's body and log line stay small however many problems a request has (docs/compatibility.md).
  */
 function capped(messages: string[]): { listed: string[]; omitted: { omitted_errors?: number }; detail: string } {
-  const listed = messages.length > MAX_REPORTED_ERRORS ? messages.slice(0, MAX_REPORTED_ERRORS) : messages;
-  const rest = messages.length - listed.length;
+  const { listed, omitted: rest } = capErrors(messages);
   const detail = listed.slice(0, 5).join('; ').slice(0, 1000) + (messages.length > 5 ? `; and ${messages.length - 5} more` : '');
   return { listed, omitted: rest > 0 ? { omitted_errors: rest } : {}, detail };
 }

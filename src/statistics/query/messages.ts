@@ -24,17 +24,13 @@ export const MESSAGES = {
 
 /**
  * Collects the problems of a request so they are reported together: the first MAX_REPORTED_ERRORS, the rest only
- * counted (`full` lets a parser stop building paths and details it would not show).
+ * counted (no error object is made for them).
  */
 export class Problems {
   private readonly collected = new ErrorCollector<FieldError>();
 
   get errors(): readonly FieldError[] {
     return this.collected.items;
-  }
-
-  get full(): boolean {
-    return this.collected.full;
   }
 
   add(path: string, code: keyof typeof MESSAGES, detail?: Record<string, unknown>): void {
