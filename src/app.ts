@@ -7,6 +7,7 @@ import type { ReadRouter } from './db/read-routing.js';
 import { withStatisticsExamples } from './statistics/openapi-examples.js';
 import { openApiPlugin, SERVICE_OPENAPI_DOCUMENT, type OpenApiDocument } from './plugins/openapi.js';
 import { hardeningPlugin } from './plugins/hardening.js';
+import { boundedLoggerOptions } from './plugins/log-bounds.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { streamingPlugin } from './plugins/streaming.js';
 import type pg from 'pg';
@@ -70,10 +71,7 @@ export const REDACTED_HEADERS = ['req.headers.authorization', 'req.headers["prev
  */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger:
-      deps.logger === undefined
-        ? { level: config.LOG_LEVEL, redact: { paths: REDACTED_HEADERS, censor: '[redacted]' } }
-        : deps.logger,
+    logger: deps.logger === undefined ? boundedLoggerOptions({ level: config.LOG_LEVEL, redact: REDACTED_HEADERS }) : deps.logger,
     // One line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // A client's X-Request-Id is kept (and echoed) only when it is a short token of safe characters; anything else
@@ -81,6 +79,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     requestIdHeader: false,
     genReqId: (raw) => acceptedRequestId(raw.headers['x-request-id']) ?? randomUUID(),
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // Node's own socket timeouts, so slow or idle clients cannot hold connections forever. Node checks the headers
+    // and request timeouts every `connectionsCheckingInterval` (30 s by default, which made a 15 s headers timeout
+    // fire after up to 45 s): checked every second, a slow-header client gets its 408 within a second of the timeout.
+    requestTimeout: config.REQUEST_TIMEOUT_MS + 5000,
+    keepAliveTimeout: 5000,
+    http: { headersTimeout: config.HEADERS_TIMEOUT_MS, connectionsCheckingInterval: Math.min(1000, config.HEADERS_TIMEOUT_MS) },
     trustProxy: config.TRUST_PROXY,
     // Repeated slashes count as one (`/api/v2026.1//trainees`), as the register's real router treats them.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },

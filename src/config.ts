@@ -29,6 +29,8 @@ export const ConfigSchema = Type.Object({
   DATABASE_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
   DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
+  // A connection that has not sent its complete request headers within this time gets 408 and is closed.
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15000 }),
   SEED_ON_START: Type.Boolean({ default: true }),
   REGISTER_ENVIRONMENT: Type.Union([Type.Literal('production'), Type.Literal('sandbox')], { default: 'sandbox' }),
   REGISTER_TOKEN_SECRET: Type.Optional(Type.String({ minLength: 16 })),
@@ -39,7 +41,7 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_STATISTICS_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1048576 }),
-  // A streamed response (CSV) whose client has not taken any bytes for this long is dropped.
+  // The write timeout: a response (JSON or a CSV stream) whose client has not taken any bytes for this long is dropped.
   STREAM_STALL_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
   // Streamed query CSVs: their own statement bound (instead of DATABASE_STATEMENT_TIMEOUT_MS), and how many may run
   // at once per client IP (429 beyond) and in total (503 beyond).

@@ -17,6 +17,11 @@ export class AppError extends Error {
     super(detail ?? title, options);
     this.name = new.target.name;
   }
+
+  /** How many problems the error reports (listed or only counted), for the log line; undefined when not a list. */
+  get errorCount(): number | undefined {
+    return undefined;
+  }
 }
 
 /** One problem with one input field, as the 400/422 bodies list them. */
@@ -29,9 +34,57 @@ export interface FieldError {
   detail?: unknown;
 }
 
+/**
+ * The most errors one error body lists (both APIs, every parser and validator); the rest are only counted, so what
+ * a refusal costs to build, send and log does not grow with the request (see docs/compatibility.md).
+ */
+export const MAX_REPORTED_ERRORS = 100;
+
+/** The first MAX_REPORTED_ERRORS of `items` and how many were left out. */
+export function capErrors<T>(items: readonly T[]): { listed: T[]; omitted: number } {
+  const listed = items.length > MAX_REPORTED_ERRORS ? items.slice(0, MAX_REPORTED_ERRORS) : [...items];
+  return { listed, omitted: items.length - listed.length };
+}
+
+/**
+ * Collects problems up to MAX_REPORTED_ERRORS and counts the rest without keeping them.
+ */
+export class ErrorCollector<T> {
+  readonly items: T[] = [];
+  /** Problems found beyond the cap. */
+  omitted = 0;
+
+  constructor(readonly cap = MAX_REPORTED_ERRORS) {}
+
+  push(item: T): void {
+    if (this.items.length < this.cap) this.items.push(item);
+    else this.omitted++;
+  }
+
+  get full(): boolean {
+    return this.items.length >= this.cap;
+  }
+}
+
 export class ValidationError extends AppError {
-  constructor(readonly errors: FieldError[], title = 'One or more validation errors occurred.', status = 400) {
-    super(status, title, errors.map((e) => `${e.path}: ${e.message}`).join('; '));
+  readonly errors: FieldError[];
+  /** Errors found but not listed (beyond MAX_REPORTED_ERRORS). */
+  readonly omittedErrors: number;
+
+  constructor(errors: FieldError[], title = 'One or more validation errors occurred.', status = 400, omitted = 0) {
+    const { listed, omitted: over } = capErrors(errors);
+    const omittedErrors = omitted + over;
+    // The detail names the first few problems only: it is what logs and other formatters see.
+    const shown = listed.slice(0, 5).map((e) => `${e.path}: ${e.message}`.slice(0, 200));
+    const more = listed.length + omittedErrors - shown.length;
+    super(status, title, more > 0 ? `${shown.join('; ')}; and ${more} more` : shown.join('; '));
+    this.errors = listed;
+    this.omittedErrors = omittedErrors;
+  }
+
+  /** Every problem found, listed or not. */
+  override get errorCount(): number {
+    return this.errors.length + this.omittedErrors;
   }
 }
 

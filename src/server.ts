@@ -42,10 +42,6 @@ async function main() {
     pools: runtime.pools(),
   });
   databaseError = (error) => app.log.warn({ err: error.message }, 'database connection error');
-  // Node's own socket timeouts, so slow or idle clients cannot hold connections forever.
-  app.server.requestTimeout = config.REQUEST_TIMEOUT_MS + 5000;
-  app.server.headersTimeout = 15000;
-  app.server.keepAliveTimeout = 5000;
 
   let closing = false;
   const shutdown = async (signal: string) => {

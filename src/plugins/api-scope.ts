@@ -15,10 +15,23 @@ import { BoundedWindowStore } from './rate-limit-store.js';
 /** Deepest JSON nesting accepted in a request body; deeper bodies are refused before parsing. */
 export const MAX_JSON_DEPTH = 100;
 
-/** Nesting depth of a JSON text, counting brackets outside strings; stops counting once past `limit`. */
-export function jsonDepthExceeds(text: string, limit: number): boolean {
+/**
+ * The most items one JSON array (or members one object) of a request body may hold; a body with more is refused
+ * before it is parsed, so a wide body costs a scan, not a parse and a validation of every item (no valid body of
+ * either API comes near it; see docs/compatibility.md).
+ */
+export const MAX_JSON_ITEMS = 10_000;
+
+/**
+ * What is wrong with a JSON text's shape, found in one pass over its brackets and commas outside strings without
+ * parsing it: nested deeper than `maxDepth`, or an array or object with more than `maxItems` items. Stops at the
+ * first problem. (Hand-written: no JSON library bounds these before building the whole value.)
+ */
+export function jsonShapeProblem(text: string, maxDepth: number, maxItems = Infinity): 'depth' | 'items' | undefined {
   let depth = 0;
   let inString = false;
+  // Commas seen at each open level: a level with n commas holds n + 1 items.
+  const commas: number[] = [0];
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
@@ -26,15 +39,22 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
       else if (c === 34 /* " */) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 /* { */ || c === 91 /* [ */) {
-      if (++depth > limit) return true;
+      if (++depth > maxDepth) return 'depth';
+      commas[depth] = 0;
     } else if (c === 125 || c === 93) depth--;
+    else if (c === 44 /* , */ && depth > 0 && ++commas[depth]! >= maxItems) return 'items';
   }
-  return false;
+  return undefined;
+}
+
+/** Nesting depth of a JSON text, counting brackets outside strings; stops counting once past `limit`. */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  return jsonShapeProblem(text, limit) === 'depth';
 }
 
 /**
  * JSON bodies: Fastify's own parser (with `__proto__` and `constructor.prototype` keys removed), behind a depth
- * limit, with an empty body read as "no body" (the statistics POST query accepts one) and any parse failure reported
+ * limit and an item limit (MAX_JSON_ITEMS), with an empty body read as "no body" (the statistics POST query accepts one) and any parse failure reported
  * as the API's validation error. With `comments`, `//` and `/* *\/` comments are skipped first (trailing commas
  * stay errors), as the statistics API's reference reads its bodies.
  */
@@ -43,10 +63,15 @@ export const jsonBodyPlugin = fp<{ comments?: boolean }>(
     const parse = app.getDefaultJsonParser('remove', 'remove');
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      const text = options.comments ? stripJsonComments(body as string) : (body as string);
+      // Every comment starts with `/`: a body without one is not copied (a large body costs only its parse).
+      const text = options.comments && (body as string).includes('/') ? stripJsonComments(body as string) : (body as string);
       if (text.trim() === '') return done(null, undefined);
-      if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+      const shape = jsonShapeProblem(text, MAX_JSON_DEPTH, MAX_JSON_ITEMS);
+      if (shape === 'depth') {
         return done(new ValidationError([{ path: 'body', message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, code: 'MaximumDepth' }]), undefined);
+      }
+      if (shape === 'items') {
+        return done(new ValidationError([{ path: 'body', message: `A list or object in the JSON body has more than ${MAX_JSON_ITEMS} items.`, code: 'MaximumItems' }]), undefined);
       }
       parse(request, text, (error, value) => {
         if (error) return done(new ValidationError([{ path: 'body', message: 'The request body is not valid JSON.', code: 'InvalidJson' }]), undefined);

@@ -10,6 +10,9 @@ export interface OpenApiDocument {
   name: string;
 }
 
+/** Where swagger-ui is served. */
+const DOCS_PREFIX = '/docs';
+
 /** The service-wide document, generated from the route schemas by this plugin. */
 export const SERVICE_OPENAPI_DOCUMENT: OpenApiDocument = { file: 'openapi.json', url: '/openapi.json', name: 'Service (statistics /v1)' };
 
@@ -49,9 +52,18 @@ export const openApiPlugin = fp(
       },
     });
     await app.register(swaggerUi, {
-      routePrefix: '/docs',
+      routePrefix: DOCS_PREFIX,
       uiConfig: { validatorUrl: null, docExpansion: 'list', deepLinking: true, urls: [SERVICE_OPENAPI_DOCUMENT, ...documents].map(({ url, name }) => ({ url, name })) } as Record<string, unknown>,
       staticCSP: true,
+      uiHooks: {
+        // swagger-ui redirects `static/index.html` to the page by rewriting the URL's end, which a query string
+        // defeats (`…/index.html?x` was sent to itself in a loop): answer it here, keeping the query.
+        onRequest: async (request, reply) => {
+          if (request.routeOptions.url !== `${DOCS_PREFIX}/static/index.html`) return;
+          const queryStart = request.url.indexOf('?');
+          return reply.redirect(`${DOCS_PREFIX}/${queryStart < 0 ? '' : request.url.slice(queryStart)}`);
+        },
+      },
     });
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   },

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
+import { AppError, capErrors, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
 
 /** RFC 9457 problem details, the default error body of the service. */
 export const ProblemSchema = Type.Object(
@@ -19,6 +19,7 @@ export const ProblemSchema = Type.Object(
         ),
       ),
     ),
+    omittedErrors: Type.Optional(Type.Integer({ minimum: 1, description: 'Errors found beyond the first 100 listed in `errors`, only counted' })),
   },
   { $id: 'Problem', additionalProperties: true, description: 'RFC 9457 problem details' },
 );
@@ -67,6 +68,7 @@ export const defaultProblemFormatter: ErrorFormatter = (error, request) => {
   };
   if (error instanceof ValidationError) {
     body.errors = error.errors.map((e) => ({ pointer: e.path, detail: e.message, ...(e.code ? { code: e.code } : {}) }));
+    if (error.omittedErrors > 0) body.omittedErrors = error.omittedErrors;
   } else if (error.detail && error.status < 500) {
     body.detail = error.detail;
   } else if (error.status >= 500 && error.status !== 500 && error.detail) {
@@ -76,10 +78,13 @@ export const defaultProblemFormatter: ErrorFormatter = (error, request) => {
   return { status: error.status, body, contentType: 'application/problem+json; charset=utf-8' };
 };
 
-/** Fastify's Ajv errors as field errors: one entry per problem, pointing at the offending input. */
+/**
+ * Fastify's Ajv errors as field errors: one entry per problem, pointing at the offending input; the first
+ * MAX_REPORTED_ERRORS only (the ValidationError counts the rest).
+ */
 export function fieldErrorsFromValidation(error: FastifyError): FieldError[] {
   const context = (error as { validationContext?: string }).validationContext ?? 'body';
-  return (error.validation ?? []).map((v) => {
+  return capErrors(error.validation ?? []).listed.map((v) => {
     const params = v.params as Record<string, unknown>;
     const missing = typeof params?.missingProperty === 'string' ? `/${params.missingProperty}` : '';
     const extra = typeof params?.additionalProperty === 'string' ? `/${params.additionalProperty}` : '';
@@ -92,7 +97,9 @@ export function fieldErrorsFromValidation(error: FastifyError): FieldError[] {
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError;
-  if (fastifyError?.validation) return new ValidationError(fieldErrorsFromValidation(fastifyError));
+  if (fastifyError?.validation) {
+    return new ValidationError(fieldErrorsFromValidation(fastifyError), undefined, undefined, capErrors(fastifyError.validation).omitted);
+  }
   const infrastructure = classifyInfrastructureError(error);
   if (infrastructure) return infrastructure;
   const status = fastifyError?.statusCode;
@@ -121,6 +128,19 @@ export function sendError(reply: FastifyReply, formatted: FormattedError) {
 }
 
 /**
+ * The log line of a failed request: a 5xx with its error (the line is capped, see log-bounds.ts); a refusal with its
+ * status, code and error count only, never a message built from the input, which could be as large as the input.
+ */
+export function logRequestError(request: FastifyRequest, error: unknown, appError: AppError): void {
+  if (appError.status >= 500) {
+    request.log.error({ err: error }, 'request failed');
+    return;
+  }
+  const code = (error as FastifyError)?.code ?? appError.name;
+  request.log.info({ status: appError.status, code, errors: appError.errorCount }, 'request rejected');
+}
+
+/**
  * The error handler of one scope (the root, or an API prefix), in that scope's error shape: every thrown thing
  * becomes an AppError (toAppError), 5xx are logged with their internals and the request id (which never leave the
  * process), refusals are logged in one line. The one error handler of the service: each API installs it with its
@@ -129,11 +149,7 @@ export function sendError(reply: FastifyReply, formatted: FormattedError) {
 export function installErrorHandler(app: FastifyInstance, formatter: ErrorFormatter): void {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
-    if (appError.status >= 500) {
-      request.log.error({ err: error }, 'request failed');
-    } else {
-      request.log.info({ err: { message: (error as Error).message, status: appError.status } }, 'request rejected');
-    }
+    logRequestError(request, error, appError);
     if (reply.sent || reply.raw.headersSent) return;
     // Keep headers that hooks set for this status (e.g. Retry-After on 429).
     return sendError(reply, formatter(appError, request));

@@ -4,9 +4,10 @@ import type { Config } from '../config.js';
 import { AppError, ServiceUnavailableError } from '../errors.js';
 
 /**
- * Streamed responses (CSV downloads and query exports) against slow and hostile clients:
- * - a client that takes no bytes for STREAM_STALL_TIMEOUT_MS while the response has bytes waiting is disconnected,
- *   which ends the stream and gives its database cursor and connection back;
+ * Responses against slow and hostile clients:
+ * - the write timeout: a client that takes no bytes of any response (JSON, CSV stream, file) for
+ *   STREAM_STALL_TIMEOUT_MS while the response has bytes waiting is disconnected, which frees the bytes held for it
+ *   and, for a stream, ends it and gives its database cursor and connection back;
  * - query CSV exports hold a database connection while they run, so at most QUERY_CSV_MAX_PER_CLIENT run at once
  *   per client IP (429 beyond) and QUERY_CSV_MAX_CONCURRENT in total (503 beyond): exports can never take the
  *   whole statistics pool.
@@ -62,10 +63,6 @@ declare module 'fastify' {
   }
 }
 
-function isStream(payload: unknown): payload is NodeJS.ReadableStream {
-  return !!payload && typeof (payload as { pipe?: unknown }).pipe === 'function';
-}
-
 /** Disconnects the client of `reply` once it has taken no bytes for `timeoutMs` while bytes wait to be sent. */
 export function dropStalledReader(reply: FastifyReply, timeoutMs: number): void {
   const response = reply.raw;
@@ -83,11 +80,13 @@ export function dropStalledReader(reply: FastifyReply, timeoutMs: number): void 
     }
     if (Date.now() - since >= timeoutMs) {
       clearInterval(timer);
-      reply.log.warn({ stalledMs: Date.now() - since, bytesWritten: written }, 'client stopped reading a streamed response; disconnecting it');
+      reply.log.warn({ stalledMs: Date.now() - since, bytesWritten: written }, 'client stopped reading a response; disconnecting it');
       socket.destroy();
     }
   }, Math.max(50, Math.min(1000, Math.floor(timeoutMs / 4))));
   timer.unref();
+  // Finished: every byte is with the operating system, nothing is left held here.
+  response.once('finish', () => clearInterval(timer));
   response.once('close', () => clearInterval(timer));
 }
 
@@ -99,8 +98,9 @@ export const streamingPlugin = fp<{ config: Config }>(
       stallTimeoutMs: config.STREAM_STALL_TIMEOUT_MS,
     };
     app.decorate('streaming', limits);
+    // Every response, whatever its payload: a large JSON body waits in memory for its reader as a stream does.
     app.addHook('onSend', async (_request, reply, payload) => {
-      if (isStream(payload)) dropStalledReader(reply, limits.stallTimeoutMs);
+      dropStalledReader(reply, limits.stallTimeoutMs);
       return payload;
     });
   },

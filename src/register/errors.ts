@@ -6,7 +6,7 @@
  * error (Fastify's, infrastructure), in the register's shapes.
  */
 import type { FastifyRequest } from 'fastify';
-import { AppError, ValidationError } from '../errors.js';
+import { AppError, capErrors, ValidationError } from '../errors.js';
 import type { FormattedError } from '../plugins/problem.js';
 
 /** One entry of the register's `{"errors":[{"error","message"}]}` bodies. */
@@ -19,6 +19,12 @@ export interface RegisterErrorEntry {
 export class RegisterError extends AppError {
   constructor(status: number, title: string, readonly body: unknown, detail?: string) {
     super(status, title, detail ?? title);
+  }
+
+  override get errorCount(): number | undefined {
+    const { errors, omitted_errors: omitted } = (this.body ?? {}) as { errors?: unknown; omitted_errors?: number };
+    if (!errors || typeof errors !== 'object') return undefined;
+    return (Array.isArray(errors) ? errors.length : Object.values(errors).flat(2).length) + (omitted ?? 0);
   }
 }
 
@@ -66,9 +72,20 @@ export function malformedJson(message: string): RegisterError {
   return new RegisterError(400, 'Bad Request', { errors: [message] });
 }
 
+/**
+ * The first MAX_REPORTED_ERRORS (src/errors.ts) messages, and `omitted_errors` (the count of the rest) for the body when there are
+ * more: a refusal's body and log line stay small however many problems a request has (docs/compatibility.md).
+ */
+function capped(messages: string[]): { listed: string[]; omitted: { omitted_errors?: number }; detail: string } {
+  const { listed, omitted: rest } = capErrors(messages);
+  const detail = listed.slice(0, 5).join('; ').slice(0, 1000) + (messages.length > 5 ? `; and ${messages.length - 5} more` : '');
+  return { listed, omitted: rest > 0 ? { omitted_errors: rest } : {}, detail };
+}
+
 /** 422 with one `{"error":"UnprocessableEntity","message"}` entry per message (nested endpoints and actions). */
 export function unprocessableEntries(messages: string[]): RegisterError {
-  return new RegisterError(422, 'Unprocessable Entity', { errors: entries('UnprocessableEntity', messages) }, messages.join('; '));
+  const { listed, omitted, detail } = capped(messages);
+  return new RegisterError(422, 'Unprocessable Entity', { errors: entries('UnprocessableEntity', listed), ...omitted }, detail);
 }
 
 function pluralErrors(count: number): string {
@@ -81,7 +98,8 @@ function pluralErrors(count: number): string {
  */
 export function traineeValidationError(messages: string[], enhanced = false): RegisterError {
   const message = `Validation failed: ${pluralErrors(messages.length)} prohibited this trainee from being saved`;
-  return new RegisterError(422, 'Unprocessable Entity', { message, errors: enhanced ? enhanceErrors(messages) : messages }, messages.join('; '));
+  const { listed, omitted, detail } = capped(messages);
+  return new RegisterError(422, 'Unprocessable Entity', { message, errors: enhanced ? enhanceErrors(listed) : listed, ...omitted }, detail);
 }
 
 /** 422 of list filters: `{"message":"Validation failed: N errors prohibited this request being run","errors":{param:[...]}}`. */

@@ -246,6 +246,7 @@ function dedupe(errors: FieldError[]): FieldError[] {
 const FOREIGN_CODES: Record<string, (error: FieldError) => FieldError> = {
   InvalidJson: () => ({ path: '', code: 'InvalidValue', message: ValidationMessages.InvalidValue }),
   MaximumDepth: (e) => ({ path: '', code: 'InvalidValue', message: e.message }),
+  MaximumItems: (e) => ({ path: '', code: 'InvalidValue', message: e.message }),
 };
 
 function toErrorViewModel(error: FieldError): StatisticsErrorViewModel {
@@ -258,7 +259,13 @@ function toErrorViewModel(error: FieldError): StatisticsErrorViewModel {
 }
 
 /** The formatter installed on the `/v1` scope (see src/statistics/index.ts). */
-export const statisticsErrorFormatter: ErrorFormatter = (error: AppError, request: FastifyRequest) => {
+export const statisticsErrorFormatter: ErrorFormatter = (given: AppError, request: FastifyRequest) => {
+  // Every 400 is a ValidationProblem (the shape the routes declare for 400), also the framework's own (a body that
+  // does not decompress, a content type that does not parse): one error with the framework's message.
+  const error =
+    given.status === 400 && !(given instanceof ValidationError)
+      ? new ValidationError([{ path: '', code: 'InvalidValue', message: given.detail ?? ValidationMessages.InvalidValue }])
+      : given;
   if (error instanceof ValidationError) {
     const mapped = dedupe(
       error.errors.map((e) => {
@@ -277,6 +284,7 @@ export const statisticsErrorFormatter: ErrorFormatter = (error: AppError, reques
         title: VALIDATION_TITLE,
         status: 400,
         errors: errors.map(toErrorViewModel),
+        ...(error.omittedErrors > 0 ? { omittedErrors: error.omittedErrors } : {}),
         traceId: request.id,
       },
     };

@@ -60,6 +60,8 @@ export function splitListValues(values: readonly string[]): Array<string | null>
 }
 
 function parseScalar(name: string, type: string | undefined, raw: string, errors: FieldError[]): unknown {
+  // A version selector is not trimmed: ` 1.0` is not a version (404, see parseVersionSelector).
+  if (name === 'dataSetVersion') return raw;
   const value = raw.trim();
   if (type === 'integer' || type === 'number') {
     if (!/^[+-]?\d+$/.test(value) || Math.abs(Number(value)) > INT32_MAX) {

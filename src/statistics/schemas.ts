@@ -35,6 +35,9 @@ export const ValidationProblemViewModel = Type.Object(
     title: Type.String({ examples: ['One or more validation errors occurred.'] }),
     status: Type.Integer({ examples: [400] }),
     errors: Type.Array(ref(ErrorViewModel)),
+    omittedErrors: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Problems found beyond the first 100 listed in `errors`, only counted (not in the reference service).' }),
+    ),
     traceId: Type.String(),
   },
   {

@@ -14,6 +14,7 @@ import { newSlug } from '../ids.js';
 import { assertTraineeModifiable } from '../state-machine.js';
 import { academicCycleOf, codeText, isoDate, todayUtc } from '../values.js';
 import { adapterFor, messageInVersion, type RegisterVersion } from '../versions/index.js';
+import { MAX_PLACEMENTS_PER_TRAINEE } from '../placements/validate.js';
 import { TraineeBodyCache } from './body-cache.js';
 import type { PlacementsAndDegrees } from './nested.js';
 import { acceptedInput, attributesToColumns, codeOrNull, rowToAttributes } from './input.js';
@@ -216,7 +217,8 @@ export async function createTrainee(db: Db, context: RegisterContext, request: W
   const input = acceptedInput(version, request.data());
   const today = todayUtc();
   const placementsInput = Array.isArray(input.placements_attributes) ? input.placements_attributes : [];
-  const urns = placementsInput
+  // An over-long list is refused whole by the validation; its schools are not looked up.
+  const urns = (placementsInput.length > MAX_PLACEMENTS_PER_TRAINEE ? [] : placementsInput)
     .map((p) => (p && typeof p === 'object' ? codeOrNull((p as Record<string, unknown>).urn) : null))
     .filter((u): u is string => u !== null && isUrn(u) && !isSpecialUrn(u));
   const schoolsByUrn = new Map((await findSchoolsByUrn(db, urns)).map((s) => [s.urn, s]));

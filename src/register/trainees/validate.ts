@@ -267,13 +267,16 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
     if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && degrees.length === 0) {
       errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
     }
+    // A list over its maximum is refused as a whole, before its items are checked: its error count stays fixed.
     if (degrees.length > MAX_DEGREES_PER_TRAINEE) errors.push(`degrees_attributes is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)`);
-    const normalised = degrees.map((degree) => validateDegreeInput(degree, today, errors));
-    const keys = normalised.filter((d): d is DegreeInput => d !== undefined).map(degreeKey);
-    if (new Set(keys).size !== keys.length) errors.push('degrees_attributes contains duplicate degrees');
+    else {
+      const normalised = degrees.map((degree) => validateDegreeInput(degree, today, errors));
+      const keys = normalised.filter((d): d is DegreeInput => d !== undefined).map(degreeKey);
+      if (new Set(keys).size !== keys.length) errors.push('degrees_attributes contains duplicate degrees');
+    }
     const placements = Array.isArray(attrs.placements_attributes) ? attrs.placements_attributes : [];
     if (placements.length > MAX_PLACEMENTS_PER_TRAINEE) errors.push(`placements_attributes is too long (maximum is ${MAX_PLACEMENTS_PER_TRAINEE} placements)`);
-    for (const placement of placements) validatePlacementInput(placement, context.knownSchoolUrns, errors);
+    else for (const placement of placements) validatePlacementInput(placement, context.knownSchoolUrns, errors);
   } else if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && context.existingDegreeCount === 0) {
     errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
   }

@@ -62,6 +62,17 @@ export interface WithdrawInput {
   safeguarding_concern_reasons: string | null;
 }
 
+const isScalar = (value: unknown) => value === null || ['string', 'number', 'boolean'].includes(typeof value);
+
+/**
+ * `reasons` as Rails' permit list (`reasons: []`) reads it: a scalar or a list of scalars; a hash, or a list holding
+ * one, is dropped (no reasons), never turned into text.
+ */
+function withdrawalReasons(value: unknown): string[] {
+  if (Array.isArray(value)) return value.every(isScalar) ? value.map((r) => String(r)) : [];
+  return isBlankOrEmptyList(value) || !isScalar(value) ? [] : [String(value)];
+}
+
 export function checkWithdraw(data: Body, trainee: { itt_start_date: string | null }, version: RegisterVersion): Checked<WithdrawInput> {
   const errors: string[] = [];
   // The date's request (and message) name differs by version (`withdraw_date` in v2025.0).
@@ -73,7 +84,7 @@ export function checkWithdraw(data: Body, trainee: { itt_start_date: string | nu
   else if (trainee.itt_start_date && date < trainee.itt_start_date) errors.push(`${dateField} must be after itt_start_date`);
 
   const trigger = (WITHDRAWAL_TRIGGERS as readonly unknown[]).includes(data.trigger) ? (data.trigger as WithdrawalTrigger) : undefined;
-  const reasons = Array.isArray(data.reasons) ? data.reasons.map((r) => String(r)) : isBlankOrEmptyList(data.reasons) ? [] : [String(data.reasons)];
+  const reasons = withdrawalReasons(data.reasons);
   if (reasons.length === 0) {
     errors.push('reasons Choose one or more reasons why the trainee withdrew from the course');
   } else {

@@ -21,7 +21,7 @@ import {
  *   highest-numbered version that has been published (status Published, Deprecated or Withdrawn);
  * - an exact version (`1`, `1.1`, `v2.0`, `2.1.3`; missing parts are 0 and must match exactly);
  * - a wildcard (`2.*`, `1.2.*`, `*` in a path): the highest **Published** version in that range;
- * - anything unparseable, or no match: 404. Then the access policy: 403.
+ * - anything unparseable (white space included), or no match: 404. Then the access policy: 403.
  */
 
 export type { DataSetRow, DataSetVersionRow };
@@ -74,6 +74,9 @@ const MAX_PART = 2147483647;
 
 /** Parses a version selector; undefined when it is not a valid version (→ 404). */
 export function parseVersionSelector(input: string): ExactVersion | WildcardVersion | undefined {
+  // White space anywhere (` 1.0`, `1.0\n`) is not a version: echoed into a client's code it breaks it
+  // (docs/compatibility.md).
+  if (/\s/.test(input)) return undefined;
   if (input.includes('*')) {
     const trimmed = input.replace(/^[ v]+|[ v]+$/g, '');
     const parts = trimmed.split('.');
@@ -159,8 +162,8 @@ export async function resolveDataSet(db: Executor, options: { dataSetId: string;
 }
 
 async function findVersion(db: Executor, dataSetId: string, selector: string | undefined, source: 'query' | 'path') {
-  const trimmed = selector?.trim();
-  if (trimmed === undefined || trimmed === '' || (source === 'query' && trimmed === '*')) {
+  // Blank is "not given" (ASP.NET binds it to null); a version with white space around it is refused below.
+  if (selector === undefined || selector.trim() === '' || (source === 'query' && selector === '*')) {
     const live = await findLatestLiveVersion(db, dataSetId);
     if (!live) throw new NotFoundError(`Data set ${dataSetId} has no published version.`);
     return live;

@@ -1,4 +1,3 @@
-import { ValidationError } from '../../../errors.js';
 import {
   DEFAULT_PAGE_SIZE,
   type ComparatorSet,
@@ -87,7 +86,8 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
       lists.set(name, entries);
     } else if (!indexed && SCALAR_PARAMS.has(name)) {
       if (values.length > 1 || scalars.has(name)) binding.add(key, 'InvalidValue', { value: values });
-      else scalars.set(name, values[0]!.trim());
+      // A version selector is not trimmed: ` 1.0` is not a version (404), as anywhere else.
+      else scalars.set(name, name === 'dataSetVersion' ? values[0]! : values[0]!.trim());
     } else {
       binding.add(key, 'UnknownField');
     }
@@ -120,7 +120,7 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
     if (/^true$/i.test(debugValue)) debug = true;
     else if (!/^false$/i.test(debugValue)) binding.add('debug', 'InvalidValue', { value: debugValue });
   }
-  if (binding.any) throw new ValidationError(binding.errors);
+  if (binding.any) throw binding.error();
 
   const problems = new Problems();
   const facets: Facets = {};
@@ -161,7 +161,7 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
   }
 
   checkPaging(problems, page, pageSize);
-  if (problems.any) throw new ValidationError(problems.errors);
+  if (problems.any) throw problems.error();
 
   const parameters: ParsedGetQuery['parameters'] = {};
   for (const [name, value] of scalars) if (value !== '') parameters[name] = value;
@@ -173,7 +173,7 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
   const hasFacets = Object.keys(facets).length > 0;
   return {
     parameters,
-    dataSetVersion: scalars.get('dataSetVersion') || undefined,
+    dataSetVersion: scalars.get('dataSetVersion')?.trim() ? scalars.get('dataSetVersion') : undefined,
     request: {
       criteria: hasFacets ? { kind: 'facets', facets } : undefined,
       indicators,

@@ -45,13 +45,25 @@ export function canonicalMemberNames(value: unknown, depth = 0): unknown {
   // Deeper than any valid body can be (criteria nest at most MAX_CRITERIA_DEPTH): left as it is, and refused by
   // the depth check of the criteria, without recursing further here.
   if (depth > 3 * MAX_CRITERIA_DEPTH) return value;
-  if (Array.isArray(value)) return value.map((item) => canonicalMemberNames(item, depth + 1));
-  if (!isObject(value)) return value;
-  const result: JsonObject = {};
-  for (const [key, member] of Object.entries(value)) {
-    result[MEMBER_BY_LOWER_NAME.get(key.toLowerCase()) ?? key] = canonicalMemberNames(member, depth + 1) as Json;
+  // Copied only where a name changes, so a large body that is already canonical costs no second copy.
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = canonicalMemberNames(value[i], depth + 1);
+      if (item !== value[i]) (copy ??= value.slice())[i] = item;
+    }
+    return copy ?? value;
   }
-  return result;
+  if (!isObject(value)) return value;
+  let changed = false;
+  const result: JsonObject = {};
+  for (const key in value) {
+    const name = MEMBER_BY_LOWER_NAME.get(key.toLowerCase()) ?? key;
+    const member = canonicalMemberNames(value[key], depth + 1) as Json;
+    if (name !== key || member !== value[key]) changed = true;
+    result[name] = member;
+  }
+  return changed ? result : value;
 }
 
 /** `"page": "2"`: the reference reads numbers from JSON strings too (its web defaults). */
@@ -112,7 +124,7 @@ export function parsePostBody(body: unknown): QueryRequest {
         binding.add(key, 'UnknownField');
     }
   }
-  if (binding.any) throw new ValidationError(binding.errors);
+  if (binding.any) throw binding.error();
   if (parser.conditions > MAX_CRITERIA_CONDITIONS) {
     problems.custom('criteria', 'CriteriaMaxConditions', ValidationMessages.criteriaMaxConditions(MAX_CRITERIA_CONDITIONS), {
       maxConditions: MAX_CRITERIA_CONDITIONS,
@@ -120,7 +132,7 @@ export function parsePostBody(body: unknown): QueryRequest {
     });
   }
   checkPaging(problems, request.page, request.pageSize);
-  if (problems.any) throw new ValidationError(problems.errors);
+  if (problems.any) throw problems.error();
   return request;
 }
 

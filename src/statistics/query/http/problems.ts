@@ -1,18 +1,37 @@
-import type { FieldError } from '../../../errors.js';
+import { ErrorCollector, ValidationError, type FieldError } from '../../../errors.js';
 import { fieldErrors, ValidationMessages, type FixedMessageCode } from '../../errors.js';
 import { MAX_PAGE_SIZE } from '../engine/criteria.js';
 import { GEOGRAPHIC_LEVEL_CODES } from '../../standard/geographic-levels.js';
 
-/** Collects every problem of a request so they are reported together. */
+/**
+ * Collects the problems of a request so they are reported together: the first MAX_REPORTED_ERRORS, the rest only
+ * counted (no error object is made for them).
+ */
 export class Problems {
-  readonly errors: FieldError[] = [];
+  private readonly collected = new ErrorCollector<FieldError>();
+
+  get errors(): readonly FieldError[] {
+    return this.collected.items;
+  }
 
   add(path: string, code: FixedMessageCode, detail?: Record<string, unknown>): void {
-    this.errors.push({ path, code, message: ValidationMessages[code], ...(detail ? { detail } : {}) });
+    if (this.collected.full) this.collected.omitted++;
+    else this.collected.push({ path, code, message: ValidationMessages[code], ...(detail ? { detail } : {}) });
   }
 
   custom(path: string, code: string, message: string, detail: Record<string, unknown>): void {
-    this.errors.push({ path, code, message, detail });
+    this.push({ path, code, message, detail });
+  }
+
+  /** One error as it is, or only counted once the report is full. */
+  push(error: FieldError): void {
+    if (this.collected.full) this.collected.omitted++;
+    else this.collected.push(error);
+  }
+
+  /** The 400 listing what was collected, with the count of the rest. */
+  error(): ValidationError {
+    return new ValidationError([...this.collected.items], undefined, undefined, this.collected.omitted);
   }
 
   notEmpty(path: string, value: unknown): void {
@@ -20,7 +39,7 @@ export class Problems {
   }
 
   maximumLength(path: string, value: string, maxLength: number): void {
-    this.errors.push(fieldErrors.maximumLength(path, value, maxLength));
+    this.push(fieldErrors.maximumLength(path, value, maxLength));
   }
 
   allowedLevel(path: string, value: unknown): void {
@@ -49,6 +68,6 @@ export function checkId(problems: Problems, path: string, value: string | null, 
 }
 
 export function checkPaging(problems: Problems, page: number, pageSize: number, pagePath = 'page', pageSizePath = 'pageSize'): void {
-  if (page < 1) problems.errors.push(fieldErrors.greaterThanOrEqual(pagePath, page, 1));
-  if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) problems.errors.push(fieldErrors.inclusiveBetween(pageSizePath, pageSize, 1, MAX_PAGE_SIZE));
+  if (page < 1) problems.push(fieldErrors.greaterThanOrEqual(pagePath, page, 1));
+  if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) problems.push(fieldErrors.inclusiveBetween(pageSizePath, pageSize, 1, MAX_PAGE_SIZE));
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import Negotiator from 'negotiator';
 import { NotFoundError, ValidationError } from '../../../errors.js';
 import type { StatisticsApiOptions } from '../../index.js';
 import { isUuid, previewTokenOf } from '../../http.js';
@@ -22,9 +23,10 @@ const DESCRIPTION_POST = `Queries a data set version with a JSON body \`{criteri
 \`and\`, \`or\` and \`not\` (at most 32 levels and 1000 conditions). No body (or \`null\`) returns unfiltered results with all
 indicators. \`Accept: text/csv\` streams every matching row as CSV.`;
 
+/** CSV when `Accept` prefers it to JSON by its q-values (then by specificity and order); JSON otherwise. */
 function wantsCsv(request: FastifyRequest): boolean {
-  const accept = request.headers.accept ?? '';
-  return /\btext\/csv\b/i.test(accept) && !/\bapplication\/json\b/i.test(accept.split(',')[0] ?? '');
+  if (!request.headers.accept) return false;
+  return new Negotiator(request).mediaType(['application/json', 'text/csv']) === 'text/csv';
 }
 
 declare module 'fastify' {
@@ -126,7 +128,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       }
       const versionParam = versionKey === undefined ? undefined : raw[versionKey];
       const dataSetVersion = Array.isArray(versionParam) ? versionParam[0] : versionParam;
-      return answer(request, reply, dataSetId, dataSetVersion?.trim() || undefined, request.dataSetQuery!.query);
+      return answer(request, reply, dataSetId, dataSetVersion?.trim() ? dataSetVersion : undefined, request.dataSetQuery!.query);
     },
   );
 };
