@@ -36,8 +36,8 @@ export interface RecordedExample {
 /** Recorded examples of one document: operationId → examples, in the order they were sent. */
 export type RecordedDocumentExamples = Record<string, RecordedExample[]>;
 
-export function readRecordedExamples(url: URL): Record<string, RecordedDocumentExamples> {
-  return JSON.parse(readFileSync(url, 'utf8')) as Record<string, RecordedDocumentExamples>;
+export function readRecordedExamples(file: string): Record<string, RecordedDocumentExamples> {
+  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, RecordedDocumentExamples>;
 }
 
 /** Per operationId: its tag and a one-paragraph description (what it does, what it needs, what goes wrong). */

@@ -5,6 +5,7 @@
  * in openapi-examples.recorded.json, which the document shows (applied by the swagger transform in
  * src/plugins/openapi.ts).
  */
+import { projectPath } from '../paths.js';
 import { readRecordedExamples, withExamples, type ExampleRequest, type OperationDocs } from '../plugins/openapi-examples.js';
 
 type Json = Record<string, unknown>;
@@ -110,7 +111,7 @@ export const STATISTICS_EXAMPLES: StatisticsExample[] = [
 ];
 
 /** The answers this service gave to STATISTICS_EXAMPLES (written by test/docs/examples.test.ts). */
-export const STATISTICS_RECORDED_EXAMPLES = readRecordedExamples(new URL('./openapi-examples.recorded.json', import.meta.url));
+export const STATISTICS_RECORDED_EXAMPLES = readRecordedExamples(projectPath('src/statistics/openapi-examples.recorded.json'));
 
 /** The service document with the groups, descriptions and recorded examples. */
 export function withStatisticsExamples(document: Json): Json {

@@ -4,6 +4,7 @@
  * list, read, update with If-Match, placements, degrees, state changes). test/docs/examples.test.ts sends them to a
  * fresh server per version and records the answers in recorded-examples.json, which the documents show.
  */
+import { projectPath } from '../../paths.js';
 import { readRecordedExamples, withExamples, type OperationDocs } from '../../plugins/openapi-examples.js';
 import { adapterFor, REGISTER_VERSIONS, type RegisterVersion } from '../versions/index.js';
 
@@ -308,7 +309,7 @@ export const REGISTER_EXAMPLES: RegisterExample[] = [
 export const UNKNOWN_ID = 'NoSuchRecord111111111111';
 
 /** The answers this service gave to REGISTER_EXAMPLES, per version (written by test/docs/examples.test.ts). */
-export const REGISTER_RECORDED_EXAMPLES = readRecordedExamples(new URL('./recorded-examples.json', import.meta.url));
+export const REGISTER_RECORDED_EXAMPLES = readRecordedExamples(projectPath('src/register/openapi/recorded-examples.json'));
 
 const RATE_LIMITED = { description: 'Too many requests from this provider (or IP without a valid token): retry after a minute', content: { 'text/plain': { schema: { type: 'string' } } } };
 
