@@ -47,6 +47,8 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '60' },
     // How long the cold server may take before its row index answers.
     'cold-limit-seconds': { type: 'string', default: '300' },
+    // Only rewrites the table in docs/performance.md from bench/results/scale.json.
+    'table-only': { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -347,10 +349,13 @@ function renderTable(results: SizeResult[]): string {
     row('storage in PostgreSQL: total (heap + indexes)', (r) => `${fmt(r.storage.totalMb)} MB (${fmt(r.storage.heapMb)} + ${fmt(r.storage.indexesMb)})`),
     row('zstd Parquet of the same rows; PostgreSQL ÷ Parquet', (r) => `${fmt(r.storage.parquetZstdMb, 1)} MB; ${fmt(r.storage.totalOverParquet, 1)}×`),
     row('server start → listening / → row index answering', (r) => `${fmt(r.coldStart.listeningSeconds, 1)} s / ${r.coldStart.rowIndexAnsweringSeconds === null ? 'never (limit)' : `${fmt(r.coldStart.rowIndexAnsweringSeconds, 1)} s`}`),
-    row('server RSS with the row index', (r) => `${fmt(r.serverRssMb.withIndex)} MB`),
+    row('server RSS with the row index (without: it was never ready)', (r) => `${fmt(r.serverRssMb.withIndex)} MB${r.coldStart.rowIndexAnsweringSeconds === null ? ' (without)' : ''}`),
     ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — cold window`, (r) => { const c = r.coldStart.coldWindow[name]; return c && c.n ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (n ${c.n})` : '—'; })),
     ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — SQL engine (index off) · DuckDB · SQL ÷ DuckDB p50`, (r) => `${fmt(r.sqlEngine[name]?.p50Ms, 1)} / ${fmt(r.sqlEngine[name]?.p99Ms, 1)} · ${fmt(r.duckdbQueries[name]?.p50Ms, 1)} / ${fmt(r.duckdbQueries[name]?.p99Ms, 1)} · ${fmt(r.sqlEngineOverDuckdbP50[name], 2)}×`)),
-    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — warm (row index)`, (r) => `${fmt(r.warm[name]?.p50Ms, 1)} / ${fmt(r.warm[name]?.p99Ms, 1)}`)),
+    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — warm (row index; "SQL" where the index never answered)`, (r) => {
+      const warm = r.warm[name];
+      return `${fmt(warm?.p50Ms, 1)} / ${fmt(warm?.p99Ms, 1)}${warm && !warm.engines.index ? ' (SQL)' : ''}`;
+    })),
   ];
   return lines.join('\n');
 }
@@ -368,6 +373,10 @@ async function writeDocsTable(results: SizeResult[]): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------------------------
 
+if (values['table-only']) {
+  await writeDocsTable((JSON.parse(await readFile(RESULTS_FILE, 'utf8')) as { sizes: SizeResult[] }).sizes);
+  process.exit(0);
+}
 await mkdir(filesDir, { recursive: true });
 console.log(`Starting the embedded PostgreSQL of ${dataDir} ...`);
 const embedded = await startEmbeddedPostgres(dataDir, { database: 'postgres' });
