@@ -130,7 +130,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('db', deps.db);
   app.decorate('readDb', deps.readDb ?? deps.db);
 
-  await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db });
+  // The statistics query's row indexes: loaded in the background under their own time bound, and an index built
+  // from rows is stored on the primary for every other instance.
+  const rowIndexes =
+    deps.rowIndexes ??
+    new RowIndexStore({
+      memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024,
+      buildTimeoutMs: config.QUERY_INDEX_BUILD_TIMEOUT_MS,
+      retryAfterMs: config.QUERY_INDEX_RETRY_MS,
+      snapshotDb: deps.db,
+      log: app.log.child({ component: 'row-index' }),
+    });
+  await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db, rowIndexes });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
   // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
@@ -143,7 +154,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     network: deps.webhookNetwork,
     webhookWorker: deps.webhookWorker,
   });
-  const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
   const shared = createStatisticsSharedState(config);
   for (const prefix of STATISTICS_PREFIXES) {
     await app.register(statisticsApi, { prefix, rowIndexes, shared, alias: prefix !== '/v1' });

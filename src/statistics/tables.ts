@@ -123,6 +123,14 @@ export interface PreviewTokensTable {
   expires_at: Timestamp;
 }
 
+/** A piece of a version's stored row index (see the migration `2026-11-25T1000-row-index-snapshots`). */
+export interface VersionRowIndexChunksTable {
+  rows_table: string;
+  chunk: number;
+  version_id: number;
+  bytes: Buffer;
+}
+
 export interface StatisticsTables {
   publications: PublicationsTable;
   data_sets: DataSetsTable;
@@ -137,6 +145,7 @@ export interface StatisticsTables {
   version_time_periods: VersionTimePeriodsTable;
   version_changes: VersionChangesTable;
   preview_tokens: PreviewTokensTable;
+  version_row_index_chunks: VersionRowIndexChunksTable;
 }
 
 /**
