@@ -15,6 +15,7 @@ import { healthRoutes } from './plugins/health.js';
 import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
 import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIXES, statisticsApi } from './statistics/index.js';
 import { RowIndexStore } from './statistics/query/engine/row-index-store.js';
+import { loadQueryVersionMeta } from './statistics/query/engine/version-meta-cache.js';
 import { registerApi } from './register/index.js';
 import { REGISTER_OPENAPI_DOCUMENTS } from './register/openapi/index.js';
 import { explorerPlugin } from './explorer/plugin.js';
@@ -146,7 +147,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(streamingPlugin, { config });
   // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
   await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS, transformDocument: withStatisticsExamples });
-  await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting });
+  await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting, rowIndexes });
   // One LISTEN connection per instance, with the primary pool's settings.
   const primaryPool = deps.pools?.register ?? deps.pools?.primary;
   await app.register(eventsPlugin, {
@@ -162,5 +163,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(explorerPlugin);
 
   await app.ready();
+  if (!deps.rowIndexes) {
+    // Not ready until the row indexes of the versions in use are loaded (bounded by QUERY_INDEX_WARM_TIMEOUT_MS).
+    const statisticsDb = deps.readDb ?? deps.db;
+    await rowIndexes
+      .startWarmUp(statisticsDb, (versionId, rowsTable) => loadQueryVersionMeta(statisticsDb, versionId, rowsTable), {
+        versions: config.QUERY_INDEX_WARM_VERSIONS,
+        timeoutMs: config.QUERY_INDEX_WARM_TIMEOUT_MS,
+      })
+      .catch((error: unknown) => app.log.warn({ err: error }, 'row index warm-up could not read the versions in use'));
+  }
   return app;
 }

@@ -123,12 +123,19 @@ export interface PreviewTokensTable {
   expires_at: Timestamp;
 }
 
-/** A piece of a version's stored row index (see the migration `2026-11-25T1000-row-index-snapshots`). */
+/** A piece of a version's stored row index (see the migration `2026-11-25T1200-row-index-snapshots`). */
 export interface VersionRowIndexChunksTable {
   rows_table: string;
   chunk: number;
   version_id: number;
   bytes: Buffer;
+}
+
+/** When a version's row index was last used (see the migration `2026-11-25T1200-row-index-snapshots`). */
+export interface VersionRowIndexUsesTable {
+  rows_table: string;
+  version_id: number;
+  used_at: Timestamp;
 }
 
 export interface StatisticsTables {
@@ -146,6 +153,7 @@ export interface StatisticsTables {
   version_changes: VersionChangesTable;
   preview_tokens: PreviewTokensTable;
   version_row_index_chunks: VersionRowIndexChunksTable;
+  version_row_index_uses: VersionRowIndexUsesTable;
 }
 
 /**

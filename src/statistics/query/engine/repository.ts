@@ -217,3 +217,24 @@ export async function findVersionsWithoutStoredRowIndex(db: Executor): Promise<A
     .execute();
   return rows.map((r) => ({ id: r.id, rowsTable: r.rows_table! }));
 }
+
+/** Notes that a version's row index was used now. */
+export async function recordRowIndexUse(db: Executor, rowsTable: string, versionId: number): Promise<void> {
+  await db
+    .insertInto('version_row_index_uses')
+    .values({ rows_table: rowsTable, version_id: versionId, used_at: sql<Date>`now()` })
+    .onConflict((oc) => oc.column('rows_table').doUpdateSet({ used_at: sql<Date>`now()` }))
+    .execute();
+}
+
+/** The versions whose row index was used most recently, most recent first (only tables that are still the version's). */
+export async function findRecentlyUsedRowIndexes(db: Executor, limit: number): Promise<Array<{ id: number; rowsTable: string }>> {
+  const rows = await db
+    .selectFrom('version_row_index_uses as u')
+    .innerJoin('data_set_versions as v', (join) => join.onRef('v.id', '=', 'u.version_id').onRef('v.rows_table', '=', 'u.rows_table'))
+    .select(['v.id', 'u.rows_table'])
+    .orderBy('u.used_at', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: r.id, rowsTable: r.rows_table }));
+}

@@ -30,6 +30,11 @@ interface Header {
 
 /** The index as one buffer: header length (u32), header JSON padded to 8 bytes, Float64 arrays, Int32 arrays. */
 export function encodeRowIndex(index: RowIndex, rowsTable: string): Buffer {
+  return Buffer.concat(encodedParts(index, rowsTable));
+}
+
+/** The parts of `encodeRowIndex`'s buffer in order: the header, then views on the index's arrays (not copied). */
+function encodedParts(index: RowIndex, rowsTable: string): Buffer[] {
   const { ids, columns, levelCodes, indicators } = index.parts();
   const header: Header = {
     format: FORMAT,
@@ -44,7 +49,31 @@ export function encodeRowIndex(index: RowIndex, rowsTable: string): Buffer {
   prefix.writeUInt32LE(json.length, 0);
   json.copy(prefix, 8);
   const bytes = (array: Int32Array | Float64Array) => Buffer.from(array.buffer, array.byteOffset, array.byteLength);
-  return Buffer.concat([prefix, ...[...indicators.values()].map((i) => bytes(i.numbers)), bytes(ids), ...[...columns.values()].map(bytes)]);
+  return [prefix, ...[...indicators.values()].map((i) => bytes(i.numbers)), bytes(ids), ...[...columns.values()].map(bytes)];
+}
+
+/** The stored form as consecutive pieces of `size` bytes (the last shorter), copying one piece at a time, never the whole. */
+export function rowIndexPieces(index: RowIndex, rowsTable: string, size = CHUNK_BYTES): Generator<Buffer> {
+  return piecesOf(encodedParts(index, rowsTable), size);
+}
+
+function* piecesOf(parts: readonly Buffer[], size: number): Generator<Buffer> {
+  let piece = Buffer.allocUnsafe(size);
+  let filled = 0;
+  for (const part of parts) {
+    for (let at = 0; at < part.length; ) {
+      const n = Math.min(size - filled, part.length - at);
+      part.copy(piece, filled, at, at + n);
+      filled += n;
+      at += n;
+      if (filled === size) {
+        yield piece;
+        piece = Buffer.allocUnsafe(size);
+        filled = 0;
+      }
+    }
+  }
+  if (filled > 0) yield piece.subarray(0, filled);
 }
 
 /** The index back from `encodeRowIndex`'s buffer (views on it, no copy when it is aligned); without indicator values when `indicators` is false. */
@@ -72,13 +101,12 @@ export function decodeRowIndex(raw: Buffer, rowsTable: string, options: { indica
 
 /**
  * Stores a version's index (replacing any stored before): its buffer in pieces of CHUNK_BYTES, each deflated on
- * its own (in parallel on the thread pool, and so that loading can inflate each into its place). Returns the bytes stored.
+ * its own (so that loading can inflate each into its place), made one at a time so that storing a large index never
+ * holds a second copy of it (the import's peak memory). Returns the bytes stored.
  */
 export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, versionId: number, index: RowIndex): Promise<number> {
-  const raw = encodeRowIndex(index, rowsTable);
-  const pieces = await Promise.all(
-    Array.from({ length: Math.ceil(raw.length / CHUNK_BYTES) }, (_, i) => deflate(raw.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES), { level: 1 })),
-  );
+  const pieces: Buffer[] = [];
+  for (const piece of rowIndexPieces(index, rowsTable)) pieces.push(await deflate(piece, { level: 1 }));
   await replaceRowIndexChunks(db, rowsTable, versionId, pieces);
   return pieces.reduce((sum, piece) => sum + piece.length, 0);
 }

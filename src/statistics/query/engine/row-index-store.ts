@@ -7,7 +7,14 @@
 import { LRUCache } from 'lru-cache';
 import type { Executor } from '../../../db/database.js';
 import { locationColumn } from '../../standard/geographic-levels.js';
-import { countAllRows, findVersionsWithoutStoredRowIndex, setLocalStatementTimeout, streamRowsInDefaultOrder } from './repository.js';
+import {
+  countAllRows,
+  findRecentlyUsedRowIndexes,
+  findVersionsWithoutStoredRowIndex,
+  recordRowIndexUse,
+  setLocalStatementTimeout,
+  streamRowsInDefaultOrder,
+} from './repository.js';
 import { RowIndex, type IndicatorColumn } from './row-index.js';
 import { loadRowIndexSnapshot, saveRowIndexSnapshot } from './row-index-snapshot.js';
 import { loadQueryVersionMeta, type VersionMeta } from './version-meta-cache.js';
@@ -199,6 +206,10 @@ export class RowIndexStore {
   private log: RowIndexLog | undefined;
   private rowsPerRead: number | undefined;
   private onBuildProgress: RowIndexStoreOptions['onBuildProgress'];
+  /** When this store last noted each version's use in the database (at most once a minute). */
+  private readonly usesNoted = new Map<string, number>();
+  /** False while the warm-up (startWarmUp) loads the versions in use: the instance is not ready. */
+  private warmedUp = true;
 
   constructor(options: RowIndexStoreOptions = {}) {
     this.ready = this.newCache();
@@ -255,6 +266,7 @@ export class RowIndexStore {
    */
   async indexFor(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
     if (!this.enabled) return undefined;
+    this.noteUse(meta);
     const index = this.readyIndex(meta);
     if (index) return index;
     const key = keyOf(meta);
@@ -262,6 +274,50 @@ export class RowIndexStore {
     if ((this.failures.get(key)?.retryAt ?? 0) > Date.now()) return undefined;
     void this.start(db, meta);
     return undefined;
+  }
+
+  /** Whether the warm-up is over (done or out of time): /health/ready says ready only then. */
+  get warm(): boolean {
+    return this.warmedUp;
+  }
+
+  /**
+   * Loads the indexes of the `versions` versions used most recently (by any instance) before this instance says it
+   * is ready, for at most `timeoutMs`; the least recent first, so the most recent stay when not all fit the budget.
+   * Resolves once the list is read (so an instance with nothing to load is ready at once); the loads go on in the
+   * background, and a failed one is left to the usual retry.
+   */
+  async startWarmUp(
+    db: Executor, metaOf: (versionId: number, rowsTable: string) => Promise<VersionMeta>, options: { versions: number; timeoutMs: number },
+  ): Promise<void> {
+    if (!this.enabled || options.versions <= 0) return;
+    const recent = await findRecentlyUsedRowIndexes(db, options.versions);
+    if (recent.length === 0) return;
+    this.warmedUp = false;
+    const started = Date.now();
+    const loads = (async () => {
+      for (const { id, rowsTable } of recent.reverse()) {
+        if (Date.now() - started >= options.timeoutMs) break;
+        await this.ensure(db, await metaOf(id, rowsTable)).catch(() => undefined);
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const outOfTime = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)));
+    void Promise.race([loads.then(() => 'done' as const, () => 'done' as const), outOfTime]).then((how) => {
+      clearTimeout(timer);
+      this.warmedUp = true;
+      this.log?.info({ versions: recent.length, ready: this.ready.size, seconds: (Date.now() - started) / 1000, how }, 'row index warm-up over');
+    });
+  }
+
+  /** Notes the version's use in the database (for the warm-up of the next instances), at most once a minute. */
+  private noteUse(meta: VersionMeta): void {
+    const key = keyOf(meta);
+    if (!this.snapshotDb || Date.now() - (this.usesNoted.get(key) ?? 0) < 60000) return;
+    this.usesNoted.set(key, Date.now());
+    recordRowIndexUse(this.snapshotDb, meta.rowsTable, meta.versionId).catch((error: unknown) => {
+      this.log?.warn({ versionId: meta.versionId, err: error }, 'could not note the use of a row index');
+    });
   }
 
   /** Versions whose index is being loaded now. */

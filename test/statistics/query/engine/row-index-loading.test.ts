@@ -12,7 +12,7 @@ import { ABSENCE_SCHOOL } from '../../../helpers/statistics.js';
  * Loading a version's row index in the background: under a time bound of its own, not the requests'
  * statement_timeout (here 300 ms, and a build slowed to outlive it); a failed attempt waits before the next instead
  * of starting again on the next query, and shows in /metrics; the index built from rows is stored, and the next
- * instance loads the stored one.
+ * instance loads the stored one; a starting instance is ready only once the versions in use are loaded.
  */
 let database: TestDatabase;
 let shortStatements: DatabaseHandle;
@@ -100,5 +100,42 @@ describe('row index loading', () => {
     await app.inject(QUERY);
     expect(store.buildsInProgress).toBe(1);
     await vi.waitFor(() => expect(store.status().outcomes.failed).toBe(2), { timeout: 20000, interval: 20 });
+  }, 120000);
+
+  it('an instance says ready once the row indexes of the versions in use are loaded, and its first query runs on them', async () => {
+    await database.db.deleteFrom('version_row_index_uses').execute();
+    const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0' });
+    const first = await buildApp(config, { db: shortStatements.db, logger: false });
+    apps.push(first);
+    // Nothing in use yet: ready at once.
+    expect((await first.inject('/health/ready')).statusCode).toBe(200);
+    await first.inject(QUERY);
+    await vi.waitFor(async () => expect(await database.db.selectFrom('version_row_index_uses').select('rows_table').execute()).toEqual([{ rows_table: meta.rowsTable }]), { timeout: 20000, interval: 50 });
+
+    const next = await buildApp(config, { db: shortStatements.db, logger: false });
+    apps.push(next);
+    await vi.waitFor(async () => expect((await next.inject('/health/ready')).statusCode).toBe(200), { timeout: 30000, interval: 20 });
+    expect((await next.inject(QUERY)).headers['x-query-engine']).toBe('index');
+  }, 120000);
+
+  it('is not ready (503) while a version in use is loading, for at most its time bound', async () => {
+    await dropStoredIndexes();
+    const metaOf = (versionId: number, rowsTable: string) => loadQueryVersionMeta(shortStatements.db, versionId, rowsTable);
+    const store = new RowIndexStore({ ...slowBuild, buildTimeoutMs: 60000 });
+    const app = await appWith(store);
+    await store.startWarmUp(shortStatements.db, metaOf, { versions: 4, timeoutMs: 60000 });
+    const loading = await app.inject('/health/ready');
+    expect(loading.statusCode).toBe(503);
+    expect(loading.json().detail).toMatch(/still loading/);
+    await vi.waitFor(async () => expect((await app.inject('/health/ready')).statusCode).toBe(200), { timeout: 30000, interval: 20 });
+    expect((await app.inject(QUERY)).headers['x-query-engine']).toBe('index');
+
+    // Out of time: ready although the load is not over.
+    const late = new RowIndexStore({ rowsPerRead: 20, onBuildProgress: () => new Promise<void>((resolve) => setTimeout(resolve, 300)), buildTimeoutMs: 60000 });
+    const lateApp = await appWith(late);
+    await dropStoredIndexes();
+    await late.startWarmUp(shortStatements.db, metaOf, { versions: 4, timeoutMs: 300 });
+    await vi.waitFor(async () => expect((await lateApp.inject('/health/ready')).statusCode).toBe(200), { timeout: 10000, interval: 20 });
+    expect(late.buildsInProgress).toBe(1);
   }, 120000);
 });
