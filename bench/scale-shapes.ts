@@ -1,3 +1,5 @@
+import { shuffle } from './datasets.js';
+
 /**
  * The five query shapes of `npm run bench`, built from a version's `/meta` answer, each variant in two forms: the
  * HTTP request to this service and the same question as SQL for DuckDB over the source CSV's columns (written as
@@ -40,17 +42,6 @@ const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
 function csvPeriod(period: string): number {
   const start = Number(period.slice(0, 4));
   return start * 100 + ((start + 1) % 100);
-}
-
-function shuffle<T>(items: T[], seed = 42): T[] {
-  const result = [...items];
-  let state = seed;
-  for (let i = result.length - 1; i > 0; i--) {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    const j = state % (i + 1);
-    [result[i], result[j]] = [result[j]!, result[i]!];
-  }
-  return result;
 }
 
 export function buildShapes(dataSetId: string, meta: ApiMeta): Shape[] {

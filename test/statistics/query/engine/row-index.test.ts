@@ -137,7 +137,7 @@ const sortArb = fc.oneof(
 );
 
 describe('RowIndex (in-memory bitmap engine)', () => {
-  it('selects the same total and page of ids as row-by-row evaluation, for any predicate, sort and page', () => {
+  it('selects the same total and page of ids as row-by-row evaluation, for any predicate, sort and page, also from its stored form', () => {
     fc.assert(
       fc.property(
         fc.array(rowArb, { minLength: 0, maxLength: 150 }),
@@ -154,28 +154,15 @@ describe('RowIndex (in-memory bitmap engine)', () => {
           // Cached value bitsets are shared between queries: evaluating must never change them.
           expect(select(index, { kind: 'not', item: predicate }, sorts, 0, 1000).total).toBe(rows.length - expected.total);
           expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
+          // The stored form (what the import writes and instances load) answers the same.
+          expect(select(decodeRowIndex(encodeRowIndex(index, 'v1'), 'v1'), predicate, sorts, offset, limit)).toEqual(expected);
         },
       ),
       { numRuns: 400 },
     );
   });
 
-  it('answers the same from its stored form (encoded, decoded) as the index it was made from', () => {
-    fc.assert(
-      fc.property(
-        fc.array(rowArb, { minLength: 0, maxLength: 150 }),
-        predicateArb,
-        sortArb as fc.Arbitrary<SortKey[]>,
-        fc.integer({ min: 0, max: 60 }),
-        fc.integer({ min: 1, max: 40 }),
-        (partial, predicate, sorts, offset, limit) => {
-          const rows = partial.map((r, i) => ({ ...r, id: ((i * 7919) % 1009) + 1 }));
-          const stored = decodeRowIndex(encodeRowIndex(buildIndex(rows), 'v1'), 'v1');
-          expect(select(stored, predicate, sorts, offset, limit)).toEqual(naiveSelect(rows, predicate, sorts, offset, limit));
-        },
-      ),
-      { numRuns: 200 },
-    );
+  it('refuses a stored form made from another table', () => {
     // Made from another table: refused.
     expect(() => decodeRowIndex(encodeRowIndex(buildIndex([]), 'v1'), 'v2')).toThrow(/v2/);
   });
