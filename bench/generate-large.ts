@@ -1,17 +1,14 @@
-import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { finished } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { createGunzip, createGzip } from 'node:zlib';
 import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
 import { importDataSetVersion } from '../src/statistics/import/import.js';
 import { DEFAULT_SEED_DIR } from '../src/statistics/seed/service.js';
 import { LARGE_DATA_SET_ID } from './datasets.js';
+import { writeLargeCsv } from './large-csv.js';
 
 /**
  * `npx tsx bench/generate-large.ts [--rows 5000000]`: a large data set for the query benchmark, made from
@@ -22,41 +19,6 @@ import { LARGE_DATA_SET_ID } from './datasets.js';
  */
 const SOURCE = 'spc_pupils_fsm_ethnicity_yrgp';
 const PUBLICATION_ID = '638482b6-d015-4798-a1a4-e2311253b3e1';
-
-async function writeLargeCsv(source: string, target: string, rows: number): Promise<number> {
-  const lines: string[] = [];
-  let header = '';
-  for await (const line of createInterface({ input: createReadStream(source).pipe(createGunzip()), crlfDelay: Infinity })) {
-    if (!header) header = line;
-    else if (line) lines.push(line);
-  }
-  const out = createGzip({ level: 1 });
-  const file = createWriteStream(target);
-  out.pipe(file);
-  const write = (text: string) => (out.write(text) ? undefined : new Promise<void>((resolve) => out.once('drain', resolve)));
-  await write(`${header}\n`);
-  let written = 0;
-  for (let copy = 0; written < rows; copy++) {
-    const shift = copy * 7;
-    let chunk = '';
-    for (const line of lines) {
-      if (written >= rows) break;
-      // time_period is the first column, `YYYYYY` (e.g. 201516): both years move back by `shift`.
-      const start = Number(line.slice(0, 4)) - shift;
-      const end = (start + 1) % 100;
-      chunk += `${start}${String(end).padStart(2, '0')}${line.slice(6)}\n`;
-      written++;
-      if (chunk.length > 1 << 20) {
-        await write(chunk);
-        chunk = '';
-      }
-    }
-    if (chunk) await write(chunk);
-  }
-  out.end();
-  await finished(file);
-  return written;
-}
 
 await runCli(async () => {
   const { values } = parseArgs({ options: { rows: { type: 'string', default: '5000000' } }, strict: true });

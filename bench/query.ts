@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
 import { loadQueryVersionMeta, type VersionMeta } from '../src/statistics/query/engine/version-meta-cache.js';
 import { findLatestLiveVersion } from '../src/statistics/versions/access.js';
-import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID } from './datasets.js';
+import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID, shuffle } from './datasets.js';
 
 /**
  * `npm run bench`: the five queries of issue 8 against a server started in a separate process on the seeded
@@ -42,17 +42,6 @@ function option(meta: VersionMeta, column: string, label: string): string {
 
 function options(meta: VersionMeta, column: string): string[] {
   return [...meta.optionsByPublicId.values()].filter((o) => o.filter.columnName === column).map((o) => o.publicId);
-}
-
-function shuffle<T>(items: T[], seed = 42): T[] {
-  const result = [...items];
-  let state = seed;
-  for (let i = result.length - 1; i > 0; i--) {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    const j = state % (i + 1);
-    [result[i], result[j]] = [result[j]!, result[i]!];
-  }
-  return result;
 }
 
 function post(dataSetId: string, body: unknown): Variant {

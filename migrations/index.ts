@@ -6,6 +6,7 @@ import * as traineeListIndex from './2026-11-23T1300-trainee-list-index.js';
 import * as traineeListCounts from './2026-11-23T1400-trainee-list-counts.js';
 import * as events from './2026-11-25T1000-events.js';
 import * as webhooks from './2026-11-25T1100-webhooks.js';
+import * as rowIndexSnapshots from './2026-11-25T1200-row-index-snapshots.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23T1400-trainee-list-counts': traineeListCounts,
   '2026-11-25T1000-events': events,
   '2026-11-25T1100-webhooks': webhooks,
+  '2026-11-25T1200-row-index-snapshots': rowIndexSnapshots,
 };

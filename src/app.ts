@@ -15,6 +15,7 @@ import { healthRoutes } from './plugins/health.js';
 import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
 import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIXES, statisticsApi } from './statistics/index.js';
 import { RowIndexStore } from './statistics/query/engine/row-index-store.js';
+import { loadQueryVersionMeta } from './statistics/query/engine/version-meta-cache.js';
 import { registerApi } from './register/index.js';
 import { REGISTER_OPENAPI_DOCUMENTS } from './register/openapi/index.js';
 import { explorerPlugin } from './explorer/plugin.js';
@@ -130,12 +131,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('db', deps.db);
   app.decorate('readDb', deps.readDb ?? deps.db);
 
-  await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db });
+  // The statistics query's row indexes: loaded in the background under their own time bound, and an index built
+  // from rows is stored on the primary for every other instance.
+  const rowIndexes =
+    deps.rowIndexes ??
+    new RowIndexStore({
+      memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024,
+      buildTimeoutMs: config.QUERY_INDEX_BUILD_TIMEOUT_MS,
+      retryAfterMs: config.QUERY_INDEX_RETRY_MS,
+      snapshotDb: deps.db,
+      log: app.log.child({ component: 'row-index' }),
+    });
+  await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db, rowIndexes });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
   // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
   await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS, transformDocument: withStatisticsExamples });
-  await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting });
+  await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting, rowIndexes });
   // One LISTEN connection per instance, with the primary pool's settings.
   const primaryPool = deps.pools?.register ?? deps.pools?.primary;
   await app.register(eventsPlugin, {
@@ -143,7 +155,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     network: deps.webhookNetwork,
     webhookWorker: deps.webhookWorker,
   });
-  const rowIndexes = deps.rowIndexes ?? new RowIndexStore({ memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024 });
   const shared = createStatisticsSharedState(config);
   for (const prefix of STATISTICS_PREFIXES) {
     await app.register(statisticsApi, { prefix, rowIndexes, shared, alias: prefix !== '/v1' });
@@ -152,5 +163,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(explorerPlugin);
 
   await app.ready();
+  if (!deps.rowIndexes) {
+    // Not ready until the row indexes of the versions in use are loaded (bounded by QUERY_INDEX_WARM_TIMEOUT_MS).
+    const statisticsDb = deps.readDb ?? deps.db;
+    await rowIndexes
+      .startWarmUp(statisticsDb, (versionId, rowsTable) => loadQueryVersionMeta(statisticsDb, versionId, rowsTable), {
+        versions: config.QUERY_INDEX_WARM_VERSIONS,
+        timeoutMs: config.QUERY_INDEX_WARM_TIMEOUT_MS,
+      })
+      .catch((error: unknown) => app.log.warn({ err: error }, 'row index warm-up could not read the versions in use'));
+  }
   return app;
 }

@@ -52,6 +52,14 @@ export const ConfigSchema = Type.Object({
   QUERY_VERSION_CACHE_MS: Type.Integer({ minimum: 0, default: 1000 }),
   // Memory the in-process row indexes of the statistics query may hold (least recently used evicted beyond it).
   QUERY_INDEX_MEMORY_MB: Type.Integer({ minimum: 0, default: 1024 }),
+  // Time bound of loading or building one version's row index in the background (its own, not the requests'
+  // statement timeout), and the wait after a failed attempt before the next (doubling per failure, up to 32×).
+  QUERY_INDEX_BUILD_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 600000 }),
+  QUERY_INDEX_RETRY_MS: Type.Integer({ minimum: 0, default: 30000 }),
+  // A starting instance loads the row indexes of this many versions used most recently (by any instance) before
+  // /health/ready says ready, for at most QUERY_INDEX_WARM_TIMEOUT_MS; 0 = ready at once.
+  QUERY_INDEX_WARM_VERSIONS: Type.Integer({ minimum: 0, default: 4 }),
+  QUERY_INDEX_WARM_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 60000 }),
   // Change events (src/events): how long they are kept (a cursor older than this answers 410).
   EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
   // Live event streams (Server-Sent Events) at once per client (IP, or provider) and in total; the comment line

@@ -13,6 +13,7 @@ import {
   setSupersedingDataSet,
   withdrawVersion,
 } from '../statistics/lifecycle/service.js';
+import { storeMissingRowIndexes } from '../statistics/query/engine/row-index-store.js';
 import { parseArguments, requireOptions, runCli } from './run.js';
 
 const USAGE = `Usage: npm run stats-admin -- <command> [options]
@@ -29,7 +30,9 @@ Commands:
   preview-token --data-set <id> --version <v> [--label <text>] [--expires-in-hours <1..168>]
                                                           token for a Draft version (header preview-token)
   add-publication --title <text> [--summary <text>] [--id <uuid>] [--slug <slug>]
-  add-data-set --publication <id> --title <text> [--summary <text>] [--id <uuid>]`;
+  add-data-set --publication <id> --title <text> [--summary <text>] [--id <uuid>]
+  build-row-indexes                                       store the query row index of every version that has none
+                                                          (imported before the stored form existed)`;
 
 function required(values: Record<string, unknown>, ...names: string[]): void {
   requireOptions(values, names, USAGE);
@@ -61,12 +64,13 @@ await runCli(async () => {
     console.log(USAGE);
     return;
   }
-  const commands = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set'];
+  const commands = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set', 'build-row-indexes'];
   if (!commands.includes(command)) throw new ValidationError([{ path: 'command', message: `Unknown command "${command}".\n\n${USAGE}` }]);
   if (command === 'preview-token' && values['expires-in-hours'] !== undefined && !/^\d+(\.\d+)?$/.test(values['expires-in-hours'])) {
     throw new ValidationError([{ path: '--expires-in-hours', message: 'must be a number of hours.' }]);
   }
-  const runtime = await openRuntime(loadConfig(), { applicationName: 'statistics-admin' });
+  const config = loadConfig();
+  const runtime = await openRuntime(config, { applicationName: 'statistics-admin' });
   const db = runtime.primary.db;
   const dataSet = values['data-set']!;
   const version = values.version!;
@@ -131,6 +135,13 @@ await runCli(async () => {
         required(values, 'title');
         const id = await addPublication(db, { id: values.id, title: values.title!, summary: values.summary, slug: values.slug });
         console.log(`Publication ${id} created.`);
+        break;
+      }
+      case 'build-row-indexes': {
+        const stored = await storeMissingRowIndexes(db, config.QUERY_INDEX_BUILD_TIMEOUT_MS, (v) =>
+          console.log(`Version ${v.id} (${v.rowsTable}): row index stored, ${(v.bytes / 1024 / 1024).toFixed(1)} MB in ${v.seconds.toFixed(1)} s.`),
+        );
+        console.log(stored === 0 ? 'Every version has its row index stored.' : `Stored ${stored} row indexes.`);
         break;
       }
       case 'add-data-set': {

@@ -37,6 +37,8 @@ export interface HealthOptions {
   probes?: Db[];
   /** With a read replica: where statistics reads go. A replica that is down or lagging does not make us unready. */
   readRouting?: ReadRouter;
+  /** The statistics row indexes: not ready while the versions in use are still loading (within their time bound). */
+  rowIndexes?: { readonly warm: boolean };
 }
 
 /** `SELECT 1`, or a rejection once `ms` have passed (a frozen database never answers). */
@@ -52,7 +54,7 @@ async function probe(db: Db, ms: number): Promise<void> {
   }
 }
 
-export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { db, readDb, probes, readRouting }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { db, readDb, probes, readRouting, rowIndexes }) => {
   const targets = probes && probes.length > 0 ? probes : readDb && readDb !== db && !readRouting ? [db, readDb] : [db];
   app.addSchema(HealthSchema);
   app.get(
@@ -72,6 +74,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
       },
     },
     async () => {
+      // A balancer sends no traffic to an instance whose row indexes of the versions in use are not loaded yet.
+      if (rowIndexes && !rowIndexes.warm) throw new ServiceUnavailableError('The row indexes of the statistics versions in use are still loading.');
       try {
         await Promise.all(targets.map((target) => probe(target, HEALTH_TIMEOUT_MS)));
       } catch (error) {

@@ -5,8 +5,14 @@ import type pg from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../db/database.js';
 
+/** What /metrics shows of the statistics query's row indexes (the app's row index store). */
+export interface RowIndexStatusSource {
+  status(): { ready: number; loading: number; backingOff: number; bytes: number; rowsRead: number; outcomes: Record<string, number> };
+}
+
 export interface MetricsOptions {
   pools?: Record<string, pg.Pool>;
+  rowIndexes?: RowIndexStatusSource;
   /** Where statistics imports are observed (the readiness pool in the server: a scrape never queues behind API traffic). */
   importsDb?: Db;
 }
@@ -37,10 +43,10 @@ export async function readImportProgress(db: Db): Promise<ImportProgress> {
 
 /**
  * `GET /metrics` in Prometheus text format: request counts and latency by route and status, database pool usage,
- * import progress and the process's default metrics. One registry per app, so tests can build many apps.
+ * import progress, the statistics row indexes and the process's default metrics. One registry per app, so tests can build many apps.
  */
 export const metricsPlugin = fp<MetricsOptions>(
-  async (app: FastifyInstance, { pools = {}, importsDb }) => {
+  async (app: FastifyInstance, { pools = {}, importsDb, rowIndexes }) => {
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
     const requests = new Counter({
@@ -109,6 +115,47 @@ export const metricsPlugin = fp<MetricsOptions>(
         else this.reset();
       },
     });
+
+    if (rowIndexes) {
+      new Gauge({
+        name: 'statistics_row_index_versions',
+        help: 'Data set versions by the state of their in-memory row index: ready, loading, backing_off (waiting after a failed load)',
+        labelNames: ['state'] as const,
+        registers: [registry],
+        collect() {
+          const status = rowIndexes.status();
+          this.set({ state: 'ready' }, status.ready);
+          this.set({ state: 'loading' }, status.loading);
+          this.set({ state: 'backing_off' }, status.backingOff);
+        },
+      });
+      new Gauge({
+        name: 'statistics_row_index_bytes',
+        help: 'Bytes held by the in-memory row indexes (bounded by QUERY_INDEX_MEMORY_MB)',
+        registers: [registry],
+        collect() {
+          this.set(rowIndexes.status().bytes);
+        },
+      });
+      new Gauge({
+        name: 'statistics_row_index_rows_read',
+        help: 'Rows read so far by the row index builds from rows in progress',
+        registers: [registry],
+        collect() {
+          this.set(rowIndexes.status().rowsRead);
+        },
+      });
+      new Counter({
+        name: 'statistics_row_index_loads_total',
+        help: 'Finished row index loads by outcome: snapshot (read from its stored form), rows (built from the rows), failed, too_large',
+        labelNames: ['outcome'] as const,
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const [outcome, count] of Object.entries(rowIndexes.status().outcomes)) this.inc({ outcome }, count);
+        },
+      });
+    }
 
     app.addHook('onResponse', async (request, reply) => {
       const route = request.routeOptions.url ?? 'unmatched';

@@ -123,6 +123,21 @@ export interface PreviewTokensTable {
   expires_at: Timestamp;
 }
 
+/** A piece of a version's stored row index (see the migration `2026-11-25T1200-row-index-snapshots`). */
+export interface VersionRowIndexChunksTable {
+  rows_table: string;
+  chunk: number;
+  version_id: number;
+  bytes: Buffer;
+}
+
+/** When a version's row index was last used (see the migration `2026-11-25T1200-row-index-snapshots`). */
+export interface VersionRowIndexUsesTable {
+  rows_table: string;
+  version_id: number;
+  used_at: Timestamp;
+}
+
 export interface StatisticsTables {
   publications: PublicationsTable;
   data_sets: DataSetsTable;
@@ -137,6 +152,8 @@ export interface StatisticsTables {
   version_time_periods: VersionTimePeriodsTable;
   version_changes: VersionChangesTable;
   preview_tokens: PreviewTokensTable;
+  version_row_index_chunks: VersionRowIndexChunksTable;
+  version_row_index_uses: VersionRowIndexUsesTable;
 }
 
 /**

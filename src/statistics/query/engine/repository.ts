@@ -183,3 +183,58 @@ export async function findVersionMetaRows(db: Executor, versionId: number, rowsT
   ]);
   return { filters, options, indicators, levels, locations, timePeriods, columns: columns.rows.map((r) => r.column_name) };
 }
+
+/**
+ * Gives the rest of the transaction `timeoutMs` for its statements instead of the requests' statement timeout (a
+ * literal, so the client-side deadline of src/db/database.ts follows it too).
+ */
+export async function setLocalStatementTimeout(trx: Executor, timeoutMs: number): Promise<void> {
+  await sql`SET LOCAL statement_timeout = ${sql.raw(String(Math.max(1, Math.floor(timeoutMs))))}`.execute(trx);
+}
+
+/** The stored pieces of a row index made from `rowsTable`, in order (none when it has no stored index). */
+export async function findRowIndexChunks(db: Executor, rowsTable: string): Promise<Buffer[]> {
+  const rows = await db.selectFrom('version_row_index_chunks').select('bytes').where('rows_table', '=', rowsTable).orderBy('chunk').execute();
+  return rows.map((r) => r.bytes);
+}
+
+/** Replaces the stored row index of `rowsTable` with these pieces. */
+export async function replaceRowIndexChunks(db: Executor, rowsTable: string, versionId: number, pieces: readonly Buffer[]): Promise<void> {
+  await db.deleteFrom('version_row_index_chunks').where('rows_table', '=', rowsTable).execute();
+  for (const [chunk, bytes] of pieces.entries()) {
+    await db.insertInto('version_row_index_chunks').values({ rows_table: rowsTable, chunk, version_id: versionId, bytes }).execute();
+  }
+}
+
+/** Versions with rows but no stored row index (imported before the stored form existed). */
+export async function findVersionsWithoutStoredRowIndex(db: Executor): Promise<Array<{ id: number; rowsTable: string }>> {
+  const rows = await db
+    .selectFrom('data_set_versions as v')
+    .select(['v.id', 'v.rows_table'])
+    .where('v.rows_table', 'is not', null)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('version_row_index_chunks as c').select('c.chunk').whereRef('c.rows_table', '=', 'v.rows_table'))))
+    .orderBy('v.id')
+    .execute();
+  return rows.map((r) => ({ id: r.id, rowsTable: r.rows_table! }));
+}
+
+/** Notes that a version's row index was used now. */
+export async function recordRowIndexUse(db: Executor, rowsTable: string, versionId: number): Promise<void> {
+  await db
+    .insertInto('version_row_index_uses')
+    .values({ rows_table: rowsTable, version_id: versionId, used_at: sql<Date>`now()` })
+    .onConflict((oc) => oc.column('rows_table').doUpdateSet({ used_at: sql<Date>`now()` }))
+    .execute();
+}
+
+/** The versions whose row index was used most recently, most recent first (only tables that are still the version's). */
+export async function findRecentlyUsedRowIndexes(db: Executor, limit: number): Promise<Array<{ id: number; rowsTable: string }>> {
+  const rows = await db
+    .selectFrom('version_row_index_uses as u')
+    .innerJoin('data_set_versions as v', (join) => join.onRef('v.id', '=', 'u.version_id').onRef('v.rows_table', '=', 'u.rows_table'))
+    .select(['v.id', 'u.rows_table'])
+    .orderBy('u.used_at', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: r.id, rowsTable: r.rows_table }));
+}

@@ -1,13 +1,23 @@
 /**
- * Building row indexes and keeping them: built in the background on first use, cached per version and evicted
- * least-recently-used under a memory budget; while one builds, queries go to SQL.
+ * Getting row indexes and keeping them: loaded in the background on first use — from the version's stored snapshot
+ * (row-index-snapshot.ts) when it has one, else built from its rows and then stored — under a time bound of its
+ * own, retried with a growing wait after a failure, cached per version and evicted least-recently-used under a
+ * memory budget; while one loads, queries go to SQL.
  */
 import { LRUCache } from 'lru-cache';
 import type { Executor } from '../../../db/database.js';
 import { locationColumn } from '../../standard/geographic-levels.js';
-import { countAllRows, streamRowsInDefaultOrder } from './repository.js';
+import {
+  countAllRows,
+  findRecentlyUsedRowIndexes,
+  findVersionsWithoutStoredRowIndex,
+  recordRowIndexUse,
+  setLocalStatementTimeout,
+  streamRowsInDefaultOrder,
+} from './repository.js';
 import { RowIndex, type IndicatorColumn } from './row-index.js';
-import type { VersionMeta } from './version-meta-cache.js';
+import { loadRowIndexSnapshot, saveRowIndexSnapshot } from './row-index-snapshot.js';
+import { loadQueryVersionMeta, type VersionMeta } from './version-meta-cache.js';
 
 /** The facet columns the index holds for a version. */
 function indexColumns(meta: VersionMeta): string[] {
@@ -25,13 +35,21 @@ function estimatedIndexBytes(rows: number, facetColumns: number, indicatorColumn
   return rows * (4 * (facetColumns + 2) + 8 * indicatorColumns);
 }
 
+export interface BuildRowIndexOptions {
+  indicators?: boolean;
+  maxBytes?: number;
+  /** Rows per cursor read (default 10,000). */
+  rowsPerRead?: number;
+  /** Called after each read with the rows read so far and the total (progress for /metrics); awaited. */
+  onProgress?: (rows: number, total: number) => void | Promise<void>;
+}
+
 /**
  * Reads a version's facet columns in default result order through a cursor, into typed arrays. Counts the rows
- * first, and refuses (RowIndexTooLargeError) before reading them when the estimate exceeds `maxBytes`.
+ * first, and refuses (RowIndexTooLargeError) before reading them when the estimate exceeds `maxBytes`. The caller
+ * bounds its time (see `withTimeBound`): a cursor is one statement for as long as it is read.
  */
-export async function buildRowIndex(
-  db: Executor, meta: VersionMeta, options: { indicators?: boolean; maxBytes?: number } = {},
-): Promise<RowIndex> {
+export async function buildRowIndex(db: Executor, meta: VersionMeta, options: BuildRowIndexOptions = {}): Promise<RowIndex> {
   const columns = indexColumns(meta);
   const indicatorColumns = options.indicators === false ? [] : meta.indicators.map((i) => i.column);
   const n = await countAllRows(db, meta.rowsTable);
@@ -48,7 +66,7 @@ export async function buildRowIndex(
   const targets = columns.map((c) => [c, arrays.get(c)!] as const);
   const levels = arrays.get('geographic_level')!;
   let p = 0;
-  for await (const chunk of streamRowsInDefaultOrder(db, meta.rowsTable, ['id', 'geographic_level', ...columns, ...indicatorColumns], 10000)) {
+  for await (const chunk of streamRowsInDefaultOrder(db, meta.rowsTable, ['id', 'geographic_level', ...columns, ...indicatorColumns], options.rowsPerRead ?? 10000)) {
     for (const row of chunk.rows) {
       if (p >= n) break;
       ids[p] = Number(row.id);
@@ -69,13 +87,57 @@ export async function buildRowIndex(
       }
       p++;
     }
+    await options.onProgress?.(p, n);
   }
   if (p !== n) throw new Error(`Row table ${meta.rowsTable} changed while its index was built`);
   return new RowIndex(ids, arrays, levelCodes, indicators);
 }
 
+/**
+ * Builds a version's row index from its rows and stores it (row-index-snapshot.ts): by the import, in its
+ * transaction, and by `npm run stats-admin -- build-row-indexes` for versions imported before. Returns the bytes stored.
+ */
+export async function storeRowIndexFromRows(db: Executor, versionId: number, rowsTable: string): Promise<number> {
+  const meta = await loadQueryVersionMeta(db, versionId, rowsTable);
+  return saveRowIndexSnapshot(db, rowsTable, versionId, await buildRowIndex(db, meta));
+}
+
+/**
+ * Stores the row index of every version that has none (imported before the stored form existed), each built from
+ * its rows under `timeoutMs` in its own transaction: `npm run stats-admin -- build-row-indexes`.
+ */
+export async function storeMissingRowIndexes(
+  db: Executor, timeoutMs: number, onStored: (version: { id: number; rowsTable: string; bytes: number; seconds: number }) => void,
+): Promise<number> {
+  const versions = await findVersionsWithoutStoredRowIndex(db);
+  for (const { id, rowsTable } of versions) {
+    const started = Date.now();
+    const bytes = await withTimeBound(db, timeoutMs, (trx) => storeRowIndexFromRows(trx, id, rowsTable));
+    onStored({ id, rowsTable, bytes, seconds: (Date.now() - started) / 1000 });
+  }
+  return versions.length;
+}
+
+/**
+ * Runs `work` in a transaction whose statements may take `timeoutMs` in all (its own bound instead of the request
+ * `statement_timeout`); inside a transaction already (the import), in that one.
+ */
+export async function withTimeBound<T>(db: Executor, timeoutMs: number, work: (trx: Executor) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return work(db);
+  return db.transaction().execute(async (trx) => {
+    await setLocalStatementTimeout(trx, timeoutMs);
+    return work(trx);
+  });
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Per-version cache with a memory budget.
+
+/** What the store logs (the app's pino logger). */
+export interface RowIndexLog {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+}
 
 export interface RowIndexStoreOptions {
   /** Memory for all indexes together; least recently used are evicted beyond it. 0 turns the index off. */
@@ -86,6 +148,35 @@ export interface RowIndexStoreOptions {
   indicatorValues?: boolean;
   /** Builds at once (each reads a whole row table); a query finding them all busy goes to SQL. Default 2. */
   maxConcurrentBuilds?: number;
+  /** Time bound of one load or build (QUERY_INDEX_BUILD_TIMEOUT_MS), not the requests' statement timeout. */
+  buildTimeoutMs?: number;
+  /** Wait after a failed load before the next attempt (QUERY_INDEX_RETRY_MS); doubles per failure, up to 32×. */
+  retryAfterMs?: number;
+  /** Where an index built from rows is stored for other instances (the primary); none: not stored. */
+  snapshotDb?: Executor;
+  log?: RowIndexLog;
+  /** Rows per cursor read of a build from rows (tests). */
+  rowsPerRead?: number;
+  /** Called after each read of a build from rows (tests slow it down with it). */
+  onBuildProgress?: (rows: number, total: number) => void | Promise<void>;
+}
+
+/** What /metrics shows of the store. */
+export interface RowIndexStoreStatus {
+  ready: number;
+  bytes: number;
+  loading: number;
+  /** Rows read so far by the builds from rows in progress. */
+  rowsRead: number;
+  /** Versions waiting before their next attempt after a failure. */
+  backingOff: number;
+  /** Finished loads by how: from the stored snapshot, built from rows, failed, too large for the budget. */
+  outcomes: Record<'snapshot' | 'rows' | 'failed' | 'too_large', number>;
+}
+
+interface Failure {
+  attempts: number;
+  retryAt: number;
 }
 
 /**
@@ -96,14 +187,29 @@ export interface RowIndexStoreOptions {
 export class RowIndexStore {
   /** Built indexes, least recently used evicted beyond the budget (each sized by its bytes). */
   private ready: LRUCache<string, RowIndex>;
-  /** Indexes being built: not yet sized, so not in `ready`. */
+  /** Indexes being loaded: not yet sized, so not in `ready`. */
   private readonly building = new Map<string, Promise<RowIndex | undefined>>();
+  /** Rows read so far by each build from rows. */
+  private readonly progress = new Map<string, number>();
   /** Versions whose index would not fit the budget at all: they stay on SQL, and are not built again. */
   private readonly tooLarge = new Set<string>();
+  /** Versions whose last attempt failed: not tried again before `retryAt`. */
+  private readonly failures = new Map<string, Failure>();
+  private readonly outcomes: RowIndexStoreStatus['outcomes'] = { snapshot: 0, rows: 0, failed: 0, too_large: 0 };
   private memoryBudgetBytes = 1024 * 1024 * 1024;
   private enabled = true;
   private indicatorValues = true;
   private maxConcurrentBuilds = 2;
+  private buildTimeoutMs = 600000;
+  private retryAfterMs = 30000;
+  private snapshotDb: Executor | undefined;
+  private log: RowIndexLog | undefined;
+  private rowsPerRead: number | undefined;
+  private onBuildProgress: RowIndexStoreOptions['onBuildProgress'];
+  /** When this store last noted each version's use in the database (at most once a minute). */
+  private readonly usesNoted = new Map<string, number>();
+  /** False while the warm-up (startWarmUp) loads the versions in use: the instance is not ready. */
+  private warmedUp = true;
 
   constructor(options: RowIndexStoreOptions = {}) {
     this.ready = this.newCache();
@@ -129,6 +235,12 @@ export class RowIndexStore {
     if (options.enabled !== undefined) this.enabled = options.enabled;
     if (options.indicatorValues !== undefined) this.indicatorValues = options.indicatorValues;
     if (options.maxConcurrentBuilds !== undefined) this.maxConcurrentBuilds = Math.max(1, options.maxConcurrentBuilds);
+    if (options.buildTimeoutMs !== undefined) this.buildTimeoutMs = options.buildTimeoutMs;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+    if (options.snapshotDb !== undefined) this.snapshotDb = options.snapshotDb;
+    if (options.log !== undefined) this.log = options.log;
+    if (options.rowsPerRead !== undefined) this.rowsPerRead = options.rowsPerRead;
+    if (options.onBuildProgress !== undefined) this.onBuildProgress = options.onBuildProgress;
   }
 
   /** Bytes held by the built indexes (as sized when last used). */
@@ -136,25 +248,84 @@ export class RowIndexStore {
     return this.ready.calculatedSize;
   }
 
+  status(): RowIndexStoreStatus {
+    const now = Date.now();
+    return {
+      ready: this.ready.size,
+      bytes: this.bytes,
+      loading: this.building.size,
+      rowsRead: [...this.progress.values()].reduce((a, b) => a + b, 0),
+      backingOff: [...this.failures.values()].filter((f) => f.retryAt > now).length,
+      outcomes: { ...this.outcomes },
+    };
+  }
+
   /**
-   * The version's index when it is ready; otherwise starts building it (once per version, and only while fewer than
-   * `maxConcurrentBuilds` are building) and returns undefined.
+   * The version's index when it is ready; otherwise starts loading it (once per version, not before the wait after
+   * a failure is over, and only while fewer than `maxConcurrentBuilds` are loading) and returns undefined.
    */
   async indexFor(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
     if (!this.enabled) return undefined;
+    this.noteUse(meta);
     const index = this.readyIndex(meta);
     if (index) return index;
     const key = keyOf(meta);
-    if (!this.building.has(key) && !this.tooLarge.has(key) && this.building.size < this.maxConcurrentBuilds) void this.start(db, meta);
+    if (this.building.has(key) || this.tooLarge.has(key) || this.building.size >= this.maxConcurrentBuilds) return undefined;
+    if ((this.failures.get(key)?.retryAt ?? 0) > Date.now()) return undefined;
+    void this.start(db, meta);
     return undefined;
   }
 
-  /** Versions whose index is being built now. */
+  /** Whether the warm-up is over (done or out of time): /health/ready says ready only then. */
+  get warm(): boolean {
+    return this.warmedUp;
+  }
+
+  /**
+   * Loads the indexes of the `versions` versions used most recently (by any instance) before this instance says it
+   * is ready, for at most `timeoutMs`; the least recent first, so the most recent stay when not all fit the budget.
+   * Resolves once the list is read (so an instance with nothing to load is ready at once); the loads go on in the
+   * background, and a failed one is left to the usual retry.
+   */
+  async startWarmUp(
+    db: Executor, metaOf: (versionId: number, rowsTable: string) => Promise<VersionMeta>, options: { versions: number; timeoutMs: number },
+  ): Promise<void> {
+    if (!this.enabled || options.versions <= 0) return;
+    const recent = await findRecentlyUsedRowIndexes(db, options.versions);
+    if (recent.length === 0) return;
+    this.warmedUp = false;
+    const started = Date.now();
+    const loads = (async () => {
+      for (const { id, rowsTable } of recent.reverse()) {
+        if (Date.now() - started >= options.timeoutMs) break;
+        await this.ensure(db, await metaOf(id, rowsTable)).catch(() => undefined);
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const outOfTime = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)));
+    void Promise.race([loads.then(() => 'done' as const, () => 'done' as const), outOfTime]).then((how) => {
+      clearTimeout(timer);
+      this.warmedUp = true;
+      this.log?.info({ versions: recent.length, ready: this.ready.size, seconds: (Date.now() - started) / 1000, how }, 'row index warm-up over');
+    });
+  }
+
+  /** Notes the version's use in the database (for the warm-up of the next instances), at most once a minute. */
+  private noteUse(meta: VersionMeta): void {
+    const key = keyOf(meta);
+    if (!this.snapshotDb || Date.now() - (this.usesNoted.get(key) ?? 0) < 60000) return;
+    this.usesNoted.set(key, Date.now());
+    recordRowIndexUse(this.snapshotDb, meta.rowsTable, meta.versionId).catch((error: unknown) => {
+      this.log?.warn({ versionId: meta.versionId, err: error }, 'could not note the use of a row index');
+    });
+  }
+
+  /** Versions whose index is being loaded now. */
   get buildsInProgress(): number {
     return this.building.size;
   }
 
-  /** The version's index, waiting for it to be built (tests, benchmarks, warm-up). */
+  /** The version's index, waiting for it to be loaded (tests, benchmarks, warm-up); ignores the wait after a failure. */
   async ensure(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
     if (this.tooLarge.has(keyOf(meta))) return undefined;
     return this.readyIndex(meta) ?? this.building.get(keyOf(meta)) ?? this.start(db, meta);
@@ -164,7 +335,9 @@ export class RowIndexStore {
   forget(): void {
     this.ready.clear();
     this.building.clear();
+    this.progress.clear();
     this.tooLarge.clear();
+    this.failures.clear();
   }
 
   /** A built index, its size brought up to date (postings are added as queries use them). */
@@ -175,24 +348,73 @@ export class RowIndexStore {
     return index;
   }
 
+  /** The stored snapshot, else a build from the rows (then stored), all within the store's time bound. */
+  private async load(db: Executor, meta: VersionMeta, key: string): Promise<{ index: RowIndex; from: 'snapshot' | 'rows' }> {
+    const started = Date.now();
+    const { index, from } = await withTimeBound(db, this.buildTimeoutMs, async (trx) => {
+      const stored = await loadRowIndexSnapshot(trx, meta.rowsTable, { indicators: this.indicatorValues });
+      if (stored) return { index: stored, from: 'snapshot' as const };
+      const built = await buildRowIndex(trx, meta, {
+        indicators: this.indicatorValues,
+        maxBytes: this.memoryBudgetBytes,
+        rowsPerRead: this.rowsPerRead,
+        onProgress: async (rows, total) => {
+          this.progress.set(key, rows);
+          await this.onBuildProgress?.(rows, total);
+        },
+      });
+      return { index: built, from: 'rows' as const };
+    });
+    // Stored for every other instance (and this one's next start), only when it holds everything.
+    if (from === 'rows' && this.snapshotDb && this.indicatorValues) {
+      const remaining = Math.max(1, this.buildTimeoutMs - (Date.now() - started));
+      await withTimeBound(this.snapshotDb, remaining, (trx) => saveRowIndexSnapshot(trx, meta.rowsTable, meta.versionId, index)).catch((error: unknown) => {
+        this.log?.warn({ versionId: meta.versionId, err: error }, 'row index built, but storing its snapshot failed');
+      });
+    }
+    return { index, from };
+  }
+
   private start(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
     const key = keyOf(meta);
-    const promise = buildRowIndex(db, meta, { indicators: this.indicatorValues, maxBytes: this.memoryBudgetBytes }).then(
-      (index) => {
+    const started = Date.now();
+    this.log?.info({ versionId: meta.versionId, rowsTable: meta.rowsTable }, 'row index loading');
+    const promise = this.load(db, meta, key).then(
+      ({ index, from }) => {
         this.building.delete(key);
+        this.progress.delete(key);
+        this.failures.delete(key);
         // An index larger than the whole budget is not kept: that version stays on SQL.
         if (index.bytes > this.memoryBudgetBytes) {
           this.tooLarge.add(key);
+          this.outcomes.too_large++;
+          this.log?.warn({ versionId: meta.versionId, bytes: index.bytes }, 'row index larger than QUERY_INDEX_MEMORY_MB: not kept');
           return undefined;
         }
+        this.outcomes[from]++;
         this.ready.set(key, index);
+        this.log?.info({ versionId: meta.versionId, rows: index.size, bytes: index.bytes, from, seconds: (Date.now() - started) / 1000 }, 'row index ready');
         return index;
       },
       (error: unknown) => {
         this.building.delete(key);
-        // Estimated over the budget: that version stays on SQL. Any other failure (e.g. the table went away) is
-        // retried by a later query.
-        if (error instanceof RowIndexTooLargeError) this.tooLarge.add(key);
+        this.progress.delete(key);
+        // Estimated over the budget: that version stays on SQL. Any other failure (e.g. its time bound, the
+        // database lost) is tried again after a wait that doubles with each failure.
+        if (error instanceof RowIndexTooLargeError) {
+          this.tooLarge.add(key);
+          this.outcomes.too_large++;
+          this.log?.warn({ versionId: meta.versionId }, 'row index would not fit QUERY_INDEX_MEMORY_MB: the version stays on SQL');
+          return undefined;
+        }
+        const attempts = (this.failures.get(key)?.attempts ?? 0) + 1;
+        const waitMs = this.retryAfterMs * 2 ** Math.min(attempts - 1, 5);
+        this.failures.set(key, { attempts, retryAt: Date.now() + waitMs });
+        this.outcomes.failed++;
+        this.log?.warn(
+          { versionId: meta.versionId, attempts, retryInMs: waitMs, seconds: (Date.now() - started) / 1000, err: error },
+          'row index load failed; queries stay on SQL until the next attempt',
+        );
         return undefined;
       },
     );

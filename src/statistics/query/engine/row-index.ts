@@ -79,6 +79,11 @@ export class RowIndex {
     }
   }
 
+  /** The arrays the index is made of, for its stored form (row-index-snapshot.ts); read, never changed. */
+  parts(): { ids: Int32Array; columns: ReadonlyMap<string, Int32Array>; levelCodes: readonly string[]; indicators: ReadonlyMap<string, IndicatorColumn> } {
+    return { ids: this.ids, columns: this.columns, levelCodes: this.levelCodes, indicators: this.indicatorValues };
+  }
+
   /** Approximate bytes held (columns, ids, postings built so far). */
   get bytes(): number {
     let total = this.ids.byteLength;

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
 import { RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
+import { decodeRowIndex, encodeRowIndex, rowIndexPieces } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
 
 /**
  * The in-memory bitmap index must select exactly what the SQL translation selects. Here it is checked against a
@@ -136,7 +137,7 @@ const sortArb = fc.oneof(
 );
 
 describe('RowIndex (in-memory bitmap engine)', () => {
-  it('selects the same total and page of ids as row-by-row evaluation, for any predicate, sort and page', () => {
+  it('selects the same total and page of ids as row-by-row evaluation, for any predicate, sort and page, also from its stored form', () => {
     fc.assert(
       fc.property(
         fc.array(rowArb, { minLength: 0, maxLength: 150 }),
@@ -153,10 +154,28 @@ describe('RowIndex (in-memory bitmap engine)', () => {
           // Cached value bitsets are shared between queries: evaluating must never change them.
           expect(select(index, { kind: 'not', item: predicate }, sorts, 0, 1000).total).toBe(rows.length - expected.total);
           expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
+          // The stored form (what the import writes and instances load) answers the same.
+          expect(select(decodeRowIndex(encodeRowIndex(index, 'v1'), 'v1'), predicate, sorts, offset, limit)).toEqual(expected);
         },
       ),
       { numRuns: 400 },
     );
+  });
+
+  it('refuses a stored form made from another table', () => {
+    // Made from another table: refused.
+    expect(() => decodeRowIndex(encodeRowIndex(buildIndex([]), 'v1'), 'v2')).toThrow(/v2/);
+  });
+
+  it('stores its stored form in pieces that put together are the whole', () => {
+    const rows: Row[] = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, time_period_id: (i % 3) + 1, geographic_level: LEVELS[i % 4]!, l_la: i % 4, f1: i % 2, f2: 4 }));
+    const index = buildIndex(rows);
+    const whole = encodeRowIndex(index, 'v1');
+    for (const size of [1, 7, 64, 1000, whole.length, whole.length + 5]) {
+      const pieces = [...rowIndexPieces(index, 'v1', size)];
+      expect(pieces.slice(0, -1).every((p) => p.length === size)).toBe(true);
+      expect(Buffer.concat(pieces).equals(whole)).toBe(true);
+    }
   });
 
   it('handles sizes around word boundaries', () => {

@@ -1,0 +1,420 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { FSM_DATA_SET_ID } from './datasets.js';
+import { writeLargeCsv } from './large-csv.js';
+import { buildShapes, duckStatements, type ApiMeta, type Shape, type ShapeVariant } from './scale-shapes.js';
+import { freePort, stopServer } from './server-process.js';
+
+/**
+ * `npm run bench:scale [-- --rows 5000000[,20000000]]`: the statistics API at catalogue scale, against DuckDB in
+ * process on the same rows. For the seeded 347,830-row data set and each `--rows` size (made by repeating it over
+ * earlier years, bench/large-csv.ts), in a fresh embedded PostgreSQL under `--data-dir`:
+ *
+ * - imports the file with the real importer (`npm run import`, its own process): rows/s and the process's peak RSS;
+ * - storage of the version in PostgreSQL (heap, indexes, the stored gzip) against the same rows as zstd Parquet
+ *   written by DuckDB (which also gives DuckDB's CSV read rate);
+ * - starts the server cold (its own process) and sends the five query shapes of `npm run bench` in turn until the
+ *   row index answers: the time from the spawn to that, and p50/p99 of each shape during that cold window;
+ * - p50/p99 of each shape warm (row index) and with the index off (`QUERY_INDEX_MEMORY_MB=0`: the SQL engine, which
+ *   answers every version not in memory), and the server's RSS with the index;
+ * - the same variants as SQL in DuckDB (`@duckdb/node-api`, count and page, like the API) over the Parquet.
+ *
+ * Every figure goes to bench/results/scale.json (merged per size, so a 20M run keeps the 5M figures) and the table
+ * between the `scale-table` markers of docs/performance.md, with the machine's load average.
+ * The service is driven only through its CLI and HTTP API. Generated CSV and Parquet files are kept in
+ * `<data-dir>-files` between runs; the database is made anew each run.
+ */
+
+const root = path.resolve(import.meta.dirname, '..');
+const SEED_SOURCE = path.join(root, 'seed/spc_pupils_fsm_ethnicity_yrgp');
+const SEED_ROWS = 347830;
+const PUBLICATION_ID = '638482b6-d015-4798-a1a4-e2311253b3e1';
+const RESULTS_FILE = path.join(root, 'bench/results/scale.json');
+const DOCS_FILE = path.join(root, 'docs/performance.md');
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', multiple: true, default: ['5000000'] },
+    'data-dir': { type: 'string', default: '.data/bench-scale' },
+    // Measured requests per shape and engine (each a different variant).
+    requests: { type: 'string', default: '60' },
+    // How long the cold server may take before its row index answers.
+    'cold-limit-seconds': { type: 'string', default: '300' },
+    // Only rewrites the table in docs/performance.md from bench/results/scale.json.
+    'table-only': { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+const sizes = [...new Set([SEED_ROWS, ...values.rows!.flatMap((r) => r.split(',')).map(Number)])];
+for (const rows of sizes) if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows must be positive integers (got ${values.rows!.join(' ')})`);
+const requestsPerShape = Number(values.requests);
+const coldLimitMs = Number(values['cold-limit-seconds']) * 1000;
+const dataDir = path.resolve(values['data-dir']!);
+const filesDir = `${dataDir}-files`;
+
+interface Latency { n: number; p50Ms: number; p99Ms: number; maxMs: number }
+
+function latency(samples: number[]): Latency {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
+  const round = (x: number) => Math.round(x * 10) / 10;
+  return { n: sorted.length, p50Ms: round(at(0.5)), p99Ms: round(at(0.99)), maxMs: round(sorted.at(-1) ?? NaN) };
+}
+
+/** Peak (VmHWM) and current (VmRSS) resident memory of a process, in MB, from /proc. */
+async function memoryOf(pid: number): Promise<{ peakMb: number; rssMb: number } | undefined> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(status.match(new RegExp(`${key}:\\s+(\\d+)`))?.[1] ?? NaN);
+    return { peakMb: Math.round(kb('VmHWM') / 1024), rssMb: Math.round(kb('VmRSS') / 1024) };
+  } catch {
+    return undefined;
+  }
+}
+
+const loadAverage = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
+
+/** Runs a CLI of the service (`node --import tsx src/cli/<name>.ts`, what its npm script runs), sampling its peak RSS. */
+async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ output: string; seconds: number; peakRssMb: number }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', `src/cli/${name}.ts`, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let peakRssMb = 0;
+  const sampler = setInterval(() => {
+    void memoryOf(child.pid!).then((m) => {
+      if (m && m.peakMb > peakRssMb) peakRssMb = m.peakMb;
+    });
+  }, 100);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearInterval(sampler);
+  if (code !== 0) throw new Error(`npm run ${name} failed (${code}):\n${output.slice(-2000)}`);
+  return { output, seconds: (performance.now() - started) / 1000, peakRssMb };
+}
+
+function startServer(env: NodeJS.ProcessEnv): { child: ChildProcess; listening: Promise<number> } {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const listening = new Promise<number>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Service listening')) resolve((performance.now() - started) / 1000);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output.slice(-2000)}`)));
+  });
+  return { child, listening };
+}
+
+async function send(url: string, variant: ShapeVariant): Promise<{ ms: number; engine: string; totalResults?: number; status: number }> {
+  const started = performance.now();
+  const response = await fetch(`${url}${variant.http.path}`, {
+    method: variant.http.method,
+    headers: variant.http.body ? { 'content-type': 'application/json' } : {},
+    body: variant.http.body,
+  });
+  const text = await response.text();
+  const ms = performance.now() - started;
+  if (response.status !== 200) throw new Error(`${variant.http.method} ${variant.http.path} answered ${response.status}: ${text.slice(0, 500)}`);
+  const total = text.match(/"totalResults":(\d+)/)?.[1];
+  return { ms, engine: response.headers.get('x-query-engine') ?? '?', totalResults: total ? Number(total) : undefined, status: response.status };
+}
+
+/** `count` requests per shape, each a different variant, one at a time; the first two of each are unmeasured. */
+async function measureHttp(url: string, shapes: Shape[], count: number, offset: number): Promise<Record<string, Latency & { engines: Record<string, number> }>> {
+  const result: Record<string, Latency & { engines: Record<string, number> }> = {};
+  for (const shape of shapes) {
+    const samples: number[] = [];
+    const engines: Record<string, number> = {};
+    for (let i = 0; i < count + 2; i++) {
+      const answer = await send(url, shape.variants[(offset + i) % shape.variants.length]!);
+      if (i < 2) continue;
+      samples.push(answer.ms);
+      engines[answer.engine] = (engines[answer.engine] ?? 0) + 1;
+    }
+    result[shape.name] = { ...latency(samples), engines };
+  }
+  return result;
+}
+
+async function measureDuck(connection: DuckDBConnection, shapes: Shape[], count: number, offset: number): Promise<Record<string, Latency>> {
+  const result: Record<string, Latency> = {};
+  for (const shape of shapes) {
+    const samples: number[] = [];
+    for (let i = 0; i < count + 2; i++) {
+      const statements = duckStatements(shape.variants[(offset + i) % shape.variants.length]!.duck, 'scale_rows');
+      const started = performance.now();
+      (await connection.runAndReadAll(statements.count)).getRows();
+      (await connection.runAndReadAll(statements.page)).getRows();
+      if (i >= 2) samples.push(performance.now() - started);
+    }
+    result[shape.name] = latency(samples);
+  }
+  return result;
+}
+
+interface SizeResult {
+  rows: number;
+  dataSetId: string;
+  measuredAt: string;
+  loadAverage: { atStart: number[]; atEnd: number[] };
+  import: { seconds: number; importerSeconds: number; rowsPerSecond: number; peakRssMb: number };
+  storage: { heapMb: number; indexesMb: number; toastMb: number; totalMb: number; storedFileGzipMb: number; parquetZstdMb: number; totalOverParquet: number };
+  duckdb: { csvToParquetSeconds: number; csvRowsPerSecond: number };
+  coldStart: { listeningSeconds: number; rowIndexAnsweringSeconds: number | null; coldWindow: Record<string, Latency & { engines: Record<string, number> }> };
+  warm: Record<string, Latency & { engines: Record<string, number> }>;
+  sqlEngine: Record<string, Latency & { engines: Record<string, number> }>;
+  duckdbQueries: Record<string, Latency>;
+  sqlEngineOverDuckdbP50: Record<string, number>;
+  serverRssMb: { withIndex: number; peak: number };
+  countsAgree: Record<string, { api: number | undefined; duckdb: number }>;
+}
+
+const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+
+async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnection): Promise<SizeResult> {
+  const atStart = loadAverage();
+  const dataSetId = rows === SEED_ROWS ? FSM_DATA_SET_ID : `b5000000-0000-4000-8000-${String(rows).padStart(12, '0')}`;
+  let csv = path.join(SEED_SOURCE, 'data.csv.gz');
+  if (rows !== SEED_ROWS) {
+    csv = path.join(filesDir, `rows-${rows}.csv.gz`);
+    if (!existsSync(csv)) {
+      console.log(`Generating ${rows.toLocaleString('en-GB')} rows ...`);
+      await writeLargeCsv(path.join(SEED_SOURCE, 'data.csv.gz'), `${csv}.part`, rows);
+      await rename(`${csv}.part`, csv);
+    }
+  }
+  const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `INSERT INTO data_sets (id, publication_id, title, summary, status) VALUES ($1, $2, $3, '', 'Draft') ON CONFLICT (id) DO NOTHING`,
+      [dataSetId, PUBLICATION_ID, `Scale benchmark: ${rows.toLocaleString('en-GB')} rows`],
+    );
+
+    // Import with the real importer, in its own process.
+    console.log(`Importing ${rows.toLocaleString('en-GB')} rows ...`);
+    const imported = await runServiceCli('import', ['--data-set', dataSetId, '--version', '1.0', '--data', csv, '--meta', path.join(SEED_SOURCE, 'meta.csv')], env);
+    const importerSeconds = Number(imported.output.match(/rows in ([\d.]+) s/)?.[1] ?? NaN);
+    console.log(`  ${importerSeconds} s in the importer, ${imported.seconds.toFixed(1)} s wall, peak RSS ${imported.peakRssMb} MB`);
+
+    // Storage in PostgreSQL.
+    const { rows: [version] } = await client.query<{ rows_table: string; total_results: number; file_bytes: string }>(
+      `SELECT v.rows_table, v.total_results, (SELECT octet_length(f.content_gzip)::bigint FROM data_set_version_files f WHERE f.version_id = v.id) AS file_bytes
+         FROM data_set_versions v WHERE v.data_set_id = $1`,
+      [dataSetId],
+    );
+    if (!version || version.total_results !== rows) throw new Error(`The import of ${dataSetId} has ${version?.total_results} rows, expected ${rows}`);
+    const table = `stats_data.${version.rows_table}`;
+    const { rows: [sizes] } = await client.query<{ heap: string; indexes: string; total: string }>(
+      `SELECT pg_relation_size($1::regclass) AS heap, pg_indexes_size($1::regclass) AS indexes, pg_total_relation_size($1::regclass) AS total`,
+      [table],
+    );
+
+    // The same rows as zstd Parquet, written by DuckDB (with the file order as row_id).
+    const parquet = path.join(filesDir, `rows-${rows}.parquet`);
+    await rm(parquet, { force: true });
+    const converted = performance.now();
+    await duck.run(
+      `COPY (SELECT row_number() OVER () AS row_id, * FROM read_csv('${csv}', header = true, quote = '"')) TO '${parquet}' (FORMAT parquet, COMPRESSION zstd)`,
+    );
+    const csvToParquetSeconds = (performance.now() - converted) / 1000;
+    const parquetBytes = (await stat(parquet)).size;
+    await duck.run(`CREATE OR REPLACE VIEW scale_rows AS SELECT * FROM read_parquet('${parquet}')`);
+    const heap = Number(sizes!.heap);
+    const indexes = Number(sizes!.indexes);
+    const total = Number(sizes!.total);
+    const storage = {
+      heapMb: mb(heap),
+      indexesMb: mb(indexes),
+      toastMb: mb(total - heap - indexes),
+      totalMb: mb(total),
+      storedFileGzipMb: mb(Number(version.file_bytes ?? 0)),
+      parquetZstdMb: mb(parquetBytes),
+      totalOverParquet: Math.round((total / parquetBytes) * 10) / 10,
+    };
+    console.log(`  storage ${storage.totalMb} MB (heap ${storage.heapMb}, indexes ${storage.indexesMb}) vs Parquet ${storage.parquetZstdMb} MB`);
+
+    // The server, cold: spawn, then the five shapes in turn until the row index answers.
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const serverEnv = { ...env, PORT: String(port), HOST: '127.0.0.1', SEED_ON_START: 'false', RATE_LIMIT_STATISTICS_MAX: '1000000000' };
+    const cold = startServer(serverEnv);
+    const spawned = performance.now();
+    let shapes: Shape[];
+    let coldStart: SizeResult['coldStart'];
+    let warm: SizeResult['warm'];
+    let serverRssMb: SizeResult['serverRssMb'];
+    const countsAgree: SizeResult['countsAgree'] = {};
+    try {
+      const listeningSeconds = await cold.listening;
+      const meta = (await (await fetch(`${url}/v1/data-sets/${dataSetId}/meta`)).json()) as ApiMeta;
+      shapes = buildShapes(dataSetId, meta);
+      const coldSamples = new Map<string, { ms: number[]; engines: Record<string, number> }>(shapes.map((s) => [s.name, { ms: [], engines: {} }]));
+      let readySeconds: number | null = null;
+      for (let i = 0; readySeconds === null && performance.now() - spawned < coldLimitMs; i++) {
+        for (const shape of shapes) {
+          const answer = await send(url, shape.variants[i % shape.variants.length]!);
+          if (answer.engine === 'index') {
+            readySeconds = (performance.now() - spawned) / 1000;
+            break;
+          }
+          const samples = coldSamples.get(shape.name)!;
+          samples.ms.push(answer.ms);
+          samples.engines[answer.engine] = (samples.engines[answer.engine] ?? 0) + 1;
+        }
+      }
+      coldStart = {
+        listeningSeconds: Math.round(listeningSeconds * 100) / 100,
+        rowIndexAnsweringSeconds: readySeconds === null ? null : Math.round(readySeconds * 100) / 100,
+        coldWindow: Object.fromEntries([...coldSamples].map(([name, s]) => [name, { ...latency(s.ms), engines: s.engines }])),
+      };
+      console.log(`  cold start: listening after ${coldStart.listeningSeconds} s, row index answering after ${coldStart.rowIndexAnsweringSeconds ?? `more than ${coldLimitMs / 1000}`} s`);
+      warm = await measureHttp(url, shapes, requestsPerShape, 1000);
+      for (const shape of shapes) {
+        const variant = shape.variants[0]!;
+        const api = (await send(url, variant)).totalResults;
+        const counted = (await duck.runAndReadAll(duckStatements(variant.duck, 'scale_rows').count)).getRows()[0]![0];
+        countsAgree[shape.name] = { api, duckdb: Number(counted) };
+      }
+      const memory = await memoryOf(cold.child.pid!);
+      serverRssMb = { withIndex: memory?.rssMb ?? NaN, peak: memory?.peakMb ?? NaN };
+    } finally {
+      await stopServer(cold.child);
+    }
+
+    // The SQL engine alone: what answers a version that is not in memory.
+    const sqlServer = startServer({ ...serverEnv, QUERY_INDEX_MEMORY_MB: '0' });
+    let sqlEngine: SizeResult['sqlEngine'];
+    try {
+      await sqlServer.listening;
+      sqlEngine = await measureHttp(url, shapes, requestsPerShape, 2000);
+    } finally {
+      await stopServer(sqlServer.child);
+    }
+
+    const duckdbQueries = await measureDuck(duck, shapes, requestsPerShape, 2000);
+    const result: SizeResult = {
+      rows,
+      dataSetId,
+      measuredAt: new Date().toISOString(),
+      loadAverage: { atStart, atEnd: loadAverage() },
+      import: { seconds: Math.round(imported.seconds * 100) / 100, importerSeconds, rowsPerSecond: Math.round(rows / importerSeconds), peakRssMb: imported.peakRssMb },
+      storage,
+      duckdb: { csvToParquetSeconds: Math.round(csvToParquetSeconds * 100) / 100, csvRowsPerSecond: Math.round(rows / csvToParquetSeconds) },
+      coldStart,
+      warm,
+      sqlEngine,
+      duckdbQueries,
+      sqlEngineOverDuckdbP50: Object.fromEntries(shapes.map((s) => [s.name, Math.round((sqlEngine[s.name]!.p50Ms / duckdbQueries[s.name]!.p50Ms) * 100) / 100])),
+      serverRssMb,
+      countsAgree,
+    };
+    console.log(JSON.stringify({ warm: result.warm, sqlEngine: result.sqlEngine, duckdb: result.duckdbQueries, countsAgree }, null, 1));
+    return result;
+  } finally {
+    await client.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The table in docs/performance.md
+
+function fmt(n: number | null | undefined, digits = 0): string {
+  if (n === null || n === undefined || Number.isNaN(n)) return '—';
+  return n.toLocaleString('en-GB', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function renderTable(results: SizeResult[]): string {
+  const sorted = [...results].sort((a, b) => a.rows - b.rows);
+  const head = `| Figure (\`npm run bench:scale\`) | ${sorted.map((r) => `${fmt(r.rows)} rows`).join(' | ')} |\n|---|${sorted.map(() => '---').join('|')}|`;
+  const row = (label: string, cell: (r: SizeResult) => string) => `| ${label} | ${sorted.map(cell).join(' | ')} |`;
+  const shapeNames = Object.keys(sorted[0]?.warm ?? {});
+  const lines = [
+    head,
+    row('measured at (UTC), load average 1/5/15 min at start → end', (r) => `${r.measuredAt.slice(0, 16).replace('T', ' ')}, ${r.loadAverage.atStart.join('/')} → ${r.loadAverage.atEnd.join('/')}`),
+    row('import: rows/s (importer\'s own time) / peak RSS of the importing process', (r) => `${fmt(r.import.rowsPerSecond)} rows/s (${fmt(r.import.importerSeconds, 1)} s) / ${fmt(r.import.peakRssMb)} MB`),
+    row('DuckDB reads the CSV (to Parquet)', (r) => `${fmt(r.duckdb.csvRowsPerSecond)} rows/s`),
+    row('storage in PostgreSQL: total (heap + indexes)', (r) => `${fmt(r.storage.totalMb)} MB (${fmt(r.storage.heapMb)} + ${fmt(r.storage.indexesMb)})`),
+    row('zstd Parquet of the same rows; PostgreSQL ÷ Parquet', (r) => `${fmt(r.storage.parquetZstdMb, 1)} MB; ${fmt(r.storage.totalOverParquet, 1)}×`),
+    row('server start → listening / → row index answering', (r) => `${fmt(r.coldStart.listeningSeconds, 1)} s / ${r.coldStart.rowIndexAnsweringSeconds === null ? 'never (limit)' : `${fmt(r.coldStart.rowIndexAnsweringSeconds, 1)} s`}`),
+    row('server RSS with the row index (without: it was never ready)', (r) => `${fmt(r.serverRssMb.withIndex)} MB${r.coldStart.rowIndexAnsweringSeconds === null ? ' (without)' : ''}`),
+    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — cold window`, (r) => { const c = r.coldStart.coldWindow[name]; return c && c.n ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (n ${c.n})` : '—'; })),
+    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — SQL engine (index off) · DuckDB · SQL ÷ DuckDB p50`, (r) => `${fmt(r.sqlEngine[name]?.p50Ms, 1)} / ${fmt(r.sqlEngine[name]?.p99Ms, 1)} · ${fmt(r.duckdbQueries[name]?.p50Ms, 1)} / ${fmt(r.duckdbQueries[name]?.p99Ms, 1)} · ${fmt(r.sqlEngineOverDuckdbP50[name], 2)}×`)),
+    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — warm (row index; "SQL" where the index never answered)`, (r) => {
+      const warm = r.warm[name];
+      return `${fmt(warm?.p50Ms, 1)} / ${fmt(warm?.p99Ms, 1)}${warm && !warm.engines.index ? ' (SQL)' : ''}`;
+    })),
+  ];
+  return lines.join('\n');
+}
+
+async function writeDocsTable(results: SizeResult[]): Promise<void> {
+  const docs = await readFile(DOCS_FILE, 'utf8');
+  const start = '<!-- scale-table:start (written by npm run bench:scale) -->';
+  const end = '<!-- scale-table:end -->';
+  const block = `${start}\n${renderTable(results)}\n${end}`;
+  const from = docs.indexOf(start);
+  const to = docs.indexOf(end);
+  if (from === -1 || to === -1) throw new Error(`docs/performance.md has no ${start} … ${end} markers`);
+  await writeFile(DOCS_FILE, docs.slice(0, from) + block + docs.slice(to + end.length));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+if (values['table-only']) {
+  await writeDocsTable((JSON.parse(await readFile(RESULTS_FILE, 'utf8')) as { sizes: SizeResult[] }).sizes);
+  process.exit(0);
+}
+await mkdir(filesDir, { recursive: true });
+console.log(`Starting the embedded PostgreSQL of ${dataDir} ...`);
+const embedded = await startEmbeddedPostgres(dataDir, { database: 'postgres' });
+// A fresh database each run (kept afterwards for looking into; the next run drops it).
+const admin = new pg.Client({ connectionString: embedded.url });
+await admin.connect();
+await admin.query('DROP DATABASE IF EXISTS bench_scale WITH (FORCE)');
+await admin.query('CREATE DATABASE bench_scale');
+await admin.end();
+const databaseUrl = Object.assign(new URL(embedded.url), { pathname: '/bench_scale' }).toString();
+const duckInstance = await DuckDBInstance.create(':memory:');
+const duck = await duckInstance.connect();
+try {
+  await runServiceCli('migrate', [], { ...process.env, DATABASE_URL: databaseUrl });
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query(`INSERT INTO publications (id, title, slug, summary) VALUES ($1, 'Scale benchmark', 'scale-benchmark', '') ON CONFLICT (id) DO NOTHING`, [PUBLICATION_ID]);
+  await client.end();
+  const previous = existsSync(RESULTS_FILE) ? ((JSON.parse(await readFile(RESULTS_FILE, 'utf8')) as { sizes: SizeResult[] }).sizes ?? []) : [];
+  const bySize = new Map(previous.map((r) => [r.rows, r]));
+  for (const rows of sizes) {
+    const result = await measureSize(rows, databaseUrl, duck);
+    bySize.set(rows, result);
+    const report = {
+      benchmark: 'npm run bench:scale (bench/scale.ts)',
+      machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, memoryGb: Math.round(os.totalmem() / 2 ** 30) },
+      method:
+        'Import with `npm run import` in its own process (peak RSS sampled from /proc every 100 ms); storage by pg_relation_size / pg_indexes_size / pg_total_relation_size of the version\'s row table; ' +
+        'the server spawned in its own process on the same embedded PostgreSQL (whose caches are warm from the import); latencies client-side over HTTP, one request at a time, each a different variant; ' +
+        'DuckDB in process (one connection) over zstd Parquet of the same CSV rows, the count and the page of each variant as SQL, rows read into JS values.',
+      sizes: [...bySize.values()].sort((a, b) => a.rows - b.rows),
+    };
+    await writeFile(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+    await writeDocsTable(report.sizes);
+    console.log(`Wrote ${path.relative(root, RESULTS_FILE)} and the table in docs/performance.md (${rows.toLocaleString('en-GB')} rows)`);
+  }
+} finally {
+  duck.closeSync();
+  duckInstance.closeSync();
+  await embedded.stop();
+}
