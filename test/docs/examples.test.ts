@@ -20,7 +20,7 @@ import {
 } from '../../src/register/openapi/examples.js';
 import { REGISTER_VERSIONS, type RegisterVersion } from '../../src/register/versions/index.js';
 import { receiveTrn } from '../../src/register/transitions/service.js';
-import { purgeEvents } from '../../src/events/outbox.js';
+import { purgeEvents } from '../../src/events/outbox-repository.js';
 import { WebhookWorker } from '../../src/events/webhook-worker.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createProviderWithToken } from '../register/helpers.js';
