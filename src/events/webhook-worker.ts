@@ -98,7 +98,8 @@ export class WebhookWorker {
     await this.dispatch();
   }
 
-  private async fanOut(): Promise<void> {
+  /** Queues a delivery per new event of each subscription (one round; the worker runs it before sending). */
+  async fanOut(): Promise<void> {
     for (const id of await subscriptionsBehind(this.db)) {
       await this.db.transaction().execute(async (trx) => {
         const row = await lockEnabledSubscription(trx, id);

@@ -251,7 +251,7 @@ async function before(t: TestApp, step: NonNullable<RegisterExample['before']>, 
     const worker = new WebhookWorker(t.database.db, {
       config: t.config, hub: t.app.events.hub, network: t.app.webhooks.network, policy: t.app.webhooks.policy, retentionDays: t.config.EVENTS_RETENTION_DAYS, log: console,
     });
-    await (worker as unknown as { fanOut(): Promise<void> }).fanOut();
+    await worker.fanOut();
   }
 }
 
