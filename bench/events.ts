@@ -19,7 +19,7 @@ import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
-import { appendEvent } from '../src/events/outbox.js';
+import { appendEvent } from '../src/events/outbox-repository.js';
 import { systemNetwork } from '../src/events/webhook-sender.js';
 import { createToken } from '../src/register/tokens.js';
 import { openRuntime } from '../src/runtime.js';

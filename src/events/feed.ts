@@ -12,7 +12,7 @@ import type { Db } from '../db/database.js';
 import { ValidationError } from '../errors.js';
 import type { ExportSlots } from '../plugins/streaming.js';
 import type { EventBatch, EventHub } from './hub.js';
-import { decodeCursor, encodeCursor, eventLogState, readEventPage, type FeedFilter, type FeedScope, type StoredEvent } from './outbox.js';
+import { decodeCursor, encodeCursor, eventLogState, readEventPage, type FeedFilter, type FeedScope, type StoredEvent } from './outbox-repository.js';
 
 export const FEED_PAGE_DEFAULT = 100;
 export const FEED_PAGE_MAX = 500;

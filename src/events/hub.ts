@@ -8,7 +8,7 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { CoalescedTask } from './coalesced.js';
-import { EVENTS_CHANNEL, eventLogState, type StoredEvent } from './outbox.js';
+import { EVENTS_CHANNEL, eventLogState, type StoredEvent } from './outbox-repository.js';
 
 /** A run of consecutive positions `(from, to]` and the events in it (all of them, every scope). */
 export interface EventBatch {

@@ -8,6 +8,8 @@ import { MAX_SUBSCRIPTIONS } from './webhooks.js';
 
 const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
 const errors = { type: 'object', properties: { errors: { type: 'array' } } };
+/** As every register operation: a missing, unknown, revoked or expired token. */
+const unauthorized = json({ type: 'object', properties: { error: { const: 'Unauthorized' } } }, 'No valid token');
 const id = { name: 'webhook_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 
 const Event = {
@@ -72,14 +74,14 @@ export function registerEventPaths(): Record<string, unknown> {
             },
           },
           400: json(errors, 'A malformed cursor or unknown type'),
-          401: json(errors, 'No valid token'),
+          401: unauthorized,
           410: json(errors, 'The cursor is older than the retention period'),
           429: { description: 'Too many requests or streams' },
         },
       },
     },
     '/webhooks': {
-      get: { summary: 'Your webhook subscriptions', responses: { 200: json({ type: 'object', properties: { data: { type: 'array', items: Subscription } } }, 'The subscriptions') } },
+      get: { summary: 'Your webhook subscriptions', responses: { 401: unauthorized, 200: json({ type: 'object', properties: { data: { type: 'array', items: Subscription } } }, 'The subscriptions') } },
       post: {
         summary: 'Subscribe a URL to events (the signing secret is shown once)',
         description:
@@ -88,37 +90,38 @@ export function registerEventPaths(): Record<string, unknown> {
           '(`webhook-id` = event id, `webhook-timestamp`, `webhook-signature`), at least once, in order, retried with exponential ' +
           'backoff and jitter for 24 hours; after that the subscription is disabled and a `webhook.disabled` event is written.',
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'object', required: ['url'], properties: { url: { type: 'string' }, event_types: { type: 'array', items: { type: 'string' } } } } } } } } },
-        responses: { 201: json({ type: 'object', properties: { data: Subscription } }, 'Created, with `secret`'), 422: json(errors, 'A refused URL or unknown type') },
+        responses: { 401: unauthorized, 201: json({ type: 'object', properties: { data: Subscription } }, 'Created, with `secret`'), 422: json(errors, 'A refused URL or unknown type') },
       },
     },
     '/webhooks/{webhook_id}': {
-      get: { summary: 'One subscription', parameters: [id], responses: { 200: json({ type: 'object', properties: { data: Subscription } }, 'The subscription'), 404: json(errors, 'Not yours or none') } },
+      get: { summary: 'One subscription', parameters: [id], responses: { 401: unauthorized, 200: json({ type: 'object', properties: { data: Subscription } }, 'The subscription'), 404: json(errors, 'Not yours or none') } },
       patch: {
         summary: 'Change the URL or event types, or re-enable (`enabled: true`; the failed delivery is tried again first)',
         parameters: [id],
-        responses: { 200: json({ type: 'object', properties: { data: Subscription } }, 'Changed'), 404: json(errors, 'Not yours or none'), 422: json(errors, 'Refused') },
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'object', properties: { url: { type: 'string' }, event_types: { type: 'array', items: { type: 'string' } }, enabled: { type: 'boolean' } } } } } } } },
+        responses: { 401: unauthorized, 200: json({ type: 'object', properties: { data: Subscription } }, 'Changed'), 404: json(errors, 'Not yours or none'), 422: json(errors, 'Refused') },
       },
-      delete: { summary: 'Unsubscribe', parameters: [id], responses: { 204: { description: 'Deleted' }, 404: json(errors, 'Not yours or none') } },
+      delete: { summary: 'Unsubscribe', parameters: [id], responses: { 401: unauthorized, 204: { description: 'Deleted' }, 404: json(errors, 'Not yours or none') } },
     },
     '/webhooks/{webhook_id}/rotate-secret': {
       post: {
         summary: 'A new signing secret (shown once); the old one keeps signing alongside for 24 hours',
         parameters: [id],
-        responses: { 200: json({ type: 'object', properties: { data: Subscription } }, 'With the new `secret`') },
+        responses: { 401: unauthorized, 200: json({ type: 'object', properties: { data: Subscription } }, 'With the new `secret`') },
       },
     },
     '/webhooks/{webhook_id}/deliveries': {
       get: {
         summary: 'The delivery log, newest first: attempts, status, last HTTP status and error',
         parameters: [id, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } }, { name: 'before', in: 'query', schema: { type: 'integer' } }],
-        responses: { 200: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } }, 'Deliveries') },
+        responses: { 401: unauthorized, 200: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } }, 'Deliveries') },
       },
     },
     '/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': {
       post: {
         summary: 'Send a delivery again (same `webhook-id`)',
         parameters: [id, { name: 'delivery_id', in: 'path', required: true, schema: { type: 'integer' } }],
-        responses: { 202: { description: 'Queued' }, 404: json(errors, 'No such delivery') },
+        responses: { 401: unauthorized, 202: json({ type: 'object', properties: { data: { type: 'object', properties: { delivery_id: { type: 'integer' }, status: { type: 'string' } } } } }, 'Queued'), 404: json(errors, 'No such delivery') },
       },
     },
   };

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { ExportSlots } from '../plugins/streaming.js';
 import type { FeedDeps } from './feed.js';
 import { EventHub } from './hub.js';
-import { purgeEvents } from './outbox.js';
+import { purgeEvents } from './outbox-repository.js';
 import { systemNetwork, type NetworkDeps } from './webhook-sender.js';
 import { WebhookWorker } from './webhook-worker.js';
 import type { WebhookSettings } from './webhooks.js';

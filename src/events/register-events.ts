@@ -7,7 +7,7 @@
 import type { Executor } from '../db/database.js';
 import type { RegisterEnvironment } from '../register/tokens.js';
 import { toVersionOutput, VERSION_ADAPTERS, type RegisterVersion } from '../register/versions/index.js';
-import { appendEvent, type StoredEvent } from './outbox.js';
+import { appendEvent, type StoredEvent } from './outbox-repository.js';
 
 export const REGISTER_EVENT_TYPES = [
   'trainee.created',

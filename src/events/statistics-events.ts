@@ -7,7 +7,8 @@
 import type { Executor } from '../db/database.js';
 import { changeSetsOf } from '../statistics/versions/service.js';
 import { formatVersionNumber, versionType } from '../statistics/standard/version-numbers.js';
-import { appendEvent, type StoredEvent } from './outbox.js';
+import { appendEvent, type StoredEvent } from './outbox-repository.js';
+import { findDataSetForEvent, findVersionForEvent } from './repository.js';
 
 export const STATISTICS_EVENT_TYPES = [
   'data_set.created',
@@ -30,12 +31,7 @@ function link(href: string, method: 'GET' | 'POST' = 'GET') {
 export async function appendDataSetVersionEvent(
   trx: Executor, type: Extract<StatisticsEventType, `data_set_version.${string}`>, versionId: number,
 ) {
-  const version = await trx
-    .selectFrom('data_set_versions')
-    .innerJoin('data_sets', 'data_sets.id', 'data_set_versions.data_set_id')
-    .select(['data_set_versions.id', 'data_set_id', 'major', 'minor', 'patch', 'data_set_versions.status', 'notes', 'published_at', 'withdrawn_at', 'data_sets.title'])
-    .where('data_set_versions.id', '=', versionId)
-    .executeTakeFirstOrThrow();
+  const version = await findVersionForEvent(trx, versionId);
   const number = formatVersionNumber(version);
   const sets = (await changeSetsOf(trx, [version.id])).get(version.id)!;
   const base = `${API}/data-sets/${version.data_set_id}`;
@@ -70,11 +66,7 @@ export async function appendDataSetVersionEvent(
 
 /** A data set event: it became public (its first published version), or it was deprecated or withdrawn. */
 export async function appendDataSetEvent(trx: Executor, type: Extract<StatisticsEventType, `data_set.${string}`>, dataSetId: string) {
-  const dataSet = await trx
-    .selectFrom('data_sets')
-    .select(['id', 'title', 'summary', 'status', 'publication_id', 'superseding_data_set_id'])
-    .where('id', '=', dataSetId)
-    .executeTakeFirstOrThrow();
+  const dataSet = await findDataSetForEvent(trx, dataSetId);
   return appendEvent(trx, {
     api: 'statistics',
     type,

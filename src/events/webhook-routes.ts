@@ -6,7 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { RegisterRouteOptions } from '../register/context.js';
 import { requestData } from '../register/http.js';
-import { ValidationError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import { REGISTER_EVENT_TYPES } from './register-events.js';
 import {
   changeSubscription, createSubscription, deleteSubscription, getSubscription, listDeliveries, listSubscriptions, redeliver, rotateSecret,
@@ -64,7 +64,8 @@ export const registerWebhookRoutes: FastifyPluginAsync<RegisterRouteOptions> = a
     { schema: { hide: true, params: DeliveryParams } },
     async (request, reply) => {
       const deliveryId = Number(request.params.delivery_id);
-      if (!Number.isSafeInteger(deliveryId) || deliveryId < 1) throw new ValidationError([{ path: 'delivery_id', message: 'delivery_id must be a delivery id' }]);
+      // Like an unknown webhook id: an id that cannot name a delivery names none.
+      if (!Number.isSafeInteger(deliveryId) || deliveryId < 1) throw new NotFoundError('Delivery not found');
       await redeliver(app.db, owner(request), request.params.webhook_id, deliveryId);
       return reply.code(202).send({ data: { delivery_id: deliveryId, status: 'pending' } });
     },

@@ -21,16 +21,19 @@
  * in-order delivery per subscription is a requirement here. The queue is a table with a lease per subscription.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { RegisterVersion } from '../register/versions/index.js';
 import { CoalescedTask } from './coalesced.js';
 import type { EventHub } from './hub.js';
-import { appendEvent, encodeCursor, readEventPage, type FeedScope, type StoredEvent } from './outbox.js';
+import { appendEvent, encodeCursor, readEventPage, type FeedScope, type StoredEvent } from './outbox-repository.js';
 import { registerEventBody } from './register-events.js';
 import { statisticsEventBody } from './statistics-events.js';
 import { signatureHeader } from './webhooks.js';
+import {
+  claimSubscription, disableSubscription, dueSubscriptions, insertDeliveries, loadSubscription, lockEnabledSubscription, pendingDeliveries, recordAttempt,
+  releaseSubscription, setSubscriptionCursor, subscriptionsBehind,
+} from './webhook-repository.js';
 import { sendWebhook, type AddressPolicy, type NetworkDeps } from './webhook-sender.js';
 
 const FAN_OUT_PAGE = 500;
@@ -38,10 +41,6 @@ const FAN_OUT_PAGE = 500;
 const DELIVERIES_PER_CLAIM = 50;
 
 type SubscriptionRow = Awaited<ReturnType<typeof loadSubscription>>;
-
-async function loadSubscription(db: Db, id: string) {
-  return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-}
 
 function scopeOf(row: SubscriptionRow): FeedScope {
   return row.api === 'statistics' ? { api: 'statistics' } : { api: 'register', providerId: row.provider_id!, environment: row.environment! };
@@ -99,26 +98,18 @@ export class WebhookWorker {
     await this.dispatch();
   }
 
-  private async fanOut(): Promise<void> {
-    const { rows } = await sql<{ id: string }>`
-      SELECT id FROM webhook_subscriptions
-      WHERE enabled AND cursor < (SELECT last_position FROM event_log_state)`.execute(this.db);
-    for (const { id } of rows) {
+  /** Queues a delivery per new event of each subscription (one round; the worker runs it before sending). */
+  async fanOut(): Promise<void> {
+    for (const id of await subscriptionsBehind(this.db)) {
       await this.db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).where('enabled', '=', true).forUpdate().skipLocked().executeTakeFirst();
+        const row = await lockEnabledSubscription(trx, id);
         if (!row) return;
         const page = await readEventPage(trx, scopeOf(row), row.cursor, { types: row.event_types }, FAN_OUT_PAGE, this.options.retentionDays);
-        if (page.events.length > 0) {
-          await trx
-            .insertInto('webhook_deliveries')
-            .values(page.events.map((event) => ({
-              subscription_id: row.id, event_position: event.position, event_id: event.id, event_type: event.type, body: bodyOf(row, event), next_attempt_at: new Date(),
-            })))
-            .onConflict((oc) => oc.columns(['subscription_id', 'event_position']).doNothing())
-            .execute();
-        }
+        await insertDeliveries(trx, page.events.map((event) => ({
+          subscription_id: row.id, event_position: event.position, event_id: event.id, event_type: event.type, body: bodyOf(row, event), next_attempt_at: new Date(),
+        })));
         const cursor = page.hasMore ? page.next : Math.max(page.next, page.horizon);
-        await trx.updateTable('webhook_subscriptions').set({ cursor }).where('id', '=', row.id).execute();
+        await setSubscriptionCursor(trx, row.id, cursor);
         // More to fan out: one more round after this one.
         if (page.hasMore) this.wake();
       });
@@ -128,29 +119,16 @@ export class WebhookWorker {
   private async dispatch(): Promise<void> {
     const free = this.options.config.WEBHOOK_CONCURRENCY - this.inFlight;
     if (free <= 0) return;
-    const { rows } = await sql<{ id: string }>`
-      SELECT s.id FROM webhook_subscriptions s
-      JOIN LATERAL (
-        SELECT next_attempt_at FROM webhook_deliveries d
-        WHERE d.subscription_id = s.id AND d.status = 'pending' ORDER BY d.event_position LIMIT 1
-      ) head ON true
-      WHERE s.enabled AND (s.lease_until IS NULL OR s.lease_until < now()) AND head.next_attempt_at <= now()
-      ORDER BY head.next_attempt_at LIMIT ${free}`.execute(this.db);
-    for (const { id } of rows) {
+    for (const id of await dueSubscriptions(this.db, free)) {
       if (this.inFlight >= this.options.config.WEBHOOK_CONCURRENCY) break;
       const leaseMs = 2 * (this.options.config.WEBHOOK_TIMEOUT_MS + this.options.config.WEBHOOK_CONNECT_TIMEOUT_MS);
-      const claimed = await sql<{ id: string }>`
-        UPDATE webhook_subscriptions SET lease_owner = ${this.instance}, lease_until = now() + make_interval(secs => ${leaseMs / 1000})
-        WHERE id = ${id} AND enabled AND (lease_until IS NULL OR lease_until < now()) RETURNING id`.execute(this.db);
-      if (claimed.rows.length === 0) continue;
+      if (!(await claimSubscription(this.db, id, this.instance, leaseMs / 1000))) continue;
       this.inFlight += 1;
       const sending: Promise<void> = this.deliverClaimed(id)
         .catch((error: Error) => this.options.log.warn({ err: error.message, subscription: id }, 'webhook delivery failed'))
         .finally(async () => {
           this.inFlight -= 1;
-          await sql`UPDATE webhook_subscriptions SET lease_owner = NULL, lease_until = NULL WHERE id = ${id} AND lease_owner = ${this.instance}`
-            .execute(this.db)
-            .catch(() => {});
+          await releaseSubscription(this.db, id, this.instance).catch(() => {});
           this.sending.delete(sending);
           this.wake();
         });
@@ -167,14 +145,7 @@ export class WebhookWorker {
     const { config } = this.options;
     const subscription = await loadSubscription(this.db, id);
     if (!subscription.enabled || subscription.lease_owner !== this.instance) return;
-    const due = await this.db
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('subscription_id', '=', id)
-      .where('status', '=', 'pending')
-      .orderBy('event_position')
-      .limit(DELIVERIES_PER_CLAIM)
-      .execute();
+    const due = await pendingDeliveries(this.db, id, DELIVERIES_PER_CLAIM);
     const leaseSeconds = (2 * (config.WEBHOOK_TIMEOUT_MS + config.WEBHOOK_CONNECT_TIMEOUT_MS)) / 1000;
     for (const delivery of due) {
       if (this.closed || delivery.next_attempt_at > new Date()) return;
@@ -198,15 +169,11 @@ export class WebhookWorker {
       const givenUp = !result.ok && Date.now() - delivery.created_at.getTime() >= config.WEBHOOK_RETRY_WINDOW_MS;
       const status = result.ok ? 'succeeded' : givenUp ? 'failed' : 'pending';
       const next = result.ok || givenUp ? now : new Date(Date.now() + retryDelayMs(attempts, config.WEBHOOK_RETRY_BASE_MS, config.WEBHOOK_RETRY_MAX_MS));
-      const recorded = await sql<{ id: number }>`
-        WITH lease AS (
-          UPDATE webhook_subscriptions SET lease_until = now() + make_interval(secs => ${leaseSeconds})
-          WHERE id = ${id} AND lease_owner = ${this.instance} RETURNING id
-        )
-        UPDATE webhook_deliveries SET status = ${status}, attempts = ${attempts}, last_attempt_at = ${now}, last_status = ${result.status},
-          last_error = ${result.error?.slice(0, 500) ?? null}, next_attempt_at = ${next}
-        WHERE id = ${delivery.id} AND EXISTS (SELECT 1 FROM lease) RETURNING id`.execute(this.db);
-      if (recorded.rows.length === 0) return;
+      const recorded = await recordAttempt(this.db, {
+        subscriptionId: id, instance: this.instance, leaseSeconds, deliveryId: delivery.id, status, attempts, at: now,
+        httpStatus: result.status, error: result.error?.slice(0, 500) ?? null, nextAttemptAt: next,
+      });
+      if (!recorded) return;
       if (givenUp) await this.disable(subscription, result.error ?? 'failed');
       if (!result.ok) return;
     }
@@ -217,7 +184,7 @@ export class WebhookWorker {
     const minutes = Math.round(this.options.config.WEBHOOK_RETRY_WINDOW_MS / 60_000);
     const reason = `Deliveries failed for ${minutes} minutes (last: ${lastError}); re-enable the subscription to resume.`;
     await this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('webhook_subscriptions').set({ enabled: false, disabled_reason: reason }).where('id', '=', subscription.id).execute();
+      await disableSubscription(trx, subscription.id, reason);
       if (subscription.api === 'register') {
         await appendEvent(trx, {
           api: 'register', type: 'webhook.disabled', providerId: subscription.provider_id, environment: subscription.environment,

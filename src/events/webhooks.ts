@@ -4,11 +4,14 @@
  * log, and manual redelivery. A subscription receives the events committed after it was made.
  */
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import type { Db, Executor } from '../db/database.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
-import { eventLogState, type FeedScope } from './outbox.js';
+import { eventLogState, type FeedScope } from './outbox-repository.js';
+import {
+  countSubscriptions, deleteSubscriptionRow, findSubscription, insertSubscription, listDeliveryRows, listSubscriptionRows, lockOwner, requeueDelivery,
+  requeueFailedDeliveries, updateSubscription,
+} from './webhook-repository.js';
 import { checkWebhookUrl, resolveTarget, WebhookTargetError, type AddressPolicy, type NetworkDeps } from './webhook-sender.js';
 
 /** Subscriptions one owner (a provider in an environment) may have. */
@@ -40,13 +43,6 @@ export function newSigningSecret(): string {
 /** The `webhook-signature` header: signed with the current secret, and with the previous one while it overlaps. */
 export function signatureHeader(secrets: string[], eventId: string, at: Date, body: string): string {
   return secrets.map((secret) => new Webhook(secret).sign(eventId, at, body)).join(' ');
-}
-
-function ownedBy(owner: SubscriptionOwner) {
-  const { scope } = owner;
-  return scope.api === 'statistics'
-    ? sql<boolean>`api = 'statistics'`
-    : sql<boolean>`api = 'register' AND provider_id = ${scope.providerId} AND environment = ${scope.environment}`;
 }
 
 function view(row: {
@@ -86,8 +82,6 @@ function checkedTypes(raw: unknown, known: readonly string[]): string[] {
   return [...new Set(raw as string[])];
 }
 
-const COLUMNS = ['id', 'url', 'event_types', 'enabled', 'disabled_reason', 'created_at', 'api_version', 'previous_secret_expires_at'] as const;
-
 export async function createSubscription(
   db: Db, owner: SubscriptionOwner, input: SubscriptionInput, knownTypes: readonly string[], settings: WebhookSettings,
 ): Promise<SubscriptionView & { secret: string }> {
@@ -96,13 +90,10 @@ export async function createSubscription(
   const secret = newSigningSecret();
   return db.transaction().execute(async (trx) => {
     // Counted under a lock of the owner's key, so two concurrent creates cannot both pass the limit.
-    await sql`SELECT pg_advisory_xact_lock(hashtext(${`webhooks:${JSON.stringify(owner.scope)}`}))`.execute(trx);
-    const { count } = await trx.selectFrom('webhook_subscriptions').select((eb) => eb.fn.countAll<number>().as('count')).where(ownedBy(owner)).executeTakeFirstOrThrow();
-    if (Number(count) >= MAX_SUBSCRIPTIONS) throw new UnprocessableError(`At most ${MAX_SUBSCRIPTIONS} webhook subscriptions; delete one first.`);
+    await lockOwner(trx, owner.scope);
+    if ((await countSubscriptions(trx, owner.scope)) >= MAX_SUBSCRIPTIONS) throw new UnprocessableError(`At most ${MAX_SUBSCRIPTIONS} webhook subscriptions; delete one first.`);
     const scope = owner.scope;
-    const row = await trx
-      .insertInto('webhook_subscriptions')
-      .values({
+    const row = await insertSubscription(trx, {
         api: scope.api,
         provider_id: scope.api === 'register' ? scope.providerId : null,
         environment: scope.api === 'register' ? scope.environment : null,
@@ -116,22 +107,20 @@ export async function createSubscription(
         cursor: (await eventLogState(trx)).lastPosition,
         lease_owner: null,
         lease_until: null,
-      })
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
+    });
     return { ...view(row), secret };
   });
 }
 
 async function findOwned(db: Executor, owner: SubscriptionOwner, id: string) {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw new NotFoundError('Webhook subscription not found');
-  const row = await db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).where(ownedBy(owner)).executeTakeFirst();
+  const row = await findSubscription(db, owner.scope, id);
   if (!row) throw new NotFoundError('Webhook subscription not found');
   return row;
 }
 
 export async function listSubscriptions(db: Executor, owner: SubscriptionOwner): Promise<SubscriptionView[]> {
-  const rows = await db.selectFrom('webhook_subscriptions').select(COLUMNS).where(ownedBy(owner)).orderBy('created_at').execute();
+  const rows = await listSubscriptionRows(db, owner.scope);
   return rows.map(view);
 }
 
@@ -154,21 +143,16 @@ export async function changeSubscription(
   }
   return db.transaction().execute(async (trx) => {
     if (patch.enabled && !existing.enabled) {
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({ status: 'pending', next_attempt_at: new Date(), created_at: new Date() })
-        .where('subscription_id', '=', id)
-        .where('status', '=', 'failed')
-        .execute();
+      await requeueFailedDeliveries(trx, id);
     }
-    const row = await trx.updateTable('webhook_subscriptions').set(patch).where('id', '=', id).returning(COLUMNS).executeTakeFirstOrThrow();
+    const row = await updateSubscription(trx, id, patch);
     return view(row);
   });
 }
 
 export async function deleteSubscription(db: Executor, owner: SubscriptionOwner, id: string): Promise<void> {
   await findOwned(db, owner, id);
-  await db.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
+  await deleteSubscriptionRow(db, id);
 }
 
 /** A new secret (shown once); the current one keeps signing too until the overlap ends, so receivers can switch. */
@@ -176,12 +160,7 @@ export async function rotateSecret(db: Executor, owner: SubscriptionOwner, id: s
   const existing = await findOwned(db, owner, id);
   const secret = newSigningSecret();
   const expires = new Date(Date.now() + settings.secretOverlapHours * 3600_000);
-  const row = await db
-    .updateTable('webhook_subscriptions')
-    .set({ secret, previous_secret: existing.secret, previous_secret_expires_at: expires })
-    .where('id', '=', id)
-    .returning(COLUMNS)
-    .executeTakeFirstOrThrow();
+  const row = await updateSubscription(db, id, { secret, previous_secret: existing.secret, previous_secret_expires_at: expires });
   return { ...view(row), secret };
 }
 
@@ -201,9 +180,7 @@ export interface DeliveryView {
 /** The subscription's deliveries, newest first (at most `limit`, before the delivery id `before`). */
 export async function listDeliveries(db: Executor, owner: SubscriptionOwner, id: string, limit: number, before?: number): Promise<DeliveryView[]> {
   await findOwned(db, owner, id);
-  let query = db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', id).orderBy('id', 'desc').limit(limit);
-  if (before !== undefined) query = query.where('id', '<', before);
-  const rows = await query.execute();
+  const rows = await listDeliveryRows(db, id, limit, before);
   return rows.map((row) => ({
     id: row.id,
     event_id: row.event_id,
@@ -221,11 +198,5 @@ export async function listDeliveries(db: Executor, owner: SubscriptionOwner, id:
 /** Sends a delivery again (same event id, so a receiver that has it already can drop it). */
 export async function redeliver(db: Executor, owner: SubscriptionOwner, id: string, deliveryId: number): Promise<void> {
   await findOwned(db, owner, id);
-  const updated = await db
-    .updateTable('webhook_deliveries')
-    .set({ status: 'pending', next_attempt_at: new Date(), created_at: new Date() })
-    .where('subscription_id', '=', id)
-    .where('id', '=', deliveryId)
-    .executeTakeFirst();
-  if (updated.numUpdatedRows === 0n) throw new NotFoundError('Delivery not found');
+  if (!(await requeueDelivery(db, id, deliveryId))) throw new NotFoundError('Delivery not found');
 }

@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../db/database.js';
 import type { ReadRouter } from '../db/read-routing.js';
 import { ServiceUnavailableError } from '../errors.js';
+import { selectOne } from './health-repository.js';
 
 /** `/health/ready` answers within a second: connecting and probing together are bounded by this. */
 export const HEALTH_TIMEOUT_MS = 800;
@@ -48,7 +48,7 @@ async function probe(db: Db, ms: number): Promise<void> {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
   });
   try {
-    await Promise.race([sql`SELECT 1`.execute(db), deadline]);
+    await Promise.race([selectOne(db), deadline]);
   } finally {
     clearTimeout(timer);
   }

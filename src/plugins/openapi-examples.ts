@@ -97,6 +97,8 @@ export function withExamples(document: Json, docs: OperationDocs, recorded: Reco
       const content = (operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
       const jsonBody = content?.['application/json'];
       if (jsonBody && request.body !== undefined) addExample(jsonBody, example.name, example.summary, request.body);
+      // An answer without a body (204) shows its request only.
+      if (!example.contentType) continue;
       const responses = (operation.responses ??= {}) as Record<string, Json>;
       const response = responses[String(example.status)];
       if (!response) throw new Error(`${id}: example ${example.name} answers ${example.status}, which the document does not list`);

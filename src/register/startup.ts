@@ -2,6 +2,7 @@ import type { StartupContext } from '../startup.js';
 import type { Db } from '../db/database.js';
 import type { RegisterEnvironment } from './tokens.js';
 import { assertDatabaseEnvironment, createToken, tokenSecret } from './tokens.js';
+import { insertProvider, lockAndCheckAnyProvider } from './organisations/repository.js';
 
 export const DEMO_PROVIDER = { ukprn: '10000001', name: 'Demo Training Provider' };
 
@@ -12,10 +13,8 @@ export const DEMO_PROVIDER = { ukprn: '10000001', name: 'Demo Training Provider'
 export async function createDemoProviderIfEmpty(db: Db, environment: RegisterEnvironment, secret: string): Promise<string | undefined> {
   return db.transaction().execute(async (trx) => {
     // One starter at a time (a CLI may open the same database concurrently).
-    await trx.selectFrom('providers').select('id').forUpdate().limit(1).execute();
-    const any = await trx.selectFrom('providers').select('id').limit(1).executeTakeFirst();
-    if (any) return undefined;
-    await trx.insertInto('providers').values(DEMO_PROVIDER).execute();
+    if (await lockAndCheckAnyProvider(trx)) return undefined;
+    await insertProvider(trx, DEMO_PROVIDER);
     const created = await createToken(trx, { providerUkprn: DEMO_PROVIDER.ukprn, environment, secret, name: 'Demo token' });
     return created.token;
   });

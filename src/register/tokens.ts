@@ -3,10 +3,12 @@
  * differs per environment, so a sandbox token never authenticates against production and the reverse.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Executor } from '../db/database.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { todayUtc } from './values.js';
+import {
+  countActiveTokens, findActiveTokenByHash, findProviderForUpdate, findTokenOfOtherEnvironment, insertToken, listTokenRows, markTokenUsed, revokeActiveToken,
+} from './tokens-repository.js';
 
 export type RegisterEnvironment = 'production' | 'sandbox';
 
@@ -35,12 +37,7 @@ export function tokenSecret(config: { REGISTER_TOKEN_SECRET?: string; REGISTER_E
  * when the database already holds tokens, and so trainees, of the other environment.
  */
 export async function assertDatabaseEnvironment(db: Executor, environment: RegisterEnvironment): Promise<void> {
-  const other = await db
-    .selectFrom('authentication_tokens')
-    .select('environment')
-    .where('environment', '<>', environment)
-    .limit(1)
-    .executeTakeFirst();
+  const other = await findTokenOfOtherEnvironment(db, environment);
   if (other) {
     throw new RegisterEnvironmentError(
       `REGISTER_ENVIRONMENT is ${environment} but this database holds ${other.environment} tokens and trainees; ` +
@@ -106,16 +103,7 @@ export async function authenticateToken(
   environment: RegisterEnvironment,
   secret?: string,
 ): Promise<AuthenticatedToken | undefined> {
-  const row = await db
-    .selectFrom('authentication_tokens as t')
-    .innerJoin('providers as p', 'p.id', 't.provider_id')
-    .select(['t.id as tokenId', 't.last_used_at', 'p.id as providerId', 'p.ukprn', 'p.name'])
-    .where('t.token_hash', '=', hashToken(token, environment, secret))
-    .where('t.environment', '=', environment)
-    .where('t.status', '=', 'active')
-    .where('t.expires_at', '>', sql<string>`current_date`)
-    .where('p.discarded_at', 'is', null)
-    .executeTakeFirst();
+  const row = await findActiveTokenByHash(db, hashToken(token, environment, secret), environment);
   if (!row) return undefined;
   return { tokenId: row.tokenId, lastUsedAt: row.last_used_at, provider: { id: row.providerId, ukprn: row.ukprn, name: row.name } };
 }
@@ -123,12 +111,7 @@ export async function authenticateToken(
 /** Records use at most once per calendar day (as the real service does), so reads stay reads. */
 export async function touchToken(db: Executor, token: AuthenticatedToken, now = new Date()): Promise<void> {
   if (token.lastUsedAt && todayUtc(token.lastUsedAt) === todayUtc(now)) return;
-  await db
-    .updateTable('authentication_tokens')
-    .set({ last_used_at: now })
-    .where('id', '=', token.tokenId)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`date_trunc('day', now())`)]))
-    .execute();
+  await markTokenUsed(db, token.tokenId, now);
 }
 
 export class TokenRuleError extends AppError {
@@ -171,45 +154,23 @@ export async function createToken(db: Executor, input: CreateTokenInput): Promis
   if (name.length > 200) throw new TokenRuleError('--name is too long (maximum is 200 characters)');
 
   await assertDatabaseEnvironment(db, input.environment);
-  const provider = await db
-    .selectFrom('providers')
-    .select(['id', 'ukprn', 'name'])
-    .where('ukprn', '=', input.providerUkprn)
-    .where('discarded_at', 'is', null)
-    .forUpdate()
-    .executeTakeFirst();
+  const provider = await findProviderForUpdate(db, input.providerUkprn);
   if (!provider) throw new TokenRuleError(`No provider with UKPRN ${input.providerUkprn}`);
-  const { active } = await db
-    .selectFrom('authentication_tokens')
-    .select((eb) => eb.fn.countAll<number>().as('active'))
-    .where('provider_id', '=', provider.id)
-    .where('status', '=', 'active')
-    .where('expires_at', '>', today)
-    .executeTakeFirstOrThrow();
-  if (Number(active) >= MAX_ACTIVE_TOKENS) {
+  if ((await countActiveTokens(db, provider.id, today)) >= MAX_ACTIVE_TOKENS) {
     throw new TokenRuleError(`Provider ${provider.ukprn} already has ${MAX_ACTIVE_TOKENS} active tokens; revoke one first`);
   }
   for (;;) {
     const token = generateToken(input.environment);
-    const inserted = await db
-      .insertInto('authentication_tokens')
-      .values({ provider_id: provider.id, name, token_hash: hashToken(token, input.environment, input.secret), environment: input.environment, expires_at: expiresAt })
-      .onConflict((oc) => oc.column('token_hash').doNothing())
-      .returning('id')
-      .executeTakeFirst();
+    const inserted = await insertToken(db, {
+      provider_id: provider.id, name, token_hash: hashToken(token, input.environment, input.secret), environment: input.environment, expires_at: expiresAt,
+    });
     if (inserted) return { id: inserted.id, token, name, expiresAt, provider };
   }
 }
 
 /** Revokes an active token (it stops authenticating at once). */
 export async function revokeToken(db: Executor, id: number): Promise<void> {
-  const result = await db
-    .updateTable('authentication_tokens')
-    .set({ status: 'revoked', revoked_at: new Date(), updated_at: new Date() })
-    .where('id', '=', id)
-    .where('status', '=', 'active')
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) throw new NotFoundError(`No active token with id ${id}`);
+  if (!(await revokeActiveToken(db, id))) throw new NotFoundError(`No active token with id ${id}`);
 }
 
 export interface TokenSummary {
@@ -225,13 +186,7 @@ export interface TokenSummary {
 
 /** Every token (or one provider's), oldest first; never the secret, which is stored only as a hash. */
 export async function listTokens(db: Executor, providerUkprn?: string, today = todayUtc()): Promise<TokenSummary[]> {
-  const rows = await db
-    .selectFrom('authentication_tokens as t')
-    .innerJoin('providers as p', 'p.id', 't.provider_id')
-    .select(['t.id', 't.name', 't.environment', 't.status', 't.expires_at', 't.last_used_at', 'p.ukprn'])
-    .$if(providerUkprn !== undefined, (qb) => qb.where('p.ukprn', '=', providerUkprn!))
-    .orderBy('t.id')
-    .execute();
+  const rows = await listTokenRows(db, providerUkprn);
   return rows.map((t) => ({
     id: t.id,
     ukprn: t.ukprn,

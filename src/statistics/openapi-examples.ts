@@ -19,6 +19,7 @@ export const STATISTICS_TAGS = [
   { name: 'Publications', description: 'Statistics publications with data available for querying' },
   { name: 'Data sets', description: 'Statistics data sets, their versions, changes, metadata and CSV files' },
   { name: 'Query', description: 'Rows of a data set version that match criteria, as JSON or CSV' },
+  { name: 'Events', description: 'Changes to data sets and their versions, in commit order' },
   { name: 'Health', description: 'Liveness and readiness of the service' },
 ];
 
@@ -34,6 +35,7 @@ export const STATISTICS_OPERATION_DOCS: OperationDocs = {
   DownloadDataSetCsv: { tag: 'Data sets', description: 'Downloads a whole version as the CSV file it was published as, with labels instead of ids.' },
   QueryDataSetGet: { tag: 'Query', description: 'Queries a version with criteria in the query string: each criterion narrows the rows (filters of one kind match any option listed). For criteria combined with `and`, `or` and `not`, use the POST form.' },
   QueryDataSetPost: { tag: 'Query', description: 'Queries a version with criteria in a JSON body, combined with `and`, `or` and `not`: the form clients such as eesyapi use.' },
+  ListEvents: { tag: 'Events', description: 'Follows what changed in the catalogue (data sets created, versions published, deprecated or withdrawn), oldest first: keep the `nextCursor` of each page and send it as `after` next time.' },
   GetLiveness: { tag: 'Health', description: 'Answers 200 while the process runs, without touching the database (for a liveness probe).' },
   GetReadiness: { tag: 'Health', description: 'Answers 200 when the database answers and 503 when it does not (for a readiness probe and load balancers).' },
 };
@@ -46,6 +48,8 @@ export interface StatisticsExample extends ExampleRequest {
   status: number;
   /** A CSV answer is shown by its first lines; the test checks that the real one starts with them. */
   firstLines?: number;
+  /** The events older than now are deleted first, as retention would after 90 days. */
+  purgesEvents?: boolean;
 }
 
 const dataSet = { dataSetId: EXAMPLE_DATA_SET_ID };
@@ -106,6 +110,12 @@ export const STATISTICS_EXAMPLES: StatisticsExample[] = [
     body: { criteria: { geographicLevels: { eq: 'Country' } }, indicators: [] },
   },
   { operationId: 'QueryDataSetPost', name: 'unknown', summary: 'An id no data set has', status: 404, method: 'POST', path: QUERY, pathParams: { dataSetId: UNKNOWN_ID }, body: { indicators: ['dP0Zw'] } },
+  { operationId: 'ListEvents', name: 'page', summary: 'The first 2 events kept', status: 200, method: 'GET', path: '/v1/events', query: { limit: '2' } },
+  { operationId: 'ListEvents', name: 'unknown-type', summary: 'An event type that does not exist', status: 400, method: 'GET', path: '/v1/events', query: { type: 'data_set.exploded' } },
+  {
+    operationId: 'ListEvents', name: 'expired', summary: 'A cursor older than the retention period (its events were deleted)', status: 410, method: 'GET', path: '/v1/events',
+    query: { after: Buffer.from('ev1.1', 'latin1').toString('base64url') }, purgesEvents: true,
+  },
   { operationId: 'GetLiveness', name: 'live', summary: 'The process runs', status: 200, method: 'GET', path: '/health/live' },
   { operationId: 'GetReadiness', name: 'ready', summary: 'The database answers', status: 200, method: 'GET', path: '/health/ready' },
 ];

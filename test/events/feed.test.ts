@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { receiveTrn } from '../../src/register/transitions/service.js';
 import { appendTraineeCreated } from '../../src/events/register-events.js';
 import { deprecateVersion, publishVersion, withdrawVersion } from '../../src/statistics/lifecycle/service.js';
-import { purgeEvents } from '../../src/events/outbox.js';
+import { purgeEvents } from '../../src/events/outbox-repository.js';
 import { registerFixture, SCHOOL, UK_DEGREE, validTrainee, type RegisterFixture } from '../register/helpers.js';
 import { createDataSet, importFixtureVersion } from '../helpers/statistics.js';
 

@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
-import { appendEvent, CursorExpiredError, decodeCursor, encodeCursor, purgeEvents, readEventPage, type NewEvent } from '../../src/events/outbox.js';
+import { appendEvent, CursorExpiredError, decodeCursor, encodeCursor, purgeEvents, readEventPage, type NewEvent } from '../../src/events/outbox-repository.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 let database: TestDatabase;

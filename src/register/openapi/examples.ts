@@ -43,6 +43,15 @@ export const REGISTER_OPERATIONS: Record<string, { id: string; tag: string; desc
   'PUT /trainees/{trainee_id}/degrees/{degree_id}': { id: 'ReplaceDegree', tag: 'Degrees', description: 'Changes a degree exactly like PATCH.' },
   'PATCH /trainees/{trainee_id}/degrees/{degree_id}': { id: 'UpdateDegree', tag: 'Degrees', description: 'Changes the members of a degree that are sent.' },
   'DELETE /trainees/{trainee_id}/degrees/{degree_id}': { id: 'DeleteDegree', tag: 'Degrees', description: 'Removes a degree from a trainee.' },
+  'GET /events': { id: 'ListEvents', tag: 'Events', description: 'Follows what changed in your trainees, placements and degrees, oldest first, in the order the changes were committed: keep the `next_cursor` of each page and send it as `after` next time.' },
+  'GET /webhooks': { id: 'ListWebhooks', tag: 'Webhooks', description: 'Lists the webhook subscriptions of the token’s provider in this environment (without their secrets).' },
+  'POST /webhooks': { id: 'CreateWebhook', tag: 'Webhooks', description: 'Subscribes a URL to your events (all types, or those in `event_types`); the answer holds the signing secret, shown only this once.' },
+  'GET /webhooks/{webhook_id}': { id: 'GetWebhook', tag: 'Webhooks', description: 'Reads one subscription: its URL, event types, whether it is enabled and why not, and the version its deliveries use.' },
+  'PATCH /webhooks/{webhook_id}': { id: 'UpdateWebhook', tag: 'Webhooks', description: 'Changes a subscription’s URL or event types, or re-enables one that was disabled (`enabled: true`); a new URL is checked as on create.' },
+  'DELETE /webhooks/{webhook_id}': { id: 'DeleteWebhook', tag: 'Webhooks', description: 'Unsubscribes: no further deliveries are made for this subscription.' },
+  'POST /webhooks/{webhook_id}/rotate-secret': { id: 'RotateWebhookSecret', tag: 'Webhooks', description: 'Makes a new signing secret, shown only in this answer; deliveries carry signatures of both the new and the old secret for 24 hours, so a receiver can switch without missing one.' },
+  'GET /webhooks/{webhook_id}/deliveries': { id: 'ListWebhookDeliveries', tag: 'Webhooks', description: 'The delivery log of a subscription, newest first: each event sent (or waiting), its attempts, the last HTTP status and error, and when it is tried next.' },
+  'POST /webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': { id: 'RedeliverWebhookDelivery', tag: 'Webhooks', description: 'Queues a delivery to be sent again, with the same `webhook-id`, so a receiver that has it already can drop it.' },
   'GET /reference-data': { id: 'GetReferenceData', tag: 'Reference data', description: 'The code lists the other operations accept (training routes, subjects, age ranges, countries, degree codes, withdrawal reasons, …), all of them or one with `field`. No token needed. Published from v2026.1; its lists hold for the older versions too.' },
 };
 
@@ -53,6 +62,8 @@ export const REGISTER_TAGS = [
   { name: 'Degrees', description: 'Degrees of a trainee' },
   { name: 'State changes', description: 'Defer, withdraw and recommend for QTS or EYTS' },
   { name: 'Reference data', description: 'The code lists the API accepts' },
+  { name: 'Events', description: 'Changes to your trainees, placements and degrees, in commit order' },
+  { name: 'Webhooks', description: 'Subscriptions that push your events to a URL, and their delivery log' },
 ];
 
 export const REGISTER_OPERATION_DOCS: OperationDocs = Object.fromEntries(
@@ -85,8 +96,12 @@ export interface RegisterExample {
   rawBody?: string;
   /** Saves `data.trainee_id` / `placement_id` / `degree_id` (or the top-level one) of the answer under this name. */
   saves?: string;
-  /** Done before sending, as the operator would (the TRN comes from the teacher record service). */
-  before?: { receiveTrn: string; trn: string };
+  /**
+   * Done before sending: the TRN arrives, as the operator would record it (it comes from the teacher record
+   * service); the webhook worker's fan-out queues deliveries (without sending them); the events older than now are
+   * deleted, as retention would after 90 days.
+   */
+  before?: { receiveTrn: string; trn: string } | { fanOutWebhooks: true } | { purgeEvents: true };
 }
 
 /** Request member names of a version: v2025.0 still spells some the old way (`course_subject_one`, `withdraw_date`). */
@@ -126,9 +141,26 @@ const create = (name: string, summary: string, data: Json, versions?: readonly R
   body: (version) => ({ data: inVersion(version, data) }),
 });
 
+/**
+ * A receiver on this machine: the service accepts it only with WEBHOOK_ALLOW_PRIVATE_ADDRESSES (development and
+ * tests), and the examples run without the webhook worker, so nothing is sent to it.
+ */
+export const EXAMPLE_WEBHOOK_URL = 'https://127.0.0.1:8443/register-events';
+/** The cursor of the first event ever written (position 1), older than any kept once events were purged. */
+const FIRST_CURSOR = Buffer.from('ev1.1', 'latin1').toString('base64url');
+
 /** Requests in the order they are sent; each version runs them on its own provider's records. */
 export const REGISTER_EXAMPLES: RegisterExample[] = [
   { operationId: 'GetInfo', name: 'info', summary: 'Check the token', status: 200 },
+  {
+    operationId: 'CreateWebhook', name: 'subscribe', summary: 'Trainee events to a receiver (made before the trainees, so their events are queued for it)', status: 201, saves: 'webhook',
+    body: () => ({ data: { url: EXAMPLE_WEBHOOK_URL, event_types: ['trainee.created', 'trainee.updated', 'trainee.state_changed'] } }),
+  },
+  {
+    operationId: 'CreateWebhook', name: 'unknown-type', summary: 'An event type that does not exist', status: 422,
+    body: () => ({ data: { url: EXAMPLE_WEBHOOK_URL, event_types: ['trainee.graduated'] } }),
+  },
+  { operationId: 'ListWebhooks', name: 'webhooks', summary: 'The provider’s subscriptions', status: 200 },
   create('postgraduate', 'Postgraduate route (12, provider-led) with its degree', {
     ...COMMON, training_route: '12', course_subject_1: '100425', course_age_range: '13918', hesa_id: '2612345678901',
     degrees_attributes: [DEGREE], placements_attributes: [{ urn: '900020' }],
@@ -300,6 +332,31 @@ export const REGISTER_EXAMPLES: RegisterExample[] = [
     operationId: 'WithdrawTrainee', name: 'withdraw', summary: 'The trainee decided to leave', status: 200,
     pathParams: { trainee_id: '$salaried' },
     body: (version) => ({ data: inVersion(version, { withdrawal_date: '2026-11-20', trigger: 'trainee', future_interest: 'no', reasons: ['does_not_want_to_become_a_teacher'] }) }),
+  },
+  { operationId: 'ListEvents', name: 'page', summary: 'The first 2 events kept', status: 200, query: { limit: '2' } },
+  { operationId: 'ListEvents', name: 'unknown-type', summary: 'An event type that does not exist', status: 400, query: { type: 'trainee.graduated' } },
+  { operationId: 'GetWebhook', name: 'webhook', summary: 'The subscription', status: 200, pathParams: { webhook_id: '$webhook' } },
+  {
+    operationId: 'UpdateWebhook', name: 'update', summary: 'Only state changes from now on', status: 200,
+    pathParams: { webhook_id: '$webhook' }, body: () => ({ data: { event_types: ['trainee.state_changed'] } }),
+  },
+  {
+    operationId: 'UpdateWebhook', name: 'invalid', summary: 'A URL that is not one', status: 422,
+    pathParams: { webhook_id: '$webhook' }, body: () => ({ data: { url: 'not a url' } }),
+  },
+  { operationId: 'RotateWebhookSecret', name: 'rotate', summary: 'A new signing secret', status: 200, pathParams: { webhook_id: '$webhook' } },
+  {
+    operationId: 'ListWebhookDeliveries', name: 'deliveries', summary: 'The 2 newest deliveries (queued, not yet sent)', status: 200,
+    before: { fanOutWebhooks: true }, pathParams: { webhook_id: '$webhook' }, query: { limit: '2' }, saves: 'delivery',
+  },
+  {
+    operationId: 'RedeliverWebhookDelivery', name: 'redeliver', summary: 'Send the newest delivery again', status: 202,
+    pathParams: { webhook_id: '$webhook', delivery_id: '$delivery' },
+  },
+  { operationId: 'DeleteWebhook', name: 'delete', summary: 'Unsubscribe', status: 204, pathParams: { webhook_id: '$webhook' } },
+  {
+    operationId: 'ListEvents', name: 'expired', summary: 'A cursor older than the retention period (its events were deleted)', status: 410,
+    before: { purgeEvents: true }, query: { after: FIRST_CURSOR },
   },
   { operationId: 'GetReferenceData', name: 'training-routes', summary: 'The training routes', status: 200, query: { field: 'training_route' } },
   { operationId: 'GetReferenceData', name: 'unknown', summary: 'A list that does not exist', status: 404, query: { field: 'colour' } },

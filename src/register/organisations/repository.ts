@@ -9,6 +9,13 @@ export async function findProviderByUkprn(db: Executor, ukprn: string): Promise<
   return db.selectFrom('providers').select('id').where('ukprn', '=', ukprn).executeTakeFirst();
 }
 
+/** Locks the providers table's first row (one demo starter at a time) and says whether any provider exists. */
+export async function lockAndCheckAnyProvider(db: Executor): Promise<boolean> {
+  await db.selectFrom('providers').select('id').forUpdate().limit(1).execute();
+  const any = await db.selectFrom('providers').select('id').limit(1).executeTakeFirst();
+  return any !== undefined;
+}
+
 export async function insertProvider(db: Executor, provider: Insertable<ProvidersTable>): Promise<{ id: number; ukprn: string; name: string }> {
   return db.insertInto('providers').values(provider).returning(['id', 'ukprn', 'name']).executeTakeFirstOrThrow();
 }
