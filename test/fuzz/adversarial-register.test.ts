@@ -68,7 +68,7 @@ const requestArb = fc.oneof(
   },
 );
 
-it(`${REQUESTS} adversarial register requests: no 5xx, bodies of at most 64 KB, each within the time bound`, async () => {
+it(`${REQUESTS} adversarial register requests: no 5xx, refusals of at most 64 KB, each within the time bound`, async () => {
   const generated = fc.sample(requestArb, { seed: SEED, numRuns: REQUESTS });
   const requests: InjectOptions[] = generated.map(({ method, path, body }) => ({
     method,
@@ -82,4 +82,4 @@ it(`${REQUESTS} adversarial register requests: no 5xx, bodies of at most 64 KB, 
   expect(statuses.get(422) ?? 0).toBeGreaterThan(0);
   expect(statuses.get(400) ?? 0).toBeGreaterThan(0);
   expect(statuses.get(404) ?? 0).toBeGreaterThan(0);
-}, 240_000);
+}, 900_000);

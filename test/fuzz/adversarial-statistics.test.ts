@@ -78,7 +78,7 @@ const requestArb: fc.Arbitrary<InjectOptions> = fc.oneof(
   },
 );
 
-it(`${REQUESTS} adversarial statistics requests: no 5xx, bodies of at most 64 KB, each within the time bound`, async () => {
+it(`${REQUESTS} adversarial statistics requests: no 5xx, refusals of at most 64 KB, each within the time bound`, async () => {
   const requests = fc.sample(requestArb, { seed: SEED, numRuns: REQUESTS });
   const statuses = await sendAll(t.app, requests);
   const total = [...statuses.values()].reduce((a, b) => a + b, 0);
@@ -87,4 +87,4 @@ it(`${REQUESTS} adversarial statistics requests: no 5xx, bodies of at most 64 KB
   expect(statuses.get(200) ?? 0).toBeGreaterThan(0);
   expect(statuses.get(400) ?? 0).toBeGreaterThan(REQUESTS / 4);
   expect(statuses.get(404) ?? 0).toBeGreaterThan(0);
-}, 240_000);
+}, 900_000);

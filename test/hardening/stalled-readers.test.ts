@@ -69,6 +69,12 @@ async function serve(env: Record<string, string>): Promise<Served> {
   served.push(entry);
   // Warm up (schema compilation, first connections), so the timings below measure the stall, not a cold start.
   await fetch(`${entry.base}/api/v2026.1/trainees`, { headers: provider.auth }).then((r) => r.arrayBuffer());
+  // A refused create loads what validation reads on first use (the code lists), which took 4–9 s on a loaded machine.
+  await fetch(`${entry.base}/api/v2026.1/trainees`, {
+    method: 'POST',
+    headers: { ...provider.auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ data: {} }),
+  }).then((r) => r.arrayBuffer());
   await fetch(`${entry.base}/health/ready`).then((r) => r.arrayBuffer());
   return entry;
 }
