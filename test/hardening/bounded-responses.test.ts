@@ -1,12 +1,11 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
+import { ABSENCE_SCHOOL, multiplyFixtureRows } from '../helpers/statistics.js';
 
 /**
  * On a real listening server: a client that stops reading any response (JSON or CSV) is dropped after
@@ -23,14 +22,7 @@ const HEADERS_MS = 2000;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  const version = await database.db
-    .selectFrom('data_set_versions')
-    .select(['rows_table'])
-    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
-    .executeTakeFirstOrThrow();
-  await sql`CREATE VIEW stats_data.many_rows AS
-    SELECT r.* FROM ${sql.table(`stats_data.${version.rows_table}`)} r CROSS JOIN generate_series(1, 60)`.execute(database.db);
-  await database.db.updateTable('data_set_versions').set({ rows_table: 'many_rows' }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+  await multiplyFixtureRows(database.db, 'many_rows', 60);
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     DATABASE_URL: database.url,

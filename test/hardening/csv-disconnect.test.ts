@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
+import { ABSENCE_SCHOOL, multiplyFixtureRows } from '../helpers/statistics.js';
 
 /**
  * A client that goes away in the middle of a streamed CSV must not keep a database connection busy: the response
@@ -21,14 +21,7 @@ let base: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  const version = await database.db
-    .selectFrom('data_set_versions')
-    .select(['rows_table'])
-    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
-    .executeTakeFirstOrThrow();
-  await sql`CREATE VIEW stats_data.many_rows AS
-    SELECT r.* FROM ${sql.table(`stats_data.${version.rows_table}`)} r CROSS JOIN generate_series(1, 5000)`.execute(database.db);
-  await database.db.updateTable('data_set_versions').set({ rows_table: 'many_rows' }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+  await multiplyFixtureRows(database.db, 'many_rows', 5000);
   pool = createDatabase(database.url, { max: 2, applicationName: 'csv-disconnect-test' });
   // The CSV always streams from a database cursor; no in-memory index (budget 0) reads the big view meanwhile.
   const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0', QUERY_INDEX_MEMORY_MB: '0' });

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
+import { ABSENCE_SCHOOL, multiplyFixtureRows } from '../helpers/statistics.js';
 import { createProviderWithToken, validTrainee, type TestProvider } from '../register/helpers.js';
 
 /**
@@ -21,14 +21,7 @@ let provider: TestProvider;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  const version = await database.db
-    .selectFrom('data_set_versions')
-    .select(['rows_table'])
-    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
-    .executeTakeFirstOrThrow();
-  await sql`CREATE VIEW stats_data.some_rows AS
-    SELECT r.* FROM ${sql.table(`stats_data.${version.rows_table}`)} r CROSS JOIN generate_series(1, 1000)`.execute(database.db);
-  await database.db.updateTable('data_set_versions').set({ rows_table: 'some_rows' }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+  await multiplyFixtureRows(database.db, 'some_rows', 1000);
   provider = await createProviderWithToken(database.db);
 });
 

@@ -78,3 +78,18 @@ export async function importFixtureVersion(
   }
   return { ...result, status };
 }
+
+/**
+ * Makes the AbsenceSchool fixture's version serve `copies` copies of its rows, through a view named `view`: a large
+ * result for tests of streaming and stalled readers, without importing a large file.
+ */
+export async function multiplyFixtureRows(db: Db, view: string, copies: number): Promise<void> {
+  const version = await db
+    .selectFrom('data_set_versions')
+    .select(['rows_table'])
+    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+    .executeTakeFirstOrThrow();
+  await sql`CREATE VIEW ${sql.table(`stats_data.${view}`)} AS
+    SELECT r.* FROM ${sql.table(`stats_data.${version.rows_table}`)} r CROSS JOIN generate_series(1, ${sql.lit(copies)})`.execute(db);
+  await db.updateTable('data_set_versions').set({ rows_table: view }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+}
