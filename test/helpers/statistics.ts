@@ -84,12 +84,18 @@ export async function importFixtureVersion(
  * result for tests of streaming and stalled readers, without importing a large file.
  */
 export async function multiplyFixtureRows(db: Db, view: string, copies: number): Promise<void> {
-  const version = await db
-    .selectFrom('data_set_versions')
-    .select(['rows_table'])
-    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
-    .executeTakeFirstOrThrow();
+  const version = await fixtureVersion(db);
   await sql`CREATE VIEW ${sql.table(`stats_data.${view}`)} AS
     SELECT r.* FROM ${sql.table(`stats_data.${version.rows_table}`)} r CROSS JOIN generate_series(1, ${sql.lit(copies)})`.execute(db);
   await db.updateTable('data_set_versions').set({ rows_table: view }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+}
+
+/** The AbsenceSchool fixture's version: its id and its row table. */
+export async function fixtureVersion(db: Db): Promise<{ id: number; rows_table: string }> {
+  const version = await db
+    .selectFrom('data_set_versions')
+    .select(['id', 'rows_table'])
+    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+    .executeTakeFirstOrThrow();
+  return { id: version.id, rows_table: version.rows_table! };
 }

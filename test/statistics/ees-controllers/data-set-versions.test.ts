@@ -12,6 +12,7 @@ import {
   validationProblem,
   insertCatalogueDataSet,
   SMALL_META_SUMMARY,
+  HOUR, MISSING,
 } from './replay.js';
 
 /**
@@ -21,8 +22,6 @@ import {
 
 let t: TestApp;
 let publicationId: string;
-const HOUR = 3600_000;
-const MISSING = '0b8f1c2e-5f7a-4a3b-9c1d-2e3f4a5b6c7d';
 
 beforeAll(async () => {
   t = await buildTestApp();

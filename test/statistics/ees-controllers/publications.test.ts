@@ -9,6 +9,7 @@ import {
   hasInclusiveBetweenError,
   SMALL_META_SUMMARY,
   validationProblem,
+  MISSING,
 } from './replay.js';
 
 /**
@@ -18,7 +19,6 @@ import {
  */
 
 let t: TestApp;
-const MISSING = '0b8f1c2e-5f7a-4a3b-9c1d-2e3f4a5b6c7d';
 
 beforeAll(async () => {
   t = await buildTestApp();

@@ -11,6 +11,11 @@ import { insertDataSet, insertPreviewToken, insertSmallMeta, insertVersion } fro
  */
 
 /** `AbsenceSchoolData.cs`: the public ids of the AbsenceSchool fixture. */
+/** An hour in milliseconds, for publication times relative to now. */
+export const HOUR = 3600_000;
+/** A well-formed id that no row has. */
+export const MISSING = '0b8f1c2e-5f7a-4a3b-9c1d-2e3f4a5b6c7d';
+
 export const AbsenceSchoolData = {
   IndicatorEnrolments: 'dP0Zw',
   IndicatorSessAuthorised: 'O7CLF',

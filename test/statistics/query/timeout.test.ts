@@ -5,7 +5,7 @@ import { buildApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
 import { createDatabase, type DatabaseHandle } from '../../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
-import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
+import { ABSENCE_SCHOOL, fixtureVersion } from '../../helpers/statistics.js';
 
 /**
  * A query that runs past the statement timeout answers 504 and gives its connection back to the pool.
@@ -18,12 +18,8 @@ let rowsTable: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  const version = await database.db
-    .selectFrom('data_set_versions')
-    .select(['id', 'rows_table'])
-    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
-    .executeTakeFirstOrThrow();
-  rowsTable = version.rows_table!;
+  const version = await fixtureVersion(database.db);
+  rowsTable = version.rows_table;
   await sql`CREATE VIEW stats_data.slow_rows AS SELECT * FROM ${sql.table(`stats_data.${rowsTable}`)} WHERE (SELECT pg_sleep(2)) IS NOT NULL`.execute(database.db);
   slow = createDatabase(database.url, { max: 2, statementTimeoutMillis: 300 });
   // No in-memory row index (budget 0): this test is about the SQL engine.

@@ -6,7 +6,7 @@ import { createDatabase, type DatabaseHandle } from '../../../../src/db/database
 import { buildRowIndex, RowIndexStore } from '../../../../src/statistics/query/engine/row-index-store.js';
 import { loadQueryVersionMeta, type VersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
 import { createTestDatabase, type TestDatabase } from '../../../helpers/database.js';
-import { ABSENCE_SCHOOL } from '../../../helpers/statistics.js';
+import { ABSENCE_SCHOOL, fixtureVersion } from '../../../helpers/statistics.js';
 
 /**
  * Loading a version's row index in the background: under a time bound of its own, not the requests'
@@ -24,12 +24,8 @@ const QUERY = `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?page=1&pageSize=5
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  const version = await database.db
-    .selectFrom('data_set_versions')
-    .select(['id', 'rows_table'])
-    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
-    .executeTakeFirstOrThrow();
-  meta = await loadQueryVersionMeta(database.db, version.id, version.rows_table!);
+  const version = await fixtureVersion(database.db);
+  meta = await loadQueryVersionMeta(database.db, version.id, version.rows_table);
   shortStatements = createDatabase(database.url, { max: 4, statementTimeoutMillis: 300 });
 });
 afterEach(async () => {
