@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -81,10 +81,10 @@ async function memoryOf(pid: number): Promise<{ peakMb: number; rssMb: number } 
 
 const loadAverage = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
 
-/** Runs a CLI of the service (`node --import tsx src/cli/<name>.ts`, what its npm script runs), sampling its peak RSS. */
+/** Runs a CLI of the service compiled, as production runs it (`node dist/src/cli/<name>.js`), sampling its peak RSS. */
 async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ output: string; seconds: number; peakRssMb: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', `src/cli/${name}.ts`, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [`dist/src/cli/${name}.js`, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -102,7 +102,8 @@ async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEn
 
 function startServer(env: NodeJS.ProcessEnv): { child: ChildProcess; listening: Promise<number> } {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // What `npm start` runs (after its build).
+  const child = spawn(process.execPath, ['dist/src/server.js'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<number>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -168,8 +169,8 @@ interface SizeResult {
   dataSetId: string;
   measuredAt: string;
   loadAverage: { atStart: number[]; atEnd: number[] };
-  import: { seconds: number; importerSeconds: number; rowsPerSecond: number; peakRssMb: number };
-  storage: { heapMb: number; indexesMb: number; toastMb: number; totalMb: number; storedFileGzipMb: number; parquetZstdMb: number; totalOverParquet: number };
+  import: { seconds: number; importerSeconds: number; rowsPerSecond: number; peakRssMb: number; phases?: Record<string, number> };
+  storage: { heapMb: number; indexesMb: number; toastMb: number; totalMb: number; storedFileGzipMb: number; storedRowIndexMb?: { facets: number; values: number }; parquetZstdMb: number; totalOverParquet: number };
   duckdb: { csvToParquetSeconds: number; csvRowsPerSecond: number };
   coldStart: { listeningSeconds: number; rowIndexAnsweringSeconds: number | null; coldWindow: Record<string, Latency & { engines: Record<string, number> }> };
   warm: Record<string, Latency & { engines: Record<string, number> }>;
@@ -207,7 +208,11 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     console.log(`Importing ${rows.toLocaleString('en-GB')} rows ...`);
     const imported = await runServiceCli('import', ['--data-set', dataSetId, '--version', '1.0', '--data', csv, '--meta', path.join(SEED_SOURCE, 'meta.csv')], env);
     const importerSeconds = Number(imported.output.match(/rows in ([\d.]+) s/)?.[1] ?? NaN);
-    console.log(`  ${importerSeconds} s in the importer, ${imported.seconds.toFixed(1)} s wall, peak RSS ${imported.peakRssMb} MB`);
+    // The importer's `Phases: read 1.2 s, metadata 0.1 s, …` line.
+    const phases = Object.fromEntries(
+      [...(imported.output.match(/Phases: (.*)\./)?.[1] ?? '').matchAll(/(\w+) ([\d.]+) s/g)].map((m) => [m[1]!, Number(m[2])]),
+    );
+    console.log(`  ${importerSeconds} s in the importer (${JSON.stringify(phases)}), ${imported.seconds.toFixed(1)} s wall, peak RSS ${imported.peakRssMb} MB`);
 
     // Storage in PostgreSQL.
     const { rows: [version] } = await client.query<{ rows_table: string; total_results: number; file_bytes: string }>(
@@ -232,6 +237,12 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     const csvToParquetSeconds = (performance.now() - converted) / 1000;
     const parquetBytes = (await stat(parquet)).size;
     await duck.run(`CREATE OR REPLACE VIEW scale_rows AS SELECT * FROM read_parquet('${parquet}')`);
+    // The row index's stored form (both parts), read by every instance instead of the rows.
+    const { rows: storedParts } = await client.query<{ part: string; bytes: string }>(
+      `SELECT part, sum(octet_length(bytes))::bigint AS bytes FROM version_row_index_chunks WHERE rows_table = $1 GROUP BY part`,
+      [version.rows_table],
+    );
+    const storedPart = (part: string) => Number(storedParts.find((p) => p.part === part)?.bytes ?? 0);
     const heap = Number(sizes!.heap);
     const indexes = Number(sizes!.indexes);
     const total = Number(sizes!.total);
@@ -241,8 +252,10 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       toastMb: mb(total - heap - indexes),
       totalMb: mb(total),
       storedFileGzipMb: mb(Number(version.file_bytes ?? 0)),
+      storedRowIndexMb: { facets: mb(storedPart('facets')), values: mb(storedPart('values')) },
       parquetZstdMb: mb(parquetBytes),
-      totalOverParquet: Math.round((total / parquetBytes) * 10) / 10,
+      // The row table and the stored row index (the download's gzip apart).
+      totalOverParquet: Math.round(((total + storedPart('facets') + storedPart('values')) / parquetBytes) * 10) / 10,
     };
     console.log(`  storage ${storage.totalMb} MB (heap ${storage.heapMb}, indexes ${storage.indexesMb}) vs Parquet ${storage.parquetZstdMb} MB`);
 
@@ -310,7 +323,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       dataSetId,
       measuredAt: new Date().toISOString(),
       loadAverage: { atStart, atEnd: loadAverage() },
-      import: { seconds: Math.round(imported.seconds * 100) / 100, importerSeconds, rowsPerSecond: Math.round(rows / importerSeconds), peakRssMb: imported.peakRssMb },
+      import: { seconds: Math.round(imported.seconds * 100) / 100, importerSeconds, rowsPerSecond: Math.round(rows / importerSeconds), peakRssMb: imported.peakRssMb, phases },
       storage,
       duckdb: { csvToParquetSeconds: Math.round(csvToParquetSeconds * 100) / 100, csvRowsPerSecond: Math.round(rows / csvToParquetSeconds) },
       coldStart,
@@ -345,9 +358,13 @@ function renderTable(results: SizeResult[]): string {
     head,
     row('measured at (UTC), load average 1/5/15 min at start → end', (r) => `${r.measuredAt.slice(0, 16).replace('T', ' ')}, ${r.loadAverage.atStart.join('/')} → ${r.loadAverage.atEnd.join('/')}`),
     row('import: rows/s (importer\'s own time) / peak RSS of the importing process', (r) => `${fmt(r.import.rowsPerSecond)} rows/s (${fmt(r.import.importerSeconds, 1)} s) / ${fmt(r.import.peakRssMb)} MB`),
+    row('import phases, s (read + COPY, metadata, row table, its indexes, row index, file, changes, commit)', (r) =>
+      r.import.phases ? Object.values(r.import.phases).map((seconds) => fmt(seconds, 1)).join(' / ') : 'not recorded'),
     row('DuckDB reads the CSV (to Parquet)', (r) => `${fmt(r.duckdb.csvRowsPerSecond)} rows/s`),
     row('storage in PostgreSQL: total (heap + indexes)', (r) => `${fmt(r.storage.totalMb)} MB (${fmt(r.storage.heapMb)} + ${fmt(r.storage.indexesMb)})`),
-    row('zstd Parquet of the same rows; PostgreSQL ÷ Parquet', (r) => `${fmt(r.storage.parquetZstdMb, 1)} MB; ${fmt(r.storage.totalOverParquet, 1)}×`),
+    row('stored row index (deflated): facets part / values part', (r) =>
+      r.storage.storedRowIndexMb ? `${fmt(r.storage.storedRowIndexMb.facets, 1)} MB / ${fmt(r.storage.storedRowIndexMb.values, 1)} MB` : 'not recorded'),
+    row('zstd Parquet of the same rows; PostgreSQL (row table and stored row index) ÷ Parquet', (r) => `${fmt(r.storage.parquetZstdMb, 1)} MB; ${fmt(r.storage.totalOverParquet, 1)}×`),
     row('server start → listening / → row index answering', (r) => `${fmt(r.coldStart.listeningSeconds, 1)} s / ${r.coldStart.rowIndexAnsweringSeconds === null ? 'never (limit)' : `${fmt(r.coldStart.rowIndexAnsweringSeconds, 1)} s`}`),
     row('server RSS with the row index (without: it was never ready)', (r) => `${fmt(r.serverRssMb.withIndex)} MB${r.coldStart.rowIndexAnsweringSeconds === null ? ' (without)' : ''}`),
     ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — cold window`, (r) => { const c = r.coldStart.coldWindow[name]; return c && c.n ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (n ${c.n})` : '—'; })),
@@ -378,6 +395,9 @@ if (values['table-only']) {
   process.exit(0);
 }
 await mkdir(filesDir, { recursive: true });
+// The service runs compiled, as `npm start` runs it.
+console.log('Building the service (npm run build) ...');
+execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
 console.log(`Starting the embedded PostgreSQL of ${dataDir} ...`);
 const embedded = await startEmbeddedPostgres(dataDir, { database: 'postgres' });
 // A fresh database each run (kept afterwards for looking into; the next run drops it).

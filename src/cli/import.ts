@@ -61,6 +61,8 @@ await runCli(async () => {
         `${result.seconds.toFixed(1)} s (${Math.round(result.rows / result.seconds).toLocaleString('en-GB')} rows/s); ` +
         `changes: ${result.majorChanges} major, ${result.minorChanges} minor.`,
     );
+    const phases = Object.entries(result.timings).map(([phase, seconds]) => `${phase} ${seconds.toFixed(1)} s`);
+    console.log(`Phases: ${phases.join(', ')}.`);
   } finally {
     await runtime.close();
   }

@@ -12,7 +12,6 @@ import { readFile } from 'node:fs/promises';
 import { createGzip } from 'node:zlib';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
-import Cursor from 'pg-cursor';
 import type { Database } from '../../db/schema.js';
 import { ValidationError } from '../../errors.js';
 import type { VersionStatus } from '../tables.js';
@@ -34,7 +33,7 @@ import { stageRows } from './stage-rows.js';
 import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from '../standard/version-numbers.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-snapshot.js';
 import { appendDataSetEvent, appendDataSetVersionEvent } from '../../events/statistics-events.js';
-import { storeRowIndexFromRows } from '../query/engine/row-index-store.js';
+import { storeRowIndexFromRowTable } from '../query/engine/row-index-store.js';
 
 /**
  * How row ids (the final sort tie-breaker) are assigned: `file` numbers rows in file order; `reference-fixture`
@@ -89,13 +88,19 @@ export interface ImportTarget {
   pool: pg.Pool;
 }
 
-/** A Kysely bound to one checked-out client, so Kysely queries, COPY and the transaction share a session. */
+/**
+ * A Kysely bound to one checked-out client, so Kysely queries, COPY and the transaction share a session. Queries
+ * Kysely runs at once (Promise.all) are sent one after another: a pg client runs one query at a time.
+ */
 function kyselyOnClient(client: pg.PoolClient): Kysely<Database> {
-  const bound = { query: client.query.bind(client), release: () => {} };
-  return new Kysely<Database>({
-    // A cursor for reading the new rows back into the query engine's row index (storeRowIndexFromRows).
-    dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {} } as never, cursor: Cursor }),
-  });
+  let previous: Promise<unknown> = Promise.resolve();
+  const query = (...args: unknown[]) => {
+    const run = previous.then(() => (client.query as (...a: unknown[]) => Promise<unknown>)(...args));
+    previous = run.catch(() => undefined);
+    return run;
+  };
+  const bound = { query, release: () => {} };
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {} } as never }) });
 }
 
 async function gzipOf(dataPath: string): Promise<Buffer> {
@@ -164,7 +169,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await indexRowTable(db, versionId, rowsTable);
     lap('indexes');
     // The query engine's row index, made once here and stored, so no instance rebuilds it from the rows.
-    await storeRowIndexFromRows(db, versionId, rowsTable);
+    await storeRowIndexFromRowTable(client, db, versionId, rowsTable);
     lap('queryIndex');
 
     // The original data file, gzip-compressed, for the CSV download.

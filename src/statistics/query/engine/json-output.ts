@@ -50,9 +50,8 @@ function fragmentsOf(meta: VersionMeta, debug: boolean): Fragments {
 /** The response JSON of a page chosen by the index (which must hold the selected indicators' values). */
 export function writeIndexedResponse(index: RowIndex, meta: VersionMeta, query: ResolvedQuery, positions: readonly number[], total: number): string {
   const { timePeriods, locations, filters } = fragmentsOf(meta, query.debug);
-  const timePeriodColumn = index.columnValues('time_period_id')!;
-  const locationColumns = locations.map(([column, map]) => [index.columnValues(column)!, map] as const);
-  const filterColumns = filters.map(([column, map]) => [index.columnValues(column)!, map] as const);
+  const locationColumns = locations.map(([column, map]) => [index.facet(column), map] as const);
+  const filterColumns = filters.map(([column, map]) => [index.facet(column), map] as const);
   const indicators = query.indicators.map((i) => [i.column, JSON.stringify(query.debug ? `${i.publicId} :: ${i.columnName}` : i.publicId)] as const);
   const paging = { page: query.page, pageSize: query.pageSize, totalResults: total, totalPages: totalPages(total, query.pageSize) };
 
@@ -60,13 +59,13 @@ export function writeIndexedResponse(index: RowIndex, meta: VersionMeta, query: 
   for (let r = 0; r < positions.length; r++) {
     const p = positions[r]!;
     let locationPart = '';
-    for (const [values, map] of locationColumns) {
-      const fragment = map.get(values[p]!);
+    for (const [{ dictionary, codes }, map] of locationColumns) {
+      const fragment = map.get(dictionary[codes[p]!]!);
       if (fragment) locationPart += locationPart ? `,${fragment}` : fragment;
     }
     let filterPart = '';
-    for (const [values, map] of filterColumns) {
-      const fragment = map.get(values[p]!);
+    for (const [{ dictionary, codes }, map] of filterColumns) {
+      const fragment = map.get(dictionary[codes[p]!]!);
       if (fragment) filterPart += filterPart ? `,${fragment}` : fragment;
     }
     let valuePart = '';
@@ -75,7 +74,7 @@ export function writeIndexedResponse(index: RowIndex, meta: VersionMeta, query: 
       valuePart += valuePart ? `,${fragment}` : fragment;
     }
     rows[r] =
-      `{"timePeriod":${timePeriods.get(timePeriodColumn[p]!) ?? '{"code":"","period":""}'},"geographicLevel":${JSON.stringify(index.levelCodeAt(p))},` +
+      `{"timePeriod":${timePeriods.get(index.timePeriodAt(p)) ?? '{"code":"","period":""}'},"geographicLevel":${JSON.stringify(index.levelCodeAt(p))},` +
       `"locations":{${locationPart}},"filters":{${filterPart}},"values":{${valuePart}}}`;
   }
   return `{"paging":${JSON.stringify(paging)},"results":[${rows.join(',')}],"warnings":${JSON.stringify(responseWarnings(query, total))}}`;

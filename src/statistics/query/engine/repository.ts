@@ -1,6 +1,9 @@
 import { sql, type RawBuilder } from 'kysely';
+import type pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import type { Executor } from '../../../db/database.js';
 import type { Predicate, SortKey } from './resolve.js';
+import type { RowIndexPart } from '../../tables.js';
 
 /**
  * All SQL of the query engine: the metadata of a version, and its row table `stats_data.<rowsTable>`.
@@ -159,6 +162,15 @@ export function streamRowsInDefaultOrder(
   return db.getExecutor().stream(query, chunkRows);
 }
 
+/**
+ * A version's rows in default result order as one `COPY … TO STDOUT (FORMAT binary)` stream, on a raw client (the
+ * importer's, inside its transaction): the fast way to build its row index (src/db/binary-copy.ts reads it).
+ */
+export function copyRowsInDefaultOrder(client: pg.PoolClient, rowsTable: string, columns: readonly string[]): AsyncIterable<Buffer> {
+  if (!/^[a-z0-9_]+$/.test(rowsTable) || !columns.every((c) => /^[a-z0-9_]+$/.test(c))) throw new Error(`Invalid rows table ${rowsTable}`);
+  return client.query(copyTo(`COPY (SELECT ${columns.join(', ')} FROM stats_data.${rowsTable} ORDER BY time_period_id DESC, id) TO STDOUT (FORMAT binary)`));
+}
+
 /** The metadata rows the engine resolves a query against, and the row table's column names. */
 export async function findVersionMetaRows(db: Executor, versionId: number, rowsTable: string) {
   const [filters, options, indicators, levels, locations, timePeriods, columns] = await Promise.all([
@@ -192,17 +204,25 @@ export async function setLocalStatementTimeout(trx: Executor, timeoutMs: number)
   await sql`SET LOCAL statement_timeout = ${sql.raw(String(Math.max(1, Math.floor(timeoutMs))))}`.execute(trx);
 }
 
-/** The stored pieces of a row index made from `rowsTable`, in order (none when it has no stored index). */
-export async function findRowIndexChunks(db: Executor, rowsTable: string): Promise<Buffer[]> {
-  const rows = await db.selectFrom('version_row_index_chunks').select('bytes').where('rows_table', '=', rowsTable).orderBy('chunk').execute();
+/** The stored pieces of one part of the row index made from `rowsTable`, in order (none when it has no stored index). */
+export async function findRowIndexChunks(db: Executor, rowsTable: string, part: RowIndexPart): Promise<Buffer[]> {
+  const rows = await db
+    .selectFrom('version_row_index_chunks')
+    .select('bytes')
+    .where('rows_table', '=', rowsTable)
+    .where('part', '=', part)
+    .orderBy('chunk')
+    .execute();
   return rows.map((r) => r.bytes);
 }
 
-/** Replaces the stored row index of `rowsTable` with these pieces. */
-export async function replaceRowIndexChunks(db: Executor, rowsTable: string, versionId: number, pieces: readonly Buffer[]): Promise<void> {
+/** Replaces the stored row index of `rowsTable` with these pieces of its parts. */
+export async function replaceRowIndexChunks(db: Executor, rowsTable: string, versionId: number, parts: ReadonlyArray<{ part: RowIndexPart; pieces: readonly Buffer[] }>): Promise<void> {
   await db.deleteFrom('version_row_index_chunks').where('rows_table', '=', rowsTable).execute();
-  for (const [chunk, bytes] of pieces.entries()) {
-    await db.insertInto('version_row_index_chunks').values({ rows_table: rowsTable, chunk, version_id: versionId, bytes }).execute();
+  for (const { part, pieces } of parts) {
+    for (const [chunk, bytes] of pieces.entries()) {
+      await db.insertInto('version_row_index_chunks').values({ rows_table: rowsTable, part, chunk, version_id: versionId, bytes }).execute();
+    }
   }
 }
 

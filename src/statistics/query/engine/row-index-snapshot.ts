@@ -1,60 +1,114 @@
 /**
- * A version's row index in its stored form: the typed arrays of the index (row ids, level, time period, locations,
- * filters, indicator values) in one buffer, cut in 8 MB pieces each deflated on its own, in the bytea rows of
- * `version_row_index_chunks`. Written once per version (by its import, or by the first instance that builds the
- * index from the rows), read by every instance in one query instead of rebuilding the index from the rows
- * (bench/index-load.ts measures the options; docs/architecture.md says why this one).
+ * A version's row index in its stored form, in two parts (rows of `version_row_index_chunks`):
+ * - `facets`: row ids (as differences from the previous position's, which deflate to almost nothing), levels,
+ *   time period ranges, location and filter codes with their dictionaries: all that count and page need;
+ * - `values`: the indicator values.
+ * Each part is one buffer (a JSON header, then its arrays, each padded to 8 bytes) cut in 8 MB pieces, each deflated
+ * on its own. Written once per version (by its import, or by the first instance that builds the index from the
+ * rows) and read by every instance instead of rebuilding the index from the rows: the facets first (small, so the
+ * index answers within a second of the load starting), then the values (docs/architecture.md, "The row index").
  */
 import { promisify } from 'node:util';
 import { deflateRaw, inflateRaw } from 'node:zlib';
 import type { Executor } from '../../../db/database.js';
+import type { RowIndexPart } from '../../tables.js';
 import { findRowIndexChunks, replaceRowIndexChunks } from './repository.js';
-import { RowIndex, type IndicatorColumn } from './row-index.js';
+import { RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
 
-const FORMAT = 1;
+/** Format 2: the compact columns in two parts. A stored form of another format is made again from the rows. */
+const FORMAT = 2;
 const CHUNK_BYTES = 8 * 1024 * 1024;
 const deflate = promisify(deflateRaw);
 const inflate = promisify(inflateRaw);
 
-interface Header {
+interface FacetsHeader {
   format: number;
   /** The table it was made from (a check against loading another's). */
   rowsTable: string;
   rows: number;
   levelCodes: string[];
-  /** Int32 columns, in the order they follow the indicator numbers. */
-  columns: string[];
-  /** Indicator columns (Float64 numbers first in the buffer) and their texts that are not such numbers. */
-  indicators: Array<{ column: string; texts: Array<[number, string]> }>;
+  timePeriodIds: number[];
+  timePeriodStarts: number[];
+  /** Location and filter columns: dictionary and the byte width of their codes, in the order their codes follow. */
+  facets: Array<{ column: string; dictionary: number[]; width: 1 | 2 | 4 }>;
 }
 
-/** The index as one buffer: header length (u32), header JSON padded to 8 bytes, Float64 arrays, Int32 arrays. */
-export function encodeRowIndex(index: RowIndex, rowsTable: string): Buffer {
-  return Buffer.concat(encodedParts(index, rowsTable));
+interface ValuesHeader {
+  format: number;
+  rowsTable: string;
+  rows: number;
+  /** Indicator columns in the order their arrays follow: values (Int32, or Float64 when `float`), then the text exceptions. */
+  indicators: Array<{ column: string; scale: number; float: boolean; texts: string[]; exceptions: number }>;
 }
 
-/** The parts of `encodeRowIndex`'s buffer in order: the header, then views on the index's arrays (not copied). */
-function encodedParts(index: RowIndex, rowsTable: string): Buffer[] {
-  const { ids, columns, levelCodes, indicators } = index.parts();
-  const header: Header = {
-    format: FORMAT,
-    rowsTable,
-    rows: ids.length,
-    levelCodes: [...levelCodes],
-    columns: [...columns.keys()],
-    indicators: [...indicators].map(([column, values]) => ({ column, texts: [...values.texts] })),
-  };
+type StoredArray = Int32Array | Float64Array | Uint8Array | Uint16Array | Uint32Array;
+
+/** The bytes of an array, padded to a multiple of 8 so that every array of the stored form starts aligned. */
+function bytesOf(array: StoredArray): Buffer[] {
+  const bytes = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+  const pad = (8 - (array.byteLength % 8)) % 8;
+  return pad === 0 ? [bytes] : [bytes, Buffer.alloc(pad)];
+}
+
+/** A header as its length (u32) and JSON, padded to 8 bytes. */
+function headerBytes(header: FacetsHeader | ValuesHeader): Buffer {
   const json = Buffer.from(JSON.stringify(header));
   const prefix = Buffer.alloc(8 + json.length + ((8 - (json.length % 8)) % 8));
   prefix.writeUInt32LE(json.length, 0);
   json.copy(prefix, 8);
-  const bytes = (array: Int32Array | Float64Array) => Buffer.from(array.buffer, array.byteOffset, array.byteLength);
-  return [prefix, ...[...indicators.values()].map((i) => bytes(i.numbers)), bytes(ids), ...[...columns.values()].map(bytes)];
+  return prefix;
 }
 
-/** The stored form as consecutive pieces of `size` bytes (the last shorter), copying one piece at a time, never the whole. */
-export function rowIndexPieces(index: RowIndex, rowsTable: string, size = CHUNK_BYTES): Generator<Buffer> {
-  return piecesOf(encodedParts(index, rowsTable), size);
+/** Differences of consecutive ids (ids run ascending within a time period, so these are mostly 1). */
+function idDifferences(ids: Int32Array): Int32Array {
+  const differences = new Int32Array(ids.length);
+  for (let p = 0; p < ids.length; p++) differences[p] = ids[p]! - (p === 0 ? 0 : ids[p - 1]!);
+  return differences;
+}
+
+/** The buffers of one part in order: its header, then its arrays (views, not copies, except the id differences). */
+function encodedParts(index: RowIndex, rowsTable: string, part: RowIndexPart): Buffer[] {
+  const { ids, timePeriodIds, timePeriodStarts, levelCodes, levels, facets, indicators } = index.stored;
+  if (part === 'facets') {
+    const header: FacetsHeader = {
+      format: FORMAT,
+      rowsTable,
+      rows: ids.length,
+      levelCodes: [...levelCodes],
+      timePeriodIds: [...timePeriodIds],
+      timePeriodStarts: [...timePeriodStarts],
+      facets: [...facets].map(([column, { dictionary, codes }]) => ({ column, dictionary: [...dictionary], width: codes.BYTES_PER_ELEMENT as 1 | 2 | 4 })),
+    };
+    return [headerBytes(header), ...bytesOf(idDifferences(ids)), ...bytesOf(levels), ...[...facets.values()].flatMap((f) => bytesOf(f.codes))];
+  }
+  const header: ValuesHeader = {
+    format: FORMAT,
+    rowsTable,
+    rows: ids.length,
+    indicators: [...indicators].map(([column, values]) => ({
+      column,
+      scale: values.scale,
+      float: values.values instanceof Float64Array,
+      texts: values.texts,
+      exceptions: values.textPositions.length,
+    })),
+  };
+  return [headerBytes(header), ...[...indicators.values()].flatMap((i) => [...bytesOf(i.values), ...bytesOf(i.textPositions), ...bytesOf(i.textCodes)])];
+}
+
+/** Both parts of the stored form, each as one buffer (tests; storing goes piece by piece). */
+export interface EncodedRowIndex {
+  facets: Buffer;
+  values: Buffer;
+}
+
+export function encodeRowIndex(index: RowIndex, rowsTable: string): EncodedRowIndex {
+  return { facets: Buffer.concat(encodedParts(index, rowsTable, 'facets')), values: Buffer.concat(encodedParts(index, rowsTable, 'values')) };
+}
+
+/** One part of the stored form as consecutive pieces of `size` bytes (the last shorter), copying one piece at a time, never the whole. */
+export function rowIndexPieces(index: RowIndex, rowsTable: string, part: RowIndexPart, size = CHUNK_BYTES): Generator<Buffer> {
+  return piecesOf(encodedParts(index, rowsTable, part), size);
 }
 
 function* piecesOf(parts: readonly Buffer[], size: number): Generator<Buffer> {
@@ -76,48 +130,93 @@ function* piecesOf(parts: readonly Buffer[], size: number): Generator<Buffer> {
   if (filled > 0) yield piece.subarray(0, filled);
 }
 
-/** The index back from `encodeRowIndex`'s buffer (views on it, no copy when it is aligned); without indicator values when `indicators` is false. */
-export function decodeRowIndex(raw: Buffer, rowsTable: string, options: { indicators?: boolean } = {}): RowIndex {
+/** A stored form of another format (made before the compact columns): the caller makes it again from the rows. */
+export class StaleRowIndexFormatError extends Error {}
+
+/** Reads a part's header and returns it with a reader of its arrays in order (views on the buffer). */
+function openPart<H extends { format: number; rowsTable: string; rows: number }>(raw: Buffer, rowsTable: string) {
   const aligned = raw.byteOffset % 8 === 0 ? raw : Buffer.from(raw);
   const length = aligned.readUInt32LE(0);
-  const header = JSON.parse(aligned.toString('utf8', 8, 8 + length)) as Header;
-  if (header.format !== FORMAT || header.rowsTable !== rowsTable) throw new Error(`The stored row index is not format ${FORMAT} of ${rowsTable}`);
-  const n = header.rows;
+  const header = JSON.parse(aligned.toString('utf8', 8, 8 + length)) as H;
+  if (header.format !== FORMAT) throw new StaleRowIndexFormatError(`The stored row index of ${rowsTable} is format ${header.format}, not ${FORMAT}`);
+  if (header.rowsTable !== rowsTable) throw new Error(`The stored row index is of ${header.rowsTable}, not ${rowsTable}`);
   let at = aligned.byteOffset + 8 + length + ((8 - (length % 8)) % 8);
+  const take = <T extends StoredArray>(make: new (buffer: ArrayBuffer, offset: number, count: number) => T, count: number): T => {
+    const array = new make(aligned.buffer as ArrayBuffer, at, count);
+    at += array.byteLength + ((8 - (array.byteLength % 8)) % 8);
+    return array;
+  };
+  return { header, take };
+}
+
+/** The index from its facets part: without indicator values (add them with `decodeRowIndexValues`). */
+export function decodeRowIndexFacets(raw: Buffer, rowsTable: string): RowIndex {
+  const { header, take } = openPart<FacetsHeader>(raw, rowsTable);
+  const n = header.rows;
+  // The differences become the ids in place (the buffer is this index's own).
+  const ids = take(Int32Array, n);
+  for (let p = 1; p < n; p++) ids[p] = ids[p]! + ids[p - 1]!;
+  const levels = take(Uint8Array, n);
+  const facets = new Map<string, FacetColumn>();
+  for (const { column, dictionary, width } of header.facets) {
+    const codes: Codes = width === 1 ? take(Uint8Array, n) : width === 2 ? take(Uint16Array, n) : take(Int32Array, n);
+    facets.set(column, { dictionary: Int32Array.from(dictionary), codes });
+  }
+  return new RowIndex({
+    ids,
+    timePeriodIds: Int32Array.from(header.timePeriodIds),
+    timePeriodStarts: Int32Array.from(header.timePeriodStarts),
+    levelCodes: header.levelCodes,
+    levels,
+    facets,
+    indicators: new Map(),
+  });
+}
+
+/** The indicator columns of the values part. */
+export function decodeRowIndexValues(raw: Buffer, rowsTable: string, rows: number): Map<string, IndicatorColumn> {
+  const { header, take } = openPart<ValuesHeader>(raw, rowsTable);
+  if (header.rows !== rows) throw new Error(`The stored values of ${rowsTable} are for ${header.rows} rows, not ${rows}`);
   const indicators = new Map<string, IndicatorColumn>();
-  for (const { column, texts } of header.indicators) {
-    if (options.indicators !== false) indicators.set(column, { numbers: new Float64Array(aligned.buffer, at, n), texts: new Map(texts) });
-    at += n * 8;
+  for (const { column, scale, float, texts, exceptions } of header.indicators) {
+    const values = float ? take(Float64Array, rows) : take(Int32Array, rows);
+    const textPositions = take(Int32Array, exceptions);
+    const textCodes = take(Uint32Array, exceptions);
+    indicators.set(column, { values, scale, textPositions, textCodes, texts });
   }
-  const ids = new Int32Array(aligned.buffer, at, n);
-  at += n * 4;
-  const columns = new Map<string, Int32Array>();
-  for (const column of header.columns) {
-    columns.set(column, new Int32Array(aligned.buffer, at, n));
-    at += n * 4;
-  }
-  return new RowIndex(ids, columns, header.levelCodes, indicators);
+  return indicators;
 }
 
-/**
- * Stores a version's index (replacing any stored before): its buffer in pieces of CHUNK_BYTES, each deflated on
- * its own (so that loading can inflate each into its place), made one at a time so that storing a large index never
- * holds a second copy of it (the import's peak memory). Returns the bytes stored.
- */
-export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, versionId: number, index: RowIndex): Promise<number> {
+/** Both parts back into an index (tests). */
+export function decodeRowIndex(stored: EncodedRowIndex, rowsTable: string): RowIndex {
+  const index = decodeRowIndexFacets(stored.facets, rowsTable);
+  index.addIndicators(decodeRowIndexValues(stored.values, rowsTable, index.size));
+  return index;
+}
+
+/** One part deflated piece by piece, made one at a time so that storing a large index never holds a second copy of it. */
+async function deflatedPieces(index: RowIndex, rowsTable: string, part: RowIndexPart): Promise<Buffer[]> {
   const pieces: Buffer[] = [];
-  for (const piece of rowIndexPieces(index, rowsTable)) pieces.push(await deflate(piece, { level: 1 }));
-  await replaceRowIndexChunks(db, rowsTable, versionId, pieces);
-  return pieces.reduce((sum, piece) => sum + piece.length, 0);
+  for (const piece of rowIndexPieces(index, rowsTable, part)) pieces.push(await deflate(piece, { level: 1 }));
+  return pieces;
+}
+
+/** Stores a version's index (replacing any stored before), both parts. Returns the bytes stored. */
+export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, versionId: number, index: RowIndex): Promise<number> {
+  const parts = [
+    { part: 'facets' as const, pieces: await deflatedPieces(index, rowsTable, 'facets') },
+    { part: 'values' as const, pieces: await deflatedPieces(index, rowsTable, 'values') },
+  ];
+  await replaceRowIndexChunks(db, rowsTable, versionId, parts);
+  return parts.reduce((sum, { pieces }) => sum + pieces.reduce((s, piece) => s + piece.length, 0), 0);
 }
 
 /**
- * A version's stored index, or undefined when it has none (imported before the stored form, or not yet built).
- * Every piece but the last holds CHUNK_BYTES, so the whole buffer is allocated once and each piece inflated into
- * its place (two at a time on the thread pool).
+ * One stored part as one buffer, or undefined when there is none. Every piece but the last holds CHUNK_BYTES, so
+ * the buffer is allocated once and each piece inflated into its place (two at a time on the thread pool).
  */
-export async function loadRowIndexSnapshot(db: Executor, rowsTable: string, options: { indicators?: boolean } = {}): Promise<RowIndex | undefined> {
-  const chunks = await findRowIndexChunks(db, rowsTable);
+async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart): Promise<Buffer | undefined> {
+  const chunks = await findRowIndexChunks(db, rowsTable, part);
   if (chunks.length === 0) return undefined;
   const last = await inflate(chunks.at(-1)!);
   const raw = Buffer.allocUnsafeSlow((chunks.length - 1) * CHUNK_BYTES + last.length);
@@ -126,5 +225,23 @@ export async function loadRowIndexSnapshot(db: Executor, rowsTable: string, opti
     const pair = await Promise.all(chunks.slice(i, Math.min(i + 2, chunks.length - 1)).map((c) => inflate(c)));
     pair.forEach((piece, k) => piece.copy(raw, (i + k) * CHUNK_BYTES));
   }
-  return decodeRowIndex(raw, rowsTable, options);
+  return raw;
+}
+
+/** A version's stored index without its values, or undefined when it has none (or one of an earlier format). */
+export async function loadRowIndexFacets(db: Executor, rowsTable: string): Promise<RowIndex | undefined> {
+  const raw = await loadPart(db, rowsTable, 'facets');
+  if (!raw) return undefined;
+  try {
+    return decodeRowIndexFacets(raw, rowsTable);
+  } catch (error) {
+    if (error instanceof StaleRowIndexFormatError) return undefined;
+    throw error;
+  }
+}
+
+/** A version's stored indicator values for its index (undefined when none are stored). */
+export async function loadRowIndexValues(db: Executor, rowsTable: string, rows: number): Promise<Map<string, IndicatorColumn> | undefined> {
+  const raw = await loadPart(db, rowsTable, 'values');
+  return raw ? decodeRowIndexValues(raw, rowsTable, rows) : undefined;
 }

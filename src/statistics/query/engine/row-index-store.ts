@@ -5,9 +5,12 @@
  * memory budget; while one loads, queries go to SQL.
  */
 import { LRUCache } from 'lru-cache';
+import type pg from 'pg';
+import { readBinaryCopy } from '../../../db/binary-copy.js';
 import type { Executor } from '../../../db/database.js';
 import { locationColumn } from '../../standard/geographic-levels.js';
 import {
+  copyRowsInDefaultOrder,
   countAllRows,
   findRecentlyUsedRowIndexes,
   findVersionsWithoutStoredRowIndex,
@@ -15,24 +18,25 @@ import {
   setLocalStatementTimeout,
   streamRowsInDefaultOrder,
 } from './repository.js';
-import { RowIndex, type IndicatorColumn } from './row-index.js';
-import { loadRowIndexSnapshot, saveRowIndexSnapshot } from './row-index-snapshot.js';
+import type { RowIndex } from './row-index.js';
+import { RowIndexBuilder } from './row-index-builder.js';
+import { loadRowIndexFacets, loadRowIndexValues, saveRowIndexSnapshot } from './row-index-snapshot.js';
 import { loadQueryVersionMeta, type VersionMeta } from './version-meta-cache.js';
 
-/** The facet columns the index holds for a version. */
-function indexColumns(meta: VersionMeta): string[] {
-  return ['time_period_id', ...meta.locationLevels.map(locationColumn), ...meta.filters.map((f) => f.column)];
+/** The location and filter columns the index holds for a version. */
+function facetColumns(meta: VersionMeta): string[] {
+  return [...meta.locationLevels.map(locationColumn), ...meta.filters.map((f) => f.column)];
 }
 
 /** A build refused before it read any row: its estimated size alone is over the budget. */
 export class RowIndexTooLargeError extends Error {}
 
 /**
- * The least an index of `rows` rows takes: 4 bytes per row for the id, the level and each facet column, 8 per
- * indicator value (its postings and text values come on top, as queries use them).
+ * The least an index of `rows` rows takes once built: per row 4 bytes for the id, 1 for the level and at least 1
+ * per facet column, 4 per indicator value (texts and cached bitsets come on top).
  */
 function estimatedIndexBytes(rows: number, facetColumns: number, indicatorColumns: number): number {
-  return rows * (4 * (facetColumns + 2) + 8 * indicatorColumns);
+  return rows * (5 + facetColumns + 4 * indicatorColumns);
 }
 
 export interface BuildRowIndexOptions {
@@ -45,61 +49,69 @@ export interface BuildRowIndexOptions {
 }
 
 /**
- * Reads a version's facet columns in default result order through a cursor, into typed arrays. Counts the rows
- * first, and refuses (RowIndexTooLargeError) before reading them when the estimate exceeds `maxBytes`. The caller
- * bounds its time (see `withTimeBound`): a cursor is one statement for as long as it is read.
+ * Reads a version's facet columns in default result order through a cursor, into a RowIndexBuilder. Counts the
+ * rows first, and refuses (RowIndexTooLargeError) before reading them when the estimate exceeds `maxBytes`. The
+ * caller bounds its time (see `withTimeBound`): a cursor is one statement for as long as it is read.
  */
 export async function buildRowIndex(db: Executor, meta: VersionMeta, options: BuildRowIndexOptions = {}): Promise<RowIndex> {
-  const columns = indexColumns(meta);
+  const facets = facetColumns(meta);
   const indicatorColumns = options.indicators === false ? [] : meta.indicators.map((i) => i.column);
   const n = await countAllRows(db, meta.rowsTable);
-  if (options.maxBytes !== undefined && estimatedIndexBytes(n, columns.length, indicatorColumns.length) > options.maxBytes) {
+  if (options.maxBytes !== undefined && estimatedIndexBytes(n, facets.length, indicatorColumns.length) > options.maxBytes) {
     throw new RowIndexTooLargeError(`An index of ${meta.rowsTable} would not fit the memory budget`);
   }
-  const ids = new Int32Array(n);
-  const arrays = new Map<string, Int32Array>(columns.map((c) => [c, new Int32Array(n)]));
-  arrays.set('geographic_level', new Int32Array(n));
-  const levelCodes: string[] = [];
-  const levelIndex = new Map<string, number>();
-  const indicators = new Map<string, IndicatorColumn>(indicatorColumns.map((c) => [c, { numbers: new Float64Array(n), texts: new Map() }]));
-  const indicatorTargets = [...indicators];
-  const targets = columns.map((c) => [c, arrays.get(c)!] as const);
-  const levels = arrays.get('geographic_level')!;
-  let p = 0;
-  for await (const chunk of streamRowsInDefaultOrder(db, meta.rowsTable, ['id', 'geographic_level', ...columns, ...indicatorColumns], options.rowsPerRead ?? 10000)) {
+  const builder = new RowIndexBuilder(n, facets, indicatorColumns);
+  const facetValues = new Array<number>(facets.length);
+  const indicatorTexts = new Array<string>(indicatorColumns.length);
+  for await (const chunk of streamRowsInDefaultOrder(db, meta.rowsTable, ['id', 'time_period_id', 'geographic_level', ...facets, ...indicatorColumns], options.rowsPerRead ?? 10000)) {
     for (const row of chunk.rows) {
-      if (p >= n) break;
-      ids[p] = Number(row.id);
-      const code = String(row.geographic_level);
-      let level = levelIndex.get(code);
-      if (level === undefined) {
-        level = levelCodes.length;
-        levelCodes.push(code);
-        levelIndex.set(code, level);
+      if (builder.rows >= n) throw new Error(`Row table ${meta.rowsTable} changed while its index was built`);
+      for (let c = 0; c < facets.length; c++) facetValues[c] = Number(row[facets[c]!] ?? 0);
+      for (let c = 0; c < indicatorColumns.length; c++) {
+        const raw = row[indicatorColumns[c]!];
+        indicatorTexts[c] = raw === null || raw === undefined ? '' : String(raw);
       }
-      levels[p] = level;
-      for (const [name, target] of targets) target[p] = Number(row[name] ?? 0);
-      for (const [name, target] of indicatorTargets) {
-        const raw = row[name] === null || row[name] === undefined ? '' : String(row[name]);
-        const number = Number(raw);
-        if (raw !== '' && String(number) === raw) target.numbers[p] = number;
-        else target.texts.set(p, raw);
-      }
-      p++;
+      builder.add(Number(row.id), Number(row.time_period_id), String(row.geographic_level), facetValues, indicatorTexts);
     }
-    await options.onProgress?.(p, n);
+    await options.onProgress?.(builder.rows, n);
   }
-  if (p !== n) throw new Error(`Row table ${meta.rowsTable} changed while its index was built`);
-  return new RowIndex(ids, arrays, levelCodes, indicators);
+  if (builder.rows !== n) throw new Error(`Row table ${meta.rowsTable} changed while its index was built`);
+  return builder.finish();
 }
 
 /**
- * Builds a version's row index from its rows and stores it (row-index-snapshot.ts): by the import, in its
- * transaction, and by `npm run stats-admin -- build-row-indexes` for versions imported before. Returns the bytes stored.
+ * Builds a version's row index from its rows through a cursor and stores it (row-index-snapshot.ts), on any
+ * executor: `npm run stats-admin -- build-row-indexes`, for versions imported before the stored form (the import
+ * uses `storeRowIndexFromRowTable`). Returns the bytes stored.
  */
 export async function storeRowIndexFromRows(db: Executor, versionId: number, rowsTable: string): Promise<number> {
   const meta = await loadQueryVersionMeta(db, versionId, rowsTable);
   return saveRowIndexSnapshot(db, rowsTable, versionId, await buildRowIndex(db, meta));
+}
+
+/**
+ * The import's way to build a version's row index and store it: its new rows read back through one binary COPY on
+ * the importer's client (in its transaction), without an object per row. Returns the bytes stored.
+ */
+export async function storeRowIndexFromRowTable(client: pg.PoolClient, db: Executor, versionId: number, rowsTable: string): Promise<number> {
+  const meta = await loadQueryVersionMeta(db, versionId, rowsTable);
+  const facets = facetColumns(meta);
+  const indicatorColumns = meta.indicators.map((i) => i.column);
+  const builder = new RowIndexBuilder(await countAllRows(db, rowsTable), facets, indicatorColumns);
+  const facetValues = new Array<number>(facets.length);
+  const indicatorTexts = new Array<string>(indicatorColumns.length);
+  const firstIndicator = 3 + facets.length;
+  const columns = ['id', 'time_period_id', 'geographic_level', ...facets, ...indicatorColumns];
+  // Fields: id, time period (int4), level (text), facets (int4), indicators (text); none is NULL in a row table.
+  await readBinaryCopy(copyRowsInDefaultOrder(client, rowsTable, columns), columns.length, (buffer, offsets, lengths) => {
+    for (let c = 0; c < facets.length; c++) facetValues[c] = buffer.readInt32BE(offsets[3 + c]!);
+    for (let c = 0; c < indicatorColumns.length; c++) {
+      const at = offsets[firstIndicator + c]!;
+      indicatorTexts[c] = buffer.toString('utf8', at, at + lengths[firstIndicator + c]!);
+    }
+    builder.add(buffer.readInt32BE(offsets[0]!), buffer.readInt32BE(offsets[1]!), buffer.toString('latin1', offsets[2]!, offsets[2]! + lengths[2]!), facetValues, indicatorTexts);
+  });
+  return saveRowIndexSnapshot(db, rowsTable, versionId, builder.finish());
 }
 
 /**
@@ -344,16 +356,38 @@ export class RowIndexStore {
   private readyIndex(meta: VersionMeta): RowIndex | undefined {
     const key = keyOf(meta);
     const index = this.ready.get(key);
-    if (index && this.ready.info(key)?.size !== Math.max(1, index.bytes)) this.ready.set(key, index);
+    if (index) this.resize(key, index);
     return index;
   }
 
-  /** The stored snapshot, else a build from the rows (then stored), all within the store's time bound. */
-  private async load(db: Executor, meta: VersionMeta, key: string): Promise<{ index: RowIndex; from: 'snapshot' | 'rows' }> {
+  /** Sizes a kept index again in the budget (its values came in, or queries cached bitsets): lru-cache keeps the size of a value set again as it was, so it is removed and set anew. */
+  private resize(key: string, index: RowIndex): void {
+    if (this.ready.peek(key) !== index || this.ready.info(key)?.size === Math.max(1, index.bytes)) return;
+    this.ready.delete(key);
+    this.ready.set(key, index);
+  }
+
+  /**
+   * The stored form, else a build from the rows (then stored), all within the store's time bound. From the stored
+   * form, the index answers (through `onFacets`) as soon as its facets are in, while its values load: until then a
+   * page's values are read from the database by row id. The values are not loaded when they would take the index
+   * over the whole budget.
+   */
+  private async load(
+    db: Executor, meta: VersionMeta, key: string, onFacets: (index: RowIndex) => boolean,
+  ): Promise<{ index: RowIndex; from: 'snapshot' | 'rows' }> {
     const started = Date.now();
     const { index, from } = await withTimeBound(db, this.buildTimeoutMs, async (trx) => {
-      const stored = await loadRowIndexSnapshot(trx, meta.rowsTable, { indicators: this.indicatorValues });
-      if (stored) return { index: stored, from: 'snapshot' as const };
+      const stored = await loadRowIndexFacets(trx, meta.rowsTable);
+      if (stored) {
+        const kept = onFacets(stored);
+        const valuesBytes = stored.size * 4 * meta.indicators.length;
+        if (kept && this.indicatorValues && stored.bytes + valuesBytes <= this.memoryBudgetBytes) {
+          const values = await loadRowIndexValues(trx, meta.rowsTable, stored.size);
+          if (values) stored.addIndicators(values);
+        }
+        return { index: stored, from: 'snapshot' as const };
+      }
       const built = await buildRowIndex(trx, meta, {
         indicators: this.indicatorValues,
         maxBytes: this.memoryBudgetBytes,
@@ -375,25 +409,39 @@ export class RowIndexStore {
     return { index, from };
   }
 
+  /** Keeps a loaded index when it fits the budget (else the version stays on SQL, and is not loaded again). */
+  private keep(meta: VersionMeta, index: RowIndex): boolean {
+    const key = keyOf(meta);
+    if (index.bytes > this.memoryBudgetBytes) {
+      this.tooLarge.add(key);
+      this.outcomes.too_large++;
+      this.log?.warn({ versionId: meta.versionId, bytes: index.bytes }, 'row index larger than QUERY_INDEX_MEMORY_MB: not kept');
+      return false;
+    }
+    this.ready.set(key, index);
+    return true;
+  }
+
   private start(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
     const key = keyOf(meta);
     const started = Date.now();
     this.log?.info({ versionId: meta.versionId, rowsTable: meta.rowsTable }, 'row index loading');
-    const promise = this.load(db, meta, key).then(
+    let kept: boolean | undefined;
+    const promise = this.load(db, meta, key, (facets) => (kept = this.keep(meta, facets))).then(
       ({ index, from }) => {
         this.building.delete(key);
         this.progress.delete(key);
         this.failures.delete(key);
-        // An index larger than the whole budget is not kept: that version stays on SQL.
-        if (index.bytes > this.memoryBudgetBytes) {
-          this.tooLarge.add(key);
-          this.outcomes.too_large++;
-          this.log?.warn({ versionId: meta.versionId, bytes: index.bytes }, 'row index larger than QUERY_INDEX_MEMORY_MB: not kept');
-          return undefined;
-        }
+        // Kept when its facets came in (from the stored form), or now (built from rows); too large: not kept.
+        if (kept === undefined) kept = this.keep(meta, index);
+        if (!kept) return undefined;
         this.outcomes[from]++;
-        this.ready.set(key, index);
-        this.log?.info({ versionId: meta.versionId, rows: index.size, bytes: index.bytes, from, seconds: (Date.now() - started) / 1000 }, 'row index ready');
+        // Sized again in the budget now that its values are in.
+        this.resize(key, index);
+        this.log?.info(
+          { versionId: meta.versionId, rows: index.size, bytes: index.bytes, values: index.hasIndicators(meta.indicators.map((i) => i.column)), from, seconds: (Date.now() - started) / 1000 },
+          'row index ready',
+        );
         return index;
       },
       (error: unknown) => {

@@ -4,16 +4,18 @@ import type { Predicate, SortKey } from './resolve.js';
  * An in-process bitmap index over one version's rows, so the query engine answers count and page-of-ids without
  * scanning in PostgreSQL.
  *
- * Rows are held by position in the default result order (time period descending, then row id), one Int32Array
- * per facet column (time period, level, location per level, filter per filter) plus the row ids. A predicate is
- * evaluated to a bitset (one bit per position) by word-wise AND/OR/NOT over per-value bitsets built from postings
- * lists (positions grouped by value, built lazily per column); time period comparisons are contiguous position
- * ranges. The count is a popcount and the default-ordered page a walk to the k-th set bit. Other sorts (not by
- * indicator values, which the index does not hold) sort only the matching positions.
+ * Rows are held by position in the default result order (time period descending, then row id), column by column
+ * and compactly (docs/architecture.md, "The row index"): the time period as position ranges (the order makes each
+ * period one run), the level and every location and filter column as dictionary codes of the narrowest width that
+ * holds them (one byte for up to 256 distinct values), the indicator values as scaled integers where their text
+ * allows it. A predicate is evaluated to a bitset (one bit per position): a leaf by one pass over the column's codes
+ * (or a cached bitset of a frequent value), time periods as ranges, AND/OR/NOT word by word. The count is a
+ * popcount and the default-ordered page a walk to the k-th set bit. Other sorts (not by indicator values) sort only
+ * the matching positions.
  *
- * Built by `buildRowIndex` and kept by the `RowIndexStore` (row-index-store.ts). One class on purpose: the
- * bitset operations share the typed arrays and their invariants, so splitting it would only spread one data
- * structure over several files.
+ * Made by `RowIndexBuilder` (row-index-builder.ts) or from its stored form (row-index-snapshot.ts), and kept by
+ * the `RowIndexStore` (row-index-store.ts). One class on purpose: the bitset operations share the arrays and their
+ * invariants, so splitting it would only spread one data structure over several files.
  */
 export interface Selection {
   total: number;
@@ -23,24 +25,51 @@ export interface Selection {
   positions: number[];
 }
 
-/** An indicator column held compactly: most values are numbers whose `String(n)` is the raw text. */
-export interface IndicatorColumn {
-  numbers: Float64Array;
-  /** Raw texts that are not such numbers (symbols, `1.50`, blanks), by position. */
-  texts: Map<number, string>;
+/** Codes into a dictionary, one per position, in the narrowest width that holds the dictionary. */
+export type Codes = Uint8Array | Uint16Array | Int32Array;
+
+/** A location or filter column: `dictionary[codes[p]]` is the id at position p (0: none). */
+export interface FacetColumn {
+  /** The distinct ids, ascending. */
+  dictionary: Int32Array;
+  codes: Codes;
 }
 
-interface Postings {
-  /** Distinct values in ascending order. */
-  values: Int32Array;
-  /** `positions[offsets[k] .. offsets[k+1])` are the positions holding `values[k]`, ascending. */
-  offsets: Int32Array;
-  positions: Int32Array;
+/**
+ * An indicator column: most values are numbers whose `String(n)` is the raw text, held as `values[p] / 10 ** scale`
+ * (Int32Array) or as the number (Float64Array); the other raw texts (symbols, `1.50`, blanks) by position.
+ */
+export interface IndicatorColumn {
+  values: Int32Array | Float64Array;
+  scale: number;
+  /** Positions, ascending, whose raw text is not such a number. */
+  textPositions: Int32Array;
+  /** For each of textPositions, its text in `texts`. */
+  textCodes: Uint32Array;
+  texts: string[];
+}
+
+/** Everything an index is made of (what the builder makes and the stored form holds). */
+export interface RowIndexParts {
+  ids: Int32Array;
+  /** The time period ids in position order (descending), and where each starts: period k holds positions starts[k] .. starts[k+1]. */
+  timePeriodIds: Int32Array;
+  timePeriodStarts: Int32Array;
+  /** geographic_level codes; `levels[p]` indexes it. */
+  levelCodes: string[];
+  levels: Uint8Array;
+  /** Location and filter columns by row-table column name. */
+  facets: Map<string, FacetColumn>;
+  /** Indicator columns by row-table column name (none when built without the values). */
+  indicators: Map<string, IndicatorColumn>;
 }
 
 const WORD = 32;
-/** Cap on the cached value bitsets of one index (beyond it, bitsets are built per query). */
-const MAX_BITSET_BYTES_PER_INDEX = 256 * 1024 * 1024;
+/** Cap on the cached value bitsets of one index (beyond it, bitsets are made per query). */
+const MAX_BITSET_BYTES_PER_INDEX = 32 * 1024 * 1024;
+/** A value gets a cached bitset when it is at least this share of the rows (rarer values are cheap to scan for). */
+const CACHED_VALUE_SHARE = 1 / 64;
+const POWERS_OF_TEN = [1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
 
 function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;
@@ -49,85 +78,126 @@ function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
+/** Sets in `bits` the positions whose code is marked in `wanted`, one pass over the codes. */
+function scanCodes(codes: Codes, wanted: Uint8Array, bits: Uint32Array, size: number): void {
+  const whole = size - (size % WORD);
+  let w = 0;
+  for (let base = 0; base < whole; base += WORD, w++) {
+    let word = 0;
+    for (let b = 0; b < WORD; b++) if (wanted[codes[base + b]!]) word |= 1 << b;
+    bits[w]! |= word;
+  }
+  for (let p = whole; p < size; p++) if (wanted[codes[p]!]) bits[p >>> 5]! |= 1 << (p & 31);
+}
+
+export function binarySearch(values: Int32Array, value: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = values[mid]!;
+    if (v === value) return mid;
+    if (v < value) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
 export class RowIndex {
   readonly size: number;
+  readonly ids: Int32Array;
   private readonly words: number;
-  private readonly postings = new Map<string, Postings>();
-  /** Bitsets of frequent values (one bit per position), built on first use. */
+  /** Bitsets of frequent values (one bit per position), made on first use. */
   private readonly bitsets = new Map<string, Uint32Array>();
   private bitsetBytes = 0;
-  /** Positions where each time period id starts and ends (exclusive); positions are in time period DESC order. */
+  /** Positions where each time period id starts and ends (exclusive). */
   private readonly timePeriodRanges = new Map<number, [number, number]>();
+  /** Times a value was asked for, per `column:value` (a cached bitset is made from the second time). */
+  private readonly asked = new Map<string, number>();
   lastUsed = Date.now();
 
-  constructor(
-    readonly ids: Int32Array,
-    private readonly columns: Map<string, Int32Array>,
-    /** geographic_level codes ↔ the small integers stored in its column. */
-    private readonly levelCodes: string[],
-    /** Indicator columns: numbers that print back to the exact raw text, other raw texts by position. */
-    private readonly indicatorValues: Map<string, IndicatorColumn> = new Map(),
-  ) {
-    this.size = ids.length;
+  constructor(private readonly parts: RowIndexParts) {
+    this.ids = parts.ids;
+    this.size = parts.ids.length;
     this.words = Math.ceil(this.size / WORD);
-    const timePeriods = columns.get('time_period_id')!;
-    for (let p = 0; p < this.size; p++) {
-      const tp = timePeriods[p]!;
-      const range = this.timePeriodRanges.get(tp);
-      if (range) range[1] = p + 1;
-      else this.timePeriodRanges.set(tp, [p, p + 1]);
-    }
+    const { timePeriodIds, timePeriodStarts } = parts;
+    for (let k = 0; k < timePeriodIds.length; k++) this.timePeriodRanges.set(timePeriodIds[k]!, [timePeriodStarts[k]!, timePeriodStarts[k + 1]!]);
   }
 
   /** The arrays the index is made of, for its stored form (row-index-snapshot.ts); read, never changed. */
-  parts(): { ids: Int32Array; columns: ReadonlyMap<string, Int32Array>; levelCodes: readonly string[]; indicators: ReadonlyMap<string, IndicatorColumn> } {
-    return { ids: this.ids, columns: this.columns, levelCodes: this.levelCodes, indicators: this.indicatorValues };
+  get stored(): Readonly<RowIndexParts> {
+    return this.parts;
   }
 
-  /** Approximate bytes held (columns, ids, postings built so far). */
+  /** Adds indicator columns loaded after the rest (the stored form's second part). */
+  addIndicators(columns: ReadonlyMap<string, IndicatorColumn>): void {
+    for (const [name, column] of columns) {
+      if (column.values.length !== this.size) throw new Error(`Indicator column ${name} has ${column.values.length} values for ${this.size} rows`);
+      this.parts.indicators.set(name, column);
+    }
+  }
+
+  /** Approximate bytes held (arrays, texts, cached bitsets). */
   get bytes(): number {
-    let total = this.ids.byteLength;
-    for (const column of this.columns.values()) total += column.byteLength;
-    for (const column of this.indicatorValues.values()) total += column.numbers.byteLength + column.texts.size * 64;
-    for (const p of this.postings.values()) total += p.positions.byteLength + p.offsets.byteLength + p.values.byteLength;
+    const { ids, timePeriodIds, timePeriodStarts, levels, facets, indicators } = this.parts;
+    let total = ids.byteLength + timePeriodIds.byteLength + timePeriodStarts.byteLength + levels.byteLength;
+    for (const column of facets.values()) total += column.codes.byteLength + column.dictionary.byteLength;
+    for (const column of indicators.values()) {
+      total += column.values.byteLength + column.textPositions.byteLength + column.textCodes.byteLength;
+      for (const text of column.texts) total += 16 + 2 * text.length;
+    }
     return total + this.bitsetBytes;
   }
 
-  private column(name: string): Int32Array {
-    const column = this.columns.get(name);
+  /** A location or filter column. */
+  facet(name: string): FacetColumn {
+    const column = this.parts.facets.get(name);
     if (!column) throw new Error(`Row index has no column ${name}`);
     return column;
   }
 
-  private encode(column: string, value: number | string): number {
-    if (column === 'geographic_level') return this.levelCodes.indexOf(String(value));
-    return Number(value);
+  /** The time period id at a position. */
+  timePeriodAt(position: number): number {
+    const { timePeriodIds, timePeriodStarts } = this.parts;
+    let lo = 0;
+    let hi = timePeriodIds.length - 1;
+    // The last period starting at or before the position.
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (timePeriodStarts[mid]! <= position) lo = mid;
+      else hi = mid - 1;
+    }
+    return timePeriodIds[lo]!;
   }
 
-  /** Positions grouped by value (a counting sort of the column), built on first use. */
-  private postingsOf(name: string): Postings {
-    const cached = this.postings.get(name);
-    if (cached) return cached;
-    const column = this.column(name);
-    const counts = new Map<number, number>();
-    for (let p = 0; p < this.size; p++) counts.set(column[p]!, (counts.get(column[p]!) ?? 0) + 1);
-    const values = Int32Array.from([...counts.keys()].sort((a, b) => a - b));
-    const offsets = new Int32Array(values.length + 1);
-    const slot = new Map<number, number>();
-    values.forEach((v, k) => {
-      offsets[k + 1] = offsets[k]! + counts.get(v)!;
-      slot.set(v, offsets[k]!);
-    });
-    const positions = new Int32Array(this.size);
-    for (let p = 0; p < this.size; p++) {
-      const v = column[p]!;
-      const at = slot.get(v)!;
-      positions[at] = p;
-      slot.set(v, at + 1);
-    }
-    const built = { values, offsets, positions };
-    this.postings.set(name, built);
-    return built;
+  levelCodeAt(position: number): string {
+    return this.parts.levelCodes[this.parts.levels[position]!]!;
+  }
+
+  /** The raw text of an indicator value (the column must be held: see hasIndicators). */
+  indicatorText(column: string, position: number): string {
+    const values = this.parts.indicators.get(column)!;
+    const k = binarySearch(values.textPositions, position);
+    if (k >= 0) return values.texts[values.textCodes[k]!]!;
+    const value = values.values[position]!;
+    return String(values.scale === 0 ? value : value / POWERS_OF_TEN[values.scale]!);
+  }
+
+  /** Whether the index holds these indicator columns (else their values come from the database). */
+  hasIndicators(columns: readonly string[]): boolean {
+    return columns.every((c) => this.parts.indicators.has(c));
+  }
+
+  /** The facet columns of the row at a position, as the row table holds them (so results need only indicators from the database). */
+  facetRow(position: number): Record<string, unknown> {
+    const row: Record<string, unknown> = {
+      id: this.ids[position],
+      time_period_id: this.timePeriodAt(position),
+      geographic_level: this.levelCodeAt(position),
+    };
+    for (const [name, column] of this.parts.facets) row[name] = column.dictionary[column.codes[position]!];
+    for (const name of this.parts.indicators.keys()) row[name] = this.indicatorText(name, position);
+    return row;
   }
 
   private empty(): Uint32Array {
@@ -152,6 +222,16 @@ export class RowIndex {
     for (; p < to; p++) bits[p >>> 5]! |= 1 << (p & 31);
   }
 
+  /** The level and facet columns as codes and dictionary; the level's dictionary is its codes' names. */
+  private codesOf(column: string): { codes: Codes; codeOf: (value: number | string) => number; distinct: number } {
+    if (column === 'geographic_level') {
+      const { levels, levelCodes } = this.parts;
+      return { codes: levels, codeOf: (value) => levelCodes.indexOf(String(value)), distinct: levelCodes.length };
+    }
+    const { codes, dictionary } = this.facet(column);
+    return { codes, codeOf: (value) => binarySearch(dictionary, Number(value)), distinct: dictionary.length };
+  }
+
   private valueBits(column: string, values: Array<number | string>): Uint32Array {
     const bits = this.empty();
     if (column === 'time_period_id') {
@@ -161,60 +241,29 @@ export class RowIndex {
       }
       return bits;
     }
-    const postings = this.postingsOf(column);
-    for (const raw of values) {
-      const v = this.encode(column, raw);
-      const k = binarySearch(postings.values, v);
-      if (k < 0) continue;
-      const start = postings.offsets[k]!;
-      const end = postings.offsets[k + 1]!;
-      // A frequent value is cheaper as a cached bitset OR-ed word by word than as its positions set one by one.
-      if (end - start > this.words) {
-        const cached = this.valueBitset(column, v, postings, start, end);
-        for (let w = 0; w < this.words; w++) bits[w]! |= cached[w]!;
-        continue;
-      }
-      const { positions } = postings;
-      for (let i = start; i < end; i++) {
-        const p = positions[i]!;
-        bits[p >>> 5]! |= 1 << (p & 31);
-      }
+    const { codes, codeOf, distinct } = this.codesOf(column);
+    const wanted = new Uint8Array(distinct);
+    let any = false;
+    for (const value of values) {
+      const code = codeOf(value);
+      if (code < 0) continue;
+      wanted[code] = 1;
+      any = true;
     }
-    return bits;
-  }
-
-  private valueBitset(column: string, value: number, postings: Postings, start: number, end: number): Uint32Array {
-    const key = `${column}:${value}`;
-    const cached = this.bitsets.get(key);
-    if (cached) return cached;
-    const bits = this.empty();
-    for (let i = start; i < end; i++) {
-      const p = postings.positions[i]!;
-      bits[p >>> 5]! |= 1 << (p & 31);
-    }
-    if (this.bitsetBytes + bits.byteLength <= MAX_BITSET_BYTES_PER_INDEX) {
-      this.bitsets.set(key, bits);
-      this.bitsetBytes += bits.byteLength;
-    }
+    if (any) scanCodes(codes, wanted, bits, this.size);
     return bits;
   }
 
   private compareBits(op: '>' | '>=' | '<' | '<=', value: number): Uint32Array {
     // Positions run from the latest time period to the earliest: `> v` is a prefix, `< v` a suffix.
     const bits = this.empty();
-    const timePeriods = this.column('time_period_id');
-    // The first position past the prefix of time periods `before` the boundary.
-    let lo = 0;
-    let hi = this.size;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const tp = timePeriods[mid]!;
-      const before = op === '>' || op === '<=' ? tp > value : tp >= value;
-      if (before) lo = mid + 1;
-      else hi = mid;
-    }
-    if (op === '>' || op === '>=') this.setRange(bits, 0, lo);
-    else this.setRange(bits, lo, this.size);
+    const { timePeriodIds, timePeriodStarts } = this.parts;
+    // The first period (in position order) not `before` the boundary.
+    let k = 0;
+    while (k < timePeriodIds.length && (op === '>' || op === '<=' ? timePeriodIds[k]! > value : timePeriodIds[k]! >= value)) k++;
+    const boundary = timePeriodStarts[k] ?? this.size;
+    if (op === '>' || op === '>=') this.setRange(bits, 0, boundary);
+    else this.setRange(bits, boundary, this.size);
     return bits;
   }
 
@@ -259,29 +308,30 @@ export class RowIndex {
     }
   }
 
-  /** The cached bitset of one frequent value (a whole time period, a common option or level), if it has one. */
+  /**
+   * The cached bitset of one frequent value (a whole time period, a common option or level) asked for before,
+   * made on its second use while the cache has room; undefined for others (they are scanned for).
+   */
   private cachedLeaf(column: string, raw: number | string): Uint32Array | undefined {
+    const key = `${column}:${raw}`;
+    const cached = this.bitsets.get(key);
+    if (cached) return cached;
+    if (this.bitsetBytes + this.words * 4 > MAX_BITSET_BYTES_PER_INDEX) return undefined;
+    const asked = (this.asked.get(key) ?? 0) + 1;
+    if (this.asked.size < 4096) this.asked.set(key, asked);
+    if (asked < 2) return undefined;
     if (column === 'time_period_id') {
-      const key = `${column}:${raw}`;
-      const cached = this.bitsets.get(key);
-      if (cached) return cached;
       const range = this.timePeriodRanges.get(Number(raw));
-      if (!range || range[1] - range[0] <= this.words) return undefined;
-      const bits = this.empty();
-      this.setRange(bits, range[0], range[1]);
-      if (this.bitsetBytes + bits.byteLength <= MAX_BITSET_BYTES_PER_INDEX) {
-        this.bitsets.set(key, bits);
-        this.bitsetBytes += bits.byteLength;
-      }
-      return bits;
+      if (!range || range[1] - range[0] < this.size * CACHED_VALUE_SHARE) return undefined;
     }
-    const postings = this.postingsOf(column);
-    const v = this.encode(column, raw);
-    const k = binarySearch(postings.values, v);
-    if (k < 0) return undefined;
-    const start = postings.offsets[k]!;
-    const end = postings.offsets[k + 1]!;
-    return end - start > this.words ? this.valueBitset(column, v, postings, start, end) : undefined;
+    const bits = this.valueBits(column, [raw]);
+    let count = 0;
+    for (let w = 0; w < this.words; w++) if (bits[w]) count += popcount(bits[w]!);
+    if (count < this.size * CACHED_VALUE_SHARE) return undefined;
+    this.bitsets.set(key, bits);
+    this.bitsetBytes += bits.byteLength;
+    this.asked.delete(key);
+    return bits;
   }
 
   private invert(bits: Uint32Array): void {
@@ -301,43 +351,11 @@ export class RowIndex {
     return { total, ids: positions.map((p) => this.ids[p]!), positions };
   }
 
-  /** The facet columns of the row at a position, as the row table holds them (so results need only indicators from the database). */
-  facetRow(position: number): Record<string, unknown> {
-    const row: Record<string, unknown> = { id: this.ids[position] };
-    for (const [name, column] of this.columns) {
-      row[name] = name === 'geographic_level' ? this.levelCodes[column[position]!] : column[position];
-    }
-    for (const [name, column] of this.indicatorValues) {
-      row[name] = column.texts.get(position) ?? String(column.numbers[position]);
-    }
-    return row;
-  }
-
-  /** A facet column's values by position (geographic_level as indexes into levelCodes). */
-  columnValues(name: string): Int32Array | undefined {
-    return this.columns.get(name);
-  }
-
-  levelCodeAt(position: number): string {
-    return this.levelCodes[this.columns.get('geographic_level')![position]!]!;
-  }
-
-  /** The raw text of an indicator value (the column must be held: see hasIndicators). */
-  indicatorText(column: string, position: number): string {
-    const values = this.indicatorValues.get(column)!;
-    return values.texts.get(position) ?? String(values.numbers[position]);
-  }
-
-  /** Whether the index holds these indicator columns (else their values come from the database). */
-  hasIndicators(columns: readonly string[]): boolean {
-    return columns.every((c) => this.indicatorValues.has(c));
-  }
-
   /** Positions of the set bits number offset … offset+limit-1, skipping whole words by popcount. */
   private walk(bits: Uint32Array, offset: number, limit: number): number[] {
-    const ids: number[] = [];
+    const positions: number[] = [];
     let skip = offset;
-    for (let w = 0; w < this.words && ids.length < limit; w++) {
+    for (let w = 0; w < this.words && positions.length < limit; w++) {
       let word = bits[w]!;
       if (word === 0) continue;
       if (skip > 0) {
@@ -347,7 +365,7 @@ export class RowIndex {
           continue;
         }
       }
-      while (word !== 0 && ids.length < limit) {
+      while (word !== 0 && positions.length < limit) {
         const low = word & -word;
         const bit = 31 - Math.clz32(low);
         word = (word ^ low) >>> 0;
@@ -355,10 +373,34 @@ export class RowIndex {
           skip--;
           continue;
         }
-        ids.push(w * WORD + bit);
+        positions.push(w * WORD + bit);
       }
     }
-    return ids;
+    return positions;
+  }
+
+  /** A sort key's number per position: the id (time period, location, option), the level's code, or a rank. */
+  private sortKey(sort: SortKey): (position: number) => number {
+    let value: (position: number) => number;
+    let encode: (raw: number | string) => number;
+    if (sort.column === 'time_period_id') {
+      value = (p) => this.timePeriodAt(p);
+      encode = Number;
+    } else if (sort.column === 'geographic_level') {
+      const { levels, levelCodes } = this.parts;
+      value = (p) => levels[p]!;
+      encode = (raw) => levelCodes.indexOf(String(raw));
+    } else {
+      const { codes, dictionary } = this.facet(sort.column);
+      value = (p) => dictionary[codes[p]!]!;
+      encode = Number;
+    }
+    if (sort.kind !== 'rank') return value;
+    const ranks = new Map<number, number>();
+    (sort.ranks ?? []).forEach((raw, rank) => ranks.set(encode(raw), rank));
+    // Values without a rank sort after all others ascending (as NULLs do in PostgreSQL).
+    const missing = ranks.size;
+    return (p) => ranks.get(value(p)) ?? missing;
   }
 
   private sorted(bits: Uint32Array, total: number, sorts: readonly SortKey[], offset: number, limit: number): number[] {
@@ -372,40 +414,22 @@ export class RowIndex {
         word = (word ^ low) >>> 0;
       }
     }
+    // Each key computed once per matching row, not once per comparison.
     const keys = sorts.map((sort) => {
-      const column = this.column(sort.column);
-      const sign = sort.direction === 'Asc' ? 1 : -1;
-      if (sort.kind === 'rank') {
-        const ranks = new Map<number, number>();
-        (sort.ranks ?? []).forEach((value, rank) => ranks.set(this.encode(sort.column, value), rank));
-        // Values without a rank sort after all others ascending (as NULLs do in PostgreSQL).
-        const missing = ranks.size;
-        return { sign, key: (p: number) => ranks.get(column[p]!) ?? missing };
-      }
-      return { sign, key: (p: number) => column[p]! };
+      const key = this.sortKey(sort);
+      const values = new Float64Array(total);
+      for (let i = 0; i < total; i++) values[i] = key(matching[i]!);
+      return { sign: sort.direction === 'Asc' ? 1 : -1, values };
     });
     const ids = this.ids;
-    const order = Array.from(matching);
+    const order = Array.from({ length: total }, (_, i) => i);
     order.sort((a, b) => {
-      for (const { sign, key } of keys) {
-        const d = key(a) - key(b);
+      for (const { sign, values } of keys) {
+        const d = values[a]! - values[b]!;
         if (d !== 0) return sign * d;
       }
-      return ids[a]! - ids[b]!;
+      return ids[matching[a]!]! - ids[matching[b]!]!;
     });
-    return order.slice(offset, offset + limit);
+    return order.slice(offset, offset + limit).map((i) => matching[i]!);
   }
-}
-
-function binarySearch(values: Int32Array, value: number): number {
-  let lo = 0;
-  let hi = values.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const v = values[mid]!;
-    if (v === value) return mid;
-    if (v < value) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
 }

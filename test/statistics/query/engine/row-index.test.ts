@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
-import { RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
+import type { RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
+import { RowIndexBuilder } from '../../../../src/statistics/query/engine/row-index-builder.js';
 import { decodeRowIndex, encodeRowIndex, rowIndexPieces } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
 
 /**
@@ -69,19 +70,9 @@ function select(index: RowIndex, p: Predicate, sorts: SortKey[], offset: number,
 
 function buildIndex(rows: Row[]): RowIndex {
   const ordered = [...rows].sort((a, b) => b.time_period_id - a.time_period_id || a.id - b.id);
-  const levelCodes = [...new Set(ordered.map((r) => r.geographic_level))];
-  const column = (f: (r: Row) => number) => Int32Array.from(ordered.map(f));
-  return new RowIndex(
-    column((r) => r.id),
-    new Map([
-      ['time_period_id', column((r) => r.time_period_id)],
-      ['geographic_level', column((r) => levelCodes.indexOf(r.geographic_level))],
-      ['l_la', column((r) => r.l_la)],
-      ['f1', column((r) => r.f1)],
-      ['f2', column((r) => r.f2)],
-    ]),
-    levelCodes,
-  );
+  const builder = new RowIndexBuilder(ordered.length, ['l_la', 'f1', 'f2'], []);
+  for (const r of ordered) builder.add(r.id, r.time_period_id, r.geographic_level, [r.l_la, r.f1, r.f2], []);
+  return builder.finish();
 }
 
 const rowArb = fc.record({
@@ -162,6 +153,36 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     );
   });
 
+  it('gives back every indicator value exactly as its raw text, from memory and from its stored form', () => {
+    const textArb = fc.oneof(
+      fc.integer({ min: -1_000_000, max: 1_000_000 }).map(String),
+      fc.double({ min: -1e6, max: 1e6, noNaN: true }).map(String),
+      fc.integer({ min: -99999, max: 99999 }).map((n) => (n / 100).toFixed(2)),
+      fc.constantFrom('x', 'c', 'z', 'low', '', '1.50', '-0', '007', '1e+21', '12345678901', '0.000001', '3.0', ' 4'),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(textArb, textArb), { minLength: 0, maxLength: 80 }), (values) => {
+        const builder = new RowIndexBuilder(values.length, ['f1'], ['i1', 'i2']);
+        values.forEach(([a, b], i) => builder.add(i + 1, 1, 'NAT', [1], [a, b]));
+        const index = builder.finish();
+        for (const candidate of [index, decodeRowIndex(encodeRowIndex(index, 'v1'), 'v1')]) {
+          values.forEach(([a, b], p) => {
+            expect(candidate.indicatorText('i1', p)).toBe(a);
+            expect(candidate.indicatorText('i2', p)).toBe(b);
+          });
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('holds ids in the narrowest codes that fit their distinct values', () => {
+    const wide = new RowIndexBuilder(70000, ['f1', 'f2', 'f3'], []);
+    for (let i = 0; i < 70000; i++) wide.add(i + 1, 1, 'NAT', [i % 200, 1000 + (i % 300), i], []);
+    const { facets } = wide.finish().stored;
+    expect([...facets.values()].map((f) => f.codes.BYTES_PER_ELEMENT)).toEqual([1, 2, 4]);
+  });
+
   it('refuses a stored form made from another table', () => {
     // Made from another table: refused.
     expect(() => decodeRowIndex(encodeRowIndex(buildIndex([]), 'v1'), 'v2')).toThrow(/v2/);
@@ -169,12 +190,18 @@ describe('RowIndex (in-memory bitmap engine)', () => {
 
   it('stores its stored form in pieces that put together are the whole', () => {
     const rows: Row[] = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, time_period_id: (i % 3) + 1, geographic_level: LEVELS[i % 4]!, l_la: i % 4, f1: i % 2, f2: 4 }));
-    const index = buildIndex(rows);
-    const whole = encodeRowIndex(index, 'v1');
-    for (const size of [1, 7, 64, 1000, whole.length, whole.length + 5]) {
-      const pieces = [...rowIndexPieces(index, 'v1', size)];
-      expect(pieces.slice(0, -1).every((p) => p.length === size)).toBe(true);
-      expect(Buffer.concat(pieces).equals(whole)).toBe(true);
+    const builder = new RowIndexBuilder(rows.length, ['l_la', 'f1', 'f2'], ['i1']);
+    rows.sort((a, b) => a.time_period_id - b.time_period_id || a.id - b.id);
+    for (const r of rows) builder.add(r.id, 4 - r.time_period_id, r.geographic_level, [r.l_la, r.f1, r.f2], [String(r.id * 1.5)]);
+    const index = builder.finish();
+    const encoded = encodeRowIndex(index, 'v1');
+    for (const part of ['facets', 'values'] as const) {
+      const whole = encoded[part];
+      for (const size of [1, 7, 64, 1000, whole.length, whole.length + 5]) {
+        const pieces = [...rowIndexPieces(index, 'v1', part, size)];
+        expect(pieces.slice(0, -1).every((p) => p.length === size)).toBe(true);
+        expect(Buffer.concat(pieces).equals(whole)).toBe(true);
+      }
     }
   });
 
