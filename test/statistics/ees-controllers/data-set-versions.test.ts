@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSetStatus, VersionStatus } from '../../../src/statistics/tables.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
-import { ABSENCE_SCHOOL, createDataSet, importCsvVersion } from '../../helpers/statistics.js';
+import { createDataSet, importCsvVersion } from '../../helpers/statistics.js';
 import { insertPreviewToken, insertPublication } from '../fixtures.js';
 import {
   ANALYTICS_NOT_EXPRESSIBLE,
@@ -45,6 +45,9 @@ interface MetaBody {
   locations: Array<{ level: { code: string; label: string }; options: Array<{ id: string; label: string } & Record<string, string>> }>;
 }
 
+/** What a change summary names a state by: a label, or a location group's level code. */
+const labelOf = (state: { label?: string; level?: { code: string } }) => state.level?.code ?? state.label!;
+
 /** A data CSV from rows of column → value (columns in first-seen order; a value a row lacks is empty). */
 function dataCsv(rows: Array<Record<string, string | number>>): string {
   const header = [...new Set(rows.flatMap((row) => Object.keys(row)))];
@@ -68,6 +71,7 @@ const REG_NORTH_WEST = { ...NAT, geographic_level: 'Regional', region_code: 'E12
 const LA_BARNSLEY = { ...NAT, geographic_level: 'Local authority', new_la_code: 'E08000016', old_la_code: '370', la_name: 'Barnsley' };
 // Without the country columns, so that a data set of these levels has no National locations.
 const LAD_BARNSLEY = { geographic_level: 'Local authority district', lad_code: 'E08000016', lad_name: 'Barnsley' };
+const OA_BARNSLEY = { ...NAT, geographic_level: 'Opportunity area', opportunity_area_code: 'E00000001', opportunity_area_name: 'Barnsley' };
 const MCA_SOUTH_YORKSHIRE = { geographic_level: 'Mayoral combined authority', mayoral_combined_authority_code: 'E47000002', mayoral_combined_authority_name: 'South Yorkshire' };
 
 describe('ListDataSetVersionsTests', () => {
@@ -273,12 +277,6 @@ describe('GetDataSetVersionTests', () => {
 describe('GetDataSetVersionChangesTests', () => {
   const changes = (id: string, v: string, previewToken?: string, query = '') => get(`/v1/data-sets/${id}/versions/${v}/changes${query}`, previewToken);
 
-  it('VersionAvailable_Returns200_AllChanges (the fixture 1.0: its first version, no changes)', async () => {
-    const response = await changes(ABSENCE_SCHOOL.dataSetId, '1.0');
-    expect(response.statusCode).toBe(200);
-    expect(response.json()).toMatchObject({ majorChanges: {}, minorChanges: {} });
-  });
-
   /*
    * The content cases. The reference tests insert change rows directly; here each version is imported from CSV
    * files, so the service computes its changes as the reference's processor does (DataSetVersionChangeService:
@@ -310,6 +308,63 @@ describe('GetDataSetVersionChangesTests', () => {
   const indicatorIn = (meta: MetaBody, column: string) => meta.indicators.find((i) => i.column === column)!;
   const locationIn = (meta: MetaBody, level: string, label: string) =>
     meta.locations.find((l) => l.level.code === level)!.options.find((o) => o.label === label)!;
+
+  it('VersionAvailable_Returns200_AllChanges', async () => {
+    const id = await newDataSet();
+    type Row = Record<string, string | number>;
+    const rows = (years: [string, string], phases: [string, string], region: Row, level: Row, filter: string, indicator: string): Row[] =>
+      [
+        { ...cy(years[0]), ...NAT, phase: phases[0] },
+        { ...cy(years[1]), ...REG_YORKSHIRE, phase: phases[1] },
+        { ...cy(years[1]), ...region, phase: phases[0] },
+        { ...cy(years[1]), ...level, phase: phases[1] },
+      ].map((row, n) => ({ ...row, [filter]: 'Total', count: n + 1, [indicator]: n }));
+    // 1.0 → 2.0: a filter, an option, a level (LAD → OA, so a location group), a region, an indicator and a year
+    // deleted and another added.
+    await importVersion(
+      id,
+      '1.0',
+      dataCsv(rows(['2020', '2021'], ['Primary', 'Special'], REG_NORTH_EAST, { ...NAT, ...LAD_BARNSLEY }, 'old_filter', 'old_rate')),
+      metaCsv([['phase', 'Phase'], ['old_filter', 'Old filter']], [['count', 'Count'], ['old_rate', 'Old rate']]),
+    );
+    await importVersion(
+      id,
+      '2.0',
+      dataCsv(rows(['2021', '2022'], ['Primary', 'Secondary'], REG_NORTH_WEST, OA_BARNSLEY, 'new_filter', 'new_rate')),
+      metaCsv([['phase', 'Phase'], ['new_filter', 'New filter']], [['count', 'Count'], ['new_rate', 'New rate']]),
+    );
+    const body = await changesBody(id, '2.0');
+    // The reference case asserts counts; here also what each change is.
+    const summary = (set: Record<string, Array<Record<string, unknown>>>) =>
+      Object.fromEntries(
+        Object.entries(set).map(([list, items]) => [
+          list,
+          items.map((item) => {
+            const options = item.options as Array<{ previousState?: { label: string }; currentState?: { label: string } }> | undefined;
+            const states = options ?? [item as { previousState?: { label?: string; level?: { code: string } }; currentState?: { label?: string; level?: { code: string } } }];
+            return states.map((s) => (s.previousState ? `-${labelOf(s.previousState)}` : `+${labelOf(s.currentState!)}`)).join(' ');
+          }),
+        ]),
+      );
+    expect(summary(body.majorChanges)).toEqual({
+      filters: ['-Old filter'],
+      filterOptions: ['-Special'],
+      geographicLevels: ['-Local authority district'],
+      indicators: ['-Old rate'],
+      locationGroups: ['-LAD'],
+      locationOptions: ['-North East'],
+      timePeriods: ['-2020'],
+    });
+    expect(summary(body.minorChanges)).toEqual({
+      filters: ['+New filter'],
+      filterOptions: ['+Secondary'],
+      geographicLevels: ['+Opportunity area'],
+      indicators: ['+New rate'],
+      locationGroups: ['+OA'],
+      locationOptions: ['+North West'],
+      timePeriods: ['+2022'],
+    });
+  });
 
   it('OnlyFilterChanges_Returns200 (its "Updated ID" filter is a new column here: a deletion and an addition; processor order: updates before additions)', async () => {
     const id = await newDataSet();
