@@ -58,20 +58,22 @@ interface OptionChange<P, O> {
  * new or deleted parent's options are not listed (its own addition or deletion says it).
  */
 function optionChanges<P, O extends { id: string; label: string }>(
-  parents: Array<{ previous: P; current: P; before: O[]; after: O[] }>,
+  parents: Array<{ previous: P; current: P; previousRank: number; before: O[]; after: O[] }>,
   same: (a: O, b: O) => boolean,
   updateKind: (previous: O, current: O) => 'major' | 'minor',
 ): Array<OptionChange<P, O>> {
   const deleted: Array<OptionChange<P, O>> = [];
   const updated: Array<OptionChange<P, O>> = [];
   const added: Array<OptionChange<P, O>> = [];
-  for (const parent of parents) {
-    const options = diff(parent.before, parent.after, (o) => o.id, same, byLabel);
+  // Equal labels keep the order of their parents: the previous version's for deletions and updates, the new one's
+  // for additions (the processor walks the previous meta, then the new).
+  const diffs = parents.map((parent) => ({ parent, options: diff(parent.before, parent.after, (o) => o.id, same, byLabel) }));
+  for (const { parent, options } of [...diffs].sort((a, b) => a.parent.previousRank - b.parent.previousRank)) {
     // A deleted option is shown under the previous version's parent, the others under the new version's.
     for (const o of options.deleted) deleted.push({ kind: 'major', parent: parent.previous, previous: o });
     for (const u of options.updated) updated.push({ kind: updateKind(u.previous, u.current), parent: parent.current, previous: u.previous, current: u.current });
-    for (const o of options.added) added.push({ kind: 'minor', parent: parent.current, current: o });
   }
+  for (const { parent, options } of diffs) for (const o of options.added) added.push({ kind: 'minor', parent: parent.current, current: o });
   const byPrevious = (a: OptionChange<P, O>, b: OptionChange<P, O>) => byLabel(a.previous!, b.previous!);
   return [...deleted.sort(byPrevious), ...updated.sort(byPrevious), ...added.sort((a, b) => byLabel(a.current!, b.current!))];
 }
@@ -104,10 +106,12 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
   for (const u of filters.updated) push('minor', 'filters', { previousState: filterView(u.previous), currentState: filterView(u.current) });
   for (const f of filters.added) push('minor', 'filters', { currentState: filterView(f) });
 
-  const previousFilters = new Map(previous.filters.map((f) => [f.id, f]));
+  const previousFilters = new Map(previous.filters.map((f, rank) => [f.id, { ...f, rank }]));
   const keptFilters = current.filters.flatMap((filter) => {
     const before = previousFilters.get(filter.id);
-    return before ? [{ previous: filterView(before), current: filterView(filter), before: before.options, after: filter.options }] : [];
+    return before
+      ? [{ previous: filterView(before), current: filterView(filter), previousRank: before.rank, before: before.options, after: filter.options }]
+      : [];
   });
   for (const c of optionChanges(keptFilters, (a, b) => a.label === b.label, () => 'minor')) {
     push(c.kind, 'filterOptions', { filter: c.parent, ...stateOf(c) });
@@ -144,10 +148,11 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
   for (const l of groups.deleted) push('major', 'locationGroups', { previousState: { level: l } });
   for (const l of groups.added) push('minor', 'locationGroups', { currentState: { level: l } });
 
+  const previousLevels = [...previous.locations.keys()];
   const keptLevels = [...current.locations.keys()].flatMap((code) => {
     const before = previous.locations.get(code);
     const level = levelView(code);
-    return before ? [{ previous: level, current: level, before, after: current.locations.get(code)! }] : [];
+    return before ? [{ previous: level, current: level, previousRank: previousLevels.indexOf(code), before, after: current.locations.get(code)! }] : [];
   });
   const codesOf = ({ label: _label, ...codes }: ChangedLocationOption) => JSON.stringify(codes);
   for (const c of optionChanges(
