@@ -162,7 +162,7 @@ export interface StatisticsTables {
 
 /**
  * The `change` jsonb of a `version_changes` row, by `list`. Rows are stored in display order (order by
- * `id`): deletions, then updates, then additions, each by label (time periods by period then code). An addition has
+ * `id`): deletions, then updates, then additions, each by label in natural order (time periods by period then code). An addition has
  * only `currentState`, a deletion only `previousState`, an update both. Option changes carry their parent (`filter` /
  * `level`) on every row so the reader can group them.
  */

@@ -1,3 +1,5 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import type pg from 'pg';
@@ -98,4 +100,40 @@ export async function fixtureVersion(db: Db): Promise<{ id: number; rows_table: 
     .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
     .executeTakeFirstOrThrow();
   return { id: version.id, rows_table: version.rows_table! };
+}
+
+/**
+ * Imports a version from data and meta CSV text (written to a temporary folder for the importer), then sets its
+ * status as `importFixtureVersion` does.
+ */
+export async function importCsvVersion(
+  database: TestDatabaseLike,
+  options: { dataSetId: string; version: string; data: string; meta: string; status?: VersionStatus; notes?: string },
+): Promise<ImportResult> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'import-csv-version-'));
+  try {
+    const dataPath = path.join(dir, 'data.csv');
+    const metaPath = path.join(dir, 'meta.csv');
+    await writeFile(dataPath, options.data);
+    await writeFile(metaPath, options.meta);
+    const status = options.status ?? 'Published';
+    const result = await importDataSetVersion(database, {
+      dataSetId: options.dataSetId,
+      version: options.version,
+      dataPath,
+      metaPath,
+      draft: status === 'Draft',
+      notes: options.notes,
+    });
+    if (status === 'Deprecated' || status === 'Withdrawn') {
+      await database.db
+        .updateTable('data_set_versions')
+        .set({ status, withdrawn_at: status === 'Withdrawn' ? new Date() : null })
+        .where('id', '=', result.versionId)
+        .execute();
+    }
+    return { ...result, status };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -20,10 +20,10 @@ import { loadVersionMetaSummaries, versionView } from './summaries.js';
  * The changes a version made relative to the version before it. The importer stores one row per
  * change in `version_changes` (kind major|minor, list, change as JSON), in the order the lists show them.
  *
- * Filter-option and location-option changes are shown grouped under their filter / level. The importer may store
- * them already grouped (`{filter, options: [...]}`, `{level, options: [...]}`) or one option per row
- * (`{filter, previousState?, currentState?}`); both read the same: consecutive changes of the same parent form
- * one group, in stored order.
+ * Filter-option and location-option changes are shown grouped under their filter / level, as the reference groups
+ * them: by the parent's public id, column and label (a filter) or code (a level), each group where its first change
+ * stands. Stored rows carry the parent one option per row (`{filter, previousState?, currentState?}`) or already
+ * grouped (`{filter, options: [...]}`).
  */
 
 const LISTS = ['filters', 'filterOptions', 'geographicLevels', 'indicators', 'locationGroups', 'locationOptions', 'timePeriods'] as const;
@@ -38,25 +38,30 @@ function stateOnly(change: Json): Json {
   return out;
 }
 
-function parentKey(parent: unknown): string {
-  return JSON.stringify(parent ?? null);
+/**
+ * A group's parent and its key. The reference builds a group's filter from its id, column and label only, so its
+ * `hint` is always `""` there.
+ */
+function groupParent(parent: unknown, parentField: 'filter' | 'level'): { key: string; view: unknown } {
+  if (parentField === 'level') {
+    const level = (parent ?? {}) as Json;
+    return { key: JSON.stringify(level.code ?? null), view: parent };
+  }
+  const filter = (parent ?? {}) as Json;
+  const view = { id: filter.id, column: filter.column, label: filter.label, hint: '' };
+  return { key: JSON.stringify([view.id, view.column, view.label]), view };
 }
 
 function groupOptionChanges(changes: Json[], parentField: 'filter' | 'level'): Json[] {
-  const groups: Json[] = [];
-  let current: { key: string; group: Json } | undefined;
+  const groups = new Map<string, Json>();
   for (const change of changes) {
-    const parent = change[parentField];
-    const key = parentKey(parent);
+    const { key, view } = groupParent(change[parentField], parentField);
     const options = Array.isArray(change.options) ? (change.options as Json[]).map(stateOnly) : [stateOnly(change)];
-    if (current && current.key === key) {
-      (current.group.options as Json[]).push(...options);
-    } else {
-      current = { key, group: { [parentField]: parent, options } };
-      groups.push(current.group);
-    }
+    const group = groups.get(key);
+    if (group) (group.options as Json[]).push(...options);
+    else groups.set(key, { [parentField]: view, options });
   }
-  return groups;
+  return [...groups.values()];
 }
 
 function buildChangeSet(rows: Array<{ list: string; change: unknown }>): ChangeSetView {

@@ -150,8 +150,7 @@ describe('changes against the latest live version', () => {
       'minor geographicLevels +LA',
       'major locationGroups -REG',
       'minor locationGroups +LA',
-      // A new level's locations are additions; the deleted level's are not listed.
-      'minor locationOptions +E08000016',
+      // Neither the new level's locations nor the deleted level's are listed (as the reference's processor).
       'major timePeriods -2020',
       'minor timePeriods +2021',
     ]);
@@ -176,17 +175,58 @@ describe('changes against the latest live version', () => {
     expect(await changesOfVersion(draft.versionId)).toEqual([]);
   });
 
-  it('lists a new filter and each of its options as additions (pure computation)', () => {
+  it('lists a new or deleted filter, not its options (pure computation)', () => {
     const empty = { filters: [], indicators: [], geographicLevels: ['NAT'], locations: new Map(), timePeriods: [] };
     const sex = { id: 'AbCdE', column: 'sex', label: 'Sex', hint: '', options: [{ id: 'FgHiJ', label: 'Male' }, { id: 'KlMnO', label: 'Female' }] };
     expect(computeChanges(empty, { ...empty, filters: [sex] })).toEqual([
       { kind: 'minor', list: 'filters', change: { currentState: { id: 'AbCdE', column: 'sex', label: 'Sex', hint: '' } } },
-      { kind: 'minor', list: 'filterOptions', change: { filter: { id: 'AbCdE', column: 'sex', label: 'Sex', hint: '' }, currentState: { id: 'KlMnO', label: 'Female' } } },
-      { kind: 'minor', list: 'filterOptions', change: { filter: { id: 'AbCdE', column: 'sex', label: 'Sex', hint: '' }, currentState: { id: 'FgHiJ', label: 'Male' } } },
     ]);
-    // Deleted: the filter only, not its options.
     expect(computeChanges({ ...empty, filters: [sex] }, empty)).toEqual([
       { kind: 'major', list: 'filters', change: { previousState: { id: 'AbCdE', column: 'sex', label: 'Sex', hint: '' } } },
+    ]);
+  });
+
+  it('orders option changes across filters: deletions, updates, additions, each by label in natural order (pure computation)', () => {
+    // The reference processor's FiltersOptionsAddedAndDeletedAndUpdated_ChangesInsertedIntoDatabaseInCorrectOrder.
+    const empty = { filters: [], indicators: [], geographicLevels: ['NAT'], locations: new Map(), timePeriods: [] };
+    const option = (id: string, label: string) => ({ id, label });
+    const f1 = { id: 'F1', column: 'f1', label: 'Filter 1', hint: 'Hint 1' };
+    const f2 = { id: 'F2', column: 'f2', label: 'Filter 2', hint: '' };
+    const before = {
+      ...empty,
+      filters: [
+        { ...f1, options: [option('o1', 'd'), option('o2', 'a'), option('o3', 'b'), option('o4', 'k')] },
+        { ...f2, options: [option('o5', 'c'), option('o6', 'h'), option('o7', 'f'), option('o8', 'Item 10')] },
+      ],
+    };
+    // Filter 1 is relabelled: its deleted options stay under its previous state.
+    const f1After = { ...f1, label: 'Filter one' };
+    const after = {
+      ...empty,
+      filters: [
+        { ...f1After, options: [option('o3', 'b2'), option('o4', 'k2'), option('o9', 'j'), option('o10', 'e')] },
+        { ...f2, options: [option('o7', 'f2'), option('o8', 'Item 9'), option('o11', 'g'), option('o12', 'l')] },
+      ],
+    };
+    const summary = computeChanges(before, after)
+      .filter((c) => c.list === 'filterOptions')
+      .map((c) => {
+        const change = c.change as { filter: { label: string }; previousState?: { id: string }; currentState?: { id: string } };
+        return `${c.kind} ${change.filter.label} ${change.previousState?.id ?? '-'} ${change.currentState?.id ?? '-'}`;
+      });
+    expect(summary).toEqual([
+      'major Filter 1 o2 -',
+      'major Filter 2 o5 -',
+      'major Filter 1 o1 -',
+      'major Filter 2 o6 -',
+      'minor Filter one o3 o3',
+      'minor Filter 2 o7 o7',
+      'minor Filter 2 o8 o8',
+      'minor Filter one o4 o4',
+      'minor Filter one - o10',
+      'minor Filter 2 - o11',
+      'minor Filter one - o9',
+      'minor Filter 2 - o12',
     ]);
   });
 });
