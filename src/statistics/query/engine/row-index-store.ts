@@ -1,8 +1,8 @@
 /**
- * Getting row indexes and keeping them: loaded in the background on first use — from the version's stored snapshot
- * (row-index-snapshot.ts) when it has one, else built from its rows and then stored — under a time bound of its
- * own, retried with a growing wait after a failure, cached per version and evicted least-recently-used under a
- * memory budget; while one loads, queries go to SQL.
+ * Getting row indexes and keeping them: loaded in the background on first use — from the version's stored form
+ * (row-index-snapshot.ts) when it has one, its facets first and then its values, else built from its rows and then
+ * stored — under a time bound of its own, retried with a growing wait after a failure, cached per version and evicted
+ * least-recently-used under a memory budget; until its facets are in, queries go to SQL.
  */
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
@@ -352,7 +352,7 @@ export class RowIndexStore {
     this.failures.clear();
   }
 
-  /** A built index, its size brought up to date (postings are added as queries use them). */
+  /** A built index, its size brought up to date (its values come in after it, cached bitsets as queries use them). */
   private readyIndex(meta: VersionMeta): RowIndex | undefined {
     const key = keyOf(meta);
     const index = this.ready.get(key);
