@@ -47,6 +47,9 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '60' },
     // How long the cold server may take before its row index answers.
     'cold-limit-seconds': { type: 'string', default: '300' },
+    // At the largest size: this many versions of that size under QUERY_INDEX_MEMORY_MB=--catalogue-memory-mb (0: none).
+    catalogue: { type: 'string', default: '4' },
+    'catalogue-memory-mb': { type: 'string', default: '512' },
     // Only rewrites the table in docs/performance.md from bench/results/scale.json.
     'table-only': { type: 'boolean', default: false },
   },
@@ -55,6 +58,9 @@ const { values } = parseArgs({
 const sizes = [...new Set([SEED_ROWS, ...values.rows!.flatMap((r) => r.split(',')).map(Number)])];
 for (const rows of sizes) if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows must be positive integers (got ${values.rows!.join(' ')})`);
 const requestsPerShape = Number(values.requests);
+const catalogueVersions = Number(values.catalogue);
+const catalogueMemoryMb = Number(values['catalogue-memory-mb']);
+const largestSize = Math.max(...sizes);
 const coldLimitMs = Number(values['cold-limit-seconds']) * 1000;
 const dataDir = path.resolve(values['data-dir']!);
 const filesDir = `${dataDir}-files`;
@@ -164,8 +170,84 @@ async function measureDuck(connection: DuckDBConnection, shapes: Shape[], count:
   return result;
 }
 
+/**
+ * A catalogue larger than memory: `versions` versions of the same rows (the first already imported, the others
+ * imported now as data sets of their own), a cold server with QUERY_INDEX_MEMORY_MB=`memoryMb`, and every shape asked
+ * of every version in turn, `count` rounds (each request a different variant), from the server's first request on.
+ */
+async function measureCatalogue(
+  rows: number, csv: string, first: string, env: NodeJS.ProcessEnv, databaseUrl: string, duckP50: Record<string, number>, versions: number, memoryMb: number, count: number,
+): Promise<CatalogueResult> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const dataSetIds = [first];
+  const importSeconds: number[] = [];
+  try {
+    for (let k = 2; k <= versions; k++) {
+      const id = `c${k}000000-0000-4000-8000-${String(rows).padStart(12, '0')}`;
+      await client.query(
+        `INSERT INTO data_sets (id, publication_id, title, summary, status) VALUES ($1, $2, $3, '', 'Draft') ON CONFLICT (id) DO NOTHING`,
+        [id, PUBLICATION_ID, `Scale benchmark catalogue ${k}: ${rows.toLocaleString('en-GB')} rows`],
+      );
+      console.log(`  catalogue: importing version ${k} of ${versions} ...`);
+      const imported = await runServiceCli('import', ['--data-set', id, '--version', '1.0', '--data', csv, '--meta', path.join(SEED_SOURCE, 'meta.csv')], env);
+      importSeconds.push(Math.round(imported.seconds * 10) / 10);
+      dataSetIds.push(id);
+    }
+  } finally {
+    await client.end();
+  }
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const server = startServer({ ...env, PORT: String(port), HOST: '127.0.0.1', SEED_ON_START: 'false', RATE_LIMIT_STATISTICS_MAX: '1000000000', QUERY_INDEX_MEMORY_MB: String(memoryMb) });
+  try {
+    await server.listening;
+    const shapesOf = await Promise.all(dataSetIds.map(async (id) => buildShapes(id, (await (await fetch(`${url}/v1/data-sets/${id}/meta`)).json()) as ApiMeta)));
+    const samples = new Map<string, { ms: number[]; engines: Record<string, number> }>();
+    for (let round = 0; round < count; round++) {
+      for (let v = 0; v < shapesOf.length; v++) {
+        for (const shape of shapesOf[(v + round) % shapesOf.length]!) {
+          const answer = await send(url, shape.variants[(round * 7 + v) % shape.variants.length]!);
+          const entry = samples.get(shape.name) ?? { ms: [], engines: {} };
+          entry.ms.push(answer.ms);
+          entry.engines[answer.engine] = (entry.engines[answer.engine] ?? 0) + 1;
+          samples.set(shape.name, entry);
+        }
+      }
+    }
+    const metrics = (await (await fetch(`${url}/metrics`)).text()).split('\n').filter((line) => line.startsWith('statistics_row_index'));
+    const memory = await memoryOf(server.child.pid!);
+    const shapes = Object.fromEntries([...samples].map(([name, s]) => [name, { ...latency(s.ms), engines: s.engines }]));
+    return {
+      versions: dataSetIds.length,
+      memoryBudgetMb: memoryMb,
+      importSeconds,
+      shapes,
+      overDuckdbP50: Object.fromEntries(Object.entries(shapes).map(([name, l]) => [name, Math.round((l.p50Ms / duckP50[name]!) * 100) / 100])),
+      serverRssMb: { atEnd: memory?.rssMb ?? NaN, peak: memory?.peakMb ?? NaN },
+      metrics,
+    };
+  } finally {
+    await stopServer(server.child);
+  }
+}
+
+interface CatalogueResult {
+  versions: number;
+  memoryBudgetMb: number;
+  /** Importing the versions after the first (seconds each). */
+  importSeconds: number[];
+  /** Every request from the cold server's first, spread over the versions in turn. */
+  shapes: Record<string, Latency & { engines: Record<string, number> }>;
+  overDuckdbP50: Record<string, number>;
+  serverRssMb: { atEnd: number; peak: number };
+  /** The row index lines of /metrics at the end (loads by outcome, versions held, bytes). */
+  metrics: string[];
+}
+
 interface SizeResult {
   rows: number;
+  catalogue?: CatalogueResult;
   dataSetId: string;
   measuredAt: string;
   loadAverage: { atStart: number[]; atEnd: number[] };
@@ -318,6 +400,14 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     }
 
     const duckdbQueries = await measureDuck(duck, shapes, requestsPerShape, 2000);
+    const catalogue =
+      catalogueVersions > 1 && rows === largestSize
+        ? await measureCatalogue(
+            rows, csv, dataSetId, env, databaseUrl, Object.fromEntries(Object.entries(duckdbQueries).map(([name, l]) => [name, l.p50Ms])),
+            catalogueVersions, catalogueMemoryMb, requestsPerShape,
+          )
+        : undefined;
+    if (catalogue) console.log(JSON.stringify({ catalogue }, null, 1));
     const result: SizeResult = {
       rows,
       dataSetId,
@@ -333,6 +423,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       sqlEngineOverDuckdbP50: Object.fromEntries(shapes.map((s) => [s.name, Math.round((sqlEngine[s.name]!.p50Ms / duckdbQueries[s.name]!.p50Ms) * 100) / 100])),
       serverRssMb,
       countsAgree,
+      ...(catalogue ? { catalogue } : {}),
     };
     console.log(JSON.stringify({ warm: result.warm, sqlEngine: result.sqlEngine, duckdb: result.duckdbQueries, countsAgree }, null, 1));
     return result;
@@ -372,6 +463,14 @@ function renderTable(results: SizeResult[]): string {
     ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — warm (row index; "SQL" where the index never answered)`, (r) => {
       const warm = r.warm[name];
       return `${fmt(warm?.p50Ms, 1)} / ${fmt(warm?.p99Ms, 1)}${warm && !warm.engines.index ? ' (SQL)' : ''}`;
+    })),
+    row('catalogue: versions of this size under QUERY_INDEX_MEMORY_MB, server RSS at the end', (r) =>
+      r.catalogue ? `${r.catalogue.versions} under ${fmt(r.catalogue.memoryBudgetMb)} MB, RSS ${fmt(r.catalogue.serverRssMb.atEnd)} MB (peak ${fmt(r.catalogue.serverRssMb.peak)})` : '—'),
+    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — catalogue, every request from a cold start (engines) · ÷ DuckDB p50`, (r) => {
+      const c = r.catalogue?.shapes[name];
+      if (!c) return '—';
+      const engines = Object.entries(c.engines).map(([engine, n]) => `${engine} ${n}`).join(', ');
+      return `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (${engines}) · ${fmt(r.catalogue!.overDuckdbP50[name], 2)}×`;
     })),
   ];
   return lines.join('\n');
