@@ -58,22 +58,52 @@ function connectionGone(connection: WithStream | undefined): boolean {
 }
 
 /**
- * A shorter deadline for the calls made inside `withCallDeadline` (a register request: short statements), so that a
- * frozen database answers them within seconds instead of after the session's deadline, which long statistics
- * statements need.
+ * How long the caller lets each of its database calls wait (the session's deadline when that is shorter):
+ * - `perCallMs`: every call at most this long (a register request: short statements, see `withCallDeadline`);
+ * - `until`: every call, getting a connection included, must have answered by this time (epoch ms) while `applies()`
+ *   holds (a statistics request before its response starts, see `withRequestDeadline`).
+ * So a frozen database answers such callers 503 within seconds instead of after the session's deadline, which long
+ * statistics statements need.
  */
-const callDeadline = new AsyncLocalStorage<number>();
+type CallerDeadline = { perCallMs: number } | { until: number; applies: () => boolean };
+
+const callerDeadline = new AsyncLocalStorage<CallerDeadline>();
 
 /** Runs `fn` with at most `deadlineMs` for each database call it makes (the session's deadline when that is shorter). */
 export function withCallDeadline<T>(deadlineMs: number, fn: () => T): T {
-  return callDeadline.run(deadlineMs, fn);
+  return callerDeadline.run({ perCallMs: deadlineMs }, fn);
+}
+
+/**
+ * Runs `fn` (a request) so that every database call it makes — getting a connection, a query, a cursor read — fails
+ * with a DatabaseDeadlineError (503) unless it answers by `until` (epoch ms), as long as `applies()` is true (the
+ * response has not started: after its first byte a 503 can no longer be sent, and a stream may run as long as its
+ * own bounds allow).
+ */
+export function withRequestDeadline<T>(until: number, applies: () => boolean, fn: () => T): T {
+  return callerDeadline.run({ until, applies }, fn);
+}
+
+/**
+ * Runs `fn` outside the deadline and the cursor abort signal of the request it is called from: for background work
+ * a request starts (a row index load) that has a time bound of its own and must outlive the request.
+ */
+export function detachedFromRequest<T>(fn: () => T): T {
+  return callerDeadline.exit(() => cursorAbort.exit(fn));
+}
+
+/** The wait the caller allows for one call starting now, in ms (at least 1), or undefined when it sets none. */
+function callerWaitMs(caller: CallerDeadline | undefined): number | undefined {
+  if (!caller) return undefined;
+  if ('perCallMs' in caller) return caller.perCallMs;
+  return caller.applies() ? Math.max(1, caller.until - Date.now()) : undefined;
 }
 
 /** The deadline of one call: the session's (0: none), or the caller's shorter one. */
-function effectiveDeadline(sessionDeadline: number): number {
-  const short = callDeadline.getStore();
-  if (short === undefined || sessionDeadline <= 0) return sessionDeadline;
-  return Math.min(short, sessionDeadline);
+function effectiveDeadline(sessionDeadline: number, caller = callerDeadline.getStore()): number {
+  const wait = callerWaitMs(caller);
+  if (wait === undefined || sessionDeadline <= 0) return sessionDeadline;
+  return Math.min(wait, sessionDeadline);
 }
 
 const SET_STATEMENT_TIMEOUT = /^\s*SET\s+(LOCAL\s+|SESSION\s+)?statement_timeout\s*(?:=|TO)\s*'?(\d+)(ms)?'?\s*;?\s*$/i;
@@ -133,6 +163,8 @@ export function withCursorAbort<T>(signal: AbortSignal, fn: () => T): T {
 export function guardedCursorClass(deadlineMs: number): typeof Cursor {
   class GuardedCursor<Row = unknown> extends Cursor<Row> {
     private readonly abortSignal = cursorAbort.getStore();
+    /** The deadline of the request that opened the cursor (its first read, before the response starts). */
+    private readonly caller = callerDeadline.getStore();
     private reading = false;
 
     constructor(...args: ConstructorParameters<typeof Cursor>) {
@@ -155,7 +187,8 @@ export function guardedCursorClass(deadlineMs: number): typeof Cursor {
     override read(maxRows: number, callback?: Cursor.ResultCallback<Row>): Promise<Row[]> | undefined {
       if (callback) return super.read(maxRows, callback);
       if (this.abortSignal?.aborted) return Promise.reject(new Error('The cursor was abandoned.'));
-      const timer = deadlineMs > 0 ? setTimeout(() => destroyConnection(this.link, new DatabaseDeadlineError(deadlineMs)), deadlineMs) : undefined;
+      const deadline = effectiveDeadline(deadlineMs, this.caller ?? callerDeadline.getStore());
+      const timer = deadline > 0 ? setTimeout(() => destroyConnection(this.link, new DatabaseDeadlineError(deadline)), deadline) : undefined;
       timer?.unref();
       this.reading = true;
       return super.read(maxRows).finally(() => {
@@ -195,6 +228,38 @@ export function queryDeadlineMs(options: DatabaseOptions): number {
   return options.queryTimeoutMillis ?? (options.statementTimeoutMillis ?? 30000) + 5000;
 }
 
+/**
+ * Getting a connection inside `withRequestDeadline` fails with a DatabaseDeadlineError once the request's deadline
+ * passes, when that comes before the pool's own connection timeout; a connection that arrives later goes back to the
+ * pool.
+ */
+function boundConnectByRequestDeadline(pool: pg.Pool, connectionTimeoutMs: number): void {
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
+    const caller = callerDeadline.getStore();
+    const wait = caller && !('perCallMs' in caller) ? callerWaitMs(caller) : undefined;
+    if (args.length > 0 || wait === undefined || wait >= connectionTimeoutMs) return connect(...args);
+    return new Promise<pg.PoolClient>((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        reject(new DatabaseDeadlineError(wait));
+      }, wait);
+      (connect() as Promise<pg.PoolClient>).then(
+        (client) => {
+          clearTimeout(timer);
+          if (late) client.release();
+          else resolve(client);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          if (!late) reject(error as Error);
+        },
+      );
+    });
+  };
+}
+
 export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool {
   const statementTimeout = options.statementTimeoutMillis ?? 30000;
   const deadline = queryDeadlineMs(options);
@@ -212,6 +277,7 @@ export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool 
     keepAlive: true,
     keepAliveInitialDelayMillis: 10000,
   });
+  boundConnectByRequestDeadline(pool, options.connectionTimeoutMillis ?? 5000);
   const report = (error: Error) => options.onPoolError?.(error);
   // The pool re-emits errors of idle clients; without a listener they would end the process.
   pool.on('error', () => {});

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import stripJsonComments from 'strip-json-comments';
+import { withRequestDeadline } from '../db/database.js';
 import { AppError, GatewayTimeoutError, ValidationError } from '../errors.js';
 import { BoundedWindowStore } from './rate-limit-store.js';
 
@@ -149,6 +150,21 @@ export const requestTimeoutPlugin = fp<{ timeoutMs: number }>(
     });
   },
   { name: 'request-timeout' },
+);
+
+/**
+ * The database calls of this scope's requests (getting a connection, queries, cursor reads) must answer within
+ * `deadlineMs` of the request's arrival, or the request answers 503 (`withRequestDeadline`), until its response
+ * starts. Callback style, so the handler runs inside the deadline's context.
+ */
+export const databaseDeadlinePlugin = fp<{ deadlineMs: number }>(
+  async (app: FastifyInstance, { deadlineMs }) => {
+    app.addHook('preHandler', (_request, reply, done) => {
+      const until = Date.now() - reply.elapsedTime + deadlineMs;
+      withRequestDeadline(until, () => !reply.raw.headersSent, done);
+    });
+  },
+  { name: 'database-deadline' },
 );
 
 /** CORS for a public API scope: any origin may read it from a browser. */

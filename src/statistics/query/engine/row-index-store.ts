@@ -5,7 +5,7 @@
  * memory budget; while one loads, queries go to SQL.
  */
 import { LRUCache } from 'lru-cache';
-import type { Executor } from '../../../db/database.js';
+import { detachedFromRequest, type Executor } from '../../../db/database.js';
 import { locationColumn } from '../../standard/geographic-levels.js';
 import {
   countAllRows,
@@ -379,7 +379,8 @@ export class RowIndexStore {
     const key = keyOf(meta);
     const started = Date.now();
     this.log?.info({ versionId: meta.versionId, rowsTable: meta.rowsTable }, 'row index loading');
-    const promise = this.load(db, meta, key).then(
+    // Not bound by the deadline of the request that started it: the load has its own (buildTimeoutMs).
+    const promise = detachedFromRequest(() => this.load(db, meta, key)).then(
       ({ index, from }) => {
         this.building.delete(key);
         this.progress.delete(key);
