@@ -101,7 +101,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
     key: (request) => `statistics:ip:${request.ip}`,
   });
   await app.register(requestTimeoutPlugin, { timeoutMs: config.REQUEST_TIMEOUT_MS });
-  await app.register(databaseDeadlinePlugin, { deadlineMs: config.DATABASE_STATISTICS_DEADLINE_MS });
+  await app.register(databaseDeadlinePlugin, { deadlineMs: config.DATABASE_STATISTICS_DEADLINE_MS, db: app.readDb });
   await app.register(jsonBodyPlugin, { comments: true });
   // The reference reports its API versions on every response (Asp.Versioning `ReportApiVersions`).
   app.addHook('onRequest', async (_request, reply) => {

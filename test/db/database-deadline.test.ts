@@ -42,7 +42,7 @@ describe('database call deadline', () => {
     try {
       const held = await single.pool.connect();
       const started = Date.now();
-      const error = await withRequestDeadline(Date.now() + 300, () => true, () => sql`SELECT 1`.execute(single.db)).then(() => undefined, (e: unknown) => e);
+      const error = await withRequestDeadline({ until: Date.now() + 300, applies: () => true }, () => sql`SELECT 1`.execute(single.db)).then(() => undefined, (e: unknown) => e);
       expect(error).toBeInstanceOf(DatabaseDeadlineError);
       expect((error as DatabaseDeadlineError).status).toBe(503);
       expect(Date.now() - started).toBeLessThan(2000);
@@ -53,6 +53,22 @@ describe('database call deadline', () => {
       expect(single.pool.idleCount).toBe(1);
     } finally {
       await single.close();
+    }
+  });
+
+  it('fails a call past a request\'s deadline when the database does not answer a probe, and lets it run on when it does', async () => {
+    const patient = createDatabase(database.url, { max: 2, statementTimeoutMillis: 10000 });
+    try {
+      const run = (answers: boolean) =>
+        withRequestDeadline({ until: Date.now() + 200, applies: () => true, databaseAnswers: async () => answers }, () => sql`SELECT pg_sleep(0.8)`.execute(patient.db));
+      const started = Date.now();
+      await expect(run(false)).rejects.toBeInstanceOf(DatabaseDeadlineError);
+      expect(Date.now() - started).toBeLessThan(700);
+      await expect(run(true)).resolves.toBeDefined();
+      // Once the response has started (`applies` false), the request's deadline no longer applies.
+      await expect(withRequestDeadline({ until: Date.now() + 200, applies: () => false }, () => sql`SELECT pg_sleep(0.8)`.execute(patient.db))).resolves.toBeDefined();
+    } finally {
+      await patient.close();
     }
   });
 });
