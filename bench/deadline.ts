@@ -8,8 +8,8 @@ import { freePort, startServer, stopServer } from './server-process.js';
 /**
  * `npm run bench:deadline`: how long the heaviest statistics requests on the seeded 347,830-row data set wait for the
  * database before their response starts (time to the response headers, which a CSV stream sends with its first
- * rows), against DATABASE_STATISTICS_DEADLINE_MS, which bounds exactly that wait; and their total time (a stream
- * runs on past the deadline). Measured on the SQL engine (`QUERY_INDEX_MEMORY_MB=0`: what a version answers with
+ * rows), against DATABASE_STATISTICS_DEADLINE_MS, past which a call is failed if the database does not answer a
+ * probe either; and their total time (a stream runs on past the deadline). Measured on the SQL engine (`QUERY_INDEX_MEMORY_MB=0`: what a version answers with
  * before its row index is loaded, the slowest case) against a server in its own process (DATA_DIR / DATABASE_URL as
  * configured, seeded), each request `REPEAT` times in turn. Writes bench/results/deadline.json.
  */
