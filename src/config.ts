@@ -26,6 +26,11 @@ export const ConfigSchema = Type.Object({
   // Client-side deadline of the register's calls (token lookups, trainee reads and writes: short statements), so a
   // frozen database answers them 503 within seconds; the smaller of this and DATABASE_QUERY_TIMEOUT_MS applies.
   DATABASE_SHORT_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 3000 }),
+  // Client-side deadline of a statistics request's database work before its response starts (getting connections
+  // and each call's answer, counted from the request's arrival): a call past it answers 503 if the database does not
+  // answer a probe either (frozen: every statistics request 503 within 10 s), else waits on under its usual bounds;
+  // a stream, once started, runs as long as its own bounds allow.
+  DATABASE_STATISTICS_DEADLINE_MS: Type.Integer({ minimum: 1, default: 7000 }),
   DATABASE_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000 }),
   DATABASE_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30000 }),

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { ServiceUnavailableError } from '../errors.js';
@@ -57,23 +57,116 @@ function connectionGone(connection: WithStream | undefined): boolean {
   return !connection?.stream || connection.stream.destroyed === true;
 }
 
+/** A request's deadline for its database work (see `withRequestDeadline`). */
+export interface RequestDeadline {
+  /** When (epoch ms) every call must have answered, getting a connection included. */
+  until: number;
+  /** Whether the deadline still applies (false once the response has started). */
+  applies: () => boolean;
+  /**
+   * Whether the database answers at all (see `databaseAnswersProbe`), asked when a call passes the deadline: if it
+   * does, the call is slow, not stuck, and waits on under the session's deadline; if not (a frozen database), the
+   * call fails. Without it the call fails at the deadline.
+   */
+  databaseAnswers?: () => Promise<boolean>;
+}
+
 /**
- * A shorter deadline for the calls made inside `withCallDeadline` (a register request: short statements), so that a
- * frozen database answers them within seconds instead of after the session's deadline, which long statistics
- * statements need.
+ * How long the caller lets each of its database calls wait (the session's deadline when that is shorter): at most
+ * `perCallMs` each (a register request: short statements, see `withCallDeadline`), or a request's deadline (a
+ * statistics request, see `withRequestDeadline`). So a frozen database answers such callers 503 within seconds
+ * instead of after the session's deadline, which long statistics statements need.
  */
-const callDeadline = new AsyncLocalStorage<number>();
+type CallerDeadline = { perCallMs: number } | RequestDeadline;
+
+const callerDeadline = new AsyncLocalStorage<CallerDeadline>();
 
 /** Runs `fn` with at most `deadlineMs` for each database call it makes (the session's deadline when that is shorter). */
 export function withCallDeadline<T>(deadlineMs: number, fn: () => T): T {
-  return callDeadline.run(deadlineMs, fn);
+  return callerDeadline.run({ perCallMs: deadlineMs }, fn);
+}
+
+/**
+ * Runs `fn` (a request) so that each database call it makes — getting a connection, a query, a cursor read — that
+ * has not answered by `deadline.until`, while `deadline.applies()` (the response has not started: after its first
+ * byte a 503 can no longer be sent), fails with a DatabaseDeadlineError (503) unless the database still answers.
+ */
+export function withRequestDeadline<T>(deadline: RequestDeadline, fn: () => T): T {
+  return callerDeadline.run(deadline, fn);
+}
+
+/**
+ * Runs `fn` outside the deadline and the cursor abort signal of the request it is called from: for background work
+ * a request starts (a row index load) that has a time bound of its own and must outlive the request.
+ */
+export function detachedFromRequest<T>(fn: () => T): T {
+  return callerDeadline.exit(() => cursorAbort.exit(fn));
+}
+
+/**
+ * Whether the database behind `db` answers `SELECT 1` within `timeoutMs` (the probe's own call is bound by it too,
+ * so a frozen database leaves no probe waiting). Askers at the same time share one probe.
+ */
+export function databaseAnswersProbe(db: Db, timeoutMs: number): () => Promise<boolean> {
+  let running: Promise<boolean> | undefined;
+  const probe = async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const outOfTime = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const answered = withCallDeadline(timeoutMs, () => sql`SELECT 1`.execute(db)).then(() => true, () => false);
+    try {
+      return await Promise.race([answered, outOfTime]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  return () => {
+    running ??= detachedFromRequest(probe).finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+}
+
+/** The wait the caller allows for one call starting now, in ms (at least 1), or undefined when it sets none. */
+function callerWaitMs(caller: CallerDeadline | undefined): number | undefined {
+  if (!caller) return undefined;
+  if ('perCallMs' in caller) return caller.perCallMs;
+  return caller.applies() ? Math.max(1, caller.until - Date.now()) : undefined;
 }
 
 /** The deadline of one call: the session's (0: none), or the caller's shorter one. */
-function effectiveDeadline(sessionDeadline: number): number {
-  const short = callDeadline.getStore();
-  if (short === undefined || sessionDeadline <= 0) return sessionDeadline;
-  return Math.min(short, sessionDeadline);
+function effectiveDeadline(sessionDeadline: number, caller = callerDeadline.getStore()): number {
+  const wait = callerWaitMs(caller);
+  if (wait === undefined || sessionDeadline <= 0) return sessionDeadline;
+  return Math.min(wait, sessionDeadline);
+}
+
+/**
+ * Calls `expire` when a call made now passes its deadline (the session's, or the caller's shorter one); returns the
+ * function that disarms it. Past a request's deadline whose database still answers, the call waits on until the
+ * session's deadline.
+ */
+function armCallDeadline(sessionDeadline: number, caller: CallerDeadline | undefined, expire: (error: DatabaseDeadlineError) => void): () => void {
+  const deadline = effectiveDeadline(sessionDeadline, caller);
+  if (deadline <= 0) return () => {};
+  const started = Date.now();
+  let disarmed = false;
+  const arm = (ms: number, onTimeout: () => void) => setTimeout(onTimeout, ms).unref();
+  let timer = arm(deadline, () => {
+    const databaseAnswers = caller && 'until' in caller && deadline < sessionDeadline ? caller.databaseAnswers : undefined;
+    if (!databaseAnswers) return expire(new DatabaseDeadlineError(deadline));
+    void databaseAnswers().then((answers) => {
+      if (disarmed) return;
+      if (!answers) return expire(new DatabaseDeadlineError(deadline));
+      timer = arm(Math.max(1, sessionDeadline - (Date.now() - started)), () => expire(new DatabaseDeadlineError(sessionDeadline)));
+    });
+  });
+  return () => {
+    disarmed = true;
+    clearTimeout(timer);
+  };
 }
 
 const SET_STATEMENT_TIMEOUT = /^\s*SET\s+(LOCAL\s+|SESSION\s+)?statement_timeout\s*(?:=|TO)\s*'?(\d+)(ms)?'?\s*;?\s*$/i;
@@ -95,7 +188,8 @@ function guardQueries(client: pg.PoolClient, deadlineMs: number): void {
     const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
     if (submittable || args.some((arg) => typeof arg === 'function')) return query(...args);
     const text = typeof config === 'string' ? config : typeof (config as { text?: unknown })?.text === 'string' ? (config as { text: string }).text : '';
-    const deadline = effectiveDeadline(localDeadline ?? sessionDeadline);
+    const deadline = localDeadline ?? sessionDeadline;
+    const caller = callerDeadline.getStore();
     const setting = SET_STATEMENT_TIMEOUT.exec(text);
     if (setting) {
       const timeout = Number(setting[2]);
@@ -107,9 +201,8 @@ function guardQueries(client: pg.PoolClient, deadlineMs: number): void {
     }
     if (deadline <= 0) return query(...args);
     const connection = (client as unknown as { connection?: WithStream }).connection;
-    const timer = setTimeout(() => destroyConnection(connection, new DatabaseDeadlineError(deadline)), deadline);
-    timer.unref();
-    return (query(...args) as Promise<unknown>).finally(() => clearTimeout(timer));
+    const disarm = armCallDeadline(deadline, caller, (error) => destroyConnection(connection, error));
+    return (query(...args) as Promise<unknown>).finally(disarm);
   };
 }
 
@@ -133,6 +226,8 @@ export function withCursorAbort<T>(signal: AbortSignal, fn: () => T): T {
 export function guardedCursorClass(deadlineMs: number): typeof Cursor {
   class GuardedCursor<Row = unknown> extends Cursor<Row> {
     private readonly abortSignal = cursorAbort.getStore();
+    /** The deadline of the request that opened the cursor (its first read, before the response starts). */
+    private readonly caller = callerDeadline.getStore();
     private reading = false;
 
     constructor(...args: ConstructorParameters<typeof Cursor>) {
@@ -155,12 +250,11 @@ export function guardedCursorClass(deadlineMs: number): typeof Cursor {
     override read(maxRows: number, callback?: Cursor.ResultCallback<Row>): Promise<Row[]> | undefined {
       if (callback) return super.read(maxRows, callback);
       if (this.abortSignal?.aborted) return Promise.reject(new Error('The cursor was abandoned.'));
-      const timer = deadlineMs > 0 ? setTimeout(() => destroyConnection(this.link, new DatabaseDeadlineError(deadlineMs)), deadlineMs) : undefined;
-      timer?.unref();
+      const disarm = armCallDeadline(deadlineMs, this.caller ?? callerDeadline.getStore(), (error) => destroyConnection(this.link, error));
       this.reading = true;
       return super.read(maxRows).finally(() => {
         this.reading = false;
-        clearTimeout(timer);
+        disarm();
       });
     }
 
@@ -195,6 +289,38 @@ export function queryDeadlineMs(options: DatabaseOptions): number {
   return options.queryTimeoutMillis ?? (options.statementTimeoutMillis ?? 30000) + 5000;
 }
 
+/**
+ * Getting a connection inside `withRequestDeadline` fails with a DatabaseDeadlineError once the request's deadline
+ * passes (unless the database still answers), when that comes before the pool's own connection timeout; a
+ * connection that arrives later goes back to the pool.
+ */
+function boundConnectByRequestDeadline(pool: pg.Pool, connectionTimeoutMs: number): void {
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
+    const caller = callerDeadline.getStore();
+    const wait = caller && !('perCallMs' in caller) ? callerWaitMs(caller) : undefined;
+    if (args.length > 0 || wait === undefined || wait >= connectionTimeoutMs) return connect(...args);
+    return new Promise<pg.PoolClient>((resolve, reject) => {
+      let late = false;
+      const disarm = armCallDeadline(connectionTimeoutMs, caller, (error) => {
+        late = true;
+        reject(error);
+      });
+      (connect() as Promise<pg.PoolClient>).then(
+        (client) => {
+          disarm();
+          if (late) client.release();
+          else resolve(client);
+        },
+        (error: unknown) => {
+          disarm();
+          if (!late) reject(error as Error);
+        },
+      );
+    });
+  };
+}
+
 export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool {
   const statementTimeout = options.statementTimeoutMillis ?? 30000;
   const deadline = queryDeadlineMs(options);
@@ -212,6 +338,7 @@ export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool 
     keepAlive: true,
     keepAliveInitialDelayMillis: 10000,
   });
+  boundConnectByRequestDeadline(pool, options.connectionTimeoutMillis ?? 5000);
   const report = (error: Error) => options.onPoolError?.(error);
   // The pool re-emits errors of idle clients; without a listener they would end the process.
   pool.on('error', () => {});

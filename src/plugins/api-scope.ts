@@ -3,6 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import stripJsonComments from 'strip-json-comments';
+import { databaseAnswersProbe, withRequestDeadline, type Db } from '../db/database.js';
+import { HEALTH_TIMEOUT_MS } from './health.js';
 import { AppError, GatewayTimeoutError, ValidationError } from '../errors.js';
 import { BoundedWindowStore } from './rate-limit-store.js';
 
@@ -149,6 +151,24 @@ export const requestTimeoutPlugin = fp<{ timeoutMs: number }>(
     });
   },
   { name: 'request-timeout' },
+);
+
+/**
+ * The database calls of this scope's requests (getting a connection, queries, cursor reads) must answer within
+ * `deadlineMs` of the request's arrival, until the response starts (`withRequestDeadline`): a call past it fails with
+ * a 503 when `db` does not answer a probe within HEALTH_TIMEOUT_MS either (a frozen database), and waits on under its
+ * usual bounds when it does (a slow statement on a database that answers). Callback style, so the handler runs
+ * inside the deadline's context.
+ */
+export const databaseDeadlinePlugin = fp<{ deadlineMs: number; db: Db }>(
+  async (app: FastifyInstance, { deadlineMs, db }) => {
+    const databaseAnswers = databaseAnswersProbe(db, HEALTH_TIMEOUT_MS);
+    app.addHook('preHandler', (_request, reply, done) => {
+      const until = Date.now() - reply.elapsedTime + deadlineMs;
+      withRequestDeadline({ until, applies: () => !reply.raw.headersSent, databaseAnswers }, done);
+    });
+  },
+  { name: 'database-deadline' },
 );
 
 /** CORS for a public API scope: any origin may read it from a browser. */

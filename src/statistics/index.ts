@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { installErrorHandling } from '../plugins/problem.js';
-import { jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
+import { databaseDeadlinePlugin, jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { statisticsErrorFormatter } from './errors.js';
 import { publicationRoutes } from './publications/routes.js';
 import { dataSetRoutes } from './data-sets/routes.js';
@@ -101,6 +101,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
     key: (request) => `statistics:ip:${request.ip}`,
   });
   await app.register(requestTimeoutPlugin, { timeoutMs: config.REQUEST_TIMEOUT_MS });
+  await app.register(databaseDeadlinePlugin, { deadlineMs: config.DATABASE_STATISTICS_DEADLINE_MS, db: app.readDb });
   await app.register(jsonBodyPlugin, { comments: true });
   // The reference reports its API versions on every response (Asp.Versioning `ReportApiVersions`).
   app.addHook('onRequest', async (_request, reply) => {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, DatabaseDeadlineError, type DatabaseHandle } from '../../src/db/database.js';
+import { createDatabase, DatabaseDeadlineError, withRequestDeadline, type DatabaseHandle } from '../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /** The client-side deadline of database calls: a 503 and a closed connection, following the session's timeout. */
@@ -35,5 +35,40 @@ describe('database call deadline', () => {
     });
     // After the transaction the pool's deadline applies again.
     await expect(sql`SELECT pg_sleep(0.6)`.execute(handle.db)).rejects.toBeInstanceOf(DatabaseDeadlineError);
+  });
+
+  it('fails getting a connection at a request\'s deadline when that comes before the connection timeout', async () => {
+    const single = createDatabase(database.url, { max: 1, connectionTimeoutMillis: 5000 });
+    try {
+      const held = await single.pool.connect();
+      const started = Date.now();
+      const error = await withRequestDeadline({ until: Date.now() + 300, applies: () => true }, () => sql`SELECT 1`.execute(single.db)).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(DatabaseDeadlineError);
+      expect((error as DatabaseDeadlineError).status).toBe(503);
+      expect(Date.now() - started).toBeLessThan(2000);
+      // The connection that arrives after the deadline goes back to the pool, which serves on.
+      held.release();
+      expect((await sql<{ one: number }>`SELECT 1 AS one`.execute(single.db)).rows).toEqual([{ one: 1 }]);
+      expect(single.pool.waitingCount).toBe(0);
+      expect(single.pool.idleCount).toBe(1);
+    } finally {
+      await single.close();
+    }
+  });
+
+  it('fails a call past a request\'s deadline when the database does not answer a probe, and lets it run on when it does', async () => {
+    const patient = createDatabase(database.url, { max: 2, statementTimeoutMillis: 10000 });
+    try {
+      const run = (answers: boolean) =>
+        withRequestDeadline({ until: Date.now() + 200, applies: () => true, databaseAnswers: async () => answers }, () => sql`SELECT pg_sleep(0.8)`.execute(patient.db));
+      const started = Date.now();
+      await expect(run(false)).rejects.toBeInstanceOf(DatabaseDeadlineError);
+      expect(Date.now() - started).toBeLessThan(700);
+      await expect(run(true)).resolves.toBeDefined();
+      // Once the response has started (`applies` false), the request's deadline no longer applies.
+      await expect(withRequestDeadline({ until: Date.now() + 200, applies: () => false }, () => sql`SELECT pg_sleep(0.8)`.execute(patient.db))).resolves.toBeDefined();
+    } finally {
+      await patient.close();
+    }
   });
 });

@@ -9,6 +9,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embed
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { childrenOf } from '../helpers/processes.js';
 import { createProviderWithToken, validTrainee, type TestProvider } from '../register/helpers.js';
+import { ABSENCE_SCHOOL, createDataSet, importFixtureVersion } from '../helpers/statistics.js';
 
 /**
  * PostgreSQL frozen (postmaster and every backend SIGSTOPped: a hung host, a storage stall): no request may hang.
@@ -166,6 +167,73 @@ describe('frozen database, default deadlines', () => {
       }
     } finally {
       await defaultApp.close();
+      await defaults.close();
+    }
+  }, 120000);
+});
+
+describe('frozen database, statistics requests', () => {
+  it('answers every kind of statistics request 503 within 10 s (before a CSV\'s first byte too), then answers again', async () => {
+    // Defaults (DATABASE_STATISTICS_DEADLINE_MS 7 s), except: queries on SQL (no row index answering from memory)
+    // and the version resolved on every request, so that every request needs the database.
+    const config = loadConfig({
+      LOG_LEVEL: 'silent', DATABASE_URL: database.url, SEED_ON_START: 'false', QUERY_INDEX_MEMORY_MB: '0', QUERY_VERSION_CACHE_MS: '0',
+    });
+    const defaults = await openRuntime(config, { migrate: false });
+    const dataSetId = await createDataSet(defaults.primary.db, { id: ABSENCE_SCHOOL.dataSetId, status: 'Published' });
+    await importFixtureVersion(defaults.primary, { dataSetId, version: '1.0' });
+    const statisticsApp = await buildApp(config, { db: defaults.primary.db, readDb: defaults.read.db, healthDbs: defaults.health.map((h) => h.db), logger: false });
+    const base = `/v1/data-sets/${dataSetId}`;
+    const requests: Record<string, InjectOptions> = {
+      publications: { method: 'GET', url: '/v1/publications' },
+      publication: { method: 'GET', url: `/v1/publications/${ABSENCE_SCHOOL.publicationId}` },
+      dataSets: { method: 'GET', url: `/v1/publications/${ABSENCE_SCHOOL.publicationId}/data-sets` },
+      dataSet: { method: 'GET', url: base },
+      versions: { method: 'GET', url: `${base}/versions` },
+      version: { method: 'GET', url: `${base}/versions/1.0` },
+      changes: { method: 'GET', url: `${base}/versions/1.0/changes` },
+      meta: { method: 'GET', url: `${base}/meta` },
+      queryGet: { method: 'GET', url: `${base}/query` },
+      queryPost: { method: 'POST', url: `${base}/query`, headers: { 'content-type': 'application/json' }, payload: 'null' },
+      queryCsv: { method: 'GET', url: `${base}/query`, headers: { accept: 'text/csv' } },
+      dataFile: { method: 'GET', url: `${base}/csv` },
+      events: { method: 'GET', url: '/v1/events' },
+    };
+    const timed = async (options: InjectOptions) => {
+      const started = Date.now();
+      const res = await statisticsApp.inject(options);
+      return { status: res.statusCode, body: res.body, contentType: String(res.headers['content-type']), ms: Date.now() - started };
+    };
+    const all = async () => Object.fromEntries(await Promise.all(Object.entries(requests).map(async ([name, options]) => [name, await timed(options)] as const)));
+    try {
+      for (const [name, answer] of Object.entries(await all())) expect({ name, status: answer.status }).toEqual({ name, status: 200 });
+      const pids = clusterProcesses(database.pid!);
+      signalAll(pids, 'SIGSTOP');
+      try {
+        const answers = await all();
+        for (const [name, answer] of Object.entries(answers)) {
+          // A call on an open connection waits until the request's deadline (7 s) and a probe that gets no answer
+          // (0.8 s); one that needs a new connection, until the connection timeout (5 s). Without the deadline: a 504
+          // after REQUEST_TIMEOUT_MS (30 s).
+          expect({ name, status: answer.status, contentType: answer.contentType }).toEqual({ name, status: 503, contentType: 'application/problem+json; charset=utf-8' });
+          expect(JSON.parse(answer.body)).toMatchObject({ status: 503, title: 'Service Unavailable', detail: expect.any(String) });
+          expect({ name, within10s: answer.ms < 10000 }).toEqual({ name, within10s: true });
+        }
+      } finally {
+        signalAll(pids, 'SIGCONT');
+      }
+      let ready = 0;
+      for (let attempt = 0; attempt < 40 && ready !== 200; attempt++) {
+        ready = (await timed({ method: 'GET', url: '/health/ready' })).status;
+        if (ready !== 200) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(ready).toBe(200);
+      const after = await all();
+      for (const [name, answer] of Object.entries(after)) expect({ name, status: answer.status }).toEqual({ name, status: 200 });
+      expect(JSON.parse(after.queryPost!.body).paging.totalResults).toBe(ABSENCE_SCHOOL.rows);
+      expect(after.queryCsv!.body.split('\n').filter(Boolean)).toHaveLength(ABSENCE_SCHOOL.rows + 1);
+    } finally {
+      await statisticsApp.close();
       await defaults.close();
     }
   }, 120000);

@@ -7,7 +7,7 @@
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { readBinaryCopy } from '../../../db/binary-copy.js';
-import type { Executor } from '../../../db/database.js';
+import { detachedFromRequest, type Executor } from '../../../db/database.js';
 import { locationColumn } from '../../standard/geographic-levels.js';
 import {
   copyRowsInDefaultOrder,
@@ -427,7 +427,8 @@ export class RowIndexStore {
     const started = Date.now();
     this.log?.info({ versionId: meta.versionId, rowsTable: meta.rowsTable }, 'row index loading');
     let kept: boolean | undefined;
-    const promise = this.load(db, meta, key, (facets) => (kept = this.keep(meta, facets))).then(
+    // Not bound by the deadline of the request that started it: the load has its own (buildTimeoutMs).
+    const promise = detachedFromRequest(() => this.load(db, meta, key, (facets) => (kept = this.keep(meta, facets)))).then(
       ({ index, from }) => {
         this.building.delete(key);
         this.progress.delete(key);
