@@ -383,8 +383,13 @@ export class RowIndexStore {
         const kept = onFacets(stored);
         const valuesBytes = stored.size * 4 * meta.indicators.length;
         if (kept && this.indicatorValues && stored.bytes + valuesBytes <= this.memoryBudgetBytes) {
-          const values = await loadRowIndexValues(trx, meta.rowsTable, stored.size);
-          if (values) stored.addIndicators(values);
+          // The index answers already: without its values, a page's values are read by row id.
+          try {
+            const values = await loadRowIndexValues(trx, meta.rowsTable, stored.size);
+            if (values) stored.addIndicators(values);
+          } catch (error) {
+            this.log?.warn({ versionId: meta.versionId, err: error }, 'row index values not loaded: page values come from the database');
+          }
         }
         return { index: stored, from: 'snapshot' as const };
       }
@@ -409,8 +414,11 @@ export class RowIndexStore {
     return { index, from };
   }
 
-  /** Keeps a loaded index when it fits the budget (else the version stays on SQL, and is not loaded again). */
-  private keep(meta: VersionMeta, index: RowIndex): boolean {
+  /**
+   * Keeps a loaded index when it fits the budget (else the version stays on SQL, and is not loaded again), and
+   * counts the load's outcome: from then on it answers.
+   */
+  private keep(meta: VersionMeta, index: RowIndex, from: 'snapshot' | 'rows'): boolean {
     const key = keyOf(meta);
     if (index.bytes > this.memoryBudgetBytes) {
       this.tooLarge.add(key);
@@ -419,6 +427,7 @@ export class RowIndexStore {
       return false;
     }
     this.ready.set(key, index);
+    this.outcomes[from]++;
     return true;
   }
 
@@ -428,15 +437,14 @@ export class RowIndexStore {
     this.log?.info({ versionId: meta.versionId, rowsTable: meta.rowsTable }, 'row index loading');
     let kept: boolean | undefined;
     // Not bound by the deadline of the request that started it: the load has its own (buildTimeoutMs).
-    const promise = detachedFromRequest(() => this.load(db, meta, key, (facets) => (kept = this.keep(meta, facets)))).then(
+    const promise = detachedFromRequest(() => this.load(db, meta, key, (facets) => (kept = this.keep(meta, facets, 'snapshot')))).then(
       ({ index, from }) => {
         this.building.delete(key);
         this.progress.delete(key);
         this.failures.delete(key);
         // Kept when its facets came in (from the stored form), or now (built from rows); too large: not kept.
-        if (kept === undefined) kept = this.keep(meta, index);
+        if (kept === undefined) kept = this.keep(meta, index, from);
         if (!kept) return undefined;
-        this.outcomes[from]++;
         // Sized again in the budget now that its values are in.
         this.resize(key, index);
         this.log?.info(
