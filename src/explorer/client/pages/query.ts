@@ -6,7 +6,7 @@
 import { ApiError, apiGet, apiPost, problemMessage, type DataSet, type IndicatorMeta, type Meta, type QueryResponse, type ResultRow, type Warning } from '../api.js';
 import { axisLabel, buildChartData, PALETTE, renderChart, type ManyLines } from '../chart.js';
 import { buildCrossTab, crossTabCaption, crossTabCsv, locationLabels, type CrossTab } from '../crosstab.js';
-import { h, replace, uid, type Child } from '../dom.js';
+import { afterNextPaint, h, replace, uid, type Child } from '../dom.js';
 import { plural } from '../format.js';
 import {
   getUrl, locationKey, parseState, periodKey, postBody, queryPath, stateToSearch, type QueryState,
@@ -336,13 +336,15 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     const total = response.paging.totalResults;
     const heading = h('h2', { class: 'govuk-heading-l', id: 'results-heading', tabindex: '-1' }, 'Results');
     const tableBox = h('div', { class: 'app-table-scroll', tabindex: '0', role: 'region', 'aria-labelledby': 'crosstab-caption' });
+    const pager = h('nav', { class: 'app-crosstab-pager', 'aria-label': 'Table pages' });
     const layoutBox = h('div');
     const layoutStatus = h('p', { class: 'govuk-body-s app-layout__status', role: 'status', 'aria-live': 'polite', id: 'layout-status' });
     const chartBox = h('div');
     const drawTable = (focusId?: string) => {
       const startedAt = performance.now();
       table = buildCrossTab(response.results, meta, indicators, state.layout);
-      drawCrossTab(tableBox, table, crossTabCaption(dataSet.title, table), startedAt);
+      performance.measure('explorer:crosstab-pivot', { start: startedAt });
+      drawCrossTab(tableBox, pager, table, crossTabCaption(dataSet.title, table), startedAt);
       replace(layoutBox, layoutControls(table, (layout, nextFocus) => {
         state.layout = layout;
         writeUrl();
@@ -367,6 +369,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
         h('div', { class: 'govuk-details__text' }, layoutBox)),
       layoutStatus,
       tableBox,
+      pager,
       h('h3', { class: 'govuk-heading-m' }, 'Chart'),
       chartBox,
       h('h3', { class: 'govuk-heading-m' }, 'Download and share'),
@@ -375,8 +378,10 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       codePanel(),
     );
     drawTable();
-    void renderChartBox(chartBox, indicators);
     if (focus) heading.focus();
+    // The chart's rows are asked for once the table is on screen, so its request, parsing and drawing do not hold
+    // up the table's first frame.
+    void afterNextPaint().then(() => renderChartBox(chartBox, indicators));
   }
 
   async function renderChartBox(box: HTMLElement, indicators: IndicatorMeta[]): Promise<void> {
