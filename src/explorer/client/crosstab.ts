@@ -3,7 +3,6 @@
  * indicators) with one value per cell, its caption (the groups narrowed to one option) and the table as CSV.
  * Pure functions, unit tested.
  */
-import { stringify } from 'csv-stringify/browser/esm/sync';
 import type { IndicatorMeta, Meta, ResultRow } from './api.js';
 import { formatValue } from './format.js';
 import { captionGroups, settle, defaultLayout, type GroupId, type HeaderGroup, type TableLayout } from './layout.js';
@@ -285,20 +284,4 @@ export function shownCells(table: CrossTab): string[][] {
 /** The caption: the data set's title and what every cell shares. */
 export function crossTabCaption(title: string, table: CrossTab): string {
   return table.captionParts.length ? `${title}: ${table.captionParts.join(', ')}` : title;
-}
-
-/**
- * The table as shown, as CSV: the caption on the first line, then one line per column group (the row groups' names
- * on the last of them), then one line per table row with its row headers and the API's values (not the formatted
- * ones, so a spreadsheet reads them as numbers). Spanned headers are repeated, so each line stands on its own.
- */
-export function crossTabCsv(title: string, table: CrossTab): string {
-  const rowGroupNames = table.layout.rows.map((id) => table.groups.find((g) => g.id === id)?.label ?? id);
-  const lines: string[][] = [[crossTabCaption(title, table)]];
-  table.layout.columns.forEach((_, level) => {
-    const last = level === table.layout.columns.length - 1;
-    lines.push([...(last ? rowGroupNames : rowGroupNames.map(() => '')), ...table.columnLabels.map((labels) => labels[level]!)]);
-  });
-  table.raw.forEach((values, i) => lines.push([...table.rowLabels[i]!, ...values]));
-  return stringify(lines, { record_delimiter: '\r\n' });
 }

@@ -2,8 +2,9 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
 import {
-  buildCrossTab, crossTabBodyHtml, crossTabCaption, crossTabCsv, crossTabHeadHtml, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
+  buildCrossTab, crossTabBodyHtml, crossTabCaption, crossTabHeadHtml, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
 } from '../../../src/explorer/client/crosstab.js';
+import { crossTabCsv } from '../../../src/explorer/client/crosstab-csv.js';
 import {
   canMove, defaultLayout, describeMove, layoutParams, moveGroup, parseLayout, settle, type HeaderGroup,
 } from '../../../src/explorer/client/layout.js';

@@ -4,8 +4,8 @@
  * tested module (../query.ts, ../steps.ts, ../layout.ts, ../crosstab.ts, ../chart.ts, ../snippets.ts, ../format.ts).
  */
 import { ApiError, apiGet, apiPost, problemMessage, type DataSet, type IndicatorMeta, type Meta, type QueryResponse, type ResultRow, type Warning } from '../api.js';
-import { axisLabel, buildChartData, PALETTE, renderChart, type ManyLines } from '../chart.js';
-import { buildCrossTab, crossTabCaption, crossTabCsv, locationLabels, type CrossTab } from '../crosstab.js';
+import type { ManyLines } from '../chart.js';
+import { buildCrossTab, crossTabCaption, locationLabels, type CrossTab } from '../crosstab.js';
 import { afterNextPaint, h, replace, uid, type Child } from '../dom.js';
 import { plural } from '../format.js';
 import {
@@ -16,6 +16,7 @@ import { STEPS, stepSummaries, type StepNumber } from '../steps.js';
 import { drawCrossTab, layoutControls } from '../table.js';
 import { allVersions } from './dataset.js';
 import { checklist } from './checklist.js';
+import { errorSummary } from './error.js';
 
 /** Rows the table and the chart ask for: the API's largest page. */
 const TABLE_ROWS = 10000;
@@ -388,14 +389,21 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     const totals = chartTotals(meta, state);
     let rows: ResultRow[];
     let total: number;
+    let chart: typeof import('../chart.js');
     try {
-      const response = await apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: TABLE_ROWS }, totals.filters));
+      // The chart's code comes with its rows: only a page that shows a chart loads it.
+      const [response, chartModule] = await Promise.all([
+        apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: TABLE_ROWS }, totals.filters)),
+        import('../chart.js'),
+      ]);
       rows = response.results;
       total = response.paging.totalResults;
+      chart = chartModule;
     } catch (error) {
       replace(box, errorSummary(error));
       return;
     }
+    const { axisLabel, buildChartData, PALETTE, renderChart } = chart;
     const numeric = indicators.filter((i) => i.unit !== 'string');
     if (numeric.length === 0) {
       replace(box, h('p', { class: 'govuk-body' }, 'None of the indicators shown is a number, so there is no chart.'));
@@ -484,10 +492,16 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
         status.textContent = `The download failed: ${(error as Error).message}`;
       }
     };
-    const downloadTable = () => {
-      if (!table) return;
-      save(new Blob([crossTabCsv(dataSet.title, table)], { type: 'text/csv;charset=utf-8' }), 'table');
-      status.textContent = 'Downloaded the table as shown (CSV).';
+    const downloadTable = async () => {
+      const shown = table;
+      if (!shown) return;
+      try {
+        const { crossTabCsv } = await import('../crosstab-csv.js');
+        save(new Blob([crossTabCsv(dataSet.title, shown)], { type: 'text/csv;charset=utf-8' }), 'table');
+        status.textContent = 'Downloaded the table as shown (CSV).';
+      } catch (error) {
+        status.textContent = `The download failed: ${(error as Error).message}`;
+      }
     };
     permalinkInput = h('input', { class: 'govuk-input', id: 'permalink', type: 'text', readonly: true, value: permalink, 'aria-describedby': 'permalink-hint' });
     return h('div', null,
@@ -522,11 +536,4 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
   if (state.step === undefined) await showResults(false);
 
   window.addEventListener('popstate', () => location.reload(), { once: true });
-}
-
-export function errorSummary(error: unknown): HTMLElement {
-  const message = error instanceof Error ? error.message : String(error);
-  return h('div', { class: 'govuk-error-summary', role: 'alert', tabindex: '-1' },
-    h('h2', { class: 'govuk-error-summary__title' }, 'There is a problem'),
-    h('div', { class: 'govuk-error-summary__body' }, h('p', { class: 'govuk-body' }, message)));
 }
