@@ -9,7 +9,7 @@ import { buildCrossTab, crossTabCaption, locationLabels, type CrossTab } from '.
 import { afterNextPaint, h, replace, uid, type Child } from '../dom.js';
 import { plural } from '../format.js';
 import {
-  getUrl, locationKey, parseState, periodKey, postBody, queryPath, stateToSearch, type QueryState,
+  getUrl, locationKey, parseState, periodKey, postBody, queryPath, stateToSearch, type ChartSettings, type QueryState,
 } from '../query.js';
 import { compactJson, curlCsv, curlGet, curlPost, pythonSnippet, rSnippet } from '../snippets.js';
 import { STEPS, stepSummaries, type StepNumber } from '../steps.js';
@@ -410,15 +410,25 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       return;
     }
     const periods = new Set(rows.map((r) => periodKey(r.timePeriod)));
-    let kind: 'line' | 'bar' = periods.size > 1 ? 'line' : 'bar';
-    let indicatorId = numeric[0]!.id;
-    let manyLines: ManyLines = 'highlight';
-    let highlight: string | undefined;
     const periodChoices = meta.timePeriods.filter((t) => periods.has(periodKey(t)));
-    let barPeriod = periodChoices[periodChoices.length - 1] ? periodKey(periodChoices[periodChoices.length - 1]!) : undefined;
+    // The permalink's settings where this data has them, else the defaults.
+    const saved = state.chart ?? {};
+    let kind: 'line' | 'bar' = saved.type ?? (periods.size > 1 ? 'line' : 'bar');
+    let indicatorId = numeric.find((i) => i.id === saved.indicator)?.id ?? numeric[0]!.id;
+    let manyLines: ManyLines = saved.lines ?? 'highlight';
+    let highlight: string | undefined = saved.highlight;
+    let barPeriod = periodChoices.some((t) => periodKey(t) === saved.period)
+      ? saved.period
+      : periodChoices[periodChoices.length - 1] ? periodKey(periodChoices[periodChoices.length - 1]!) : undefined;
+    /** A setting the user changed: into the permalink, then the chart is drawn again. */
+    const remember = (settings: ChartSettings) => {
+      state.chart = { ...state.chart, ...settings };
+      writeUrl();
+      draw();
+    };
     const figure = h('div', { 'data-chart': '' });
     let drawnWidth = 0;
-    const highlightSelect = h('select', { class: 'govuk-select', id: 'chart-highlight', onchange: () => { highlight = highlightSelect.value; draw(); } });
+    const highlightSelect = h('select', { class: 'govuk-select', id: 'chart-highlight', onchange: () => { highlight = highlightSelect.value; remember({ highlight }); } });
     const draw = () => {
       drawnWidth = figure.clientWidth;
       const indicator = numeric.find((i) => i.id === indicatorId)!;
@@ -434,20 +444,20 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       }
       replace(figure, renderChart(data, indicator, { width: figure.clientWidth || box.clientWidth || 640, manyLines, highlight }));
     };
-    const indicatorSelect = h('select', { class: 'govuk-select', id: 'chart-indicator', onchange: () => { indicatorId = indicatorSelect.value; draw(); } },
-      numeric.map((i) => h('option', { value: i.id }, axisLabel(i))));
-    const periodSelect = h('select', { class: 'govuk-select', id: 'chart-period', onchange: () => { barPeriod = periodSelect.value; draw(); } },
+    const indicatorSelect = h('select', { class: 'govuk-select', id: 'chart-indicator', onchange: () => { indicatorId = indicatorSelect.value; remember({ indicator: indicatorId }); } },
+      numeric.map((i) => h('option', { value: i.id, selected: i.id === indicatorId }, axisLabel(i))));
+    const periodSelect = h('select', { class: 'govuk-select', id: 'chart-period', onchange: () => { barPeriod = periodSelect.value; remember({ period: barPeriod }); } },
       periodChoices.map((t) => h('option', { value: periodKey(t), selected: periodKey(t) === barPeriod }, t.label)));
     const barPeriodGroup = h('div', { class: 'govuk-form-group app-inline-group' }, h('label', { class: 'govuk-label', for: 'chart-period' }, 'Time period'), periodSelect);
     const radio = <T extends string>(name: string, value: T, label: string, checked: boolean, set: (v: T) => void) =>
       h('div', { class: 'govuk-radios__item' },
-        h('input', { class: 'govuk-radios__input', id: `${name}-${value}`, name, type: 'radio', value, checked, onchange: () => { set(value); draw(); } }),
+        h('input', { class: 'govuk-radios__input', id: `${name}-${value}`, name, type: 'radio', value, checked, onchange: () => set(value) }),
         h('label', { class: 'govuk-label govuk-radios__label', for: `${name}-${value}` }, label));
     const manyGroup = h('div', { class: 'govuk-form-group app-inline-group' },
       h('fieldset', { class: 'govuk-fieldset' }, h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, 'More than 6 lines'),
         h('div', { class: 'govuk-radios govuk-radios--small govuk-radios--inline' },
-          radio<ManyLines>('chart-many', 'highlight', 'Highlight one', true, (v) => (manyLines = v)),
-          radio<ManyLines>('chart-many', 'multiples', 'Small multiples', false, (v) => (manyLines = v)))));
+          radio<ManyLines>('chart-many', 'highlight', 'Highlight one', manyLines === 'highlight', (v) => remember({ lines: (manyLines = v) })),
+          radio<ManyLines>('chart-many', 'multiples', 'Small multiples', manyLines === 'multiples', (v) => remember({ lines: (manyLines = v) })))));
     const highlightGroup = h('div', { class: 'govuk-form-group app-inline-group' }, h('label', { class: 'govuk-label', for: 'chart-highlight' }, 'Highlighted series'), highlightSelect);
     replace(box,
       totals.held.length ? h('p', { class: 'govuk-body-s' }, `The chart shows the “Total” option of ${totals.held.join(' and ')}, which you did not narrow down.`) : null,
@@ -457,8 +467,8 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
         h('div', { class: 'govuk-form-group app-inline-group' },
           h('fieldset', { class: 'govuk-fieldset' }, h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, 'Chart type'),
             h('div', { class: 'govuk-radios govuk-radios--small govuk-radios--inline' },
-              radio('chart-kind', 'line', 'Line over time', kind === 'line', (v) => (kind = v)),
-              radio('chart-kind', 'bar', 'Bars for one period', kind === 'bar', (v) => (kind = v))))),
+              radio('chart-kind', 'line', 'Line over time', kind === 'line', (v) => remember({ type: (kind = v) })),
+              radio('chart-kind', 'bar', 'Bars for one period', kind === 'bar', (v) => remember({ type: (kind = v) }))))),
         barPeriodGroup, manyGroup, highlightGroup),
       figure);
     draw();
