@@ -91,6 +91,19 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
 
   // -- the builder -------------------------------------------------------------------------------------------
   const countBox = h('div', { class: 'app-count', 'aria-live': 'polite', 'aria-atomic': 'true', id: 'match-count' });
+  /** The count (and the API's warnings) of the current choices, from any answer to them. */
+  const showCount = (response: QueryResponse) => {
+    const warnings = (response.warnings ?? []).map(warningText);
+    const local: string[] = [];
+    if (state.indicators.length === 0) local.push('No indicator chosen: every indicator is shown.');
+    if (state.timePeriods.mode === 'list' && state.timePeriods.items.length === 0) local.push('No time period chosen: every time period is included.');
+    replace(countBox,
+      h('p', { class: 'govuk-heading-m govuk-!-margin-bottom-1', 'data-count': String(response.paging.totalResults) }, `${plural(response.paging.totalResults, 'row')} match`),
+      warnings.length ? h('div', { class: 'govuk-warning-text govuk-!-margin-bottom-2' }, h('span', { class: 'govuk-warning-text__icon', 'aria-hidden': 'true' }, '!'),
+        h('strong', { class: 'govuk-warning-text__text' }, h('span', { class: 'govuk-visually-hidden' }, 'Warning '), h('span', { 'data-warnings': '' }, warnings.join(' ')))) : null,
+      local.length ? h('p', { class: 'govuk-body-s govuk-!-margin-bottom-0' }, local.join(' ')) : null);
+    countBox.dataset.state = 'ready';
+  };
   let countTimer: ReturnType<typeof setTimeout> | undefined;
   let countAbort: AbortController | undefined;
   const updateCount = () => {
@@ -102,16 +115,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       try {
         const response = await apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: 1 }), abort.signal);
         if (abort.signal.aborted) return;
-        const warnings = (response.warnings ?? []).map(warningText);
-        const local: string[] = [];
-        if (state.indicators.length === 0) local.push('No indicator chosen: every indicator is shown.');
-        if (state.timePeriods.mode === 'list' && state.timePeriods.items.length === 0) local.push('No time period chosen: every time period is included.');
-        replace(countBox,
-          h('p', { class: 'govuk-heading-m govuk-!-margin-bottom-1', 'data-count': String(response.paging.totalResults) }, `${plural(response.paging.totalResults, 'row')} match`),
-          warnings.length ? h('div', { class: 'govuk-warning-text govuk-!-margin-bottom-2' }, h('span', { class: 'govuk-warning-text__icon', 'aria-hidden': 'true' }, '!'),
-            h('strong', { class: 'govuk-warning-text__text' }, h('span', { class: 'govuk-visually-hidden' }, 'Warning '), h('span', { 'data-warnings': '' }, warnings.join(' ')))) : null,
-          local.length ? h('p', { class: 'govuk-body-s govuk-!-margin-bottom-0' }, local.join(' ')) : null);
-        countBox.dataset.state = 'ready';
+        showCount(response);
       } catch (error) {
         if (abort.signal.aborted) return;
         replace(countBox, h('p', { class: 'govuk-error-message' }, h('span', { class: 'govuk-visually-hidden' }, 'Error: '), (error as Error).message));
@@ -317,12 +321,13 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
   // A link with choices and no open step shows its results; otherwise the builder opens at its step (or the first).
   const hasChoices = [...params.keys()].some((k) => k !== 'dataSetVersion' && k !== 'step');
   openStep(state.step ?? (hasChoices ? undefined : 1));
-  updateCount();
+  // A link that shows its results takes the count from them: one query fewer while the page loads.
+  if (state.step !== undefined) updateCount();
 
   // -- the results -------------------------------------------------------------------------------------------
   let table: CrossTab | undefined;
 
-  async function showResults(focus = true): Promise<void> {
+  async function showResults(focus = true, countFromResults = false): Promise<void> {
     const indicators = shownIndicators(meta, state);
     replace(results, h('p', { class: 'govuk-body' }, 'Loading the results…'));
     let response: QueryResponse;
@@ -330,10 +335,12 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       response = await apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: TABLE_ROWS }));
     } catch (error) {
       replace(results, errorSummary(error));
+      if (countFromResults) updateCount();
       return;
     }
     resultsShown = true;
     stale.hidden = true;
+    if (countFromResults) showCount(response);
     const total = response.paging.totalResults;
     const heading = h('h2', { class: 'govuk-heading-l', id: 'results-heading', tabindex: '-1' }, 'Results');
     const tableBox = h('div', { class: 'app-table-scroll', tabindex: '0', role: 'region', 'aria-labelledby': 'crosstab-caption' });
@@ -543,7 +550,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       codeBlock('Python (requests)', pythonSnippet(input), 'python'));
   }
 
-  if (state.step === undefined) await showResults(false);
+  if (state.step === undefined) await showResults(false, true);
 
   window.addEventListener('popstate', () => location.reload(), { once: true });
 }
