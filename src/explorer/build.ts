@@ -16,13 +16,17 @@ export interface ExplorerAsset {
 }
 
 export interface ExplorerAssets {
-  /** The page every explorer route answers with. */
+  /** The page every explorer route answers with but the query builder's. */
   html: ExplorerAsset;
+  /** The query builder's page: the same, and it preloads the query page's code, which the others never load. */
+  queryHtml: ExplorerAsset;
   /** Under `/assets/`: the key is the path after `/assets/` (e.g. `explorer-1a2b3c4d.js`, `fonts/bold-….woff2`). */
   files: Map<string, ExplorerAsset>;
   /** Names of the hashed bundle files, for the benchmark and tests. */
   script: string;
   stylesheet: string;
+  /** The code loaded later (`import()`): the query page, the chart, the table's CSV writer and their shared parts. */
+  chunks: string[];
 }
 
 // From the project root, not this file: the compiled server (dist/) builds the same TypeScript sources.
@@ -54,8 +58,11 @@ function asset(body: Buffer, name: string, immutable: boolean): ExplorerAsset {
 
 const hash8 = (body: Uint8Array) => createHash('sha256').update(body).digest('hex').slice(0, 8);
 
-/** The page shell: the client renders every view into `<main>`; nothing is loaded from another origin. */
-export function pageHtml(script: string, stylesheet: string): string {
+/**
+ * The page shell: the client renders every view into `<main>`; nothing is loaded from another origin. `preload`:
+ * code the page will import at once, fetched alongside the main script instead of after it.
+ */
+export function pageHtml(script: string, stylesheet: string, preload: string[] = []): string {
   return `<!DOCTYPE html>
 <html lang="en" class="govuk-template">
 <head>
@@ -67,7 +74,7 @@ export function pageHtml(script: string, stylesheet: string): string {
 <link rel="icon" sizes="any" href="/assets/images/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/${stylesheet}">
 <script type="module" src="/assets/${script}"></script>
-</head>
+${preload.map((name) => `<link rel="modulepreload" href="/assets/${name}">\n`).join('')}</head>
 <body class="govuk-template__body">
 <a href="#main-content" class="govuk-skip-link">Skip to main content</a>
 <header class="govuk-header" data-module="govuk-header">
@@ -99,9 +106,9 @@ export function pageHtml(script: string, stylesheet: string): string {
 }
 
 /**
- * Builds the explorer in memory: the client bundle (esbuild, minified, content-hashed), one stylesheet
- * (govuk-frontend's compiled CSS plus the explorer's own rules), the GOV.UK fonts and icons, and the page shell.
- * Deterministic: the same sources give the same bytes.
+ * Builds the explorer in memory: the client bundle (esbuild, minified, content-hashed; split so that each page loads
+ * only its own code), one stylesheet (govuk-frontend's compiled CSS plus the explorer's own rules), the GOV.UK fonts
+ * and icons, and the page shells. Deterministic: the same sources give the same bytes.
  */
 export async function buildExplorerAssets(): Promise<ExplorerAssets> {
   const result = await build({
@@ -112,6 +119,12 @@ export async function buildExplorerAssets(): Promise<ExplorerAssets> {
     format: 'esm',
     target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
     outdir: 'out',
+    // The pages' code in chunks loaded by `import()`, named by esbuild's content hash (the entries' own names, which
+    // nothing imports, get the hex hash below).
+    splitting: true,
+    entryNames: '[name]',
+    chunkNames: '[name]-[hash]',
+    metafile: true,
     // govuk-frontend's CSS points at /assets/fonts and /assets/images, which the plugin serves.
     external: ['/assets/*'],
     logLevel: 'silent',
@@ -121,21 +134,45 @@ export async function buildExplorerAssets(): Promise<ExplorerAssets> {
   const files = new Map<string, ExplorerAsset>();
   let script = '';
   let stylesheet = '';
+  const chunks: string[] = [];
+  const outputs = result.metafile.outputs;
+  // The metafile names files relative to the working directory; `import()` targets are entry points there too.
+  const entries = new Set([path.join(CLIENT_DIR, 'main.ts'), path.join(CLIENT_DIR, 'styles.css')].map((file) => path.relative(process.cwd(), file)));
   for (const output of result.outputFiles) {
     const base = path.basename(output.path);
     const ext = path.extname(base);
-    const name = `${base.slice(0, -ext.length)}-${hash8(output.contents)}${ext}`;
+    const entry = entries.has(outputs[path.relative(process.cwd(), output.path)]?.entryPoint ?? '');
+    const name = entry ? `${base.slice(0, -ext.length)}-${hash8(output.contents)}${ext}` : base;
     files.set(name, asset(Buffer.from(output.contents), name, true));
-    if (ext === '.js') script = name;
-    if (ext === '.css') stylesheet = name;
+    if (!entry) chunks.push(name);
+    else if (ext === '.js') script = name;
+    else if (ext === '.css') stylesheet = name;
   }
+  // What a page imports at once, so the browser fetches it alongside the main script: the main script's static
+  // imports, and on the query page that page's chunk and its static imports too.
+  const staticImports = (key: string | undefined, seen = new Set<string>()): Set<string> => {
+    for (const i of key ? outputs[key]!.imports : []) {
+      if (i.kind === 'import-statement' && !seen.has(i.path)) {
+        seen.add(i.path);
+        staticImports(i.path, seen);
+      }
+    }
+    return seen;
+  };
+  const keyOf = (file: string) => Object.keys(outputs).find((key) => outputs[key]!.entryPoint === path.relative(process.cwd(), file));
+  const mainKey = keyOf(path.join(CLIENT_DIR, 'main.ts'));
+  const queryKey = keyOf(path.join(CLIENT_DIR, 'pages', 'query.ts'));
+  const mainPreload = [...staticImports(mainKey)];
+  const queryPreload = queryKey ? [queryKey, ...staticImports(queryKey)].filter((key) => !mainPreload.includes(key)) : [];
+  const names = (keys: string[]) => keys.map((key) => path.basename(key));
   for (const folder of ['fonts', 'images']) {
     for (const file of await readdir(path.join(GOVUK_DIR, 'assets', folder))) {
       files.set(`${folder}/${file}`, asset(await readFile(path.join(GOVUK_DIR, 'assets', folder, file)), file, folder === 'fonts'));
     }
   }
-  const html = asset(Buffer.from(pageHtml(script, stylesheet)), 'index.html', false);
-  return { html, files, script, stylesheet };
+  const html = asset(Buffer.from(pageHtml(script, stylesheet, names(mainPreload))), 'index.html', false);
+  const queryHtml = asset(Buffer.from(pageHtml(script, stylesheet, names([...mainPreload, ...queryPreload]))), 'index.html', false);
+  return { html, queryHtml, files, script, stylesheet, chunks: chunks.sort() };
 }
 
 /** `npm run build:explorer`: writes the built files to `dist/explorer/` (the server itself builds in memory). */

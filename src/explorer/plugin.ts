@@ -26,6 +26,8 @@ export const EXPLORER_CSP = [
 
 /** The paths the client renders (deep links), each answered with the page shell. */
 export const EXPLORER_PAGES = ['/', '/data-sets/:dataSetId', '/data-sets/:dataSetId/query', '/publications/:publicationId'] as const;
+/** The query builder's path: its shell also preloads the query page's code. */
+const QUERY_PAGE: (typeof EXPLORER_PAGES)[number] = '/data-sets/:dataSetId/query';
 
 function send(request: FastifyRequest, reply: FastifyReply, file: ExplorerAsset) {
   reply.header('content-type', file.contentType);
@@ -67,7 +69,8 @@ export const explorerPlugin: FastifyPluginAsync<ExplorerOptions> = async (app, o
   });
 
   for (const url of EXPLORER_PAGES) {
-    app.get(url, { schema: { hide: true } }, async (request, reply) => send(request, reply, assets.html));
+    const page = url === QUERY_PAGE ? assets.queryHtml : assets.html;
+    app.get(url, { schema: { hide: true } }, async (request, reply) => send(request, reply, page));
   }
   app.get('/assets/*', { schema: { hide: true } }, async (request, reply) => {
     const name = (request.params as { '*': string })['*'];

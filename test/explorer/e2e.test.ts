@@ -516,8 +516,63 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     await page.getByLabel('Small multiples').check();
     expect(await page.locator('.app-small-multiples__item').count()).toBe(33);
     expect(await page.locator('.app-small-multiples__item h4').first().textContent()).toBe('Barking and Dagenham');
+    // The chart's settings are in the permalink: the same link in a fresh page draws the same chart.
+    const chartLink = new URL(page.url());
+    expect(chartLink.searchParams.get('chartLines')).toBe('multiples');
+    expect(chartLink.searchParams.get('chartHighlight')).toBeTruthy();
+    const again = await context.newPage();
+    await again.goto(chartLink.href);
+    await ready(again);
+    await again.waitForSelector('.app-small-multiples__item');
+    expect(await again.locator('.app-small-multiples__item').count()).toBe(33);
+    expect(await again.getByLabel('Small multiples').isChecked()).toBe(true);
+    await again.getByLabel('Highlight one').check();
+    expect(await again.locator('[data-chart] svg [data-series]:not([data-muted])').getAttribute('aria-label')).toBe('Camden');
+    await again.close();
     expect(await seriousViolations(page)).toEqual([]);
     expect(errors).toEqual([]);
+  }, 120000);
+
+  it('draws a large table 10,000 cells a page, each page with all its row headers, and pages on with Next rows', async () => {
+    const meta = (await (await fetch(`${base}/v1/data-sets/${ETHNICITY}/meta`)).json()) as Meta;
+    const language = meta.filters.find((f) => f.label === 'First language')!;
+    const total = language.options.find((o) => o.label === 'Total')!;
+    const page = await context.newPage();
+    await page.goto(`${base}/data-sets/${ETHNICITY}/query?timePeriods.in=2021/2022|AY&geographicLevels.in=LA&filters.${language.id}=${total.id}`);
+    await ready(page);
+    const table = page.locator('table[data-crosstab][data-complete]');
+    await table.waitFor();
+    const pageShape = () => page.$eval('table[data-crosstab]', (t) => {
+      const body = [...(t as HTMLTableElement).tBodies[0]!.rows];
+      return {
+        pageRows: (t as HTMLElement).dataset.pageRows!,
+        cells: Number((t as HTMLElement).dataset.cells),
+        rowLevels: ((t as HTMLElement).dataset.rows ?? '').split(',').length,
+        rows: body.length,
+        tds: body.reduce((sum, tr) => sum + [...tr.cells].filter((c) => c.tagName === 'TD').length, 0),
+        firstRowHeaders: [...body[0]!.cells].filter((c) => c.tagName === 'TH').length,
+      };
+    });
+    const first = await pageShape();
+    expect(first.cells).toBeGreaterThan(10000);
+    expect(first.tds).toBeLessThanOrEqual(10000);
+    expect(first.tds).toBeGreaterThan(10000 - first.tds / first.rows);
+    expect(first.pageRows).toMatch(new RegExp(`^1-${first.rows} of \\d+$`));
+    await expect.poll(() => page.locator('#crosstab-page-status').textContent()).toContain(`Showing table rows 1 to ${first.rows.toLocaleString('en-GB')} of`);
+    expect(await page.locator('#crosstab-previous').isDisabled()).toBe(true);
+
+    await page.getByRole('button', { name: 'Next rows' }).click();
+    await page.waitForSelector(`table[data-crosstab][data-complete][data-page-rows^="${first.rows + 1}-"]`);
+    const second = await pageShape();
+    // The second page starts inside the outer groups' spans: its first row names every row group again.
+    expect(second.firstRowHeaders).toBe(second.rowLevels);
+    expect(second.tds).toBeLessThanOrEqual(10000);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('crosstab-next');
+    await page.getByRole('button', { name: 'Previous rows' }).click();
+    await page.waitForSelector('table[data-crosstab][data-complete][data-page-rows^="1-"]');
+    // Back on the first page "Previous rows" is disabled, so focus moves to "Next rows" rather than being lost.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('crosstab-next');
+    await page.close();
   }, 120000);
 
   it('searches the indicators of a data set with more than 10', async () => {

@@ -42,7 +42,18 @@ describe('explorer plugin', () => {
     expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(js.headers['content-encoding']).toBe('gzip');
     expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
-    expect(gunzipSync(js.rawPayload).toString()).toContain('/v1/data-sets/');
+    // The main script is small: the pages' code is in chunks it imports, which the page preloads.
+    const preloads = [...page.body.matchAll(/<link rel="modulepreload" href="\/assets\/([^"]+)">/g)].map((m) => m[1]!);
+    expect(preloads.length).toBeGreaterThan(0);
+    let code = gunzipSync(js.rawPayload).toString();
+    for (const name of preloads) {
+      const chunk = await t.app.inject({ method: 'GET', url: `/assets/${name}` });
+      expect(chunk.statusCode, name).toBe(200);
+      expect(chunk.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(code, 'the main script imports it').toContain(`./${name}`);
+      code += chunk.body;
+    }
+    expect(code).toContain('/v1/data-sets/');
     const css = await t.app.inject({ method: 'GET', url: `/assets/${stylesheet}` });
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
     expect(css.headers['content-encoding']).toBeUndefined();
@@ -51,6 +62,21 @@ describe('explorer plugin', () => {
     for (const font of css.body.match(/\/assets\/fonts\/[^)"']+/g) ?? []) {
       expect((await t.app.inject({ method: 'GET', url: font })).statusCode, font).toBe(200);
     }
+  });
+
+  it('loads the query builder, chart and table CSV code only where they are used', async () => {
+    const preloadsOf = async (url: string) =>
+      [...(await t.app.inject({ method: 'GET', url })).body.matchAll(/<link rel="modulepreload" href="\/assets\/([^"]+)">/g)].map((m) => m[1]!);
+    const find = await preloadsOf('/');
+    const query = await preloadsOf('/data-sets/9eee125b-5538-49b8-aa49-4fda877b5e57/query');
+    expect(find.some((name) => name.startsWith('query-'))).toBe(false);
+    expect(query.filter((name) => name.startsWith('query-'))).toHaveLength(1);
+    expect(query).toEqual(expect.arrayContaining(find));
+    // The chart and the CSV writer: not preloaded even on the query page, fetched when a chart or CSV is made.
+    expect([...find, ...query].some((name) => /^(chart|crosstab-csv)-/.test(name))).toBe(false);
+    const queryCode = (await t.app.inject({ method: 'GET', url: `/assets/${query.find((name) => name.startsWith('query-'))}` })).body;
+    expect(queryCode).toMatch(/import\("\.\/chart-[A-Z0-9]+\.js"\)/);
+    expect(queryCode).toMatch(/import\("\.\/crosstab-csv-[A-Z0-9]+\.js"\)/);
   });
 
   it('answers 404 problem details for a file it does not have', async () => {

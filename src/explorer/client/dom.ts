@@ -52,3 +52,8 @@ export function uid(prefix: string): string {
   idCounter += 1;
   return `${prefix}-${idCounter}`;
 }
+
+/** Resolves once the next frame is painted: in the first task after the next animation frame. */
+export function afterNextPaint(): Promise<void> {
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+}

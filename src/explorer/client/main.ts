@@ -2,7 +2,7 @@ import { ApiError } from './api.js';
 import { h, replace } from './dom.js';
 import { dataSetPage } from './pages/dataset.js';
 import { findPage, publicationPage } from './pages/find.js';
-import { errorSummary, queryPage } from './pages/query.js';
+import { errorSummary } from './pages/error.js';
 
 /** Every page is a real URL (deep links work, the back button works); the client renders the one it is on. */
 async function route(main: HTMLElement): Promise<void> {
@@ -12,7 +12,11 @@ async function route(main: HTMLElement): Promise<void> {
   if (path === '/') return findPage(main, params);
   if ((match = /^\/publications\/([^/]+)$/.exec(path))) return publicationPage(main, decodeURIComponent(match[1]!));
   if ((match = /^\/data-sets\/([^/]+)$/.exec(path))) return dataSetPage(main, decodeURIComponent(match[1]!));
-  if ((match = /^\/data-sets\/([^/]+)\/query$/.exec(path))) return queryPage(main, decodeURIComponent(match[1]!), params);
+  if ((match = /^\/data-sets\/([^/]+)\/query$/.exec(path))) {
+    // The query builder, table and chart are most of the client: only this page loads them.
+    const { queryPage } = await import('./pages/query.js');
+    return queryPage(main, decodeURIComponent(match[1]!), params);
+  }
   throw new ApiError(404, 'There is no page at this address.', undefined);
 }
 

@@ -31,6 +31,22 @@ export interface QueryState {
   layout?: TableLayout;
   /** The builder step open while choosing; absent once the results are shown. */
   step?: StepNumber;
+  /** The chart's settings the user changed (the chart's defaults otherwise). */
+  chart?: ChartSettings;
+}
+
+/**
+ * The chart's settings as the permalink keeps them: `chartType` (`line` or `bar`), `chartIndicator` (an indicator
+ * id), `chartPeriod` (the bars' period, `2021/2022|AY`), `chartLines` (`highlight` or `multiples`, for more than 6
+ * lines) and `chartHighlight` (the highlighted series' key). Values the data set does not have are ignored by the
+ * chart.
+ */
+export interface ChartSettings {
+  type?: 'line' | 'bar';
+  indicator?: string;
+  period?: PeriodKey;
+  lines?: 'highlight' | 'multiples';
+  highlight?: string;
 }
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -80,6 +96,16 @@ export function parseState(search: string | URLSearchParams): QueryState {
   if (layout) state.layout = layout;
   const step = parseStep(params.get('step'));
   if (step) state.step = step;
+  const chart: ChartSettings = {};
+  const type = params.get('chartType');
+  if (type === 'line' || type === 'bar') chart.type = type;
+  const lines = params.get('chartLines');
+  if (lines === 'highlight' || lines === 'multiples') chart.lines = lines;
+  for (const [key, name] of [['indicator', 'chartIndicator'], ['period', 'chartPeriod'], ['highlight', 'chartHighlight']] as const) {
+    const value = params.get(name);
+    if (value) chart[key] = value;
+  }
+  if (Object.keys(chart).length > 0) state.chart = chart;
   return state;
 }
 
@@ -112,6 +138,12 @@ export function stateToSearch(state: QueryState): string {
   if (state.page !== 1) pairs.push(['page', String(state.page)]);
   if (state.pageSize !== DEFAULT_PAGE_SIZE) pairs.push(['pageSize', String(state.pageSize)]);
   pairs.push(...layoutParams(state.layout));
+  const chart = state.chart ?? {};
+  if (chart.type) pairs.push(['chartType', chart.type]);
+  if (chart.indicator) pairs.push(['chartIndicator', chart.indicator]);
+  if (chart.period) pairs.push(['chartPeriod', chart.period]);
+  if (chart.lines) pairs.push(['chartLines', chart.lines]);
+  if (chart.highlight) pairs.push(['chartHighlight', chart.highlight]);
   if (state.step) pairs.push(['step', String(state.step)]);
   return toQueryString(pairs);
 }

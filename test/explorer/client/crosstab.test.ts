@@ -1,7 +1,10 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
-import { buildCrossTab, crossTabCaption, crossTabCsv, headerGroups, locationLabels, shownCells } from '../../../src/explorer/client/crosstab.js';
+import {
+  buildCrossTab, crossTabBodyHtml, crossTabCaption, crossTabHeadHtml, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
+} from '../../../src/explorer/client/crosstab.js';
+import { crossTabCsv } from '../../../src/explorer/client/crosstab-csv.js';
 import {
   canMove, defaultLayout, describeMove, layoutParams, moveGroup, parseLayout, settle, type HeaderGroup,
 } from '../../../src/explorer/client/layout.js';
@@ -162,5 +165,32 @@ describe('cross-tab', () => {
       ['Barnsley', '2020/21', '20', '1.25', '', ''],
       ['Barnsley', '2021/22', '30', '1.25', '', ''],
     ]);
+  });
+
+  it('cuts the rows into pages of at most PAGE_CELLS cells, each page repeating the row headers whose span it continues', () => {
+    const table = buildCrossTab(rows, meta, meta.indicators, { rows: ['location', 'timePeriod', 'indicator'], columns: ['filter:F2'] });
+    expect(rowsPerPage(table)).toBe(PAGE_CELLS / 2);
+    const spans = (from: number, to: number) => pageRowHeaders(table, from, to).map((r) => r.map((h) => h && `${h.label}×${h.span}`));
+    expect(spans(0, 8)).toEqual([
+      ['Barnet×4', '2020/21×2', 'Headcount×1'], [null, null, 'Percent×1'], [null, '2021/22×2', 'Headcount×1'], [null, null, 'Percent×1'],
+      ['Barnsley×4', '2020/21×2', 'Headcount×1'], [null, null, 'Percent×1'], [null, '2021/22×2', 'Headcount×1'], [null, null, 'Percent×1'],
+    ]);
+    // A page starting inside spans names them again, and no span reaches past the page's end.
+    expect(spans(3, 6)).toEqual([['Barnet×1', '2021/22×1', 'Percent×1'], ['Barnsley×2', '2020/21×2', 'Headcount×1'], [null, null, 'Percent×1']]);
+  });
+
+  it('writes a page as HTML: headers with their scope and span, the cells as shown, labels escaped', () => {
+    const odd: Meta = { ...meta, filters: [meta.filters[0]!, { ...meta.filters[1]!, options: [{ id: 's1', label: 'Primary <& "special">' }, meta.filters[1]!.options[1]!] }] };
+    const table = buildCrossTab(rows, odd, meta.indicators, { rows: ['location', 'timePeriod'], columns: ['filter:F2', 'indicator'] });
+    expect(crossTabHeadHtml(table)).toBe(
+      '<tr><td class="app-crosstab__corner" colspan="2" rowspan="2">Location / Time period</td>'
+      + '<th scope="colgroup" colspan="2">Primary &lt;&amp; &quot;special&quot;&gt;</th><th scope="colgroup" colspan="2">Secondary</th></tr>'
+      + '<tr><th scope="col">Headcount</th><th scope="col">Percent</th><th scope="col">Headcount</th><th scope="col">Percent</th></tr>',
+    );
+    expect(crossTabBodyHtml(table, 1, 3)).toBe(
+      '<tr><th scope="rowgroup">Barnet</th><th scope="row">2021/22</th><td>12,000</td><td>1.3%</td><td>c</td><td>1.3%</td></tr>'
+      // Barnsley's span of two is cut at the page's end: no rowspan.
+      + '<tr><th scope="rowgroup">Barnsley</th><th scope="row">2020/21</th><td>20</td><td>1.3%</td><td></td><td></td></tr>',
+    );
   });
 });

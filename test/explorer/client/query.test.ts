@@ -22,6 +22,14 @@ describe('explorer query state', () => {
     expect(parseState(stateToSearch(range))).toEqual(range);
   });
 
+  it('keeps the chart settings in the permalink', () => {
+    const state: QueryState = { ...chosen(), chart: { type: 'bar', indicator: 'LxWjE', period: '2021/2022|AY', lines: 'multiples', highlight: 'LA|7zXob' } };
+    const search = stateToSearch(state);
+    expect(search).toContain('&chartType=bar&chartIndicator=LxWjE&chartPeriod=2021/2022|AY&chartLines=multiples&chartHighlight=LA|7zXob');
+    expect(parseState(search)).toEqual(state);
+    expect(parseState('chartType=pie&chartLines=all').chart).toBeUndefined();
+  });
+
   it('ignores what it does not understand in a permalink', () => {
     const state = parseState('page=-3&pageSize=abc&sorts=nonsense&other=1&filters.=x');
     expect(state).toEqual(emptyState());

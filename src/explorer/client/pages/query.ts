@@ -4,18 +4,19 @@
  * tested module (../query.ts, ../steps.ts, ../layout.ts, ../crosstab.ts, ../chart.ts, ../snippets.ts, ../format.ts).
  */
 import { ApiError, apiGet, apiPost, problemMessage, type DataSet, type IndicatorMeta, type Meta, type QueryResponse, type ResultRow, type Warning } from '../api.js';
-import { axisLabel, buildChartData, PALETTE, renderChart, type ManyLines } from '../chart.js';
-import { buildCrossTab, crossTabCaption, crossTabCsv, locationLabels, type CrossTab } from '../crosstab.js';
-import { h, replace, uid, type Child } from '../dom.js';
+import type { ManyLines } from '../chart.js';
+import { buildCrossTab, crossTabCaption, locationLabels, type CrossTab } from '../crosstab.js';
+import { afterNextPaint, h, replace, uid, type Child } from '../dom.js';
 import { plural } from '../format.js';
 import {
-  getUrl, locationKey, parseState, periodKey, postBody, queryPath, stateToSearch, type QueryState,
+  getUrl, locationKey, parseState, periodKey, postBody, queryPath, stateToSearch, type ChartSettings, type QueryState,
 } from '../query.js';
 import { compactJson, curlCsv, curlGet, curlPost, pythonSnippet, rSnippet } from '../snippets.js';
 import { STEPS, stepSummaries, type StepNumber } from '../steps.js';
 import { drawCrossTab, layoutControls } from '../table.js';
 import { allVersions } from './dataset.js';
 import { checklist } from './checklist.js';
+import { errorSummary } from './error.js';
 
 /** Rows the table and the chart ask for: the API's largest page. */
 const TABLE_ROWS = 10000;
@@ -90,6 +91,19 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
 
   // -- the builder -------------------------------------------------------------------------------------------
   const countBox = h('div', { class: 'app-count', 'aria-live': 'polite', 'aria-atomic': 'true', id: 'match-count' });
+  /** The count (and the API's warnings) of the current choices, from any answer to them. */
+  const showCount = (response: QueryResponse) => {
+    const warnings = (response.warnings ?? []).map(warningText);
+    const local: string[] = [];
+    if (state.indicators.length === 0) local.push('No indicator chosen: every indicator is shown.');
+    if (state.timePeriods.mode === 'list' && state.timePeriods.items.length === 0) local.push('No time period chosen: every time period is included.');
+    replace(countBox,
+      h('p', { class: 'govuk-heading-m govuk-!-margin-bottom-1', 'data-count': String(response.paging.totalResults) }, `${plural(response.paging.totalResults, 'row')} match`),
+      warnings.length ? h('div', { class: 'govuk-warning-text govuk-!-margin-bottom-2' }, h('span', { class: 'govuk-warning-text__icon', 'aria-hidden': 'true' }, '!'),
+        h('strong', { class: 'govuk-warning-text__text' }, h('span', { class: 'govuk-visually-hidden' }, 'Warning '), h('span', { 'data-warnings': '' }, warnings.join(' ')))) : null,
+      local.length ? h('p', { class: 'govuk-body-s govuk-!-margin-bottom-0' }, local.join(' ')) : null);
+    countBox.dataset.state = 'ready';
+  };
   let countTimer: ReturnType<typeof setTimeout> | undefined;
   let countAbort: AbortController | undefined;
   const updateCount = () => {
@@ -101,16 +115,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       try {
         const response = await apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: 1 }), abort.signal);
         if (abort.signal.aborted) return;
-        const warnings = (response.warnings ?? []).map(warningText);
-        const local: string[] = [];
-        if (state.indicators.length === 0) local.push('No indicator chosen: every indicator is shown.');
-        if (state.timePeriods.mode === 'list' && state.timePeriods.items.length === 0) local.push('No time period chosen: every time period is included.');
-        replace(countBox,
-          h('p', { class: 'govuk-heading-m govuk-!-margin-bottom-1', 'data-count': String(response.paging.totalResults) }, `${plural(response.paging.totalResults, 'row')} match`),
-          warnings.length ? h('div', { class: 'govuk-warning-text govuk-!-margin-bottom-2' }, h('span', { class: 'govuk-warning-text__icon', 'aria-hidden': 'true' }, '!'),
-            h('strong', { class: 'govuk-warning-text__text' }, h('span', { class: 'govuk-visually-hidden' }, 'Warning '), h('span', { 'data-warnings': '' }, warnings.join(' ')))) : null,
-          local.length ? h('p', { class: 'govuk-body-s govuk-!-margin-bottom-0' }, local.join(' ')) : null);
-        countBox.dataset.state = 'ready';
+        showCount(response);
       } catch (error) {
         if (abort.signal.aborted) return;
         replace(countBox, h('p', { class: 'govuk-error-message' }, h('span', { class: 'govuk-visually-hidden' }, 'Error: '), (error as Error).message));
@@ -316,12 +321,13 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
   // A link with choices and no open step shows its results; otherwise the builder opens at its step (or the first).
   const hasChoices = [...params.keys()].some((k) => k !== 'dataSetVersion' && k !== 'step');
   openStep(state.step ?? (hasChoices ? undefined : 1));
-  updateCount();
+  // A link that shows its results takes the count from them: one query fewer while the page loads.
+  if (state.step !== undefined) updateCount();
 
   // -- the results -------------------------------------------------------------------------------------------
   let table: CrossTab | undefined;
 
-  async function showResults(focus = true): Promise<void> {
+  async function showResults(focus = true, countFromResults = false): Promise<void> {
     const indicators = shownIndicators(meta, state);
     replace(results, h('p', { class: 'govuk-body' }, 'Loading the results…'));
     let response: QueryResponse;
@@ -329,20 +335,24 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       response = await apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: TABLE_ROWS }));
     } catch (error) {
       replace(results, errorSummary(error));
+      if (countFromResults) updateCount();
       return;
     }
     resultsShown = true;
     stale.hidden = true;
+    if (countFromResults) showCount(response);
     const total = response.paging.totalResults;
     const heading = h('h2', { class: 'govuk-heading-l', id: 'results-heading', tabindex: '-1' }, 'Results');
     const tableBox = h('div', { class: 'app-table-scroll', tabindex: '0', role: 'region', 'aria-labelledby': 'crosstab-caption' });
+    const pager = h('nav', { class: 'app-crosstab-pager', 'aria-label': 'Table pages' });
     const layoutBox = h('div');
     const layoutStatus = h('p', { class: 'govuk-body-s app-layout__status', role: 'status', 'aria-live': 'polite', id: 'layout-status' });
     const chartBox = h('div');
     const drawTable = (focusId?: string) => {
       const startedAt = performance.now();
       table = buildCrossTab(response.results, meta, indicators, state.layout);
-      drawCrossTab(tableBox, table, crossTabCaption(dataSet.title, table), startedAt);
+      performance.measure('explorer:crosstab-pivot', { start: startedAt });
+      drawCrossTab(tableBox, pager, table, crossTabCaption(dataSet.title, table), startedAt);
       replace(layoutBox, layoutControls(table, (layout, nextFocus) => {
         state.layout = layout;
         writeUrl();
@@ -367,6 +377,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
         h('div', { class: 'govuk-details__text' }, layoutBox)),
       layoutStatus,
       tableBox,
+      pager,
       h('h3', { class: 'govuk-heading-m' }, 'Chart'),
       chartBox,
       h('h3', { class: 'govuk-heading-m' }, 'Download and share'),
@@ -375,37 +386,56 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       codePanel(),
     );
     drawTable();
-    void renderChartBox(chartBox, indicators);
     if (focus) heading.focus();
+    // The chart's rows are asked for once the table is on screen, so its request, parsing and drawing do not hold
+    // up the table's first frame.
+    void afterNextPaint().then(() => renderChartBox(chartBox, indicators));
   }
 
   async function renderChartBox(box: HTMLElement, indicators: IndicatorMeta[]): Promise<void> {
     const totals = chartTotals(meta, state);
     let rows: ResultRow[];
     let total: number;
+    let chart: typeof import('../chart.js');
     try {
-      const response = await apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: TABLE_ROWS }, totals.filters));
+      // The chart's code comes with its rows: only a page that shows a chart loads it.
+      const [response, chartModule] = await Promise.all([
+        apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: TABLE_ROWS }, totals.filters)),
+        import('../chart.js'),
+      ]);
       rows = response.results;
       total = response.paging.totalResults;
+      chart = chartModule;
     } catch (error) {
       replace(box, errorSummary(error));
       return;
     }
+    const { axisLabel, buildChartData, PALETTE, renderChart } = chart;
     const numeric = indicators.filter((i) => i.unit !== 'string');
     if (numeric.length === 0) {
       replace(box, h('p', { class: 'govuk-body' }, 'None of the indicators shown is a number, so there is no chart.'));
       return;
     }
     const periods = new Set(rows.map((r) => periodKey(r.timePeriod)));
-    let kind: 'line' | 'bar' = periods.size > 1 ? 'line' : 'bar';
-    let indicatorId = numeric[0]!.id;
-    let manyLines: ManyLines = 'highlight';
-    let highlight: string | undefined;
     const periodChoices = meta.timePeriods.filter((t) => periods.has(periodKey(t)));
-    let barPeriod = periodChoices[periodChoices.length - 1] ? periodKey(periodChoices[periodChoices.length - 1]!) : undefined;
+    // The permalink's settings where this data has them, else the defaults.
+    const saved = state.chart ?? {};
+    let kind: 'line' | 'bar' = saved.type ?? (periods.size > 1 ? 'line' : 'bar');
+    let indicatorId = numeric.find((i) => i.id === saved.indicator)?.id ?? numeric[0]!.id;
+    let manyLines: ManyLines = saved.lines ?? 'highlight';
+    let highlight: string | undefined = saved.highlight;
+    let barPeriod = periodChoices.some((t) => periodKey(t) === saved.period)
+      ? saved.period
+      : periodChoices[periodChoices.length - 1] ? periodKey(periodChoices[periodChoices.length - 1]!) : undefined;
+    /** A setting the user changed: into the permalink, then the chart is drawn again. */
+    const remember = (settings: ChartSettings) => {
+      state.chart = { ...state.chart, ...settings };
+      writeUrl();
+      draw();
+    };
     const figure = h('div', { 'data-chart': '' });
     let drawnWidth = 0;
-    const highlightSelect = h('select', { class: 'govuk-select', id: 'chart-highlight', onchange: () => { highlight = highlightSelect.value; draw(); } });
+    const highlightSelect = h('select', { class: 'govuk-select', id: 'chart-highlight', onchange: () => { highlight = highlightSelect.value; remember({ highlight }); } });
     const draw = () => {
       drawnWidth = figure.clientWidth;
       const indicator = numeric.find((i) => i.id === indicatorId)!;
@@ -421,20 +451,20 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       }
       replace(figure, renderChart(data, indicator, { width: figure.clientWidth || box.clientWidth || 640, manyLines, highlight }));
     };
-    const indicatorSelect = h('select', { class: 'govuk-select', id: 'chart-indicator', onchange: () => { indicatorId = indicatorSelect.value; draw(); } },
-      numeric.map((i) => h('option', { value: i.id }, axisLabel(i))));
-    const periodSelect = h('select', { class: 'govuk-select', id: 'chart-period', onchange: () => { barPeriod = periodSelect.value; draw(); } },
+    const indicatorSelect = h('select', { class: 'govuk-select', id: 'chart-indicator', onchange: () => { indicatorId = indicatorSelect.value; remember({ indicator: indicatorId }); } },
+      numeric.map((i) => h('option', { value: i.id, selected: i.id === indicatorId }, axisLabel(i))));
+    const periodSelect = h('select', { class: 'govuk-select', id: 'chart-period', onchange: () => { barPeriod = periodSelect.value; remember({ period: barPeriod }); } },
       periodChoices.map((t) => h('option', { value: periodKey(t), selected: periodKey(t) === barPeriod }, t.label)));
     const barPeriodGroup = h('div', { class: 'govuk-form-group app-inline-group' }, h('label', { class: 'govuk-label', for: 'chart-period' }, 'Time period'), periodSelect);
     const radio = <T extends string>(name: string, value: T, label: string, checked: boolean, set: (v: T) => void) =>
       h('div', { class: 'govuk-radios__item' },
-        h('input', { class: 'govuk-radios__input', id: `${name}-${value}`, name, type: 'radio', value, checked, onchange: () => { set(value); draw(); } }),
+        h('input', { class: 'govuk-radios__input', id: `${name}-${value}`, name, type: 'radio', value, checked, onchange: () => set(value) }),
         h('label', { class: 'govuk-label govuk-radios__label', for: `${name}-${value}` }, label));
     const manyGroup = h('div', { class: 'govuk-form-group app-inline-group' },
       h('fieldset', { class: 'govuk-fieldset' }, h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, 'More than 6 lines'),
         h('div', { class: 'govuk-radios govuk-radios--small govuk-radios--inline' },
-          radio<ManyLines>('chart-many', 'highlight', 'Highlight one', true, (v) => (manyLines = v)),
-          radio<ManyLines>('chart-many', 'multiples', 'Small multiples', false, (v) => (manyLines = v)))));
+          radio<ManyLines>('chart-many', 'highlight', 'Highlight one', manyLines === 'highlight', (v) => remember({ lines: (manyLines = v) })),
+          radio<ManyLines>('chart-many', 'multiples', 'Small multiples', manyLines === 'multiples', (v) => remember({ lines: (manyLines = v) })))));
     const highlightGroup = h('div', { class: 'govuk-form-group app-inline-group' }, h('label', { class: 'govuk-label', for: 'chart-highlight' }, 'Highlighted series'), highlightSelect);
     replace(box,
       totals.held.length ? h('p', { class: 'govuk-body-s' }, `The chart shows the “Total” option of ${totals.held.join(' and ')}, which you did not narrow down.`) : null,
@@ -444,8 +474,8 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
         h('div', { class: 'govuk-form-group app-inline-group' },
           h('fieldset', { class: 'govuk-fieldset' }, h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, 'Chart type'),
             h('div', { class: 'govuk-radios govuk-radios--small govuk-radios--inline' },
-              radio('chart-kind', 'line', 'Line over time', kind === 'line', (v) => (kind = v)),
-              radio('chart-kind', 'bar', 'Bars for one period', kind === 'bar', (v) => (kind = v))))),
+              radio('chart-kind', 'line', 'Line over time', kind === 'line', (v) => remember({ type: (kind = v) })),
+              radio('chart-kind', 'bar', 'Bars for one period', kind === 'bar', (v) => remember({ type: (kind = v) }))))),
         barPeriodGroup, manyGroup, highlightGroup),
       figure);
     draw();
@@ -479,10 +509,16 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
         status.textContent = `The download failed: ${(error as Error).message}`;
       }
     };
-    const downloadTable = () => {
-      if (!table) return;
-      save(new Blob([crossTabCsv(dataSet.title, table)], { type: 'text/csv;charset=utf-8' }), 'table');
-      status.textContent = 'Downloaded the table as shown (CSV).';
+    const downloadTable = async () => {
+      const shown = table;
+      if (!shown) return;
+      try {
+        const { crossTabCsv } = await import('../crosstab-csv.js');
+        save(new Blob([crossTabCsv(dataSet.title, shown)], { type: 'text/csv;charset=utf-8' }), 'table');
+        status.textContent = 'Downloaded the table as shown (CSV).';
+      } catch (error) {
+        status.textContent = `The download failed: ${(error as Error).message}`;
+      }
     };
     permalinkInput = h('input', { class: 'govuk-input', id: 'permalink', type: 'text', readonly: true, value: permalink, 'aria-describedby': 'permalink-hint' });
     return h('div', null,
@@ -514,14 +550,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       codeBlock('Python (requests)', pythonSnippet(input), 'python'));
   }
 
-  if (state.step === undefined) await showResults(false);
+  if (state.step === undefined) await showResults(false, true);
 
   window.addEventListener('popstate', () => location.reload(), { once: true });
-}
-
-export function errorSummary(error: unknown): HTMLElement {
-  const message = error instanceof Error ? error.message : String(error);
-  return h('div', { class: 'govuk-error-summary', role: 'alert', tabindex: '-1' },
-    h('h2', { class: 'govuk-error-summary__title' }, 'There is a problem'),
-    h('div', { class: 'govuk-error-summary__body' }, h('p', { class: 'govuk-body' }, message)));
 }
