@@ -104,7 +104,8 @@ export class WebhookWorker {
       await this.db.transaction().execute(async (trx) => {
         const row = await lockEnabledSubscription(trx, id);
         if (!row) return;
-        const page = await readEventPage(trx, scopeOf(row), row.cursor, { types: row.event_types }, FAN_OUT_PAGE, this.options.retentionDays);
+        const filter = { types: row.event_types, resourceId: row.data_set_id ?? undefined };
+        const page = await readEventPage(trx, scopeOf(row), row.cursor, filter, FAN_OUT_PAGE, this.options.retentionDays);
         await insertDeliveries(trx, page.events.map((event) => ({
           subscription_id: row.id, event_position: event.position, event_id: event.id, event_type: event.type, body: bodyOf(row, event), next_attempt_at: new Date(),
         })));
@@ -179,7 +180,11 @@ export class WebhookWorker {
     }
   }
 
-  /** After sustained failure: the subscription is disabled and, for a provider's, a `webhook.disabled` event says so. */
+  /**
+   * After sustained failure: the subscription is disabled and, for a provider's, a `webhook.disabled` event says so.
+   * A statistics subscription gets no event (the statistics feed is public and would show the subscriber's URL): the
+   * operator sees the reason in `stats-admin webhooks list`, and the log says it.
+   */
   private async disable(subscription: SubscriptionRow, lastError: string): Promise<void> {
     const minutes = Math.round(this.options.config.WEBHOOK_RETRY_WINDOW_MS / 60_000);
     const reason = `Deliveries failed for ${minutes} minutes (last: ${lastError}); re-enable the subscription to resume.`;
@@ -192,6 +197,7 @@ export class WebhookWorker {
         });
       }
     });
+    if (subscription.api === 'statistics') this.options.log.warn({ subscription: subscription.id, reason }, 'statistics webhook subscription disabled');
   }
 
   async close(): Promise<void> {
