@@ -16,9 +16,10 @@
  * WEBHOOK_RETRY_MAX_MS) until WEBHOOK_RETRY_WINDOW_MS after it was queued; then the delivery is `failed`, the
  * subscription disabled and a `webhook.disabled` event appended (the owner's other subscriptions and feed see it).
  *
- * Why not pg-boss or graphile-worker: pg-boss 11 and graphile-worker 0.17+ need Node 22; more to the point, neither
- * keeps one subscriber's jobs in order across retries (a job waiting for its retry lets the next one run), and
- * in-order delivery per subscription is a requirement here. The queue is a table with a lease per subscription.
+ * Why not pg-boss or graphile-worker (`npm run bench:job-queues`, docs/architecture.md): pg-boss 10 and
+ * graphile-worker 0.17 run on Node 20, but in the setups measured neither kept one subscriber's deliveries in order
+ * across a retry (while one waits for its retry the next is sent), and in-order delivery per subscription is a
+ * requirement here. The queue is a table with a lease per subscription.
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
