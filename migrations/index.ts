@@ -8,6 +8,7 @@ import * as events from './2026-11-25T1000-events.js';
 import * as webhooks from './2026-11-25T1100-webhooks.js';
 import * as rowIndexSnapshots from './2026-11-25T1200-row-index-snapshots.js';
 import * as rowIndexParts from './2026-11-27T1000-row-index-parts.js';
+import * as webhookDataSet from './2026-11-27T1100-webhook-data-set.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T1100-webhooks': webhooks,
   '2026-11-25T1200-row-index-snapshots': rowIndexSnapshots,
   '2026-11-27T1000-row-index-parts': rowIndexParts,
+  '2026-11-27T1100-webhook-data-set': webhookDataSet,
 };

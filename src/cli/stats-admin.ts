@@ -15,6 +15,8 @@ import {
 } from '../statistics/lifecycle/service.js';
 import { storeMissingRowIndexes } from '../statistics/query/engine/row-index-store.js';
 import { parseArguments, requireOptions, runCli } from './run.js';
+import { runWebhooksCommand, WEBHOOKS_USAGE } from './stats-webhooks.js';
+import { webhookSettings } from '../events/webhooks.js';
 
 const USAGE = `Usage: npm run stats-admin -- <command> [options]
 
@@ -32,7 +34,9 @@ Commands:
   add-publication --title <text> [--summary <text>] [--id <uuid>] [--slug <slug>]
   add-data-set --publication <id> --title <text> [--summary <text>] [--id <uuid>]
   build-row-indexes                                       store the query row index of every version that has none
-                                                          (imported before the stored form existed)`;
+                                                          (imported before the stored form existed)
+  webhooks <add|list|remove|rotate-secret|enable|deliveries|redeliver> ...
+                                                          statistics webhook subscriptions (webhooks --help)`;
 
 function required(values: Record<string, unknown>, ...names: string[]): void {
   requireOptions(values, names, USAGE);
@@ -41,6 +45,21 @@ function required(values: Record<string, unknown>, ...names: string[]): void {
 
 /** `npm run stats-admin`: the publisher's lifecycle commands for the statistics catalogue. */
 await runCli(async () => {
+  if (process.argv[2] === 'webhooks') {
+    const args = process.argv.slice(3);
+    if (args.length === 0 || args.includes('--help')) {
+      console.log(WEBHOOKS_USAGE);
+      return;
+    }
+    const config = loadConfig();
+    const runtime = await openRuntime(config, { applicationName: 'statistics-admin' });
+    try {
+      await runWebhooksCommand(args, runtime.primary.db, webhookSettings(config));
+    } finally {
+      await runtime.close();
+    }
+    return;
+  }
   const { values, positionals } = parseArguments({
     allowPositionals: true,
     strict: true,

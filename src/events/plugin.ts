@@ -10,9 +10,9 @@ import { ExportSlots } from '../plugins/streaming.js';
 import type { FeedDeps } from './feed.js';
 import { EventHub } from './hub.js';
 import { purgeEvents } from './outbox-repository.js';
-import { systemNetwork, type NetworkDeps } from './webhook-sender.js';
+import type { NetworkDeps } from './webhook-sender.js';
 import { WebhookWorker } from './webhook-worker.js';
-import type { WebhookSettings } from './webhooks.js';
+import { webhookSettings, type WebhookSettings } from './webhooks.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,11 +36,7 @@ export const eventsPlugin = fp<{ listenConnection?: pg.ClientConfig; network?: N
       openStreams: new Set(),
     };
     app.decorate('events', deps);
-    const webhooks: WebhookSettings = {
-      policy: { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES, allowHttp: config.REGISTER_ENVIRONMENT !== 'production' },
-      network: options.network ?? systemNetwork,
-      secretOverlapHours: config.WEBHOOK_SECRET_OVERLAP_HOURS,
-    };
+    const webhooks = webhookSettings(config, options.network);
     app.decorate('webhooks', webhooks);
     const worker =
       options.webhookWorker === false

@@ -19,3 +19,9 @@ export async function findDataSetForEvent(db: Executor, dataSetId: string) {
     .where('id', '=', dataSetId)
     .executeTakeFirstOrThrow();
 }
+
+/** Whether a data set with this id exists (any status). */
+export async function dataSetExists(db: Executor, dataSetId: string): Promise<boolean> {
+  const row = await db.selectFrom('data_sets').select('id').where('id', '=', dataSetId).executeTakeFirst();
+  return row !== undefined;
+}

@@ -45,6 +45,8 @@ export interface WebhookSubscriptionsTable {
   lease_owner: string | null;
   lease_until: NullableTimestamp;
   created_at: Generated<Date>;
+  /** Statistics subscriptions: only this data set's events (null: every data set). */
+  data_set_id: string | null;
 }
 
 export interface WebhookDeliveriesTable {

@@ -5,7 +5,7 @@ import type { FeedScope } from './outbox-repository.js';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.js';
 
 /** What a subscription's answers show. */
-const COLUMNS = ['id', 'url', 'event_types', 'enabled', 'disabled_reason', 'created_at', 'api_version', 'previous_secret_expires_at'] as const;
+const COLUMNS = ['id', 'url', 'event_types', 'enabled', 'disabled_reason', 'created_at', 'api_version', 'previous_secret_expires_at', 'data_set_id'] as const;
 
 function ownedBy(scope: FeedScope) {
   return scope.api === 'statistics'
@@ -53,6 +53,18 @@ export async function requeueFailedDeliveries(db: Executor, subscriptionId: stri
     .where('subscription_id', '=', subscriptionId)
     .where('status', '=', 'failed')
     .execute();
+}
+
+/** The id of the owner's subscription that has the delivery `deliveryId`, or undefined. */
+export async function findDeliverySubscription(db: Executor, scope: FeedScope, deliveryId: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_subscriptions', 'webhook_subscriptions.id', 'd.subscription_id')
+    .select('d.subscription_id')
+    .where('d.id', '=', deliveryId)
+    .where(ownedBy(scope))
+    .executeTakeFirst();
+  return row?.subscription_id;
 }
 
 /** One delivery due again now; false when the subscription has no delivery with this id. */

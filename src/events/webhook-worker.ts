@@ -16,9 +16,10 @@
  * WEBHOOK_RETRY_MAX_MS) until WEBHOOK_RETRY_WINDOW_MS after it was queued; then the delivery is `failed`, the
  * subscription disabled and a `webhook.disabled` event appended (the owner's other subscriptions and feed see it).
  *
- * Why not pg-boss or graphile-worker: pg-boss 11 and graphile-worker 0.17+ need Node 22; more to the point, neither
- * keeps one subscriber's jobs in order across retries (a job waiting for its retry lets the next one run), and
- * in-order delivery per subscription is a requirement here. The queue is a table with a lease per subscription.
+ * Why not pg-boss or graphile-worker (`npm run bench:job-queues`, docs/architecture.md): pg-boss 10 and
+ * graphile-worker 0.17 run on Node 20, but in the setups measured neither kept one subscriber's deliveries in order
+ * across a retry (while one waits for its retry the next is sent), and in-order delivery per subscription is a
+ * requirement here. The queue is a table with a lease per subscription.
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
@@ -104,7 +105,8 @@ export class WebhookWorker {
       await this.db.transaction().execute(async (trx) => {
         const row = await lockEnabledSubscription(trx, id);
         if (!row) return;
-        const page = await readEventPage(trx, scopeOf(row), row.cursor, { types: row.event_types }, FAN_OUT_PAGE, this.options.retentionDays);
+        const filter = { types: row.event_types, resourceId: row.data_set_id ?? undefined };
+        const page = await readEventPage(trx, scopeOf(row), row.cursor, filter, FAN_OUT_PAGE, this.options.retentionDays);
         await insertDeliveries(trx, page.events.map((event) => ({
           subscription_id: row.id, event_position: event.position, event_id: event.id, event_type: event.type, body: bodyOf(row, event), next_attempt_at: new Date(),
         })));
@@ -179,7 +181,11 @@ export class WebhookWorker {
     }
   }
 
-  /** After sustained failure: the subscription is disabled and, for a provider's, a `webhook.disabled` event says so. */
+  /**
+   * After sustained failure: the subscription is disabled and, for a provider's, a `webhook.disabled` event says so.
+   * A statistics subscription gets no event (the statistics feed is public and would show the subscriber's URL): the
+   * operator sees the reason in `stats-admin webhooks list`, and the log says it.
+   */
   private async disable(subscription: SubscriptionRow, lastError: string): Promise<void> {
     const minutes = Math.round(this.options.config.WEBHOOK_RETRY_WINDOW_MS / 60_000);
     const reason = `Deliveries failed for ${minutes} minutes (last: ${lastError}); re-enable the subscription to resume.`;
@@ -192,6 +198,7 @@ export class WebhookWorker {
         });
       }
     });
+    if (subscription.api === 'statistics') this.options.log.warn({ subscription: subscription.id, reason }, 'statistics webhook subscription disabled');
   }
 
   async close(): Promise<void> {

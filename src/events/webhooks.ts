@@ -5,23 +5,33 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import type { Config } from '../config.js';
 import type { Db, Executor } from '../db/database.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
 import { eventLogState, type FeedScope } from './outbox-repository.js';
+import { dataSetExists } from './repository.js';
 import {
-  countSubscriptions, deleteSubscriptionRow, findSubscription, insertSubscription, listDeliveryRows, listSubscriptionRows, lockOwner, requeueDelivery,
+  countSubscriptions, deleteSubscriptionRow, findDeliverySubscription, findSubscription, insertSubscription, listDeliveryRows, listSubscriptionRows, lockOwner, requeueDelivery,
   requeueFailedDeliveries, updateSubscription,
 } from './webhook-repository.js';
-import { checkWebhookUrl, resolveTarget, WebhookTargetError, type AddressPolicy, type NetworkDeps } from './webhook-sender.js';
+import { checkWebhookUrl, resolveTarget, systemNetwork, WebhookTargetError, type AddressPolicy, type NetworkDeps } from './webhook-sender.js';
 
 /** Subscriptions one owner (a provider in an environment) may have. */
 export const MAX_SUBSCRIPTIONS = 10;
+/**
+ * Statistics subscriptions in all (the operator adds them for every analyst, so more than a provider's; still
+ * bounded, since each one costs a delivery row and a request per event).
+ */
+export const MAX_STATISTICS_SUBSCRIPTIONS = 100;
 
 export interface SubscriptionOwner {
   scope: FeedScope;
   /** Register subscriptions: the API version whose field names deliveries use. */
   apiVersion?: string;
 }
+
+/** The operator's statistics subscriptions (`npm run stats-admin -- webhooks`): the statistics API has no owners. */
+export const STATISTICS_OWNER: SubscriptionOwner = { scope: { api: 'statistics' } };
 
 export interface SubscriptionInput {
   url?: unknown;
@@ -34,6 +44,17 @@ export interface WebhookSettings {
   network: NetworkDeps;
   secretOverlapHours: number;
 }
+
+/** The deployment's webhook settings: the app's and the operator commands' alike. */
+export function webhookSettings(config: Config, network: NetworkDeps = systemNetwork): WebhookSettings {
+  return {
+    policy: { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES, allowHttp: config.REGISTER_ENVIRONMENT !== 'production' },
+    network,
+    secretOverlapHours: config.WEBHOOK_SECRET_OVERLAP_HOURS,
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A Standard Webhooks secret: `whsec_` and 24 random bytes in base64. */
 export function newSigningSecret(): string {
@@ -82,16 +103,25 @@ function checkedTypes(raw: unknown, known: readonly string[]): string[] {
   return [...new Set(raw as string[])];
 }
 
+/**
+ * `dataSetId` (statistics subscriptions only, checked by the caller's route or command): only the events of that
+ * data set and its versions.
+ */
 export async function createSubscription(
-  db: Db, owner: SubscriptionOwner, input: SubscriptionInput, knownTypes: readonly string[], settings: WebhookSettings,
+  db: Db, owner: SubscriptionOwner, input: SubscriptionInput, knownTypes: readonly string[], settings: WebhookSettings, dataSetId: string | null = null,
 ): Promise<SubscriptionView & { secret: string }> {
   const url = await checkedUrl(input.url, settings);
   const types = checkedTypes(input.event_types, knownTypes);
+  if (dataSetId !== null) {
+    if (owner.scope.api !== 'statistics') throw new UnprocessableError('data_set_id: only statistics subscriptions follow one data set');
+    if (!UUID.test(dataSetId) || !(await dataSetExists(db, dataSetId))) throw new UnprocessableError(`data set ${dataSetId}: no data set with this id`);
+  }
   const secret = newSigningSecret();
+  const limit = owner.scope.api === 'statistics' ? MAX_STATISTICS_SUBSCRIPTIONS : MAX_SUBSCRIPTIONS;
   return db.transaction().execute(async (trx) => {
     // Counted under a lock of the owner's key, so two concurrent creates cannot both pass the limit.
     await lockOwner(trx, owner.scope);
-    if ((await countSubscriptions(trx, owner.scope)) >= MAX_SUBSCRIPTIONS) throw new UnprocessableError(`At most ${MAX_SUBSCRIPTIONS} webhook subscriptions; delete one first.`);
+    if ((await countSubscriptions(trx, owner.scope)) >= limit) throw new UnprocessableError(`At most ${limit} webhook subscriptions; delete one first.`);
     const scope = owner.scope;
     const row = await insertSubscription(trx, {
         api: scope.api,
@@ -107,13 +137,14 @@ export async function createSubscription(
         cursor: (await eventLogState(trx)).lastPosition,
         lease_owner: null,
         lease_until: null,
+        data_set_id: dataSetId,
     });
     return { ...view(row), secret };
   });
 }
 
 async function findOwned(db: Executor, owner: SubscriptionOwner, id: string) {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw new NotFoundError('Webhook subscription not found');
+  if (!UUID.test(id)) throw new NotFoundError('Webhook subscription not found');
   const row = await findSubscription(db, owner.scope, id);
   if (!row) throw new NotFoundError('Webhook subscription not found');
   return row;
@@ -122,6 +153,12 @@ async function findOwned(db: Executor, owner: SubscriptionOwner, id: string) {
 export async function listSubscriptions(db: Executor, owner: SubscriptionOwner): Promise<SubscriptionView[]> {
   const rows = await listSubscriptionRows(db, owner.scope);
   return rows.map(view);
+}
+
+/** The operator's statistics subscriptions, with the data set each follows (null: every data set). */
+export async function listStatisticsSubscriptions(db: Executor): Promise<(SubscriptionView & { data_set_id: string | null })[]> {
+  const rows = await listSubscriptionRows(db, STATISTICS_OWNER.scope);
+  return rows.map((row) => ({ ...view(row), data_set_id: row.data_set_id }));
 }
 
 export async function getSubscription(db: Executor, owner: SubscriptionOwner, id: string): Promise<SubscriptionView> {
@@ -199,4 +236,11 @@ export async function listDeliveries(db: Executor, owner: SubscriptionOwner, id:
 export async function redeliver(db: Executor, owner: SubscriptionOwner, id: string, deliveryId: number): Promise<void> {
   await findOwned(db, owner, id);
   if (!(await requeueDelivery(db, id, deliveryId))) throw new NotFoundError('Delivery not found');
+}
+
+/** Sends a delivery of one of the owner's subscriptions again, named by the delivery's id alone; returns the subscription's id. */
+export async function redeliverById(db: Executor, owner: SubscriptionOwner, deliveryId: number): Promise<string> {
+  const subscriptionId = await findDeliverySubscription(db, owner.scope, deliveryId);
+  if (!subscriptionId || !(await requeueDelivery(db, subscriptionId, deliveryId))) throw new NotFoundError(`Delivery ${deliveryId} not found`);
+  return subscriptionId;
 }
