@@ -49,6 +49,16 @@ export async function createDataSet(
   return id;
 }
 
+/** The importer makes Draft or Published versions; a test wanting Deprecated or Withdrawn sets it afterwards. */
+async function setImportedStatus(database: TestDatabaseLike, versionId: number, status: VersionStatus): Promise<void> {
+  if (status !== 'Deprecated' && status !== 'Withdrawn') return;
+  await database.db
+    .updateTable('data_set_versions')
+    .set({ status, withdrawn_at: status === 'Withdrawn' ? new Date() : null })
+    .where('id', '=', versionId)
+    .execute();
+}
+
 /**
  * Imports the AbsenceSchool files as another version of a data set (new ids are carried over from its previous
  * version), then sets the version's status (Draft, Published, Deprecated, Withdrawn) for access tests.
@@ -68,13 +78,7 @@ export async function importFixtureVersion(
     publishedAt: options.publishedAt,
     rowOrder: 'reference-fixture',
   });
-  if (status === 'Deprecated' || status === 'Withdrawn') {
-    await database.db
-      .updateTable('data_set_versions')
-      .set({ status, withdrawn_at: status === 'Withdrawn' ? new Date() : null })
-      .where('id', '=', result.versionId)
-      .execute();
-  }
+  await setImportedStatus(database, result.versionId, status);
   if (options.dataSetStatus) {
     await database.db.updateTable('data_sets').set({ status: options.dataSetStatus }).where('id', '=', options.dataSetId).execute();
   }
@@ -125,13 +129,7 @@ export async function importCsvVersion(
       draft: status === 'Draft',
       notes: options.notes,
     });
-    if (status === 'Deprecated' || status === 'Withdrawn') {
-      await database.db
-        .updateTable('data_set_versions')
-        .set({ status, withdrawn_at: status === 'Withdrawn' ? new Date() : null })
-        .where('id', '=', result.versionId)
-        .execute();
-    }
+    await setImportedStatus(database, result.versionId, status);
     return { ...result, status };
   } finally {
     await rm(dir, { recursive: true, force: true });
