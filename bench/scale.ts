@@ -24,7 +24,9 @@ import { freePort, stopServer } from './server-process.js';
  *   row index answers: the time from the spawn to that, and p50/p99 of each shape during that cold window;
  * - p50/p99 of each shape warm (row index) and with the index off (`QUERY_INDEX_MEMORY_MB=0`: the SQL engine, which
  *   answers every version not in memory), and the server's RSS with the index;
- * - the same variants as SQL in DuckDB (`@duckdb/node-api`, count and page, like the API) over the Parquet.
+ * - the same variants as SQL in DuckDB (`@duckdb/node-api`, count and page, like the API) over the Parquet;
+ * - at the largest size, a catalogue of `--catalogue` (4) versions of it under `--catalogue-memory-mb` (512) of
+ *   QUERY_INDEX_MEMORY_MB: every shape asked of each version in turn from a cold start.
  *
  * Every figure goes to bench/results/scale.json (merged per size, so a 20M run keeps the 5M figures) and the table
  * between the `scale-table` markers of docs/performance.md, with the machine's load average.
@@ -243,6 +245,8 @@ interface CatalogueResult {
   serverRssMb: { atEnd: number; peak: number };
   /** The row index lines of /metrics at the end (loads by outcome, versions held, bytes). */
   metrics: string[];
+  /** Set by hand when the figures come from another run than the rest of their size (says which). */
+  note?: string;
 }
 
 interface SizeResult {
@@ -465,7 +469,7 @@ function renderTable(results: SizeResult[]): string {
       return `${fmt(warm?.p50Ms, 1)} / ${fmt(warm?.p99Ms, 1)}${warm && !warm.engines.index ? ' (SQL)' : ''}`;
     })),
     row('catalogue: versions of this size under QUERY_INDEX_MEMORY_MB, server RSS at the end', (r) =>
-      r.catalogue ? `${r.catalogue.versions} under ${fmt(r.catalogue.memoryBudgetMb)} MB, RSS ${fmt(r.catalogue.serverRssMb.atEnd)} MB (peak ${fmt(r.catalogue.serverRssMb.peak)})` : '—'),
+      r.catalogue ? `${r.catalogue.versions} under ${fmt(r.catalogue.memoryBudgetMb)} MB, RSS ${fmt(r.catalogue.serverRssMb.atEnd)} MB (peak ${fmt(r.catalogue.serverRssMb.peak)})${r.catalogue.note ? `; ${r.catalogue.note}` : ''}` : '—'),
     ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — catalogue, every request from a cold start (engines) · ÷ DuckDB p50`, (r) => {
       const c = r.catalogue?.shapes[name];
       if (!c) return '—';
