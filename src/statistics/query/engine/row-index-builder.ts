@@ -1,12 +1,12 @@
 import { RowIndex, type Codes, type FacetColumn, type IndicatorColumn, type RowIndexParts } from './row-index.js';
 
 /** The narrowest codes array for a dictionary of `distinct` values. */
-export function codesFor(distinct: number, size: number): Codes {
+function codesFor(distinct: number, size: number): Codes {
   return distinct <= 256 ? new Uint8Array(size) : distinct <= 65536 ? new Uint16Array(size) : new Int32Array(size);
 }
 
 /** A column of ids as dictionary codes (the dictionary ascending). */
-export function dictionaryEncode(values: Int32Array): FacetColumn {
+function dictionaryEncode(values: Int32Array): FacetColumn {
   const seen = new Set<number>();
   for (let p = 0; p < values.length; p++) seen.add(values[p]!);
   const dictionary = Int32Array.from([...seen].sort((a, b) => a - b));

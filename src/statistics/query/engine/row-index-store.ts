@@ -23,9 +23,14 @@ import { RowIndexBuilder } from './row-index-builder.js';
 import { loadRowIndexFacets, loadRowIndexValues, saveRowIndexSnapshot } from './row-index-snapshot.js';
 import { loadQueryVersionMeta, type VersionMeta } from './version-meta-cache.js';
 
-/** The location and filter columns the index holds for a version. */
-function facetColumns(meta: VersionMeta): string[] {
-  return [...meta.locationLevels.map(locationColumn), ...meta.filters.map((f) => f.column)];
+/**
+ * The columns a build from rows reads, in this order: id, time period, level, the location and filter columns
+ * (`facets`, the index's), then the indicator columns (none when built without values).
+ */
+function rowIndexColumns(meta: VersionMeta, withValues: boolean): { facets: string[]; indicators: string[]; read: string[] } {
+  const facets = [...meta.locationLevels.map(locationColumn), ...meta.filters.map((f) => f.column)];
+  const indicators = withValues ? meta.indicators.map((i) => i.column) : [];
+  return { facets, indicators, read: ['id', 'time_period_id', 'geographic_level', ...facets, ...indicators] };
 }
 
 /** A build refused before it read any row: its estimated size alone is over the budget. */
@@ -54,8 +59,7 @@ export interface BuildRowIndexOptions {
  * caller bounds its time (see `withTimeBound`): a cursor is one statement for as long as it is read.
  */
 export async function buildRowIndex(db: Executor, meta: VersionMeta, options: BuildRowIndexOptions = {}): Promise<RowIndex> {
-  const facets = facetColumns(meta);
-  const indicatorColumns = options.indicators === false ? [] : meta.indicators.map((i) => i.column);
+  const { facets, indicators: indicatorColumns, read } = rowIndexColumns(meta, options.indicators !== false);
   const n = await countAllRows(db, meta.rowsTable);
   if (options.maxBytes !== undefined && estimatedIndexBytes(n, facets.length, indicatorColumns.length) > options.maxBytes) {
     throw new RowIndexTooLargeError(`An index of ${meta.rowsTable} would not fit the memory budget`);
@@ -63,7 +67,7 @@ export async function buildRowIndex(db: Executor, meta: VersionMeta, options: Bu
   const builder = new RowIndexBuilder(n, facets, indicatorColumns);
   const facetValues = new Array<number>(facets.length);
   const indicatorTexts = new Array<string>(indicatorColumns.length);
-  for await (const chunk of streamRowsInDefaultOrder(db, meta.rowsTable, ['id', 'time_period_id', 'geographic_level', ...facets, ...indicatorColumns], options.rowsPerRead ?? 10000)) {
+  for await (const chunk of streamRowsInDefaultOrder(db, meta.rowsTable, read, options.rowsPerRead ?? 10000)) {
     for (const row of chunk.rows) {
       if (builder.rows >= n) throw new Error(`Row table ${meta.rowsTable} changed while its index was built`);
       for (let c = 0; c < facets.length; c++) facetValues[c] = Number(row[facets[c]!] ?? 0);
@@ -95,13 +99,11 @@ export async function storeRowIndexFromRows(db: Executor, versionId: number, row
  */
 export async function storeRowIndexFromRowTable(client: pg.PoolClient, db: Executor, versionId: number, rowsTable: string): Promise<number> {
   const meta = await loadQueryVersionMeta(db, versionId, rowsTable);
-  const facets = facetColumns(meta);
-  const indicatorColumns = meta.indicators.map((i) => i.column);
+  const { facets, indicators: indicatorColumns, read: columns } = rowIndexColumns(meta, true);
   const builder = new RowIndexBuilder(await countAllRows(db, rowsTable), facets, indicatorColumns);
   const facetValues = new Array<number>(facets.length);
   const indicatorTexts = new Array<string>(indicatorColumns.length);
   const firstIndicator = 3 + facets.length;
-  const columns = ['id', 'time_period_id', 'geographic_level', ...facets, ...indicatorColumns];
   // Fields: id, time period (int4), level (text), facets (int4), indicators (text); none is NULL in a row table.
   await readBinaryCopy(copyRowsInDefaultOrder(client, rowsTable, columns), columns.length, (buffer, offsets, lengths) => {
     for (let c = 0; c < facets.length; c++) facetValues[c] = buffer.readInt32BE(offsets[3 + c]!);

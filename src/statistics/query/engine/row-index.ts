@@ -101,7 +101,7 @@ function scanCodes(codes: Codes, wanted: Uint8Array, bits: Uint32Array, size: nu
   for (let p = whole; p < size; p++) if (wanted[codes[p]!]) bits[p >>> 5]! |= 1 << (p & 31);
 }
 
-export function binarySearch(values: Int32Array, value: number): number {
+function binarySearch(values: Int32Array, value: number): number {
   let lo = 0;
   let hi = values.length - 1;
   while (lo <= hi) {
@@ -403,27 +403,26 @@ export class RowIndex {
     return positions;
   }
 
-  /** A sort key's number per position: the id (time period, location, option), the level's code, or a rank. */
+  /**
+   * A sort key's number per position: the time period id, else the column's code (codes follow the ids' order, and
+   * the levels' order of first appearance is what their integer sort was), or the rank of its value.
+   */
   private sortKey(sort: SortKey): (position: number) => number {
     let value: (position: number) => number;
-    let encode: (raw: number | string) => number;
+    let codeOf: (raw: number | string) => number;
     if (sort.column === 'time_period_id') {
       value = (p) => this.timePeriodAt(p);
-      encode = Number;
-    } else if (sort.column === 'geographic_level') {
-      const { levels, levelCodes } = this.parts;
-      value = (p) => levels[p]!;
-      encode = (raw) => levelCodes.indexOf(String(raw));
+      codeOf = Number;
     } else {
-      const { codes, dictionary } = this.facet(sort.column);
-      value = (p) => dictionary[codes[p]!]!;
-      encode = Number;
+      const column = this.codesOf(sort.column);
+      value = (p) => column.codes[p]!;
+      codeOf = column.codeOf;
     }
     if (sort.kind !== 'rank') return value;
     const ranks = new Map<number, number>();
-    (sort.ranks ?? []).forEach((raw, rank) => ranks.set(encode(raw), rank));
+    (sort.ranks ?? []).forEach((raw, rank) => ranks.set(codeOf(raw), rank));
     // Values without a rank sort after all others ascending (as NULLs do in PostgreSQL).
-    const missing = ranks.size;
+    const missing = sort.ranks?.length ?? 0;
     return (p) => ranks.get(value(p)) ?? missing;
   }
 
