@@ -124,6 +124,12 @@ export class RowIndex {
   /** Positions where each time period id starts and ends (exclusive). */
   private readonly timePeriodRanges = new Map<number, [number, number]>();
   private readonly postings = new Map<string, Postings>();
+  private postingsBytes = 0;
+  /**
+   * Asked before a postings list or a bitset is cached (bytes it would hold): the store's memory budget covers
+   * them too, and when it has no room the query works without (a pass over the codes, a bitset of its own).
+   */
+  private mayCache: (bytes: number) => boolean = () => true;
   lastUsed = Date.now();
 
   constructor(private readonly parts: RowIndexParts) {
@@ -147,8 +153,13 @@ export class RowIndex {
     }
   }
 
-  /** Approximate bytes held (arrays, texts, cached bitsets). */
+  /** Approximate bytes held: the arrays the index is made of, and what queries cached (`cachedBytes`). */
   get bytes(): number {
+    return this.partsBytes + this.cachedBytes;
+  }
+
+  /** Approximate bytes of the arrays and texts the index is made of (fixed once its values are in). */
+  get partsBytes(): number {
     const { ids, timePeriodIds, timePeriodStarts, levels, facets, indicators } = this.parts;
     let total = ids.byteLength + timePeriodIds.byteLength + timePeriodStarts.byteLength + levels.byteLength;
     for (const column of facets.values()) total += column.codes.byteLength + column.dictionary.byteLength;
@@ -156,8 +167,27 @@ export class RowIndex {
       total += column.values.byteLength + column.textPositions.byteLength + column.textCodes.byteLength;
       for (const text of column.texts) total += 16 + 2 * text.length;
     }
-    for (const p of this.postings.values()) total += p.offsets.byteLength + p.positions.byteLength;
-    return total + this.bitsetBytes;
+    return total;
+  }
+
+  /** Bytes of the postings and bitsets queries made and kept: dropped first when memory is short (`dropCached`). */
+  get cachedBytes(): number {
+    return this.postingsBytes + this.bitsetBytes;
+  }
+
+  /** Sets what is asked before anything is cached (the store's budget); by default everything may be. */
+  limitCaching(mayCache: (bytes: number) => boolean): void {
+    this.mayCache = mayCache;
+  }
+
+  /** Drops the cached postings and bitsets (made again on use); returns the bytes freed. */
+  dropCached(): number {
+    const freed = this.cachedBytes;
+    this.postings.clear();
+    this.bitsets.clear();
+    this.postingsBytes = 0;
+    this.bitsetBytes = 0;
+    return freed;
   }
 
   /** A location or filter column. */
@@ -255,8 +285,9 @@ export class RowIndex {
     const { codes, codeOf, distinct } = this.codesOf(column);
     const found = values.map(codeOf).filter((code) => code >= 0);
     if (found.length === 0) return bits;
-    if (distinct > POSTINGS_MIN_DISTINCT) {
-      const { offsets, positions } = this.postingsOf(column, codes, distinct);
+    const postings = distinct > POSTINGS_MIN_DISTINCT ? this.postingsOf(column, codes, distinct) : undefined;
+    if (postings) {
+      const { offsets, positions } = postings;
       for (const code of found) {
         for (let i = offsets[code]!, end = offsets[code + 1]!; i < end; i++) {
           const p = positions[i]!;
@@ -271,10 +302,12 @@ export class RowIndex {
     return bits;
   }
 
-  /** A counting sort of the column's codes, made on first use. */
-  private postingsOf(column: string, codes: Codes, distinct: number): Postings {
+  /** A counting sort of the column's codes, made on first use; undefined when the budget has no room for it. */
+  private postingsOf(column: string, codes: Codes, distinct: number): Postings | undefined {
     const cached = this.postings.get(column);
     if (cached) return cached;
+    const bytes = 4 * (distinct + 1) + 4 * this.size;
+    if (!this.mayCache(bytes)) return undefined;
     const offsets = new Int32Array(distinct + 1);
     for (let p = 0; p < this.size; p++) offsets[codes[p]! + 1]!++;
     for (let k = 0; k < distinct; k++) offsets[k + 1]! += offsets[k]!;
@@ -283,6 +316,7 @@ export class RowIndex {
     for (let p = 0; p < this.size; p++) positions[next[codes[p]!]!++] = p;
     const built = { offsets, positions };
     this.postings.set(column, built);
+    this.postingsBytes += bytes;
     return built;
   }
 
@@ -352,7 +386,7 @@ export class RowIndex {
     if (this.bitsetBytes + bits.byteLength > MAX_BITSET_BYTES_PER_INDEX) return { bits, shared: false };
     let count = 0;
     for (let w = 0; w < this.words && count <= this.words; w++) if (bits[w]) count += popcount(bits[w]!);
-    if (count <= this.words) return { bits, shared: false };
+    if (count <= this.words || !this.mayCache(bits.byteLength)) return { bits, shared: false };
     this.bitsets.set(key, bits);
     this.bitsetBytes += bits.byteLength;
     return { bits, shared: true };

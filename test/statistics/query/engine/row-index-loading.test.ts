@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { buildApp } from '../../../../src/app.js';
 import { loadConfig } from '../../../../src/config.js';
 import { createDatabase, type DatabaseHandle } from '../../../../src/db/database.js';
+import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
 import { buildRowIndex, RowIndexStore } from '../../../../src/statistics/query/engine/row-index-store.js';
 import { loadQueryVersionMeta, type VersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
 import { createTestDatabase, type TestDatabase } from '../../../helpers/database.js';
@@ -137,4 +138,33 @@ describe('row index loading', () => {
     await vi.waitFor(async () => expect((await lateApp.inject('/health/ready')).statusCode).toBe(200), { timeout: 10000, interval: 20 });
     expect(late.buildsInProgress).toBe(1);
   }, 120000);
+
+  it('keeps versions queried in turn within the budget: what queries cache gives way, never a whole index', async () => {
+    const roomy = new RowIndexStore({ snapshotDb: database.db });
+    const reference = (await roomy.ensure(database.db, meta))!;
+    // One predicate per facet value (the frequent ones get cached bitsets, the columns of many values postings).
+    const predicates: Predicate[] = [];
+    for (const [column, { dictionary }] of reference.stored.facets) {
+      for (const value of dictionary.slice(0, 20)) predicates.push({ kind: 'in', column, values: [value], negated: false });
+    }
+    const sorts: SortKey[] = [{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }];
+    const expected = predicates.map((p) => reference.select(p, sorts, 0, 10));
+    expect(reference.cachedBytes).toBeGreaterThan(0);
+
+    // Room for the two versions' arrays and 64 bytes more: not for what the queries would cache.
+    const budget = 2 * reference.partsBytes + 64;
+    const store = new RowIndexStore({ memoryBudgetBytes: budget });
+    const versions = [meta, { ...meta, versionId: meta.versionId + 1000 }];
+    for (const version of versions) await store.ensure(database.db, version);
+    for (let round = 0; round < 3; round++) {
+      for (const version of versions) {
+        const index = await store.indexFor(database.db, version);
+        expect(index).toBeDefined();
+        expect(predicates.map((p) => index!.select(p, sorts, 0, 10))).toEqual(expected);
+        expect(store.bytes).toBeLessThanOrEqual(budget);
+      }
+    }
+    expect(store.status()).toMatchObject({ ready: 2, loading: 0, outcomes: { snapshot: 2, rows: 0, failed: 0, too_large: 0 } });
+  }, 60000);
 });
+

@@ -148,6 +148,11 @@ describe('RowIndex (in-memory bitmap engine)', () => {
           expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
           // The stored form (what the import writes and instances load) answers the same.
           expect(select(decodeRowIndex(encodeRowIndex(index, 'v1'), 'v1'), predicate, sorts, offset, limit)).toEqual(expected);
+          // So does an index whose memory budget leaves no room for postings or cached bitsets.
+          const uncached = buildIndex(rows);
+          uncached.limitCaching(() => false);
+          expect(select(uncached, predicate, sorts, offset, limit)).toEqual(expected);
+          expect(uncached.cachedBytes).toBe(0);
         },
       ),
       { numRuns: 400 },
