@@ -8,6 +8,7 @@ import { withStatisticsExamples } from './statistics/openapi-examples.js';
 import { openApiPlugin, SERVICE_OPENAPI_DOCUMENT, type OpenApiDocument } from './plugins/openapi.js';
 import { hardeningPlugin } from './plugins/hardening.js';
 import { boundedLoggerOptions } from './plugins/log-bounds.js';
+import { deferredSchemaCompilers } from './plugins/deferred-schemas.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import { streamingPlugin } from './plugins/streaming.js';
 import type pg from 'pg';
@@ -30,6 +31,11 @@ declare module 'fastify' {
     db: Db;
     /** Where statistics reads go: the read replica when configured, else the primary. */
     readDb: Db;
+    /**
+     * Compiles the route schemas (validators, serializers) no request has used yet: they are compiled on first
+     * use, not at start (src/plugins/deferred-schemas.ts); the server calls it once it listens.
+     */
+    compileDeferredSchemas: () => Promise<number>;
   }
 }
 
@@ -71,7 +77,9 @@ export const REDACTED_HEADERS = ['req.headers.authorization', 'req.headers["prev
  * Nothing here listens on a port or starts a database: those are the caller's.
  */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const schemas = deferredSchemaCompilers();
   const app = Fastify({
+    schemaController: { compilersFactory: schemas.compilersFactory },
     logger: deps.logger === undefined ? boundedLoggerOptions({ level: config.LOG_LEVEL, redact: REDACTED_HEADERS }) : deps.logger,
     // One line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
@@ -130,6 +138,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorate('config', config);
   app.decorate('db', deps.db);
   app.decorate('readDb', deps.readDb ?? deps.db);
+  app.decorate('compileDeferredSchemas', schemas.compileAll);
 
   // The statistics query's row indexes: loaded in the background under their own time bound, and an index built
   // from rows is stored on the primary for every other instance.

@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readFile, readdir, mkdir, writeFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { brotliCompressSync, gzipSync, constants as zlib } from 'node:zlib';
-import { build } from 'esbuild';
+import { promisify } from 'node:util';
+import { brotliCompress, gzip, constants as zlib } from 'node:zlib';
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
 import { projectPath } from '../paths.js';
 
 /** One file the explorer serves, with its precompressed forms (compressible types only). */
@@ -44,16 +47,17 @@ const TYPES: Record<string, string> = {
   '.ico': 'image/x-icon',
 };
 
-function asset(body: Buffer, name: string, immutable: boolean): ExplorerAsset {
+/** Compressed off the event loop (libuv's thread pool): the server answers other requests meanwhile. */
+async function asset(body: Buffer, name: string, immutable: boolean): Promise<ExplorerAsset> {
   const contentType = TYPES[path.extname(name)] ?? 'application/octet-stream';
   const compressible = /^(text\/|image\/svg)/.test(contentType);
-  return {
-    body,
-    contentType,
-    immutable,
-    gzip: compressible ? gzipSync(body, { level: 9 }) : undefined,
-    br: compressible ? brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 10, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }) : undefined,
-  };
+  const [gzipped, brotli] = compressible
+    ? await Promise.all([
+        gzipAsync(body, { level: 9 }),
+        brotliAsync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 10, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+      ])
+    : [undefined, undefined];
+  return { body, contentType, immutable, gzip: gzipped, br: brotli };
 }
 
 const hash8 = (body: Uint8Array) => createHash('sha256').update(body).digest('hex').slice(0, 8);
@@ -111,6 +115,8 @@ ${preload.map((name) => `<link rel="modulepreload" href="/assets/${name}">\n`).j
  * and icons, and the page shells. Deterministic: the same sources give the same bytes.
  */
 export async function buildExplorerAssets(): Promise<ExplorerAssets> {
+  // Loaded only when the explorer is built (in the background after the start).
+  const { build } = await import('esbuild');
   const result = await build({
     entryPoints: { explorer: path.join(CLIENT_DIR, 'main.ts'), 'explorer-style': path.join(CLIENT_DIR, 'styles.css') },
     bundle: true,
@@ -143,7 +149,7 @@ export async function buildExplorerAssets(): Promise<ExplorerAssets> {
     const ext = path.extname(base);
     const entry = entries.has(outputs[path.relative(process.cwd(), output.path)]?.entryPoint ?? '');
     const name = entry ? `${base.slice(0, -ext.length)}-${hash8(output.contents)}${ext}` : base;
-    files.set(name, asset(Buffer.from(output.contents), name, true));
+    files.set(name, await asset(Buffer.from(output.contents), name, true));
     if (!entry) chunks.push(name);
     else if (ext === '.js') script = name;
     else if (ext === '.css') stylesheet = name;
@@ -167,11 +173,11 @@ export async function buildExplorerAssets(): Promise<ExplorerAssets> {
   const names = (keys: string[]) => keys.map((key) => path.basename(key));
   for (const folder of ['fonts', 'images']) {
     for (const file of await readdir(path.join(GOVUK_DIR, 'assets', folder))) {
-      files.set(`${folder}/${file}`, asset(await readFile(path.join(GOVUK_DIR, 'assets', folder, file)), file, folder === 'fonts'));
+      files.set(`${folder}/${file}`, await asset(await readFile(path.join(GOVUK_DIR, 'assets', folder, file)), file, folder === 'fonts'));
     }
   }
-  const html = asset(Buffer.from(pageHtml(script, stylesheet, names(mainPreload))), 'index.html', false);
-  const queryHtml = asset(Buffer.from(pageHtml(script, stylesheet, names([...mainPreload, ...queryPreload]))), 'index.html', false);
+  const html = await asset(Buffer.from(pageHtml(script, stylesheet, names(mainPreload))), 'index.html', false);
+  const queryHtml = await asset(Buffer.from(pageHtml(script, stylesheet, names([...mainPreload, ...queryPreload]))), 'index.html', false);
   return { html, queryHtml, files, script, stylesheet, chunks: chunks.sort() };
 }
 
