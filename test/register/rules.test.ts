@@ -6,7 +6,10 @@ import type { DegreeRow, PlacementRow } from '../../src/register/trainees/nested
 import { placementAddress } from '../../src/register/trainees/nested.js';
 import { checkPlacement } from '../../src/register/placements/validate.js';
 import { checkDefer, checkWithdraw, minimumPlacements, UNDERGRADUATE_ROUTES } from '../../src/register/transitions/validate.js';
-import { isoDate } from '../../src/register/values.js';
+import { checkTrainee, type ValidationContext } from '../../src/register/trainees/validate.js';
+import { isoDate, todayUtc } from '../../src/register/values.js';
+import { adapterFor, type RegisterVersion } from '../../src/register/versions/index.js';
+import { UK_DEGREE, validTrainee } from './helpers.js';
 
 const now = new Date('2026-11-23T12:00:00Z');
 
@@ -152,5 +155,37 @@ describe('degrees', () => {
     expect(findDuplicateDegrees(different.values, existing)).toEqual([]);
     const nothing = checkDegree({ institution: 'x' }, undefined, now);
     expect(findDuplicateDegrees(nothing.values, existing)).toEqual([]);
+  });
+});
+
+describe('trainee check', () => {
+  const createIn = (version: RegisterVersion): ValidationContext => ({
+    adapter: adapterFor(version), today: todayUtc(), mode: 'create', existingDegreeCount: 0, knownSchoolUrns: new Set(),
+  });
+
+  it('returns the normalised attributes, degrees and placements, and leaves its input as it was', () => {
+    const input = validTrainee({
+      course_age_range: '13914', course_subject_1: '100346', course_subject_2: '100511',
+      degrees_attributes: [UK_DEGREE], placements_attributes: [{ urn: '900000', name: 'Sent name', postcode: ' BN1 1AA ' }],
+    });
+    const sent = structuredClone(input);
+    const checked = checkTrainee(input, createIn('v2025.0'));
+    expect(checked.errors).toEqual([]);
+    expect(input).toEqual(sent);
+    // v2025.0 puts the primary subject first; trainee_start_date defaults to itt_start_date.
+    expect(checked.values.attributes).toMatchObject({
+      course_subject_1: '100511', course_subject_2: '100346', course_subject_3: null, trainee_start_date: input.itt_start_date,
+    });
+    expect(checked.values.degrees).toEqual([checkDegree(UK_DEGREE, undefined, new Date(`${todayUtc()}T00:00:00Z`)).values]);
+    expect(checked.values.placements).toEqual([{ urn: '900000', name: 'Placement outside England and Wales', postcode: 'BN1 1AA' }]);
+  });
+
+  it('leaves an invalid nested degree out of its values and out of the duplicate comparison', () => {
+    const checked = checkTrainee(validTrainee({ degrees_attributes: [UK_DEGREE, { ...UK_DEGREE, grade: null }, UK_DEGREE] }), createIn('v2026.1'));
+    expect(checked.errors).toEqual([
+      'grade must be entered if specifying a previous UK degree or non-UK degree',
+      'degrees_attributes contains duplicate degrees',
+    ]);
+    expect(checked.values.degrees).toHaveLength(2);
   });
 });

@@ -12,7 +12,7 @@ import type { RegisterContext, TraineeTarget, TraineeWrite, WriteRequest } from 
 import { duplicateTrainee, noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
 import { newSlug } from '../ids.js';
 import { assertTraineeModifiable } from '../state-machine.js';
-import { academicCycleOf, codeText, isoDate, todayUtc } from '../values.js';
+import { academicCycleOf, codeText, isoDate, todayUtc, type Checked } from '../values.js';
 import { adapterFor, messageInVersion, type RegisterVersion } from '../versions/index.js';
 import { MAX_PLACEMENTS_PER_TRAINEE } from '../placements/validate.js';
 import { TraineeBodyCache } from './body-cache.js';
@@ -28,7 +28,7 @@ import {
 import { appendNestedRecordEvent, appendTraineeCreated, appendTraineeUpdated, changedTraineeFields, eventOwner } from '../../events/register-events.js';
 import { canonicalTraineeBody, serializeTrainee, traineeEtag } from './serialize.js';
 import {
-  DISABILITY_KEY, validateDegreeInput, validatePlacementInput, validateTraineeAttributes, type Attributes,
+  checkTrainee, DISABILITY_KEY, type Attributes,
 } from './validate.js';
 
 /** A trainee response: the body and the row it came from (the row gives the ETag). */
@@ -149,9 +149,10 @@ interface PartnerColumns {
   employing_school_urn?: string | null;
 }
 
-/** Training partner and employing school: looked up only when their keys are sent; unknown ones add errors. */
-async function resolvePartners(db: Executor, version: RegisterVersion, input: Attributes, errors: string[]): Promise<PartnerColumns> {
+/** Training partner and employing school: looked up only when their keys are sent; unknown ones are errors. */
+async function checkPartners(db: Executor, version: RegisterVersion, input: Attributes): Promise<Checked<PartnerColumns>> {
   const wording = adapterFor(version).partnerLookup;
+  const errors: string[] = [];
   const result: PartnerColumns = {};
   const setPartner = (partner: { urn: string | null; ukprn: string | null } | null) => {
     result.training_partner_urn = partner?.urn ?? null;
@@ -180,7 +181,7 @@ async function resolvePartners(db: Executor, version: RegisterVersion, input: At
     else if (await schoolExists(db, urn)) result.employing_school_urn = urn;
     else errors.push(`employing_school_id is invalid. The URN '${urn}' does not match any known schools`);
   }
-  return result;
+  return { values: result, errors };
 }
 
 /** Existing trainees the new one duplicates: same provider, DOB, last name, route, start cycle, and first name or email. */
@@ -223,16 +224,16 @@ export async function createTrainee(db: Db, context: RegisterContext, request: W
     .filter((u): u is string => u !== null && isUrn(u) && !isSpecialUrn(u));
   const schoolsByUrn = new Map((await findSchoolsByUrn(db, urns)).map((s) => [s.urn, s]));
 
-  const attrs: Attributes = { ...input };
-  const errors = validateTraineeAttributes(attrs, {
+  const trainee = checkTrainee(input, {
     adapter: adapterFor(version),
     today,
     mode: 'create',
     existingDegreeCount: 0,
     knownSchoolUrns: new Set(schoolsByUrn.keys()),
   });
-  const partners = await resolvePartners(db, version, input, errors);
-  rejectIfInvalid(version, errors, request.enhancedErrors);
+  const { values: partners, errors: partnerErrors } = await checkPartners(db, version, input);
+  rejectIfInvalid(version, [...trainee.errors, ...partnerErrors], request.enhancedErrors);
+  const attrs = trainee.values.attributes;
 
   return db.transaction().execute(async (trx) => {
     await lockDuplicateCandidates(trx, provider.id, isoDate(attrs.date_of_birth) ?? '', String(attrs.last_name));
@@ -249,13 +250,8 @@ export async function createTrainee(db: Db, context: RegisterContext, request: W
       record_source: 'api',
       submitted_for_trn_at: new Date(),
     } as Parameters<typeof insertTraineeRow>[1]);
-    const ignored: string[] = [];
-    const degreeValues = (Array.isArray(input.degrees_attributes) ? input.degrees_attributes : [])
-      .map((raw) => validateDegreeInput(raw, today, ignored))
-      .filter((degree) => degree !== undefined)
-      .map((degree) => ({ id: newSlug(), trainee_id: row.id, ...degree }));
-    const placementValues = placementsInput.map((raw) => {
-      const placement = validatePlacementInput(raw, new Set(schoolsByUrn.keys()), ignored);
+    const degreeValues = trainee.values.degrees.map((degree) => ({ id: newSlug(), trainee_id: row.id, ...degree }));
+    const placementValues = trainee.values.placements.map((placement) => {
       const school = placement.urn ? schoolsByUrn.get(placement.urn) : undefined;
       return {
         id: newSlug(),
@@ -313,21 +309,22 @@ export async function updateTrainee(db: Db, context: RegisterContext, write: Tra
     // Only ignored members (or `null`s that keep stored values): the trainee as it is, nothing written.
     if (Object.keys(input).length === 0) return { row, body: serializeTrainee(row, version, nested) };
 
-    const attrs = rowToAttributes(row);
-    for (const [key, value] of Object.entries(input)) if (!DISABILITY_KEY.test(key)) attrs[key] = value;
-    for (const key of Object.keys(input).filter((k) => DISABILITY_KEY.test(k))) attrs[key] = input[key];
+    const merged = rowToAttributes(row);
+    for (const [key, value] of Object.entries(input)) if (!DISABILITY_KEY.test(key)) merged[key] = value;
+    for (const key of Object.keys(input).filter((k) => DISABILITY_KEY.test(k))) merged[key] = input[key];
     // Leaving the iQTS route clears the iQTS country.
-    if ('training_route' in input && codeText(input.training_route) !== '15' && !('iqts_country' in input)) attrs.iqts_country = null;
+    if ('training_route' in input && codeText(input.training_route) !== '15' && !('iqts_country' in input)) merged.iqts_country = null;
 
-    const errors = validateTraineeAttributes(attrs, {
+    const trainee = checkTrainee(merged, {
       adapter: adapterFor(version),
       today,
       mode: 'update',
       existingDegreeCount: stored.degrees.length,
       knownSchoolUrns: new Set(),
     });
-    const partners = await resolvePartners(trx, version, input, errors);
-    rejectIfInvalid(version, errors, write.enhancedErrors);
+    const { values: partners, errors: partnerErrors } = await checkPartners(trx, version, input);
+    rejectIfInvalid(version, [...trainee.errors, ...partnerErrors], write.enhancedErrors);
+    const attrs = trainee.values.attributes;
 
     // Placements and degrees do not change here: loaded once for both audit images and the response.
     const before = serializeTrainee(row, version, nested);

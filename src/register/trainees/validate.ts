@@ -1,13 +1,13 @@
 /**
- * Trainee validation with the real service's messages. Works on canonical names; the
+ * Trainee checks with the real service's messages. Works on canonical names; the
  * caller renames attributes in messages for the requested version. Messages are "<attribute> <message>" with raw
  * attribute names, in the order the real service lists them: presence first, then each field, then the HESA
  * detail fields, then cross-field rules, then nested degrees and placements.
  */
-import { checkDegree, MAX_DEGREES_PER_TRAINEE, type DegreeValues } from '../degrees/validate.js';
+import { checkDegree, MAX_DEGREES_PER_TRAINEE, type CheckedDegreeValues, type DegreeValues } from '../degrees/validate.js';
 import { MAX_PLACEMENTS_PER_TRAINEE, PLACEMENT_NAME_MAX } from '../placements/validate.js';
 import { isUkPostcode, isUrn } from '../../validators.js';
-import { academicCycleOf, codeText, isBlank, isoDate } from '../values.js';
+import { academicCycleOf, codeText, isBlank, isoDate, type Checked } from '../values.js';
 import { isSpecialUrn, SPECIAL_URNS } from './nested.js';
 import {
   ageRange, entryName, inclusionMessage, isValidCode, nameOrCode, type ReferenceField,
@@ -92,14 +92,28 @@ function inclusion(errors: string[], attribute: string, value: unknown, field: R
   if (!isBlank(value) && !isValidCode(field, value)) errors.push(inclusionMessage(attribute, codeText(value), field));
 }
 
+/** What a trainee check reads from its input: the values the writes store. */
+export interface TraineeValues {
+  /**
+   * The trainee's attributes, normalised where the real service normalises (v2025.0's subject re-ordering,
+   * `trainee_start_date` defaulting); the input itself is left as it was.
+   */
+  attributes: Attributes;
+  /** Create: the nested degrees that passed their checks, normalised as a degree added on its own. */
+  degrees: DegreeInput[];
+  /** Create: the nested placements, normalised (all of them; only written when there are no errors). */
+  placements: PlacementInput[];
+}
+
 /**
- * Validates a whole trainee (create, or the merged record of an update). Returns the messages (canonical names)
- * and never throws for bad input. `attrs` is normalised in place where the real service normalises (v2025.0's
- * subject re-ordering, `trainee_start_date` defaulting).
+ * Checks a whole trainee (create, or the merged record of an update): the messages (canonical names) and the
+ * normalised values. Never throws for bad input.
  */
-export function validateTraineeAttributes(attrs: Attributes, context: ValidationContext): string[] {
+export function checkTrainee(input: Attributes, context: ValidationContext): Checked<TraineeValues> {
   const { adapter, today } = context;
   const errors: string[] = [];
+  const attrs: Attributes = { ...input };
+  const values: TraineeValues = { attributes: attrs, degrees: [], placements: [] };
   const route = isBlank(attrs.training_route) ? undefined : codeText(attrs.training_route);
   const knownRoute = route !== undefined && adapter.routes.includes(route);
   const earlyYears = route !== undefined && EARLY_YEARS_ROUTES.includes(route) && adapter.earlyYearsSubjectRule;
@@ -270,17 +284,28 @@ export function validateTraineeAttributes(attrs: Attributes, context: Validation
     // A list over its maximum is refused as a whole, before its items are checked: its error count stays fixed.
     if (degrees.length > MAX_DEGREES_PER_TRAINEE) errors.push(`degrees_attributes is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)`);
     else {
-      const normalised = degrees.map((degree) => validateDegreeInput(degree, today, errors));
-      const keys = normalised.filter((d): d is DegreeInput => d !== undefined).map(degreeKey);
+      for (const degree of degrees) {
+        const checked = checkNestedDegree(degree, today);
+        errors.push(...checked.errors);
+        // Only valid degrees are compared for duplicates (an invalid one is refused on its own).
+        if (checked.errors.length === 0) values.degrees.push(checked.values as DegreeInput);
+      }
+      const keys = values.degrees.map(degreeKey);
       if (new Set(keys).size !== keys.length) errors.push('degrees_attributes contains duplicate degrees');
     }
     const placements = Array.isArray(attrs.placements_attributes) ? attrs.placements_attributes : [];
     if (placements.length > MAX_PLACEMENTS_PER_TRAINEE) errors.push(`placements_attributes is too long (maximum is ${MAX_PLACEMENTS_PER_TRAINEE} placements)`);
-    else for (const placement of placements) validatePlacementInput(placement, context.knownSchoolUrns, errors);
+    else {
+      for (const placement of placements) {
+        const checked = checkNestedPlacement(placement, context.knownSchoolUrns);
+        errors.push(...checked.errors);
+        values.placements.push(checked.values);
+      }
+    }
   } else if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && context.existingDegreeCount === 0) {
     errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
   }
-  return errors;
+  return { values, errors };
 }
 
 // ---- Nested degrees and placements of POST /trainees ----
@@ -293,14 +318,12 @@ function degreeKey(d: DegreeInput): string {
 }
 
 /**
- * Validates one `degrees_attributes` item with the same rules and messages as `POST /degrees` (checkDegree), so a
+ * Checks one `degrees_attributes` item with the same rules and messages as `POST /degrees` (checkDegree), so a
  * degree nested in a new trainee and a degree added later are held to one standard.
  */
-export function validateDegreeInput(raw: unknown, today: string, errors: string[]): DegreeInput | undefined {
+export function checkNestedDegree(raw: unknown, today: string): Checked<CheckedDegreeValues> {
   const data = (raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
-  const checked = checkDegree(data, undefined, new Date(`${today}T00:00:00Z`));
-  errors.push(...checked.errors);
-  return checked.errors.length === 0 ? (checked.values as DegreeInput) : undefined;
+  return checkDegree(data, undefined, new Date(`${today}T00:00:00Z`));
 }
 
 export interface PlacementInput {
@@ -309,8 +332,9 @@ export interface PlacementInput {
   postcode: string | null;
 }
 
-/** Validates one `placements_attributes` item (messages prefixed `placements_attributes`, as the real service). */
-export function validatePlacementInput(raw: unknown, knownSchoolUrns: ReadonlySet<string>, errors: string[]): PlacementInput {
+/** Checks one `placements_attributes` item (messages prefixed `placements_attributes`, as the real service). */
+export function checkNestedPlacement(raw: unknown, knownSchoolUrns: ReadonlySet<string>): Checked<PlacementInput> {
+  const errors: string[] = [];
   const p = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
   const urn = isBlank(p.urn) ? null : codeText(p.urn).trim();
   const postcode = isBlank(p.postcode) ? null : codeText(p.postcode).trim();
@@ -320,7 +344,7 @@ export function validatePlacementInput(raw: unknown, knownSchoolUrns: ReadonlySe
   if (name === null && !(urn !== null && knownSchoolUrns.has(urn))) errors.push("placements_attributes name can't be blank");
   else if (name !== null && name.length > PLACEMENT_NAME_MAX) errors.push(`placements_attributes name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
   if (postcode !== null && !isUkPostcode(postcode)) errors.push('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
-  return { urn, name, postcode };
+  return { values: { urn, name, postcode }, errors };
 }
 
 
