@@ -26,7 +26,8 @@ import { freePort, stopServer } from './server-process.js';
  *   answers every version not in memory), and the server's RSS with the index;
  * - the same variants as SQL in DuckDB (`@duckdb/node-api`, count and page, like the API) over the Parquet;
  * - at the largest size, a catalogue of `--catalogue` (4) versions of it under `--catalogue-memory-mb` (512) of
- *   QUERY_INDEX_MEMORY_MB: every shape asked of each version in turn from a cold start.
+ *   QUERY_INDEX_MEMORY_MB: every shape asked of each version in turn from a cold server's first request (first
+ *   use), then the same of the next server (a restart) once it says ready.
  *
  * Every figure goes to bench/results/scale.json (merged per size, so a 20M run keeps the 5M figures) and the table
  * between the `scale-table` markers of docs/performance.md, with the machine's load average.
@@ -175,7 +176,8 @@ async function measureDuck(connection: DuckDBConnection, shapes: Shape[], count:
 /**
  * A catalogue larger than memory: `versions` versions of the same rows (the first already imported, the others
  * imported now as data sets of their own), a cold server with QUERY_INDEX_MEMORY_MB=`memoryMb`, and every shape asked
- * of every version in turn, `count` rounds (each request a different variant), from the server's first request on.
+ * of every version in turn, `count` rounds (each request a different variant), from the server's first request on;
+ * then a second server on the same database (a restart), the same rounds once its /health/ready says ready.
  */
 async function measureCatalogue(
   rows: number, csv: string, first: string, env: NodeJS.ProcessEnv, databaseUrl: string, duckP50: Record<string, number>, versions: number, memoryMb: number, count: number,
@@ -201,31 +203,43 @@ async function measureCatalogue(
   }
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = startServer({ ...env, PORT: String(port), HOST: '127.0.0.1', SEED_ON_START: 'false', RATE_LIMIT_STATISTICS_MAX: '1000000000', QUERY_INDEX_MEMORY_MB: String(memoryMb) });
+  const serverEnv = { ...env, PORT: String(port), HOST: '127.0.0.1', SEED_ON_START: 'false', RATE_LIMIT_STATISTICS_MAX: '1000000000', QUERY_INDEX_MEMORY_MB: String(memoryMb) };
+  const overDuckdb = (shapes: Record<string, Latency>) => Object.fromEntries(Object.entries(shapes).map(([name, l]) => [name, Math.round((l.p50Ms / duckP50[name]!) * 100) / 100]));
+  // First use: a cold server that no version was ever asked of, measured from its first request.
+  let shapesOf: Shape[][] = [];
+  let firstUse: Record<string, Latency & { engines: Record<string, number> }>;
+  const coldServer = startServer(serverEnv);
+  try {
+    await coldServer.listening;
+    shapesOf = await Promise.all(dataSetIds.map(async (id) => buildShapes(id, (await (await fetch(`${url}/v1/data-sets/${id}/meta`)).json()) as ApiMeta)));
+    firstUse = await catalogueRounds(url, shapesOf, count);
+  } finally {
+    await stopServer(coldServer.child);
+  }
+  // A restart (a deploy): the next instance loads the versions in use before it says ready, and a balancer sends it
+  // requests only then.
+  const started = performance.now();
+  const server = startServer(serverEnv);
   try {
     await server.listening;
-    const shapesOf = await Promise.all(dataSetIds.map(async (id) => buildShapes(id, (await (await fetch(`${url}/v1/data-sets/${id}/meta`)).json()) as ApiMeta)));
-    const samples = new Map<string, { ms: number[]; engines: Record<string, number> }>();
-    for (let round = 0; round < count; round++) {
-      for (let v = 0; v < shapesOf.length; v++) {
-        for (const shape of shapesOf[(v + round) % shapesOf.length]!) {
-          const answer = await send(url, shape.variants[(round * 7 + v) % shape.variants.length]!);
-          const entry = samples.get(shape.name) ?? { ms: [], engines: {} };
-          entry.ms.push(answer.ms);
-          entry.engines[answer.engine] = (entry.engines[answer.engine] ?? 0) + 1;
-          samples.set(shape.name, entry);
-        }
-      }
+    for (;;) {
+      if ((await fetch(`${url}/health/ready`)).status === 200) break;
+      if (performance.now() - started > 120000) throw new Error('the restarted catalogue server was not ready within 120 s');
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    const readySeconds = Math.round((performance.now() - started) / 10) / 100;
+    const shapes = await catalogueRounds(url, shapesOf, count);
     const metrics = (await (await fetch(`${url}/metrics`)).text()).split('\n').filter((line) => line.startsWith('statistics_row_index'));
     const memory = await memoryOf(server.child.pid!);
-    const shapes = Object.fromEntries([...samples].map(([name, s]) => [name, { ...latency(s.ms), engines: s.engines }]));
     return {
       versions: dataSetIds.length,
       memoryBudgetMb: memoryMb,
       importSeconds,
+      firstUse,
+      firstUseOverDuckdbP50: overDuckdb(firstUse),
+      restartReadySeconds: readySeconds,
       shapes,
-      overDuckdbP50: Object.fromEntries(Object.entries(shapes).map(([name, l]) => [name, Math.round((l.p50Ms / duckP50[name]!) * 100) / 100])),
+      overDuckdbP50: overDuckdb(shapes),
       serverRssMb: { atEnd: memory?.rssMb ?? NaN, peak: memory?.peakMb ?? NaN },
       metrics,
     };
@@ -234,12 +248,34 @@ async function measureCatalogue(
   }
 }
 
+/** Every shape asked of every version in turn, `count` rounds (each request a different variant). */
+async function catalogueRounds(url: string, shapesOf: Shape[][], count: number): Promise<Record<string, Latency & { engines: Record<string, number> }>> {
+  const samples = new Map<string, { ms: number[]; engines: Record<string, number> }>();
+  for (let round = 0; round < count; round++) {
+    for (let v = 0; v < shapesOf.length; v++) {
+      for (const shape of shapesOf[(v + round) % shapesOf.length]!) {
+        const answer = await send(url, shape.variants[(round * 7 + v) % shape.variants.length]!);
+        const entry = samples.get(shape.name) ?? { ms: [], engines: {} };
+        entry.ms.push(answer.ms);
+        entry.engines[answer.engine] = (entry.engines[answer.engine] ?? 0) + 1;
+        samples.set(shape.name, entry);
+      }
+    }
+  }
+  return Object.fromEntries([...samples].map(([name, s]) => [name, { ...latency(s.ms), engines: s.engines }]));
+}
+
 interface CatalogueResult {
   versions: number;
   memoryBudgetMb: number;
   /** Importing the versions after the first (seconds each). */
   importSeconds: number[];
-  /** Every request from the cold server's first, spread over the versions in turn. */
+  /** First use: every request from the first of a server no version was asked of before, the versions in turn. */
+  firstUse?: Record<string, Latency & { engines: Record<string, number> }>;
+  firstUseOverDuckdbP50?: Record<string, number>;
+  /** The next instance (a restart): seconds from its start to /health/ready (the versions in use loaded). */
+  restartReadySeconds?: number;
+  /** The same requests to that instance once ready (before 2026-11-27 evening: the first use, there was no restart). */
   shapes: Record<string, Latency & { engines: Record<string, number> }>;
   overDuckdbP50: Record<string, number>;
   serverRssMb: { atEnd: number; peak: number };
@@ -468,17 +504,23 @@ function renderTable(results: SizeResult[]): string {
       const warm = r.warm[name];
       return `${fmt(warm?.p50Ms, 1)} / ${fmt(warm?.p99Ms, 1)}${warm && !warm.engines.index ? ' (SQL)' : ''}`;
     })),
-    row('catalogue: versions of this size under QUERY_INDEX_MEMORY_MB, server RSS at the end', (r) =>
-      r.catalogue ? `${r.catalogue.versions} under ${fmt(r.catalogue.memoryBudgetMb)} MB, RSS ${fmt(r.catalogue.serverRssMb.atEnd)} MB (peak ${fmt(r.catalogue.serverRssMb.peak)})${r.catalogue.note ? `; ${r.catalogue.note}` : ''}` : '—'),
-    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — catalogue, every request from a cold start (engines) · ÷ DuckDB p50`, (r) => {
-      const c = r.catalogue?.shapes[name];
-      if (!c) return '—';
-      const engines = Object.entries(c.engines).map(([engine, n]) => `${engine} ${n}`).join(', ');
-      return `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (${engines}) · ${fmt(r.catalogue!.overDuckdbP50[name], 2)}×`;
+    row('catalogue: versions of this size under QUERY_INDEX_MEMORY_MB; a restarted server: start → ready, RSS at the end', (r) =>
+      r.catalogue
+        ? `${r.catalogue.versions} under ${fmt(r.catalogue.memoryBudgetMb)} MB; ${r.catalogue.restartReadySeconds === undefined ? '(no restart measured)' : `${fmt(r.catalogue.restartReadySeconds, 1)} s`}, RSS ${fmt(r.catalogue.serverRssMb.atEnd)} MB (peak ${fmt(r.catalogue.serverRssMb.peak)})${r.catalogue.note ? `; ${r.catalogue.note}` : ''}`
+        : '—'),
+    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — catalogue, first use: every request from a cold server's first (engines) · ÷ DuckDB p50`, (r) => {
+      const c = r.catalogue?.firstUse?.[name];
+      return c ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (${enginesOf(c.engines)}) · ${fmt(r.catalogue!.firstUseOverDuckdbP50?.[name], 2)}×` : '—';
+    })),
+    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — catalogue, a restarted server once ready (engines) · ÷ DuckDB p50`, (r) => {
+      const c = r.catalogue?.firstUse ? r.catalogue.shapes[name] : undefined;
+      return c ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (${enginesOf(c.engines)}) · ${fmt(r.catalogue!.overDuckdbP50[name], 2)}×` : '—';
     })),
   ];
   return lines.join('\n');
 }
+
+const enginesOf = (engines: Record<string, number>) => Object.entries(engines).map(([engine, n]) => `${engine} ${n}`).join(', ');
 
 async function writeDocsTable(results: SizeResult[]): Promise<void> {
   const docs = await readFile(DOCS_FILE, 'utf8');
