@@ -14,9 +14,10 @@
  *   before n, a reader pass it, and n appear behind its cursor). Positions are gapless (a batch rolls back whole).
  * - An event whose transaction commits late is not visible to the sequencer until then, and simply gets a later
  *   position: positions are the order in which events became visible, which is commit order.
- * - Two changes of one resource keep their order: the append comes after the write that locks the resource's row, and
- *   the second transaction waits for the first one's row lock, so its inbox row is inserted after the first committed (a bigger `seq`, and never visible before the first one's).
- *   Events of one transaction become visible together and keep their `seq` order.
+ * - Two changes of one resource keep their order: the append comes after the write that locks the resource's row,
+ *   and the second transaction waits for the first one's row lock, so its inbox row is inserted after the first
+ *   committed (a bigger `seq`, and never visible before the first one's). Events of one transaction become visible
+ *   together and keep their `seq` order.
  * - A rolled-back change leaves no inbox row; a committed one stays in the inbox until some instance's sequencer
  *   moves it (also after a kill -9 of the writer's instance).
  * docs/architecture.md ("Change events") and `bench/events.ts` give the figures.
