@@ -4,7 +4,8 @@
  * 1. Added cost on a register create: p50 of the create transaction's statements with and without the event append
  *    (`appendEvent`, the one statement a write path adds), and of `POST /trainees` as a whole (in-process inject).
  * 2. Commit → webhook received at `--rate` writes/s for `--seconds`: events appended in their own transactions at a
- *    steady rate, delivered by the app's worker to a receiver on 127.0.0.1; latency = receipt − commit.
+ *    steady rate, delivered by the app's worker to a receiver on 127.0.0.1; latency = receipt − commit (it includes
+ *    the wait in the inbox until the app's sequencer gives the event its position, EVENTS_SEQUENCE_INTERVAL_MS).
  * 3. SSE fan-out: `--subscribers` streams of `/v1/events` on one instance, 100 events appended; the time until every
  *    stream has every event, and the process's memory before and with the streams open.
  *
@@ -51,7 +52,10 @@ await runCli(async () => {
   const runtime = await openRuntime(config, { migrate: true, applicationName: 'bench-events' });
   const app = await buildApp(config, { db: runtime.primary.db, pools: runtime.pools(), logger: false, webhookNetwork: systemNetwork });
   const db = runtime.primary.db;
-  const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, node: process.version, loadAverageAtStart: os.loadavg() }, options: values };
+  const results: Record<string, unknown> = {
+    machine: { cpus: os.cpus().length, node: process.version, loadAverageAtStart: os.loadavg() },
+    options: { ...values, sequenceIntervalMs: config.EVENTS_SEQUENCE_INTERVAL_MS },
+  };
   /** Runs one measurement; a failure is recorded (with the load average) instead of ending the run. */
   const phase = async (name: string, run: () => Promise<void>) => {
     try {

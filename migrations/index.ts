@@ -9,6 +9,7 @@ import * as webhooks from './2026-11-25T1100-webhooks.js';
 import * as rowIndexSnapshots from './2026-11-25T1200-row-index-snapshots.js';
 import * as rowIndexParts from './2026-11-27T1000-row-index-parts.js';
 import * as webhookDataSet from './2026-11-27T1100-webhook-data-set.js';
+import * as eventInbox from './2026-11-27T1900-event-inbox.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T1200-row-index-snapshots': rowIndexSnapshots,
   '2026-11-27T1000-row-index-parts': rowIndexParts,
   '2026-11-27T1100-webhook-data-set': webhookDataSet,
+  '2026-11-27T1900-event-inbox': eventInbox,
 };

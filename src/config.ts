@@ -73,6 +73,9 @@ export const ConfigSchema = Type.Object({
   EVENTS_STREAM_MAX_CONCURRENT: Type.Integer({ minimum: 1, default: 1000 }),
   EVENTS_HEARTBEAT_MS: Type.Integer({ minimum: 100, default: 15000 }),
   EVENTS_POLL_MS: Type.Integer({ minimum: 50, default: 2000 }),
+  // How often an instance looks for appended events that have no position yet (one index probe; when some wait, a
+  // short sequencer transaction gives them positions). The delay an event waits before feeds and webhooks see it.
+  EVENTS_SEQUENCE_INTERVAL_MS: Type.Integer({ minimum: 1, maximum: 60000, default: 25 }),
   // Webhooks: receivers on loopback/private addresses (development and tests only; refused in production), outgoing
   // requests at once per instance, connect and total timeouts, retry backoff (exponential with jitter, from BASE up
   // to MAX) for RETRY_WINDOW after an event's first attempt (then the subscription is disabled), the old secret's

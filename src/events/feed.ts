@@ -12,6 +12,7 @@ import type { Db } from '../db/database.js';
 import { ValidationError } from '../errors.js';
 import type { ExportSlots } from '../plugins/streaming.js';
 import type { EventBatch, EventHub } from './hub.js';
+import type { EventSequencer } from './sequencer.js';
 import { decodeCursor, encodeCursor, eventLogState, readEventPage, type FeedFilter, type FeedScope, type StoredEvent } from './outbox-repository.js';
 
 export const FEED_PAGE_DEFAULT = 100;
@@ -40,6 +41,8 @@ export interface FeedQuery {
 export interface FeedDeps {
   db: Db;
   hub: EventHub;
+  /** Run before a page or a stream's first read, so a client that reads after its own write sees its event. */
+  sequencer: EventSequencer;
   slots: ExportSlots;
   retentionDays: number;
   heartbeatMs: number;
@@ -65,12 +68,14 @@ export async function serveFeed(request: FastifyRequest, reply: FastifyReply, qu
   const filter = filterOf(query, view);
   if (!wantsEventStream(request)) {
     const after = query.after !== undefined ? decodeCursor(query.after, 'after') : undefined;
+    await deps.sequencer.catchUp();
     const page = await readEventPage(deps.db, view.scope, after, filter, query.limit ?? FEED_PAGE_DEFAULT, deps.retentionDays);
     reply.header('cache-control', 'no-store');
     return view.page(page.events.map((e) => view.render(e, encodeCursor(e.position))), encodeCursor(page.next), page.hasMore);
   }
   const lastEventId = request.headers['last-event-id'];
   const resumeFrom = typeof lastEventId === 'string' && lastEventId !== '' ? decodeCursor(lastEventId, 'Last-Event-ID') : query.after !== undefined ? decodeCursor(query.after, 'after') : undefined;
+  await deps.sequencer.catchUp();
   // Checked before the stream starts, so a bad or expired cursor is an ordinary error response (400, 410).
   const first = resumeFrom === undefined ? undefined : await readEventPage(deps.db, view.scope, resumeFrom, filter, FEED_PAGE_MAX, deps.retentionDays);
   const start = resumeFrom ?? (await eventLogState(deps.db)).lastPosition;

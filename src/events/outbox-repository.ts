@@ -1,22 +1,43 @@
 /**
- * The change-event log (transactional outbox): every SQL statement on `events` and `event_log_state`.
+ * The change-event log (transactional outbox): every SQL statement on `event_inbox`, `events` and `event_log_state`.
  *
- * `appendEvent` runs inside the transaction that makes the change, as its LAST statement: it takes the next position
- * from the one row of `event_log_state` and so holds that row's lock until the transaction commits or rolls back.
- * Appending transactions therefore commit one after another in position order: positions are commit order, gapless,
- * and a reader never sees position n+1 while n is still to come. A sequence would not do: two transactions take
- * n and n+1, n+1 commits first, a reader passes it, and n appears behind its cursor. The price is that appending
- * transactions serialise from their append to their commit (one round trip plus the commit), which is why the append
- * must come after every other statement of the transaction (also so that it never waits for another lock while
- * holding this one). `docs/architecture.md` ("Change events") and `bench/events.ts` give the figures.
+ * `appendEvent` runs inside the transaction that makes the change and only inserts the event into `event_inbox`: it
+ * takes no shared lock and sends no notification, so appending transactions commit independently (PostgreSQL can
+ * group their commits). Positions are handed out afterwards by `sequencePendingEvents`: a short transaction that
+ * takes a blocking advisory lock (sequencers run one at a time, across instances), then in its next statement (a
+ * fresh READ COMMITTED snapshot, taken after the lock) moves the oldest inbox rows in `seq` order into `events` with
+ * the next positions from `event_log_state` (only sequencers write `last_position`), and notifies once per batch.
+ *
+ * Why the feed's guarantees hold:
+ * - No skipping: positions are handed out only by sequencer transactions, which commit one after another, so a
+ *   reader never sees position n+1 while n is still to come (a sequence in the writers would not do: n+1 could commit
+ *   before n, a reader pass it, and n appear behind its cursor). Positions are gapless (a batch rolls back whole).
+ * - An event whose transaction commits late is not visible to the sequencer until then, and simply gets a later
+ *   position: positions are the order in which events became visible, which is commit order.
+ * - Two changes of one resource keep their order: the append comes after the write that locks the resource's row,
+ *   and the second transaction waits for the first one's row lock, so its inbox row is inserted after the first
+ *   committed (a bigger `seq`, and never visible before the first one's). Events of one transaction become visible
+ *   together and keep their `seq` order.
+ * - A rolled-back change leaves no inbox row; a committed one stays in the inbox until some instance's sequencer
+ *   moves it (also after a kill -9 of the writer's instance).
+ * docs/architecture.md ("Change events") and `bench/events.ts` give the figures.
  */
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import type { Db, Executor } from '../db/database.js';
 import { AppError, ValidationError } from '../errors.js';
 import type { EventApi } from './tables.js';
 
-/** The channel `appendEvent` notifies at commit, which the instances' listeners wake their streams on. */
+/** The channel the sequencer notifies once per batch it commits, which the instances' listeners wake on. */
 export const EVENTS_CHANNEL = 'events';
+
+/** Rows one sequencer transaction moves at most (a full batch: the sequencer goes on at once). */
+export const SEQUENCE_BATCH_LIMIT = 1000;
+
+/**
+ * The sequencers' advisory lock: the two-integer form, whose key space is apart from the one-bigint
+ * `pg_advisory_xact_lock(hashtext(…))` locks of the other modules, so no hash can collide with it.
+ */
+const SEQUENCER_LOCK = sql`2026, 1127`;
 
 export interface NewEvent {
   api: EventApi;
@@ -46,20 +67,76 @@ export interface StoredEvent {
   payload: Record<string, unknown>;
 }
 
-/** Appends one event in the caller's transaction (call it last: see above); returns its position and id. */
-export async function appendEvent(trx: Executor, event: NewEvent): Promise<{ position: number; id: string }> {
-  const result = await sql<{ position: number; id: string }>`
-    WITH next AS (
-      UPDATE event_log_state SET last_position = last_position + 1 RETURNING last_position
-    ), appended AS (
-      INSERT INTO events (position, api, type, provider_id, environment, resource_type, resource_id, parent_id, payload)
-      SELECT last_position, ${event.api}, ${event.type}, ${event.providerId ?? null}, ${event.environment ?? null},
-             ${event.resourceType}, ${event.resourceId}, ${event.parentId ?? null}, ${JSON.stringify(event.payload)}::jsonb
-      FROM next
-      RETURNING position, id
-    )
-    SELECT position, id, pg_notify(${EVENTS_CHANNEL}, position::text) FROM appended`.execute(trx);
-  return result.rows[0]!;
+/**
+ * Appends one event in the caller's transaction: one INSERT into the inbox, after the statements that change (and
+ * lock) the resource, so that two changes of one resource keep their order. Returns the event's id (its position is
+ * given when a sequencer moves it, after the commit).
+ */
+export async function appendEvent(trx: Executor, event: NewEvent): Promise<{ id: string }> {
+  return trx
+    .insertInto('event_inbox')
+    .values({
+      api: event.api,
+      type: event.type,
+      provider_id: event.providerId ?? null,
+      environment: event.environment ?? null,
+      resource_type: event.resourceType,
+      resource_id: event.resourceId,
+      parent_id: event.parentId ?? null,
+      payload: JSON.stringify(event.payload),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}
+
+/** Whether the inbox holds any row (the primary key's first entry: an index-only probe, cheap when empty). */
+export async function hasPendingEvents(db: Executor): Promise<boolean> {
+  const row = await db.selectFrom('event_inbox').select('seq').orderBy('seq').limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * One sequencer transaction: waits for the sequencers' lock, then moves the oldest `limit` inbox rows visible now, in
+ * `seq` order, into `events` at the next positions and notifies the last position. Returns how many it moved.
+ */
+export async function sequenceEventBatch(db: Db, limit = SEQUENCE_BATCH_LIMIT): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK})`.execute(trx);
+    // A new statement, so a new snapshot: it sees every earlier sequencer's commit and every inbox row committed
+    // before the lock was granted. The notification is sent at commit, with the rows visible.
+    const { rows } = await sql<{ moved: number }>`
+      WITH picked AS (
+        SELECT seq FROM event_inbox ORDER BY seq LIMIT ${limit}
+      ), moved AS (
+        DELETE FROM event_inbox USING picked WHERE event_inbox.seq = picked.seq
+        RETURNING event_inbox.*
+      ), numbered AS (
+        SELECT moved.*, row_number() OVER (ORDER BY seq) AS n, count(*) OVER () AS total FROM moved
+      ), state AS (
+        UPDATE event_log_state SET last_position = last_position + (SELECT count(*) FROM moved)
+        WHERE EXISTS (SELECT FROM moved)
+        RETURNING last_position
+      ), appended AS (
+        INSERT INTO events (position, id, api, type, occurred_at, provider_id, environment, resource_type, resource_id, parent_id, payload)
+        SELECT state.last_position - numbered.total + numbered.n, id, api, type, occurred_at, provider_id, environment,
+               resource_type, resource_id, parent_id, payload
+        FROM numbered CROSS JOIN state
+        RETURNING position
+      )
+      SELECT (SELECT count(*) FROM appended)::int AS moved,
+             (SELECT pg_notify(${EVENTS_CHANNEL}, last_position::text) FROM state) AS notified`.execute(trx);
+    return rows[0]!.moved;
+  });
+}
+
+/** Sequences the inbox until a batch is not full (what was committed before the call is then in `events`). */
+export async function sequencePendingEvents(db: Db, limit = SEQUENCE_BATCH_LIMIT): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const moved = await sequenceEventBatch(db, limit);
+    total += moved;
+    if (moved < limit) return total;
+  }
 }
 
 /** Whose events a reader may see: the public statistics feed, or one provider's register feed in one environment. */

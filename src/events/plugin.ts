@@ -1,6 +1,7 @@
 /**
- * The event system's per-instance parts, at the root of the app: the hub (LISTEN connection, newest events), the
- * stream slots, and the retention purge (hourly; any instance may run it, a second run finds nothing to delete).
+ * The event system's per-instance parts, at the root of the app: the sequencer (gives appended events their
+ * positions, every EVENTS_SEQUENCE_INTERVAL_MS), the hub (LISTEN connection, newest events), the stream slots, and
+ * the retention purge (hourly; any instance may run it, a second run finds nothing to delete).
  * Each API mounts its own `/events` route in its scope (./routes.ts).
  */
 import fp from 'fastify-plugin';
@@ -10,6 +11,7 @@ import { ExportSlots } from '../plugins/streaming.js';
 import type { FeedDeps } from './feed.js';
 import { EventHub } from './hub.js';
 import { purgeEvents } from './outbox-repository.js';
+import { EventSequencer } from './sequencer.js';
 import type { NetworkDeps } from './webhook-sender.js';
 import { WebhookWorker } from './webhook-worker.js';
 import { webhookSettings, type WebhookSettings } from './webhooks.js';
@@ -27,9 +29,11 @@ export const eventsPlugin = fp<{ listenConnection?: pg.ClientConfig; network?: N
   async (app: FastifyInstance, options) => {
     const { config, db } = app;
     const hub = new EventHub(db, { listenConnection: options.listenConnection, pollMs: config.EVENTS_POLL_MS, log: app.log });
+    const sequencer = new EventSequencer(db, { intervalMs: config.EVENTS_SEQUENCE_INTERVAL_MS, log: app.log });
     const deps: FeedDeps = {
       db,
       hub,
+      sequencer,
       slots: new ExportSlots(config.EVENTS_STREAM_MAX_PER_CLIENT, config.EVENTS_STREAM_MAX_CONCURRENT, 'event streams'),
       retentionDays: config.EVENTS_RETENTION_DAYS,
       heartbeatMs: config.EVENTS_HEARTBEAT_MS,
@@ -46,6 +50,7 @@ export const eventsPlugin = fp<{ listenConnection?: pg.ClientConfig; network?: N
       purgeEvents(db, config.EVENTS_RETENTION_DAYS).catch((error: Error) => app.log.warn({ err: error.message }, 'event retention purge failed'));
     let timer: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {
+      sequencer.start();
       await hub.start();
       worker?.start();
       timer = setInterval(purge, PURGE_INTERVAL_MS);
@@ -56,6 +61,7 @@ export const eventsPlugin = fp<{ listenConnection?: pg.ClientConfig; network?: N
     });
     app.addHook('onClose', async () => {
       if (timer) clearInterval(timer);
+      await sequencer.close();
       await worker?.close();
       await hub.close();
     });

@@ -1,5 +1,5 @@
 /**
- * The register's change events: what each write path appends (one call, last in its transaction), and how an event
+ * The register's change events: what each write path appends (one call in its transaction, after the write), and how an event
  * reads in each API version. Payloads are stored with canonical (v2026.1) field names; a client reading from
  * `/api/v2025.0` gets v2025.0's names (`withdraw_date`, `lead_partner_urn`, …) through the version adapter table,
  * and fields its version does not know are left out.

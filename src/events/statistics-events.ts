@@ -1,7 +1,7 @@
 /**
  * The statistics API's change events (public, like the API): a data set version published, deprecated or withdrawn,
- * a new data set, a data set deprecated or withdrawn. Each write path appends one with a single call, last in its
- * transaction. A version event carries the version, its change summary in the shape of the changes endpoint, and
+ * a new data set, a data set deprecated or withdrawn. Each write path appends one with a single call in its
+ * transaction, after the write. A version event carries the version, its change summary in the shape of the changes endpoint, and
  * links to the version's meta, changes, CSV and query.
  */
 import type { Executor } from '../db/database.js';

@@ -1,4 +1,4 @@
-/** Kysely table types of the change-event log (migration 2026-11-25T1000-events). */
+/** Kysely table types of the change-event log (migrations 2026-11-25T1000-events, 2026-11-27T1900-event-inbox). */
 import type { ColumnType, Generated } from 'kysely';
 
 export type EventApi = 'statistics' | 'register';
@@ -11,6 +11,21 @@ export interface EventLogStateTable {
 
 export interface EventsTable {
   position: number;
+  id: Generated<string>;
+  api: EventApi;
+  type: string;
+  occurred_at: ColumnType<Date, Date | string | undefined, never>;
+  provider_id: number | null;
+  environment: 'production' | 'sandbox' | null;
+  resource_type: string;
+  resource_id: string;
+  parent_id: string | null;
+  payload: ColumnType<Record<string, unknown>, string, never>;
+}
+
+/** Appended events not yet given a position (the sequencer moves them into `events`, in `seq` order). */
+export interface EventInboxTable {
+  seq: Generated<number>;
   id: Generated<string>;
   api: EventApi;
   type: string;
@@ -68,6 +83,7 @@ export interface WebhookDeliveriesTable {
 export interface EventTables {
   event_log_state: EventLogStateTable;
   events: EventsTable;
+  event_inbox: EventInboxTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
 }

@@ -2,7 +2,9 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
-import { appendEvent, CursorExpiredError, decodeCursor, encodeCursor, purgeEvents, readEventPage, type NewEvent } from '../../src/events/outbox-repository.js';
+import {
+  appendEvent, CursorExpiredError, decodeCursor, encodeCursor, purgeEvents, readEventPage, sequenceEventBatch, sequencePendingEvents, type NewEvent,
+} from '../../src/events/outbox-repository.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 let database: TestDatabase;
@@ -41,8 +43,14 @@ async function openTransaction() {
   };
 }
 
+/** A feed read as the routes make it: the inbox sequenced first. */
 async function feed(after?: number) {
+  await sequencePendingEvents(database.db);
   return readEventPage(database.db, STATISTICS, after, {}, 500, 90);
+}
+
+async function inboxCount(): Promise<number> {
+  return Number((await database.db.selectFrom('event_inbox').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 }
 
 /** Whether `promise` is still pending after `ms`. */
@@ -71,19 +79,63 @@ describe('the outbox', () => {
     expect(second.events[0]!.position).toBeGreaterThan(first.events[0]!.position);
   });
 
-  it('makes a second appender wait until the first ends, and leaves no gap or event for a rollback', async () => {
+  it('orders by commit when the transaction that appended first commits last: a reader between the commits misses nothing', async () => {
     const start = (await feed()).next;
     const a = await openTransaction();
     const b = await openTransaction();
-    const aPosition = (await a.append(event('rolled-back'))).position;
-    const bAppend = b.append(event('kept'));
-    expect(await pendingAfter(bAppend, 300)).toBe(true);
+    await a.change();
+    await a.append(event('appended-first'));
+    // No lock is shared any more: B appends and commits while A is still open.
+    await b.change();
+    expect(await pendingAfter(b.append(event('appended-second')), 1000)).toBe(false);
+    await b.commit();
+    const between = await feed(start);
+    expect(between.events.map((e) => e.resource_id)).toEqual(['appended-second']);
+    await a.commit();
+    const after = await feed(between.next);
+    expect(after.events.map((e) => e.resource_id)).toEqual(['appended-first']);
+    // Read from the start after both commits: each once, positions increasing and consecutive.
+    const whole = (await feed(start)).events;
+    expect(whole.map((e) => [e.position, e.resource_id])).toEqual([[start + 1, 'appended-second'], [start + 2, 'appended-first']]);
+    expect(await inboxCount()).toBe(0);
+  });
+
+  it('leaves nothing for an append in a rolled-back transaction: no event, no inbox row, no position used', async () => {
+    const start = (await feed()).next;
+    const a = await openTransaction();
+    const b = await openTransaction();
+    await a.append(event('rolled-back'));
+    await b.append(event('kept'));
+    // Not committed yet: nothing to sequence, nothing to read.
+    expect(await sequencePendingEvents(database.db)).toBe(0);
     expect((await feed(start)).events).toEqual([]);
     await a.rollback();
-    expect((await bAppend).position).toBe(aPosition);
     await b.commit();
     const page = await feed(start);
-    expect(page.events.map((e) => [e.position, e.resource_id])).toEqual([[aPosition, 'kept']]);
+    expect(page.events.map((e) => [e.position, e.resource_id])).toEqual([[start + 1, 'kept']]);
+    expect(await inboxCount()).toBe(0);
+    expect(await database.db.selectFrom('events').select('id').where('resource_id', '=', 'rolled-back').execute()).toEqual([]);
+  });
+
+  it('keeps one transaction\'s events in append order, in batches of any size, and notifies once per batch', async () => {
+    const start = (await feed()).next;
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    const notified: string[] = [];
+    listener.on('notification', (n) => notified.push(String(n.payload)));
+    await listener.query('LISTEN events');
+    await database.db.transaction().execute(async (trx) => {
+      for (const id of ['t1', 't2', 't3', 't4', 't5']) await appendEvent(trx, event(id));
+    });
+    expect(await sequenceEventBatch(database.db, 2)).toBe(2);
+    expect(await sequencePendingEvents(database.db, 2)).toBe(3);
+    const page = await readEventPage(database.db, STATISTICS, start, {}, 500, 90);
+    expect(page.events.map((e) => [e.position, e.resource_id])).toEqual(['t1', 't2', 't3', 't4', 't5'].map((id, i) => [start + 1 + i, id]));
+    // Batches of 2, 2 and 1; the last batch's notification names the last position.
+    const deadline = Date.now() + 5000;
+    while (notified.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await listener.end();
+    expect(notified).toEqual([String(start + 2), String(start + 4), String(start + 5)]);
   });
 
   it('gives a follower polling during 40 concurrent writers every committed event exactly once, in position order', async () => {
@@ -129,6 +181,7 @@ describe('the outbox', () => {
       await appendEvent(trx, event('x1', 'data_set_version.published'));
     });
     for (const id of ['x2', 'x3']) await database.db.transaction().execute((trx) => appendEvent(trx, { ...event(id), parentId: 'x1' }));
+    await sequencePendingEvents(database.db);
     const byType = await readEventPage(database.db, STATISTICS, start, { types: ['data_set_version.published'] }, 10, 90);
     expect(byType.events.map((e) => e.resource_id)).toEqual(['x1']);
     const byResource = await readEventPage(database.db, STATISTICS, start, { resourceId: 'x1' }, 2, 90);
@@ -142,6 +195,7 @@ describe('the outbox', () => {
   it('purges events past retention and answers a cursor older than that with 410', async () => {
     const old = (await feed()).next;
     await database.db.transaction().execute((trx) => appendEvent(trx, event('old')));
+    await sequencePendingEvents(database.db);
     const later = new Date(Date.now() + 91 * 86_400_000);
     const purged = await purgeEvents(database.db, 90, later);
     expect(purged.deleted).toBeGreaterThan(0);

@@ -100,7 +100,7 @@ describe('the live stream', () => {
     const first = await createTrainee(provider, 'first');
     await createTrainee(other, 'others');
     const second = await createTrainee(provider, 'second');
-    // Polling is off (60 s): only the notification can have woken the stream this fast.
+    // Polling is off (60 s): only the sequencer's notification can have woken the stream this fast.
     await stream.waitFor(2, 5000);
     expect(stream.events().map((m) => [m.event, m.data.resource.id])).toEqual([['trainee.created', first], ['trainee.created', second]]);
     expect(stream.events()[0]!.id).toBe(stream.events()[0]!.data.cursor);
