@@ -173,7 +173,7 @@ export function copyRowsInDefaultOrder(client: pg.PoolClient, rowsTable: string,
 
 /** The metadata rows the engine resolves a query against, and the row table's column names. */
 export async function findVersionMetaRows(db: Executor, versionId: number, rowsTable: string) {
-  const [filters, options, indicators, levels, locations, timePeriods, columns] = await Promise.all([
+  const [filters, options, indicators, levels, locations, timePeriods, columns, version] = await Promise.all([
     db.selectFrom('version_filters').select(['id', 'public_id', 'column_name', 'label', 'ordinal']).where('version_id', '=', versionId).execute(),
     db
       .selectFrom('version_filter_options as o')
@@ -192,8 +192,13 @@ export async function findVersionMetaRows(db: Executor, versionId: number, rowsT
     db.selectFrom('version_time_periods').select(['id', 'period', 'code']).where('version_id', '=', versionId).orderBy('id').execute(),
     sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns
       WHERE table_schema = 'stats_data' AND table_name = ${rowsTable}`.execute(db),
+    db.selectFrom('data_set_versions').select('total_results').where('id', '=', versionId).executeTakeFirstOrThrow(),
   ]);
-  return { filters, options, indicators, levels, locations, timePeriods, columns: columns.rows.map((r) => r.column_name) };
+  return {
+    filters, options, indicators, levels, locations, timePeriods,
+    columns: columns.rows.map((r) => r.column_name),
+    rowCount: version.total_results,
+  };
 }
 
 /**

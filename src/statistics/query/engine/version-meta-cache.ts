@@ -73,6 +73,8 @@ export interface VersionMeta {
   timePeriodIdByKey: Map<string, number>;
   /** Level codes in label order (ranks for `geographicLevel` sorts). */
   levelsByLabel: string[];
+  /** Rows of the version's rows table, as its import counted them: an unfiltered query's total, without counting. */
+  rowCount: number;
 }
 
 export function timePeriodKey(period: string, code: string): string {
@@ -182,6 +184,7 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
     locations: locationRows,
     timePeriods: timePeriodRows,
     columns: columnNames,
+    rowCount,
   } = await findVersionMetaRows(db, versionId, rowsTable);
 
   const filterById = new Map<number, FilterMeta>();
@@ -221,6 +224,7 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
   return {
     versionId,
     rowsTable,
+    rowCount,
     filters,
     filtersByPublicId: new Map(filters.map((f) => [f.publicId, f])),
     optionsByPublicId: new Map(options.map((o) => [o.publicId, o])),

@@ -82,5 +82,6 @@ export function absenceLikeMeta(): VersionMeta {
     timePeriodsById: new Map(timePeriods.map((t) => [t.id, t])),
     timePeriodIdByKey: new Map(timePeriods.map((t) => [timePeriodKey(t.period, t.code), t.id])),
     levelsByLabel: ['EDA', 'INST', 'LA', 'LAD', 'LEP', 'LSIP', 'MAT', 'MCA', 'NAT', 'OA', 'PA', 'PCON', 'PFA', 'PROV', 'REG', 'RSC', 'SCH', 'SPON', 'WARD'],
+    rowCount: 0,
   };
 }
