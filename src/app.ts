@@ -33,7 +33,7 @@ declare module 'fastify' {
     readDb: Db;
     /**
      * Compiles the route schemas (validators, serializers) no request has used yet: they are compiled on first
-     * use, not at start (src/plugins/deferred-schemas.ts); the server calls it once it listens.
+     * use, not at start (src/plugins/deferred-schemas.ts). A test runs it on the whole app.
      */
     compileDeferredSchemas: () => Promise<number>;
   }

@@ -77,11 +77,7 @@ async function main() {
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
   say(`Service listening on ${base}  (API reference: ${base}/docs, health: ${base}/health/ready)`);
-  // What the start left for later, between requests: the routes' validators and serializers.
-  void app.compileDeferredSchemas().then(
-    (count) => app.log.debug({ count }, 'route schemas compiled'),
-    (error: unknown) => app.log.error({ err: error }, 'a route schema does not compile'),
-  );
+
 }
 
 void main();

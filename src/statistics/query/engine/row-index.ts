@@ -74,6 +74,8 @@ const MAX_BITSET_BYTES_PER_INDEX = 32 * 1024 * 1024;
  * Fewer values are each frequent: a pass, then a cached bitset.
  */
 const POSTINGS_MIN_DISTINCT = 16;
+/** An `in` of at most this many values of such a column ORs their bitsets (see `multiValueBits`). */
+const MAX_VALUES_FROM_BITSETS = 8;
 
 /** Positions grouped by code: `positions[offsets[k] .. offsets[k+1])` hold code k, ascending. */
 interface Postings {
@@ -273,6 +275,23 @@ export class RowIndex {
     return { codes, codeOf: (value) => binarySearch(dictionary, Number(value)), distinct: dictionary.length };
   }
 
+  /**
+   * The bitset of a few values of a column of few distinct values: their single-value bitsets (cached, as each is
+   * frequent) ORed word by word, instead of a pass over every row's code per query (at 5M rows a pass is 13 ms, an
+   * OR of 3 cached bitsets 0.3 ms). Others: `valueBits`.
+   */
+  private multiValueBits(column: string, values: Array<number | string>): Uint32Array {
+    if (column === 'time_period_id' || values.length > MAX_VALUES_FROM_BITSETS || this.codesOf(column).distinct > POSTINGS_MIN_DISTINCT) {
+      return this.valueBits(column, values);
+    }
+    const bits = this.empty();
+    for (const value of values) {
+      const one = this.singleValueBits(column, value).bits;
+      for (let w = 0; w < this.words; w++) bits[w]! |= one[w]!;
+    }
+    return bits;
+  }
+
   private valueBits(column: string, values: Array<number | string>): Uint32Array {
     const bits = this.empty();
     if (column === 'time_period_id') {
@@ -348,7 +367,7 @@ export class RowIndex {
       case 'const':
         return { bits: predicate.value ? this.full() : this.empty(), shared: false };
       case 'in': {
-        const leaf = predicate.values.length === 1 ? this.singleValueBits(predicate.column, predicate.values[0]!) : { bits: this.valueBits(predicate.column, predicate.values), shared: false };
+        const leaf = predicate.values.length === 1 ? this.singleValueBits(predicate.column, predicate.values[0]!) : { bits: this.multiValueBits(predicate.column, predicate.values), shared: false };
         if (!predicate.negated) return leaf;
         const bits = leaf.shared ? leaf.bits.slice() : leaf.bits;
         this.invert(bits);
