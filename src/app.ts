@@ -18,6 +18,7 @@ import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIX
 import { RowIndexStore } from './statistics/query/engine/row-index-store.js';
 import { loadQueryVersionMeta } from './statistics/query/engine/version-meta-cache.js';
 import { registerApi } from './register/index.js';
+import { loadRegisterReferenceData } from './register/warm-up.js';
 import { REGISTER_OPENAPI_DOCUMENTS } from './register/openapi/index.js';
 import { explorerPlugin } from './explorer/plugin.js';
 import { eventsPlugin } from './events/plugin.js';
@@ -56,8 +57,26 @@ export interface AppDeps {
   webhookNetwork?: NetworkDeps;
   /** Run the webhook delivery worker in this app (default true). */
   webhookWorker?: boolean;
+  /**
+   * Before saying ready (after the row index warm-up): compile every route schema, load the register's code lists
+   * and open the pools' connections, so that a balancer's first requests to a new instance pay for none of them
+   * (the server sets it; tests, which build many apps, do not).
+   */
+  warmUpBeforeReady?: boolean;
   /** The statistics query engine's row indexes; by default a store under QUERY_INDEX_MEMORY_MB. */
   rowIndexes?: RowIndexStore;
+}
+
+/**
+ * Opens up to 8 connections of each API pool (one `SELECT 1` each, at once), so that a new instance's first burst of
+ * requests does not open them all while answering. A pool whose database is away is left as it is.
+ */
+async function openPoolConnections(pools: Record<string, pg.Pool>): Promise<void> {
+  await Promise.all(
+    Object.entries(pools)
+      .filter(([name]) => name !== 'health')
+      .map(([, pool]) => Promise.all(Array.from({ length: Math.min(pool.options.max ?? 10, 8) }, () => pool.query('SELECT 1'))).catch(() => undefined)),
+  );
 }
 
 /** Every OpenAPI document the service serves; committed copies under openapi/ are kept in sync by a test. */
@@ -156,7 +175,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(streamingPlugin, { config });
   // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
   await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS, transformDocument: withStatisticsExamples });
-  await app.register(healthRoutes, { db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting, rowIndexes });
+  let warmedUp = !deps.warmUpBeforeReady;
+  await app.register(healthRoutes, {
+    db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting, rowIndexes,
+    warmUp: { get warm() { return warmedUp; } },
+  });
   // One LISTEN connection per instance, with the primary pool's settings.
   const primaryPool = deps.pools?.register ?? deps.pools?.primary;
   await app.register(eventsPlugin, {
@@ -181,6 +204,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         timeoutMs: config.QUERY_INDEX_WARM_TIMEOUT_MS,
       })
       .catch((error: unknown) => app.log.warn({ err: error }, 'row index warm-up could not read the versions in use'));
+  }
+  if (!warmedUp) {
+    // After the row indexes (compiling alongside delayed the first index by 0.45 s), between requests.
+    void rowIndexes.warmUpOver
+      .then(() => schemas.compileAll())
+      .then(
+        (count) => app.log.info({ count }, 'route schemas compiled'),
+        (error: unknown) => app.log.error({ err: error }, 'a route schema does not compile'),
+      )
+      .then(() => loadRegisterReferenceData())
+      .then(() => openPoolConnections(deps.pools ?? {}))
+      .finally(() => {
+        warmedUp = true;
+      });
   }
   return app;
 }

@@ -40,6 +40,7 @@ async function main() {
     readRouting: runtime.readRouting,
     healthDbs: runtime.health.map((h) => h.db),
     pools: runtime.pools(),
+    warmUpBeforeReady: true,
   });
   databaseError = (error) => app.log.warn({ err: error.message }, 'database connection error');
 

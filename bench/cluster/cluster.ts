@@ -72,8 +72,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   await mkdir(logDir, { recursive: true });
   // A previous run killed with SIGKILL had no chance to stop its processes: stop them now.
   const groupsFile = path.join(dir, 'process-groups.json');
-  const reaped = await reapRecordedGroups(groupsFile, [await postgresBinary(), 'redis-server', 'haproxy', 'src/server.ts']);
+  const reaped = await reapRecordedGroups(groupsFile, [await postgresBinary(), 'redis-server', 'haproxy', 'dist/src/server.js']);
   if (reaped > 0) log(`Stopped ${reaped} processes left by an earlier run that was killed`);
+  log('Building the service (npm run build) ...');
+  execFileSync('npm', ['run', 'build'], { cwd: path.resolve(import.meta.dirname, '../..'), stdio: 'ignore' });
   const remember = setInterval(() => recordGroups(groupsFile), 1000);
   remember.unref();
 
@@ -147,7 +149,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         DATABASE_READ_URL: replicaUrl,
         REDIS_URL: redisUrl,
       };
-      const child = startProcess(instance.name, process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      // What `npm start` runs: the compiled service (built once below, before the first instance starts).
+      const child = startProcess(instance.name, process.execPath, ['--enable-source-maps', 'dist/src/server.js'], {
         env,
         logDir,
         cwd: path.resolve(import.meta.dirname, '../..'),

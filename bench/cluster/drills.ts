@@ -33,7 +33,7 @@ const WEEKLY = '14f4e111-506c-4bb9-86ff-6d4923acdd07';
 /** The drill-4 data set: its new version is published during the load; the load does not read it. */
 const PUBLISHED = 'c5292537-e29a-4dba-a361-8363d2fb08f1';
 
-type Drill = 'baseline' | 'kill -9 instance' | 'SIGTERM instance' | 'replica stop/start' | 'publish version' | 'after';
+type Drill = 'warm-up' | 'baseline' | 'kill -9 instance' | 'SIGTERM instance' | 'replica stop/start' | 'publish version' | 'after';
 interface Sample {
   at: number;
   drill: Drill;
@@ -47,6 +47,8 @@ interface Sample {
   error?: string;
   /** Register create: the trainee's last name, to look for failed writes in the database afterwards. */
   lastName?: string;
+  /** Statistics: the request (method and path), to see which ones are slow. */
+  request?: string;
 }
 
 interface StatsRequest {
@@ -154,7 +156,7 @@ async function main() {
   }
 
   // The load.
-  let drill: Drill = 'baseline';
+  let drill: Drill = 'warm-up';
   const samples: Sample[] = [];
   const acknowledged = new Map<string, string>(); // trainee id → last name
   let sequence = 0;
@@ -179,7 +181,7 @@ async function main() {
       status = 0;
       failure = describeFetchError(error);
     }
-    samples.push({ at: begin - t0, drill: current, kind: 'statistics', idempotent: true, status, ms: performance.now() - begin, servedBy, wrongData, error: failure });
+    samples.push({ at: begin - t0, drill: current, kind: 'statistics', idempotent: true, status, ms: performance.now() - begin, servedBy, wrongData, error: failure, request: `${request.method} ${request.path}`.slice(0, 160) });
   };
   const oneWrite = async () => {
     const n = sequence++;
@@ -264,6 +266,12 @@ async function main() {
     phases.push({ drill: name, from: Math.round(from), to: Math.round(performance.now() - t0), notes });
   };
 
+  // The instances have just started: their code runs unoptimised for the first seconds of traffic (JIT), which is
+  // the start, not the steady state the baseline is. Not counted (a restarted instance's start is, in its drill).
+  await phase('warm-up', async () => {
+    await sleep(5000);
+    return {};
+  });
   await phase('baseline', async () => {
     await sleep(8000);
     return {};
@@ -433,6 +441,13 @@ async function main() {
       readBackNot200: list.filter((s) => s.kind === 'register read-back' && s.status !== 200).length,
       p50Ms: percentile(latencies, 50),
       p99Ms: percentile(latencies, 99),
+      p99MsByKind: Object.fromEntries((['statistics', 'register create', 'register read-back'] as const).map((kind) => [
+        kind, percentile(list.filter((s) => s.kind === kind).map((s) => s.ms).sort((a, b) => a - b), 99),
+      ])),
+      // What the tail is made of.
+      slowest: [...list].sort((a, b) => b.ms - a.ms).slice(0, 5).map((s) => ({
+        ms: Math.round(s.ms), kind: s.kind, request: s.request, servedBy: s.servedBy, atS: Math.round(s.at / 100) / 10,
+      })),
     };
   };
   const perDrill = Object.fromEntries(drills.map((d) => {

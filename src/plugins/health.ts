@@ -39,6 +39,8 @@ export interface HealthOptions {
   readRouting?: ReadRouter;
   /** The statistics row indexes: not ready while the versions in use are still loading (within their time bound). */
   rowIndexes?: { readonly warm: boolean };
+  /** The app's own warm-up (route schemas compiled, pool connections open): not ready until it is over. */
+  warmUp?: { readonly warm: boolean };
 }
 
 /** `SELECT 1`, or a rejection once `ms` have passed (a frozen database never answers). */
@@ -54,7 +56,7 @@ async function probe(db: Db, ms: number): Promise<void> {
   }
 }
 
-export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { db, readDb, probes, readRouting, rowIndexes }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { db, readDb, probes, readRouting, rowIndexes, warmUp }) => {
   const targets = probes && probes.length > 0 ? probes : readDb && readDb !== db && !readRouting ? [db, readDb] : [db];
   app.addSchema(HealthSchema);
   app.get(
@@ -76,6 +78,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
     async () => {
       // A balancer sends no traffic to an instance whose row indexes of the versions in use are not loaded yet.
       if (rowIndexes && !rowIndexes.warm) throw new ServiceUnavailableError('The row indexes of the statistics versions in use are still loading.');
+      if (warmUp && !warmUp.warm) throw new ServiceUnavailableError('The instance is still warming up (route schemas, database connections).');
       try {
         await Promise.all(targets.map((target) => probe(target, HEALTH_TIMEOUT_MS)));
       } catch (error) {

@@ -227,6 +227,7 @@ export class RowIndexStore {
   private readonly usesNoted = new Map<string, number>();
   /** False while the warm-up (startWarmUp) loads the versions in use: the instance is not ready. */
   private warmedUp = true;
+  private warmUpEnded: Promise<void> = Promise.resolve();
 
   constructor(options: RowIndexStoreOptions = {}) {
     this.ready = this.newCache();
@@ -329,6 +330,11 @@ export class RowIndexStore {
     return this.warmedUp;
   }
 
+  /** Resolves when the warm-up is over (at once when there is none). */
+  get warmUpOver(): Promise<void> {
+    return this.warmUpEnded;
+  }
+
   /**
    * Loads the indexes of the `versions` versions used most recently (by any instance) before this instance says it
    * is ready, for at most `timeoutMs`; the least recent first, so the most recent stay when not all fit the budget.
@@ -351,7 +357,7 @@ export class RowIndexStore {
     })();
     let timer: NodeJS.Timeout | undefined;
     const outOfTime = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)));
-    void Promise.race([loads.then(() => 'done' as const, () => 'done' as const), outOfTime]).then((how) => {
+    this.warmUpEnded = Promise.race([loads.then(() => 'done' as const, () => 'done' as const), outOfTime]).then((how) => {
       clearTimeout(timer);
       this.warmedUp = true;
       this.log?.info({ versions: recent.length, ready: this.ready.size, seconds: (Date.now() - started) / 1000, how }, 'row index warm-up over');

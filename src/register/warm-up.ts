@@ -1,0 +1,13 @@
+import { otherUkInstitutionId } from './degrees/reference-codes.js';
+import { fundingTables } from './funding.js';
+import { referenceData } from './reference-data.js';
+
+/**
+ * Loads what the register reads on its first write (the HESA code lists, the funding rules): parsing their YAML
+ * takes about a second, which an instance's first create would otherwise wait for (1.1-1.2 s in `bench:cluster`).
+ */
+export function loadRegisterReferenceData(): void {
+  referenceData();
+  fundingTables();
+  otherUkInstitutionId();
+}

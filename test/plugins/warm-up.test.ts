@@ -1,0 +1,27 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * An instance that warms up before it says ready (what the server does): /health/ready answers 503 until its route
+ * schemas are compiled, the register's code lists loaded and its pool's connections open, then 200; it answers
+ * requests meanwhile (a balancer just does not send any yet).
+ */
+describe('warm-up before ready', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({}, { warmUpBeforeReady: true });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('says not ready while warming up, then ready, and answers throughout', async () => {
+    const early = await t.app.inject({ method: 'GET', url: '/health/ready' });
+    expect(early.statusCode).toBe(503);
+    expect(early.json().detail).toBe('The instance is still warming up (route schemas, database connections).');
+    expect((await t.app.inject({ method: 'GET', url: '/v1/publications?page=1&pageSize=1' })).statusCode).toBe(200);
+    await vi.waitFor(async () => expect((await t.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200), { timeout: 30000, interval: 50 });
+    // Everything was compiled during the warm-up.
+    expect(await t.app.compileDeferredSchemas()).toBe(0);
+  }, 60000);
+});
