@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { embeddedClient, startServerProcess, stopServerProcess } from '../helpers/server-process.js';
 
 let dataDir: string;
@@ -15,7 +15,8 @@ describe('the server process', () => {
     // mkdtemp makes it private; the embedded server runs as the `postgres` user when we are root.
     await chmod(dataDir, 0o755);
     const first = await startServerProcess(dataDir);
-    expect((await fetch(`${first.url}/health/ready`)).status).toBe(200);
+    // Ready once its warm-up is over (route schemas compiled, code lists loaded, connections open).
+    await vi.waitFor(async () => expect((await fetch(`${first.url}/health/ready`)).status).toBe(200), { timeout: 30000, interval: 100 });
     // Leave a mark in the database to find after the restart.
     const client = embeddedClient(dataDir);
     await client.connect();
@@ -28,7 +29,7 @@ describe('the server process', () => {
 
     const second = await startServerProcess(dataDir);
     try {
-      expect((await fetch(`${second.url}/health/ready`)).status).toBe(200);
+      await vi.waitFor(async () => expect((await fetch(`${second.url}/health/ready`)).status).toBe(200), { timeout: 30000, interval: 100 });
       const again = embeddedClient(dataDir);
       await again.connect();
       const { rows } = await again.query('SELECT note FROM restart_marker');
