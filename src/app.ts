@@ -215,6 +215,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       )
       .then(() => loadRegisterReferenceData())
       .then(() => openPoolConnections(deps.pools ?? {}))
+      // Whatever failed will fail again on the request that needs it, with its own error: the instance says ready.
+      .catch((error: unknown) => app.log.error({ err: error }, 'warm-up failed'))
       .finally(() => {
         warmedUp = true;
       });

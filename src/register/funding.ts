@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { projectPath } from '../paths.js';
-import { parse } from 'yaml';
+import { parseYaml } from './yaml.js';
 import { nameOrCode } from './reference-data.js';
 
 export type FundingType = 'scholarship' | 'bursary' | 'grant';
@@ -44,8 +44,8 @@ export interface FundingTables {
 const fundingDir = `${projectPath('seed', 'register', 'funding')}/`;
 
 export function loadFundingTables(dir = fundingDir): FundingTables {
-  const rules = parse(readFileSync(`${dir}funding-rules.yml`, 'utf8')) as FundingRulesFile;
-  const subjects = parse(readFileSync(`${dir}allocation-subjects.yml`, 'utf8')) as AllocationSubjectsFile;
+  const rules = parseYaml(readFileSync(`${dir}funding-rules.yml`, 'utf8')) as FundingRulesFile;
+  const subjects = parseYaml(readFileSync(`${dir}allocation-subjects.yml`, 'utf8')) as AllocationSubjectsFile;
   const fundedRoutes = new Map<number, Set<string>>();
   const methods = new Map<number, Set<string>>();
   for (const cycle of Object.values(rules.cycles)) {

@@ -5,7 +5,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { projectPath } from '../paths.js';
-import { parse } from 'yaml';
+import { parseYaml } from './yaml.js';
 
 export const REFERENCE_DATA_FIELDS = [
   'country', 'course_age_range', 'course_subject', 'degree_subject', 'degree_grade', 'degree_type', 'disability',
@@ -62,7 +62,7 @@ function loadOverrides(): Record<string, Record<string, string>> {
   const result: Record<string, Record<string, string>> = {};
   const dir = `${referenceDir}display-name-overrides/`;
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.yml'))) {
-    const parsed = parse(readFileSync(dir + file, 'utf8')) as { en?: Record<string, Record<string, unknown>> };
+    const parsed = parseYaml(readFileSync(dir + file, 'utf8')) as { en?: Record<string, Record<string, unknown>> };
     for (const [field, names] of Object.entries(parsed.en ?? {})) {
       const target = (result[field] ??= {});
       for (const [code, name] of Object.entries(names ?? {})) target[String(code)] = String(name);
@@ -72,7 +72,7 @@ function loadOverrides(): Record<string, Record<string, string>> {
 }
 
 function loadField(field: ReferenceField, overrides: Record<string, string>): LoadedField {
-  const parsed = parse(readFileSync(`${referenceDir}${FILES[field]}.yml`, 'utf8')) as YamlFile;
+  const parsed = parseYaml(readFileSync(`${referenceDir}${FILES[field]}.yml`, 'utf8')) as YamlFile;
   const { source: _source, change_log: _changeLog, ...metadata } = parsed.metadata;
   const byCode = new Map<string, CodeInfo>();
   for (const value of parsed.data) {

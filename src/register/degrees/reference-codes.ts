@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { projectPath } from '../../paths.js';
-import { parse } from 'yaml';
+import { parseYaml } from '../yaml.js';
 import {
   inclusionMessage as sharedInclusionMessage,
   referenceId as sharedReferenceId,
@@ -27,7 +27,7 @@ let otherUkId: string | null | undefined;
 export function otherUkInstitutionId(): string | undefined {
   if (otherUkId === undefined) {
     const file = projectPath('seed', 'register', 'reference-data', 'institution.yml');
-    const parsed = parse(readFileSync(file, 'utf8')) as { data: Array<{ id: unknown; name?: string }> };
+    const parsed = parseYaml(readFileSync(file, 'utf8')) as { data: Array<{ id: unknown; name?: string }> };
     const entry = parsed.data.find((e) => e.name === 'other_uk');
     otherUkId = entry ? String(entry.id) : null;
   }
