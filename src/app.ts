@@ -206,9 +206,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       .catch((error: unknown) => app.log.warn({ err: error }, 'row index warm-up could not read the versions in use'));
   }
   if (!warmedUp) {
-    // After the row indexes (compiling alongside delayed the first index by 0.45 s), between requests.
+    // After the row index warm-up, between requests, and paused while a row index loads (compiling alongside
+    // delayed the first index by 0.45 s).
     void rowIndexes.warmUpOver
-      .then(() => schemas.compileAll())
+      .then(() => schemas.compileAll({ pauseWhile: () => rowIndexes.buildsInProgress > 0 }))
       .then(
         (count) => app.log.info({ count }, 'route schemas compiled'),
         (error: unknown) => app.log.error({ err: error }, 'a route schema does not compile'),

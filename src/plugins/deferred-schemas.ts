@@ -25,8 +25,11 @@ interface RouteSchema {
 export interface DeferredSchemaCompilers {
   /** For Fastify's `schemaController.compilersFactory`. */
   compilersFactory: CompilersFactory;
-  /** Compiles every schema not yet compiled, one per event-loop turn; resolves with how many it compiled. */
-  compileAll: () => Promise<number>;
+  /**
+   * Compiles every schema not yet compiled, one per event-loop turn (waiting while `pauseWhile` says so); resolves
+   * with how many it compiled.
+   */
+  compileAll: (options?: { pauseWhile?: () => boolean }) => Promise<number>;
 }
 
 export function deferredSchemaCompilers(): DeferredSchemaCompilers {
@@ -86,10 +89,11 @@ export function deferredSchemaCompilers(): DeferredSchemaCompilers {
         return deferring(compileFor, (get) => (data) => get()(data));
       }) as unknown as CompilersFactory['buildSerializer'],
     },
-    async compileAll() {
+    async compileAll(options = {}) {
       let count = 0;
       for (const compile of [...pending]) {
         await new Promise<void>((resolve) => setImmediate(resolve));
+        while (options.pauseWhile?.()) await new Promise<void>((resolve) => setTimeout(resolve, 20));
         if (!pending.has(compile)) continue;
         compile();
         count++;
