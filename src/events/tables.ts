@@ -9,8 +9,8 @@ export interface EventLogStateTable {
   purged_through: number;
 }
 
-export interface EventsTable {
-  position: number;
+/** The columns an event has from its append on (in the inbox, then in the log). */
+interface EventColumns {
   id: Generated<string>;
   api: EventApi;
   type: string;
@@ -23,19 +23,13 @@ export interface EventsTable {
   payload: ColumnType<Record<string, unknown>, string, never>;
 }
 
+export interface EventsTable extends EventColumns {
+  position: number;
+}
+
 /** Appended events not yet given a position (the sequencer moves them into `events`, in `seq` order). */
-export interface EventInboxTable {
+export interface EventInboxTable extends EventColumns {
   seq: Generated<number>;
-  id: Generated<string>;
-  api: EventApi;
-  type: string;
-  occurred_at: ColumnType<Date, Date | string | undefined, never>;
-  provider_id: number | null;
-  environment: 'production' | 'sandbox' | null;
-  resource_type: string;
-  resource_id: string;
-  parent_id: string | null;
-  payload: ColumnType<Record<string, unknown>, string, never>;
 }
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
