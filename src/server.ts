@@ -78,7 +78,6 @@ async function main() {
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
   say(`Service listening on ${base}  (API reference: ${base}/docs, health: ${base}/health/ready)`);
-
 }
 
 void main();
