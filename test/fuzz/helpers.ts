@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
+import { sequencePendingEvents } from '../../src/events/outbox-repository.js';
 
 /**
  * A fingerprint of every table the service owns (both APIs, including the statistics row tables): one md5 per
@@ -11,6 +12,9 @@ export async function databaseFingerprint(
   schemas: string[] = ['public', 'stats_data'],
   only?: string[],
 ): Promise<Record<string, string>> {
+  // Appended events move from the inbox into the log whenever a sequencer runs (any app's, every 25 ms): that move
+  // is the log's bookkeeping, so both fingerprints see it done. A request that appended an event still shows.
+  await sequencePendingEvents(db);
   const { rows: found } = await sql<{ schema: string; name: string }>`
     SELECT table_schema AS schema, table_name AS name
     FROM information_schema.tables
