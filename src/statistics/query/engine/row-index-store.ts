@@ -316,9 +316,9 @@ export class RowIndexStore {
   async indexFor(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
     if (!this.enabled) return undefined;
     this.noteUse(meta);
-    const index = this.readyIndex(meta);
-    if (index) return index;
     const key = keyOf(meta);
+    const index = this.ready.get(key);
+    if (index) return index;
     if (this.building.has(key) || this.tooLarge.has(key) || this.building.size >= this.maxConcurrentBuilds) return undefined;
     if ((this.failures.get(key)?.retryAt ?? 0) > Date.now()) return undefined;
     void this.start(db, meta);
@@ -382,7 +382,7 @@ export class RowIndexStore {
   /** The version's index, waiting for it to be loaded (tests, benchmarks, warm-up); ignores the wait after a failure. */
   async ensure(db: Executor, meta: VersionMeta): Promise<RowIndex | undefined> {
     if (this.tooLarge.has(keyOf(meta))) return undefined;
-    return this.readyIndex(meta) ?? this.building.get(keyOf(meta)) ?? this.start(db, meta);
+    return this.ready.get(keyOf(meta)) ?? this.building.get(keyOf(meta)) ?? this.start(db, meta);
   }
 
   /** Drops every index (they are built again on use, with the current settings). */
@@ -394,15 +394,11 @@ export class RowIndexStore {
     this.failures.clear();
   }
 
-  /** A built index, its size brought up to date (its values come in after it, cached bitsets as queries use them). */
-  private readyIndex(meta: VersionMeta): RowIndex | undefined {
-    const key = keyOf(meta);
-    const index = this.ready.get(key);
-    if (index) this.resize(key, index);
-    return index;
-  }
 
-  /** Sizes a kept index again in the budget (its values came in, or queries cached bitsets): lru-cache keeps the size of a value set again as it was, so it is removed and set anew. */
+  /**
+   * Sizes a kept index again in the budget once its values came in (its arrays grew; what queries cache is counted
+   * apart, see `mayCache`): lru-cache keeps the size of a value set again as it was, so it is removed and set anew.
+   */
   private resize(key: string, index: RowIndex): void {
     if (this.ready.peek(key) !== index || this.ready.info(key)?.size === Math.max(1, index.partsBytes)) return;
     this.ready.delete(key);
