@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
-import type { Db } from './db/database.js';
+import { openPoolConnections, type Db } from './db/database.js';
 import type { ReadRouter } from './db/read-routing.js';
 import { withStatisticsExamples } from './statistics/openapi-examples.js';
 import { openApiPlugin, SERVICE_OPENAPI_DOCUMENT, type OpenApiDocument } from './plugins/openapi.js';
@@ -65,18 +65,6 @@ export interface AppDeps {
   warmUpBeforeReady?: boolean;
   /** The statistics query engine's row indexes; by default a store under QUERY_INDEX_MEMORY_MB. */
   rowIndexes?: RowIndexStore;
-}
-
-/**
- * Opens up to 8 connections of each API pool (one `SELECT 1` each, at once), so that a new instance's first burst of
- * requests does not open them all while answering. A pool whose database is away is left as it is.
- */
-async function openPoolConnections(pools: Record<string, pg.Pool>): Promise<void> {
-  await Promise.all(
-    Object.entries(pools)
-      .filter(([name]) => name !== 'health')
-      .map(([, pool]) => Promise.all(Array.from({ length: Math.min(pool.options.max ?? 10, 8) }, () => pool.query('SELECT 1'))).catch(() => undefined)),
-  );
 }
 
 /** Every OpenAPI document the service serves; committed copies under openapi/ are kept in sync by a test. */

@@ -351,6 +351,18 @@ export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool 
   return pool;
 }
 
+/**
+ * Opens up to 8 connections of each API pool (one `SELECT 1` each, at once), so that a new instance's first burst of
+ * requests does not open them all while answering. A pool whose database is away is left as it is.
+ */
+export async function openPoolConnections(pools: Record<string, pg.Pool>): Promise<void> {
+  await Promise.all(
+    Object.entries(pools)
+      .filter(([name]) => name !== 'health')
+      .map(([, pool]) => Promise.all(Array.from({ length: Math.min(pool.options.max ?? 10, 8) }, () => pool.query('SELECT 1'))).catch(() => undefined)),
+  );
+}
+
 export function createDatabase(url: string, options: DatabaseOptions = {}): DatabaseHandle {
   const pool = createPool(url, options);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: guardedCursorClass(queryDeadlineMs(options)) }) });

@@ -59,7 +59,7 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
       // No criteria: the version's row count is known (counting 5M rows took longer than DuckDB's whole query);
       // counted when it is not (0: a version made without the importer; an empty table counts at once).
       predicate.kind === 'const' && predicate.value && meta.rowCount > 0 ? meta.rowCount : countMatchingRows(db, meta.rowsTable, predicate),
-      findPageRows(db, meta.rowsTable, query.predicate, query.sorts, columns, query.pageSize, offset),
+      findPageRows(db, meta.rowsTable, predicate, query.sorts, columns, query.pageSize, offset),
     ]);
   }
 
