@@ -58,10 +58,12 @@ describe('explorer plugin', () => {
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
     expect(css.headers['content-encoding']).toBeUndefined();
     expect(css.body).toContain('.govuk-template');
-    // The GOV.UK fonts the stylesheet points at are served too.
-    for (const font of css.body.match(/\/assets\/fonts\/[^)"']+/g) ?? []) {
-      expect((await t.app.inject({ method: 'GET', url: font })).statusCode, font).toBe(200);
-    }
+    // Set in Arial: the GDS Transport typeface is for gov.uk alone, so neither its name nor its files are used.
+    expect(css.body).toContain('font-family:arial,sans-serif');
+    expect(css.body).not.toMatch(/GDS Transport|\/assets\/fonts\//);
+    // The GOV.UK images the stylesheet points at are served.
+    const images = css.body.match(/\/assets\/images\/[^)"']+/g) ?? [];
+    for (const image of images) expect((await t.app.inject({ method: 'GET', url: image })).statusCode, image).toBe(200);
   });
 
   it('loads the query builder, chart and table CSV code only where they are used', async () => {

@@ -1,6 +1,6 @@
 import type { IndicatorMeta, Meta, ResultRow } from './api.js';
 import { h, s } from './dom.js';
-import { formatValue, numericValue } from './format.js';
+import { compareNames, formatValue, numericValue } from './format.js';
 import { periodKey } from './query.js';
 import { locationLabels } from './crosstab.js';
 
@@ -61,7 +61,7 @@ export function buildChartData(rows: ResultRow[], meta: Meta, indicatorId: strin
     const raw = row.values[indicatorId] ?? '';
     entry.values.set(periodKey(row.timePeriod), { raw, value: numericValue(raw) });
   }
-  let list = [...series.values()].sort((a, b) => a.label.localeCompare(b.label, 'en-GB'));
+  let list = [...series.values()].sort((a, b) => compareNames(a.label, b.label));
   if (list.length === 0) return { kind, xs, series: [], problem: 'There is nothing to chart: no rows match.' };
   if (kind === 'bar') {
     const at = (sr: ChartSeries) => sr.values.get(xs[0]?.key ?? '')?.value;

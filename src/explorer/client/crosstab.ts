@@ -4,7 +4,7 @@
  * Pure functions, unit tested.
  */
 import type { IndicatorMeta, Meta, ResultRow } from './api.js';
-import { formatValue } from './format.js';
+import { compareNames, formatValue } from './format.js';
 import { captionGroups, settle, defaultLayout, type GroupId, type HeaderGroup, type TableLayout } from './layout.js';
 import { periodKey } from './query.js';
 
@@ -63,7 +63,7 @@ export function headerGroups(rows: ResultRow[], meta: Meta, indicators: Indicato
   const levelOrder = new Map(meta.geographicLevels.map((l, i) => [l.code, i]));
   const locationOptions = [...locations]
     .map((key) => ({ key, label: names.get(key) ?? key.slice(key.indexOf('|') + 1), level: levelOrder.get(key.slice(0, key.indexOf('|'))) ?? 99 }))
-    .sort((a, b) => a.level - b.level || a.label.localeCompare(b.label, 'en-GB'))
+    .sort((a, b) => a.level - b.level || compareNames(a.label, b.label))
     .map(({ key, label }) => ({ key, label }));
   const groups: HeaderGroup[] = [
     { id: 'timePeriod', label: 'Time period', options: meta.timePeriods.filter((t) => periods.has(periodKey(t))).map((t) => ({ key: periodKey(t), label: t.label })) },

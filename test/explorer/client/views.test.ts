@@ -88,6 +88,25 @@ describe('explorer views', () => {
     expect(niceTicks(-3, 7)).toEqual([-4, -2, 0, 2, 4, 6, 8]);
   });
 
+  it('formats numbers exactly as Intl’s en-GB format would (rounding, padding, grouping, ties, long numbers)', () => {
+    const formats = new Map([undefined, 0, 1, 2, 3].map((dp) =>
+      [dp, new Intl.NumberFormat('en-GB', dp === undefined ? { maximumFractionDigits: 20 } : { minimumFractionDigits: dp, maximumFractionDigits: dp })]));
+    const intl = (raw: string, dp: number | undefined) => formats.get(dp)!.format(Number(raw));
+    const values = ['0', '-0', '0.0', '-0.04', '999', '1000', '-1000', '9.95', '99.95', '0.05', '0.15', '2.5', '-2.5', '1.005', '0.0450', '10.50',
+      '007', '123456789012345', '1234567890123456', '999999999999.5', '1.4999999999', '1.160862355', '0.089686099'];
+    // A fixed pseudo-random spread of integers and decimals of up to 10 places (the same every run).
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 48271) % 2147483647) % n);
+    for (let i = 0; i < 20000; i++) {
+      const whole = String(next(10 ** (1 + next(9))));
+      const fraction = next(2) ? '' : `.${String(next(10 ** 9)).padStart(9, '0').slice(0, 1 + next(10))}`;
+      values.push(`${next(5) ? '' : '-'}${whole}${fraction}`);
+    }
+    const differ = [undefined, 0, 1, 2, 3].flatMap((dp) =>
+      values.filter((raw) => formatValue(raw, { unit: '', decimalPlaces: dp }) !== intl(raw, dp)).map((raw) => `${raw} to ${dp} places`));
+    expect(differ).toEqual([]);
+  });
+
   it('says the API’s warnings in words', () => {
     expect(warningText({ code: 'NoResults', message: 'The query did not match any results.' })).toBe('Nothing matches these choices. Choose more time periods, locations or filter options.');
     expect(warningText({ code: 'LocationsNotFound', message: 'One or more locations could not be found.', detail: { items: [{ level: 'LA', id: 'x' }] } })).toBe(
