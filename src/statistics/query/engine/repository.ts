@@ -210,15 +210,28 @@ export async function setLocalStatementTimeout(trx: Executor, timeoutMs: number)
 }
 
 /** The stored pieces of one part of the row index made from `rowsTable`, in order (none when it has no stored index). */
-export async function findRowIndexChunks(db: Executor, rowsTable: string, part: RowIndexPart): Promise<Buffer[]> {
+/** The chunk numbers of a stored row index part, in order (none when it has no stored form). */
+export async function findRowIndexChunkNumbers(db: Executor, rowsTable: string, part: RowIndexPart): Promise<number[]> {
   const rows = await db
     .selectFrom('version_row_index_chunks')
-    .select('bytes')
+    .select('chunk')
     .where('rows_table', '=', rowsTable)
     .where('part', '=', part)
     .orderBy('chunk')
     .execute();
-  return rows.map((r) => r.bytes);
+  return rows.map((r) => r.chunk);
+}
+
+/** One stored chunk's (deflated) bytes. */
+export async function findRowIndexChunk(db: Executor, rowsTable: string, part: RowIndexPart, chunk: number): Promise<Buffer> {
+  const row = await db
+    .selectFrom('version_row_index_chunks')
+    .select('bytes')
+    .where('rows_table', '=', rowsTable)
+    .where('part', '=', part)
+    .where('chunk', '=', chunk)
+    .executeTakeFirstOrThrow();
+  return row.bytes;
 }
 
 /** Replaces the stored row index of `rowsTable` with these pieces of its parts. */
