@@ -1,11 +1,11 @@
 import type { Executor } from '../../../db/database.js';
 import type { ResolvedQuery } from './resolve.js';
-import { responseWarnings, resultColumns, toResultRow, totalPages, type QueryResponse } from './results.js';
+import { resultColumns } from './results.js';
 import { countMatchingRows, findPageRows, findRowsById } from './repository.js';
 import type { VersionMeta } from './version-meta-cache.js';
 import type { RowIndex } from './row-index.js';
 import type { RowIndexStore } from './row-index-store.js';
-import { writeIndexedResponse } from './json-output.js';
+import { databasePageRows, indexedPageRows, writeResponseJson } from './json-output.js';
 
 export interface QueryEngineOptions {
   /** The app's in-memory row indexes for count and page ids; without it every query runs on SQL. */
@@ -22,7 +22,8 @@ export interface QueryPage {
 /**
  * Runs a resolved query: the total and the page's row ids from the version's in-memory row index when it can
  * answer the query (every criterion and sort except indicator sorts), else from SQL; then the page's columns
- * from PostgreSQL by id. The row index writes the JSON itself when it holds the values (no objects in between).
+ * from PostgreSQL by id (none when the index holds the values). Either way the JSON is written from the rows as
+ * they are, with no result objects in between (json-output.ts).
  */
 export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQuery, options: QueryEngineOptions = {}): Promise<QueryPage> {
   const columns = resultColumns(meta, query);
@@ -36,7 +37,7 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
     const selection = index.select(query.predicate, query.sorts, offset, query.pageSize);
     total = selection.total;
     if (index.hasIndicators(query.indicators.map((i) => i.column))) {
-      return { json: writeIndexedResponse(index, meta, query, selection.positions, total), engine: 'index' };
+      return { json: writeResponseJson(meta, query, indexedPageRows(index, selection.positions), total), engine: 'index' };
     }
     rows = [];
     if (selection.ids.length > 0) {
@@ -63,10 +64,5 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
     ]);
   }
 
-  const body: QueryResponse = {
-    paging: { page: query.page, pageSize: query.pageSize, totalResults: total, totalPages: totalPages(total, query.pageSize) },
-    results: rows.map((row) => toResultRow(meta, query, row)),
-    warnings: responseWarnings(query, total),
-  };
-  return { json: JSON.stringify(body), engine: index ? 'index' : 'sql' };
+  return { json: writeResponseJson(meta, query, databasePageRows(rows), total), engine: index ? 'index' : 'sql' };
 }

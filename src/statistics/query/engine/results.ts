@@ -4,21 +4,6 @@ import type { ResolvedQuery, Warning } from './resolve.js';
 import { timeIdentifier, timePeriodLabel } from '../../standard/time-periods.js';
 import type { LocationMeta, VersionMeta } from './version-meta-cache.js';
 
-/** Result rows and the response body of a query. */
-export interface QueryResultRow {
-  timePeriod: { code: string; period: string };
-  geographicLevel: string;
-  locations: Record<string, string>;
-  filters: Record<string, string>;
-  values: Record<string, string>;
-}
-
-export interface QueryResponse {
-  paging: { page: number; pageSize: number; totalResults: number; totalPages: number };
-  results: QueryResultRow[];
-  warnings: Warning[];
-}
-
 /** The row-table columns a result row needs. */
 export function resultColumns(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>): string[] {
   return [
@@ -45,39 +30,6 @@ export function debugLocation(location: LocationMeta): string {
     default:
       return `${base} (code = ${location.code ?? ''})`;
   }
-}
-
-/** Maps one database row to the API's result row, with debug labels when asked. */
-export function toResultRow(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators' | 'debug'>, row: Record<string, unknown>): QueryResultRow {
-  const timePeriod = meta.timePeriodsById.get(Number(row.time_period_id));
-  const locations: Record<string, string> = {};
-  for (const level of meta.locationLevels) {
-    const id = Number(row[locationColumn(level)]);
-    if (!id) continue;
-    const location = meta.locationsById.get(id);
-    if (location) locations[level] = query.debug ? debugLocation(location) : location.publicId;
-  }
-  const filters: Record<string, string> = {};
-  for (const filter of meta.filters) {
-    const id = Number(row[filter.column]);
-    if (!id) continue;
-    const option = meta.optionsById.get(id);
-    if (!option) continue;
-    if (query.debug) filters[`${filter.publicId} :: ${filter.columnName}`] = `${option.publicId} :: ${option.label}`;
-    else filters[filter.publicId] = option.publicId;
-  }
-  const values: Record<string, string> = {};
-  for (const indicator of query.indicators) {
-    const value = row[indicator.column];
-    values[query.debug ? `${indicator.publicId} :: ${indicator.columnName}` : indicator.publicId] = value === null || value === undefined ? '' : String(value);
-  }
-  return {
-    timePeriod: { code: timePeriod?.code ?? '', period: timePeriod?.period ?? '' },
-    geographicLevel: String(row.geographic_level),
-    locations,
-    filters,
-    values,
-  };
 }
 
 /** Facet warnings, then DebugEnabled, then NoResults (the seed names the last one `NoResults`). */
