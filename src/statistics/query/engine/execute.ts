@@ -1,7 +1,8 @@
 import type { Executor } from '../../../db/database.js';
-import type { ResolvedQuery } from './resolve.js';
 import { resultColumns } from './results.js';
-import { countMatchingRows, findPageRows, findRowsById } from './repository.js';
+import { countMatchingRows, findPageRows, findRowsById, pageMatchesFirst } from './repository.js';
+import type { Predicate, ResolvedQuery } from './resolve.js';
+import { locationColumn } from '../../standard/geographic-levels.js';
 import type { VersionMeta } from './version-meta-cache.js';
 import type { RowIndex } from './row-index.js';
 import type { RowIndexStore } from './row-index-store.js';
@@ -56,13 +57,28 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
     }
   } else {
     const { predicate } = query;
-    [total, rows] = await Promise.all([
-      // No criteria: the version's row count is known (counting 5M rows took longer than DuckDB's whole query);
-      // counted when it is not (0: a version made without the importer; an empty table counts at once).
-      predicate.kind === 'const' && predicate.value && meta.rowCount > 0 ? meta.rowCount : countMatchingRows(db, meta.rowsTable, predicate),
-      findPageRows(db, meta.rowsTable, predicate, query.sorts, columns, query.pageSize, offset),
-    ]);
+    if (predicate.kind === 'const' && predicate.value && meta.rowCount > 0) {
+      // No criteria: the version's row count is known (counting 5M rows took longer than DuckDB's whole query).
+      total = meta.rowCount;
+      rows = await findPageRows(db, meta.rowsTable, predicate, query.sorts, columns, query.pageSize, offset);
+    } else if (narrowsToLocations(predicate, new Set(meta.locationLevels.map(locationColumn)))) {
+      // A location's rows are seldom spread evenly over the years: how many match decides how the page is found.
+      total = await countMatchingRows(db, meta.rowsTable, predicate);
+      const matchesFirst = pageMatchesFirst(total, Math.max(meta.rowCount, total), offset, query.pageSize);
+      rows = offset >= total ? [] : await findPageRows(db, meta.rowsTable, predicate, query.sorts, columns, query.pageSize, offset, matchesFirst);
+    } else {
+      [total, rows] = await Promise.all([
+        countMatchingRows(db, meta.rowsTable, predicate),
+        findPageRows(db, meta.rowsTable, predicate, query.sorts, columns, query.pageSize, offset),
+      ]);
+    }
   }
 
   return { json: writeResponseJson(meta, query, databasePageRows(rows), total), engine: index ? 'index' : 'sql' };
+}
+
+/** Whether every matching row is at one of some named locations (the predicate, or one of its AND terms, is one). */
+function narrowsToLocations(predicate: Predicate, locationColumns: ReadonlySet<string>): boolean {
+  if (predicate.kind === 'in') return !predicate.negated && locationColumns.has(predicate.column);
+  return predicate.kind === 'and' && predicate.items.some((item) => narrowsToLocations(item, locationColumns));
 }

@@ -73,7 +73,11 @@ export function countSql(rowsTable: string, predicate: Predicate): RawBuilder<{ 
 
 /**
  * One page of rows: the matching ids of the page first (narrow, index-friendly), then only those rows' columns
- * (the reference's "deferred join").
+ * (the reference's "deferred join"). With `matchesFirst`, every matching row is found first (a MATERIALIZED CTE:
+ * the predicate's own best plan, a bitmap of its indexes) and only those are sorted; without it PostgreSQL may walk
+ * the default-order index and filter as it goes, which is right when many rows match and wrong when few do: one
+ * LA of a 5,000,000-row version (8,314 rows, most of them in early years) read 1.3 million index entries in 143 ms
+ * that way, and took 11 ms matches first.
  */
 export function pageSql(
   rowsTable: string,
@@ -82,13 +86,31 @@ export function pageSql(
   columns: readonly string[],
   limit: number,
   offset: number,
+  matchesFirst = false,
 ): RawBuilder<Record<string, unknown>> {
   const orderBy = orderBySql(sorts);
   const selected = sql.join(columns.map((c) => sql.ref(`data.${c}`)));
-  return sql<Record<string, unknown>>`WITH page_ids AS (
+  const pageIds = matchesFirst
+    ? sql`matched AS MATERIALIZED (
+  SELECT ${sql.join(['id', ...new Set(sorts.map((s) => s.column))].map((c) => sql.ref(`data.${c}`)))} FROM ${rowsTableSql(rowsTable)} WHERE ${predicateSql(predicate)}
+), page_ids AS (
+  SELECT data.id FROM matched AS data ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}
+)`
+    : sql`page_ids AS (
   SELECT data.id FROM ${rowsTableSql(rowsTable)} WHERE ${predicateSql(predicate)} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}
-)
+)`;
+  return sql<Record<string, unknown>>`WITH ${pageIds}
 SELECT ${selected} FROM ${rowsTableSql(rowsTable)} JOIN page_ids ON page_ids.id = data.id ORDER BY ${orderBy}`;
+}
+
+/**
+ * Whether a page is found matches first (see pageSql) given how many rows match: sorting the matches costs about
+ * their number, walking the ordered index about the rows it passes, `(offset + limit) × rows / matches` when the
+ * matches are spread evenly (more when they are not). So matches first up to the square root of `rows × (offset +
+ * limit)` matches, and always up to 20,000.
+ */
+export function pageMatchesFirst(matches: number, rows: number, offset: number, limit: number): boolean {
+  return matches <= Math.max(20000, Math.sqrt(rows * (offset + limit)));
 }
 
 /** Every matching row in order, for the CSV export (read through a cursor). */
@@ -118,8 +140,9 @@ export async function findPageRows(
   columns: readonly string[],
   limit: number,
   offset: number,
+  matchesFirst = false,
 ): Promise<Record<string, unknown>[]> {
-  return (await pageSql(rowsTable, predicate, sorts, columns, limit, offset).execute(db)).rows;
+  return (await pageSql(rowsTable, predicate, sorts, columns, limit, offset, matchesFirst).execute(db)).rows;
 }
 
 /** The given columns of rows by id, in no particular order. */

@@ -3,7 +3,7 @@ import { parseGetQuery } from '../../../../src/statistics/query/http/parse-get.j
 import { parsePostBody } from '../../../../src/statistics/query/http/parse-post.js';
 import { resolveQuery } from '../../../../src/statistics/query/engine/resolve.js';
 import { resultColumns } from '../../../../src/statistics/query/engine/results.js';
-import { countSql, pageSql } from '../../../../src/statistics/query/engine/repository.js';
+import { countSql, pageMatchesFirst, pageSql } from '../../../../src/statistics/query/engine/repository.js';
 import { absenceLikeMeta, compiler } from './fake-meta.js';
 
 const meta = absenceLikeMeta();
@@ -16,6 +16,76 @@ function compiled(body: unknown) {
 }
 
 describe('criteria → SQL (snapshots; values are always bound parameters)', () => {
+  it('a page found matches first: every matching row (with its sort columns) before the sort, then the page', () => {
+    const query = resolveQuery(meta, parsePostBody({ criteria: { locations: { eq: { level: 'LA', id: '7zXob' } } }, sorts: [{ field: 'geographicLevel', direction: 'Asc' }] }));
+    const page = pageSql(meta.rowsTable, query.predicate, query.sorts, ['id', 'i1'], 100, 200, true).compile(compiler);
+    expect({ sql: page.sql, parameters: page.parameters }).toMatchInlineSnapshot(`
+      {
+        "parameters": [
+          1,
+          [
+            "EDA",
+            "INST",
+            "LA",
+            "LAD",
+            "LEP",
+            "LSIP",
+            "MAT",
+            "MCA",
+            "NAT",
+            "OA",
+            "PA",
+            "PCON",
+            "PFA",
+            "PROV",
+            "REG",
+            "RSC",
+            "SCH",
+            "SPON",
+            "WARD",
+          ],
+          100,
+          200,
+          [
+            "EDA",
+            "INST",
+            "LA",
+            "LAD",
+            "LEP",
+            "LSIP",
+            "MAT",
+            "MCA",
+            "NAT",
+            "OA",
+            "PA",
+            "PCON",
+            "PFA",
+            "PROV",
+            "REG",
+            "RSC",
+            "SCH",
+            "SPON",
+            "WARD",
+          ],
+        ],
+        "sql": "WITH matched AS MATERIALIZED (
+        SELECT "data"."id", "data"."geographic_level" FROM "stats_data"."v1" AS data WHERE "data"."l_la" = $1
+      ), page_ids AS (
+        SELECT data.id FROM matched AS data ORDER BY array_position($2::text[], "data"."geographic_level") ASC, data.id ASC LIMIT $3 OFFSET $4
+      )
+      SELECT "data"."id", "data"."i1" FROM "stats_data"."v1" AS data JOIN page_ids ON page_ids.id = data.id ORDER BY array_position($5::text[], "data"."geographic_level") ASC, data.id ASC",
+      }
+    `);
+  });
+
+  it('finds a page matches first when few rows match (at most 20,000, or the square root of rows × the page end)', () => {
+    expect(pageMatchesFirst(20000, 5000000, 0, 10)).toBe(true);
+    expect(pageMatchesFirst(20001, 5000000, 0, 10)).toBe(false);
+    expect(pageMatchesFirst(70000, 5000000, 0, 1000)).toBe(true);
+    expect(pageMatchesFirst(71000, 5000000, 0, 1000)).toBe(false);
+    expect(pageMatchesFirst(220000, 5000000, 9000, 1000)).toBe(true);
+  });
+
   it('no criteria: everything, default order time period DESC then id', () => {
     expect(compiled(null)).toMatchInlineSnapshot(`
       {
