@@ -91,17 +91,42 @@ function popcount(x: number): number {
   return Math.imul(x, 0x01010101) >>> 24;
 }
 
-/** Sets in `bits` the positions whose code is marked in `wanted`, one pass over the codes. */
-function scanCodes(codes: Codes, wanted: Uint8Array, bits: Uint32Array, size: number): void {
-  const whole = size - (size % WORD);
-  let w = 0;
-  for (let base = 0; base < whole; base += WORD, w++) {
+/**
+ * Words `from` … `to - 1` of a bitset. A predicate evaluated under a window is exact inside it only: an AND with a
+ * time period leaf evaluates its other terms under the window of words that leaf can set (docs/architecture.md).
+ */
+interface Window {
+  from: number;
+  to: number;
+}
+
+/** Sets in `bits` the positions whose code is marked in `wanted`, one pass over the codes (of the window's words). */
+function scanCodes(codes: Codes, wanted: Uint8Array, bits: Uint32Array, size: number, window?: Window): void {
+  const end = window ? Math.min(size, window.to * WORD) : size;
+  const whole = end - (end % WORD);
+  let w = window?.from ?? 0;
+  for (let base = w * WORD; base < whole; base += WORD, w++) {
     let word = 0;
     for (let b = 0; b < WORD; b++) if (wanted[codes[base + b]!]) word |= 1 << b;
     bits[w]! |= word;
   }
-  for (let p = whole; p < size; p++) if (wanted[codes[p]!]) bits[p >>> 5]! |= 1 << (p & 31);
+  for (let p = Math.max(whole, w * WORD); p < end; p++) if (wanted[codes[p]!]) bits[p >>> 5]! |= 1 << (p & 31);
 }
+
+/** The first index of the ascending `values[from…to)` that is at least `value`. */
+function lowerBound(values: Int32Array, from: number, to: number, value: number): number {
+  let lo = from;
+  let hi = to;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Whether a term is a time period leaf (a range of positions, the rows being in time period order). */
+const isTimePeriodLeaf = (p: Predicate) => (p.kind === 'in' && p.column === 'time_period_id' && !p.negated) || p.kind === 'compare';
 
 function binarySearch(values: Int32Array, value: number): number {
   let lo = 0;
@@ -280,19 +305,20 @@ export class RowIndex {
    * frequent) ORed word by word, instead of a pass over every row's code per query (at 5M rows a pass is 13 ms, an
    * OR of 3 cached bitsets 0.3 ms). Others: `valueBits`.
    */
-  private multiValueBits(column: string, values: Array<number | string>): Uint32Array {
+  private multiValueBits(column: string, values: Array<number | string>, window?: Window): Uint32Array {
     if (column === 'time_period_id' || values.length > MAX_VALUES_FROM_BITSETS || this.codesOf(column).distinct > POSTINGS_MIN_DISTINCT) {
-      return this.valueBits(column, values);
+      return this.valueBits(column, values, window);
     }
     const bits = this.empty();
+    const { from, to } = window ?? { from: 0, to: this.words };
     for (const value of values) {
-      const one = this.singleValueBits(column, value).bits;
-      for (let w = 0; w < this.words; w++) bits[w]! |= one[w]!;
+      const one = this.singleValueBits(column, value, window).bits;
+      for (let w = from; w < to; w++) bits[w]! |= one[w]!;
     }
     return bits;
   }
 
-  private valueBits(column: string, values: Array<number | string>): Uint32Array {
+  private valueBits(column: string, values: Array<number | string>, window?: Window): Uint32Array {
     const bits = this.empty();
     if (column === 'time_period_id') {
       for (const v of values) {
@@ -306,9 +332,12 @@ export class RowIndex {
     if (found.length === 0) return bits;
     const postings = distinct > POSTINGS_MIN_DISTINCT ? this.postingsOf(column, codes, distinct) : undefined;
     if (postings) {
+      // A code's positions ascend: under a window, only those inside it.
       const { offsets, positions } = postings;
       for (const code of found) {
-        for (let i = offsets[code]!, end = offsets[code + 1]!; i < end; i++) {
+        const start = window ? lowerBound(positions, offsets[code]!, offsets[code + 1]!, window.from * WORD) : offsets[code]!;
+        const end = window ? lowerBound(positions, start, offsets[code + 1]!, window.to * WORD) : offsets[code + 1]!;
+        for (let i = start; i < end; i++) {
           const p = positions[i]!;
           bits[p >>> 5]! |= 1 << (p & 31);
         }
@@ -317,7 +346,7 @@ export class RowIndex {
     }
     const wanted = new Uint8Array(distinct);
     for (const code of found) wanted[code] = 1;
-    scanCodes(codes, wanted, bits, this.size);
+    scanCodes(codes, wanted, bits, this.size, window);
     return bits;
   }
 
@@ -362,45 +391,75 @@ export class RowIndex {
    * Like evaluate, but a single frequent value may come back as its cached bitset (`shared`: read only), so a
    * query over cached values allocates one bitset, not one per leaf.
    */
-  private evaluateShared(predicate: Predicate): { bits: Uint32Array; shared: boolean } {
+  private evaluateShared(predicate: Predicate, window?: Window): { bits: Uint32Array; shared: boolean } {
     switch (predicate.kind) {
       case 'const':
         return { bits: predicate.value ? this.full() : this.empty(), shared: false };
       case 'in': {
-        const leaf = predicate.values.length === 1 ? this.singleValueBits(predicate.column, predicate.values[0]!) : { bits: this.multiValueBits(predicate.column, predicate.values), shared: false };
+        const leaf = predicate.values.length === 1
+          ? this.singleValueBits(predicate.column, predicate.values[0]!, window)
+          : { bits: this.multiValueBits(predicate.column, predicate.values, window), shared: false };
         if (!predicate.negated) return leaf;
         const bits = leaf.shared ? leaf.bits.slice() : leaf.bits;
-        this.invert(bits);
+        this.invert(bits, window);
         return { bits, shared: false };
       }
       case 'compare':
         return { bits: this.compareBits(predicate.op, predicate.value), shared: false };
       case 'not': {
-        const bits = this.evaluate(predicate.item);
-        this.invert(bits);
-        return { bits, shared: false };
+        const { bits, shared } = this.evaluateShared(predicate.item, window);
+        const inverted = shared ? bits.slice() : bits;
+        this.invert(inverted, window);
+        return { bits: inverted, shared: false };
       }
-      case 'and':
       case 'or': {
-        const bits = this.evaluate(predicate.items[0]!);
+        const { from, to } = window ?? { from: 0, to: this.words };
+        const first = this.evaluateShared(predicate.items[0]!, window);
+        const bits = first.shared ? first.bits.slice() : first.bits;
         for (let i = 1; i < predicate.items.length; i++) {
-          const other = this.evaluateShared(predicate.items[i]!).bits;
-          if (predicate.kind === 'and') for (let w = 0; w < this.words; w++) bits[w]! &= other[w]!;
-          else for (let w = 0; w < this.words; w++) bits[w]! |= other[w]!;
+          const other = this.evaluateShared(predicate.items[i]!, window).bits;
+          for (let w = from; w < to; w++) bits[w]! |= other[w]!;
         }
         return { bits, shared: false };
       }
+      case 'and':
+        return { bits: this.evaluateAnd(predicate.items, window), shared: false };
     }
+  }
+
+  /**
+   * An AND: its time period leaves first (ranges of positions: cheap), and then the other terms only over the words
+   * those leave set, whatever the window was (a year of a 5,000,000-row version is 50,000 rows: a pass over a column's
+   * codes, or a value's postings, reads those and not 5,000,000).
+   */
+  private evaluateAnd(items: readonly Predicate[], window?: Window): Uint32Array {
+    const ordered = [...items.filter(isTimePeriodLeaf), ...items.filter((item) => !isTimePeriodLeaf(item))];
+    const first = this.evaluateShared(ordered[0]!, window);
+    const bits = first.shared ? first.bits.slice() : first.bits;
+    let { from, to } = window ?? { from: 0, to: this.words };
+    for (let i = 1; i < ordered.length; i++) {
+      if (!isTimePeriodLeaf(ordered[i]!) && isTimePeriodLeaf(ordered[i - 1]!)) {
+        // Narrow the window to the words the time period leaves left set (outside it `bits` is 0 already).
+        while (from < to && bits[from] === 0) from++;
+        while (to > from && bits[to - 1] === 0) to--;
+        if (from === to) return bits;
+      }
+      const other = this.evaluateShared(ordered[i]!, { from, to }).bits;
+      for (let w = from; w < to; w++) bits[w]! &= other[w]!;
+    }
+    return bits;
   }
 
   /**
    * The bitset of one value: a frequent one (a whole time period, a common option or level: more than one row in
    * 32) is kept and shared (read only) while the cache has room, so later queries OR it in word by word.
    */
-  private singleValueBits(column: string, raw: number | string): { bits: Uint32Array; shared: boolean } {
+  private singleValueBits(column: string, raw: number | string, window?: Window): { bits: Uint32Array; shared: boolean } {
     const key = `${column}:${raw}`;
     const cached = this.bitsets.get(key);
     if (cached) return { bits: cached, shared: true };
+    // Under a narrower window, only its part is worked out (and not kept: the rest of it is not there).
+    if (window && (window.from > 0 || window.to < this.words)) return { bits: this.valueBits(column, [raw], window), shared: false };
     const bits = this.valueBits(column, [raw]);
     if (this.bitsetBytes + bits.byteLength > MAX_BITSET_BYTES_PER_INDEX) return { bits, shared: false };
     let count = 0;
@@ -411,9 +470,10 @@ export class RowIndex {
     return { bits, shared: true };
   }
 
-  private invert(bits: Uint32Array): void {
-    for (let w = 0; w < this.words; w++) bits[w] = ~bits[w]! >>> 0;
-    this.maskTail(bits);
+  private invert(bits: Uint32Array, window?: Window): void {
+    const { from, to } = window ?? { from: 0, to: this.words };
+    for (let w = from; w < to; w++) bits[w] = ~bits[w]! >>> 0;
+    if (to === this.words) this.maskTail(bits);
   }
 
   /** Count and one page of row ids for a predicate under the given sorts. */
