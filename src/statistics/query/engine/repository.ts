@@ -232,7 +232,6 @@ export async function setLocalStatementTimeout(trx: Executor, timeoutMs: number)
   await sql`SET LOCAL statement_timeout = ${sql.raw(String(Math.max(1, Math.floor(timeoutMs))))}`.execute(trx);
 }
 
-/** The stored pieces of one part of the row index made from `rowsTable`, in order (none when it has no stored index). */
 /** The chunk numbers of a stored row index part, in order (none when it has no stored form). */
 export async function findRowIndexChunkNumbers(db: Executor, rowsTable: string, part: RowIndexPart): Promise<number[]> {
   const rows = await db

@@ -215,7 +215,7 @@ export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, vers
  * One stored part as one buffer, or undefined when there is none. Every piece but the last holds CHUNK_BYTES, so
  * the buffer is allocated once and each piece inflated into its place. The pieces are read one query each, the
  * next one's read overlapping the inflating of the last: the bytes come as hex text, so reading a 5,000,000-row
- * version's part in one query held 50 MB of it at once (and the server's RSS kept it).
+ * version's part in one query held about 50 MB of it at once.
  */
 async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart): Promise<Buffer | undefined> {
   const chunks = await findRowIndexChunkNumbers(db, rowsTable, part);
