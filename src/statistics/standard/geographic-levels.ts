@@ -121,3 +121,8 @@ export function allowedLocationProperties(level: string): LocationProperty[] {
 export function locationColumn(level: string): string {
   return `l_${level.toLowerCase()}`;
 }
+
+/** Whether a row-table column holds location ids (see locationColumn). */
+export function isLocationColumn(column: string): boolean {
+  return column.startsWith('l_');
+}

@@ -1,8 +1,8 @@
 import type { Executor } from '../../../db/database.js';
 import { resultColumns } from './results.js';
-import { countMatchingRows, findPageRows, findRowsById, pageMatchesFirst } from './repository.js';
+import { countMatchingRows, findPageRows, findRowsById, leadWithTimePeriod, pageMatchesFirst } from './repository.js';
 import type { Predicate, ResolvedQuery } from './resolve.js';
-import { locationColumn } from '../../standard/geographic-levels.js';
+import { isLocationColumn } from '../../standard/geographic-levels.js';
 import type { VersionMeta } from './version-meta-cache.js';
 import type { RowIndex } from './row-index.js';
 import type { RowIndexStore } from './row-index-store.js';
@@ -56,12 +56,13 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
       });
     }
   } else {
-    const { predicate } = query;
+    // The version's rows per time period: unknown (0 rows counted) is taken as many.
+    const predicate = leadWithTimePeriod(query.predicate, meta.rowCount > 0 ? meta.rowCount / Math.max(1, meta.timePeriods.length) : Infinity);
     if (predicate.kind === 'const' && predicate.value && meta.rowCount > 0) {
       // No criteria: the version's row count is known (counting 5M rows took longer than DuckDB's whole query).
       total = meta.rowCount;
       rows = await findPageRows(db, meta.rowsTable, predicate, query.sorts, columns, query.pageSize, offset);
-    } else if (narrowsToLocations(predicate, new Set(meta.locationLevels.map(locationColumn)))) {
+    } else if (narrowsToLocations(predicate)) {
       // A location's rows are seldom spread evenly over the years: how many match decides how the page is found.
       total = await countMatchingRows(db, meta.rowsTable, predicate);
       const matchesFirst = pageMatchesFirst(total, Math.max(meta.rowCount, total), offset, query.pageSize);
@@ -78,7 +79,7 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
 }
 
 /** Whether every matching row is at one of some named locations (the predicate, or one of its AND terms, is one). */
-function narrowsToLocations(predicate: Predicate, locationColumns: ReadonlySet<string>): boolean {
-  if (predicate.kind === 'in') return !predicate.negated && locationColumns.has(predicate.column);
-  return predicate.kind === 'and' && predicate.items.some((item) => narrowsToLocations(item, locationColumns));
+function narrowsToLocations(predicate: Predicate): boolean {
+  if (predicate.kind === 'in') return !predicate.negated && isLocationColumn(predicate.column);
+  return predicate.kind === 'and' && predicate.items.some(narrowsToLocations);
 }

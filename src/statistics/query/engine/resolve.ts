@@ -13,8 +13,11 @@ export type Predicate =
   | { kind: 'and'; items: Predicate[] }
   | { kind: 'or'; items: Predicate[] }
   | { kind: 'not'; item: Predicate }
-  /** `column IN (values)` (or NOT IN when negated). Integer columns, or `geographic_level` with level codes. */
-  | { kind: 'in'; column: string; values: Array<number | string>; negated: boolean }
+  /**
+   * `column IN (values)` (or NOT IN when negated). Integer columns, or `geographic_level` with level codes.
+   * `unindexed`: written so that PostgreSQL leaves the column's index alone (see leadWithTimePeriod).
+   */
+  | { kind: 'in'; column: string; values: Array<number | string>; negated: boolean; unindexed?: boolean }
   /** Chronological comparison on `time_period_id` (ids are assigned in chronological order). */
   | { kind: 'compare'; column: string; op: '>' | '>=' | '<' | '<='; value: number };
 
