@@ -17,63 +17,21 @@ function compiled(body: unknown) {
 
 describe('criteria → SQL (snapshots; values are always bound parameters)', () => {
   it('a page found matches first: every matching row (with its sort columns) before the sort, then the page', () => {
-    const query = resolveQuery(meta, parsePostBody({ criteria: { locations: { eq: { level: 'LA', id: '7zXob' } } }, sorts: [{ field: 'geographicLevel', direction: 'Asc' }] }));
+    const query = resolveQuery(meta, parsePostBody({ criteria: { locations: { eq: { level: 'LA', id: '7zXob' } } }, sorts: [{ field: 'timePeriod', direction: 'Desc' }] }));
     const page = pageSql(meta.rowsTable, query.predicate, query.sorts, ['id', 'i1'], 100, 200, true).compile(compiler);
     expect({ sql: page.sql, parameters: page.parameters }).toMatchInlineSnapshot(`
       {
         "parameters": [
           1,
-          [
-            "EDA",
-            "INST",
-            "LA",
-            "LAD",
-            "LEP",
-            "LSIP",
-            "MAT",
-            "MCA",
-            "NAT",
-            "OA",
-            "PA",
-            "PCON",
-            "PFA",
-            "PROV",
-            "REG",
-            "RSC",
-            "SCH",
-            "SPON",
-            "WARD",
-          ],
           100,
           200,
-          [
-            "EDA",
-            "INST",
-            "LA",
-            "LAD",
-            "LEP",
-            "LSIP",
-            "MAT",
-            "MCA",
-            "NAT",
-            "OA",
-            "PA",
-            "PCON",
-            "PFA",
-            "PROV",
-            "REG",
-            "RSC",
-            "SCH",
-            "SPON",
-            "WARD",
-          ],
         ],
         "sql": "WITH matched AS MATERIALIZED (
-        SELECT "data"."id", "data"."geographic_level" FROM "stats_data"."v1" AS data WHERE "data"."l_la" = $1
+        SELECT "data"."id", "data"."time_period_id" FROM "stats_data"."v1" AS data WHERE "data"."l_la" = $1
       ), page_ids AS (
-        SELECT data.id FROM matched AS data ORDER BY array_position($2::text[], "data"."geographic_level") ASC, data.id ASC LIMIT $3 OFFSET $4
+        SELECT data.id FROM matched AS data ORDER BY "data"."time_period_id" DESC, data.id ASC LIMIT $2 OFFSET $3
       )
-      SELECT "data"."id", "data"."i1" FROM "stats_data"."v1" AS data JOIN page_ids ON page_ids.id = data.id ORDER BY array_position($5::text[], "data"."geographic_level") ASC, data.id ASC",
+      SELECT "data"."id", "data"."i1" FROM "stats_data"."v1" AS data JOIN page_ids ON page_ids.id = data.id ORDER BY "data"."time_period_id" DESC, data.id ASC",
       }
     `);
   });
