@@ -27,8 +27,9 @@ const PLAIN_NUMBER = /^(-?)(0|[1-9]\d{0,14})(?:\.(\d{1,14}))?$/;
 /**
  * The value rounded (half away from zero) to the indicator's decimal places and grouped in thousands, worked on its
  * digits; undefined where only Intl can say (more than 15 significant digits, an exact tie, no decimal places set
- * and a trailing zero). Same text as Intl's en-GB format (a unit test compares the two on a million values); Intl
- * costs 11 ms of the first 10,000 cells of a cross-tab before the browser has compiled it, this a few.
+ * and a trailing zero). Same text as Intl's en-GB format (a unit test compares the two on 20,000 values at five
+ * settings of decimal places). Formatting the first 10,000 cells of a cross-tab, before the engine has compiled the
+ * code, took 15–17 ms with Intl and takes 7–10 ms so (Node, the same cells).
  */
 function formatDigits(raw: string, dp: number | undefined): string | undefined {
   const match = PLAIN_NUMBER.exec(raw);

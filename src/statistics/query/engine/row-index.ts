@@ -429,7 +429,7 @@ export class RowIndex {
 
   /**
    * An AND: its time period leaves first (ranges of positions: cheap), and then the other terms only over the words
-   * those leave set, whatever the window was (a year of a 5,000,000-row version is 50,000 rows: a pass over a column's
+   * those leaves set, whatever the window was (a year of a 5,000,000-row version is 50,000 rows: a pass over a column's
    * codes, or a value's postings, reads those and not 5,000,000).
    */
   private evaluateAnd(items: readonly Predicate[], window?: Window): Uint32Array {
