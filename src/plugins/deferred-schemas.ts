@@ -16,11 +16,10 @@ interface RouteSchema {
  * request validators (Ajv) and response serializers (fast-json-stringify) before it listens, and with 216 routes (the
  * statistics API at four prefixes, three register versions) that was 0.9 s of the server's 2 s start. A route's
  * first request now compiles its own, once (a few ms), and each schema is compiled once per app however many routes
- * share it (the statistics prefixes share theirs); routes never asked (aliases, older register versions) cost no
- * memory. Compiling them all in the background once listening was tried and dropped: it delayed the first row index
- * by 0.45 s (348k rows: answering 1.6 s after the start instead of 1.15 s). `compileAll` compiles whatever is still
- * pending, one schema per turn of the event loop: a test runs it on the whole app, so a schema that does not compile
- * fails there.
+ * share it (the statistics prefixes share theirs). `compileAll` compiles whatever is still pending, one schema per
+ * turn of the event loop: the server's warm-up runs it before the instance says ready, paused while a row index loads
+ * (compiling alongside delayed the first row index by 0.45 s; src/app.ts), and a test runs it on the whole app, so a
+ * schema that does not compile fails there.
  */
 export interface DeferredSchemaCompilers {
   /** For Fastify's `schemaController.compilersFactory`. */

@@ -59,20 +59,20 @@ export function leadWithTimePeriod(predicate: Predicate, rowsPerTimePeriod: numb
   );
   return {
     ...predicate,
-    items: predicate.items.map((item) => (leads ? unindexed(item) : leadWithTimePeriod(item, rowsPerTimePeriod))),
+    items: predicate.items.map((item) => (leads ? markUnindexed(item) : leadWithTimePeriod(item, rowsPerTimePeriod))),
   };
 }
 
 /** Filter and level terms marked `unindexed`, all through the tree (time period and location terms as they are). */
-function unindexed(predicate: Predicate): Predicate {
+function markUnindexed(predicate: Predicate): Predicate {
   switch (predicate.kind) {
     case 'in':
       return predicate.column === 'time_period_id' || isLocationColumn(predicate.column) ? predicate : { ...predicate, unindexed: true };
     case 'and':
     case 'or':
-      return { ...predicate, items: predicate.items.map(unindexed) };
+      return { ...predicate, items: predicate.items.map(markUnindexed) };
     case 'not':
-      return { ...predicate, item: unindexed(predicate.item) };
+      return { ...predicate, item: markUnindexed(predicate.item) };
     default:
       return predicate;
   }

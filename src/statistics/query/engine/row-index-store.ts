@@ -394,7 +394,6 @@ export class RowIndexStore {
     this.failures.clear();
   }
 
-
   /**
    * Sizes a kept index again in the budget once its values came in (its arrays grew; what queries cache is counted
    * apart, see `mayCache`): lru-cache keeps the size of a value set again as it was, so it is removed and set anew.
