@@ -1,4 +1,4 @@
-# The service image: Node 20 on Debian, running the service compiled by tsc (`npm run build`) with plain node.
+# The service image: Node 20 on Debian, running the service built by `npm run build` (tsc, then one bundled file) with plain node.
 FROM node:20.20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production TZ=UTC HOST=0.0.0.0 PORT=3000
@@ -15,4 +15,4 @@ COPY openapi ./openapi
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --retries=5 CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health/ready').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
-CMD ["node", "--enable-source-maps", "dist/src/server.js"]
+CMD ["node", "--enable-source-maps", "dist/server.mjs"]

@@ -112,7 +112,7 @@ async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEn
 function startServer(env: NodeJS.ProcessEnv): { child: ChildProcess; listening: Promise<number> } {
   const started = performance.now();
   // What `npm start` runs (after its build).
-  const child = spawn(process.execPath, ['dist/src/server.js'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/server.mjs'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<number>((resolve, reject) => {
     const onData = (chunk: Buffer) => {

@@ -20,6 +20,7 @@ import { loadQueryVersionMeta } from './statistics/query/engine/version-meta-cac
 import { registerApi } from './register/index.js';
 import { loadRegisterReferenceData } from './register/warm-up.js';
 import { REGISTER_OPENAPI_DOCUMENTS } from './register/openapi/index.js';
+import type { ExplorerAssets } from './explorer/build.js';
 import { explorerPlugin } from './explorer/plugin.js';
 import { eventsPlugin } from './events/plugin.js';
 import type { NetworkDeps } from './events/webhook-sender.js';
@@ -65,6 +66,8 @@ export interface AppDeps {
   warmUpBeforeReady?: boolean;
   /** The statistics query engine's row indexes; by default a store under QUERY_INDEX_MEMORY_MB. */
   rowIndexes?: RowIndexStore;
+  /** The explorer built ahead (the bundled server reads `dist/explorer/`); by default built in memory. */
+  explorerAssets?: ExplorerAssets;
 }
 
 /** Every OpenAPI document the service serves; committed copies under openapi/ are kept in sync by a test. */
@@ -180,7 +183,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await app.register(statisticsApi, { prefix, rowIndexes, shared, alias: prefix !== '/v1' });
   }
   await app.register(registerApi, { prefix: '/api' });
-  await app.register(explorerPlugin);
+  await app.register(explorerPlugin, { assets: deps.explorerAssets });
 
   await app.ready();
   if (!deps.rowIndexes) {

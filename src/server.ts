@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { buildApp } from './app.js';
+import { readExplorerAssets } from './explorer/build.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openRuntime, type Runtime } from './runtime.js';
 import { runStartupTasks } from './startup.js';
@@ -35,6 +37,8 @@ async function main() {
 
   await runStartupTasks({ config, runtime, log: say });
   const app = await buildApp(config, {
+    // Beside the bundled server (dist/server.mjs) when `npm run build` made it; else built in memory.
+    explorerAssets: await readExplorerAssets(path.join(import.meta.dirname, 'explorer')),
     db: runtime.primary.db,
     readDb: runtime.read.db,
     readRouting: runtime.readRouting,

@@ -72,7 +72,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   await mkdir(logDir, { recursive: true });
   // A previous run killed with SIGKILL had no chance to stop its processes: stop them now.
   const groupsFile = path.join(dir, 'process-groups.json');
-  const reaped = await reapRecordedGroups(groupsFile, [await postgresBinary(), 'redis-server', 'haproxy', 'dist/src/server.js']);
+  const reaped = await reapRecordedGroups(groupsFile, [await postgresBinary(), 'redis-server', 'haproxy', 'dist/server.mjs']);
   if (reaped > 0) log(`Stopped ${reaped} processes left by an earlier run that was killed`);
   log('Building the service (npm run build) ...');
   execFileSync('npm', ['run', 'build'], { cwd: path.resolve(import.meta.dirname, '../..'), stdio: 'ignore' });
@@ -149,8 +149,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         DATABASE_READ_URL: replicaUrl,
         REDIS_URL: redisUrl,
       };
-      // What `npm start` runs: the compiled service (built once below, before the first instance starts).
-      const child = startProcess(instance.name, process.execPath, ['--enable-source-maps', 'dist/src/server.js'], {
+      // What `npm start` runs: the bundled service (built once below, before the first instance starts).
+      const child = startProcess(instance.name, process.execPath, ['--enable-source-maps', 'dist/server.mjs'], {
         env,
         logDir,
         cwd: path.resolve(import.meta.dirname, '../..'),

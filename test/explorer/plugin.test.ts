@@ -1,5 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildExplorerAssets, readExplorerAssets, writeExplorerAssets } from '../../src/explorer/build.js';
+import { explorerPlugin } from '../../src/explorer/plugin.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /** The explorer's page and files, served by the app at the root scope (fastify inject; no browser needed). */
@@ -98,5 +104,26 @@ describe('explorer plugin', () => {
     // Not a page of the explorer: still the app's 404.
     const other = await t.app.inject({ method: 'GET', url: '/publications' });
     expect(other.statusCode).toBe(404);
+  });
+
+  it('serves the explorer built ahead (`npm run build` writes it beside the bundled server) exactly as built at start', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'explorer-built-'));
+    try {
+      expect(await readExplorerAssets(dir), 'nothing built there yet').toBeUndefined();
+      const built = await buildExplorerAssets();
+      await writeExplorerAssets(dir, built);
+      const read = await readExplorerAssets(dir);
+      expect(read).toEqual(built);
+      const app = Fastify({ logger: false });
+      await app.register(explorerPlugin, { assets: read });
+      const script = await app.inject({ method: 'GET', url: `/assets/${built.script}`, headers: { 'accept-encoding': 'br' } });
+      expect(script.statusCode).toBe(200);
+      expect(script.headers['content-encoding']).toBe('br');
+      expect(script.rawPayload.equals(built.files.get(built.script)!.br!)).toBe(true);
+      expect((await app.inject({ method: 'GET', url: '/data-sets/x/query' })).body).toBe(built.queryHtml.body.toString());
+      await app.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -10,7 +10,7 @@ export interface ServerProcess {
 }
 
 export interface ServerProcessOptions {
-  /** Run the compiled server (`dist/src/server.js`, built by `npm run build`) with node, as `npm start` does. */
+  /** Run the bundled server (`dist/server.mjs`, built by `npm run build`) with node, as `npm start` does. */
   built?: boolean;
   /** In a process group of its own (its pid is the group's id), as a terminal runs `npm start`. */
   detached?: boolean;
@@ -22,7 +22,7 @@ export interface ServerProcessOptions {
  */
 export function startServerProcess(dataDir: string, env: Record<string, string> = {}, options: ServerProcessOptions = {}): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
-    const args = options.built ? ['dist/src/server.js'] : ['--import', 'tsx', 'src/server.ts'];
+    const args = options.built ? ['--enable-source-maps', 'dist/server.mjs'] : ['--import', 'tsx', 'src/server.ts'];
     const child = spawn(process.execPath, args, {
       env: { ...process.env, PORT: '0', DATA_DIR: dataDir, SEED_ON_START: 'false', LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
