@@ -68,7 +68,7 @@ export class QueryService {
 
 /** A query ready to run on its version. */
 export interface PreparedQuery {
-  /** One page of results as JSON text, and the engine that chose its rows. */
+  /** One page of results as JSON (UTF-8 bytes), and the engine that chose its rows. */
   page(): Promise<QueryPage>;
   /** Every matching row as CSV, streamed to `reply` (see streamQueryCsv for its limits). */
   csv(reply: FastifyReply): FastifyReply;

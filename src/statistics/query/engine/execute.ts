@@ -13,9 +13,9 @@ export interface QueryEngineOptions {
   rowIndexes?: RowIndexStore;
 }
 
-/** A page of query results as the response's JSON text, and which engine chose its rows. */
+/** A page of query results as the response's JSON (UTF-8 bytes), and which engine chose its rows. */
 export interface QueryPage {
-  json: string;
+  json: Buffer;
   /** The in-memory row index, or SQL alone. */
   engine: 'index' | 'sql';
 }

@@ -49,7 +49,7 @@ describe('the query response JSON', () => {
 
   it.each([false, true])('is what JSON.stringify gives for the response objects (debug: %s), key order included', (debug) => {
     expect(Object.keys(rows[0]!)).toEqual(expect.arrayContaining(meta.locationLevels.map(locationColumn)));
-    const written = writeResponseJson(meta, query(debug), databasePageRows(rows), 7);
+    const written = writeResponseJson(meta, query(debug), databasePageRows(rows), 7).toString();
     const expected = expectedResponse(meta, query(debug), rows, 7);
     // Warnings carry their messages: compared by code, the rest of the text exactly.
     const parsed = JSON.parse(written) as { warnings: Array<{ code: string }> };
@@ -58,9 +58,18 @@ describe('the query response JSON', () => {
   });
 
   it('writes an empty page with the NoResults warning', () => {
-    const written = JSON.parse(writeResponseJson(meta, query(false), databasePageRows([]), 0)) as { results: unknown[]; paging: unknown; warnings: Array<{ code: string }> };
+    const written = JSON.parse(writeResponseJson(meta, query(false), databasePageRows([]), 0).toString()) as { results: unknown[]; paging: unknown; warnings: Array<{ code: string }> };
     expect(written.results).toEqual([]);
     expect(written.paging).toEqual({ page: 2, pageSize: 3, totalResults: 0, totalPages: 1 });
     expect(written.warnings.map((w) => w.code)).toEqual(['NoResults']);
+  });
+
+  it('writes a page longer than one piece of its output (64 KB) whole, with non-ASCII text intact', () => {
+    // 3,000 rows of about 240 bytes: the text is turned into bytes ten times along the way.
+    const many = Array.from({ length: 3000 }, (_, i) => ({ ...rows[i % 3]!, id: i + 1, i2: `é ${'€'.repeat(i % 7)} "${i}"` }));
+    const written = writeResponseJson(meta, query(false), databasePageRows(many), 3000);
+    const expected = expectedResponse(meta, query(false), many, 3000);
+    expect(written.length).toBeGreaterThan(10 * 64 * 1024);
+    expect(written.toString()).toBe(JSON.stringify({ ...expected, warnings: [] }));
   });
 });
