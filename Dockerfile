@@ -1,7 +1,8 @@
 # The service image: Node 20 on Debian, running the service built by `npm run build` (tsc, then one bundled file) with plain node.
 FROM node:20.20-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production TZ=UTC HOST=0.0.0.0 PORT=3000
+# MALLOC_MMAP_THRESHOLD_: see src/process-env.ts (set before node starts, as `npm start` does).
+ENV NODE_ENV=production TZ=UTC HOST=0.0.0.0 PORT=3000 MALLOC_MMAP_THRESHOLD_=131072
 COPY package.json package-lock.json ./
 # Dev dependencies too (tsc and the type packages build the service); pruned after the build.
 RUN npm ci --no-audit --no-fund --include=dev
