@@ -1,4 +1,4 @@
-import { RowIndex, type Codes, type FacetColumn, type IndicatorColumn, type RowIndexParts } from './row-index.js';
+import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn, type RowIndexParts } from './row-index.js';
 
 /** The narrowest codes array for a dictionary of `distinct` values. */
 function codesFor(distinct: number, size: number): Codes {
@@ -133,10 +133,11 @@ export class RowIndexBuilder {
 
   finish(): RowIndex {
     if (this.position !== this.size) throw new Error(`The row index was made for ${this.size} rows but got ${this.position}`);
+    const timePeriodStarts = Int32Array.from([...this.timePeriodStarts, this.size]);
     const parts: RowIndexParts = {
-      ids: this.ids,
+      ids: RowIds.of(this.ids, timePeriodStarts),
       timePeriodIds: Int32Array.from(this.timePeriodIds),
-      timePeriodStarts: Int32Array.from([...this.timePeriodStarts, this.size]),
+      timePeriodStarts,
       levelCodes: this.levelCodes,
       levels: this.levels,
       facets: new Map(this.facetColumns.map((column, c) => [column, dictionaryEncode(this.facetValues[c]!)])),

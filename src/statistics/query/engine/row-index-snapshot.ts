@@ -13,7 +13,7 @@ import { deflateRaw, inflateRaw } from 'node:zlib';
 import type { Executor } from '../../../db/database.js';
 import type { RowIndexPart } from '../../tables.js';
 import { findRowIndexChunk, findRowIndexChunkNumbers, replaceRowIndexChunks } from './repository.js';
-import { RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
+import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
 
 /** Format 2: the compact columns in two parts. A stored form of another format is made again from the rows. */
 const FORMAT = 2;
@@ -79,7 +79,7 @@ function encodedParts(index: RowIndex, rowsTable: string, part: RowIndexPart): B
       timePeriodStarts: [...timePeriodStarts],
       facets: [...facets].map(([column, { dictionary, codes }]) => ({ column, dictionary: [...dictionary], width: codes.BYTES_PER_ELEMENT as 1 | 2 | 4 })),
     };
-    return [headerBytes(header), ...bytesOf(idDifferences(ids)), ...bytesOf(levels), ...[...facets.values()].flatMap((f) => bytesOf(f.codes))];
+    return [headerBytes(header), ...bytesOf(idDifferences(ids.toArray())), ...bytesOf(levels), ...[...facets.values()].flatMap((f) => bytesOf(f.codes))];
   }
   const header: ValuesHeader = {
     format: FORMAT,
@@ -156,16 +156,20 @@ export function decodeRowIndexFacets(raw: Buffer, rowsTable: string): RowIndex {
   // The differences become the ids in place (the buffer is this index's own).
   const ids = take(Int32Array, n);
   for (let p = 1; p < n; p++) ids[p] = ids[p]! + ids[p - 1]!;
-  const levels = take(Uint8Array, n);
+  const timePeriodStarts = Int32Array.from(header.timePeriodStarts);
+  const rowIds = RowIds.of(ids, timePeriodStarts);
+  // Ids held per period leave a fifth of the buffer unused: the other arrays are copied out of it, so it is freed.
+  const own = <T extends Codes>(array: T): T => (rowIds.perPeriod ? (array.slice() as T) : array);
+  const levels = own(take(Uint8Array, n));
   const facets = new Map<string, FacetColumn>();
   for (const { column, dictionary, width } of header.facets) {
-    const codes: Codes = width === 1 ? take(Uint8Array, n) : width === 2 ? take(Uint16Array, n) : take(Int32Array, n);
+    const codes: Codes = own(width === 1 ? take(Uint8Array, n) : width === 2 ? take(Uint16Array, n) : take(Int32Array, n));
     facets.set(column, { dictionary: Int32Array.from(dictionary), codes });
   }
   return new RowIndex({
-    ids,
+    ids: rowIds,
     timePeriodIds: Int32Array.from(header.timePeriodIds),
-    timePeriodStarts: Int32Array.from(header.timePeriodStarts),
+    timePeriodStarts,
     levelCodes: header.levelCodes,
     levels,
     facets,

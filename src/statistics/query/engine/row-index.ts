@@ -50,9 +50,75 @@ export interface IndicatorColumn {
   texts: string[];
 }
 
+/** The period holding a position: the last of `starts` (ascending, the first 0) at or before it. */
+function periodIndexAt(starts: Int32Array, position: number): number {
+  let lo = 0;
+  let hi = starts.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (starts[mid]! <= position) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/**
+ * The row id at each position. Statistics files are written time period by time period, so the rows of a period
+ * usually have consecutive ids, ascending in position order (7 of the 8 seeded versions, and the benchmarks' 5M):
+ * then the first id of each period is all there is to hold, 20 MB less for 5,000,000 rows; else one per position.
+ */
+export class RowIds {
+  private constructor(
+    readonly length: number,
+    private readonly perPosition: Int32Array | undefined,
+    private readonly firstOfPeriod: Int32Array | undefined,
+    private readonly periodStarts: Int32Array,
+  ) {}
+
+  /** The ids by position, the periods starting at `periodStarts` (its last entry: the number of rows). */
+  static of(ids: Int32Array, periodStarts: Int32Array): RowIds {
+    const periods = periodStarts.length - 1;
+    const firsts = new Int32Array(Math.max(0, periods));
+    for (let k = 0; k < periods; k++) {
+      const start = periodStarts[k]!;
+      const first = ids[start]!;
+      for (let p = start + 1; p < periodStarts[k + 1]!; p++) {
+        if (ids[p] !== first + (p - start)) return new RowIds(ids.length, ids, undefined, periodStarts);
+      }
+      firsts[k] = first;
+    }
+    return new RowIds(ids.length, undefined, firsts, periodStarts);
+  }
+
+  /** Whether the ids are held as each period's first (else one per position). */
+  get perPeriod(): boolean {
+    return this.perPosition === undefined;
+  }
+
+  at(position: number): number {
+    if (this.perPosition) return this.perPosition[position]!;
+    const k = periodIndexAt(this.periodStarts, position);
+    return this.firstOfPeriod![k]! + (position - this.periodStarts[k]!);
+  }
+
+  get byteLength(): number {
+    return (this.perPosition ?? this.firstOfPeriod!).byteLength;
+  }
+
+  /** Every id by position (for the stored form). */
+  toArray(): Int32Array {
+    if (this.perPosition) return this.perPosition;
+    const ids = new Int32Array(this.length);
+    for (let k = 0; k + 1 < this.periodStarts.length; k++) {
+      for (let p = this.periodStarts[k]!; p < this.periodStarts[k + 1]!; p++) ids[p] = this.firstOfPeriod![k]! + (p - this.periodStarts[k]!);
+    }
+    return ids;
+  }
+}
+
 /** Everything an index is made of (what the builder makes and the stored form holds). */
 export interface RowIndexParts {
-  ids: Int32Array;
+  ids: RowIds;
   /** The time period ids in position order (descending), and where each starts: period k holds positions starts[k] .. starts[k+1]. */
   timePeriodIds: Int32Array;
   timePeriodStarts: Int32Array;
@@ -143,7 +209,7 @@ function binarySearch(values: Int32Array, value: number): number {
 
 export class RowIndex {
   readonly size: number;
-  readonly ids: Int32Array;
+  readonly ids: RowIds;
   private readonly words: number;
   /** Bitsets of frequent values (one bit per position), made on first use. */
   private readonly bitsets = new Map<string, Uint32Array>();
@@ -226,16 +292,7 @@ export class RowIndex {
 
   /** The time period id at a position. */
   timePeriodAt(position: number): number {
-    const { timePeriodIds, timePeriodStarts } = this.parts;
-    let lo = 0;
-    let hi = timePeriodIds.length - 1;
-    // The last period starting at or before the position.
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (timePeriodStarts[mid]! <= position) lo = mid;
-      else hi = mid - 1;
-    }
-    return timePeriodIds[lo]!;
+    return this.parts.timePeriodIds[periodIndexAt(this.parts.timePeriodStarts, position)]!;
   }
 
   levelCodeAt(position: number): string {
@@ -259,7 +316,7 @@ export class RowIndex {
   /** The facet columns of the row at a position, as the row table holds them (so results need only indicators from the database). */
   facetRow(position: number): Record<string, unknown> {
     const row: Record<string, unknown> = {
-      id: this.ids[position],
+      id: this.ids.at(position),
       time_period_id: this.timePeriodAt(position),
       geographic_level: this.levelCodeAt(position),
     };
@@ -485,7 +542,7 @@ export class RowIndex {
     if (offset >= total) return { total, ids: [], positions: [] };
     const isDefault = sorts.length === 1 && sorts[0]!.column === 'time_period_id' && sorts[0]!.direction === 'Desc';
     const positions = isDefault ? this.walk(bits, offset, limit) : this.sorted(bits, total, sorts, offset, limit);
-    return { total, ids: positions.map((p) => this.ids[p]!), positions };
+    return { total, ids: positions.map((p) => this.ids.at(p)), positions };
   }
 
   /** Positions of the set bits number offset … offset+limit-1, skipping whole words by popcount. */
@@ -557,14 +614,15 @@ export class RowIndex {
       for (let i = 0; i < total; i++) values[i] = key(matching[i]!);
       return { sign: sort.direction === 'Asc' ? 1 : -1, values };
     });
-    const ids = this.ids;
+    const ids = new Int32Array(total);
+    for (let i = 0; i < total; i++) ids[i] = this.ids.at(matching[i]!);
     const order = Array.from({ length: total }, (_, i) => i);
     order.sort((a, b) => {
       for (const { sign, values } of keys) {
         const d = values[a]! - values[b]!;
         if (d !== 0) return sign * d;
       }
-      return ids[matching[a]!]! - ids[matching[b]!]!;
+      return ids[a]! - ids[b]!;
     });
     return order.slice(offset, offset + limit).map((i) => matching[i]!);
   }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
-import type { RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
+import { RowIds, type RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
 import { RowIndexBuilder } from '../../../../src/statistics/query/engine/row-index-builder.js';
 import { decodeRowIndex, encodeRowIndex, rowIndexPieces } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
 
@@ -137,10 +137,15 @@ describe('RowIndex (in-memory bitmap engine)', () => {
         sortArb as fc.Arbitrary<SortKey[]>,
         fc.integer({ min: 0, max: 60 }),
         fc.integer({ min: 1, max: 40 }),
-        (partial, predicate, sorts, offset, limit) => {
-          // Ids are unique but not in time period order, as in real row tables.
-          const rows = partial.map((r, i) => ({ ...r, id: ((i * 7919) % 1009) + 1 }));
+        fc.boolean(),
+        (partial, predicate, sorts, offset, limit, periodByPeriod) => {
+          // Ids unique but not in time period order, as in some row tables; or numbered period by period, as a file
+          // written that way gives them (the index then holds each period's first id only).
+          const rows = periodByPeriod
+            ? [...partial].sort((a, b) => a.time_period_id - b.time_period_id).map((r, i) => ({ ...r, id: i + 1 }))
+            : partial.map((r, i) => ({ ...r, id: ((i * 7919) % 1009) + 1 }));
           const index = buildIndex(rows);
+          if (periodByPeriod) expect(index.ids.perPeriod).toBe(true);
           const expected = naiveSelect(rows, predicate, sorts, offset, limit);
           expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
           // Cached value bitsets are shared between queries: evaluating must never change them.
@@ -180,6 +185,20 @@ describe('RowIndex (in-memory bitmap engine)', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('holds row ids as each time period\'s first when the period\'s ids are consecutive, else one per position', () => {
+    const starts = Int32Array.from([0, 3, 5, 6]);
+    const consecutive = RowIds.of(Int32Array.from([7, 8, 9, 1, 2, 40]), starts);
+    expect(consecutive.perPeriod).toBe(true);
+    expect(consecutive.byteLength).toBe(3 * 4);
+    expect([0, 1, 2, 3, 4, 5].map((p) => consecutive.at(p))).toEqual([7, 8, 9, 1, 2, 40]);
+    expect([...consecutive.toArray()]).toEqual([7, 8, 9, 1, 2, 40]);
+    // One gap (8 → 10) anywhere: every id is held.
+    const gapped = RowIds.of(Int32Array.from([7, 8, 10, 1, 2, 40]), starts);
+    expect(gapped.perPeriod).toBe(false);
+    expect([0, 1, 2, 3, 4, 5].map((p) => gapped.at(p))).toEqual([7, 8, 10, 1, 2, 40]);
+    expect(RowIds.of(new Int32Array(0), Int32Array.from([0])).length).toBe(0);
   });
 
   it('holds ids in the narrowest codes that fit their distinct values', () => {
