@@ -161,6 +161,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       snapshotDb: deps.db,
       log: app.log.child({ component: 'row-index' }),
     });
+  if (!deps.rowIndexes) {
+    // Not ready until the row indexes of the versions in use are loaded (bounded by QUERY_INDEX_WARM_TIMEOUT_MS).
+    // Started before the routes are registered: the loads (database reads, inflating in the thread pool) overlap them.
+    const statisticsDb = deps.readDb ?? deps.db;
+    await rowIndexes
+      .startWarmUp(statisticsDb, (versionId, rowsTable) => loadQueryVersionMeta(statisticsDb, versionId, rowsTable), {
+        versions: config.QUERY_INDEX_WARM_VERSIONS,
+        timeoutMs: config.QUERY_INDEX_WARM_TIMEOUT_MS,
+      })
+      .catch((error: unknown) => app.log.warn({ err: error }, 'row index warm-up could not read the versions in use'));
+  }
   await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db, rowIndexes });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
@@ -186,16 +197,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(explorerPlugin, { assets: deps.explorerAssets });
 
   await app.ready();
-  if (!deps.rowIndexes) {
-    // Not ready until the row indexes of the versions in use are loaded (bounded by QUERY_INDEX_WARM_TIMEOUT_MS).
-    const statisticsDb = deps.readDb ?? deps.db;
-    await rowIndexes
-      .startWarmUp(statisticsDb, (versionId, rowsTable) => loadQueryVersionMeta(statisticsDb, versionId, rowsTable), {
-        versions: config.QUERY_INDEX_WARM_VERSIONS,
-        timeoutMs: config.QUERY_INDEX_WARM_TIMEOUT_MS,
-      })
-      .catch((error: unknown) => app.log.warn({ err: error }, 'row index warm-up could not read the versions in use'));
-  }
   if (!warmedUp) {
     // After the row index warm-up, between requests, and paused while a row index loads (compiling alongside
     // delayed the first index by 0.45 s).

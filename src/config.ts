@@ -61,8 +61,8 @@ export const ConfigSchema = Type.Object({
   // statement timeout), and the wait after a failed attempt before the next (doubling per failure, up to 32×).
   QUERY_INDEX_BUILD_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 600000 }),
   QUERY_INDEX_RETRY_MS: Type.Integer({ minimum: 0, default: 30000 }),
-  // A starting instance loads the row indexes of this many versions used most recently (by any instance) before
-  // /health/ready says ready, for at most QUERY_INDEX_WARM_TIMEOUT_MS; 0 = ready at once.
+  // A starting instance loads the row indexes of this many versions queried (by any instance) or published most
+  // recently before /health/ready says ready, for at most QUERY_INDEX_WARM_TIMEOUT_MS; 0 = ready at once.
   QUERY_INDEX_WARM_VERSIONS: Type.Integer({ minimum: 0, default: 4 }),
   QUERY_INDEX_WARM_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 60000 }),
   // Change events (src/events): how long they are kept (a cursor older than this answers 410).

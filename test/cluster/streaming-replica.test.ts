@@ -24,6 +24,7 @@ import {
 import { freePort, killAllSync, waitFor } from '../../bench/cluster/processes.js';
 import { TOPOLOGY } from '../../bench/cluster/topology.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
+import { waitUntilReady } from '../helpers/app.js';
 import { createProviderWithToken, validTrainee } from '../register/helpers.js';
 
 /**
@@ -62,6 +63,7 @@ async function serviceOn(maxLagMs: number): Promise<FastifyInstance> {
     logger: false,
   });
   apps.push(built);
+  await waitUntilReady(built);
   return built;
 }
 

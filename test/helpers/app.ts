@@ -20,6 +20,9 @@ export async function buildTestApp(
   const database = await createTestDatabase();
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_URL: database.url });
   const app = await buildApp(config, { db: database.db, pools: { primary: database.pool }, logger: false, ...deps });
+  // Used once ready, as a balancer would (the published fixture's row index loads first); tests of the warm-up
+  // itself pass its store or ask for the whole warm-up.
+  if (!deps.rowIndexes && !deps.warmUpBeforeReady) await waitUntilReady(app);
   return {
     app,
     database,
@@ -29,4 +32,15 @@ export async function buildTestApp(
       await database.drop();
     },
   };
+}
+
+/** Resolves once `/health/ready` answers 200 (the app's warm-up is over); fails after `timeoutMs`. */
+export async function waitUntilReady(app: FastifyInstance, timeoutMs = 30000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await app.inject({ method: 'GET', url: '/health/ready' });
+    if (response.statusCode === 200) return;
+    if (Date.now() > deadline) throw new Error(`not ready after ${timeoutMs} ms: ${response.body}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

@@ -330,14 +330,21 @@ export async function recordRowIndexUse(db: Executor, rowsTable: string, version
     .execute();
 }
 
-/** The versions whose row index was used most recently, most recent first (only tables that are still the version's). */
-export async function findRecentlyUsedRowIndexes(db: Executor, limit: number): Promise<Array<{ id: number; rowsTable: string }>> {
+/**
+ * The versions a starting instance loads first: those queried most recently (by any instance) or published most
+ * recently, whichever was later, most recent first — a version just published is the one about to be queried.
+ * Only tables that are still the version's; a withdrawn version only by its queries.
+ */
+export async function findVersionsToWarm(db: Executor, limit: number): Promise<Array<{ id: number; rowsTable: string }>> {
   const rows = await db
-    .selectFrom('version_row_index_uses as u')
-    .innerJoin('data_set_versions as v', (join) => join.onRef('v.id', '=', 'u.version_id').onRef('v.rows_table', '=', 'u.rows_table'))
-    .select(['v.id', 'u.rows_table'])
-    .orderBy('u.used_at', 'desc')
+    .selectFrom('data_set_versions as v')
+    .leftJoin('version_row_index_uses as u', (join) => join.onRef('u.version_id', '=', 'v.id').onRef('u.rows_table', '=', 'v.rows_table'))
+    .select(['v.id', 'v.rows_table'])
+    .where('v.rows_table', 'is not', null)
+    .where((eb) => eb.or([eb('u.used_at', 'is not', null), eb('v.status', '=', 'Published')]))
+    .orderBy(sql`greatest(u.used_at, CASE WHEN v.status = 'Published' THEN v.published_at END)`, (ob) => ob.desc().nullsLast())
+    .orderBy('v.id', 'desc')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ id: r.id, rowsTable: r.rows_table }));
+  return rows.map((r) => ({ id: r.id, rowsTable: r.rows_table! }));
 }

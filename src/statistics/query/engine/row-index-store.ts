@@ -12,7 +12,7 @@ import { locationColumn } from '../../standard/geographic-levels.js';
 import {
   copyRowsInDefaultOrder,
   countAllRows,
-  findRecentlyUsedRowIndexes,
+  findVersionsToWarm,
   findVersionsWithoutStoredRowIndex,
   recordRowIndexUse,
   setLocalStatementTimeout,
@@ -336,8 +336,8 @@ export class RowIndexStore {
   }
 
   /**
-   * Loads the indexes of the `versions` versions used most recently (by any instance) before this instance says it
-   * is ready, for at most `timeoutMs`; the least recent first, so the most recent stay when not all fit the budget.
+   * Loads the indexes of the `versions` versions queried (by any instance) or published most recently before this
+   * instance says it is ready, for at most `timeoutMs`; the least recent first, so the most recent stay when not all fit the budget.
    * Resolves once the list is read (so an instance with nothing to load is ready at once); the loads go on in the
    * background, and a failed one is left to the usual retry.
    */
@@ -345,7 +345,7 @@ export class RowIndexStore {
     db: Executor, metaOf: (versionId: number, rowsTable: string) => Promise<VersionMeta>, options: { versions: number; timeoutMs: number },
   ): Promise<void> {
     if (!this.enabled || options.versions <= 0) return;
-    const recent = await findRecentlyUsedRowIndexes(db, options.versions);
+    const recent = await findVersionsToWarm(db, options.versions);
     if (recent.length === 0) return;
     this.warmedUp = false;
     const started = Date.now();

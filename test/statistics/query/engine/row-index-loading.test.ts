@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { buildApp } from '../../../../src/app.js';
 import { loadConfig } from '../../../../src/config.js';
 import { createDatabase, type DatabaseHandle } from '../../../../src/db/database.js';
+import { findVersionsToWarm } from '../../../../src/statistics/query/engine/repository.js';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
 import { buildRowIndex, RowIndexStore } from '../../../../src/statistics/query/engine/row-index-store.js';
 import { loadQueryVersionMeta, type VersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
@@ -105,11 +106,11 @@ describe('row index loading', () => {
   it('an instance says ready once the row indexes of the versions in use are loaded, and its first query runs on them', async () => {
     await database.db.deleteFrom('version_row_index_uses').execute();
     const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0' });
+    // Never queried, but published: loaded before the instance says ready, so its first users get the index.
     const first = await buildApp(config, { db: shortStatements.db, logger: false });
     apps.push(first);
-    // Nothing in use yet: ready at once.
-    expect((await first.inject('/health/ready')).statusCode).toBe(200);
-    await first.inject(QUERY);
+    await vi.waitFor(async () => expect((await first.inject('/health/ready')).statusCode).toBe(200), { timeout: 30000, interval: 20 });
+    expect((await first.inject(QUERY)).headers['x-query-engine']).toBe('index');
     await vi.waitFor(async () => expect(await database.db.selectFrom('version_row_index_uses').select('rows_table').execute()).toEqual([{ rows_table: meta.rowsTable }]), { timeout: 20000, interval: 50 });
 
     const next = await buildApp(config, { db: shortStatements.db, logger: false });
@@ -117,6 +118,47 @@ describe('row index loading', () => {
     await vi.waitFor(async () => expect((await next.inject('/health/ready')).statusCode).toBe(200), { timeout: 30000, interval: 20 });
     expect((await next.inject(QUERY)).headers['x-query-engine']).toBe('index');
   }, 120000);
+
+  it('warms the versions queried or published most recently, whichever was later; a withdrawn one only by its queries', async () => {
+    const { dataSetId } = ABSENCE_SCHOOL;
+    const ago = (minutes: number) => new Date(Date.now() - minutes * 60000);
+    const added = await database.db
+      .insertInto('data_set_versions')
+      .values([
+        { data_set_id: dataSetId, major: 91, minor: 0, status: 'Published', published_at: ago(14400), rows_table: 'x91' },
+        { data_set_id: dataSetId, major: 92, minor: 0, status: 'Published', published_at: ago(60), rows_table: 'x92' },
+        { data_set_id: dataSetId, major: 93, minor: 0, status: 'Draft', rows_table: 'x93' },
+        { data_set_id: dataSetId, major: 94, minor: 0, status: 'Withdrawn', published_at: ago(1), rows_table: 'x94' },
+        { data_set_id: dataSetId, major: 95, minor: 0, status: 'Published', published_at: ago(1), rows_table: null },
+        { data_set_id: dataSetId, major: 96, minor: 0, status: 'Withdrawn', published_at: ago(20000), rows_table: 'x96' },
+      ])
+      .returning(['id', 'rows_table'])
+      .execute();
+    const id = (table: string) => added.find((v) => v.rows_table === table)!.id;
+    try {
+      await database.db.deleteFrom('version_row_index_uses').execute();
+      await database.db
+        .insertInto('version_row_index_uses')
+        .values([
+          { rows_table: 'x91', version_id: id('x91'), used_at: ago(1) },
+          { rows_table: 'x93', version_id: id('x93'), used_at: ago(120) },
+          { rows_table: 'x96', version_id: id('x96'), used_at: ago(180) },
+        ])
+        .execute();
+      // The fixture version, published long before these, comes last.
+      expect(await findVersionsToWarm(database.db, 10)).toEqual([
+        { id: id('x91'), rowsTable: 'x91' },
+        { id: id('x92'), rowsTable: 'x92' },
+        { id: id('x93'), rowsTable: 'x93' },
+        { id: id('x96'), rowsTable: 'x96' },
+        { id: meta.versionId, rowsTable: meta.rowsTable },
+      ]);
+      expect(await findVersionsToWarm(database.db, 2)).toEqual([{ id: id('x91'), rowsTable: 'x91' }, { id: id('x92'), rowsTable: 'x92' }]);
+    } finally {
+      await database.db.deleteFrom('version_row_index_uses').execute();
+      await database.db.deleteFrom('data_set_versions').where('id', 'in', added.map((v) => v.id)).execute();
+    }
+  });
 
   it('is not ready (503) while a version in use is loading, for at most its time bound', async () => {
     await dropStoredIndexes();
