@@ -19,7 +19,12 @@ import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } 
 const FORMAT = 2;
 const CHUNK_BYTES = 8 * 1024 * 1024;
 const deflate = promisify(deflateRaw);
-const inflate = promisify(inflateRaw);
+const inflateRawAsync = promisify(inflateRaw);
+/**
+ * A stored piece inflated in one output buffer: zlib's default 16 KB output chunks cost the main thread a callback
+ * and a copy each (4,000 for a 5M-row facets part), about 0.5 s of a 5M-row index's load.
+ */
+const inflate = (deflated: Buffer) => inflateRawAsync(deflated, { chunkSize: CHUNK_BYTES });
 
 interface FacetsHeader {
   format: number;
