@@ -198,7 +198,9 @@ export async function indexRowTable(db: Kysely<Database>, versionId: number, row
  *   into a new table, so they already lie clustered on it (a default-ordered page is a contiguous run of heap pages
  *   and the in-memory index loads with a sequential read); no CLUSTER rewrite is needed;
  * - one btree per facet column, for the SQL engine (used while a version's in-memory index is not built yet, for
- *   indicator sorts, and for the CSV export).
+ *   indicator sorts, and for the CSV export) — but none on a column holding one value in every row (the national
+ *   location of most statistics files, the level of a single-level file): a term on it matches every row or none,
+ *   so no plan uses it, and at 5,000,000 rows it is 33 MB and 2 s of the import.
  */
 async function prepareVersionRowsForQuery(db: Executor, rowsTable: string): Promise<void> {
   if (!/^[a-z0-9_]+$/.test(rowsTable)) throw new Error(`Invalid rows table name ${rowsTable}`);
@@ -214,9 +216,20 @@ async function prepareVersionRowsForQuery(db: Executor, rowsTable: string): Prom
 
   const indexed = columns.filter((c) => c === 'geographic_level' || /^(f\d+|l_[a-z0-9_]+)$/.test(c));
   for (const column of indexed) {
+    if (await holdsOneValue(db, rowsTable, column)) continue;
     await sql`CREATE INDEX ${sql.id(`${rowsTable}_${column}_idx`)} ON ${table} (${sql.ref(column)})`.execute(db);
   }
   await sql`ANALYZE ${table}`.execute(db);
+}
+
+/** Whether every row has the same value in `column` (a scan that stops at the first row that differs). */
+async function holdsOneValue(db: Executor, rowsTable: string, column: string): Promise<boolean> {
+  const table = sql.table(`stats_data.${rowsTable}`);
+  const { rows } = await sql<{ one: boolean }>`
+    SELECT NOT EXISTS (
+      SELECT 1 FROM ${table} WHERE ${sql.ref(column)} IS DISTINCT FROM (SELECT ${sql.ref(column)} FROM ${table} LIMIT 1)
+    ) AS one`.execute(db);
+  return rows[0]!.one;
 }
 
 export async function insertVersionFile(db: Executor, versionId: number, gzip: Buffer): Promise<void> {

@@ -146,6 +146,27 @@ describe('the AbsenceSchool fixture in the template', () => {
     expect(rows.map((r) => r.id)).toEqual(expected.map((r) => r.id));
   });
 
+  it('has a btree on each location and filter column and the level, except a column holding one value in every row', async () => {
+    const table = sql.table(`stats_data.${rowsTable}`);
+    const { rows: columns } = await sql<{ column_name: string }>`
+      SELECT column_name FROM information_schema.columns WHERE table_schema = 'stats_data' AND table_name = ${rowsTable}`.execute(database.db);
+    const facets = columns.map((c) => c.column_name).filter((c) => c === 'geographic_level' || /^(f\d+|l_[a-z0-9_]+)$/.test(c));
+    const { rows: indexes } = await sql<{ indexname: string }>`
+      SELECT indexname FROM pg_indexes WHERE schemaname = 'stats_data' AND tablename = ${rowsTable}`.execute(database.db);
+    const indexed = new Set(indexes.map((i) => i.indexname));
+    const oneValued: string[] = [];
+    for (const column of facets) {
+      const { rows } = await sql<{ n: number }>`SELECT count(DISTINCT ${sql.ref(column)})::int AS n FROM ${table}`.execute(database.db);
+      if (rows[0]!.n <= 1) oneValued.push(column);
+      expect(indexed.has(`${rowsTable}_${column}_idx`), column).toBe(rows[0]!.n > 1);
+    }
+    // The fixture has both kinds: its national location is England in every row.
+    expect(oneValued).toContain('l_nat');
+    expect(facets.length - oneValued.length).toBeGreaterThan(3);
+    expect(indexed).toContain(`${rowsTable}_pkey`);
+    expect(indexed).toContain(`${rowsTable}_default_order_idx`);
+  });
+
   it('stores the original data file gzip-compressed', async () => {
     const file = await database.db.selectFrom('data_set_version_files').selectAll().where('version_id', '=', versionId).executeTakeFirstOrThrow();
     expect(gunzipSync(file.content_gzip).equals(readFileSync(ABSENCE_SCHOOL.dataPath))).toBe(true);
