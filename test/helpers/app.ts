@@ -1,3 +1,4 @@
+import { expect, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -36,11 +37,5 @@ export async function buildTestApp(
 
 /** Resolves once `/health/ready` answers 200 (the app's warm-up is over); fails after `timeoutMs`. */
 export async function waitUntilReady(app: FastifyInstance, timeoutMs = 30000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const response = await app.inject({ method: 'GET', url: '/health/ready' });
-    if (response.statusCode === 200) return;
-    if (Date.now() > deadline) throw new Error(`not ready after ${timeoutMs} ms: ${response.body}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await vi.waitFor(async () => expect((await app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200), { timeout: timeoutMs, interval: 20 });
 }

@@ -7,6 +7,7 @@ import { findVersionsToWarm } from '../../../../src/statistics/query/engine/repo
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
 import { buildRowIndex, RowIndexStore } from '../../../../src/statistics/query/engine/row-index-store.js';
 import { loadQueryVersionMeta, type VersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
+import { waitUntilReady } from '../../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../../helpers/database.js';
 import { ABSENCE_SCHOOL, fixtureVersion } from '../../../helpers/statistics.js';
 
@@ -109,13 +110,13 @@ describe('row index loading', () => {
     // Never queried, but published: loaded before the instance says ready, so its first users get the index.
     const first = await buildApp(config, { db: shortStatements.db, logger: false });
     apps.push(first);
-    await vi.waitFor(async () => expect((await first.inject('/health/ready')).statusCode).toBe(200), { timeout: 30000, interval: 20 });
+    await waitUntilReady(first);
     expect((await first.inject(QUERY)).headers['x-query-engine']).toBe('index');
     await vi.waitFor(async () => expect(await database.db.selectFrom('version_row_index_uses').select('rows_table').execute()).toEqual([{ rows_table: meta.rowsTable }]), { timeout: 20000, interval: 50 });
 
     const next = await buildApp(config, { db: shortStatements.db, logger: false });
     apps.push(next);
-    await vi.waitFor(async () => expect((await next.inject('/health/ready')).statusCode).toBe(200), { timeout: 30000, interval: 20 });
+    await waitUntilReady(next);
     expect((await next.inject(QUERY)).headers['x-query-engine']).toBe('index');
   }, 120000);
 
@@ -169,7 +170,7 @@ describe('row index loading', () => {
     const loading = await app.inject('/health/ready');
     expect(loading.statusCode).toBe(503);
     expect(loading.json().detail).toMatch(/still loading/);
-    await vi.waitFor(async () => expect((await app.inject('/health/ready')).statusCode).toBe(200), { timeout: 30000, interval: 20 });
+    await waitUntilReady(app);
     expect((await app.inject(QUERY)).headers['x-query-engine']).toBe('index');
 
     // Out of time: ready although the load is not over.
@@ -177,7 +178,7 @@ describe('row index loading', () => {
     const lateApp = await appWith(late);
     await dropStoredIndexes();
     await late.startWarmUp(shortStatements.db, metaOf, { versions: 4, timeoutMs: 300 });
-    await vi.waitFor(async () => expect((await lateApp.inject('/health/ready')).statusCode).toBe(200), { timeout: 10000, interval: 20 });
+    await waitUntilReady(lateApp, 10000);
     expect(late.buildsInProgress).toBe(1);
   }, 120000);
 
