@@ -13,7 +13,7 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 export type TupleVisitor = (buffer: Buffer, offsets: Int32Array, lengths: Int32Array) => void;
 
 /** Calls `visit` for every tuple of the stream, in order; returns the number of tuples. */
-export async function readBinaryCopy(stream: AsyncIterable<Buffer>, fieldCount: number, visit: TupleVisitor): Promise<number> {
+export async function readBinaryCopy(stream: AsyncIterable<Buffer> | Iterable<Buffer>, fieldCount: number, visit: TupleVisitor): Promise<number> {
   const offsets = new Int32Array(fieldCount);
   const lengths = new Int32Array(fieldCount);
   let pending: Buffer = Buffer.alloc(0);

@@ -366,6 +366,7 @@ export async function openPoolConnections(pools: Record<string, pg.Pool>): Promi
 export function createDatabase(url: string, options: DatabaseOptions = {}): DatabaseHandle {
   const pool = createPool(url, options);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: guardedCursorClass(queryDeadlineMs(options)) }) });
+  connectionSources.set(db, pool);
   let closed = false;
   return {
     db,
@@ -376,4 +377,46 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       await db.destroy();
     },
   };
+}
+
+/** Where a database's raw connections come from (its pool, or the read router's), for `withPooledClient`. */
+export interface ConnectionSource {
+  connect(): Promise<pg.PoolClient>;
+}
+
+const connectionSources = new WeakMap<Db, ConnectionSource>();
+
+/** Records where `db` gets its connections, so `withPooledClient` can hand out one of them (read-routing.ts). */
+export function registerConnectionSource(db: Db, source: ConnectionSource): void {
+  connectionSources.set(db, source);
+}
+
+/**
+ * Runs `work` on one raw connection of `db` (for what Kysely cannot run: `COPY … TO STDOUT (FORMAT binary)`, whose
+ * bytes pg hands over as they are, where a bytea in a row comes as hex text), in a transaction whose statements may
+ * take `timeoutMs` each instead of the requests' statement timeout. The whole is bound client-side too (`timeoutMs`
+ * plus 5 s: a COPY is not guarded per call), so a frozen database cannot hold the connection for ever.
+ */
+export async function withPooledClient<T>(db: Executor, timeoutMs: number, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const source = connectionSources.get(db as Db);
+  if (!source) throw new Error('withPooledClient needs a database made by createDatabase (or the read router), not a transaction');
+  const client = await source.connect();
+  const connection = (client as unknown as { connection?: WithStream }).connection;
+  const disarm = armCallDeadline(Math.max(1, Math.floor(timeoutMs)) + 5000, undefined, (error) => destroyConnection(connection, error));
+  let failure: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    failure = error as Error;
+    if (!connectionGone(connection)) await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    disarm();
+    // A connection that is gone (or was cut by the deadline) is discarded, not given back.
+    client.release(failure && connectionGone(connection) ? failure : undefined);
+  }
 }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import Cursor from 'pg-cursor';
 import { classifyInfrastructureError, ServiceUnavailableError } from '../errors.js';
 import type { Database } from './schema.js';
-import type { DatabaseHandle } from './database.js';
+import { registerConnectionSource, type DatabaseHandle } from './database.js';
 
 /**
  * Where the statistics API reads: the replica (DATABASE_READ_URL) while it is reachable and close enough behind the
@@ -281,6 +281,7 @@ export function routedReadDatabase(
 ): RoutedReadDatabase {
   const pool = new RoutedPool(router, primary.pool, replica.pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as never, cursor }) });
+  registerConnectionSource(db, pool);
   return {
     db,
     pool: replica.pool,

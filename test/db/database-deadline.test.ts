@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, DatabaseDeadlineError, withRequestDeadline, type DatabaseHandle } from '../../src/db/database.js';
+import { to as copyTo } from 'pg-copy-streams';
+import { createDatabase, DatabaseDeadlineError, withPooledClient, withRequestDeadline, type DatabaseHandle } from '../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /** The client-side deadline of database calls: a 503 and a closed connection, following the session's timeout. */
@@ -69,6 +70,37 @@ describe('database call deadline', () => {
       await expect(withRequestDeadline({ until: Date.now() + 200, applies: () => false }, () => sql`SELECT pg_sleep(0.8)`.execute(patient.db))).resolves.toBeDefined();
     } finally {
       await patient.close();
+    }
+  });
+
+  it('gives a raw connection for a COPY in a transaction with its own statement timeout, bound client-side as a whole', { timeout: 20000 }, async () => {
+    const single = createDatabase(database.url, { max: 1, statementTimeoutMillis: 10000, queryTimeoutMillis: 300 });
+    try {
+      // The COPY's bytes come as PostgreSQL writes them, and the session's statement timeout is the given one.
+      const copied = await withPooledClient(single.db, 1500, async (client) => {
+        const received: Buffer[] = [];
+        for await (const data of client.query(copyTo("COPY (SELECT current_setting('statement_timeout')) TO STDOUT"))) received.push(data as Buffer);
+        return Buffer.concat(received).toString();
+      });
+      expect(copied).toBe('1500ms\n');
+      // Past the bound plus 5 s, on a COPY (which the per-call deadline does not cover), the connection is cut.
+      const started = Date.now();
+      await expect(
+        withPooledClient(single.db, 200, async (client) => {
+          await client.query('SET LOCAL statement_timeout = 0');
+          for await (const data of client.query(copyTo('COPY (SELECT pg_sleep(20)) TO STDOUT'))) void data;
+        }),
+      ).rejects.toBeInstanceOf(DatabaseDeadlineError);
+      expect(Date.now() - started).toBeLessThan(7000);
+      // A failure rolls back; the pool serves on with its own statement timeout.
+      await expect(withPooledClient(single.db, 1000, async (client) => client.query('SELECT 1/0'))).rejects.toThrow(/division by zero/);
+      expect((await sql<{ timeout: string }>`SELECT current_setting('statement_timeout') AS timeout`.execute(single.db)).rows).toEqual([{ timeout: '10s' }]);
+      // A transaction has no connection of its own to give.
+      await single.db.transaction().execute(async (trx) => {
+        await expect(withPooledClient(trx, 1000, async () => 1)).rejects.toThrow(/not a transaction/);
+      });
+    } finally {
+      await single.close();
     }
   });
 });

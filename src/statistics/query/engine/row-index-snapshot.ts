@@ -10,9 +10,9 @@
  */
 import { promisify } from 'node:util';
 import { deflateRaw, inflateRaw } from 'node:zlib';
-import type { Executor } from '../../../db/database.js';
+import { withPooledClient, type Executor } from '../../../db/database.js';
 import type { RowIndexPart } from '../../tables.js';
-import { findRowIndexChunk, findRowIndexChunkNumbers, replaceRowIndexChunks } from './repository.js';
+import { findRowIndexChunkNumbers, readRowIndexChunk, replaceRowIndexChunks } from './repository.js';
 import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
 
 /** Format 2: the compact columns in two parts. A stored form of another format is made again from the rows. */
@@ -222,29 +222,37 @@ export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, vers
 }
 
 /**
- * One stored part as one buffer, or undefined when there is none. Every piece but the last holds CHUNK_BYTES, so
- * the buffer is allocated once and each piece inflated into its place. The pieces are read one query each, the
- * next one's read overlapping the inflating of the last: the bytes come as hex text, so reading a 5,000,000-row
- * version's part in one query held about 50 MB of it at once.
+ * One stored part as one buffer, or undefined when there is none, read within `timeoutMs`. Every piece but the last
+ * holds CHUNK_BYTES, so the buffer is allocated once and each piece inflated into its place. The pieces are read one
+ * COPY each on one connection (bytes as they are stored, not hex text), the next one's read overlapping the
+ * inflating of the last, so at most two are held at once.
  */
-async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart): Promise<Buffer | undefined> {
+async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart, timeoutMs: number): Promise<Buffer | undefined> {
   const chunks = await findRowIndexChunkNumbers(db, rowsTable, part);
   if (chunks.length === 0) return undefined;
-  const last = await inflate(await findRowIndexChunk(db, rowsTable, part, chunks.at(-1)!));
-  const raw = Buffer.allocUnsafeSlow((chunks.length - 1) * CHUNK_BYTES + last.length);
-  last.copy(raw, (chunks.length - 1) * CHUNK_BYTES);
-  let next = chunks.length > 1 ? findRowIndexChunk(db, rowsTable, part, chunks[0]!) : undefined;
-  for (let i = 0; i < chunks.length - 1; i++) {
-    const deflated = await next!;
-    next = i + 1 < chunks.length - 1 ? findRowIndexChunk(db, rowsTable, part, chunks[i + 1]!) : undefined;
-    (await inflate(deflated)).copy(raw, i * CHUNK_BYTES);
-  }
-  return raw;
+  return withPooledClient(db, timeoutMs, async (client) => {
+    const last = await inflate(await readRowIndexChunk(client, rowsTable, part, chunks.at(-1)!));
+    const raw = Buffer.allocUnsafeSlow((chunks.length - 1) * CHUNK_BYTES + last.length);
+    last.copy(raw, (chunks.length - 1) * CHUNK_BYTES);
+    let next = chunks.length > 1 ? readRowIndexChunk(client, rowsTable, part, chunks[0]!) : undefined;
+    try {
+      for (let i = 0; i < chunks.length - 1; i++) {
+        const deflated = await next!;
+        next = i + 1 < chunks.length - 1 ? readRowIndexChunk(client, rowsTable, part, chunks[i + 1]!) : undefined;
+        (await inflate(deflated)).copy(raw, i * CHUNK_BYTES);
+      }
+    } catch (error) {
+      // The read under way fails too once the connection goes: not left unhandled.
+      void next?.catch(() => undefined);
+      throw error;
+    }
+    return raw;
+  });
 }
 
 /** A version's stored index without its values, or undefined when it has none (or one of an earlier format). */
-export async function loadRowIndexFacets(db: Executor, rowsTable: string): Promise<RowIndex | undefined> {
-  const raw = await loadPart(db, rowsTable, 'facets');
+export async function loadRowIndexFacets(db: Executor, rowsTable: string, timeoutMs: number): Promise<RowIndex | undefined> {
+  const raw = await loadPart(db, rowsTable, 'facets', timeoutMs);
   if (!raw) return undefined;
   try {
     return decodeRowIndexFacets(raw, rowsTable);
@@ -255,7 +263,7 @@ export async function loadRowIndexFacets(db: Executor, rowsTable: string): Promi
 }
 
 /** A version's stored indicator values for its index (undefined when none are stored). */
-export async function loadRowIndexValues(db: Executor, rowsTable: string, rows: number): Promise<Map<string, IndicatorColumn> | undefined> {
-  const raw = await loadPart(db, rowsTable, 'values');
+export async function loadRowIndexValues(db: Executor, rowsTable: string, rows: number, timeoutMs: number): Promise<Map<string, IndicatorColumn> | undefined> {
+  const raw = await loadPart(db, rowsTable, 'values', timeoutMs);
   return raw ? decodeRowIndexValues(raw, rowsTable, rows) : undefined;
 }

@@ -406,32 +406,33 @@ export class RowIndexStore {
   }
 
   /**
-   * The stored form, else a build from the rows (then stored), all within the store's time bound. From the stored
-   * form, the index answers (through `onFacets`) as soon as its facets are in, while its values load: until then a
-   * page's values are read from the database by row id. The values are not loaded when they would take the index
-   * over the whole budget.
+   * The stored form, else a build from the rows (then stored), all within the store's time bound (each read of a
+   * stored part, and the build, gets what is left of it). From the stored form, the index answers (through
+   * `onFacets`) as soon as its facets are in, while its values load: until then a page's values are read from the
+   * database by row id. The values are not loaded when they would take the index over the whole budget.
    */
   private async load(
     db: Executor, meta: VersionMeta, key: string, onFacets: (index: RowIndex) => boolean,
   ): Promise<{ index: RowIndex; from: 'snapshot' | 'rows' }> {
     const started = Date.now();
-    const { index, from } = await withTimeBound(db, this.buildTimeoutMs, async (trx) => {
-      const stored = await loadRowIndexFacets(trx, meta.rowsTable);
-      if (stored) {
-        const kept = onFacets(stored);
-        const valuesBytes = stored.size * 4 * meta.indicators.length;
-        if (kept && this.indicatorValues && stored.bytes + valuesBytes <= this.memoryBudgetBytes) {
-          // The index answers already: without its values, a page's values are read by row id.
-          try {
-            const values = await loadRowIndexValues(trx, meta.rowsTable, stored.size);
-            if (values) stored.addIndicators(values);
-          } catch (error) {
-            this.log?.warn({ versionId: meta.versionId, err: error }, 'row index values not loaded: page values come from the database');
-          }
+    const remainingMs = () => Math.max(1, this.buildTimeoutMs - (Date.now() - started));
+    const stored = await loadRowIndexFacets(db, meta.rowsTable, remainingMs());
+    if (stored) {
+      const kept = onFacets(stored);
+      const valuesBytes = stored.size * 4 * meta.indicators.length;
+      if (kept && this.indicatorValues && stored.bytes + valuesBytes <= this.memoryBudgetBytes) {
+        // The index answers already: without its values, a page's values are read by row id.
+        try {
+          const values = await loadRowIndexValues(db, meta.rowsTable, stored.size, remainingMs());
+          if (values) stored.addIndicators(values);
+        } catch (error) {
+          this.log?.warn({ versionId: meta.versionId, err: error }, 'row index values not loaded: page values come from the database');
         }
-        return { index: stored, from: 'snapshot' as const };
       }
-      const built = await buildRowIndex(trx, meta, {
+      return { index: stored, from: 'snapshot' };
+    }
+    const index = await withTimeBound(db, remainingMs(), (trx) =>
+      buildRowIndex(trx, meta, {
         indicators: this.indicatorValues,
         maxBytes: this.memoryBudgetBytes,
         rowsPerRead: this.rowsPerRead,
@@ -439,17 +440,15 @@ export class RowIndexStore {
           this.progress.set(key, rows);
           await this.onBuildProgress?.(rows, total);
         },
-      });
-      return { index: built, from: 'rows' as const };
-    });
+      }),
+    );
     // Stored for every other instance (and this one's next start), only when it holds everything.
-    if (from === 'rows' && this.snapshotDb && this.indicatorValues) {
-      const remaining = Math.max(1, this.buildTimeoutMs - (Date.now() - started));
-      await withTimeBound(this.snapshotDb, remaining, (trx) => saveRowIndexSnapshot(trx, meta.rowsTable, meta.versionId, index)).catch((error: unknown) => {
+    if (this.snapshotDb && this.indicatorValues) {
+      await withTimeBound(this.snapshotDb, remainingMs(), (trx) => saveRowIndexSnapshot(trx, meta.rowsTable, meta.versionId, index)).catch((error: unknown) => {
         this.log?.warn({ versionId: meta.versionId, err: error }, 'row index built, but storing its snapshot failed');
       });
     }
-    return { index, from };
+    return { index, from: 'rows' };
   }
 
   /**
