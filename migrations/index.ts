@@ -10,6 +10,7 @@ import * as rowIndexSnapshots from './2026-11-25T1200-row-index-snapshots.js';
 import * as rowIndexParts from './2026-11-27T1000-row-index-parts.js';
 import * as webhookDataSet from './2026-11-27T1100-webhook-data-set.js';
 import * as eventInbox from './2026-11-27T1900-event-inbox.js';
+import * as rowIndexPieces from './2026-11-28T0300-row-index-pieces.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T1000-row-index-parts': rowIndexParts,
   '2026-11-27T1100-webhook-data-set': webhookDataSet,
   '2026-11-27T1900-event-inbox': eventInbox,
+  '2026-11-28T0300-row-index-pieces': rowIndexPieces,
 };

@@ -1,12 +1,16 @@
 /**
  * A version's row index in its stored form, in two parts (rows of `version_row_index_chunks`):
- * - `facets`: row ids (as differences from the previous position's, which deflate to almost nothing), levels,
- *   time period ranges, location and filter codes with their dictionaries: all that count and page need;
+ * - `facets`: row ids (each time period's first when consecutive, else as differences from the previous position's,
+ *   which deflate to almost nothing), levels, time period ranges, location and filter codes with their dictionaries:
+ *   all that count and page need;
  * - `values`: the indicator values.
- * Each part is one buffer (a JSON header, then its arrays, each padded to 8 bytes) cut in 8 MB pieces, each deflated
- * on its own. Written once per version (by its import, or by the first instance that builds the index from the
- * rows) and read by every instance instead of rebuilding the index from the rows: the facets first (small, so the
- * index answers within a second of the load starting), then the values (docs/architecture.md, "The row index").
+ * Each part is a header (chunk 0: its length, then JSON) and then one piece per column (chunk 1, 2, …: that column's
+ * arrays, each padded to 8 bytes), each deflated on its own. A loaded column is a view of its inflated piece, so
+ * a load copies nothing after inflating (on this project's VM each fresh megabyte costs ~3 ms of page faults on first
+ * touch: copying pieces into one buffer was 0.2 s of a 5M-row load). Written once per version (by its import, or by
+ * the first instance that builds the index from the rows) and read by every instance instead of rebuilding the
+ * index from the rows: the facets first (small, so the index answers within a second of the load starting), then
+ * the values (docs/architecture.md, "The row index").
  */
 import { promisify } from 'node:util';
 import { deflateRaw, inflateRaw } from 'node:zlib';
@@ -15,16 +19,10 @@ import type { RowIndexPart } from '../../tables.js';
 import { findRowIndexChunkNumbers, readRowIndexChunk, replaceRowIndexChunks } from './repository.js';
 import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
 
-/** Format 2: the compact columns in two parts. A stored form of another format is made again from the rows. */
-const FORMAT = 2;
-const CHUNK_BYTES = 8 * 1024 * 1024;
+/** Format 3: one piece per column. A stored form of another format is made again from the rows. */
+const FORMAT = 3;
 const deflate = promisify(deflateRaw);
 const inflateRawAsync = promisify(inflateRaw);
-/**
- * A stored piece inflated in one output buffer: zlib's default 16 KB output chunks cost the main thread a callback
- * and a copy each (4,000 for a 5M-row facets part), about 0.5 s of a 5M-row index's load.
- */
-const inflate = (deflated: Buffer) => inflateRawAsync(deflated, { chunkSize: CHUNK_BYTES });
 
 interface FacetsHeader {
   format: number;
@@ -34,28 +32,38 @@ interface FacetsHeader {
   levelCodes: string[];
   timePeriodIds: number[];
   timePeriodStarts: number[];
-  /** Location and filter columns: dictionary and the byte width of their codes, in the order their codes follow. */
+  /** Each time period's first id when every period's ids are consecutive (then there is no ids piece), else null. */
+  periodFirstIds: number[] | null;
+  /** Location and filter columns: dictionary and the byte width of their codes, in the order their pieces follow. */
   facets: Array<{ column: string; dictionary: number[]; width: 1 | 2 | 4 }>;
+  /** Each piece's length before deflating, in order. */
+  pieceBytes: number[];
 }
 
 interface ValuesHeader {
   format: number;
   rowsTable: string;
   rows: number;
-  /** Indicator columns in the order their arrays follow: values (Int32, or Float64 when `float`), then the text exceptions. */
+  /** Indicator columns in the order of their pieces: values (Int32, or Float64 when `float`), then the text exceptions. */
   indicators: Array<{ column: string; scale: number; float: boolean; texts: string[]; exceptions: number }>;
+  pieceBytes: number[];
 }
 
 type StoredArray = Int32Array | Float64Array | Uint8Array | Uint16Array | Uint32Array;
 
-/** The bytes of an array, padded to a multiple of 8 so that every array of the stored form starts aligned. */
-function bytesOf(array: StoredArray): Buffer[] {
-  const bytes = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
-  const pad = (8 - (array.byteLength % 8)) % 8;
-  return pad === 0 ? [bytes] : [bytes, Buffer.alloc(pad)];
+/** One piece: the arrays of one column, each padded to a multiple of 8 bytes so that each starts aligned. */
+function pieceOf(...arrays: StoredArray[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const array of arrays) {
+    parts.push(Buffer.from(array.buffer, array.byteOffset, array.byteLength));
+    const pad = (8 - (array.byteLength % 8)) % 8;
+    if (pad > 0) parts.push(Buffer.alloc(pad));
+  }
+  // One array needing no padding is stored from where it lies (the 5M-row values are 20 MB each).
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }
 
-/** A header as its length (u32) and JSON, padded to 8 bytes. */
+/** A header as its length (u32) and JSON, padded to 8 bytes (formats 2 and 3 begin alike, so an older one is told). */
 function headerBytes(header: FacetsHeader | ValuesHeader): Buffer {
   const json = Buffer.from(JSON.stringify(header));
   const prefix = Buffer.alloc(8 + json.length + ((8 - (json.length % 8)) % 8));
@@ -71,10 +79,12 @@ function idDifferences(ids: Int32Array): Int32Array {
   return differences;
 }
 
-/** The buffers of one part in order: its header, then its arrays (views, not copies, except the id differences). */
-function encodedParts(index: RowIndex, rowsTable: string, part: RowIndexPart): Buffer[] {
+/** One part as its header, then its pieces (views of the index's arrays, not copies, except the id differences). */
+function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart): Buffer[] {
   const { ids, timePeriodIds, timePeriodStarts, levelCodes, levels, facets, indicators } = index.stored;
   if (part === 'facets') {
+    const firsts = ids.periodFirstIds;
+    const pieces = [...(firsts ? [] : [pieceOf(idDifferences(ids.toArray()))]), pieceOf(levels), ...[...facets.values()].map((f) => pieceOf(f.codes))];
     const header: FacetsHeader = {
       format: FORMAT,
       rowsTable,
@@ -82,10 +92,13 @@ function encodedParts(index: RowIndex, rowsTable: string, part: RowIndexPart): B
       levelCodes: [...levelCodes],
       timePeriodIds: [...timePeriodIds],
       timePeriodStarts: [...timePeriodStarts],
+      periodFirstIds: firsts ? [...firsts] : null,
       facets: [...facets].map(([column, { dictionary, codes }]) => ({ column, dictionary: [...dictionary], width: codes.BYTES_PER_ELEMENT as 1 | 2 | 4 })),
+      pieceBytes: pieces.map((p) => p.length),
     };
-    return [headerBytes(header), ...bytesOf(idDifferences(ids.toArray())), ...bytesOf(levels), ...[...facets.values()].flatMap((f) => bytesOf(f.codes))];
+    return [headerBytes(header), ...pieces];
   }
+  const pieces = [...indicators.values()].map((i) => pieceOf(i.values, i.textPositions, i.textCodes));
   const header: ValuesHeader = {
     format: FORMAT,
     rowsTable,
@@ -97,83 +110,70 @@ function encodedParts(index: RowIndex, rowsTable: string, part: RowIndexPart): B
       texts: values.texts,
       exceptions: values.textPositions.length,
     })),
+    pieceBytes: pieces.map((p) => p.length),
   };
-  return [headerBytes(header), ...[...indicators.values()].flatMap((i) => [...bytesOf(i.values), ...bytesOf(i.textPositions), ...bytesOf(i.textCodes)])];
+  return [headerBytes(header), ...pieces];
 }
 
-/** Both parts of the stored form, each as one buffer (tests; storing goes piece by piece). */
+/** Both parts of the stored form, each as its header and pieces before deflating (tests; storing deflates them). */
 export interface EncodedRowIndex {
-  facets: Buffer;
-  values: Buffer;
+  facets: Buffer[];
+  values: Buffer[];
 }
 
 export function encodeRowIndex(index: RowIndex, rowsTable: string): EncodedRowIndex {
-  return { facets: Buffer.concat(encodedParts(index, rowsTable, 'facets')), values: Buffer.concat(encodedParts(index, rowsTable, 'values')) };
-}
-
-/** One part of the stored form as consecutive pieces of `size` bytes (the last shorter), copying one piece at a time, never the whole. */
-export function rowIndexPieces(index: RowIndex, rowsTable: string, part: RowIndexPart, size = CHUNK_BYTES): Generator<Buffer> {
-  return piecesOf(encodedParts(index, rowsTable, part), size);
-}
-
-function* piecesOf(parts: readonly Buffer[], size: number): Generator<Buffer> {
-  let piece = Buffer.allocUnsafe(size);
-  let filled = 0;
-  for (const part of parts) {
-    for (let at = 0; at < part.length; ) {
-      const n = Math.min(size - filled, part.length - at);
-      part.copy(piece, filled, at, at + n);
-      filled += n;
-      at += n;
-      if (filled === size) {
-        yield piece;
-        piece = Buffer.allocUnsafe(size);
-        filled = 0;
-      }
-    }
-  }
-  if (filled > 0) yield piece.subarray(0, filled);
+  return { facets: encodePart(index, rowsTable, 'facets'), values: encodePart(index, rowsTable, 'values') };
 }
 
 /** A stored form of another format (made before the compact columns): the caller makes it again from the rows. */
 export class StaleRowIndexFormatError extends Error {}
 
-/** Reads a part's header and returns it with a reader of its arrays in order (views on the buffer). */
-function openPart<H extends { format: number; rowsTable: string; rows: number }>(raw: Buffer, rowsTable: string) {
-  const aligned = raw.byteOffset % 8 === 0 ? raw : Buffer.from(raw);
-  const length = aligned.readUInt32LE(0);
-  const header = JSON.parse(aligned.toString('utf8', 8, 8 + length)) as H;
+/** A part's header, checked against the format and the table. */
+function readHeader<H extends { format: number; rowsTable: string; rows: number; pieceBytes: number[] }>(bytes: Buffer, rowsTable: string): H {
+  const length = bytes.readUInt32LE(0);
+  const header = JSON.parse(bytes.toString('utf8', 8, 8 + length)) as H;
   if (header.format !== FORMAT) throw new StaleRowIndexFormatError(`The stored row index of ${rowsTable} is format ${header.format}, not ${FORMAT}`);
   if (header.rowsTable !== rowsTable) throw new Error(`The stored row index is of ${header.rowsTable}, not ${rowsTable}`);
-  let at = aligned.byteOffset + 8 + length + ((8 - (length % 8)) % 8);
-  const take = <T extends StoredArray>(make: new (buffer: ArrayBuffer, offset: number, count: number) => T, count: number): T => {
+  return header;
+}
+
+/** A reader of one piece's arrays in order: views of it (a copy only if it does not start 8-aligned). */
+function arraysOf(piece: Buffer | undefined, expectedBytes: number | undefined) {
+  if (!piece || piece.length !== expectedBytes) throw new Error('A stored row index piece is missing or of the wrong length');
+  const aligned = piece.byteOffset % 8 === 0 ? piece : Buffer.from(piece);
+  let at = aligned.byteOffset;
+  return <T extends StoredArray>(make: new (buffer: ArrayBuffer, offset: number, count: number) => T, count: number): T => {
     const array = new make(aligned.buffer as ArrayBuffer, at, count);
     at += array.byteLength + ((8 - (array.byteLength % 8)) % 8);
     return array;
   };
-  return { header, take };
 }
 
-/** The index from its facets part: without indicator values (add them with `decodeRowIndexValues`). */
-export function decodeRowIndexFacets(raw: Buffer, rowsTable: string): RowIndex {
-  const { header, take } = openPart<FacetsHeader>(raw, rowsTable);
+/** The index from its facets part (header, then pieces): without indicator values (add them with `decodeRowIndexValues`). */
+export function decodeRowIndexFacets(pieces: readonly Buffer[], rowsTable: string): RowIndex {
+  const header = readHeader<FacetsHeader>(pieces[0]!, rowsTable);
   const n = header.rows;
-  // The differences become the ids in place (the buffer is this index's own).
-  const ids = take(Int32Array, n);
-  for (let p = 1; p < n; p++) ids[p] = ids[p]! + ids[p - 1]!;
+  let k = 1;
+  const next = () => arraysOf(pieces[k], header.pieceBytes[k++ - 1]);
   const timePeriodStarts = Int32Array.from(header.timePeriodStarts);
-  const rowIds = RowIds.of(ids, timePeriodStarts);
-  // Ids held per period leave part of the buffer unused (20 of 55 MB at 5M rows): the other arrays are copied out
-  // of it, so it is freed.
-  const own = <T extends Codes>(array: T): T => (rowIds.perPeriod ? (array.slice() as T) : array);
-  const levels = own(take(Uint8Array, n));
+  let ids: RowIds;
+  if (header.periodFirstIds) {
+    ids = RowIds.ofPeriodFirsts(n, Int32Array.from(header.periodFirstIds), timePeriodStarts);
+  } else {
+    // The differences become the ids in place (the piece is this index's own).
+    const byPosition = next()(Int32Array, n);
+    for (let p = 1; p < n; p++) byPosition[p] = byPosition[p]! + byPosition[p - 1]!;
+    ids = RowIds.of(byPosition, timePeriodStarts);
+  }
+  const levels = next()(Uint8Array, n);
   const facets = new Map<string, FacetColumn>();
   for (const { column, dictionary, width } of header.facets) {
-    const codes: Codes = own(width === 1 ? take(Uint8Array, n) : width === 2 ? take(Uint16Array, n) : take(Int32Array, n));
+    const take = next();
+    const codes: Codes = width === 1 ? take(Uint8Array, n) : width === 2 ? take(Uint16Array, n) : take(Int32Array, n);
     facets.set(column, { dictionary: Int32Array.from(dictionary), codes });
   }
   return new RowIndex({
-    ids: rowIds,
+    ids,
     timePeriodIds: Int32Array.from(header.timePeriodIds),
     timePeriodStarts,
     levelCodes: header.levelCodes,
@@ -183,17 +183,18 @@ export function decodeRowIndexFacets(raw: Buffer, rowsTable: string): RowIndex {
   });
 }
 
-/** The indicator columns of the values part. */
-export function decodeRowIndexValues(raw: Buffer, rowsTable: string, rows: number): Map<string, IndicatorColumn> {
-  const { header, take } = openPart<ValuesHeader>(raw, rowsTable);
+/** The indicator columns of the values part (header, then pieces). */
+export function decodeRowIndexValues(pieces: readonly Buffer[], rowsTable: string, rows: number): Map<string, IndicatorColumn> {
+  const header = readHeader<ValuesHeader>(pieces[0]!, rowsTable);
   if (header.rows !== rows) throw new Error(`The stored values of ${rowsTable} are for ${header.rows} rows, not ${rows}`);
   const indicators = new Map<string, IndicatorColumn>();
-  for (const { column, scale, float, texts, exceptions } of header.indicators) {
+  header.indicators.forEach(({ column, scale, float, texts, exceptions }, i) => {
+    const take = arraysOf(pieces[i + 1], header.pieceBytes[i]);
     const values = float ? take(Float64Array, rows) : take(Int32Array, rows);
     const textPositions = take(Int32Array, exceptions);
     const textCodes = take(Uint32Array, exceptions);
     indicators.set(column, { values, scale, textPositions, textCodes, texts });
-  }
+  });
   return indicators;
 }
 
@@ -204,58 +205,57 @@ export function decodeRowIndex(stored: EncodedRowIndex, rowsTable: string): RowI
   return index;
 }
 
-/** One part deflated piece by piece, made one at a time so that storing a large index never holds a second copy of it. */
-async function deflatedPieces(index: RowIndex, rowsTable: string, part: RowIndexPart): Promise<Buffer[]> {
-  const pieces: Buffer[] = [];
-  for (const piece of rowIndexPieces(index, rowsTable, part)) pieces.push(await deflate(piece, { level: 1 }));
-  return pieces;
-}
-
-/** Stores a version's index (replacing any stored before), both parts. Returns the bytes stored. */
+/** Stores a version's index (replacing any stored before), both parts, deflating one piece at a time. Returns the bytes stored. */
 export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, versionId: number, index: RowIndex): Promise<number> {
-  const parts = [
-    { part: 'facets' as const, pieces: await deflatedPieces(index, rowsTable, 'facets') },
-    { part: 'values' as const, pieces: await deflatedPieces(index, rowsTable, 'values') },
-  ];
+  const parts: Array<{ part: RowIndexPart; pieces: Buffer[] }> = [];
+  for (const part of ['facets', 'values'] as const) {
+    const pieces: Buffer[] = [];
+    for (const piece of encodePart(index, rowsTable, part)) pieces.push(await deflate(piece, { level: 1 }));
+    parts.push({ part, pieces });
+  }
   await replaceRowIndexChunks(db, rowsTable, versionId, parts);
   return parts.reduce((sum, { pieces }) => sum + pieces.reduce((s, piece) => s + piece.length, 0), 0);
 }
 
 /**
- * One stored part as one buffer, or undefined when there is none, read within `timeoutMs`. Every piece but the last
- * holds CHUNK_BYTES, so the buffer is allocated once and each piece inflated into its place. The pieces are read one
- * COPY each on one connection (bytes as they are stored, not hex text), the next one's read overlapping the
- * inflating of the last, so at most two are held at once.
+ * Inflates a piece whose length is known into one buffer of that length (zlib's default 16 KB output chunks cost
+ * the main thread a callback and a copy each, about half of a 5M-row load when they were used).
  */
-async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart, timeoutMs: number): Promise<Buffer | undefined> {
+const inflateKnown = (deflated: Buffer, bytes: number) => inflateRawAsync(deflated, { chunkSize: Math.max(64, bytes + 64) });
+
+/** Pieces being inflated at once while the next are read: the machine's two cores (a 5M-row values part 0.47 -> 0.3 s). */
+const INFLATING_AT_ONCE = 2;
+
+/**
+ * One stored part as its header and inflated pieces, or undefined when there is none, read within `timeoutMs`. The
+ * pieces are read one COPY each on one connection (bytes as they are stored, not hex text) while the ones before
+ * are inflated, at most INFLATING_AT_ONCE at a time, so only that many deflated pieces are held at once.
+ */
+async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart, timeoutMs: number): Promise<Buffer[] | undefined> {
   const chunks = await findRowIndexChunkNumbers(db, rowsTable, part);
   if (chunks.length === 0) return undefined;
   return withPooledClient(db, timeoutMs, async (client) => {
-    const last = await inflate(await readRowIndexChunk(client, rowsTable, part, chunks.at(-1)!));
-    const raw = Buffer.allocUnsafeSlow((chunks.length - 1) * CHUNK_BYTES + last.length);
-    last.copy(raw, (chunks.length - 1) * CHUNK_BYTES);
-    let next = chunks.length > 1 ? readRowIndexChunk(client, rowsTable, part, chunks[0]!) : undefined;
-    try {
-      for (let i = 0; i < chunks.length - 1; i++) {
-        const deflated = await next!;
-        next = i + 1 < chunks.length - 1 ? readRowIndexChunk(client, rowsTable, part, chunks[i + 1]!) : undefined;
-        (await inflate(deflated)).copy(raw, i * CHUNK_BYTES);
-      }
-    } catch (error) {
-      // The read under way fails too once the connection goes: not left unhandled.
-      void next?.catch(() => undefined);
-      throw error;
+    const head = await inflateRawAsync(await readRowIndexChunk(client, rowsTable, part, 0), { chunkSize: 64 * 1024 });
+    const { pieceBytes } = readHeader<FacetsHeader | ValuesHeader>(head, rowsTable);
+    if (chunks.length !== pieceBytes.length + 1) throw new Error(`The stored row index of ${rowsTable} (${part}) has ${chunks.length} chunks, not ${pieceBytes.length + 1}`);
+    const inflated: Array<Promise<Buffer>> = [];
+    for (let i = 0; i < pieceBytes.length; i++) {
+      if (i >= INFLATING_AT_ONCE) await inflated[i - INFLATING_AT_ONCE];
+      // Reads queue on the one connection, in order. Handled at once, so a failure while an earlier piece is
+      // awaited is not unhandled; it surfaces where this piece is awaited.
+      const piece = readRowIndexChunk(client, rowsTable, part, i + 1).then((deflated) => inflateKnown(deflated, pieceBytes[i]!));
+      piece.catch(() => undefined);
+      inflated.push(piece);
     }
-    return raw;
+    return [head, ...(await Promise.all(inflated))];
   });
 }
 
 /** A version's stored index without its values, or undefined when it has none (or one of an earlier format). */
 export async function loadRowIndexFacets(db: Executor, rowsTable: string, timeoutMs: number): Promise<RowIndex | undefined> {
-  const raw = await loadPart(db, rowsTable, 'facets', timeoutMs);
-  if (!raw) return undefined;
   try {
-    return decodeRowIndexFacets(raw, rowsTable);
+    const pieces = await loadPart(db, rowsTable, 'facets', timeoutMs);
+    return pieces ? decodeRowIndexFacets(pieces, rowsTable) : undefined;
   } catch (error) {
     if (error instanceof StaleRowIndexFormatError) return undefined;
     throw error;
@@ -264,6 +264,6 @@ export async function loadRowIndexFacets(db: Executor, rowsTable: string, timeou
 
 /** A version's stored indicator values for its index (undefined when none are stored). */
 export async function loadRowIndexValues(db: Executor, rowsTable: string, rows: number, timeoutMs: number): Promise<Map<string, IndicatorColumn> | undefined> {
-  const raw = await loadPart(db, rowsTable, 'values', timeoutMs);
-  return raw ? decodeRowIndexValues(raw, rowsTable, rows) : undefined;
+  const pieces = await loadPart(db, rowsTable, 'values', timeoutMs);
+  return pieces ? decodeRowIndexValues(pieces, rowsTable, rows) : undefined;
 }

@@ -7,7 +7,7 @@
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
 import { readBinaryCopy } from '../../../db/binary-copy.js';
-import { detachedFromRequest, type Executor } from '../../../db/database.js';
+import { detachedFromRequest, withPooledClient, type Executor } from '../../../db/database.js';
 import { locationColumn } from '../../standard/geographic-levels.js';
 import {
   copyRowsInDefaultOrder,
@@ -84,18 +84,9 @@ export async function buildRowIndex(db: Executor, meta: VersionMeta, options: Bu
 }
 
 /**
- * Builds a version's row index from its rows through a cursor and stores it (row-index-snapshot.ts), on any
- * executor: `npm run stats-admin -- build-row-indexes`, for versions imported before the stored form (the import
- * uses `storeRowIndexFromRowTable`). Returns the bytes stored.
- */
-export async function storeRowIndexFromRows(db: Executor, versionId: number, rowsTable: string): Promise<number> {
-  const meta = await loadQueryVersionMeta(db, versionId, rowsTable);
-  return saveRowIndexSnapshot(db, rowsTable, versionId, await buildRowIndex(db, meta));
-}
-
-/**
- * The import's way to build a version's row index and store it: its new rows read back through one binary COPY on
- * the importer's client (in its transaction), without an object per row. Returns the bytes stored.
+ * Builds a version's row index from its rows read through one binary COPY on `client` (without an object per row:
+ * 2.6 times faster than a cursor, docs/architecture.md) and stores it: the import's way, on its client in its
+ * transaction, and `npm run stats-admin -- build-row-indexes`'s. Returns the bytes stored.
  */
 export async function storeRowIndexFromRowTable(client: pg.PoolClient, db: Executor, versionId: number, rowsTable: string): Promise<number> {
   const meta = await loadQueryVersionMeta(db, versionId, rowsTable);
@@ -117,8 +108,8 @@ export async function storeRowIndexFromRowTable(client: pg.PoolClient, db: Execu
 }
 
 /**
- * Stores the row index of every version that has none (imported before the stored form existed), each built from
- * its rows under `timeoutMs` in its own transaction: `npm run stats-admin -- build-row-indexes`.
+ * Stores the row index of every version that has none (imported before the stored form existed, or before its
+ * current format), each built from its rows under `timeoutMs`: `npm run stats-admin -- build-row-indexes`.
  */
 export async function storeMissingRowIndexes(
   db: Executor, timeoutMs: number, onStored: (version: { id: number; rowsTable: string; bytes: number; seconds: number }) => void,
@@ -126,7 +117,7 @@ export async function storeMissingRowIndexes(
   const versions = await findVersionsWithoutStoredRowIndex(db);
   for (const { id, rowsTable } of versions) {
     const started = Date.now();
-    const bytes = await withTimeBound(db, timeoutMs, (trx) => storeRowIndexFromRows(trx, id, rowsTable));
+    const bytes = await withPooledClient(db, timeoutMs, (client) => storeRowIndexFromRowTable(client, db, id, rowsTable));
     onStored({ id, rowsTable, bytes, seconds: (Date.now() - started) / 1000 });
   }
   return versions.length;

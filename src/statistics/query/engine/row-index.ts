@@ -90,9 +90,20 @@ export class RowIds {
     return new RowIds(ids.length, undefined, firsts, periodStarts);
   }
 
+  /** Ids consecutive within each period, from each period's first (as the stored form keeps them). */
+  static ofPeriodFirsts(length: number, firstOfPeriod: Int32Array, periodStarts: Int32Array): RowIds {
+    if (firstOfPeriod.length !== Math.max(0, periodStarts.length - 1)) throw new Error('One first id per time period is needed');
+    return new RowIds(length, undefined, firstOfPeriod, periodStarts);
+  }
+
   /** Whether the ids are held as each period's first (else one per position). */
   get perPeriod(): boolean {
     return this.perPosition === undefined;
+  }
+
+  /** Each period's first id when the ids are held that way, else undefined. */
+  get periodFirstIds(): Int32Array | undefined {
+    return this.firstOfPeriod;
   }
 
   at(position: number): number {

@@ -64,7 +64,7 @@ describe('row index loading', () => {
     expect(warm.headers['x-query-engine']).toBe('index');
     expect(warm.json()).toEqual(cold.json());
     expect(store.status().outcomes.failed).toBe(0);
-    const stored = await database.db.selectFrom('version_row_index_chunks').select(['rows_table', 'version_id', 'part']).orderBy('part').execute();
+    const stored = await database.db.selectFrom('version_row_index_chunks').select(['rows_table', 'version_id', 'part']).distinct().orderBy('part').execute();
     expect(stored).toEqual([
       { rows_table: meta.rowsTable, version_id: meta.versionId, part: 'facets' },
       { rows_table: meta.rowsTable, version_id: meta.versionId, part: 'values' },

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
 import { RowIds, type RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
 import { RowIndexBuilder } from '../../../../src/statistics/query/engine/row-index-builder.js';
-import { decodeRowIndex, encodeRowIndex, rowIndexPieces } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
+import { decodeRowIndex, decodeRowIndexFacets, encodeRowIndex } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
 
 /**
  * The in-memory bitmap index must select exactly what the SQL translation selects. Here it is checked against a
@@ -213,21 +213,31 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     expect(() => decodeRowIndex(encodeRowIndex(buildIndex([]), 'v1'), 'v2')).toThrow(/v2/);
   });
 
-  it('stores its stored form in pieces that put together are the whole', () => {
+  it('stores one piece per column, which the loaded index uses as it is, and ids consecutive per period as each period\'s first', () => {
     const rows: Row[] = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, time_period_id: (i % 3) + 1, geographic_level: LEVELS[i % 4]!, l_la: i % 4, f1: i % 2, f2: 4 }));
-    const builder = new RowIndexBuilder(rows.length, ['l_la', 'f1', 'f2'], ['i1']);
-    rows.sort((a, b) => a.time_period_id - b.time_period_id || a.id - b.id);
-    for (const r of rows) builder.add(r.id, 4 - r.time_period_id, r.geographic_level, [r.l_la, r.f1, r.f2], [String(r.id * 1.5)]);
-    const index = builder.finish();
-    const encoded = encodeRowIndex(index, 'v1');
-    for (const part of ['facets', 'values'] as const) {
-      const whole = encoded[part];
-      for (const size of [1, 7, 64, 1000, whole.length, whole.length + 5]) {
-        const pieces = [...rowIndexPieces(index, 'v1', part, size)];
-        expect(pieces.slice(0, -1).every((p) => p.length === size)).toBe(true);
-        expect(Buffer.concat(pieces).equals(whole)).toBe(true);
-      }
+    const build = (byPeriod: boolean) => {
+      const builder = new RowIndexBuilder(rows.length, ['l_la', 'f1', 'f2'], ['i1']);
+      const ordered = [...rows].sort((a, b) => b.time_period_id - a.time_period_id || a.id - b.id);
+      ordered.forEach((r, p) => builder.add(byPeriod ? p + 1 : r.id, r.time_period_id, r.geographic_level, [r.l_la, r.f1, r.f2], [String(r.id * 1.5)]));
+      return builder.finish();
+    };
+    // Ids 1..100 in position order: consecutive in each period, so no ids piece — levels and three columns.
+    const byPeriod = encodeRowIndex(build(true), 'v1');
+    expect(byPeriod.facets).toHaveLength(1 + 1 + 3);
+    expect(byPeriod.values).toHaveLength(1 + 1);
+    // Ids by row (1, 4, 7, … in the first period): one piece more, for the ids.
+    const byRow = encodeRowIndex(build(false), 'v1');
+    expect(byRow.facets).toHaveLength(1 + 1 + 1 + 3);
+    for (const encoded of [byPeriod, byRow]) {
+      const index = decodeRowIndex(encoded, 'v1');
+      // Each column is a view of its own piece: nothing was copied.
+      const viewOf = (array: ArrayBufferView, piece: Buffer) => array.buffer === piece.buffer && array.byteOffset === piece.byteOffset;
+      const columns = [...index.stored.facets.values()].map((f) => f.codes);
+      expect(columns.map((codes, i) => viewOf(codes, encoded.facets.at(i - 3)!))).toEqual([true, true, true]);
+      expect(viewOf(index.stored.levels, encoded.facets.at(-4)!)).toBe(true);
     }
+    // A piece of another length than its header says is refused.
+    expect(() => decodeRowIndexFacets([...byPeriod.facets.slice(0, -1), Buffer.alloc(3)], 'v1')).toThrow(/wrong length/);
   });
 
   it('handles sizes around word boundaries', () => {
