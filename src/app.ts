@@ -127,8 +127,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(ProblemSchema);
   installErrorHandling(app);
 
+  // Requests being answered (until their response is done or their connection gone): the start-up warm-up compiles
+  // route schemas between them, not during them.
+  let requestsInFlight = 0;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    requestsInFlight++;
+    reply.raw.once('close', () => requestsInFlight--);
   });
   // Root level, so `/V1/...` (outside the /v1 scope) is redirected like capitals after the prefix.
   app.addHook('onRequest', redirectCapitalisedPath);
@@ -161,6 +166,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       snapshotDb: deps.db,
       log: app.log.child({ component: 'row-index' }),
     });
+  // With the warm-up, the pools' connections are opened now, alongside the row index loads and the routes' set-up: a
+  // fresh instance's first query otherwise opened eight at once, one per metadata query (0.1-0.2 s).
+  const poolsOpened = deps.warmUpBeforeReady ? openPoolConnections(deps.pools ?? {}) : Promise.resolve();
   if (!deps.rowIndexes) {
     // Not ready until the row indexes of the versions in use are loaded (bounded by QUERY_INDEX_WARM_TIMEOUT_MS).
     // Started before the routes are registered: the loads (database reads, inflating in the thread pool) overlap them.
@@ -201,13 +209,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // After the row index warm-up, between requests, and paused while a row index loads (compiling alongside
     // delayed the first index by 0.45 s).
     void rowIndexes.warmUpOver
-      .then(() => schemas.compileAll({ pauseWhile: () => rowIndexes.buildsInProgress > 0 }))
+      .then(() => {
+        // Requests first for up to 5 s (a schema compiled between two turns of a request delayed a fresh instance's
+        // first query by 0.1-0.2 s), then the rest regardless, so steady traffic cannot keep the instance unready.
+        const requestsFirstUntil = Date.now() + 5000;
+        return schemas.compileAll({ pauseWhile: () => rowIndexes.buildsInProgress > 0 || (requestsInFlight > 0 && Date.now() < requestsFirstUntil) });
+      })
       .then(
         (count) => app.log.info({ count }, 'route schemas compiled'),
         (error: unknown) => app.log.error({ err: error }, 'a route schema does not compile'),
       )
       .then(() => loadRegisterReferenceData())
-      .then(() => openPoolConnections(deps.pools ?? {}))
+      .then(() => poolsOpened)
       // Whatever failed will fail again on the request that needs it, with its own error: the instance says ready.
       .catch((error: unknown) => app.log.error({ err: error }, 'warm-up failed'))
       .finally(() => {
