@@ -169,7 +169,7 @@ describe('RowIndex (in-memory bitmap engine)', () => {
       fc.integer({ min: -1_000_000, max: 1_000_000 }).map(String),
       fc.double({ min: -1e6, max: 1e6, noNaN: true }).map(String),
       fc.integer({ min: -99999, max: 99999 }).map((n) => (n / 100).toFixed(2)),
-      fc.constantFrom('x', 'c', 'z', 'low', '', '1.50', '-0', '007', '1e+21', '12345678901', '0.000001', '3.0', ' 4'),
+      fc.constantFrom('x', 'c', 'z', 'low', '', '1.50', '-0', '007', '1e+21', '12345678901', '0.000001', '3.0', ' 4', '0', '00', '-', '+5', '4 ', '999999999999999', '-999999999999999', '1234567890123456', '9007199254740993'),
     );
     fc.assert(
       fc.property(fc.array(fc.tuple(textArb, textArb), { minLength: 0, maxLength: 80 }), (values) => {
