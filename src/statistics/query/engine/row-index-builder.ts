@@ -115,8 +115,8 @@ class IndicatorBuilder {
  * id): each facet column is collected as ids and dictionary-coded at the end, each indicator column compacted.
  */
 export class RowIndexBuilder {
-  private readonly ids: Int32Array;
-  private readonly levels: Uint8Array;
+  private ids: Int32Array;
+  private levels: Uint8Array;
   private readonly levelCodes: string[] = [];
   private readonly facetValues: Int32Array[];
   private readonly indicators: IndicatorBuilder[];
@@ -160,18 +160,35 @@ export class RowIndexBuilder {
     for (let c = 0; c < this.indicators.length; c++) this.indicators[c]!.add(p, indicators[c]!);
   }
 
+  /**
+   * The index. The builder lets go of each collected column as soon as it is made compact, and of all of them at the
+   * end, so that what is done with the index next (the import deflates and stores it) does not hold both: 260 MB of
+   * Int32 and Float64 columns at 5,000,000 rows.
+   */
   finish(): RowIndex {
     if (this.position !== this.size) throw new Error(`The row index was made for ${this.size} rows but got ${this.position}`);
     const timePeriodStarts = Int32Array.from([...this.timePeriodStarts, this.size]);
+    const facets = new Map<string, FacetColumn>();
+    this.facetColumns.forEach((column, c) => {
+      facets.set(column, dictionaryEncode(this.facetValues[c]!));
+      this.facetValues[c] = new Int32Array(0);
+    });
+    const indicators = new Map<string, IndicatorColumn>();
+    this.indicatorColumns.forEach((column, c) => {
+      indicators.set(column, this.indicators[c]!.finish());
+      this.indicators[c] = new IndicatorBuilder(0);
+    });
     const parts: RowIndexParts = {
       ids: RowIds.of(this.ids, timePeriodStarts),
       timePeriodIds: Int32Array.from(this.timePeriodIds),
       timePeriodStarts,
       levelCodes: this.levelCodes,
       levels: this.levels,
-      facets: new Map(this.facetColumns.map((column, c) => [column, dictionaryEncode(this.facetValues[c]!)])),
-      indicators: new Map(this.indicatorColumns.map((column, c) => [column, this.indicators[c]!.finish()])),
+      facets,
+      indicators,
     };
+    this.ids = new Int32Array(0);
+    this.levels = new Uint8Array(0);
     return new RowIndex(parts);
   }
 }
