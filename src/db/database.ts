@@ -400,13 +400,14 @@ export function registerConnectionSource(db: Db, source: ConnectionSource): void
 export async function withPooledClient<T>(db: Executor, timeoutMs: number, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const source = connectionSources.get(db as Db);
   if (!source) throw new Error('withPooledClient needs a database made by createDatabase (or the read router), not a transaction');
+  const statementTimeoutMs = Math.max(1, Math.floor(timeoutMs));
   const client = await source.connect();
   const connection = (client as unknown as { connection?: WithStream }).connection;
-  const disarm = armCallDeadline(Math.max(1, Math.floor(timeoutMs)) + 5000, undefined, (error) => destroyConnection(connection, error));
+  const disarm = armCallDeadline(statementTimeoutMs + 5000, undefined, (error) => destroyConnection(connection, error));
   let failure: Error | undefined;
   try {
     await client.query('BEGIN');
-    await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
+    await client.query(`SET LOCAL statement_timeout = ${statementTimeoutMs}`);
     const result = await work(client);
     await client.query('COMMIT');
     return result;

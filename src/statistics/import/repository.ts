@@ -216,15 +216,14 @@ async function prepareVersionRowsForQuery(db: Executor, rowsTable: string): Prom
 
   const indexed = columns.filter((c) => c === 'geographic_level' || /^(f\d+|l_[a-z0-9_]+)$/.test(c));
   for (const column of indexed) {
-    if (await holdsOneValue(db, rowsTable, column)) continue;
+    if (await holdsOneValue(db, table, column)) continue;
     await sql`CREATE INDEX ${sql.id(`${rowsTable}_${column}_idx`)} ON ${table} (${sql.ref(column)})`.execute(db);
   }
   await sql`ANALYZE ${table}`.execute(db);
 }
 
 /** Whether every row has the same value in `column` (a scan that stops at the first row that differs). */
-async function holdsOneValue(db: Executor, rowsTable: string, column: string): Promise<boolean> {
-  const table = sql.table(`stats_data.${rowsTable}`);
+async function holdsOneValue(db: Executor, table: ReturnType<typeof sql.table>, column: string): Promise<boolean> {
   const { rows } = await sql<{ one: boolean }>`
     SELECT NOT EXISTS (
       SELECT 1 FROM ${table} WHERE ${sql.ref(column)} IS DISTINCT FROM (SELECT ${sql.ref(column)} FROM ${table} LIMIT 1)

@@ -68,22 +68,11 @@ class IndicatorBuilder {
   }
 
   add(position: number, raw: string): void {
-    const integer = canonicalInteger(raw);
-    if (integer !== undefined) {
-      this.numbers[position] = integer;
-      const abs = Math.abs(integer);
-      if (abs > this.maxAbs) this.maxAbs = abs;
-      return;
-    }
-    const number = raw === '' ? NaN : Number(raw);
-    if (raw !== '' && String(number) === raw) {
+    const number = canonicalInteger(raw) ?? this.printedNumber(raw);
+    if (number !== undefined) {
       this.numbers[position] = number;
       const abs = Math.abs(number);
       if (abs > this.maxAbs) this.maxAbs = abs;
-      if (this.decimals >= 0 && !Number.isInteger(number)) {
-        if (raw.includes('e')) this.decimals = -1;
-        else this.decimals = Math.max(this.decimals, raw.length - raw.indexOf('.') - 1);
-      }
       return;
     }
     let code = this.textCode.get(raw);
@@ -93,6 +82,18 @@ class IndicatorBuilder {
     }
     this.textPositions.push(position);
     this.textCodes.push(code);
+  }
+
+  /** The number `raw` is the printing of (`String(n) === raw`), noting its decimals; else undefined. */
+  private printedNumber(raw: string): number | undefined {
+    if (raw === '') return undefined;
+    const number = Number(raw);
+    if (String(number) !== raw) return undefined;
+    if (this.decimals >= 0 && !Number.isInteger(number)) {
+      if (raw.includes('e')) this.decimals = -1;
+      else this.decimals = Math.max(this.decimals, raw.length - raw.indexOf('.') - 1);
+    }
+    return number;
   }
 
   /**
