@@ -94,7 +94,8 @@ async function shownTable(page: Page): Promise<ShownTable> {
     const rowLevels = (t.dataset.rows ?? '').split(',').length;
     const carry: Array<{ label: string; left: number }> = [];
     const cells: ShownTable['cells'] = [];
-    for (const tr of t.tBodies[0]!.rows) {
+    // The body comes in blocks of rows (one <tbody> each), each naming its row headers again.
+    for (const tr of [...t.tBodies].flatMap((body) => [...body.rows])) {
       const ths = [...tr.cells].filter((c) => c.tagName === 'TH') as HTMLTableCellElement[];
       // Headers of this row: those still spanning from above, then the ones starting here.
       const start = rowLevels - ths.length;
@@ -543,7 +544,7 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     const table = page.locator('table[data-crosstab][data-complete]');
     await table.waitFor();
     const pageShape = () => page.$eval('table[data-crosstab]', (t) => {
-      const body = [...(t as HTMLTableElement).tBodies[0]!.rows];
+      const body = [...(t as HTMLTableElement).tBodies].flatMap((b) => [...b.rows]);
       return {
         pageRows: (t as HTMLElement).dataset.pageRows!,
         cells: Number((t as HTMLElement).dataset.cells),
@@ -560,6 +561,36 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     expect(first.pageRows).toMatch(new RegExp(`^1-${first.rows} of \\d+$`));
     await expect.poll(() => page.locator('#crosstab-page-status').textContent()).toContain(`Showing table rows 1 to ${first.rows.toLocaleString('en-GB')} of`);
     expect(await page.locator('#crosstab-previous').isDisabled()).toBe(true);
+    // What the eye sees: each cell under its column's header and beside its row's header, in the first rows and in
+    // rows far down the page once scrolled to (blocks out of view are laid out only then); no text of the page wider
+    // than its column.
+    const misplaced = (rowIndex: number) => page.$eval('table[data-crosstab]', async (t, rowIndex) => {
+      const table = t as HTMLTableElement;
+      const rows = [...table.tBodies].flatMap((b) => [...b.rows]);
+      const tr = rows[Math.min(rowIndex, rows.length - 1)]!;
+      tr.cells[tr.cells.length - 1]!.scrollIntoView({ block: 'center' });
+      await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+      const columns = [...table.tHead!.rows[table.tHead!.rows.length - 1]!.cells].filter((c) => c.tagName === 'TH').map((th) => th.getBoundingClientRect());
+      const rowHeader = [...tr.cells].find((c) => c.getAttribute('scope') === 'row')!.getBoundingClientRect();
+      const out: string[] = [];
+      [...tr.cells].filter((c) => c.tagName === 'TD').forEach((td, i) => {
+        const box = td.getBoundingClientRect();
+        const column = columns[i]!;
+        if (Math.abs(box.left - column.left) > 1 || Math.abs(box.right - column.right) > 1) out.push(`cell ${i} at x ${box.left}-${box.right}, its header at ${column.left}-${column.right}`);
+        if (Math.abs(box.top - rowHeader.top) > 1) out.push(`cell ${i} at y ${box.top}, its row header at ${rowHeader.top}`);
+        if (box.width < 1 || box.height < 1) out.push(`cell ${i} not drawn`);
+      });
+      return out;
+    }, rowIndex);
+    for (const rowIndex of [0, 5, 700, first.rows - 1]) expect(await misplaced(rowIndex)).toEqual([]);
+    expect(await page.$$eval('table[data-crosstab] tbody :is(th, td)', (cells) => cells.flatMap((cell) => {
+      const range = document.createRange();
+      range.selectNodeContents(cell);
+      const text = range.getBoundingClientRect().width;
+      const style = getComputedStyle(cell);
+      const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      return text > room + 0.5 ? [`"${cell.textContent}" (${text} px in ${room})`] : [];
+    }))).toEqual([]);
 
     await page.getByRole('button', { name: 'Next rows' }).click();
     await page.waitForSelector(`table[data-crosstab][data-complete][data-page-rows^="${first.rows + 1}-"]`);

@@ -50,41 +50,82 @@ export function locationLabels(meta: Meta): Map<string, string> {
   return out;
 }
 
-const locationOf = (row: ResultRow) => `${row.geographicLevel}|${row.locations[row.geographicLevel] ?? ''}`;
-
 /**
  * The header groups of these rows: the time periods present (in the metadata's order), the locations present
  * (by level, then name), each filter's options present (in the metadata's order) and the indicators shown.
  */
 export function headerGroups(rows: ResultRow[], meta: Meta, indicators: IndicatorMeta[]): HeaderGroup[] {
-  const periods = new Set(rows.map((r) => periodKey(r.timePeriod)));
-  const locations = new Set(rows.map(locationOf));
-  const names = locationLabels(meta);
-  const levelOrder = new Map(meta.geographicLevels.map((l, i) => [l.code, i]));
-  const locationOptions = [...locations]
-    .map((key) => ({ key, label: names.get(key) ?? key.slice(key.indexOf('|') + 1), level: levelOrder.get(key.slice(0, key.indexOf('|'))) ?? 99 }))
-    .sort((a, b) => a.level - b.level || compareNames(a.label, b.label))
-    .map(({ key, label }) => ({ key, label }));
-  const groups: HeaderGroup[] = [
-    { id: 'timePeriod', label: 'Time period', options: meta.timePeriods.filter((t) => periods.has(periodKey(t))).map((t) => ({ key: periodKey(t), label: t.label })) },
-    { id: 'location', label: 'Location', options: locationOptions },
-  ];
-  for (const f of meta.filters) {
-    const present = new Set(rows.map((r) => r.filters[f.id]));
-    groups.push({ id: `filter:${f.id}`, label: f.label, options: f.options.filter((o) => present.has(o.id)).map((o) => ({ key: o.id, label: o.label })) });
-  }
-  groups.push({ id: 'indicator', label: 'Indicator', options: indicators.map((i) => ({ key: i.id, label: i.label })) });
-  // A filter whose options are all missing from the rows (none given) is not a header group.
-  return groups.filter((g) => g.options.length > 0);
+  return placeRows(rows, meta, indicators).groups;
 }
 
-/** A row's option index in one group (not the indicator's, which is per cell). */
-function indexIn(group: HeaderGroup): (row: ResultRow) => number {
-  const index = new Map(group.options.map((o, i) => [o.key, i]));
-  if (group.id === 'timePeriod') return (row) => index.get(periodKey(row.timePeriod)) ?? 0;
-  if (group.id === 'location') return (row) => index.get(locationOf(row)) ?? 0;
-  const filterId = group.id.slice('filter:'.length);
-  return (row) => index.get(row.filters[filterId] ?? '') ?? 0;
+/**
+ * The header groups of these rows (see headerGroups) and, per group but the indicator's, each row's option as its
+ * position in the group (`at`). One pass over the rows through maps of the metadata, with no key string made per row
+ * and group: on a page whose code the browser has not compiled yet, that was the pivot's costliest part. A row whose
+ * period or filter option the metadata lacks takes the group's first option; a location it lacks is named by its id.
+ */
+function placeRows(rows: ResultRow[], meta: Meta, indicators: IndicatorMeta[]): { groups: HeaderGroup[]; at: Map<GroupId, Int32Array> } {
+  const n = rows.length;
+  // Time periods: by period, then code, to the metadata's position.
+  const periodSlots = new Map<string, Map<string, number>>();
+  meta.timePeriods.forEach((t, i) => {
+    const codes = periodSlots.get(t.period) ?? new Map<string, number>();
+    codes.set(t.code, i);
+    periodSlots.set(t.period, codes);
+  });
+  // Locations: by level, then id, to a slot; slots past the metadata's are locations it does not list.
+  const names = locationLabels(meta);
+  const locationSlots = new Map<string, Map<string, number>>();
+  const locationList: Array<{ key: string; label: string; level: string }> = [];
+  const locationSlot = (level: string, id: string) => {
+    let ids = locationSlots.get(level);
+    if (!ids) locationSlots.set(level, (ids = new Map<string, number>()));
+    let slot = ids.get(id);
+    if (slot === undefined) {
+      const key = `${level}|${id}`;
+      ids.set(id, (slot = locationList.length));
+      locationList.push({ key, label: names.get(key) ?? id, level });
+    }
+    return slot;
+  };
+  for (const g of meta.locations) for (const o of g.options) locationSlot(g.level.code, o.id);
+  const filterSlots = meta.filters.map((f) => new Map(f.options.map((o, i) => [o.id, i])));
+
+  const periodOf = new Int32Array(n);
+  const locationOf = new Int32Array(n);
+  const filterOf = meta.filters.map(() => new Int32Array(n));
+  for (let i = 0; i < n; i++) {
+    const row = rows[i]!;
+    periodOf[i] = periodSlots.get(row.timePeriod.period)?.get(row.timePeriod.code) ?? -1;
+    locationOf[i] = locationSlot(row.geographicLevel, row.locations[row.geographicLevel] ?? '');
+    for (let f = 0; f < filterOf.length; f++) filterOf[f]![i] = filterSlots[f]!.get(row.filters[meta.filters[f]!.id] ?? '') ?? -1;
+  }
+
+  /** The options present, in `order`, and each row's position among them (the first option's for a missing one). */
+  const group = <T>(slotsOf: Int32Array, slots: number, order: (present: number[]) => number[], option: (slot: number) => T) => {
+    const present = new Uint8Array(slots);
+    for (let i = 0; i < n; i++) if (slotsOf[i]! >= 0) present[slotsOf[i]!] = 1;
+    const kept = order([...present.keys()].filter((slot) => present[slot]));
+    const position = new Int32Array(slots);
+    kept.forEach((slot, k) => (position[slot] = k));
+    const at = new Int32Array(n);
+    for (let i = 0; i < n; i++) at[i] = slotsOf[i]! >= 0 ? position[slotsOf[i]!]! : 0;
+    return { options: kept.map(option), at };
+  };
+  const levelOrder = new Map(meta.geographicLevels.map((l, i) => [l.code, i]));
+  const levelRank = (slot: number) => levelOrder.get(locationList[slot]!.level) ?? 99;
+  const placed: Array<HeaderGroup & { at: Int32Array }> = [
+    { id: 'timePeriod', label: 'Time period', ...group(periodOf, meta.timePeriods.length, (slots) => slots, (slot) => ({ key: periodKey(meta.timePeriods[slot]!), label: meta.timePeriods[slot]!.label })) },
+    { id: 'location', label: 'Location', ...group(locationOf, locationList.length,
+      (slots) => slots.sort((a, b) => levelRank(a) - levelRank(b) || compareNames(locationList[a]!.label, locationList[b]!.label)),
+      (slot) => ({ key: locationList[slot]!.key, label: locationList[slot]!.label })) },
+    ...meta.filters.map((f, k) => ({ id: `filter:${f.id}` as GroupId, label: f.label, ...group(filterOf[k]!, f.options.length, (slots) => slots, (slot) => ({ key: f.options[slot]!.id, label: f.options[slot]!.label })) })),
+  ];
+  // A filter whose options are all missing from the rows (none given) is not a header group.
+  const kept = placed.filter((g) => g.options.length > 0);
+  const groups: HeaderGroup[] = kept.map(({ id, label, options }) => ({ id, label, options }));
+  groups.push({ id: 'indicator', label: 'Indicator', options: indicators.map((i) => ({ key: i.id, label: i.label })) });
+  return { groups: groups.filter((g) => g.options.length > 0), at: new Map(kept.map((g) => [g.id, g.at])) };
 }
 
 /** Consecutive equal prefixes merged into spans: the headers of one level. */
@@ -118,12 +159,25 @@ function radix(sizes: number[]): number[] {
  * Combinations are numbers (mixed radix over the groups' sizes), so 20,000 cells pivot in tens of milliseconds.
  */
 export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: IndicatorMeta[], layout?: TableLayout): CrossTab {
-  const groups = headerGroups(rows, meta, indicators);
+  const { groups, at } = placeRows(rows, meta, indicators);
   const chosen = layout ? settle(layout, groups) : defaultLayout(groups);
   const byId = new Map(groups.map((g) => [g.id, g]));
   const axis = (ids: GroupId[]) => {
     const sizes = ids.map((id) => byId.get(id)!.options.length);
-    return { ids, sizes, weights: radix(sizes), space: sizes.reduce((p, n) => p * n, 1) };
+    const weights = radix(sizes);
+    // Per row of the answer, its position on this axis without the indicator (the indicator is per cell).
+    const base = new Int32Array(rows.length);
+    ids.forEach((id, k) => {
+      const positions = at.get(id);
+      if (positions) for (let i = 0; i < rows.length; i++) base[i] += positions[i]! * weights[k]!;
+    });
+    const indicatorAt = ids.indexOf('indicator');
+    return {
+      ids, sizes, weights, base,
+      /** The indicator's weight: 0 when it is not on this axis. */
+      indicatorWeight: indicatorAt >= 0 ? weights[indicatorAt]! : 0,
+      labels: ids.map((id) => byId.get(id)!.options.map((o) => o.label)),
+    };
   };
   const rowAxis = axis(chosen.rows);
   const columnAxis = axis(chosen.columns);
@@ -131,46 +185,34 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
   // Each row, per indicator, is one cell. Groups in the caption have one option, so row and column name the cell.
   const rowKeys = new Set<number>();
   const columnKeys = new Set<number>();
-  const values = new Map<number, string>();
-  // Per axis: the row's position without the indicator, and the indicator's weight (0 when not on this axis).
-  const placer = (a: ReturnType<typeof axis>) => {
-    const parts = a.ids.flatMap((id, k) => (id === 'indicator' ? [] : [{ at: indexIn(byId.get(id)!), weight: a.weights[k]! }]));
-    const indicatorAt = a.ids.indexOf('indicator');
-    return {
-      base: (row: ResultRow) => {
-        let key = 0;
-        for (const part of parts) key += part.at(row) * part.weight;
-        return key;
-      },
-      indicatorWeight: indicatorAt >= 0 ? a.weights[indicatorAt]! : 0,
-    };
-  };
-  const rowPlacer = placer(rowAxis);
-  const columnPlacer = placer(columnAxis);
-  for (const row of rows) {
-    const rowBase = rowPlacer.base(row);
-    const columnBase = columnPlacer.base(row);
+  for (let i = 0; i < rows.length; i++) {
     for (let ii = 0; ii < indicators.length; ii++) {
-      const r = rowBase + ii * rowPlacer.indicatorWeight;
-      const c = columnBase + ii * columnPlacer.indicatorWeight;
-      rowKeys.add(r);
-      columnKeys.add(c);
-      values.set(r * columnAxis.space + c, row.values[indicators[ii]!.id] ?? '');
+      rowKeys.add(rowAxis.base[i]! + ii * rowAxis.indicatorWeight);
+      columnKeys.add(columnAxis.base[i]! + ii * columnAxis.indicatorWeight);
     }
   }
-  const decode = (key: number, a: ReturnType<typeof axis>) => a.weights.map((w, k) => Math.floor(key / w) % a.sizes[k]!);
   const rowList = [...rowKeys].sort((x, y) => x - y);
   const columnList = [...columnKeys].sort((x, y) => x - y);
-  const labelsOf = (a: ReturnType<typeof axis>, key: number) => decode(key, a).map((i, level) => byId.get(a.ids[level]!)!.options[i]!.label);
+  const rowPosition = new Map(rowList.map((key, r) => [key, r]));
+  const columnPosition = new Map(columnList.map((key, c) => [key, c]));
+  const raw = rowList.map(() => new Array<string>(columnList.length).fill(''));
+  for (let i = 0; i < rows.length; i++) {
+    const values = rows[i]!.values;
+    for (let ii = 0; ii < indicators.length; ii++) {
+      const r = rowPosition.get(rowAxis.base[i]! + ii * rowAxis.indicatorWeight)!;
+      raw[r]![columnPosition.get(columnAxis.base[i]! + ii * columnAxis.indicatorWeight)!] = values[indicators[ii]!.id] ?? '';
+    }
+  }
+  const optionAt = (key: number, a: ReturnType<typeof axis>, level: number) => Math.floor(key / a.weights[level]!) % a.sizes[level]!;
+  const labelsOf = (a: ReturnType<typeof axis>, key: number) => a.labels.map((labels, level) => labels[optionAt(key, a, level)]!);
   const rowLabels = rowList.map((key) => labelsOf(rowAxis, key));
   const columnLabels = columnList.map((key) => labelsOf(columnAxis, key));
-  const raw = rowList.map((r) => columnList.map((c) => values.get(r * columnAxis.space + c) ?? ''));
 
   // The indicator of a cell: from the axis that has the indicator group, else the one indicator.
   const rowIndicator = chosen.rows.indexOf('indicator');
   const columnIndicator = chosen.columns.indexOf('indicator');
-  const rowIndicators = rowList.map((key) => (rowIndicator >= 0 ? decode(key, rowAxis)[rowIndicator]! : -1));
-  const columnIndicators = columnList.map((key) => (columnIndicator >= 0 ? decode(key, columnAxis)[columnIndicator]! : 0));
+  const rowIndicators = rowList.map((key) => (rowIndicator >= 0 ? optionAt(key, rowAxis, rowIndicator) : -1));
+  const columnIndicators = columnList.map((key) => (columnIndicator >= 0 ? optionAt(key, columnAxis, columnIndicator) : 0));
   // Formatting is the costly part (Intl), so it is done per cell drawn and remembered per indicator and value.
   const shown = indicators.map(() => new Map<string, string>());
   const shownCell = (r: number, c: number) => {
@@ -238,24 +280,38 @@ const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '
 export const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => HTML_ESCAPES[c]!);
 
 /**
+ * Body rows per row group (`<tbody>`): the page's body is cut into such blocks, each a row group that the browser
+ * styles and lays out only once it comes into view (`content-visibility: auto` in styles.css), so drawing a page of
+ * 10,000 cells costs about the rows in view. A span of row headers restarts at each block, as at each page.
+ */
+export const BLOCK_ROWS = 40;
+
+/**
  * The body rows `from` to `to` as one HTML string, for the browser to parse in one go: building 10,000 cells as
- * DOM nodes one by one costs several times more. Styled by the table's class (no class per cell).
+ * DOM nodes one by one costs several times more. Styled by the table's class (no class per cell, and no style
+ * attribute: the page's Content-Security-Policy refuses them, each refusal costing time as well); the spans become
+ * grid placements on the page (table.ts).
  */
 export function crossTabBodyHtml(table: CrossTab, from: number, to: number): string {
-  const headers = pageRowHeaders(table, from, to);
   const innermost = table.layout.rows.length - 1;
   const parts: string[] = [];
-  for (let r = from; r < to; r++) {
-    parts.push('<tr>');
-    const line = headers[r - from]!;
-    for (let level = 0; level < line.length; level++) {
-      const header = line[level];
-      if (!header) continue;
-      parts.push(`<th scope="${level === innermost ? 'row' : 'rowgroup'}"${header.span > 1 ? ` rowspan="${header.span}"` : ''}>${escapeHtml(header.label)}</th>`);
+  for (let start = from; start < to; start += BLOCK_ROWS) {
+    const end = Math.min(to, start + BLOCK_ROWS);
+    const headers = pageRowHeaders(table, start, end);
+    parts.push('<tbody role="rowgroup">');
+    for (let r = start; r < end; r++) {
+      parts.push('<tr role="row">');
+      const line = headers[r - start]!;
+      for (let level = 0; level < line.length; level++) {
+        const header = line[level];
+        if (!header) continue;
+        parts.push(`<th scope="${level === innermost ? 'row' : 'rowgroup'}"${header.span > 1 ? ` rowspan="${header.span}"` : ''}>${escapeHtml(header.label)}</th>`);
+      }
+      const columns = table.raw[r]!.length;
+      for (let c = 0; c < columns; c++) parts.push(`<td>${escapeHtml(table.shownCell(r, c))}</td>`);
+      parts.push('</tr>');
     }
-    const columns = table.raw[r]!.length;
-    for (let c = 0; c < columns; c++) parts.push(`<td>${escapeHtml(table.shownCell(r, c))}</td>`);
-    parts.push('</tr>');
+    parts.push('</tbody>');
   }
   return parts.join('');
 }
@@ -271,9 +327,53 @@ export function crossTabHeadHtml(table: CrossTab): string {
         ? `<td class="app-crosstab__corner"${rowLevels > 1 ? ` colspan="${rowLevels}"` : ''}${lines > 1 ? ` rowspan="${lines}"` : ''}>${escapeHtml(names)}</td>`
         : '';
       const scope = level === lines - 1 ? 'col' : 'colgroup';
-      return `<tr>${corner}${line.map((s) => `<th scope="${scope}"${s.span > 1 ? ` colspan="${s.span}"` : ''}>${escapeHtml(s.label)}</th>`).join('')}</tr>`;
+      return `<tr role="row">${corner}${line.map((s) => `<th scope="${scope}"${s.span > 1 ? ` colspan="${s.span}"` : ''}>${escapeHtml(s.label)}</th>`).join('')}</tr>`;
     })
     .join('');
+}
+
+/** Room around a cell's text, in CSS pixels: padding and border as styles.css gives them to `.app-crosstab` cells. */
+export const CELL_EDGES = { value: 10, rowHeader: 21 };
+
+/**
+ * The columns of a page of the table as a CSS grid track list: every block of the body is a grid of its own, so
+ * they line up only if the widths are fixed beforehand, from the widest text each column holds on the page
+ * (`textWidth` measures a text in the table's font, bold for headers). Row header columns are as wide as their widest
+ * label; value columns as their widest value or their header's longest word (headers wrap), and share any room left.
+ */
+export function crossTabColumns(table: CrossTab, from: number, to: number, textWidth: (text: string, bold: boolean) => number): string {
+  const px = (width: number) => `${Math.ceil(width)}px`;
+  const rowHeaderTracks = table.layout.rows.map((_, level) => {
+    let widest = 0;
+    const seen = new Set<string>();
+    for (let r = from; r < to; r++) {
+      const label = table.rowLabels[r]![level]!;
+      if (seen.has(label)) continue;
+      seen.add(label);
+      widest = Math.max(widest, textWidth(label, true));
+    }
+    return px(widest + CELL_EDGES.rowHeader);
+  });
+  const innermost = table.columnLabels.map((labels) => labels[labels.length - 1] ?? '');
+  // A value's width is the sum of its characters' (measured once each): figures are set at one width (tabular
+  // figures), and what kerning takes off only makes the sum a little wider than the text.
+  const charWidths = new Map<number, number>();
+  const valueWidth = (text: string) => {
+    let width = 0;
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      let w = charWidths.get(code);
+      if (w === undefined) charWidths.set(code, (w = textWidth(text[i]!, false)));
+      width += w;
+    }
+    return width;
+  };
+  const valueTracks = innermost.map((header, c) => {
+    let widest = Math.max(0, ...header.split(/\s+/).map((word) => textWidth(word, true)));
+    for (let r = from; r < to; r++) widest = Math.max(widest, valueWidth(table.shownCell(r, c)));
+    return `minmax(${px(widest + CELL_EDGES.value)}, 1fr)`;
+  });
+  return [...rowHeaderTracks, ...valueTracks].join(' ');
 }
 
 /** Every cell as shown (for tests and small tables; the page formats the cells it draws). */

@@ -1,9 +1,9 @@
 /**
- * The cross-tab on the page: the table drawn a page at a time (at most PAGE_CELLS cells, set as one HTML string, so
- * the browser never lays out more than that at once), the pager between pages, and the controls that move and
- * reorder its header groups by keyboard (buttons) or pointer (drag and drop), each move said in a live region.
+ * The cross-tab on the page: the table drawn a page at a time (at most PAGE_CELLS cells, set as one HTML string, its
+ * body in blocks the browser lays out as they come into view), the pager between pages, and the controls that move
+ * and reorder its header groups by keyboard (buttons) or pointer (drag and drop), each move said in a live region.
  */
-import { crossTabBodyHtml, crossTabHeadHtml, escapeHtml, rowsPerPage, type CrossTab } from './crosstab.js';
+import { BLOCK_ROWS, crossTabBodyHtml, crossTabColumns, crossTabHeadHtml, escapeHtml, rowsPerPage, type CrossTab } from './crosstab.js';
 import { afterNextPaint, h, replace } from './dom.js';
 import { axisOf, canMove, describeLayout, describeMove, moveGroup, type Axis, type GroupId, type LayoutMove, type TableLayout } from './layout.js';
 
@@ -24,8 +24,17 @@ export function drawCrossTab(box: HTMLElement, pager: HTMLElement, table: CrossT
   const domStart = performance.now();
   const element = document.createElement('table');
   element.className = 'govuk-table app-crosstab';
+  element.style.setProperty('--crosstab-columns', crossTabColumns(table, from, to, textWidthInTableFont()));
   element.innerHTML = `<caption class="govuk-table__caption govuk-table__caption--s" id="crosstab-caption" tabindex="-1">${escapeHtml(caption)}</caption>`
-    + `<thead>${crossTabHeadHtml(table)}</thead><tbody>${crossTabBodyHtml(table, from, to)}</tbody>`;
+    + `<thead role="rowgroup">${crossTabHeadHtml(table)}</thead>${crossTabBodyHtml(table, from, to)}`;
+  // The spans as grid placements, through the CSSOM: the page's Content-Security-Policy refuses style attributes.
+  for (const cell of element.querySelectorAll<HTMLTableCellElement>('[rowspan], [colspan]')) {
+    if (cell.rowSpan > 1) cell.style.gridRow = `span ${cell.rowSpan}`;
+    if (cell.colSpan > 1) cell.style.gridColumn = `span ${cell.colSpan}`;
+  }
+  // The last block's height until it is drawn, when it has fewer rows than the others.
+  const lastBlockRows = (to - from) % BLOCK_ROWS;
+  if (lastBlockRows > 0) element.tBodies[element.tBodies.length - 1]!.style.setProperty('--block-rows', String(lastBlockRows));
   Object.assign(element.dataset, {
     crosstab: '',
     rows: table.layout.rows.join(','),
@@ -67,6 +76,28 @@ export function drawCrossTab(box: HTMLElement, pager: HTMLElement, table: CrossT
       h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', id: 'crosstab-next', disabled: current === pages - 1, onclick: () => go(current + 1) },
         'Next rows')));
   return element;
+}
+
+/** The cross-tab's typeface, as styles.css sets it on `.app-crosstab`. */
+const CROSSTAB_FONT_FAMILY = 'arial, sans-serif';
+
+/**
+ * Measures texts in the cross-tab's font (a canvas's, which draws text as the page does), at the root font size
+ * (1rem): the columns' widths are set from it before the table is in the page. Nothing here reads the style of the
+ * new content, which would make the browser work out the style of the whole page section just drawn twice.
+ */
+function textWidthInTableFont(): (text: string, bold: boolean) => number {
+  const context = document.createElement('canvas').getContext('2d');
+  if (!context) return (text) => text.length * 10;
+  const size = getComputedStyle(document.documentElement).fontSize;
+  const fonts = { regular: `${size} ${CROSSTAB_FONT_FAMILY}`, bold: `bold ${size} ${CROSSTAB_FONT_FAMILY}` };
+  let current = '';
+  return (text, bold) => {
+    // Setting the font parses it: only when it changes.
+    const font = bold ? fonts.bold : fonts.regular;
+    if (font !== current) context.font = current = font;
+    return context.measureText(text).width;
+  };
 }
 
 const MOVE_WORDS: Record<Exclude<LayoutMove, 'swap'>, (label: string, axis: Axis) => string> = {

@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
 import {
-  buildCrossTab, crossTabBodyHtml, crossTabCaption, crossTabHeadHtml, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
+  BLOCK_ROWS, buildCrossTab, CELL_EDGES, crossTabBodyHtml, crossTabCaption, crossTabColumns, crossTabHeadHtml, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
 } from '../../../src/explorer/client/crosstab.js';
 import { crossTabCsv } from '../../../src/explorer/client/crosstab-csv.js';
 import {
@@ -183,14 +183,52 @@ describe('cross-tab', () => {
     const odd: Meta = { ...meta, filters: [meta.filters[0]!, { ...meta.filters[1]!, options: [{ id: 's1', label: 'Primary <& "special">' }, meta.filters[1]!.options[1]!] }] };
     const table = buildCrossTab(rows, odd, meta.indicators, { rows: ['location', 'timePeriod'], columns: ['filter:F2', 'indicator'] });
     expect(crossTabHeadHtml(table)).toBe(
-      '<tr><td class="app-crosstab__corner" colspan="2" rowspan="2">Location / Time period</td>'
+      '<tr role="row"><td class="app-crosstab__corner" colspan="2" rowspan="2">Location / Time period</td>'
       + '<th scope="colgroup" colspan="2">Primary &lt;&amp; &quot;special&quot;&gt;</th><th scope="colgroup" colspan="2">Secondary</th></tr>'
-      + '<tr><th scope="col">Headcount</th><th scope="col">Percent</th><th scope="col">Headcount</th><th scope="col">Percent</th></tr>',
+      + '<tr role="row"><th scope="col">Headcount</th><th scope="col">Percent</th><th scope="col">Headcount</th><th scope="col">Percent</th></tr>',
     );
     expect(crossTabBodyHtml(table, 1, 3)).toBe(
-      '<tr><th scope="rowgroup">Barnet</th><th scope="row">2021/22</th><td>12,000</td><td>1.3%</td><td>c</td><td>1.3%</td></tr>'
+      '<tbody role="rowgroup">'
+      + '<tr role="row"><th scope="rowgroup">Barnet</th><th scope="row">2021/22</th><td>12,000</td><td>1.3%</td><td>c</td><td>1.3%</td></tr>'
       // Barnsley's span of two is cut at the page's end: no rowspan.
-      + '<tr><th scope="rowgroup">Barnsley</th><th scope="row">2020/21</th><td>20</td><td>1.3%</td><td></td><td></td></tr>',
+      + '<tr role="row"><th scope="rowgroup">Barnsley</th><th scope="row">2020/21</th><td>20</td><td>1.3%</td><td></td><td></td></tr>'
+      + '</tbody>',
     );
+  });
+
+  it('cuts a page’s body into row groups of BLOCK_ROWS rows, each naming again the row headers whose span it continues', () => {
+    const schools = Array.from({ length: 60 }, (_, i) => ({ id: `s${i}`, label: `School ${i}` }));
+    const wide: Meta = { ...meta, filters: [meta.filters[0]!, { ...meta.filters[1]!, options: schools }] };
+    const many = ['L1', 'L2'].flatMap((la) => ['2020/2021', '2021/2022'].flatMap((period) => schools.map((s, i) => row(period, la, s.id, String(i)))));
+    // Rows: Barnet's 60 schools × 2 indicators, then Barnsley's: 240 rows.
+    const table = buildCrossTab(many, wide, wide.indicators, { rows: ['location', 'filter:F2', 'indicator'], columns: ['timePeriod'] });
+    expect(table.raw.length).toBe(240);
+    const blocks = crossTabBodyHtml(table, 3, 3 + BLOCK_ROWS + 2).split('</tbody>').filter(Boolean);
+    expect(blocks.map((b) => (b.match(/<tr /g) ?? []).length)).toEqual([BLOCK_ROWS, 2]);
+    // Each block starts with every row header, no span reaching past its end.
+    expect(blocks.map((b) => b.match(/^<tbody role="rowgroup"><tr role="row">((?:<th [^>]*>[^<]*<\/th>)+)<td>/)![1])).toEqual([
+      `<th scope="rowgroup" rowspan="${BLOCK_ROWS}">Barnet</th><th scope="rowgroup">School 1</th><th scope="row">Percent</th>`,
+      '<th scope="rowgroup" rowspan="2">Barnet</th><th scope="rowgroup">School 21</th><th scope="row">Percent</th>',
+    ]);
+  });
+
+  it('sizes the columns from the widest text each holds on the page: row labels in bold, values by their characters', () => {
+    const table = buildCrossTab(rows, meta, meta.indicators, { rows: ['location', 'timePeriod'], columns: ['filter:F2', 'indicator'] });
+    // Every character 30 px wide in regular type (values), 12 px in bold (headers).
+    const measured: string[] = [];
+    const width = (text: string, bold: boolean) => {
+      measured.push(text);
+      return text.length * (bold ? 12 : 30);
+    };
+    // Row headers: "Barnsley" and "2020/21". Values: Primary's "12,000" and "1.3%"; Secondary's Headcount holds only
+    // "c", so its header's "Headcount" is the widest there.
+    const track = (width: number) => `minmax(${width + CELL_EDGES.value}px, 1fr)`;
+    expect(crossTabColumns(table, 0, table.raw.length, width)).toBe([
+      `${8 * 12 + CELL_EDGES.rowHeader}px`, `${7 * 12 + CELL_EDGES.rowHeader}px`, track(6 * 30), track(4 * 30), track(9 * 12), track(4 * 30),
+    ].join(' '));
+    // Values are measured a character at a time, each character once.
+    expect(measured.filter((t) => t.length === 1).length).toBe(new Set(measured.filter((t) => t.length === 1)).size);
+    // A page of Barnet's rows alone: narrower row headers.
+    expect(crossTabColumns(table, 0, 2, width).split(' ')[0]).toBe(`${6 * 12 + CELL_EDGES.rowHeader}px`);
   });
 });
