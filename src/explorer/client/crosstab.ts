@@ -21,10 +21,10 @@ export interface CrossTab {
   captionParts: string[];
   /** One line per column group, outermost first; the spans add up to the number of columns. */
   columnHeaders: HeaderSpan[][];
-  /** Per body row, per row group: the header starting there (with its row span), or null inside a span. */
+  /** Per row group, per body row: the header starting there (with its row span), or null inside a span. */
   rowHeaders: Array<Array<HeaderSpan | null>>;
-  /** Per body row, the option labels of its row groups (every level, for the CSV). */
-  rowLabels: string[][];
+  /** Per body row, the option labels of its row groups (every level, for the CSV; made when first read). */
+  readonly rowLabels: string[][];
   /** Per column, the option labels of its column groups. */
   columnLabels: string[][];
   /** The values as the API gives them ('' where there is no row), per body row and column. */
@@ -205,8 +205,8 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
   }
   const optionAt = (key: number, a: ReturnType<typeof axis>, level: number) => Math.floor(key / a.weights[level]!) % a.sizes[level]!;
   const labelsOf = (a: ReturnType<typeof axis>, key: number) => a.labels.map((labels, level) => labels[optionAt(key, a, level)]!);
-  const rowLabels = rowList.map((key) => labelsOf(rowAxis, key));
   const columnLabels = columnList.map((key) => labelsOf(columnAxis, key));
+  let rowLabels: string[][] | undefined;
 
   // The indicator of a cell: from the axis that has the indicator group, else the one indicator.
   const rowIndicator = chosen.rows.indexOf('indicator');
@@ -227,7 +227,24 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
     return text;
   };
 
-  const rowSpans = chosen.rows.map((_, level) => spans(rowLabels, level));
+  // Row headers from the keys (rows share their headers down to a level when their keys do above its weight): no
+  // labels per row are made for them.
+  const rowHeaders = chosen.rows.map((_, level) => {
+    const out: Array<HeaderSpan | null> = [];
+    let start: HeaderSpan | undefined;
+    let prefix = -1;
+    for (const key of rowList) {
+      const here = Math.floor(key / rowAxis.weights[level]!);
+      if (start && here === prefix) {
+        start.span += 1;
+        out.push(null);
+      } else {
+        out.push((start = { label: rowAxis.labels[level]![here % rowAxis.sizes[level]!]!, span: 1 }));
+        prefix = here;
+      }
+    }
+    return out;
+  });
   // The indicator first: "Headcount, Ethnicity: Total, Barnet, 2021/22".
   const caption = captionGroups(chosen, groups).sort((a, b) => Number(b.id === 'indicator') - Number(a.id === 'indicator'));
   return {
@@ -235,8 +252,10 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
     layout: chosen,
     captionParts: caption.map((g) => (g.id.startsWith('filter:') ? `${g.label}: ${g.options[0]!.label}` : g.options[0]!.label)),
     columnHeaders: chosen.columns.map((_, level) => spans(columnLabels, level).filter((s): s is HeaderSpan => s !== null)),
-    rowHeaders: rowList.map((_, i) => rowSpans.map((level) => level[i]!)),
-    rowLabels,
+    rowHeaders,
+    get rowLabels() {
+      return (rowLabels ??= rowList.map((key) => labelsOf(rowAxis, key)));
+    },
     columnLabels,
     raw,
     shownCell,
@@ -262,11 +281,12 @@ export function pageRowHeaders(table: CrossTab, from: number, to: number): Array
   for (let r = from; r < to; r++) {
     const line: Array<HeaderSpan | null> = [];
     for (let level = 0; level < levels; level++) {
-      let header = table.rowHeaders[r]![level] ?? null;
+      const headers = table.rowHeaders[level]!;
+      let header = headers[r] ?? null;
       let start = r;
       if (r === from && !header) {
-        while (start > 0 && !table.rowHeaders[start]![level]) start--;
-        header = table.rowHeaders[start]![level]!;
+        while (start > 0 && !headers[start]) start--;
+        header = headers[start]!;
       }
       line.push(header ? { label: header.label, span: Math.min(header.span - (r - start), to - r) } : null);
     }
@@ -285,36 +305,6 @@ export const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => HTML_
  * 10,000 cells costs about the rows in view. A span of row headers restarts at each block, as at each page.
  */
 export const BLOCK_ROWS = 40;
-
-/**
- * The body rows `from` to `to` as one HTML string, for the browser to parse in one go: building 10,000 cells as
- * DOM nodes one by one costs several times more. Styled by the table's class (no class per cell, and no style
- * attribute: the page's Content-Security-Policy refuses them, each refusal costing time as well); the spans become
- * grid placements on the page (table.ts).
- */
-export function crossTabBodyHtml(table: CrossTab, from: number, to: number): string {
-  const innermost = table.layout.rows.length - 1;
-  const parts: string[] = [];
-  for (let start = from; start < to; start += BLOCK_ROWS) {
-    const end = Math.min(to, start + BLOCK_ROWS);
-    const headers = pageRowHeaders(table, start, end);
-    parts.push('<tbody role="rowgroup">');
-    for (let r = start; r < end; r++) {
-      parts.push('<tr role="row">');
-      const line = headers[r - start]!;
-      for (let level = 0; level < line.length; level++) {
-        const header = line[level];
-        if (!header) continue;
-        parts.push(`<th scope="${level === innermost ? 'row' : 'rowgroup'}"${header.span > 1 ? ` rowspan="${header.span}"` : ''}>${escapeHtml(header.label)}</th>`);
-      }
-      const columns = table.raw[r]!.length;
-      for (let c = 0; c < columns; c++) parts.push(`<td>${escapeHtml(table.shownCell(r, c))}</td>`);
-      parts.push('</tr>');
-    }
-    parts.push('</tbody>');
-  }
-  return parts.join('');
-}
 
 /** The header rows: the corner (naming the row groups) and one line per column group, as HTML. */
 export function crossTabHeadHtml(table: CrossTab): string {
@@ -335,45 +325,76 @@ export function crossTabHeadHtml(table: CrossTab): string {
 /** Room around a cell's text, in CSS pixels: padding and border as styles.css gives them to `.app-crosstab` cells. */
 export const CELL_EDGES = { value: 10, rowHeader: 21 };
 
+/** A page of the table's body, as crossTabPage makes it. */
+export interface CrossTabPage {
+  /** The body rows as one HTML string, in blocks of BLOCK_ROWS rows (one `<tbody>` each). */
+  bodyHtml: string;
+  /** The columns as a CSS grid track list. */
+  columns: string;
+}
+
 /**
- * The columns of a page of the table as a CSS grid track list: every block of the body is a grid of its own, so
- * they line up only if the widths are fixed beforehand, from the widest text each column holds on the page
- * (`textWidth` measures a text in the table's font, bold for headers). Row header columns are as wide as their widest
- * label; value columns as their widest value or their header's longest word (headers wrap), and share any room left.
+ * The body rows `from` to `to` and the widths of the columns, in one pass over the cells.
+ *
+ * The rows are one HTML string, for the browser to parse in one go: building 10,000 cells as DOM nodes one by one
+ * costs several times more. Styled by the table's class (no class per cell, and no style attribute: the page's
+ * Content-Security-Policy refuses them, each refusal costing time as well); the spans become grid placements on the
+ * page (table.ts).
+ *
+ * Every block of the body is a grid of its own, so the blocks line up only if the column widths are fixed
+ * beforehand, from the widest text each column holds on the page (`textWidth` measures a text in the table's font,
+ * bold for headers). Row header columns are as wide as their widest label; value columns as their widest value or
+ * their header's longest word (headers wrap), and share any room left.
  */
-export function crossTabColumns(table: CrossTab, from: number, to: number, textWidth: (text: string, bold: boolean) => number): string {
-  const px = (width: number) => `${Math.ceil(width)}px`;
-  const rowHeaderTracks = table.layout.rows.map((_, level) => {
-    let widest = 0;
-    const seen = new Set<string>();
-    for (let r = from; r < to; r++) {
-      const label = table.rowLabels[r]![level]!;
-      if (seen.has(label)) continue;
-      seen.add(label);
-      widest = Math.max(widest, textWidth(label, true));
-    }
-    return px(widest + CELL_EDGES.rowHeader);
-  });
-  const innermost = table.columnLabels.map((labels) => labels[labels.length - 1] ?? '');
-  // A value's width is the sum of its characters' (measured once each): figures are set at one width (tabular
+export function crossTabPage(table: CrossTab, from: number, to: number, textWidth: (text: string, bold: boolean) => number): CrossTabPage {
+  const levels = table.layout.rows.length;
+  const innermost = levels - 1;
+  const columnCount = table.columnLabels.length;
+  const headerWidths = new Map<string, number>();
+  const rowHeaderWidest = new Array<number>(levels).fill(0);
+  // A value's width is the sum of its characters' (each measured once): figures are set at one width (tabular
   // figures), and what kerning takes off only makes the sum a little wider than the text.
   const charWidths = new Map<number, number>();
-  const valueWidth = (text: string) => {
-    let width = 0;
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
-      let w = charWidths.get(code);
-      if (w === undefined) charWidths.set(code, (w = textWidth(text[i]!, false)));
-      width += w;
+  const valueWidest = table.columnLabels.map((labels) =>
+    Math.max(0, ...(labels[labels.length - 1] ?? '').split(/\s+/).map((word) => textWidth(word, true))));
+  const parts: string[] = [];
+  for (let start = from; start < to; start += BLOCK_ROWS) {
+    const end = Math.min(to, start + BLOCK_ROWS);
+    const headers = pageRowHeaders(table, start, end);
+    parts.push('<tbody role="rowgroup">');
+    for (let r = start; r < end; r++) {
+      parts.push('<tr role="row">');
+      const line = headers[r - start]!;
+      for (let level = 0; level < levels; level++) {
+        const header = line[level];
+        if (!header) continue;
+        let width = headerWidths.get(header.label);
+        if (width === undefined) headerWidths.set(header.label, (width = textWidth(header.label, true)));
+        if (width > rowHeaderWidest[level]!) rowHeaderWidest[level] = width;
+        parts.push(`<th scope="${level === innermost ? 'row' : 'rowgroup'}"${header.span > 1 ? ` rowspan="${header.span}"` : ''}>${escapeHtml(header.label)}</th>`);
+      }
+      for (let c = 0; c < columnCount; c++) {
+        const text = table.shownCell(r, c);
+        let width = 0;
+        for (let i = 0; i < text.length; i++) {
+          const code = text.charCodeAt(i);
+          let w = charWidths.get(code);
+          if (w === undefined) charWidths.set(code, (w = textWidth(text[i]!, false)));
+          width += w;
+        }
+        if (width > valueWidest[c]!) valueWidest[c] = width;
+        parts.push(`<td>${escapeHtml(text)}</td>`);
+      }
+      parts.push('</tr>');
     }
-    return width;
-  };
-  const valueTracks = innermost.map((header, c) => {
-    let widest = Math.max(0, ...header.split(/\s+/).map((word) => textWidth(word, true)));
-    for (let r = from; r < to; r++) widest = Math.max(widest, valueWidth(table.shownCell(r, c)));
-    return `minmax(${px(widest + CELL_EDGES.value)}, 1fr)`;
-  });
-  return [...rowHeaderTracks, ...valueTracks].join(' ');
+    parts.push('</tbody>');
+  }
+  const px = (width: number) => `${Math.ceil(width)}px`;
+  const columns = [
+    ...rowHeaderWidest.map((width) => px(width + CELL_EDGES.rowHeader)),
+    ...valueWidest.map((width) => `minmax(${px(width + CELL_EDGES.value)}, 1fr)`),
+  ].join(' ');
+  return { bodyHtml: parts.join(''), columns };
 }
 
 /** Every cell as shown (for tests and small tables; the page formats the cells it draws). */

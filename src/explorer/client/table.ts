@@ -3,7 +3,7 @@
  * body in blocks the browser lays out as they come into view), the pager between pages, and the controls that move
  * and reorder its header groups by keyboard (buttons) or pointer (drag and drop), each move said in a live region.
  */
-import { BLOCK_ROWS, crossTabBodyHtml, crossTabColumns, crossTabHeadHtml, escapeHtml, rowsPerPage, type CrossTab } from './crosstab.js';
+import { BLOCK_ROWS, crossTabHeadHtml, crossTabPage, escapeHtml, rowsPerPage, type CrossTab } from './crosstab.js';
 import { afterNextPaint, h, replace } from './dom.js';
 import { axisOf, canMove, describeLayout, describeMove, moveGroup, type Axis, type GroupId, type LayoutMove, type TableLayout } from './layout.js';
 
@@ -24,9 +24,10 @@ export function drawCrossTab(box: HTMLElement, pager: HTMLElement, table: CrossT
   const domStart = performance.now();
   const element = document.createElement('table');
   element.className = 'govuk-table app-crosstab';
-  element.style.setProperty('--crosstab-columns', crossTabColumns(table, from, to, textWidthInTableFont()));
+  const body = crossTabPage(table, from, to, textWidthInTableFont());
+  element.style.setProperty('--crosstab-columns', body.columns);
   element.innerHTML = `<caption class="govuk-table__caption govuk-table__caption--s" id="crosstab-caption" tabindex="-1">${escapeHtml(caption)}</caption>`
-    + `<thead role="rowgroup">${crossTabHeadHtml(table)}</thead>${crossTabBodyHtml(table, from, to)}`;
+    + `<thead role="rowgroup">${crossTabHeadHtml(table)}</thead>${body.bodyHtml}`;
   // The spans as grid placements, through the CSSOM: the page's Content-Security-Policy refuses style attributes.
   for (const cell of element.querySelectorAll<HTMLTableCellElement>('[rowspan], [colspan]')) {
     if (cell.rowSpan > 1) cell.style.gridRow = `span ${cell.rowSpan}`;

@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
 import {
-  BLOCK_ROWS, buildCrossTab, CELL_EDGES, crossTabBodyHtml, crossTabCaption, crossTabColumns, crossTabHeadHtml, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
+  type CrossTab, BLOCK_ROWS, buildCrossTab, CELL_EDGES, crossTabCaption, crossTabHeadHtml, crossTabPage, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
 } from '../../../src/explorer/client/crosstab.js';
 import { crossTabCsv } from '../../../src/explorer/client/crosstab-csv.js';
 import {
@@ -96,6 +96,9 @@ describe('cross-tab layout', () => {
   });
 });
 
+/** A page's body HTML (its column widths measured as nothing). */
+const bodyHtml = (table: CrossTab, from: number, to: number) => crossTabPage(table, from, to, () => 0).bodyHtml;
+
 describe('cross-tab', () => {
   const rows = [
     row('2021/2022', 'L2', 's1', '30'),
@@ -133,8 +136,9 @@ describe('cross-tab', () => {
       [{ label: '2020/21', span: 1 }, { label: '2021/22', span: 1 }, { label: '2020/21', span: 1 }, { label: '2021/22', span: 1 }],
     ]);
     expect(table.rowLabels).toEqual([['Primary', 'Headcount'], ['Primary', 'Percent'], ['Secondary', 'Headcount'], ['Secondary', 'Percent']]);
-    expect(table.rowHeaders.map((r) => r.map((h) => h && `${h.label}×${h.span}`))).toEqual([
-      ['Primary×2', 'Headcount×1'], [null, 'Percent×1'], ['Secondary×2', 'Headcount×1'], [null, 'Percent×1'],
+    // Per row group: the headers, each where its span starts.
+    expect(table.rowHeaders.map((level) => level.map((h) => h && `${h.label}×${h.span}`))).toEqual([
+      ['Primary×2', null, 'Secondary×2', null], ['Headcount×1', 'Percent×1', 'Headcount×1', 'Percent×1'],
     ]);
     expect(shownCells(table)).toEqual([
       ['10', '12,000', '20', '30'],
@@ -187,7 +191,7 @@ describe('cross-tab', () => {
       + '<th scope="colgroup" colspan="2">Primary &lt;&amp; &quot;special&quot;&gt;</th><th scope="colgroup" colspan="2">Secondary</th></tr>'
       + '<tr role="row"><th scope="col">Headcount</th><th scope="col">Percent</th><th scope="col">Headcount</th><th scope="col">Percent</th></tr>',
     );
-    expect(crossTabBodyHtml(table, 1, 3)).toBe(
+    expect(bodyHtml(table, 1, 3)).toBe(
       '<tbody role="rowgroup">'
       + '<tr role="row"><th scope="rowgroup">Barnet</th><th scope="row">2021/22</th><td>12,000</td><td>1.3%</td><td>c</td><td>1.3%</td></tr>'
       // Barnsley's span of two is cut at the page's end: no rowspan.
@@ -203,7 +207,7 @@ describe('cross-tab', () => {
     // Rows: Barnet's 60 schools × 2 indicators, then Barnsley's: 240 rows.
     const table = buildCrossTab(many, wide, wide.indicators, { rows: ['location', 'filter:F2', 'indicator'], columns: ['timePeriod'] });
     expect(table.raw.length).toBe(240);
-    const blocks = crossTabBodyHtml(table, 3, 3 + BLOCK_ROWS + 2).split('</tbody>').filter(Boolean);
+    const blocks = bodyHtml(table, 3, 3 + BLOCK_ROWS + 2).split('</tbody>').filter(Boolean);
     expect(blocks.map((b) => (b.match(/<tr /g) ?? []).length)).toEqual([BLOCK_ROWS, 2]);
     // Each block starts with every row header, no span reaching past its end.
     expect(blocks.map((b) => b.match(/^<tbody role="rowgroup"><tr role="row">((?:<th [^>]*>[^<]*<\/th>)+)<td>/)![1])).toEqual([
@@ -223,12 +227,12 @@ describe('cross-tab', () => {
     // Row headers: "Barnsley" and "2020/21". Values: Primary's "12,000" and "1.3%"; Secondary's Headcount holds only
     // "c", so its header's "Headcount" is the widest there.
     const track = (width: number) => `minmax(${width + CELL_EDGES.value}px, 1fr)`;
-    expect(crossTabColumns(table, 0, table.raw.length, width)).toBe([
+    expect(crossTabPage(table, 0, table.raw.length, width).columns).toBe([
       `${8 * 12 + CELL_EDGES.rowHeader}px`, `${7 * 12 + CELL_EDGES.rowHeader}px`, track(6 * 30), track(4 * 30), track(9 * 12), track(4 * 30),
     ].join(' '));
     // Values are measured a character at a time, each character once.
     expect(measured.filter((t) => t.length === 1).length).toBe(new Set(measured.filter((t) => t.length === 1)).size);
     // A page of Barnet's rows alone: narrower row headers.
-    expect(crossTabColumns(table, 0, 2, width).split(' ')[0]).toBe(`${6 * 12 + CELL_EDGES.rowHeader}px`);
+    expect(crossTabPage(table, 0, 2, width).columns.split(' ')[0]).toBe(`${6 * 12 + CELL_EDGES.rowHeader}px`);
   });
 });
