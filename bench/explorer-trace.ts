@@ -1,4 +1,4 @@
-import { launchChromium } from '../test/explorer/browser.js';
+import { launchChromium, settledPage } from '../test/explorer/browser.js';
 import { freePort, startServer, stopServer } from './server-process.js';
 
 /**
@@ -24,7 +24,7 @@ try {
   for (let i = 0; i < RUNS; i++) {
     const { context, close } = await launchChromium();
     try {
-      const page = await context.newPage();
+      const page = await settledPage(context);
       const cdp = await context.newCDPSession(page);
       const events: TraceEvent[] = [];
       cdp.on('Tracing.dataCollected', (e) => events.push(...(e.value as unknown as TraceEvent[])));

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { buildExplorerAssets } from '../src/explorer/build.js';
-import { launchChromium } from '../test/explorer/browser.js';
+import { launchChromium, settledPage } from '../test/explorer/browser.js';
 import { freePort, startServer, stopServer } from './server-process.js';
 
 /**
@@ -75,7 +75,7 @@ async function main() {
       for (let i = 0; i < RUNS; i++) {
         const { context, close } = await launchChromium();
         try {
-          const page = await context.newPage();
+          const page = await settledPage(context);
           await page.goto(base + url, { waitUntil: 'load' });
           await page.waitForSelector('main[data-ready]', { timeout: 30000 });
           if (name === 'query') await page.waitForSelector('table[data-crosstab] tbody tr');
@@ -100,7 +100,7 @@ async function main() {
     for (let i = 0; i < RUNS; i++) {
       const { context, close } = await launchChromium();
       try {
-        const page = await context.newPage();
+        const page = await settledPage(context);
         await page.goto(base + tableUrl, { waitUntil: 'load' });
         const table = await page.waitForSelector('table[data-crosstab][data-complete]', { timeout: 60000 });
         // No named functions inside: tsx would wrap them in a helper the page does not have.
