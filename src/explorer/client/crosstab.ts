@@ -317,7 +317,7 @@ export function crossTabHeadHtml(table: CrossTab): string {
         ? `<td class="app-crosstab__corner"${rowLevels > 1 ? ` colspan="${rowLevels}"` : ''}${lines > 1 ? ` rowspan="${lines}"` : ''}>${escapeHtml(names)}</td>`
         : '';
       const scope = level === lines - 1 ? 'col' : 'colgroup';
-      return `<tr role="row">${corner}${line.map((s) => `<th scope="${scope}"${s.span > 1 ? ` colspan="${s.span}"` : ''}>${escapeHtml(s.label)}</th>`).join('')}</tr>`;
+      return `<tr>${corner}${line.map((s) => `<th scope="${scope}"${s.span > 1 ? ` colspan="${s.span}"` : ''}>${escapeHtml(s.label)}</th>`).join('')}</tr>`;
     })
     .join('');
 }
@@ -361,9 +361,9 @@ export function crossTabPage(table: CrossTab, from: number, to: number, textWidt
   for (let start = from; start < to; start += BLOCK_ROWS) {
     const end = Math.min(to, start + BLOCK_ROWS);
     const headers = pageRowHeaders(table, start, end);
-    parts.push('<tbody role="rowgroup">');
+    parts.push('<tbody>');
     for (let r = start; r < end; r++) {
-      parts.push('<tr role="row">');
+      parts.push('<tr>');
       const line = headers[r - start]!;
       for (let level = 0; level < levels; level++) {
         const header = line[level];

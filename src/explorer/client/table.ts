@@ -27,7 +27,7 @@ export function drawCrossTab(box: HTMLElement, pager: HTMLElement, table: CrossT
   const body = crossTabPage(table, from, to, textWidthInTableFont());
   element.style.setProperty('--crosstab-columns', body.columns);
   element.innerHTML = `<caption class="govuk-table__caption govuk-table__caption--s" id="crosstab-caption" tabindex="-1">${escapeHtml(caption)}</caption>`
-    + `<thead role="rowgroup">${crossTabHeadHtml(table)}</thead>${body.bodyHtml}`;
+    + `<thead>${crossTabHeadHtml(table)}</thead>${body.bodyHtml}`;
   // The spans as grid placements, through the CSSOM: the page's Content-Security-Policy refuses style attributes.
   for (const cell of element.querySelectorAll<HTMLTableCellElement>('[rowspan], [colspan]')) {
     if (cell.rowSpan > 1) cell.style.gridRow = `span ${cell.rowSpan}`;
@@ -88,9 +88,10 @@ const CROSSTAB_FONT_FAMILY = 'arial, sans-serif';
  * new content, which would make the browser work out the style of the whole page section just drawn twice.
  */
 function textWidthInTableFont(): (text: string, bold: boolean) => number {
-  const context = document.createElement('canvas').getContext('2d');
-  if (!context) return (text) => text.length * 10;
   const size = getComputedStyle(document.documentElement).fontSize;
+  const context = document.createElement('canvas').getContext('2d');
+  // Without a canvas, as wide as the widest characters of Arial bold (0.9 em) may make them.
+  if (!context) return (text) => text.length * 0.9 * parseFloat(size);
   const fonts = { regular: `${size} ${CROSSTAB_FONT_FAMILY}`, bold: `bold ${size} ${CROSSTAB_FONT_FAMILY}` };
   let current = '';
   return (text, bold) => {
