@@ -355,6 +355,8 @@ export function crossTabPage(table: CrossTab, from: number, to: number, textWidt
   // A value's width is the sum of its characters' (each measured once): figures are set at one width (tabular
   // figures), and what kerning takes off only makes the sum a little wider than the text.
   const charWidths = new Map<number, number>();
+  // Per text shown (cells repeat texts: counts, percentages, suppression codes): its cell's HTML and its width.
+  const cells = new Map<string, { html: string; width: number }>();
   const valueWidest = table.columnLabels.map((labels) =>
     Math.max(0, ...(labels[labels.length - 1] ?? '').split(/\s+/).map((word) => textWidth(word, true))));
   const parts: string[] = [];
@@ -375,15 +377,19 @@ export function crossTabPage(table: CrossTab, from: number, to: number, textWidt
       }
       for (let c = 0; c < columnCount; c++) {
         const text = table.shownCell(r, c);
-        let width = 0;
-        for (let i = 0; i < text.length; i++) {
-          const code = text.charCodeAt(i);
-          let w = charWidths.get(code);
-          if (w === undefined) charWidths.set(code, (w = textWidth(text[i]!, false)));
-          width += w;
+        let cell = cells.get(text);
+        if (cell === undefined) {
+          let width = 0;
+          for (let i = 0; i < text.length; i++) {
+            const code = text.charCodeAt(i);
+            let w = charWidths.get(code);
+            if (w === undefined) charWidths.set(code, (w = textWidth(text[i]!, false)));
+            width += w;
+          }
+          cells.set(text, (cell = { html: `<td>${escapeHtml(text)}</td>`, width }));
         }
-        if (width > valueWidest[c]!) valueWidest[c] = width;
-        parts.push(`<td>${escapeHtml(text)}</td>`);
+        if (cell.width > valueWidest[c]!) valueWidest[c] = cell.width;
+        parts.push(cell.html);
       }
       parts.push('</tr>');
     }
