@@ -153,6 +153,27 @@ function radix(sizes: number[]): number[] {
   return weights;
 }
 
+/** Key spaces up to this size are ordered in a typed array over the space (4 MB), larger ones through a set. */
+const DENSE_KEY_SPACE = 1 << 20;
+
+/**
+ * The distinct keys, ascending, and each one's position among them. Most tables' key spaces are small (every
+ * combination of the axis's options: thousands), so a typed array over the space does it without a set, a sort or a
+ * map lookup per cell, which is most of the cost on a page whose code the browser has not compiled yet.
+ */
+export function keyOrder(keys: Int32Array, space: number): { keys: number[]; positionOf: (key: number) => number } {
+  if (space <= DENSE_KEY_SPACE) {
+    const positions = new Int32Array(space).fill(-1);
+    for (let i = 0; i < keys.length; i++) positions[keys[i]!] = 0;
+    const ordered: number[] = [];
+    for (let key = 0; key < space; key++) if (positions[key] === 0) positions[key] = ordered.push(key) - 1;
+    return { keys: ordered, positionOf: (key) => positions[key]! };
+  }
+  const ordered = [...new Set(keys)].sort((x, y) => x - y);
+  const positions = new Map(ordered.map((key, i) => [key, i]));
+  return { keys: ordered, positionOf: (key) => positions.get(key)! };
+}
+
 /**
  * Pivots the rows: each header combination that has at least one row becomes a table row or column, in the order of
  * the groups' options, outermost group first. `layout` is the user's (from the permalink) or the default.
@@ -174,6 +195,8 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
     const indicatorAt = ids.indexOf('indicator');
     return {
       ids, sizes, weights, base,
+      /** How many keys the axis has room for: every combination of its groups' options. */
+      space: sizes.reduce((product, size) => product * size, 1),
       /** The indicator's weight: 0 when it is not on this axis. */
       indicatorWeight: indicatorAt >= 0 ? weights[indicatorAt]! : 0,
       labels: ids.map((id) => byId.get(id)!.options.map((o) => o.label)),
@@ -183,24 +206,24 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
   const columnAxis = axis(chosen.columns);
 
   // Each row, per indicator, is one cell. Groups in the caption have one option, so row and column name the cell.
-  const rowKeys = new Set<number>();
-  const columnKeys = new Set<number>();
-  for (let i = 0; i < rows.length; i++) {
-    for (let ii = 0; ii < indicators.length; ii++) {
-      rowKeys.add(rowAxis.base[i]! + ii * rowAxis.indicatorWeight);
-      columnKeys.add(columnAxis.base[i]! + ii * columnAxis.indicatorWeight);
+  const cellCount = rows.length * indicators.length;
+  const rowKeys = new Int32Array(cellCount);
+  const columnKeys = new Int32Array(cellCount);
+  for (let i = 0, cell = 0; i < rows.length; i++) {
+    for (let ii = 0; ii < indicators.length; ii++, cell++) {
+      rowKeys[cell] = rowAxis.base[i]! + ii * rowAxis.indicatorWeight;
+      columnKeys[cell] = columnAxis.base[i]! + ii * columnAxis.indicatorWeight;
     }
   }
-  const rowList = [...rowKeys].sort((x, y) => x - y);
-  const columnList = [...columnKeys].sort((x, y) => x - y);
-  const rowPosition = new Map(rowList.map((key, r) => [key, r]));
-  const columnPosition = new Map(columnList.map((key, c) => [key, c]));
+  const rowOrder = keyOrder(rowKeys, rowAxis.space);
+  const columnOrder = keyOrder(columnKeys, columnAxis.space);
+  const rowList = rowOrder.keys;
+  const columnList = columnOrder.keys;
   const raw = rowList.map(() => new Array<string>(columnList.length).fill(''));
-  for (let i = 0; i < rows.length; i++) {
+  for (let i = 0, cell = 0; i < rows.length; i++) {
     const values = rows[i]!.values;
-    for (let ii = 0; ii < indicators.length; ii++) {
-      const r = rowPosition.get(rowAxis.base[i]! + ii * rowAxis.indicatorWeight)!;
-      raw[r]![columnPosition.get(columnAxis.base[i]! + ii * columnAxis.indicatorWeight)!] = values[indicators[ii]!.id] ?? '';
+    for (let ii = 0; ii < indicators.length; ii++, cell++) {
+      raw[rowOrder.positionOf(rowKeys[cell]!)]![columnOrder.positionOf(columnKeys[cell]!)] = values[indicators[ii]!.id] ?? '';
     }
   }
   const optionAt = (key: number, a: ReturnType<typeof axis>, level: number) => Math.floor(key / a.weights[level]!) % a.sizes[level]!;

@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
 import {
-  type CrossTab, BLOCK_ROWS, buildCrossTab, CELL_EDGES, crossTabCaption, crossTabHeadHtml, crossTabPage, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
+  type CrossTab, BLOCK_ROWS, keyOrder, buildCrossTab, CELL_EDGES, crossTabCaption, crossTabHeadHtml, crossTabPage, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
 } from '../../../src/explorer/client/crosstab.js';
 import { crossTabCsv } from '../../../src/explorer/client/crosstab-csv.js';
 import {
@@ -198,6 +198,15 @@ describe('cross-tab', () => {
       + '<tr><th scope="rowgroup">Barnsley</th><th scope="row">2020/21</th><td>20</td><td>1.3%</td><td></td><td></td></tr>'
       + '</tbody>',
     );
+  });
+
+  it('orders the keys present the same way over a small key space (typed array) and a large one (set)', () => {
+    const keys = Int32Array.from([42, 7, 42, 1000, 7, 0, 65535]);
+    const small = keyOrder(keys, 1 << 16);
+    const large = keyOrder(keys, 1 << 30);
+    expect(small.keys).toEqual([0, 7, 42, 1000, 65535]);
+    expect(large.keys).toEqual(small.keys);
+    for (const key of small.keys) expect([small.positionOf(key), large.positionOf(key)]).toEqual([small.keys.indexOf(key), small.keys.indexOf(key)]);
   });
 
   it('cuts a page’s body into row groups of BLOCK_ROWS rows, each naming again the row headers whose span it continues', () => {
