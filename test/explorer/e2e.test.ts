@@ -583,14 +583,19 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
       return out;
     }, rowIndex);
     for (const rowIndex of [0, 5, 700, first.rows - 1]) expect(await misplaced(rowIndex)).toEqual([]);
-    expect(await page.$$eval('table[data-crosstab] tbody :is(th, td)', (cells) => cells.flatMap((cell) => {
+    const tooNarrow = () => page.$$eval('table[data-crosstab] tbody :is(th, td)', (cells) => cells.flatMap((cell) => {
       const range = document.createRange();
       range.selectNodeContents(cell);
       const text = range.getBoundingClientRect().width;
       const style = getComputedStyle(cell);
       const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
       return text > room + 0.5 ? [`"${cell.textContent}" (${text} px in ${room})`] : [];
-    }))).toEqual([]);
+    }));
+    expect(await tooNarrow()).toEqual([]);
+    // Text enlarged on its own (WCAG 1.4.4, 200 %): the columns grow with it.
+    await page.evaluate(() => (document.documentElement.style.fontSize = '200%'));
+    expect(await tooNarrow()).toEqual([]);
+    await page.evaluate(() => (document.documentElement.style.fontSize = ''));
 
     await page.getByRole('button', { name: 'Next rows' }).click();
     await page.waitForSelector(`table[data-crosstab][data-complete][data-page-rows^="${first.rows + 1}-"]`);

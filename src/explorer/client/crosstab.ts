@@ -366,8 +366,8 @@ export interface CrossTabPage {
  *
  * Every block of the body is a grid of its own, so the blocks line up only if the column widths are fixed
  * beforehand, from the widest text each column holds on the page (`textWidth` measures a text in the table's font,
- * bold for headers). Row header columns are as wide as their widest label; value columns as their widest value or
- * their header's longest word (headers wrap), and share any room left.
+ * bold for headers, in em). Row header columns are as wide as their widest label; value columns as their widest
+ * value or their header's longest word (headers wrap), and share any room left.
  */
 export function crossTabPage(table: CrossTab, from: number, to: number, textWidth: (text: string, bold: boolean) => number): CrossTabPage {
   const levels = table.layout.rows.length;
@@ -418,10 +418,11 @@ export function crossTabPage(table: CrossTab, from: number, to: number, textWidt
     }
     parts.push('</tbody>');
   }
-  const px = (width: number) => `${Math.ceil(width)}px`;
+  // Texts in em (rounded up to a thousandth), so the columns grow with the text when a reader enlarges it alone.
+  const track = (width: number, edges: number) => `calc(${Math.ceil(width * 1000) / 1000}em + ${edges}px)`;
   const columns = [
-    ...rowHeaderWidest.map((width) => px(width + CELL_EDGES.rowHeader)),
-    ...valueWidest.map((width) => `minmax(${px(width + CELL_EDGES.value)}, 1fr)`),
+    ...rowHeaderWidest.map((width) => track(width, CELL_EDGES.rowHeader)),
+    ...valueWidest.map((width) => `minmax(${track(width, CELL_EDGES.value)}, 1fr)`),
   ].join(' ');
   return { bodyHtml: parts.join(''), columns };
 }

@@ -83,22 +83,22 @@ export function drawCrossTab(box: HTMLElement, pager: HTMLElement, table: CrossT
 const CROSSTAB_FONT_FAMILY = 'arial, sans-serif';
 
 /**
- * Measures texts in the cross-tab's font (a canvas's, which draws text as the page does), at the root font size
- * (1rem): the columns' widths are set from it before the table is in the page. Nothing here reads the style of the
- * new content, which would make the browser work out the style of the whole page section just drawn twice.
+ * Measures texts in the cross-tab's font (a canvas's, which draws text as the page does), in em: the columns' widths
+ * are set from it before the table is in the page. Nothing here reads the style of the new content, which would make
+ * the browser work out the style of the whole page section just drawn twice.
  */
 function textWidthInTableFont(): (text: string, bold: boolean) => number {
-  const size = getComputedStyle(document.documentElement).fontSize;
+  // Measured at 100 px: the widths in em are the same at any size.
+  const fonts = { regular: `100px ${CROSSTAB_FONT_FAMILY}`, bold: `bold 100px ${CROSSTAB_FONT_FAMILY}` };
   const context = document.createElement('canvas').getContext('2d');
   // Without a canvas, as wide as the widest characters of Arial bold (0.9 em) may make them.
-  if (!context) return (text) => text.length * 0.9 * parseFloat(size);
-  const fonts = { regular: `${size} ${CROSSTAB_FONT_FAMILY}`, bold: `bold ${size} ${CROSSTAB_FONT_FAMILY}` };
+  if (!context) return (text) => text.length * 0.9;
   let current = '';
   return (text, bold) => {
     // Setting the font parses it: only when it changes.
     const font = bold ? fonts.bold : fonts.regular;
     if (font !== current) context.font = current = font;
-    return context.measureText(text).width;
+    return context.measureText(text).width / 100;
   };
 }
 

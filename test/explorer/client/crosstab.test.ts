@@ -227,21 +227,22 @@ describe('cross-tab', () => {
 
   it('sizes the columns from the widest text each holds on the page: row labels in bold, values by their characters', () => {
     const table = buildCrossTab(rows, meta, meta.indicators, { rows: ['location', 'timePeriod'], columns: ['filter:F2', 'indicator'] });
-    // Every character 30 px wide in regular type (values), 12 px in bold (headers).
+    // Every character 1.5 em wide in regular type (values), 0.625 em in bold (headers).
     const measured: string[] = [];
     const width = (text: string, bold: boolean) => {
       measured.push(text);
-      return text.length * (bold ? 12 : 30);
+      return text.length * (bold ? 0.625 : 1.5);
     };
     // Row headers: "Barnsley" and "2020/21". Values: Primary's "12,000" and "1.3%"; Secondary's Headcount holds only
-    // "c", so its header's "Headcount" is the widest there.
-    const track = (width: number) => `minmax(${width + CELL_EDGES.value}px, 1fr)`;
+    // "c", so its header's "Headcount" is the widest there. Texts in em, padding and borders in px.
+    const rowHeader = (em: number) => `calc(${em}em + ${CELL_EDGES.rowHeader}px)`;
+    const value = (em: number) => `minmax(calc(${em}em + ${CELL_EDGES.value}px), 1fr)`;
     expect(crossTabPage(table, 0, table.raw.length, width).columns).toBe([
-      `${8 * 12 + CELL_EDGES.rowHeader}px`, `${7 * 12 + CELL_EDGES.rowHeader}px`, track(6 * 30), track(4 * 30), track(9 * 12), track(4 * 30),
+      rowHeader(8 * 0.625), rowHeader(7 * 0.625), value(6 * 1.5), value(4 * 1.5), value(9 * 0.625), value(4 * 1.5),
     ].join(' '));
     // Values are measured a character at a time, each character once.
     expect(measured.filter((t) => t.length === 1).length).toBe(new Set(measured.filter((t) => t.length === 1)).size);
     // A page of Barnet's rows alone: narrower row headers.
-    expect(crossTabPage(table, 0, 2, width).columns.split(' ')[0]).toBe(`${6 * 12 + CELL_EDGES.rowHeader}px`);
+    expect(crossTabPage(table, 0, 2, width).columns).toMatch(new RegExp(`^calc\\(${6 * 0.625}em \\+ ${CELL_EDGES.rowHeader}px\\) `));
   });
 });
