@@ -161,7 +161,7 @@ const DENSE_KEY_SPACE = 1 << 20;
  * combination of the axis's options: thousands), so a typed array over the space does it without a set, a sort or a
  * map lookup per cell, which is most of the cost on a page whose code the browser has not compiled yet.
  */
-export function keyOrder(keys: Int32Array, space: number): { keys: number[]; positionOf: (key: number) => number } {
+export function keyOrder(keys: Float64Array, space: number): { keys: number[]; positionOf: (key: number) => number } {
   if (space <= DENSE_KEY_SPACE) {
     const positions = new Int32Array(space).fill(-1);
     for (let i = 0; i < keys.length; i++) positions[keys[i]!] = 0;
@@ -187,7 +187,8 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
     const sizes = ids.map((id) => byId.get(id)!.options.length);
     const weights = radix(sizes);
     // Per row of the answer, its position on this axis without the indicator (the indicator is per cell).
-    const base = new Int32Array(rows.length);
+    // Doubles: an axis of many groups has room for more keys than 32 bits hold.
+    const base = new Float64Array(rows.length);
     ids.forEach((id, k) => {
       const positions = at.get(id);
       if (positions) for (let i = 0; i < rows.length; i++) base[i] += positions[i]! * weights[k]!;
@@ -207,8 +208,8 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
 
   // Each row, per indicator, is one cell. Groups in the caption have one option, so row and column name the cell.
   const cellCount = rows.length * indicators.length;
-  const rowKeys = new Int32Array(cellCount);
-  const columnKeys = new Int32Array(cellCount);
+  const rowKeys = new Float64Array(cellCount);
+  const columnKeys = new Float64Array(cellCount);
   for (let i = 0, cell = 0; i < rows.length; i++) {
     for (let ii = 0; ii < indicators.length; ii++, cell++) {
       rowKeys[cell] = rowAxis.base[i]! + ii * rowAxis.indicatorWeight;

@@ -201,12 +201,30 @@ describe('cross-tab', () => {
   });
 
   it('orders the keys present the same way over a small key space (typed array) and a large one (set)', () => {
-    const keys = Int32Array.from([42, 7, 42, 1000, 7, 0, 65535]);
+    const keys = Float64Array.from([42, 7, 42, 1000, 7, 0, 65535]);
     const small = keyOrder(keys, 1 << 16);
     const large = keyOrder(keys, 1 << 30);
     expect(small.keys).toEqual([0, 7, 42, 1000, 65535]);
     expect(large.keys).toEqual(small.keys);
     for (const key of small.keys) expect([small.positionOf(key), large.positionOf(key)]).toEqual([small.keys.indexOf(key), small.keys.indexOf(key)]);
+  });
+
+  it('pivots on an axis with room for more combinations than 32 bits hold', () => {
+    // Eight filters in the rows, 15 options of each present: 15^8 (2.6e9) combinations.
+    const filters = Array.from({ length: 8 }, (_, f) => ({
+      id: `G${f}`, column: `g${f}`, label: `Group ${f}`, hint: '', options: Array.from({ length: 20 }, (_, o) => ({ id: `g${f}o${o}`, label: `G${f} option ${String(o).padStart(2, '0')}` })),
+    }));
+    const many: Meta = { ...meta, filters };
+    // Row i has option i in every group; given in reverse.
+    const manyRows: ResultRow[] = Array.from({ length: 15 }, (_, i) => 14 - i).map((i) => ({
+      timePeriod: { period: '2021/2022', code: 'AY' }, geographicLevel: 'LA', locations: { LA: 'L1' },
+      filters: Object.fromEntries(filters.map((f, k) => [f.id, `g${k}o${i}`])), values: { I1: String(i), I2: `${i}.5` },
+    }));
+    const table = buildCrossTab(manyRows, many, meta.indicators, { rows: filters.map((f) => `filter:${f.id}` as const), columns: ['indicator'] });
+    expect(table.layout.rows).toHaveLength(8);
+    // In the options' order, outermost group first.
+    expect(table.raw).toEqual(Array.from({ length: 15 }, (_, i) => [String(i), `${i}.5`]));
+    expect(table.rowLabels[14]).toEqual(filters.map((_, k) => `G${k} option 14`));
   });
 
   it('cuts a page’s body into row groups of BLOCK_ROWS rows, each naming again the row headers whose span it continues', () => {
