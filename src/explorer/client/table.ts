@@ -84,8 +84,8 @@ const CROSSTAB_FONT_FAMILY = 'arial, sans-serif';
 
 /**
  * Measures texts in the cross-tab's font (a canvas's, which draws text as the page does), in em: the columns' widths
- * are set from it before the table is in the page. Nothing here reads the style of the new content, which would make
- * the browser work out the style of the whole page section just drawn twice.
+ * are set from it before the table is in the page. It reads no style from the page (reading the new section's would
+ * make the browser work out that section's style twice).
  */
 function textWidthInTableFont(): (text: string, bold: boolean) => number {
   // Measured at 100 px: the widths in em are the same at any size.
