@@ -128,24 +128,6 @@ function placeRows(rows: ResultRow[], meta: Meta, indicators: IndicatorMeta[]): 
   return { groups: groups.filter((g) => g.options.length > 0), at: new Map(kept.map((g) => [g.id, g.at])) };
 }
 
-/** Consecutive equal prefixes merged into spans: the headers of one level. */
-function spans(labels: string[][], level: number): Array<HeaderSpan | null> {
-  const out: Array<HeaderSpan | null> = [];
-  let start = -1;
-  for (let i = 0; i < labels.length; i++) {
-    let samePrefix = start >= 0;
-    for (let k = 0; samePrefix && k <= level; k++) samePrefix = labels[i]![k] === labels[start]![k];
-    if (samePrefix) {
-      out.push(null);
-      out[start]!.span += 1;
-    } else {
-      start = i;
-      out.push({ label: labels[i]![level]!, span: 1 });
-    }
-  }
-  return out;
-}
-
 /** Positions in mixed radix: the outermost group weighs most, so sorting the numbers sorts the combinations. */
 function radix(sizes: number[]): number[] {
   const weights = sizes.map(() => 1);
@@ -246,7 +228,7 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
   const columnIndicator = chosen.columns.indexOf('indicator');
   const rowIndicators = rowList.map((key) => (rowIndicator >= 0 ? optionAt(key, rowAxis, rowIndicator) : -1));
   const columnIndicators = columnList.map((key) => (columnIndicator >= 0 ? optionAt(key, columnAxis, columnIndicator) : 0));
-  // Formatting is the costly part (Intl), so it is done per cell drawn and remembered per indicator and value.
+  // Formatting is done per cell drawn and remembered per indicator and value.
   const shown = indicators.map(() => new Map<string, string>());
   const shownCell = (r: number, c: number) => {
     const ii = rowIndicators[r]! >= 0 ? rowIndicators[r]! : columnIndicators[c]!;
@@ -260,32 +242,32 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
     return text;
   };
 
-  // Row headers from the keys (rows share their headers down to a level when their keys do above its weight): no
-  // labels per row are made for them.
-  const rowHeaders = chosen.rows.map((_, level) => {
+  // Headers from the keys (keys share their headers down to a level when they agree above its weight): no labels
+  // per row are made for them.
+  const headerSpans = (keys: number[], a: ReturnType<typeof axis>, level: number) => {
     const out: Array<HeaderSpan | null> = [];
     let start: HeaderSpan | undefined;
     let prefix = -1;
-    for (const key of rowList) {
-      const here = Math.floor(key / rowAxis.weights[level]!);
+    for (const key of keys) {
+      const here = Math.floor(key / a.weights[level]!);
       if (start && here === prefix) {
         start.span += 1;
         out.push(null);
       } else {
-        out.push((start = { label: rowAxis.labels[level]![here % rowAxis.sizes[level]!]!, span: 1 }));
+        out.push((start = { label: a.labels[level]![here % a.sizes[level]!]!, span: 1 }));
         prefix = here;
       }
     }
     return out;
-  });
+  };
   // The indicator first: "Headcount, Ethnicity: Total, Barnet, 2021/22".
   const caption = captionGroups(chosen, groups).sort((a, b) => Number(b.id === 'indicator') - Number(a.id === 'indicator'));
   return {
     groups,
     layout: chosen,
     captionParts: caption.map((g) => (g.id.startsWith('filter:') ? `${g.label}: ${g.options[0]!.label}` : g.options[0]!.label)),
-    columnHeaders: chosen.columns.map((_, level) => spans(columnLabels, level).filter((s): s is HeaderSpan => s !== null)),
-    rowHeaders,
+    columnHeaders: chosen.columns.map((_, level) => headerSpans(columnList, columnAxis, level).filter((s): s is HeaderSpan => s !== null)),
+    rowHeaders: chosen.rows.map((_, level) => headerSpans(rowList, rowAxis, level)),
     get rowLabels() {
       return (rowLabels ??= rowList.map((key) => labelsOf(rowAxis, key)));
     },
