@@ -120,6 +120,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         allErrors: true,
         coerceTypes: 'array',
         useDefaults: true,
+        // No optimisation pass over the generated code: the query body's validator compiles in 14-21 ms instead of
+        // 42-45 and validates as fast (about 1.2 us a body either way), and a fresh instance's first query compiles
+        // its own (first POST query 171 -> 130 ms, median of 12 fresh servers each way, alternating).
+        code: { optimize: false },
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
