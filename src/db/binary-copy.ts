@@ -67,3 +67,59 @@ export async function readBinaryCopy(stream: AsyncIterable<Buffer> | Iterable<Bu
   if (!ended) throw new Error('The binary COPY stream ended before its trailer');
   return tuples;
 }
+
+/**
+ * Reads a binary COPY stream of at most one tuple of one non-NULL field (one stored bytea) and hands the field's
+ * bytes to `write` as they arrive, as views of the received chunks: a field of tens of megabytes is never gathered
+ * into one buffer first (a copy into fresh memory: 37 ms of a server's main thread for one piece of a 5M-row row
+ * index, CPU profile). Resolves with the field's length once the trailer is read, or undefined when there is no tuple.
+ */
+export async function streamBinaryCopyField(stream: AsyncIterable<Buffer> | Iterable<Buffer>, write: (bytes: Buffer) => void): Promise<number | undefined> {
+  // The framing (signature, flags and extension; the tuple's field count, then the field's length; the trailer) is
+  // gathered in `framing` until a part of it is complete; the field's bytes pass through.
+  let framing: Buffer = Buffer.alloc(0);
+  let stage: 'header' | 'count' | 'length' | 'field' | 'trailer' | 'done' = 'header';
+  let fieldLength: number | undefined;
+  let remaining = 0;
+  for await (const chunk of stream) {
+    let at = 0;
+    while (at < chunk.length) {
+      if (stage === 'field') {
+        const bytes = chunk.subarray(at, at + remaining);
+        write(bytes);
+        remaining -= bytes.length;
+        at += bytes.length;
+        if (remaining === 0) stage = 'trailer';
+        continue;
+      }
+      if (stage === 'done') throw new Error('A binary COPY stream goes on after its trailer');
+      // 19 header bytes, then as many as the extension's length (bytes 15-18) says.
+      const needed = stage === 'header' ? (framing.length >= 19 ? 19 + framing.readUInt32BE(15) : 19) : stage === 'length' ? 4 : 2;
+      const piece = chunk.subarray(at, at + needed - framing.length);
+      framing = framing.length === 0 ? piece : Buffer.concat([framing, piece]);
+      at += piece.length;
+      if (framing.length < needed) continue;
+      if (stage === 'header') {
+        if (!framing.subarray(0, 11).equals(SIGNATURE)) throw new Error('Not a binary COPY stream');
+        if (needed === 19 && framing.readUInt32BE(15) > 0) continue;
+        stage = 'count';
+      } else if (stage === 'count') {
+        const fields = framing.readInt16BE(0);
+        if (fields === -1) stage = 'done';
+        else if (fields !== 1) throw new Error(`A binary COPY tuple has ${fields} fields, expected 1`);
+        else stage = 'length';
+      } else if (stage === 'length') {
+        fieldLength = framing.readInt32BE(0);
+        if (fieldLength < 0) throw new Error('The binary COPY field is NULL');
+        remaining = fieldLength;
+        stage = remaining > 0 ? 'field' : 'trailer';
+      } else {
+        if (framing.readInt16BE(0) !== -1) throw new Error('A binary COPY stream has more than one tuple, expected 1');
+        stage = 'done';
+      }
+      framing = Buffer.alloc(0);
+    }
+  }
+  if (stage !== 'done') throw new Error('The binary COPY stream ended before its trailer');
+  return fieldLength;
+}

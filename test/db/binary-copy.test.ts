@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readBinaryCopy } from '../../src/db/binary-copy.js';
+import { readBinaryCopy, streamBinaryCopyField } from '../../src/db/binary-copy.js';
 
 /** A binary COPY stream as PostgreSQL writes it: signature, flags, empty extension, tuples of int4 and text, trailer. */
 function copyStream(tuples: Array<[number, string | null]>): Buffer {
@@ -40,5 +40,59 @@ describe('readBinaryCopy', () => {
     await expect(read(copyStream(tuples), 16, 3)).rejects.toThrow(/has 2 fields, expected 3/);
     const whole = copyStream(tuples);
     await expect(read(whole.subarray(0, whole.length - 2), 16)).rejects.toThrow(/ended before its trailer/);
+  });
+});
+
+/** A binary COPY stream of one-field tuples (one bytea each; null for NULL), with a header extension of `extension` bytes. */
+function fieldStream(fields: Array<Buffer | null>, extension = 0): Buffer {
+  const header = Buffer.alloc(8 + extension);
+  header.writeUInt32BE(extension, 4);
+  const parts = [Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), header];
+  for (const field of fields) {
+    const head = Buffer.alloc(6);
+    head.writeInt16BE(1, 0);
+    head.writeInt32BE(field === null ? -1 : field.length, 2);
+    parts.push(head, field ?? Buffer.alloc(0));
+  }
+  parts.push(Buffer.from([0xff, 0xff]));
+  return Buffer.concat(parts);
+}
+
+async function streamField(stream: Buffer, chunkSize: number) {
+  const chunks: Buffer[] = [];
+  for (let at = 0; at < stream.length; at += chunkSize) chunks.push(stream.subarray(at, at + chunkSize));
+  const written: Buffer[] = [];
+  const length = await streamBinaryCopyField(Readable.from(chunks), (bytes) => written.push(bytes));
+  return { length, bytes: Buffer.concat(written), written, chunks };
+}
+
+describe('streamBinaryCopyField', () => {
+  const payload = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7919) % 256));
+
+  it('hands over the field\'s bytes exactly, as views of the received chunks, whichever way the stream is cut', async () => {
+    for (const extension of [0, 5]) {
+      const stream = fieldStream([payload], extension);
+      for (const size of [1, 2, 3, 7, 19, 20, 25, 64, 1000, stream.length]) {
+        const { length, bytes, written, chunks } = await streamField(stream, size);
+        expect(length).toBe(payload.length);
+        expect(bytes.equals(payload)).toBe(true);
+        expect(written.every((w) => chunks.some((c) => c.buffer === w.buffer))).toBe(true);
+      }
+    }
+  });
+
+  it('gives undefined for a stream without a tuple, and an empty field as empty', async () => {
+    expect((await streamField(fieldStream([]), 4)).length).toBeUndefined();
+    expect(await streamField(fieldStream([Buffer.alloc(0)]), 3)).toMatchObject({ length: 0, written: [] });
+  });
+
+  it('refuses what is not one non-NULL field of one tuple, a stream cut short and anything after the trailer', async () => {
+    await expect(streamField(Buffer.from('id,name\n1,a\n0123456789'), 8)).rejects.toThrow(/Not a binary COPY/);
+    await expect(streamField(fieldStream([null]), 5)).rejects.toThrow(/NULL/);
+    await expect(streamField(fieldStream([payload, payload]), 64)).rejects.toThrow(/more than one tuple/);
+    await expect(streamField(copyStream([[1, 'x']]), 64)).rejects.toThrow(/has 2 fields, expected 1/);
+    const whole = fieldStream([payload]);
+    await expect(streamField(whole.subarray(0, whole.length - 1), 64)).rejects.toThrow(/ended before its trailer/);
+    await expect(streamField(Buffer.concat([whole, Buffer.from([0])]), 64)).rejects.toThrow(/after its trailer/);
   });
 });

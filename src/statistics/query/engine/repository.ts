@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { readBinaryCopy } from '../../../db/binary-copy.js';
+import { streamBinaryCopyField } from '../../../db/binary-copy.js';
 import type { Executor } from '../../../db/database.js';
 import type { Predicate, SortKey } from './resolve.js';
 import type { RowIndexPart } from '../../tables.js';
@@ -289,23 +289,17 @@ export async function findRowIndexChunkNumbers(db: Executor, rowsTable: string, 
 }
 
 /**
- * One stored chunk's (deflated) bytes, read on a raw client through a binary COPY: as a bytea in a row they would
+ * One stored chunk's (deflated) bytes, read on a raw client through a binary COPY and handed to `write` as they
+ * arrive (views of what the connection received; never gathered into one buffer here): as a bytea in a row they would
  * come as hex text, twice their size, which PostgreSQL must write and the client parse on its main thread (the
- * 5,000,000-row version's 24 MB of values: 0.6-1.0 s as hex, 50-70 ms by COPY, docs/performance.md).
+ * 5,000,000-row version's 24 MB of values: 0.6-1.0 s as hex, 50-70 ms by COPY, docs/performance.md). Resolves with
+ * the chunk's length.
  */
-export async function readRowIndexChunk(client: pg.PoolClient, rowsTable: string, part: RowIndexPart, chunk: number): Promise<Buffer> {
+export async function streamRowIndexChunk(client: pg.PoolClient, rowsTable: string, part: RowIndexPart, chunk: number, write: (bytes: Buffer) => void): Promise<number> {
   const where = `rows_table = ${pg.escapeLiteral(rowsTable)} AND part = ${pg.escapeLiteral(part)} AND chunk = ${Math.trunc(chunk)}`;
-  const received: Buffer[] = [];
-  for await (const data of client.query(copyTo(`COPY (SELECT bytes FROM version_row_index_chunks WHERE ${where}) TO STDOUT (FORMAT binary)`))) {
-    received.push(data as Buffer);
-  }
-  // One copy of the whole; the chunk is then a view of it (readBinaryCopy never writes to what it is given).
-  let bytes: Buffer | undefined;
-  await readBinaryCopy([Buffer.concat(received)], 1, (buffer, offsets, lengths) => {
-    bytes = buffer.subarray(offsets[0]!, offsets[0]! + lengths[0]!);
-  });
-  if (!bytes) throw new Error(`No stored row index chunk ${chunk} of ${part} for ${rowsTable}`);
-  return bytes;
+  const length = await streamBinaryCopyField(client.query(copyTo(`COPY (SELECT bytes FROM version_row_index_chunks WHERE ${where}) TO STDOUT (FORMAT binary)`)), write);
+  if (length === undefined) throw new Error(`No stored row index chunk ${chunk} of ${part} for ${rowsTable}`);
+  return length;
 }
 
 /** Replaces the stored row index of `rowsTable` with these pieces of its parts. */

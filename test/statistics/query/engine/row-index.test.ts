@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
 import { RowIds, type RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
 import { RowIndexBuilder } from '../../../../src/statistics/query/engine/row-index-builder.js';
-import { decodeRowIndex, decodeRowIndexFacets, encodeRowIndex } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
+import { decodeRowIndex, decodeRowIndexFacets, encodeRowIndex, joinWithoutCopy } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
 
 /**
  * The in-memory bitmap index must select exactly what the SQL translation selects. Here it is checked against a
@@ -252,5 +252,24 @@ describe('RowIndex (in-memory bitmap engine)', () => {
       const gte: Predicate = { kind: 'compare', column: 'time_period_id', op: '>=', value: 2 };
       expect(select(index, gte, defaultSort, 1, n)).toEqual(naiveSelect(rows, gte, defaultSort, 1, n));
     }
+  });
+});
+
+describe('joinWithoutCopy (a stored piece inflated as zlib slices of one buffer)', () => {
+  it('gives consecutive views of one memory back as one view of it, anything else as a copy, byte for byte', () => {
+    const memory = Buffer.from(Array.from({ length: 100 }, (_, i) => i));
+    const joined = joinWithoutCopy([memory.subarray(10, 30), memory.subarray(30, 31), memory.subarray(31, 90)]);
+    const gap = joinWithoutCopy([memory.subarray(0, 10), memory.subarray(11, 20)]);
+    expect([...joined]).toEqual(Array.from({ length: 80 }, (_, i) => i + 10));
+    expect([...gap]).toEqual([...Array.from({ length: 10 }, (_, i) => i), ...Array.from({ length: 9 }, (_, i) => i + 11)]);
+    // A view sees a later change of the memory; a copy does not.
+    memory[10] = 200;
+    memory[0] = 201;
+    expect(joined[0]).toBe(200);
+    expect(gap[0]).toBe(0);
+    const other = Buffer.from([7, 8]);
+    expect([...joinWithoutCopy([memory.subarray(1, 3), other])]).toEqual([1, 2, 7, 8]);
+    expect(joinWithoutCopy([other])).toBe(other);
+    expect(joinWithoutCopy([]).length).toBe(0);
   });
 });
