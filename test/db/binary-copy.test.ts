@@ -47,7 +47,7 @@ describe('readBinaryCopy', () => {
 function fieldStream(fields: Array<Buffer | null>, extension = 0): Buffer {
   const header = Buffer.alloc(8 + extension);
   header.writeUInt32BE(extension, 4);
-  const parts = [Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), header];
+  const parts: Buffer[] = [Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), header];
   for (const field of fields) {
     const head = Buffer.alloc(6);
     head.writeInt16BE(1, 0);
