@@ -11,7 +11,7 @@ import { FSM_DATA_SET_ID } from './datasets.js';
 import { writeLargeCsv } from './large-csv.js';
 import { buildShapes, duckStatements, type ApiMeta, type Shape, type ShapeVariant } from './scale-shapes.js';
 import { freePort, stopServer } from './server-process.js';
-import { SERVER_PROCESS_ENV } from '../src/process-env.js';
+import { SERVICE_PROCESS_ENV } from '../src/process-env.js';
 
 /**
  * `npm run bench:scale [-- --rows 5000000[,20000000]]`: the statistics API at catalogue scale, against DuckDB in
@@ -91,10 +91,10 @@ async function memoryOf(pid: number): Promise<{ peakMb: number; rssMb: number } 
 
 const loadAverage = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
 
-/** Runs a CLI of the service compiled, as production runs it (`node dist/src/cli/<name>.js`), sampling its peak RSS. */
+/** Runs a CLI of the service compiled, as production runs it (`node dist/src/cli/<name>.js`, the service process environment), sampling its peak RSS. */
 async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ output: string; seconds: number; peakRssMb: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [`dist/src/cli/${name}.js`, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [`dist/src/cli/${name}.js`, ...args], { cwd: root, env: { ...env, ...SERVICE_PROCESS_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -113,7 +113,7 @@ async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEn
 function startServer(env: NodeJS.ProcessEnv): { child: ChildProcess; listening: Promise<number> } {
   const started = performance.now();
   // What `npm start` runs (after its build).
-  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/server.mjs'], { cwd: root, env: { ...env, ...SERVER_PROCESS_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/server.mjs'], { cwd: root, env: { ...env, ...SERVICE_PROCESS_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<number>((resolve, reject) => {
     const onData = (chunk: Buffer) => {

@@ -8,7 +8,7 @@ import { seedCatalogue } from '../../src/statistics/seed/service.js';
 import { createReplica, ensureDatabase, initPrimary, pgUrl, postgresBinary, standbySettings, startServer, stopServer, waitForReplay, type PgServer } from './postgres.js';
 import { freePort, liveGroups, portOpen, reapRecordedGroups, recordGroups, startProcess, stopProcess, waitFor, type Managed } from './processes.js';
 import { haproxyEnv, TOPOLOGY } from './topology.js';
-import { SERVER_PROCESS_ENV } from '../../src/process-env.js';
+import { SERVICE_PROCESS_ENV } from '../../src/process-env.js';
 
 /**
  * The cluster on loopback ports: PostgreSQL primary + streaming replica, Redis, TOPOLOGY.instances service
@@ -142,7 +142,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       const instance = instances[index]!;
       const env = {
         ...process.env,
-        ...SERVER_PROCESS_ENV,
+        ...SERVICE_PROCESS_ENV,
         ...TOPOLOGY.instanceEnv,
         ...options.instanceEnv,
         HOST: '127.0.0.1',

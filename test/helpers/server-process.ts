@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { SERVER_PROCESS_ENV } from '../../src/process-env.js';
+import { SERVICE_PROCESS_ENV } from '../../src/process-env.js';
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -25,7 +25,7 @@ export function startServerProcess(dataDir: string, env: Record<string, string> 
   return new Promise((resolve, reject) => {
     const args = options.built ? ['--enable-source-maps', 'dist/server.mjs'] : ['--import', 'tsx', 'src/server.ts'];
     const child = spawn(process.execPath, args, {
-      env: { ...process.env, ...(options.built ? SERVER_PROCESS_ENV : {}), PORT: '0', DATA_DIR: dataDir, SEED_ON_START: 'false', LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
+      env: { ...process.env, ...(options.built ? SERVICE_PROCESS_ENV : {}), PORT: '0', DATA_DIR: dataDir, SEED_ON_START: 'false', LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: options.detached ?? false,
     });

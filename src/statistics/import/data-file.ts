@@ -115,7 +115,8 @@ async function planRows(
     options: [],
     columns: [info.nameColumn, ...info.codeColumns.map((c) => c.column)].filter((c) => columnIndex.has(c)).map((c) => columnIndex.get(c)!),
     previousCells: [],
-    previousId: '',
+    previousId: 0,
+    previousCell: '',
   }));
   return { dataFile, totalBytes, text, batches, firstBatch, header, columnIndex, filters, indicators, locationLevels };
 }

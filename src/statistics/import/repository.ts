@@ -137,18 +137,10 @@ export async function linkVersionLocations(db: Executor, versionId: number, loca
     .execute();
 }
 
-/** Creates and fills the row table; returns its name. Indexes come separately (`indexRowTable`). */
-export async function writeRowTable(
-  client: pg.PoolClient,
-  versionId: number,
-  plan: Pick<DataFilePlan, 'locationLevels' | 'filters' | 'indicators'>,
-  levels: string[],
-  maps: IdMaps,
-  rowOrder: RowOrder | undefined,
-): Promise<string> {
-  const rowsTable = `v${versionId}`;
-  const { locationLevels, filters, indicators } = plan;
-  const columns = [
+type RowTablePlan = Pick<DataFilePlan, 'locationLevels' | 'filters' | 'indicators'>;
+
+function rowTableColumns({ locationLevels, filters, indicators }: RowTablePlan): string[] {
+  return [
     'id integer NOT NULL',
     'time_period_id integer NOT NULL',
     'geographic_level text NOT NULL',
@@ -156,7 +148,25 @@ export async function writeRowTable(
     ...filters.map((_, i) => `f${i + 1} integer NOT NULL`),
     ...indicators.map((_, i) => `i${i + 1} text NOT NULL`),
   ];
-  await client.query(`CREATE TABLE stats_data.${rowsTable} (${columns.join(', ')})`);
+}
+
+/** Creates the (empty) row table; returns its name. Rows come with `fillRowTable`, indexes with `indexRowTable`. */
+export async function createRowTable(client: pg.PoolClient, versionId: number, plan: RowTablePlan): Promise<string> {
+  const rowsTable = `v${versionId}`;
+  await client.query(`CREATE TABLE stats_data.${rowsTable} (${rowTableColumns(plan).join(', ')})`);
+  return rowsTable;
+}
+
+/** Writes the staged rows into the row table with their final ids. */
+export async function fillRowTable(
+  client: pg.PoolClient,
+  rowsTable: string,
+  plan: RowTablePlan,
+  levels: string[],
+  maps: IdMaps,
+  rowOrder: RowOrder | undefined,
+): Promise<void> {
+  const { locationLevels, filters, indicators } = plan;
   const params: unknown[] = [maps.timePeriods, levels];
   const param = (value: unknown) => `$${params.push(value)}`;
   const select = [
@@ -172,14 +182,13 @@ export async function writeRowTable(
     ...filters.map((_, i) => `coalesce((${param(maps.filterOptions[i])}::integer[])[f${i + 1}], 0)`),
     ...indicators.map((_, i) => `i${i + 1}`),
   ];
-  const targetColumns = columns.map((c) => c.split(' ')[0]);
+  const targetColumns = rowTableColumns(plan).map((c) => c.split(' ')[0]);
   // Written in the default result order (time period newest first, then row id): pages of the default query
   // are then contiguous on disk.
   await client.query(
     `INSERT INTO stats_data.${rowsTable} (${targetColumns.join(', ')}) SELECT ${select.join(', ')} FROM import_rows ORDER BY 2 DESC, 1`,
     params,
   );
-  return rowsTable;
 }
 
 /** The query engine's indexes on the row table, then the version points at it. */

@@ -13,6 +13,7 @@ import type { ProblemCollector } from './errors.js';
 import type { DataFilePlan } from './data-file.js';
 import { readProblem } from './data-file.js';
 import { openStagingCopy } from './repository.js';
+import { RowIndexCollector } from '../query/engine/row-index-builder.js';
 import { geographicLevelByCsvLabel, type GeographicLevelInfo, type LocationCodeField } from '../standard/geographic-levels.js';
 import { apiPeriodFromCsv, timeIdentifierByCsvLabel } from '../standard/time-periods.js';
 
@@ -25,10 +26,11 @@ export interface LocationLevelInput {
   /** Local id (1-based) by identity key. */
   ids: Map<string, number>;
   options: Array<{ label: string; fields: Partial<Record<LocationCodeField, string>> }>;
-  /** Header indexes of the level's name and code columns, and the previous row's cells and COPY cell. */
+  /** Header indexes of the level's name and code columns, and the previous row's cells, local id and COPY cell. */
   columns: number[];
   previousCells: string[];
-  previousId: string;
+  previousId: number;
+  previousCell: string;
 }
 
 /** What the staged rows hold, in file-local ids. */
@@ -67,6 +69,14 @@ export function stagingColumns(plan: DataFilePlan): string[] {
   ];
 }
 
+/** A collector of the staged rows for the query engine's row index, its columns named as in the row table. */
+export function rowIndexCollectorFor(plan: Pick<DataFilePlan, 'locationLevels' | 'filters' | 'indicators'>): RowIndexCollector {
+  return new RowIndexCollector(
+    [...plan.locationLevels.map((l) => `l_${l.info.code.toLowerCase()}`), ...plan.filters.map((_, i) => `f${i + 1}`)],
+    plan.indicators.map((_, i) => `i${i + 1}`),
+  );
+}
+
 /** Turns data rows into COPY text lines with file-local ids; refusals go to `problems` with their line. */
 class RowEncoder {
   readonly timePeriods: Array<{ period: string; code: string }> = [];
@@ -81,11 +91,21 @@ class RowEncoder {
   private readonly timePeriodByKey = new Map<string, number>();
   private readonly levelByRaw = new Map<string, number>();
   private readonly filterOptionIds: Array<Map<string, number>>;
+  /** Per filter, the previous row's cell and its local id (outer filters repeat from row to row). */
+  private readonly previousFilterLabels: string[];
+  private readonly previousFilterIds: number[];
+  /** COPY cells by local id (`\t<id>`), made once each. */
+  private readonly idCells: string[] = ['\t0'];
   private previousPeriod: string | undefined;
   private previousIdentifier: string | undefined;
   private previousTp: number | undefined;
   private previousLevel: string | undefined;
   private previousLvl: number | undefined;
+  /** The last encoded row's local ids and indicator texts, for the row index (`RowIndexCollector.add`). */
+  lastTp = 0;
+  lastLvl = 0;
+  readonly lastFacetIds: Int32Array;
+  readonly lastIndicatorTexts: string[];
 
   constructor(private readonly plan: DataFilePlan, private readonly problems: ProblemCollector) {
     const { columnIndex, filters, indicators } = plan;
@@ -96,6 +116,10 @@ class RowEncoder {
     this.indicatorIndexes = indicators.map((i) => columnIndex.get(i.column)!);
     this.filterOptionIds = filters.map(() => new Map<string, number>());
     this.filterOptionLabels = filters.map(() => []);
+    this.previousFilterLabels = filters.map(() => '');
+    this.previousFilterIds = filters.map(() => 0);
+    this.lastFacetIds = new Int32Array(plan.locationLevels.length + filters.length);
+    this.lastIndicatorTexts = indicators.map(() => '');
   }
 
   /** The row's COPY line (without the row number and newline), or undefined when it has a problem. */
@@ -115,9 +139,12 @@ class RowEncoder {
     if (tp === undefined) return undefined;
     const lvl = this.level(record, line);
     if (lvl === undefined) return undefined;
+    this.lastTp = tp;
+    this.lastLvl = lvl;
     let cells = `\t${tp}\t${lvl}`;
-    for (const level of this.plan.locationLevels) cells += this.locationCell(level, record);
-    for (let f = 0; f < this.filterIndexes.length; f++) cells += this.filterCell(f, record);
+    const { locationLevels } = this.plan;
+    for (let l = 0; l < locationLevels.length; l++) cells += this.locationCell(l, locationLevels[l]!, record);
+    for (let f = 0; f < this.filterIndexes.length; f++) cells += this.filterCell(f, locationLevels.length + f, record);
     const indicators = this.indicatorCells(record, line);
     return indicators === undefined ? undefined : cells + indicators;
   }
@@ -180,14 +207,17 @@ class RowEncoder {
     return lvl;
   }
 
-  /** The level's location cell: 0 when the row has no complete location at that level. */
-  private locationCell(level: LocationLevelInput, record: string[]): string {
+  /** The level's location cell (facet `slot`): 0 when the row has no complete location at that level. */
+  private locationCell(slot: number, level: LocationLevelInput, record: string[]): string {
     // Consecutive rows usually share their locations: compare the cells with the previous row's first.
     const columns = level.columns;
     const previous = level.previousCells;
     let same = previous.length > 0;
     for (let c = 0; same && c < columns.length; c++) same = record[columns[c]!] === previous[c];
-    if (same) return level.previousId;
+    if (same) {
+      this.lastFacetIds[slot] = level.previousId;
+      return level.previousCell;
+    }
     const name = level.nameIndex >= 0 ? record[level.nameIndex]! : '';
     let key = name;
     let complete = level.nameIndex < 0 || name !== '';
@@ -196,33 +226,42 @@ class RowEncoder {
       if (value === '') complete = false;
       key += `\u0000${value}`;
     }
-    let cell = '\t0';
+    let id = 0;
     if (complete && columns.length > 0) {
-      let id = level.ids.get(key);
-      if (id === undefined) {
+      id = level.ids.get(key) ?? 0;
+      if (id === 0) {
         const fields: Partial<Record<LocationCodeField, string>> = {};
         for (const c of level.codes) fields[c.field] = record[c.index]!;
         level.options.push({ label: name || (record[level.codes[0]!.index] ?? ''), fields });
         id = level.options.length;
         level.ids.set(key, id);
       }
-      cell = `\t${id}`;
     }
+    const cell = `\t${id}`;
     level.previousCells = columns.map((c) => record[c]!);
-    level.previousId = cell;
+    level.previousId = id;
+    level.previousCell = cell;
+    this.lastFacetIds[slot] = id;
     return cell;
   }
 
-  private filterCell(f: number, record: string[]): string {
+  /** Filter f's cell (facet `slot`): 0 for a blank cell. */
+  private filterCell(f: number, slot: number, record: string[]): string {
     const label = record[this.filterIndexes[f]!]!;
-    if (label === '') return '\t0';
-    const ids = this.filterOptionIds[f]!;
-    let id = ids.get(label);
-    if (id === undefined) {
-      id = this.filterOptionLabels[f]!.push(label);
-      ids.set(label, id);
+    let id = 0;
+    if (label === this.previousFilterLabels[f]) id = this.previousFilterIds[f]!;
+    else if (label !== '') {
+      const ids = this.filterOptionIds[f]!;
+      id = ids.get(label) ?? 0;
+      if (id === 0) {
+        id = this.filterOptionLabels[f]!.push(label);
+        ids.set(label, id);
+      }
     }
-    return `\t${id}`;
+    this.previousFilterLabels[f] = label;
+    this.previousFilterIds[f] = id;
+    this.lastFacetIds[slot] = id;
+    return this.idCells[id] ?? (this.idCells[id] = `\t${id}`);
   }
 
   /** The indicator values, COPY-escaped; an empty cell is a problem (the standard uses a symbol). */
@@ -232,6 +271,7 @@ class RowEncoder {
     for (let i = 0; i < this.indicatorIndexes.length; i++) {
       const value = record[this.indicatorIndexes[i]!]!;
       if (value === '') blank = i;
+      this.lastIndicatorTexts[i] = value;
       cells += `\t${NEEDS_ESCAPE.test(value) ? escapeCopy(value) : value}`;
     }
     if (blank >= 0) {
@@ -248,13 +288,15 @@ class RowEncoder {
 }
 
 /**
- * Streams the data rows into the temporary table `import_rows` (created here, dropped at commit). Every problem is
- * collected (up to the collector's limit) and thrown at the end; after the first one nothing more is sent.
+ * Streams the data rows into the temporary table `import_rows` (created here, dropped at commit), and each staged row
+ * into `collector` (the row index, made from them once the final ids are known). Every problem is collected (up to the
+ * problem collector's limit) and thrown at the end; after the first one nothing more is sent.
  */
 export async function stageRows(
   client: pg.PoolClient,
   plan: DataFilePlan,
   problems: ProblemCollector,
+  collector: RowIndexCollector,
   onProgress?: (progress: StageProgress) => void,
 ): Promise<StagedRows> {
   const copy = await openStagingCopy(client, stagingColumns(plan));
@@ -278,6 +320,7 @@ export async function stageRows(
         // After any problem the buffer is never sent.
         if (cells === undefined || problems.problems.length > 0) continue;
         rows++;
+        collector.add(encoder.lastTp, encoder.lastLvl, encoder.lastFacetIds, encoder.lastIndicatorTexts);
         buffer += `${rows}${cells}\n`;
       }
       if (problems.full) break;

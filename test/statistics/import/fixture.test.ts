@@ -1,9 +1,14 @@
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
-import { ABSENCE_SCHOOL } from '../../helpers/statistics.js';
+import { importDataSetVersion } from '../../../src/statistics/import/import.js';
+import { storeMissingRowIndexes } from '../../../src/statistics/query/engine/row-index-store.js';
+import { ABSENCE_SCHOOL, createDataSet } from '../../helpers/statistics.js';
 
 // The template database holds the AbsenceSchool fixture, imported by test/helpers/template.ts through the seed.
 let database: TestDatabase;
@@ -171,5 +176,26 @@ describe('the AbsenceSchool fixture in the template', () => {
     const file = await database.db.selectFrom('data_set_version_files').selectAll().where('version_id', '=', versionId).executeTakeFirstOrThrow();
     expect(gunzipSync(file.content_gzip).equals(readFileSync(ABSENCE_SCHOOL.dataPath))).toBe(true);
     expect(file.size_bytes).toBe(file.content_gzip.length);
+  });
+
+  it('stores the row index a build from its row table stores, to the byte (made from the rows as the file was read)', async () => {
+    // The fixture's (reference row ids), and the same rows shuffled in file order (ids in file order, periods mixed).
+    const dir = await mkdtemp(path.join(tmpdir(), 'import-index-'));
+    const [header, ...lines] = readFileSync(ABSENCE_SCHOOL.dataPath, 'utf8').trimEnd().split('\n');
+    const shuffled = lines.map((line, i) => ({ line, key: (i * 7919) % lines.length })).sort((a, b) => a.key - b.key);
+    await writeFile(path.join(dir, 'data.csv'), `${[header, ...shuffled.map((l) => l.line)].join('\n')}\n`);
+    const dataSetId = await createDataSet(database.db, { title: 'Shuffled' });
+    const imported = await importDataSetVersion(database, { dataSetId, version: '1.0', dataPath: path.join(dir, 'data.csv'), metaPath: ABSENCE_SCHOOL.metaPath });
+    await rm(dir, { recursive: true, force: true });
+
+    for (const table of [rowsTable, imported.rowsTable]) {
+      const stored = () =>
+        database.db.selectFrom('version_row_index_chunks').select(['part', 'chunk', 'bytes']).where('rows_table', '=', table).orderBy('part').orderBy('chunk').execute();
+      const fromImport = await stored();
+      expect(fromImport.length).toBeGreaterThan(2);
+      await database.db.deleteFrom('version_row_index_chunks').where('rows_table', '=', table).execute();
+      expect(await storeMissingRowIndexes(database.db, 60000, () => undefined)).toBe(1);
+      expect(await stored(), table).toEqual(fromImport);
+    }
   });
 });

@@ -206,16 +206,29 @@ export function decodeRowIndex(stored: EncodedRowIndex, rowsTable: string): RowI
   return index;
 }
 
-/** Stores a version's index (replacing any stored before), both parts, deflating one piece at a time. Returns the bytes stored. */
-export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, versionId: number, index: RowIndex): Promise<number> {
-  const parts: Array<{ part: RowIndexPart; pieces: Buffer[] }> = [];
+/** A version's index as it is stored: both parts, each piece deflated. */
+export type DeflatedRowIndex = Array<{ part: RowIndexPart; pieces: Buffer[] }>;
+
+/** Deflates a version's index, one piece at a time (zlib's thread pool, off the main thread). */
+export async function deflateRowIndex(rowsTable: string, index: RowIndex): Promise<DeflatedRowIndex> {
+  const parts: DeflatedRowIndex = [];
   for (const part of ['facets', 'values'] as const) {
     const pieces: Buffer[] = [];
     for (const piece of encodePart(index, rowsTable, part)) pieces.push(await deflate(piece, { level: 1 }));
     parts.push({ part, pieces });
   }
+  return parts;
+}
+
+/** Stores a deflated index (replacing any stored before). Returns the bytes stored. */
+export async function storeDeflatedRowIndex(db: Executor, rowsTable: string, versionId: number, parts: DeflatedRowIndex): Promise<number> {
   await replaceRowIndexChunks(db, rowsTable, versionId, parts);
   return parts.reduce((sum, { pieces }) => sum + pieces.reduce((s, piece) => s + piece.length, 0), 0);
+}
+
+/** Stores a version's index (replacing any stored before), both parts, deflating one piece at a time. Returns the bytes stored. */
+export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, versionId: number, index: RowIndex): Promise<number> {
+  return storeDeflatedRowIndex(db, rowsTable, versionId, await deflateRowIndex(rowsTable, index));
 }
 
 /**

@@ -25,9 +25,9 @@ import { loadQueryVersionMeta, type VersionMeta } from './version-meta-cache.js'
 
 /**
  * The columns a build from rows reads, in this order: id, time period, level, the location and filter columns
- * (`facets`, the index's), then the indicator columns (none when built without values).
+ * (`facets`, the index's, in the order it keeps them), then the indicator columns (none when built without values).
  */
-function rowIndexColumns(meta: VersionMeta, withValues: boolean): { facets: string[]; indicators: string[]; read: string[] } {
+export function rowIndexColumns(meta: VersionMeta, withValues: boolean): { facets: string[]; indicators: string[]; read: string[] } {
   const facets = [...meta.locationLevels.map(locationColumn), ...meta.filters.map((f) => f.column)];
   const indicators = withValues ? meta.indicators.map((i) => i.column) : [];
   return { facets, indicators, read: ['id', 'time_period_id', 'geographic_level', ...facets, ...indicators] };

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
 import { RowIds, type RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
-import { RowIndexBuilder } from '../../../../src/statistics/query/engine/row-index-builder.js';
+import { canonicalDecimal, RowIndexBuilder, RowIndexCollector } from '../../../../src/statistics/query/engine/row-index-builder.js';
 import { decodeRowIndex, decodeRowIndexFacets, encodeRowIndex, joinWithoutCopy } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
 
 /**
@@ -252,6 +252,115 @@ describe('RowIndex (in-memory bitmap engine)', () => {
       const gte: Predicate = { kind: 'compare', column: 'time_period_id', op: '>=', value: 2 };
       expect(select(index, gte, defaultSort, 1, n)).toEqual(naiveSelect(rows, gte, defaultSort, 1, n));
     }
+  });
+});
+
+describe('canonicalDecimal (a decimal text kept as its number)', () => {
+  const printedAs = (text: string) => (String(Number(text)) === text ? Number(text) : undefined);
+
+  it('takes the decimal texts of up to 15 significant digits that print back as they are, as the number they parse to', () => {
+    const decimalText = fc
+      .tuple(fc.boolean(), fc.stringMatching(/^[0-9]{1,17}$/), fc.stringMatching(/^[0-9]{0,22}$/))
+      .map(([negative, whole, fraction]) => `${negative ? '-' : ''}${whole}.${fraction}`);
+    const anyText = fc.oneof(decimalText, fc.string({ maxLength: 8 }), fc.stringMatching(/^-?[0-9.e+-]{1,10}$/));
+    const significantDigits = (text: string) => text.replace(/[^0-9]/g, '').replace(/^0+/, '').length;
+    fc.assert(
+      fc.property(anyText, (text) => {
+        const taken = canonicalDecimal(text);
+        // Never a number the text does not print as; never a miss within its domain (others take the general path).
+        if (taken !== undefined) expect(taken).toBe(printedAs(text));
+        else if (text.includes('.') && significantDigits(text) <= 15) expect(printedAs(text)).toBeUndefined();
+        if (!text.includes('.')) expect(taken).toBeUndefined();
+      }),
+      { seed: 23, numRuns: 20000 },
+    );
+    for (const text of ['0.5', '-0.5', '12.25', '0.000001', '0.0000015', '123456789012.345', '99.99']) expect(canonicalDecimal(text)).toBe(Number(text));
+    for (const text of ['0.0000001', '1.50', '05.1', '.5', '1.', '-0.0', '0.0', '1.2345678901234567', '1e-7', 'x', '']) {
+      expect(canonicalDecimal(text)).toBeUndefined();
+    }
+  });
+});
+
+describe('RowIndexCollector (the import\'s rows, in file order with file-local ids)', () => {
+  interface FileRow {
+    tp: number;
+    lvl: number;
+    facets: number[];
+    texts: string[];
+  }
+  const TEXTS = ['0', '7', '-3', '120', '12.5', '0.25', '-0.5', '1.50', 'x', 'c', 'z', '1e-7', '3.14159', '2147483648', ''];
+  const COLUMNS = ['l_la', 'l_reg', 'f1'];
+
+  /** The index the import's collector makes, and the one a build from the row table (rows in default order) makes. */
+  function bothWays(rows: FileRow[], finals: { tp: number[]; facets: Array<Array<number | undefined>> }, rowIds: Int32Array | undefined, facetOrder: readonly string[]) {
+    const levelCodes = ['NAT', 'LA', 'REG'];
+    const collector = new RowIndexCollector(COLUMNS, ['i1', 'i2']);
+    for (const row of rows) collector.add(row.tp, row.lvl, row.facets, row.texts);
+    const meaning = {
+      rowIds,
+      timePeriodIds: finals.tp,
+      levelCodes,
+      facetIds: new Map(COLUMNS.map((column, c) => [column, finals.facets[c]!])),
+      facetOrder,
+      indicatorOrder: ['i2', 'i1'],
+    };
+    const inRowTable = rows
+      .map((row, r) => ({
+        id: rowIds ? rowIds[r]! : r + 1,
+        tp: finals.tp[row.tp - 1]!,
+        level: levelCodes[row.lvl - 1]!,
+        facets: row.facets.map((local, c) => (local === 0 ? 0 : (finals.facets[c]![local - 1] ?? 0))),
+        texts: row.texts,
+      }))
+      .sort((a, b) => b.tp - a.tp || a.id - b.id);
+    const builder = new RowIndexBuilder(rows.length, facetOrder, ['i2', 'i1']);
+    for (const row of inRowTable) {
+      builder.add(row.id, row.tp, row.level, facetOrder.map((column) => row.facets[COLUMNS.indexOf(column)]!), [row.texts[1]!, row.texts[0]!]);
+    }
+    return { collected: collector.finish(meaning), fromRows: builder.finish() };
+  }
+
+  it('makes the index a build from the row table makes, to the byte once stored', async () => {
+    const rowArbitrary = fc.record({
+      tp: fc.integer({ min: 1, max: 5 }),
+      lvl: fc.integer({ min: 1, max: 3 }),
+      facets: fc.tuple(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 6 })),
+      texts: fc.tuple(fc.constantFrom(...TEXTS), fc.constantFrom(...TEXTS)),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(rowArbitrary, { minLength: 1, maxLength: 200 }),
+        // Final ids by local id: periods in any order, some locals without a final id (0 in the row table).
+        fc.shuffledSubarray([101, 102, 103, 104, 105, 106, 107], { minLength: 5, maxLength: 5 }),
+        fc.array(fc.array(fc.option(fc.integer({ min: 1, max: 5000 }), { nil: undefined, freq: 8 }), { minLength: 30, maxLength: 30 }), { minLength: 3, maxLength: 3 }),
+        fc.boolean(),
+        fc.constantFrom(['l_la', 'l_reg', 'f1'], ['f1', 'l_reg', 'l_la']),
+        async (rows, tp, facets, shuffledIds, facetOrder) => {
+          const rowIds = shuffledIds ? Int32Array.from(rows.map((_, r) => ((r * 7919) % rows.length) + 1)) : undefined;
+          // Row ids a permutation of 1..n only when 7919 and n have no common factor; else file order.
+          const ids = rowIds && new Set(rowIds).size === rows.length ? rowIds : undefined;
+          const { collected, fromRows } = bothWays(rows as FileRow[], { tp, facets }, ids, facetOrder);
+          expect(encodeRowIndex(await collected, 'v1')).toEqual(encodeRowIndex(fromRows, 'v1'));
+        },
+      ),
+      { seed: 29, numRuns: 150 },
+    );
+  });
+
+  it('holds more rows than a chunk and local ids beyond two bytes', async () => {
+    const n = 140000;
+    const rows: FileRow[] = Array.from({ length: n }, (_, r) => ({
+      tp: 1 + (r % 3),
+      lvl: 1 + (r % 2),
+      facets: [r < 70000 ? 1 + (r % 10) : 1 + r, 1 + (r % 4), r % 5],
+      texts: [String(r % 1000), r % 97 === 0 ? 'x' : `${r % 50}.5`],
+    }));
+    const facetFinals = [Array.from({ length: n + 1 }, (_, l) => 10 + l), [1, 2, 3, 4], [7, 8, 9, 10]];
+    const { collected, fromRows } = bothWays(rows, { tp: [3, 1, 2], facets: facetFinals }, undefined, COLUMNS);
+    const stored = (encoded: { facets: Buffer[]; values: Buffer[] }) => Buffer.concat([...encoded.facets, ...encoded.values]);
+    const expected = stored(encodeRowIndex(fromRows, 'v1'));
+    expect(expected.length).toBeGreaterThan(n * 5);
+    expect(stored(encodeRowIndex(await collected, 'v1')).equals(expected)).toBe(true);
   });
 });
 
