@@ -1,9 +1,9 @@
 import fp from 'fastify-plugin';
-import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../db/database.js';
+import { readRunningImports, type RunningImports } from '../statistics/import/repository.js';
 
 /** What /metrics shows of the statistics query's row indexes (the app's row index store). */
 export interface RowIndexStatusSource {
@@ -19,27 +19,6 @@ export interface MetricsOptions {
 
 /** A scrape waits at most this long for the import progress query; the gauges are left out when it does not answer. */
 const IMPORT_PROGRESS_TIMEOUT_MS = 800;
-
-export interface ImportProgress {
-  running: number;
-  rowsLoaded: number;
-}
-
-/**
- * Statistics imports loading rows into this database right now, from any process (`npm run import`, `npm run seed`,
- * the seed on start, another instance): the importer COPYs each file into its session's `import_rows` table (its
- * statement is `COPY import_rows FROM STDIN`), and PostgreSQL reports running COPYs in `pg_stat_progress_copy`.
- * (The table is created in the import's uncommitted transaction, so only the statement text identifies it.)
- */
-export async function readImportProgress(db: Db): Promise<ImportProgress> {
-  const { rows } = await sql<{ running: number; rows_loaded: number }>`
-    SELECT count(*)::int AS running, coalesce(sum(p.tuples_processed), 0)::bigint AS rows_loaded
-    FROM pg_stat_progress_copy p
-    JOIN pg_stat_activity a ON a.pid = p.pid
-    WHERE p.command = 'COPY FROM' AND a.query LIKE 'COPY import_rows FROM STDIN%'
-      AND p.datid = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(db);
-  return { running: rows[0]?.running ?? 0, rowsLoaded: Number(rows[0]?.rows_loaded ?? 0) };
-}
 
 /**
  * `GET /metrics` in Prometheus text format: request counts and latency by route and status, database pool usage,
@@ -76,14 +55,14 @@ export const metricsPlugin = fp<MetricsOptions>(
       },
     });
     // Both import gauges come from one query per scrape, shared by their collect() calls.
-    let progress: Promise<ImportProgress | undefined> | undefined;
+    let progress: Promise<RunningImports | undefined> | undefined;
     const importProgress = () => {
       if (!importsDb) return Promise.resolve(undefined);
       progress ??= (async () => {
         let timer: NodeJS.Timeout | undefined;
         try {
           return await Promise.race([
-            readImportProgress(importsDb),
+            readRunningImports(importsDb),
             new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), IMPORT_PROGRESS_TIMEOUT_MS))),
           ]);
         } catch {
@@ -97,17 +76,17 @@ export const metricsPlugin = fp<MetricsOptions>(
     };
     new Gauge({
       name: 'statistics_import_rows_loaded',
-      help: 'Rows loaded so far by the statistics imports running against this database (any process)',
+      help: 'Rows read so far from their data files by the statistics imports running against this database (any process)',
       registers: [registry],
       async collect() {
         const current = await importProgress();
-        if (current) this.set(current.rowsLoaded);
+        if (current) this.set(current.rowsRead);
         else this.reset();
       },
     });
     new Gauge({
       name: 'statistics_import_running',
-      help: 'Statistics imports loading rows into this database right now (any process)',
+      help: 'Statistics imports running against this database right now (any process)',
       registers: [registry],
       async collect() {
         const current = await importProgress();

@@ -1,21 +1,27 @@
-import { pipeline } from 'node:stream/promises';
-import { Readable } from 'node:stream';
-import { from as copyFrom } from 'pg-copy-streams';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importDataSetVersion } from '../../src/statistics/import/import.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { ABSENCE_SCHOOL, createDataSet } from '../helpers/statistics.js';
 
 /**
  * `/metrics` reports the statistics imports running against the database, whichever process runs them (the import
- * CLI is a process of its own), so the documented "import stuck" alert can fire. An import in progress is the
- * importer's session COPYing a file into its `import_rows` table; the test holds one such COPY open.
+ * CLI is a process of its own), so the documented "import stuck" alert can fire: a real import, watched from the
+ * app's own scrapes while it reads its file and until its transaction ends.
  */
 let t: TestApp;
+let dir: string;
 
 beforeAll(async () => {
   t = await buildTestApp();
+  dir = await mkdtemp(path.join(tmpdir(), 'import-metrics-'));
 });
 afterAll(async () => {
   await t?.close();
+  await rm(dir, { recursive: true, force: true });
 });
 
 async function gauges(): Promise<{ running: number; rows: number }> {
@@ -26,35 +32,36 @@ async function gauges(): Promise<{ running: number; rows: number }> {
 }
 
 describe('import progress metrics', () => {
-  it('show a running import and the rows it has loaded, and 0 once it has finished', async () => {
+  it('show a running import and the rows it has read, and 0 once it has finished', async () => {
     expect(await gauges()).toEqual({ running: 0, rows: 0 });
 
-    const client = await t.database.pool.connect();
+    // A file long enough to be seen while it is read (the fixture's rows 400 times: 86,400 rows); the import is held
+    // after reading them, where it stores the data file, by a lock on that table taken here.
+    const [header, ...lines] = readFileSync(ABSENCE_SCHOOL.dataPath, 'utf8').trimEnd().split('\n');
+    const dataPath = path.join(dir, 'data.csv');
+    await writeFile(dataPath, `${[header, ...Array.from({ length: 400 }, () => lines).flat()].join('\n')}\n`);
+    const dataSetId = await createDataSet(t.database.db, { title: 'Watched import' });
+    const holder = await t.database.pool.connect();
     try {
-      await client.query('BEGIN');
-      await client.query('CREATE TEMPORARY TABLE import_rows (id int, cells text) ON COMMIT DROP');
-      const copy = client.query(copyFrom('COPY import_rows FROM STDIN'));
-      let sent = 0;
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      const source = Readable.from(
-        (async function* () {
-          for (; sent < 5000; sent++) yield `${sent}\trow ${sent}\n`;
-          await held;
-        })(),
-      );
-      const copying = pipeline(source, copy);
-      let seen = { running: 0, rows: 0 };
-      for (let attempt = 0; attempt < 50 && !(seen.running === 1 && seen.rows === 5000); attempt++) {
-        await new Promise((r) => setTimeout(r, 100));
-        seen = await gauges();
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE data_set_version_files IN SHARE MODE');
+      const importing = importDataSetVersion(t.database, { dataSetId, version: '1.0', dataPath, metaPath: ABSENCE_SCHOOL.metaPath });
+      importing.catch(() => undefined);
+      const seen: Array<{ running: number; rows: number }> = [];
+      for (let attempt = 0; attempt < 600 && seen.at(-1)?.rows !== 86400; attempt++) {
+        seen.push(await gauges());
+        await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      expect(seen).toEqual({ running: 1, rows: 5000 });
-      release();
-      await copying;
-      await client.query('COMMIT');
+      await holder.query('COMMIT');
+      expect((await importing).rows).toBe(86400);
+      // Running from the start; the rows read never go back, and reach the file's rows before the transaction ends.
+      const running = seen.filter((g) => g.running === 1);
+      expect(running.length).toBeGreaterThan(1);
+      expect(seen.filter((g) => g.running !== 1 && g.rows !== 0)).toEqual([]);
+      expect(running.map((g) => g.rows)).toEqual([...running.map((g) => g.rows)].sort((a, b) => a - b));
+      expect(running.at(-1)!.rows).toBe(86400);
     } finally {
-      client.release();
+      holder.release();
     }
     expect(await gauges()).toEqual({ running: 0, rows: 0 });
   });

@@ -116,7 +116,6 @@ async function planRows(
     columns: [info.nameColumn, ...info.codeColumns.map((c) => c.column)].filter((c) => columnIndex.has(c)).map((c) => columnIndex.get(c)!),
     previousCells: [],
     previousId: 0,
-    previousCell: '',
   }));
   return { dataFile, totalBytes, text, batches, firstBatch, header, columnIndex, filters, indicators, locationLevels };
 }

@@ -1,10 +1,10 @@
 /**
  * The statistics importer: one data set version from a data CSV and its meta CSV, in named phases —
  * 1. plan (data-file.ts): files, header and meta checked, nothing written;
- * 2. stage (stage-rows.ts): rows streamed once into a temporary table with file-local ids;
+ * 2. stage (stage-rows.ts): rows streamed once into compact columns with file-local ids;
  * 3. metadata (metadata.ts): version, time periods, filters, indicators, levels, locations; final id maps;
- * 4. row table (repository.ts): the staged rows rewritten once with the final ids, then indexed, by PostgreSQL while
- *    this process makes the query engine's row index from the rows it collected while staging them;
+ * 4. row table (repository.ts): the collected rows with their final ids, in default order, by one binary COPY; then
+ *    PostgreSQL indexes it while this process makes the query engine's row index from the same columns;
  * 5. file and changes: the gzip of the data file for the download, the changes against the previous live version.
  * All of it is one transaction: any problem (or a killed process) leaves nothing behind.
  */
@@ -22,13 +22,14 @@ import { insertVersionMetadata, insertVersionRow } from './metadata.js';
 import {
   beginImportTransaction,
   commitImportTransaction,
+  copyRowTable,
   createRowTable,
-  fillRowTable,
   findVersionNumbers,
   indexRowTable,
   insertVersionFile,
   lockDataSet,
   publishDataSet,
+  reportImportProgress,
   rollbackImportTransaction,
 } from './repository.js';
 import { rowIndexCollectorFor, stageRows } from './stage-rows.js';
@@ -87,8 +88,8 @@ export interface ImportResult {
   majorChanges: number;
   minorChanges: number;
   /**
-   * Seconds per phase: reading and COPYing rows, metadata, the rewrite into the row table, its indexes, what making
-   * and storing the row index adds after them (it is made while PostgreSQL writes the row table), file, changes, commit.
+   * Seconds per phase: reading the rows, metadata, the COPY of the row table, its indexes, what making and storing
+   * the row index adds after them (it is made while PostgreSQL builds the indexes), file, changes, commit.
    */
   timings: Record<'read' | 'metadata' | 'rows' | 'indexes' | 'queryIndex' | 'file' | 'changes' | 'commit', number>;
 }
@@ -155,12 +156,19 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
       }
     }
     await beginImportTransaction(client);
+    // Shown in every instance's /metrics until the transaction ends; the rows read, as they are read.
+    await reportImportProgress(client, 0);
+    let reporting: Promise<void> = Promise.resolve();
     const { dataSet, previous } = await lockDataSetForVersion(db, options.dataSetId, versionNumber);
 
     const collector = rowIndexCollectorFor(plan);
-    const staged = await stageRows(client, plan, problems, collector, (progress) =>
-      options.onProgress?.({ ...progress, seconds: seconds(), done: false }),
-    );
+    const staged = await stageRows(plan, problems, collector, (progress) => {
+      options.onProgress?.({ ...progress, seconds: seconds(), done: false });
+      // One report at a time; a failed one shows in the next statement on the client.
+      reporting = reporting.then(() => reportImportProgress(client, progress.rows)).catch(() => undefined);
+    });
+    await reporting;
+    await reportImportProgress(client, staged.rows);
     options.onProgress?.({ rows: staged.rows, seconds: seconds(), fraction: 1, done: true });
     const timings: ImportResult['timings'] = { read: seconds(), metadata: 0, rows: 0, indexes: 0, queryIndex: 0, file: 0, changes: 0, commit: 0 };
     let mark = seconds();
@@ -177,22 +185,24 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     lap('metadata');
     const rowsTable = await createRowTable(client, versionId, plan);
     const { facets, indicators } = rowIndexColumns(await loadQueryVersionMeta(db, versionId, rowsTable), true);
-    // PostgreSQL writes and indexes the row table while this process makes the query engine's row index, made once
-    // here and stored so that no instance builds it from the rows; on two cores the two take about as long as the
-    // table alone. The table's first statement is sent before the index work takes the main thread; both are waited
-    // for before anything else is sent on the client (or it is rolled back).
-    const rowTable = (async () => {
-      await fillRowTable(client, rowsTable, plan, staged.levels, maps, options.rowOrder);
-      lap('rows');
+    const meaning = collectedRowMeaning(collector, plan, staged.levels, maps, options.rowOrder);
+    const rowAt = collector.defaultOrder(meaning);
+    await copyRowTable(client, rowsTable, collector.rowTableCopy(meaning, rowAt));
+    lap('rows');
+    // PostgreSQL indexes the row table while this process makes the query engine's row index (made once here and
+    // stored, so that no instance builds it from the rows); on two cores the two take about as long as the indexes
+    // alone. The first index statement is sent before the row index takes the main thread; both are waited for
+    // before anything else is sent on the client (or it is rolled back).
+    const tableIndexes = (async () => {
       await indexRowTable(db, versionId, rowsTable);
       lap('indexes');
     })();
     const rowIndex = (async () => {
-      const meaning = collectedRowMeaning(collector, plan, staged.levels, maps, options.rowOrder);
-      return deflateRowIndex(rowsTable, await collector.finish({ ...meaning, facetOrder: facets, indicatorOrder: indicators }));
+      const index = await collector.finish({ ...meaning, facetOrder: facets, indicatorOrder: indicators }, rowAt);
+      return deflateRowIndex(rowsTable, index);
     })();
-    const [deflated, table] = await Promise.allSettled([rowIndex, rowTable]);
-    if (table.status === 'rejected') throw table.reason;
+    const [deflated, indexed] = await Promise.allSettled([rowIndex, tableIndexes]);
+    if (indexed.status === 'rejected') throw indexed.reason;
     if (deflated.status === 'rejected') throw deflated.reason;
     await storeDeflatedRowIndex(db, rowsTable, versionId, deflated.value);
     lap('queryIndex');
@@ -221,7 +231,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
   }
 }
 
-/** What the collected rows' file-local ids stand for: the final ids the row table gives them (`fillRowTable`). */
+/** What the collected rows' file-local ids stand for: their final ids, and their row ids in the row order asked for. */
 function collectedRowMeaning(collector: RowIndexCollector, plan: DataFilePlan, levels: string[], maps: IdMaps, rowOrder: RowOrder | undefined) {
   const facetIds = new Map<string, number[]>([
     ...plan.locationLevels.map((l, i) => [`l_${l.info.code.toLowerCase()}`, maps.locations[i]!] as const),
@@ -236,8 +246,8 @@ function collectedRowMeaning(collector: RowIndexCollector, plan: DataFilePlan, l
 }
 
 /**
- * The ids of the reference-fixture row order by row in file order, as `fillRowTable` numbers them: rows without a
- * school first, from the most detailed level (LA, REG, then the rest), file order within.
+ * The ids of the reference-fixture row order, by row in file order: rows without a school first, from the most
+ * detailed level (LA, REG, then the rest), file order within (the ids the reference gave the AbsenceSchool fixture).
  */
 function referenceFixtureRowIds(collector: RowIndexCollector): Int32Array {
   const group = (r: number) =>

@@ -5,12 +5,12 @@
 import { sql, type Kysely, type Insertable } from 'kysely';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Executor } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { LocationCodeField } from '../standard/geographic-levels.js';
 import type { DataFilePlan } from './data-file.js';
-import type { RowOrder } from './import.js';
-import type { IdMaps } from './metadata.js';
 
 /** The import's session: one long transaction with room to sort, serialized with every other import. */
 export async function beginImportTransaction(client: pg.PoolClient): Promise<void> {
@@ -20,8 +20,6 @@ export async function beginImportTransaction(client: pg.PoolClient): Promise<voi
   await client.query('SET LOCAL idle_in_transaction_session_timeout = 0');
   // Index builds after the load sort whole columns: give them room to do it in memory.
   await client.query(`SET LOCAL maintenance_work_mem = '128MB'`);
-  // The rewrite sorts all rows into the default order: in memory rather than in temporary files.
-  await client.query(`SET LOCAL work_mem = '64MB'`);
   // Imports run one at a time: locations and public-id order are global.
   await client.query(`SELECT pg_advisory_xact_lock(hashtext('statistics-import'))`);
 }
@@ -48,10 +46,31 @@ export async function publishDataSet(db: Executor, dataSetId: string): Promise<v
   await db.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).execute();
 }
 
-/** The temporary table `import_rows` (dropped at commit) and a COPY stream into it. */
-export async function openStagingCopy(client: pg.PoolClient, columns: readonly string[]) {
-  await client.query(`CREATE TEMP TABLE import_rows (${columns.join(', ')}) ON COMMIT DROP`);
-  return client.query(copyFrom('COPY import_rows FROM STDIN'));
+/**
+ * What an import's session shows every other session until its transaction ends (`pg_stat_activity.application_name`,
+ * which every role can read): that it is an import, and the rows it has read so far.
+ */
+export async function reportImportProgress(client: pg.PoolClient, rowsRead: number): Promise<void> {
+  await client.query(`SELECT set_config('application_name', $1, true)`, [`statistics-import: ${rowsRead} rows read`]);
+}
+
+export interface RunningImports {
+  running: number;
+  rowsRead: number;
+}
+
+/**
+ * The statistics imports running against this database right now, from any process (`npm run import`, `npm run seed`,
+ * the seed on start, another instance), and the rows they have read: what their sessions show (`reportImportProgress`).
+ */
+export async function readRunningImports(db: Executor): Promise<RunningImports> {
+  const { rows } = await sql<{ running: number; rows_read: string }>`
+    SELECT count(*)::int AS running,
+      coalesce(sum(substring(application_name FROM '^statistics-import: ([0-9]+) rows read$')::bigint), 0) AS rows_read
+    FROM pg_stat_activity
+    WHERE application_name LIKE 'statistics-import: % rows read'
+      AND datid = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(db);
+  return { running: rows[0]?.running ?? 0, rowsRead: Number(rows[0]?.rows_read ?? 0) };
 }
 
 /** `count` fresh values of a sequence, in order. */
@@ -157,38 +176,14 @@ export async function createRowTable(client: pg.PoolClient, versionId: number, p
   return rowsTable;
 }
 
-/** Writes the staged rows into the row table with their final ids. */
-export async function fillRowTable(
-  client: pg.PoolClient,
-  rowsTable: string,
-  plan: RowTablePlan,
-  levels: string[],
-  maps: IdMaps,
-  rowOrder: RowOrder | undefined,
-): Promise<void> {
-  const { locationLevels, filters, indicators } = plan;
-  const params: unknown[] = [maps.timePeriods, levels];
-  const param = (value: unknown) => `$${params.push(value)}`;
-  const select = [
-    rowOrder === 'reference-fixture'
-      ? `row_number() OVER (ORDER BY l_sch <> 0, CASE WHEN l_la <> 0 THEN 0 WHEN l_reg <> 0 THEN 1 ELSE 2 END, n)::integer`
-      : 'n',
-    '($1::integer[])[tp]',
-    '($2::text[])[lvl]',
-    ...locationLevels.map((l, i) => {
-      const c = `l_${l.info.code.toLowerCase()}`;
-      return `coalesce((${param(maps.locations[i])}::integer[])[${c}], 0)`;
-    }),
-    ...filters.map((_, i) => `coalesce((${param(maps.filterOptions[i])}::integer[])[f${i + 1}], 0)`),
-    ...indicators.map((_, i) => `i${i + 1}`),
-  ];
-  const targetColumns = rowTableColumns(plan).map((c) => c.split(' ')[0]);
-  // Written in the default result order (time period newest first, then row id): pages of the default query
-  // are then contiguous on disk.
-  await client.query(
-    `INSERT INTO stats_data.${rowsTable} (${targetColumns.join(', ')}) SELECT ${select.join(', ')} FROM import_rows ORDER BY 2 DESC, 1`,
-    params,
-  );
+/**
+ * Fills the row table from a binary COPY of its rows (all its columns, in their order): the collected rows with their
+ * final ids, in the default result order (time period newest first, then row id), so that pages of the default
+ * query are contiguous on disk.
+ */
+export async function copyRowTable(client: pg.PoolClient, rowsTable: string, rows: Iterable<Buffer>): Promise<void> {
+  const copy = client.query(copyFrom(`COPY stats_data.${rowsTable} FROM STDIN (FORMAT binary)`));
+  await pipeline(Readable.from(rows, { objectMode: false }), copy);
 }
 
 /** The query engine's indexes on the row table, then the version points at it. */

@@ -1,18 +1,15 @@
 /**
- * Import phase 2: every data row, read once as it streams, becomes one line of a COPY into a temporary staging
- * table. Time periods, geographic levels, locations and filter options are numbered in the order the file first
- * shows them (file-local ids); the final ids exist only once the whole file is read (phase 3 maps them).
+ * Import phase 2: every data row, read once as it streams, is checked and collected in compact columns (a
+ * RowIndexCollector): time periods, geographic levels, locations and filter options numbered in the order the file
+ * first shows them (file-local ids), the indicator cells as numbers or texts; the final ids exist only once the whole
+ * file is read (phase 3 maps them), and the row table and the row index are both made from these columns.
  * This is the importer's hot loop: rows mostly repeat the previous row's period, level and locations, so each
  * encoder compares with the previous row before looking anything up.
  */
-import { once } from 'node:events';
-import { finished } from 'node:stream/promises';
-import type pg from 'pg';
 import { CsvSyntaxError } from './csv-reader.js';
 import type { ProblemCollector } from './errors.js';
 import type { DataFilePlan } from './data-file.js';
 import { readProblem } from './data-file.js';
-import { openStagingCopy } from './repository.js';
 import { RowIndexCollector } from '../query/engine/row-index-builder.js';
 import { geographicLevelByCsvLabel, type GeographicLevelInfo, type LocationCodeField } from '../standard/geographic-levels.js';
 import { apiPeriodFromCsv, timeIdentifierByCsvLabel } from '../standard/time-periods.js';
@@ -26,11 +23,10 @@ export interface LocationLevelInput {
   /** Local id (1-based) by identity key. */
   ids: Map<string, number>;
   options: Array<{ label: string; fields: Partial<Record<LocationCodeField, string>> }>;
-  /** Header indexes of the level's name and code columns, and the previous row's cells, local id and COPY cell. */
+  /** Header indexes of the level's name and code columns, and the previous row's cells and local id. */
   columns: number[];
   previousCells: string[];
   previousId: number;
-  previousCell: string;
 }
 
 /** What the staged rows hold, in file-local ids. */
@@ -50,25 +46,6 @@ export interface StageProgress {
   fraction: number;
 }
 
-const COPY_FLUSH_BYTES = 1 << 18;
-const NEEDS_ESCAPE = /[\\\t\n\r]/;
-
-function escapeCopy(value: string): string {
-  return value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
-}
-
-/** The staging table's columns: row number, local ids, then the indicator values as text. */
-export function stagingColumns(plan: DataFilePlan): string[] {
-  return [
-    'n integer',
-    'tp integer',
-    'lvl integer',
-    ...plan.locationLevels.map((l) => `l_${l.info.code.toLowerCase()} integer`),
-    ...plan.filters.map((_, i) => `f${i + 1} integer`),
-    ...plan.indicators.map((_, i) => `i${i + 1} text`),
-  ];
-}
-
 /** A collector of the staged rows for the query engine's row index, its columns named as in the row table. */
 export function rowIndexCollectorFor(plan: Pick<DataFilePlan, 'locationLevels' | 'filters' | 'indicators'>): RowIndexCollector {
   return new RowIndexCollector(
@@ -77,7 +54,7 @@ export function rowIndexCollectorFor(plan: Pick<DataFilePlan, 'locationLevels' |
   );
 }
 
-/** Turns data rows into COPY text lines with file-local ids; refusals go to `problems` with their line. */
+/** Turns data rows into file-local ids and indicator texts (`last…`); refusals go to `problems` with their line. */
 class RowEncoder {
   readonly timePeriods: Array<{ period: string; code: string }> = [];
   readonly levels: string[] = [];
@@ -94,8 +71,6 @@ class RowEncoder {
   /** Per filter, the previous row's cell and its local id (outer filters repeat from row to row). */
   private readonly previousFilterLabels: string[];
   private readonly previousFilterIds: number[];
-  /** COPY cells by local id (`\t<id>`), made once each. */
-  private readonly idCells: string[] = ['\t0'];
   private previousPeriod: string | undefined;
   private previousIdentifier: string | undefined;
   private previousTp: number | undefined;
@@ -122,8 +97,8 @@ class RowEncoder {
     this.lastIndicatorTexts = indicators.map(() => '');
   }
 
-  /** The row's COPY line (without the row number and newline), or undefined when it has a problem. */
-  encode(record: string[], line: number): string | undefined {
+  /** Whether the row is good: then its local ids and indicator texts are in `last…`; else a problem was added. */
+  encode(record: string[], line: number): boolean {
     const { header, dataFile } = this.plan;
     if (record.length !== header.length) {
       this.problems.add({
@@ -133,20 +108,18 @@ class RowEncoder {
         ...(record.length < header.length ? { column: header[record.length] } : {}),
         message: `The row has ${record.length} cells but the header has ${header.length}.`,
       });
-      return undefined;
+      return false;
     }
     const tp = this.timePeriod(record, line);
-    if (tp === undefined) return undefined;
+    if (tp === undefined) return false;
     const lvl = this.level(record, line);
-    if (lvl === undefined) return undefined;
+    if (lvl === undefined) return false;
     this.lastTp = tp;
     this.lastLvl = lvl;
-    let cells = `\t${tp}\t${lvl}`;
     const { locationLevels } = this.plan;
-    for (let l = 0; l < locationLevels.length; l++) cells += this.locationCell(l, locationLevels[l]!, record);
-    for (let f = 0; f < this.filterIndexes.length; f++) cells += this.filterCell(f, locationLevels.length + f, record);
-    const indicators = this.indicatorCells(record, line);
-    return indicators === undefined ? undefined : cells + indicators;
+    for (let l = 0; l < locationLevels.length; l++) this.lastFacetIds[l] = this.locationId(locationLevels[l]!, record);
+    for (let f = 0; f < this.filterIndexes.length; f++) this.lastFacetIds[locationLevels.length + f] = this.filterOptionId(f, record);
+    return this.indicatorTexts(record, line);
   }
 
   private timePeriod(record: string[], line: number): number | undefined {
@@ -207,17 +180,14 @@ class RowEncoder {
     return lvl;
   }
 
-  /** The level's location cell (facet `slot`): 0 when the row has no complete location at that level. */
-  private locationCell(slot: number, level: LocationLevelInput, record: string[]): string {
+  /** The row's local location id at a level: 0 when it has no complete location there. */
+  private locationId(level: LocationLevelInput, record: string[]): number {
     // Consecutive rows usually share their locations: compare the cells with the previous row's first.
     const columns = level.columns;
     const previous = level.previousCells;
     let same = previous.length > 0;
     for (let c = 0; same && c < columns.length; c++) same = record[columns[c]!] === previous[c];
-    if (same) {
-      this.lastFacetIds[slot] = level.previousId;
-      return level.previousCell;
-    }
+    if (same) return level.previousId;
     const name = level.nameIndex >= 0 ? record[level.nameIndex]! : '';
     let key = name;
     let complete = level.nameIndex < 0 || name !== '';
@@ -237,16 +207,13 @@ class RowEncoder {
         level.ids.set(key, id);
       }
     }
-    const cell = `\t${id}`;
     level.previousCells = columns.map((c) => record[c]!);
     level.previousId = id;
-    level.previousCell = cell;
-    this.lastFacetIds[slot] = id;
-    return cell;
+    return id;
   }
 
-  /** Filter f's cell (facet `slot`): 0 for a blank cell. */
-  private filterCell(f: number, slot: number, record: string[]): string {
+  /** The row's local option id of filter f: 0 for a blank cell. */
+  private filterOptionId(f: number, record: string[]): number {
     const label = record[this.filterIndexes[f]!]!;
     let id = 0;
     if (label === this.previousFilterLabels[f]) id = this.previousFilterIds[f]!;
@@ -260,19 +227,16 @@ class RowEncoder {
     }
     this.previousFilterLabels[f] = label;
     this.previousFilterIds[f] = id;
-    this.lastFacetIds[slot] = id;
-    return this.idCells[id] ?? (this.idCells[id] = `\t${id}`);
+    return id;
   }
 
-  /** The indicator values, COPY-escaped; an empty cell is a problem (the standard uses a symbol). */
-  private indicatorCells(record: string[], line: number): string | undefined {
-    let cells = '';
+  /** The indicator texts into `lastIndicatorTexts`; an empty cell is a problem (the standard uses a symbol). */
+  private indicatorTexts(record: string[], line: number): boolean {
     let blank = -1;
     for (let i = 0; i < this.indicatorIndexes.length; i++) {
       const value = record[this.indicatorIndexes[i]!]!;
       if (value === '') blank = i;
       this.lastIndicatorTexts[i] = value;
-      cells += `\t${NEEDS_ESCAPE.test(value) ? escapeCopy(value) : value}`;
     }
     if (blank >= 0) {
       this.problems.add({
@@ -281,32 +245,23 @@ class RowEncoder {
         column: this.plan.indicators[blank]!.column,
         message: 'The indicator cell is empty; the standard uses a symbol (such as x, z or c) for a missing value.',
       });
-      return undefined;
+      return false;
     }
-    return cells;
+    return true;
   }
 }
 
 /**
- * Streams the data rows into the temporary table `import_rows` (created here, dropped at commit), and each staged row
- * into `collector` (the row index, made from them once the final ids are known). Every problem is collected (up to the
- * problem collector's limit) and thrown at the end; after the first one nothing more is sent.
+ * Reads the data rows into `collector`. Every problem is collected (up to the problem collector's limit) and thrown at
+ * the end; after the first one no row is collected.
  */
 export async function stageRows(
-  client: pg.PoolClient,
   plan: DataFilePlan,
   problems: ProblemCollector,
   collector: RowIndexCollector,
   onProgress?: (progress: StageProgress) => void,
 ): Promise<StagedRows> {
-  const copy = await openStagingCopy(client, stagingColumns(plan));
-  let copyError: Error | undefined;
-  copy.on('error', (error: Error) => {
-    copyError = error;
-  });
   const encoder = new RowEncoder(plan, problems);
-  let rows = 0;
-  let buffer = '';
   let lastProgress = Date.now();
   const { firstBatch, batches, text, totalBytes, dataFile } = plan;
   const rowsOf = async function* () {
@@ -316,40 +271,22 @@ export async function stageRows(
   try {
     for await (const { records, lines } of rowsOf()) {
       for (let r = 0; r < records.length; r++) {
-        const cells = encoder.encode(records[r]!, lines[r]!);
-        // After any problem the buffer is never sent.
-        if (cells === undefined || problems.problems.length > 0) continue;
-        rows++;
-        collector.add(encoder.lastTp, encoder.lastLvl, encoder.lastFacetIds, encoder.lastIndicatorTexts);
-        buffer += `${rows}${cells}\n`;
+        const good = encoder.encode(records[r]!, lines[r]!);
+        if (good && problems.problems.length === 0) {
+          collector.add(encoder.lastTp, encoder.lastLvl, encoder.lastFacetIds, encoder.lastIndicatorTexts);
+        }
       }
       if (problems.full) break;
-      if (copyError) throw copyError;
-      if (buffer.length >= COPY_FLUSH_BYTES && problems.problems.length === 0) {
-        if (!copy.write(buffer)) await once(copy, 'drain');
-        buffer = '';
-      }
       if (onProgress && Date.now() - lastProgress >= 250) {
         lastProgress = Date.now();
-        onProgress({ rows, fraction: Math.min(1, text.fileBytesRead() / totalBytes) });
+        onProgress({ rows: collector.rows, fraction: Math.min(1, text.fileBytesRead() / totalBytes) });
       }
     }
   } catch (error) {
-    if (error instanceof CsvSyntaxError) {
-      problems.add({ file: dataFile, line: error.line, message: error.message });
-    } else {
-      copy.destroy();
-      throw readProblem(error, dataFile);
-    }
+    if (!(error instanceof CsvSyntaxError)) throw readProblem(error, dataFile);
+    problems.add({ file: dataFile, line: error.line, message: error.message });
   }
-  if (problems.problems.length === 0 && rows === 0) problems.add({ file: dataFile, line: 2, message: 'The data file has no data rows.' });
-  if (problems.problems.length > 0) {
-    // Abort the COPY; the caller's rollback discards everything.
-    copy.destroy();
-    problems.throwIfAny();
-  }
-  copy.end(buffer);
-  await finished(copy);
-  if (copyError) throw copyError;
-  return { rows, timePeriods: encoder.timePeriods, levels: encoder.levels, filterOptionLabels: encoder.filterOptionLabels };
+  if (problems.problems.length === 0 && collector.rows === 0) problems.add({ file: dataFile, line: 2, message: 'The data file has no data rows.' });
+  problems.throwIfAny();
+  return { rows: collector.rows, timePeriods: encoder.timePeriods, levels: encoder.levels, filterOptionLabels: encoder.filterOptionLabels };
 }

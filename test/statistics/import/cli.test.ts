@@ -89,16 +89,17 @@ describe('npm run import', () => {
     const tablesBefore = await count(sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'stats_data'`);
     const big = path.join(root, 'seed/spc_pupils_fsm_ethnicity_yrgp');
     const { child, exit } = startCli('src/cli/import.ts', ['--data-set', dataSetId, '--version', '1.0', '--data', path.join(big, 'data.csv.gz'), '--meta', path.join(big, 'meta.csv')]);
-    // Wait until rows are streaming in (the COPY is running), then kill the process outright.
-    const copying = sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'statistics-import' AND query LIKE 'COPY%'`;
+    // Wait until rows are being read (its session says how many, in its transaction), then kill the process outright.
+    const reading = sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'statistics-import: % rows read' AND application_name <> 'statistics-import: 0 rows read'`;
     const deadline = Date.now() + 20000;
-    while ((await count(copying)) === 0) {
-      if (Date.now() > deadline) throw new Error('the import never started copying');
+    while ((await count(reading)) === 0) {
+      if (Date.now() > deadline) throw new Error('the import never started reading rows');
       await new Promise((r) => setTimeout(r, 50));
     }
     child.kill('SIGKILL');
     expect((await exit).signal).toBe('SIGKILL');
-    const sessions = sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'statistics-import'`;
+    const sessions = sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'statistics-import%'`;
     while ((await count(sessions)) > 0) await new Promise((r) => setTimeout(r, 50));
     expect(await database.db.selectFrom('data_set_versions').select('id').where('data_set_id', '=', dataSetId).execute()).toEqual([]);
     expect(await count(sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'stats_data'`)).toBe(tablesBefore);

@@ -1,3 +1,4 @@
+import { BinaryCopyWriter } from '../../../db/binary-copy.js';
 import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn, type RowIndexParts } from './row-index.js';
 
 /** The narrowest codes array for a dictionary of `distinct` values. */
@@ -126,6 +127,30 @@ class IndicatorBuilder {
     }
     this.textRows.push(row);
     this.textCodes.push(code);
+  }
+
+  /** Row `row`'s text as it was added: its exception, else the printing of its number (which is that text). */
+  textAt(row: number): string {
+    const flags = this.exceptionFlags ?? (this.exceptionFlags = this.flagExceptions());
+    if ((flags[row >>> 3]! & (1 << (row & 7))) === 0) return String(this.chunks[row >>> CHUNK_BITS]![row & (CHUNK_ROWS - 1)]!);
+    // Exceptions were added in row order: find this one by bisection.
+    let lo = 0;
+    let hi = this.textRows.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.textRows[mid]! < row) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.texts[this.textCodes[lo]!]!;
+  }
+
+  private exceptionFlags: Uint8Array | undefined;
+
+  private flagExceptions(): Uint8Array {
+    const last = this.textRows.at(-1) ?? 0;
+    const flags = new Uint8Array((last >>> 3) + 1);
+    for (const row of this.textRows) flags[row >>> 3]! |= 1 << (row & 7);
+    return flags;
   }
 
   /** The number `raw` is the printing of (`String(n) === raw`), noting its decimals; else undefined. */
@@ -370,9 +395,8 @@ export class RowIndexCollector {
    * The index. Gives way to the event loop between columns (the import sends the row table's statements meanwhile)
    * and lets go of each collected column once it is made.
    */
-  async finish(meaning: CollectedRowMeaning): Promise<RowIndex> {
+  async finish(meaning: CollectedRowMeaning, rowAt = this.defaultOrder(meaning)): Promise<RowIndex> {
     const n = this.count;
-    const rowAt = this.defaultOrder(meaning);
     // The largest columns first, each let go of once made: what is held at once stays near the collected columns.
     const facets = new Map<string, FacetColumn>();
     for (const column of meaning.facetOrder) {
@@ -437,8 +461,44 @@ export class RowIndexCollector {
     });
   }
 
+  /**
+   * The rows as the row table's binary COPY (id, time_period_id, geographic_level, then the collector's facet and
+   * indicator columns), in position order with their final ids, each indicator cell the text the file had.
+   */
+  *rowTableCopy(meaning: Omit<CollectedRowMeaning, 'facetOrder' | 'indicatorOrder'>, rowAt: Int32Array): Generator<Buffer> {
+    const writer = new BinaryCopyWriter();
+    const facetCount = this.facetColumns.length;
+    const fields = 3 + facetCount + this.indicators.length;
+    const finalIds = this.facetColumns.map((column) => {
+      const ids = meaning.facetIds.get(column);
+      if (!ids) throw new Error(`No final ids for ${column}`);
+      return ids;
+    });
+    const texts = new Array<string>(this.indicators.length);
+    for (let p = 0; p < rowAt.length; p++) {
+      const r = rowAt[p]!;
+      const level = meaning.levelCodes[this.levels.get(r) - 1]!;
+      let bytes = 8 * (2 + facetCount) + 4 + 3 * level.length;
+      for (let c = 0; c < texts.length; c++) {
+        texts[c] = this.indicators[c]!.textAt(r);
+        bytes += 4 + 3 * texts[c]!.length;
+      }
+      const full = writer.tuple(fields, bytes);
+      if (full) yield full;
+      writer.int4(meaning.rowIds ? meaning.rowIds[r]! : r + 1);
+      writer.int4(meaning.timePeriodIds[this.timePeriods.get(r) - 1]!);
+      writer.text(level);
+      for (let c = 0; c < facetCount; c++) {
+        const local = this.facets[c]!.get(r);
+        writer.int4(local === 0 ? 0 : (finalIds[c]![local - 1] ?? 0));
+      }
+      for (let c = 0; c < texts.length; c++) writer.text(texts[c]!);
+    }
+    yield writer.end();
+  }
+
   /** The rows in default result order: `rowAt[p]` is the row at position p (time period newest first, then id). */
-  private defaultOrder(meaning: CollectedRowMeaning): Int32Array {
+  defaultOrder(meaning: Pick<CollectedRowMeaning, 'rowIds' | 'timePeriodIds'>): Int32Array {
     const n = this.count;
     const { rowIds } = meaning;
     // Rows by ascending id: in collection order unless ids were given.
