@@ -11,6 +11,8 @@ import * as rowIndexParts from './2026-11-27T1000-row-index-parts.js';
 import * as webhookDataSet from './2026-11-27T1100-webhook-data-set.js';
 import * as eventInbox from './2026-11-27T1900-event-inbox.js';
 import * as rowIndexPieces from './2026-11-28T0300-row-index-pieces.js';
+import * as btreeGin from './2026-11-28T1230-btree-gin.js';
+import * as versionFileDeferred from './2026-11-28T1240-version-file-deferred.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -29,4 +31,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T1100-webhook-data-set': webhookDataSet,
   '2026-11-27T1900-event-inbox': eventInbox,
   '2026-11-28T0300-row-index-pieces': rowIndexPieces,
+  '2026-11-28T1230-btree-gin': btreeGin,
+  '2026-11-28T1240-version-file-deferred': versionFileDeferred,
 };

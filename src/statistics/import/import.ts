@@ -24,12 +24,14 @@ import {
   commitImportTransaction,
   copyRowTable,
   createRowTable,
+  deferVersionFileCheck,
   findVersionNumbers,
   indexRowTable,
   insertVersionFile,
   lockDataSet,
   publishDataSet,
   reportImportProgress,
+  reserveVersionId,
   rollbackImportTransaction,
 } from './repository.js';
 import { rowIndexCollectorFor, stageRows } from './stage-rows.js';
@@ -89,7 +91,8 @@ export interface ImportResult {
   minorChanges: number;
   /**
    * Seconds per phase: reading the rows, metadata, the COPY of the row table, its indexes, what making and storing
-   * the row index adds after them (it is made while PostgreSQL builds the indexes), file, changes, commit.
+   * the row index adds after them (it is made while PostgreSQL builds the indexes), what storing the data file adds
+   * (it is stored while the rows are read), changes, commit.
    */
   timings: Record<'read' | 'metadata' | 'rows' | 'indexes' | 'queryIndex' | 'file' | 'changes' | 'commit', number>;
 }
@@ -161,6 +164,12 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     let reporting: Promise<void> = Promise.resolve();
     const { dataSet, previous } = await lockDataSetForVersion(db, options.dataSetId, versionNumber);
 
+    // The original data file, gzip-compressed, for the CSV download: stored while the rows are read (PostgreSQL
+    // writes it while this process parses), before its version's row, which takes the id reserved here.
+    const versionId = await reserveVersionId(db);
+    await deferVersionFileCheck(db);
+    const fileStored = (async () => insertVersionFile(db, versionId, await gzipOf(options.dataPath)))();
+    fileStored.catch(() => undefined); // awaited below; a failed read of the rows ends the import first
     const collector = rowIndexCollectorFor(plan);
     const staged = await stageRows(plan, problems, collector, (progress) => {
       options.onProgress?.({ ...progress, seconds: seconds(), done: false });
@@ -179,7 +188,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     };
 
     const status: VersionStatus = options.draft ? 'Draft' : 'Published';
-    const versionId = await insertVersionRow(db, { ...options, number: versionNumber, status }, staged);
+    await insertVersionRow(db, { ...options, id: versionId, number: versionNumber, status }, staged);
     const previousMeta = previous ? await loadVersionMetaSnapshot(db, previous.id) : undefined;
     const maps = await insertVersionMetadata(db, versionId, plan, staged, previousMeta);
     lap('metadata');
@@ -194,7 +203,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     // alone. The first index statement is sent before the row index takes the main thread; both are waited for
     // before anything else is sent on the client (or it is rolled back).
     const tableIndexes = (async () => {
-      await indexRowTable(db, versionId, rowsTable);
+      await indexRowTable(db, versionId, rowsTable, collector.varyingColumns());
       lap('indexes');
     })();
     const rowIndex = (async () => {
@@ -207,9 +216,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await storeDeflatedRowIndex(db, rowsTable, versionId, deflated.value);
     lap('queryIndex');
 
-    // The original data file, gzip-compressed, for the CSV download.
-    const gzip = await gzipOf(options.dataPath);
-    await insertVersionFile(db, versionId, gzip);
+    await fileStored;
     lap('file');
 
     // A draft's changes are computed again when it is published (against the then latest live version).

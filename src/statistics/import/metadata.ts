@@ -30,6 +30,8 @@ import type { loadVersionMetaSnapshot } from './version-snapshot.js';
 export type Previous = Awaited<ReturnType<typeof loadVersionMetaSnapshot>> | undefined;
 
 export interface NewVersion {
+  /** Taken from the sequence beforehand (`reserveVersionId`). */
+  id: number;
   dataSetId: string;
   number: VersionNumber;
   status: VersionStatus;
@@ -61,6 +63,7 @@ export async function insertVersionRow(db: Kysely<Database>, version: NewVersion
   const chronological = [...staged.timePeriods].sort(compareTimePeriods);
   const release = defaultRelease(chronological[chronological.length - 1]!);
   return insertVersion(db, {
+      id: version.id,
       data_set_id: version.dataSetId,
       major: version.number.major,
       minor: version.number.minor,

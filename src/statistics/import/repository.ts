@@ -80,6 +80,17 @@ export async function nextSequenceValues(db: Executor, sequence: string, count: 
   return rows.map((r) => Number(r.n));
 }
 
+/** A version id taken from its sequence before the version's row is inserted (its data file is stored first). */
+export async function reserveVersionId(db: Executor): Promise<number> {
+  const { rows } = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('data_set_versions', 'id'))::int AS id`.execute(db);
+  return rows[0]!.id;
+}
+
+/** The data file may be stored before its version's row, in this transaction: the reference is checked at commit. */
+export async function deferVersionFileCheck(db: Executor): Promise<void> {
+  await sql`SET CONSTRAINTS data_set_version_files_version_id_fkey DEFERRED`.execute(db);
+}
+
 export async function insertVersion(db: Executor, values: Insertable<Database['data_set_versions']>): Promise<number> {
   const inserted = await db.insertInto('data_set_versions').values(values).returning('id').executeTakeFirstOrThrow();
   return inserted.id;
@@ -169,7 +180,7 @@ function rowTableColumns({ locationLevels, filters, indicators }: RowTablePlan):
   ];
 }
 
-/** Creates the (empty) row table; returns its name. Rows come with `fillRowTable`, indexes with `indexRowTable`. */
+/** Creates the (empty) row table; returns its name. Rows come with `copyRowTable`, indexes with `indexRowTable`. */
 export async function createRowTable(client: pg.PoolClient, versionId: number, plan: RowTablePlan): Promise<string> {
   const rowsTable = `v${versionId}`;
   await client.query(`CREATE TABLE stats_data.${rowsTable} (${rowTableColumns(plan).join(', ')})`);
@@ -186,9 +197,12 @@ export async function copyRowTable(client: pg.PoolClient, rowsTable: string, row
   await pipeline(Readable.from(rows, { objectMode: false }), copy);
 }
 
-/** The query engine's indexes on the row table, then the version points at it. */
-export async function indexRowTable(db: Kysely<Database>, versionId: number, rowsTable: string): Promise<void> {
-  await prepareVersionRowsForQuery(db, rowsTable);
+/**
+ * The query engine's indexes on the row table, then the version points at it. `varyingFacets`: the location and filter
+ * columns and the level (`geographic_level`) that hold more than one value in its rows.
+ */
+export async function indexRowTable(db: Kysely<Database>, versionId: number, rowsTable: string, varyingFacets: readonly string[]): Promise<void> {
+  await prepareVersionRowsForQuery(db, rowsTable, varyingFacets);
   await db.updateTable('data_set_versions').set({ rows_table: rowsTable }).where('id', '=', versionId).execute();
 }
 
@@ -201,38 +215,23 @@ export async function indexRowTable(db: Kysely<Database>, versionId: number, row
  * - an index on (time_period_id DESC, id), the default result order. The importer writes the rows in that order
  *   into a new table, so they already lie clustered on it (a default-ordered page is a contiguous run of heap pages
  *   and the in-memory index loads with a sequential read); no CLUSTER rewrite is needed;
- * - one btree per facet column, for the SQL engine (used while a version's in-memory index is not built yet, for
- *   indicator sorts, and for the CSV export) — but none on a column holding one value in every row (the national
- *   location of most statistics files, the level of a single-level file): a term on it matches every row or none,
- *   so no plan uses it, and at 5,000,000 rows it is 33 MB and 2 s of the import.
+ * - one GIN index (`btree_gin`) over the location and filter columns and the level, for the SQL engine (used while
+ *   a version's in-memory index is not loaded, for indicator sorts, and for the CSV export): a term or an AND of
+ *   terms on any of them is one bitmap scan of it. At 5,000,000 rows it took 3.5 s and 35 MB where a btree per
+ *   column took 9 s and 198 MB, and the SQL engine's five query shapes were as fast with it (docs/performance.md).
+ *   A column holding one value in every row (the national location of most statistics files, the level of a
+ *   single-level file) is left out: a term on it matches every row or none, so no plan would use it.
  */
-async function prepareVersionRowsForQuery(db: Executor, rowsTable: string): Promise<void> {
+async function prepareVersionRowsForQuery(db: Executor, rowsTable: string, varyingFacets: readonly string[]): Promise<void> {
   if (!/^[a-z0-9_]+$/.test(rowsTable)) throw new Error(`Invalid rows table name ${rowsTable}`);
   const table = sql.table(`stats_data.${rowsTable}`);
-  const { rows } = await sql<{ column_name: string }>`
-    SELECT column_name FROM information_schema.columns
-    WHERE table_schema = 'stats_data' AND table_name = ${rowsTable}`.execute(db);
-  const columns = rows.map((r) => r.column_name);
-
   await sql`ALTER TABLE ${table} ADD CONSTRAINT ${sql.id(`${rowsTable}_pkey`)} PRIMARY KEY (id)`.execute(db);
   const defaultOrder = `${rowsTable}_default_order_idx`;
   await sql`CREATE INDEX ${sql.id(defaultOrder)} ON ${table} (time_period_id DESC, id)`.execute(db);
-
-  const indexed = columns.filter((c) => c === 'geographic_level' || /^(f\d+|l_[a-z0-9_]+)$/.test(c));
-  for (const column of indexed) {
-    if (await holdsOneValue(db, table, column)) continue;
-    await sql`CREATE INDEX ${sql.id(`${rowsTable}_${column}_idx`)} ON ${table} (${sql.ref(column)})`.execute(db);
+  if (varyingFacets.length > 0) {
+    await sql`CREATE INDEX ${sql.id(`${rowsTable}_facets_idx`)} ON ${table} USING gin (${sql.join(varyingFacets.map((c) => sql.ref(c)))})`.execute(db);
   }
   await sql`ANALYZE ${table}`.execute(db);
-}
-
-/** Whether every row has the same value in `column` (a scan that stops at the first row that differs). */
-async function holdsOneValue(db: Executor, table: ReturnType<typeof sql.table>, column: string): Promise<boolean> {
-  const { rows } = await sql<{ one: boolean }>`
-    SELECT NOT EXISTS (
-      SELECT 1 FROM ${table} WHERE ${sql.ref(column)} IS DISTINCT FROM (SELECT ${sql.ref(column)} FROM ${table} LIMIT 1)
-    ) AS one`.execute(db);
-  return rows[0]!.one;
 }
 
 export async function insertVersionFile(db: Executor, versionId: number, gzip: Buffer): Promise<void> {

@@ -312,8 +312,15 @@ export class RowIndexBuilder {
 class ChunkedIds {
   private chunks: Array<Uint16Array | Int32Array> = [];
   private wide = false;
+  private first = -1;
+  /** Whether two rows hold different ids. */
+  varies = false;
 
   set(row: number, value: number): void {
+    if (value !== this.first) {
+      if (this.first === -1) this.first = value;
+      else this.varies = true;
+    }
     if (value > 0xffff && !this.wide) this.widen();
     const k = row >>> CHUNK_BITS;
     const chunk = this.chunks[k] ?? (this.chunks[k] = this.wide ? new Int32Array(CHUNK_ROWS) : new Uint16Array(CHUNK_ROWS));
@@ -382,6 +389,14 @@ export class RowIndexCollector {
     this.levels.set(row, level);
     for (let c = 0; c < this.facets.length; c++) this.facets[c]!.set(row, facets[c]!);
     for (let c = 0; c < this.indicators.length; c++) this.indicators[c]!.add(row, indicators[c]!);
+  }
+
+  /**
+   * The facet columns, and `geographic_level`, whose rows do not all hold the same id (a column that does matches
+   * every row or none of any criterion on it).
+   */
+  varyingColumns(): string[] {
+    return [...(this.levels.varies ? ['geographic_level'] : []), ...this.facetColumns.filter((_, c) => this.facets[c]!.varies)];
   }
 
   /** A row's local id in a facet column (row orders that depend on the locations are computed from these). */
