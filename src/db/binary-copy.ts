@@ -150,13 +150,36 @@ export class BinaryCopyWriter {
     return full;
   }
 
+  // Fields are written byte by byte: Buffer's writeInt32BE and write() check their arguments on every call, which was
+  // half of the row table's 5M-row COPY on the importer's side in a CPU profile.
   int4(value: number): void {
-    this.buffer.writeInt32BE(4, this.at);
-    this.buffer.writeInt32BE(value, this.at + 4);
-    this.at += 8;
+    const b = this.buffer;
+    const at = this.at;
+    b[at] = 0;
+    b[at + 1] = 0;
+    b[at + 2] = 0;
+    b[at + 3] = 4;
+    b[at + 4] = value >>> 24;
+    b[at + 5] = value >>> 16;
+    b[at + 6] = value >>> 8;
+    b[at + 7] = value;
+    this.at = at + 8;
   }
 
-  /** A text field of Latin-1 (ASCII) or UTF-8 text: at most its length × 3 bytes must have been made room for. */
+  /** A text field of ASCII characters only (a number's printing, a level code), one byte each. */
+  asciiText(value: string): void {
+    const b = this.buffer;
+    const at = this.at;
+    const length = value.length;
+    b[at] = length >>> 24;
+    b[at + 1] = length >>> 16;
+    b[at + 2] = length >>> 8;
+    b[at + 3] = length;
+    for (let i = 0; i < length; i++) b[at + 4 + i] = value.charCodeAt(i);
+    this.at = at + 4 + length;
+  }
+
+  /** A text field of any text, as UTF-8: at most its length × 3 bytes must have been made room for. */
   text(value: string): void {
     const length = this.buffer.write(value, this.at + 4, 'utf8');
     this.buffer.writeInt32BE(length, this.at);

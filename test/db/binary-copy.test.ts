@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readBinaryCopy, streamBinaryCopyField } from '../../src/db/binary-copy.js';
+import { BinaryCopyWriter, readBinaryCopy, streamBinaryCopyField } from '../../src/db/binary-copy.js';
 
 /** A binary COPY stream as PostgreSQL writes it: signature, flags, empty extension, tuples of int4 and text, trailer. */
 function copyStream(tuples: Array<[number, string | null]>): Buffer {
@@ -94,5 +94,34 @@ describe('streamBinaryCopyField', () => {
     const whole = fieldStream([payload]);
     await expect(streamField(whole.subarray(0, whole.length - 1), 64)).rejects.toThrow(/ended before its trailer/);
     await expect(streamField(Buffer.concat([whole, Buffer.from([0])]), 64)).rejects.toThrow(/after its trailer/);
+  });
+});
+
+describe('BinaryCopyWriter', () => {
+  it('writes what PostgreSQL reads as binary COPY, tuple for tuple, across the buffers it hands over', async () => {
+    const tuples: Array<[number, string, string]> = [];
+    for (let i = 0; i < 500; i++) tuples.push([i * 7919 - 2_000_000_000, String(i * 1.25), i % 3 === 0 ? 'x' : i % 3 === 1 ? 'Région: ±5 €' : '']);
+    tuples.push([-1, '0', 'z'], [2147483647, '-12.5', 'c']);
+    // Small buffers, so most tuples go into a buffer after one was handed over.
+    const writer = new BinaryCopyWriter(64);
+    const chunks: Buffer[] = [];
+    for (const [n, ascii, text] of tuples) {
+      const full = writer.tuple(3, 8 + 4 + ascii.length + 4 + 3 * text.length);
+      if (full) chunks.push(Buffer.from(full));
+      writer.int4(n);
+      writer.asciiText(ascii);
+      writer.text(text);
+    }
+    chunks.push(writer.end());
+    expect(chunks.length).toBeGreaterThan(50);
+    const read: Array<[number, string, string]> = [];
+    await readBinaryCopy(Readable.from(chunks), 3, (buffer, offsets, lengths) => {
+      read.push([
+        buffer.readInt32BE(offsets[0]!),
+        buffer.toString('latin1', offsets[1]!, offsets[1]! + lengths[1]!),
+        buffer.toString('utf8', offsets[2]!, offsets[2]! + lengths[2]!),
+      ]);
+    });
+    expect(read).toEqual(tuples);
   });
 });

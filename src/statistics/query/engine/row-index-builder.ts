@@ -129,10 +129,20 @@ class IndicatorBuilder {
     this.textCodes.push(code);
   }
 
+  /** Whether row `row` holds a number (whose printing is its text), not an exception. */
+  holdsNumber(row: number): boolean {
+    const flags = this.exceptionFlags ?? (this.exceptionFlags = this.flagExceptions());
+    return (flags[row >>> 3]! & (1 << (row & 7))) === 0;
+  }
+
+  /** Row `row`'s number; 0 for an exception. */
+  numberAt(row: number): number {
+    return this.chunks[row >>> CHUNK_BITS]?.[row & (CHUNK_ROWS - 1)] ?? 0;
+  }
+
   /** Row `row`'s text as it was added: its exception, else the printing of its number (which is that text). */
   textAt(row: number): string {
-    const flags = this.exceptionFlags ?? (this.exceptionFlags = this.flagExceptions());
-    if ((flags[row >>> 3]! & (1 << (row & 7))) === 0) return String(this.chunks[row >>> CHUNK_BITS]![row & (CHUNK_ROWS - 1)]!);
+    if (this.holdsNumber(row)) return String(this.numberAt(row));
     // Exceptions were added in row order: find this one by bisection.
     let lo = 0;
     let hi = this.textRows.length - 1;
@@ -490,24 +500,35 @@ export class RowIndexCollector {
       return ids;
     });
     const texts = new Array<string>(this.indicators.length);
+    const ascii = new Array<boolean>(this.indicators.length);
+    // The printings of small whole numbers (most cells are counts), made once each.
+    const printed: string[] = [];
     for (let p = 0; p < rowAt.length; p++) {
       const r = rowAt[p]!;
       const level = meaning.levelCodes[this.levels.get(r) - 1]!;
-      let bytes = 8 * (2 + facetCount) + 4 + 3 * level.length;
+      let bytes = 8 * (2 + facetCount) + 4 + level.length;
       for (let c = 0; c < texts.length; c++) {
-        texts[c] = this.indicators[c]!.textAt(r);
+        const indicator = this.indicators[c]!;
+        ascii[c] = indicator.holdsNumber(r);
+        if (ascii[c]) {
+          const number = indicator.numberAt(r);
+          texts[c] = number >= 0 && number < 65536 && Number.isInteger(number) ? (printed[number] ??= String(number)) : String(number);
+        } else texts[c] = indicator.textAt(r);
         bytes += 4 + 3 * texts[c]!.length;
       }
       const full = writer.tuple(fields, bytes);
       if (full) yield full;
       writer.int4(meaning.rowIds ? meaning.rowIds[r]! : r + 1);
       writer.int4(meaning.timePeriodIds[this.timePeriods.get(r) - 1]!);
-      writer.text(level);
+      writer.asciiText(level);
       for (let c = 0; c < facetCount; c++) {
         const local = this.facets[c]!.get(r);
         writer.int4(local === 0 ? 0 : (finalIds[c]![local - 1] ?? 0));
       }
-      for (let c = 0; c < texts.length; c++) writer.text(texts[c]!);
+      for (let c = 0; c < texts.length; c++) {
+        if (ascii[c]) writer.asciiText(texts[c]!);
+        else writer.text(texts[c]!);
+      }
     }
     yield writer.end();
   }
