@@ -34,7 +34,7 @@ import {
   reserveVersionId,
   rollbackImportTransaction,
 } from './repository.js';
-import { rowIndexCollectorFor, stageRows } from './stage-rows.js';
+import { facetColumnsOf, rowIndexCollectorFor, stageRows } from './stage-rows.js';
 import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from '../standard/version-numbers.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-snapshot.js';
 import { appendDataSetEvent, appendDataSetVersionEvent } from '../../events/statistics-events.js';
@@ -240,10 +240,9 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
 
 /** What the collected rows' file-local ids stand for: their final ids, and their row ids in the row order asked for. */
 function collectedRowMeaning(collector: RowIndexCollector, plan: DataFilePlan, levels: string[], maps: IdMaps, rowOrder: RowOrder | undefined) {
-  const facetIds = new Map<string, number[]>([
-    ...plan.locationLevels.map((l, i) => [`l_${l.info.code.toLowerCase()}`, maps.locations[i]!] as const),
-    ...plan.filters.map((_, i) => [`f${i + 1}`, maps.filterOptions[i]!] as const),
-  ]);
+  // The facet columns are the locations' (by level, as the maps) and then the filters'.
+  const finalIds = [...maps.locations, ...maps.filterOptions];
+  const facetIds = new Map(facetColumnsOf(plan).map((column, c) => [column, finalIds[c]!]));
   return {
     rowIds: rowOrder === 'reference-fixture' ? referenceFixtureRowIds(collector) : undefined,
     timePeriodIds: maps.timePeriods,

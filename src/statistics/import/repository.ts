@@ -11,6 +11,7 @@ import type { Executor } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
 import type { LocationCodeField } from '../standard/geographic-levels.js';
 import type { DataFilePlan } from './data-file.js';
+import { facetColumnsOf, indicatorColumnsOf } from './stage-rows.js';
 
 /** The import's session: one long transaction with room to sort, serialized with every other import. */
 export async function beginImportTransaction(client: pg.PoolClient): Promise<void> {
@@ -169,14 +170,14 @@ export async function linkVersionLocations(db: Executor, versionId: number, loca
 
 type RowTablePlan = Pick<DataFilePlan, 'locationLevels' | 'filters' | 'indicators'>;
 
-function rowTableColumns({ locationLevels, filters, indicators }: RowTablePlan): string[] {
+/** The row table's columns, in the order the collected rows' COPY gives them (`RowIndexCollector.rowTableCopy`). */
+function rowTableColumns(plan: RowTablePlan): string[] {
   return [
     'id integer NOT NULL',
     'time_period_id integer NOT NULL',
     'geographic_level text NOT NULL',
-    ...locationLevels.map((l) => `l_${l.info.code.toLowerCase()} integer NOT NULL`),
-    ...filters.map((_, i) => `f${i + 1} integer NOT NULL`),
-    ...indicators.map((_, i) => `i${i + 1} text NOT NULL`),
+    ...facetColumnsOf(plan).map((c) => `${c} integer NOT NULL`),
+    ...indicatorColumnsOf(plan).map((c) => `${c} text NOT NULL`),
   ];
 }
 

@@ -11,7 +11,7 @@ import type { ProblemCollector } from './errors.js';
 import type { DataFilePlan } from './data-file.js';
 import { readProblem } from './data-file.js';
 import { RowIndexCollector } from '../query/engine/row-index-builder.js';
-import { geographicLevelByCsvLabel, type GeographicLevelInfo, type LocationCodeField } from '../standard/geographic-levels.js';
+import { geographicLevelByCsvLabel, locationColumn, type GeographicLevelInfo, type LocationCodeField } from '../standard/geographic-levels.js';
 import { apiPeriodFromCsv, timeIdentifierByCsvLabel } from '../standard/time-periods.js';
 
 /** One geographic level's columns in the file and the locations seen so far. */
@@ -46,12 +46,21 @@ export interface StageProgress {
   fraction: number;
 }
 
-/** A collector of the staged rows for the query engine's row index, its columns named as in the row table. */
-export function rowIndexCollectorFor(plan: Pick<DataFilePlan, 'locationLevels' | 'filters' | 'indicators'>): RowIndexCollector {
-  return new RowIndexCollector(
-    [...plan.locationLevels.map((l) => `l_${l.info.code.toLowerCase()}`), ...plan.filters.map((_, i) => `f${i + 1}`)],
-    plan.indicators.map((_, i) => `i${i + 1}`),
-  );
+type RowTablePlan = Pick<DataFilePlan, 'locationLevels' | 'filters' | 'indicators'>;
+
+/** The row table's location columns (one per level in the file, in its order) and filter columns, by name. */
+export function facetColumnsOf(plan: RowTablePlan): string[] {
+  return [...plan.locationLevels.map((l) => locationColumn(l.info.code)), ...plan.filters.map((_, i) => `f${i + 1}`)];
+}
+
+/** The row table's indicator columns, by name. */
+export function indicatorColumnsOf(plan: RowTablePlan): string[] {
+  return plan.indicators.map((_, i) => `i${i + 1}`);
+}
+
+/** A collector of the staged rows, its columns named as in the row table. */
+export function rowIndexCollectorFor(plan: RowTablePlan): RowIndexCollector {
+  return new RowIndexCollector(facetColumnsOf(plan), indicatorColumnsOf(plan));
 }
 
 /** Turns data rows into file-local ids and indicator texts (`last…`); refusals go to `problems` with their line. */
