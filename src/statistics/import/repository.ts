@@ -1,5 +1,5 @@
 /**
- * All SQL of the importer: the import's session, the staging table, the version's catalogue and metadata rows,
+ * All SQL of the importer: the import's session and its progress, the version's catalogue and metadata rows,
  * its row table `stats_data.v<id>` with the query engine's indexes, the stored file and the stored changes.
  */
 import { sql, type Kysely, type Insertable } from 'kysely';
