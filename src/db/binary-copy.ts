@@ -186,16 +186,12 @@ export class BinaryCopyWriter {
     this.at += 4 + length;
   }
 
-  /** The last bytes with the trailer. */
-  end(): Buffer {
-    if (this.at + 2 > this.buffer.length) {
-      const last = this.take(2);
-      const trailer = Buffer.alloc(2);
-      trailer.writeInt16BE(-1, 0);
-      return Buffer.concat([last, trailer]);
-    }
+  /** The last bytes, ending with the trailer: a full buffer first when the trailer needed a fresh one (as `tuple`). */
+  end(): Buffer[] {
+    const full = this.at + 2 > this.buffer.length ? this.take(2) : undefined;
     this.buffer.writeInt16BE(-1, this.at);
-    return this.buffer.subarray(0, this.at + 2);
+    const last = this.buffer.subarray(0, this.at + 2);
+    return full ? [full, last] : [last];
   }
 
   /** The bytes written so far; the writer goes on in a fresh buffer with room for `room` bytes. */

@@ -112,7 +112,7 @@ describe('BinaryCopyWriter', () => {
       writer.asciiText(ascii);
       writer.text(text);
     }
-    chunks.push(writer.end());
+    chunks.push(...writer.end());
     expect(chunks.length).toBeGreaterThan(50);
     const read: Array<[number, string, string]> = [];
     await readBinaryCopy(Readable.from(chunks), 3, (buffer, offsets, lengths) => {
@@ -123,5 +123,20 @@ describe('BinaryCopyWriter', () => {
       ]);
     });
     expect(read).toEqual(tuples);
+  });
+
+  it('ends with the trailer in a buffer of its own when the last one is full', async () => {
+    // 19 header bytes + one tuple of 44 bytes fill 63 of 64: the 2-byte trailer needs a fresh buffer.
+    const writer = new BinaryCopyWriter(64);
+    expect(writer.tuple(5, 4 * 8 + 4 + 6)).toBeUndefined();
+    for (const n of [1, -2, 3, 2147483647]) writer.int4(n);
+    writer.asciiText('abcdef');
+    const ended = writer.end();
+    expect(ended.map((b) => b.length)).toEqual([63, 2]);
+    const read: unknown[][] = [];
+    await readBinaryCopy(Readable.from(ended), 5, (buffer, offsets, lengths) => {
+      read.push([...[0, 1, 2, 3].map((f) => buffer.readInt32BE(offsets[f]!)), buffer.toString('latin1', offsets[4]!, offsets[4]! + lengths[4]!)]);
+    });
+    expect(read).toEqual([[1, -2, 3, 2147483647, 'abcdef']]);
   });
 });

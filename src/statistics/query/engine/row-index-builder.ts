@@ -140,9 +140,8 @@ class IndicatorBuilder {
     return this.chunks[row >>> CHUNK_BITS]?.[row & (CHUNK_ROWS - 1)] ?? 0;
   }
 
-  /** Row `row`'s text as it was added: its exception, else the printing of its number (which is that text). */
-  textAt(row: number): string {
-    if (this.holdsNumber(row)) return String(this.numberAt(row));
+  /** The text of a row that holds no number (`holdsNumber` false): its exception, as it was added. */
+  exceptionAt(row: number): string {
     // Exceptions were added in row order: find this one by bisection.
     let lo = 0;
     let hi = this.textRows.length - 1;
@@ -187,12 +186,8 @@ class IndicatorBuilder {
    */
   finish(size: number, rowAt?: Int32Array): IndicatorColumn {
     const scale = this.decimals;
-    const chunks = this.chunks;
     const exceptions = this.exceptions(size, rowAt);
-    const numberAt = (p: number) => {
-      const row = rowAt ? rowAt[p]! : p;
-      return chunks[row >>> CHUNK_BITS]?.[row & (CHUNK_ROWS - 1)] ?? 0;
-    };
+    const numberAt = (p: number) => this.numberAt(rowAt ? rowAt[p]! : p);
     if (scale < 0 || scale > 9 || this.maxAbs * 10 ** scale >= 2 ** 31) {
       const values = new Float64Array(size);
       for (let p = 0; p < size; p++) values[p] = numberAt(p);
@@ -368,6 +363,11 @@ export interface CollectedRowMeaning {
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** The final id of a local facet id: 0 (no location or option in the row) stays 0, as does a local id without one. */
+function finalFacetId(finalIds: ArrayLike<number | undefined>, local: number): number {
+  return local === 0 ? 0 : (finalIds[local - 1] ?? 0);
+}
+
 /**
  * Collects rows in any order with file-local ids (the import, as it reads the file) and makes the RowIndex once the
  * final ids are known: the same index, to the byte once stored, that a RowIndexBuilder makes from the row table in
@@ -430,10 +430,7 @@ export class RowIndexCollector {
       if (c < 0 || !finalIds) throw new Error(`No collected column ${column}`);
       const locals = this.facets[c]!;
       const values = new Int32Array(n);
-      for (let p = 0; p < n; p++) {
-        const local = locals.get(rowAt[p]!);
-        values[p] = local === 0 ? 0 : (finalIds[local - 1] ?? 0);
-      }
+      for (let p = 0; p < n; p++) values[p] = finalFacetId(finalIds, locals.get(rowAt[p]!));
       locals.release();
       facets.set(column, dictionaryEncode(values));
       await nextTurn();
@@ -448,11 +445,11 @@ export class RowIndexCollector {
     }
 
     const ids = new Int32Array(n);
-    for (let p = 0; p < n; p++) ids[p] = meaning.rowIds ? meaning.rowIds[rowAt[p]!]! : rowAt[p]! + 1;
+    for (let p = 0; p < n; p++) ids[p] = this.rowId(meaning, rowAt[p]!);
     const timePeriodIds: number[] = [];
     const starts: number[] = [];
     for (let p = 0; p < n; p++) {
-      const id = meaning.timePeriodIds[this.timePeriods.get(rowAt[p]!) - 1]!;
+      const id = this.timePeriodId(meaning, rowAt[p]!);
       if (id !== timePeriodIds.at(-1)) {
         timePeriodIds.push(id);
         starts.push(p);
@@ -513,24 +510,31 @@ export class RowIndexCollector {
         if (ascii[c]) {
           const number = indicator.numberAt(r);
           texts[c] = number >= 0 && number < 65536 && Number.isInteger(number) ? (printed[number] ??= String(number)) : String(number);
-        } else texts[c] = indicator.textAt(r);
+        } else texts[c] = indicator.exceptionAt(r);
         bytes += 4 + 3 * texts[c]!.length;
       }
       const full = writer.tuple(fields, bytes);
       if (full) yield full;
-      writer.int4(meaning.rowIds ? meaning.rowIds[r]! : r + 1);
-      writer.int4(meaning.timePeriodIds[this.timePeriods.get(r) - 1]!);
+      writer.int4(this.rowId(meaning, r));
+      writer.int4(this.timePeriodId(meaning, r));
       writer.asciiText(level);
-      for (let c = 0; c < facetCount; c++) {
-        const local = this.facets[c]!.get(r);
-        writer.int4(local === 0 ? 0 : (finalIds[c]![local - 1] ?? 0));
-      }
+      for (let c = 0; c < facetCount; c++) writer.int4(finalFacetId(finalIds[c]!, this.facets[c]!.get(r)));
       for (let c = 0; c < texts.length; c++) {
         if (ascii[c]) writer.asciiText(texts[c]!);
         else writer.text(texts[c]!);
       }
     }
-    yield writer.end();
+    yield* writer.end();
+  }
+
+  /** Row `row`'s id: as given, else its place in the collection from 1. */
+  private rowId(meaning: Pick<CollectedRowMeaning, 'rowIds'>, row: number): number {
+    return meaning.rowIds ? meaning.rowIds[row]! : row + 1;
+  }
+
+  /** Row `row`'s final time period id. */
+  private timePeriodId(meaning: Pick<CollectedRowMeaning, 'timePeriodIds'>, row: number): number {
+    return meaning.timePeriodIds[this.timePeriods.get(row) - 1]!;
   }
 
   /** The rows in default result order: `rowAt[p]` is the row at position p (time period newest first, then id). */
