@@ -167,6 +167,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       memoryBudgetBytes: config.QUERY_INDEX_MEMORY_MB * 1024 * 1024,
       buildTimeoutMs: config.QUERY_INDEX_BUILD_TIMEOUT_MS,
       retryAfterMs: config.QUERY_INDEX_RETRY_MS,
+      storedReadTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
       snapshotDb: deps.db,
       log: app.log.child({ component: 'row-index' }),
     });

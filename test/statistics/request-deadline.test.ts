@@ -21,7 +21,9 @@ const DEADLINE_MS = 500;
 const BASE = `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}`;
 
 beforeAll(async () => {
-  store = new RowIndexStore({ buildTimeoutMs: 60000 });
+  // Cold queries on SQL: these requests are held up by locks on the row table. (The stored columns' reads run under
+  // the same deadline: withPooledClient.)
+  store = new RowIndexStore({ buildTimeoutMs: 60000, storedColumns: false });
   t = await buildTestApp({ DATABASE_STATISTICS_DEADLINE_MS: String(DEADLINE_MS), QUERY_VERSION_CACHE_MS: '0' }, { rowIndexes: store });
   locker = new pg.Client({ connectionString: t.database.url });
   await locker.connect();
@@ -74,6 +76,7 @@ describe('statistics request deadline', () => {
 
   it('does not bind a row index load started by a request: the load outlives the request\'s deadline and then answers', async () => {
     store.forget();
+    const before = store.status().outcomes;
     const query = `${BASE}/query?page=1&pageSize=10`;
     await whileLocked('version_row_index_chunks', async () => {
       // The request answers from SQL and starts the load, whose first read waits for the lock.
@@ -84,7 +87,7 @@ describe('statistics request deadline', () => {
       expect(store.status()).toMatchObject({ loading: 1, outcomes: { failed: 0 } });
     });
     await vi.waitFor(() => expect(store.status().ready).toBe(1), { timeout: 20000, interval: 50 });
-    expect(store.status().outcomes).toMatchObject({ snapshot: 1, failed: 0 });
+    expect(store.status().outcomes).toMatchObject({ snapshot: before.snapshot + 1, failed: before.failed });
     const warm = await timedGet(query);
     expect(warm.response.headers['x-query-engine']).toBe('index');
     expect(warm.response.json().paging.totalResults).toBe(ABSENCE_SCHOOL.rows);

@@ -61,7 +61,7 @@ export class QueryService {
     const resolved = resolveQuery(meta, query);
     return {
       page: () => runQuery(db, meta, resolved, { rowIndexes }),
-      csv: (reply) => streamQueryCsv(db, meta, resolved, reply),
+      csv: (reply) => streamQueryCsv(db, meta, resolved, reply, rowIndexes),
     };
   }
 }

@@ -4,7 +4,11 @@ import { stringify } from 'csv-stringify';
 import type { FastifyReply } from 'fastify';
 import { withCursorAbort, type Db } from '../../../db/database.js';
 import type { ResolvedQuery } from './resolve.js';
-import { csvHeader, csvRow, resultColumns } from './results.js';
+import { chooseEngine } from './execute.js';
+import { databasePageRows, indexedPageRows, type PageRows } from './json-output.js';
+import { csvHeader, csvRecords, resultColumns } from './results.js';
+import type { RowIndex } from './row-index.js';
+import type { RowIndexStore } from './row-index-store.js';
 import { setTransactionStatementTimeout, streamMatchingRows } from './repository.js';
 import type { VersionMeta } from './version-meta-cache.js';
 
@@ -35,25 +39,54 @@ export interface QueryCsvOptions {
   signal?: AbortSignal;
 }
 
+/** The CSV export's own time bound ran out on the index or the stored columns (code: as PostgreSQL's on SQL). */
+class ExportTimeBoundError extends Error {
+  readonly code = '57014';
+}
+
 /**
- * Every matching row of a query (not one page), in result order, as CSV records with labels: a database cursor in
- * a read-only transaction of its own, whose `statement_timeout` is the export's bound.
+ * Every matching row of a query (not one page), in result order, as CSV records with labels: from the version's
+ * row index or stored columns (the engine a page of the query would have) in pages of CURSOR_CHUNK rows, checked
+ * against the export's time bound and the client between pages; else through a database cursor in a read-only
+ * transaction of its own, whose `statement_timeout` is the export's bound.
  */
-export async function* queryCsvRecords(db: Db, meta: VersionMeta, query: ResolvedQuery, options: QueryCsvOptions = {}): AsyncGenerator<string[]> {
+export async function* queryCsvRecords(
+  db: Db, meta: VersionMeta, query: ResolvedQuery, options: QueryCsvOptions & { rowIndexes?: RowIndexStore } = {},
+): AsyncGenerator<string[]> {
+  let rows = 0;
+  for await (const page of matchingPages(db, meta, query, options)) {
+    for (const record of csvRecords(meta, query, page)) yield record.map(escapeFormula);
+    rows += page.count;
+    options.onRows?.(rows);
+  }
+}
+
+async function* matchingPages(db: Db, meta: VersionMeta, query: ResolvedQuery, options: QueryCsvOptions & { rowIndexes?: RowIndexStore }): AsyncGenerator<PageRows> {
+  const engine = await chooseEngine(db, meta, query, options.rowIndexes, { valuesFromIndex: true });
+  if (engine.kind !== 'sql') {
+    const deadline = Date.now() + (options.timeoutMs ?? Infinity);
+    const pages =
+      engine.kind === 'index'
+        ? indexPages(engine.index, query)
+        : engine.stored.matchingPages(db, engine.timeoutMs, query.predicate, query.sorts, query.indicators.map((i) => i.column), CURSOR_CHUNK);
+    for await (const page of pages) {
+      if (options.signal?.aborted) return;
+      if (Date.now() > deadline) throw new ExportTimeBoundError('The CSV export ran past its time bound');
+      yield page;
+    }
+    return;
+  }
   const trx = await db.startTransaction().setAccessMode('read only').execute();
   let finished = false;
   try {
     if (options.timeoutMs) await setTransactionStatementTimeout(trx, options.timeoutMs);
-    let rows = 0;
     const chunks = streamMatchingRows(trx, meta.rowsTable, query, resultColumns(meta, query), CURSOR_CHUNK);
     const signal = options.signal ?? new AbortController().signal;
     try {
       while (true) {
         const step = await withCursorAbort(signal, () => chunks.next());
         if (step.done) break;
-        for (const row of step.value.rows) yield csvRow(meta, query, row as Record<string, unknown>).map(escapeFormula);
-        rows += step.value.rows.length;
-        options.onRows?.(rows);
+        yield databasePageRows(step.value.rows as Array<Record<string, unknown>>);
       }
     } finally {
       await chunks.return?.();
@@ -66,14 +99,20 @@ export async function* queryCsvRecords(db: Db, meta: VersionMeta, query: Resolve
   }
 }
 
+/** The matching rows of the in-memory index, CURSOR_CHUNK at a time. */
+function* indexPages(index: RowIndex, query: ResolvedQuery): Generator<PageRows> {
+  const positions = index.matchingPositions(query.predicate, query.sorts);
+  for (let at = 0; at < positions.length; at += CURSOR_CHUNK) yield indexedPageRows(index, Array.from(positions.subarray(at, at + CURSOR_CHUNK)));
+}
+
 /**
- * Streams the CSV of a query: a database cursor → csv-stringify → the response, with back-pressure all the way
- * (the cursor is read only as fast as the client takes the bytes). It takes one of the app's export slots (429 or
+ * Streams the CSV of a query: its pages of rows (queryCsvRecords) → csv-stringify → the response, with back-pressure all the way
+ * (a page is read only as fast as the client takes the bytes). It takes one of the app's export slots (429 or
  * 503 when none is free) for as long as the response is open. A failure mid-stream (the export's time bound, the
  * database lost) is logged and aborts the response, so the client sees an incomplete transfer, never a CSV that
  * looks complete.
  */
-export function streamQueryCsv(db: Db, meta: VersionMeta, query: ResolvedQuery, reply: FastifyReply): FastifyReply {
+export function streamQueryCsv(db: Db, meta: VersionMeta, query: ResolvedQuery, reply: FastifyReply, rowIndexes?: RowIndexStore): FastifyReply {
   const limits = reply.server.streaming;
   const release = limits ? limits.exports.acquire(reply.request.ip) : () => {};
   const gone = new AbortController();
@@ -86,7 +125,7 @@ export function streamQueryCsv(db: Db, meta: VersionMeta, query: ResolvedQuery, 
   reply.header('content-type', 'text/csv; charset=utf-8');
   reply.header('content-disposition', 'attachment; filename="query.csv"');
   let rows = 0;
-  const records = queryCsvRecords(db, meta, query, { timeoutMs: limits?.queryCsvTimeoutMs, onRows: (n) => (rows = n), signal: gone.signal });
+  const records = queryCsvRecords(db, meta, query, { timeoutMs: limits?.queryCsvTimeoutMs, onRows: (n) => (rows = n), signal: gone.signal, rowIndexes });
   pipeline(Readable.from(records), csv).catch((error: unknown) => {
     const code = (error as { code?: unknown }).code;
     if (code === 'ERR_STREAM_PREMATURE_CLOSE' || reply.raw.destroyed) {

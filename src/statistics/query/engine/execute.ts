@@ -6,6 +6,7 @@ import { isLocationColumn } from '../../standard/geographic-levels.js';
 import type { VersionMeta } from './version-meta-cache.js';
 import type { RowIndex } from './row-index.js';
 import type { RowIndexStore } from './row-index-store.js';
+import type { StoredColumns } from './stored-columns.js';
 import { databasePageRows, indexedPageRows, writeResponseJson } from './json-output.js';
 
 export interface QueryEngineOptions {
@@ -16,13 +17,32 @@ export interface QueryEngineOptions {
 /** A page of query results as the response's JSON (UTF-8 bytes), and which engine chose its rows. */
 export interface QueryPage {
   json: Buffer;
-  /** The in-memory row index, or SQL alone. */
-  engine: 'index' | 'sql';
+  /** The in-memory row index, the version's stored columns read for this query (the cold path), or SQL alone. */
+  engine: 'index' | 'stored' | 'sql';
+}
+
+/** Which engine answers a query (a page or a CSV export): see `runQuery`. */
+export type QueryEngine = { kind: 'index'; index: RowIndex } | { kind: 'stored'; stored: StoredColumns; timeoutMs: number } | { kind: 'sql' };
+
+export async function chooseEngine(
+  db: Executor, meta: VersionMeta, query: ResolvedQuery, rowIndexes: RowIndexStore | undefined, options: { valuesFromIndex?: boolean } = {},
+): Promise<QueryEngine> {
+  if (!rowIndexes) return { kind: 'sql' };
+  // Sorts by indicator values need the values in the index (one built without them leaves those sorts to SQL), and
+  // so does a CSV export (`valuesFromIndex`: a page reads the values of its rows from the database instead).
+  const sortedIndicators = query.sorts.filter((s) => s.kind === 'indicator').map((s) => s.column);
+  const needed = options.valuesFromIndex ? [...sortedIndicators, ...query.indicators.map((i) => i.column)] : sortedIndicators;
+  const index = await rowIndexes.indexFor(db, meta);
+  if (index?.hasIndicators(needed)) return { kind: 'index', index };
+  const stored = await rowIndexes.storedColumnsFor(db, meta);
+  if (stored?.hasIndicators([...sortedIndicators, ...query.indicators.map((i) => i.column)])) return { kind: 'stored', stored, timeoutMs: rowIndexes.storedReadTimeout };
+  return { kind: 'sql' };
 }
 
 /**
- * Runs a resolved query: the total and the page's row ids from the version's in-memory row index when it can
- * answer the query (every criterion and sort except indicator sorts), else from SQL; then the page's columns
+ * Runs a resolved query: the total and the page's row ids from the version's in-memory row index when it is
+ * loaded (and holds the values of the indicators it sorts by), else from its stored columns (the cold path,
+ * stored-columns.ts), else from SQL; then the page's columns
  * from PostgreSQL by id (none when the index holds the values). Either way the JSON is written from the rows as
  * they are, with no result objects in between (json-output.ts).
  */
@@ -32,8 +52,12 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
   let total: number;
   let rows: Record<string, unknown>[];
 
-  const index: RowIndex | undefined =
-    options.rowIndexes && query.sorts.every((s) => s.kind !== 'indicator') ? await options.rowIndexes.indexFor(db, meta) : undefined;
+  const engine = await chooseEngine(db, meta, query, options.rowIndexes);
+  if (engine.kind === 'stored') {
+    const result = await engine.stored.query(db, engine.timeoutMs, query.predicate, query.sorts, offset, query.pageSize, query.indicators.map((i) => i.column));
+    return { json: writeResponseJson(meta, query, result.page, result.total), engine: 'stored' };
+  }
+  const index = engine.kind === 'index' ? engine.index : undefined;
   if (index) {
     const selection = index.select(query.predicate, query.sorts, offset, query.pageSize);
     total = selection.total;

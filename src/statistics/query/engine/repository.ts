@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { streamBinaryCopyField } from '../../../db/binary-copy.js';
+import { readBinaryCopy, streamBinaryCopyField } from '../../../db/binary-copy.js';
 import type { Executor } from '../../../db/database.js';
 import type { Predicate, SortKey } from './resolve.js';
 import type { RowIndexPart } from '../../tables.js';
@@ -289,17 +289,45 @@ export async function findRowIndexChunkNumbers(db: Executor, rowsTable: string, 
 }
 
 /**
- * One stored chunk's (deflated) bytes, read on a raw client through a binary COPY and handed to `write` as they
- * arrive (views of what the connection received; never gathered into one buffer here): as a bytea in a row they would
- * come as hex text, twice their size, which PostgreSQL must write and the client parse on its main thread (the
- * 5,000,000-row version's 24 MB of values: 0.6-1.0 s as hex, 50-70 ms by COPY, docs/performance.md). Resolves with
- * the chunk's length.
+ * Stored chunks' (deflated) bytes, `first` … `first + count - 1` joined in order (by PostgreSQL: one field), read on
+ * a raw client through a binary COPY and handed to `write` as they arrive (views of what the connection received;
+ * never gathered into one buffer here): as a bytea in a row they would come as hex text, twice their size, which
+ * PostgreSQL must write and the client parse on its main thread (the 5,000,000-row version's 24 MB of values:
+ * 0.6-1.0 s as hex, 50-70 ms by COPY, docs/performance.md). Resolves with the bytes' length.
  */
-export async function streamRowIndexChunk(client: pg.PoolClient, rowsTable: string, part: RowIndexPart, chunk: number, write: (bytes: Buffer) => void): Promise<number> {
-  const where = `rows_table = ${pg.escapeLiteral(rowsTable)} AND part = ${pg.escapeLiteral(part)} AND chunk = ${Math.trunc(chunk)}`;
-  const length = await streamBinaryCopyField(client.query(copyTo(`COPY (SELECT bytes FROM version_row_index_chunks WHERE ${where}) TO STDOUT (FORMAT binary)`)), write);
-  if (length === undefined) throw new Error(`No stored row index chunk ${chunk} of ${part} for ${rowsTable}`);
+export async function streamRowIndexChunks(
+  client: pg.PoolClient, rowsTable: string, part: RowIndexPart, chunks: { first: number; count: number }, write: (bytes: Buffer) => void,
+): Promise<number> {
+  const first = Math.trunc(chunks.first);
+  const last = first + Math.trunc(chunks.count) - 1;
+  const where = `rows_table = ${pg.escapeLiteral(rowsTable)} AND part = ${pg.escapeLiteral(part)} AND chunk BETWEEN ${first} AND ${last}`;
+  const select = first === last ? `SELECT bytes FROM version_row_index_chunks WHERE ${where}` : `SELECT string_agg(bytes, ''::bytea ORDER BY chunk) FROM version_row_index_chunks WHERE ${where} HAVING count(*) = ${last - first + 1}`;
+  const length = await streamBinaryCopyField(client.query(copyTo(`COPY (${select}) TO STDOUT (FORMAT binary)`)), write);
+  if (length === undefined) throw new Error(`No stored row index chunks ${first}-${last} of ${part} for ${rowsTable}`);
   return length;
+}
+
+/**
+ * Some stored chunks' (deflated) bytes, keyed `part:chunk`, read through one binary COPY (bytes as they are stored).
+ * Chunks not stored are missing from the map.
+ */
+export async function readRowIndexChunks(client: pg.PoolClient, rowsTable: string, wanted: ReadonlyMap<RowIndexPart, Iterable<number>>): Promise<Map<string, Buffer>> {
+  const found = new Map<string, Buffer>();
+  const terms: string[] = [];
+  for (const [part, chunks] of wanted) {
+    const list = [...chunks].map((c) => Math.trunc(c));
+    if (list.length > 0) terms.push(`(part = ${pg.escapeLiteral(part)} AND chunk IN (${list.join(',')}))`);
+  }
+  if (terms.length === 0) return found;
+  const copy = copyTo(
+    `COPY (SELECT part, chunk, bytes FROM version_row_index_chunks WHERE rows_table = ${pg.escapeLiteral(rowsTable)} AND (${terms.join(' OR ')})) TO STDOUT (FORMAT binary)`,
+  );
+  await readBinaryCopy(client.query(copy), 3, (buffer, offsets, lengths) => {
+    const part = buffer.toString('latin1', offsets[0]!, offsets[0]! + lengths[0]!);
+    // A copy: the tuple's buffer is the connection's and is reused.
+    found.set(`${part}:${buffer.readInt32BE(offsets[1]!)}`, Buffer.from(buffer.subarray(offsets[2]!, offsets[2]! + lengths[2]!)));
+  });
+  return found;
 }
 
 /** Replaces the stored row index of `rowsTable` with these pieces of its parts. */

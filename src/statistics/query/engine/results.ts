@@ -2,6 +2,7 @@ import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../../standard/geograph
 import { WarningMessages } from '../../errors.js';
 import type { ResolvedQuery, Warning } from './resolve.js';
 import { timeIdentifier, timePeriodLabel } from '../../standard/time-periods.js';
+import type { PageRows } from './json-output.js';
 import type { LocationMeta, VersionMeta } from './version-meta-cache.js';
 
 /** The row-table columns a result row needs. */
@@ -57,15 +58,21 @@ export function csvHeader(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicat
   ];
 }
 
-export function csvRow(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>, row: Record<string, unknown>): string[] {
-  const timePeriod = meta.timePeriodsById.get(Number(row.time_period_id));
-  const level = String(row.geographic_level);
-  return [
-    timePeriod ? timePeriodLabel(timePeriod.period, timePeriod.code) : '',
-    timePeriod ? (timeIdentifier(timePeriod.code)?.label ?? timePeriod.code) : '',
-    GEOGRAPHIC_LEVEL_LABELS[level] ?? level,
-    ...meta.locationLevels.map((l) => meta.locationsById.get(Number(row[locationColumn(l)]))?.label ?? ''),
-    ...meta.filters.map((f) => meta.optionsById.get(Number(row[f.column]))?.label ?? ''),
-    ...query.indicators.map((i) => (row[i.column] === null || row[i.column] === undefined ? '' : String(row[i.column]))),
-  ];
+/** The CSV records of a page's rows, with labels instead of ids. */
+export function* csvRecords(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>, page: PageRows): Generator<string[]> {
+  const locations = meta.locationLevels.map((level) => page.idsOf(locationColumn(level)));
+  const filters = meta.filters.map((filter) => page.idsOf(filter.column));
+  const values = query.indicators.map((indicator) => page.textsOf(indicator.column));
+  for (let r = 0; r < page.count; r++) {
+    const timePeriod = meta.timePeriodsById.get(page.timePeriodId(r));
+    const level = page.levelCode(r);
+    yield [
+      timePeriod ? timePeriodLabel(timePeriod.period, timePeriod.code) : '',
+      timePeriod ? (timeIdentifier(timePeriod.code)?.label ?? timePeriod.code) : '',
+      GEOGRAPHIC_LEVEL_LABELS[level] ?? level,
+      ...locations.map((idAt) => meta.locationsById.get(idAt(r))?.label ?? ''),
+      ...filters.map((idAt) => meta.optionsById.get(idAt(r))?.label ?? ''),
+      ...values.map((textAt) => textAt(r)),
+    ];
+  }
 }

@@ -4,8 +4,10 @@
  *   which deflate to almost nothing), levels, time period ranges, location and filter codes with their dictionaries:
  *   all that count and page need;
  * - `values`: the indicator values.
- * Each part is a header (chunk 0: its length, then JSON) and then one piece per column (chunk 1, 2, …: that column's
- * arrays, each padded to 8 bytes), each deflated on its own. A loaded column is a view of its inflated piece, so
+ * Each part is a header (chunk 0: its length, then JSON) and then one piece per column (that column's arrays, each
+ * padded to 8 bytes), each one deflate stream stored as slices of SLICE_ROWS positions (chunks 1, 2, …), the stream
+ * fully flushed at each slice's end: a whole piece is its chunks inflated in one go, and one slice inflates on its
+ * own, which is how the cold path reads only the positions a query needs (stored-columns.ts). A loaded column is a view of its inflated piece, so
  * a load copies nothing after inflating (on this project's VM each fresh megabyte costs ~3 ms of page faults on first
  * touch: copying pieces into one buffer was 0.2 s of a 5M-row load). Written once per version (by its import, or by
  * the first instance that builds the index from the rows) and read by every instance instead of rebuilding the
@@ -14,16 +16,23 @@
  */
 import { finished } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { createInflateRaw, deflateRaw } from 'node:zlib';
+import { constants as zlibConstants, createInflateRaw, deflateRaw, type ZlibOptions } from 'node:zlib';
 import type pg from 'pg';
 import { withPooledClient, type Executor } from '../../../db/database.js';
 import type { RowIndexPart } from '../../tables.js';
-import { findRowIndexChunkNumbers, replaceRowIndexChunks, streamRowIndexChunk } from './repository.js';
+import { findRowIndexChunkNumbers, replaceRowIndexChunks, streamRowIndexChunks } from './repository.js';
 import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
 
-/** Format 3: one piece per column. A stored form of another format is made again from the rows. */
-const FORMAT = 3;
-const deflate = promisify(deflateRaw);
+/** Format 4: one piece per column, stored in slices. A stored form of another format is made again from the rows. */
+const FORMAT = 4;
+const deflate = promisify<Buffer, ZlibOptions, Buffer>(deflateRaw);
+
+/**
+ * Positions per stored slice: what the cold path reads at least of a column for one row of a page (16 KB of
+ * one-byte codes, 64 KB of values); a 5M-row column is 306 slices. Smaller slices deflate a little worse (each
+ * starts with an empty dictionary) and make more rows to read.
+ */
+export const SLICE_ROWS = 16384;
 
 interface FacetsHeader {
   format: number;
@@ -35,10 +44,19 @@ interface FacetsHeader {
   timePeriodStarts: number[];
   /** Each time period's first id when every period's ids are consecutive (then there is no ids piece), else null. */
   periodFirstIds: number[] | null;
-  /** Location and filter columns: dictionary and the byte width of their codes, in the order their pieces follow. */
-  facets: Array<{ column: string; dictionary: number[]; width: 1 | 2 | 4 }>;
+  /**
+   * Location and filter columns: dictionary and the byte width of their codes, in the order their pieces follow; and
+   * which codes each slice holds (`presence`, see slicePresence), so the cold path skips slices no row of which matches.
+   */
+  facets: Array<{ column: string; dictionary: number[]; width: 1 | 2 | 4; presence: string }>;
+  /** The levels' codes each slice holds (as `facets[].presence`). */
+  levelPresence: string;
   /** Each piece's length before deflating, in order. */
   pieceBytes: number[];
+  /** Positions per stored slice (SLICE_ROWS unless a test asked for fewer). */
+  sliceRows: number;
+  /** Each piece's bytes per stored slice (`sliceRows` of its first array's elements). */
+  sliceBytes: number[];
 }
 
 interface ValuesHeader {
@@ -48,6 +66,23 @@ interface ValuesHeader {
   /** Indicator columns in the order of their pieces: values (Int32, or Float64 when `float`), then the text exceptions. */
   indicators: Array<{ column: string; scale: number; float: boolean; texts: string[]; exceptions: number }>;
   pieceBytes: number[];
+  sliceRows: number;
+  sliceBytes: number[];
+}
+
+/** A stored part's header (both parts' headers have these). */
+export type StoredHeader = FacetsHeader | ValuesHeader;
+export type { FacetsHeader, ValuesHeader };
+
+/** The chunk numbers holding each piece: piece i is chunks `first[i]` … `first[i] + count[i] - 1` (chunk 0: the header). */
+export function pieceChunks(header: { pieceBytes: number[]; sliceBytes: number[] }): Array<{ first: number; count: number }> {
+  let next = 1;
+  return header.pieceBytes.map((bytes, i) => {
+    const count = Math.max(1, Math.ceil(bytes / header.sliceBytes[i]!));
+    const chunks = { first: next, count };
+    next += count;
+    return chunks;
+  });
 }
 
 type StoredArray = Int32Array | Float64Array | Uint8Array | Uint16Array | Uint32Array;
@@ -73,19 +108,46 @@ function headerBytes(header: FacetsHeader | ValuesHeader): Buffer {
   return prefix;
 }
 
-/** Differences of consecutive ids (ids run ascending within a time period, so these are mostly 1). */
-function idDifferences(ids: Int32Array): Int32Array {
+/**
+ * Differences of consecutive ids (ids run ascending within a time period, so these are mostly 1), each slice's first
+ * the id itself, so that a slice is read on its own.
+ */
+function idDifferences(ids: Int32Array, sliceRows: number): Int32Array {
   const differences = new Int32Array(ids.length);
-  for (let p = 0; p < ids.length; p++) differences[p] = ids[p]! - (p === 0 ? 0 : ids[p - 1]!);
+  for (let p = 0; p < ids.length; p++) differences[p] = ids[p]! - (p % sliceRows === 0 ? 0 : ids[p - 1]!);
   return differences;
 }
 
+/** The ids back from their differences, in place (`first`: the position of differences[0], a slice's start). */
+export function sumIdDifferences(differences: Int32Array, sliceRows: number, first = 0): Int32Array {
+  for (let i = 0; i < differences.length; i++) if ((first + i) % sliceRows !== 0) differences[i] = differences[i]! + differences[i - 1]!;
+  return differences;
+}
+
+/** Bytes of presence per slice: one bit per code modulo 256. */
+export const PRESENCE_BYTES = 32;
+
+/**
+ * Which codes each slice of a column holds, as base64: PRESENCE_BYTES per slice, bit `code % 256` set when a position
+ * of the slice has that code (exact for up to 256 codes, else a superset). Parquet's per row group statistics, for
+ * codes: a location's rows are a run per year, so one location's query reads a third of a 5M-row version's slices.
+ */
+function slicePresence(codes: Codes, sliceRows: number): string {
+  const presence = new Uint8Array(PRESENCE_BYTES * Math.ceil(codes.length / sliceRows));
+  for (let p = 0; p < codes.length; p++) {
+    const code = codes[p]! & 255;
+    presence[PRESENCE_BYTES * Math.floor(p / sliceRows) + (code >>> 3)]! |= 1 << (code & 7);
+  }
+  return Buffer.from(presence.buffer, presence.byteOffset, presence.byteLength).toString('base64');
+}
+
 /** One part as its header, then its pieces (views of the index's arrays, not copies, except the id differences). */
-function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart): Buffer[] {
+function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart, sliceRows: number): Buffer[] {
   const { ids, timePeriodIds, timePeriodStarts, levelCodes, levels, facets, indicators } = index.stored;
   if (part === 'facets') {
     const firsts = ids.periodFirstIds;
-    const pieces = [...(firsts ? [] : [pieceOf(idDifferences(ids.toArray()))]), pieceOf(levels), ...[...facets.values()].map((f) => pieceOf(f.codes))];
+    const pieces = [...(firsts ? [] : [pieceOf(idDifferences(ids.toArray(), sliceRows))]), pieceOf(levels), ...[...facets.values()].map((f) => pieceOf(f.codes))];
+    const widths = [...(firsts ? [] : [4]), 1, ...[...facets.values()].map((f) => f.codes.BYTES_PER_ELEMENT)];
     const header: FacetsHeader = {
       format: FORMAT,
       rowsTable,
@@ -94,8 +156,13 @@ function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart): Buf
       timePeriodIds: [...timePeriodIds],
       timePeriodStarts: [...timePeriodStarts],
       periodFirstIds: firsts ? [...firsts] : null,
-      facets: [...facets].map(([column, { dictionary, codes }]) => ({ column, dictionary: [...dictionary], width: codes.BYTES_PER_ELEMENT as 1 | 2 | 4 })),
+      facets: [...facets].map(([column, { dictionary, codes }]) => ({
+        column, dictionary: [...dictionary], width: codes.BYTES_PER_ELEMENT as 1 | 2 | 4, presence: slicePresence(codes, sliceRows),
+      })),
+      levelPresence: slicePresence(levels, sliceRows),
       pieceBytes: pieces.map((p) => p.length),
+      sliceRows,
+      sliceBytes: widths.map((width) => width * sliceRows),
     };
     return [headerBytes(header), ...pieces];
   }
@@ -112,6 +179,8 @@ function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart): Buf
       exceptions: values.textPositions.length,
     })),
     pieceBytes: pieces.map((p) => p.length),
+    sliceRows,
+    sliceBytes: [...indicators.values()].map((i) => i.values.BYTES_PER_ELEMENT * sliceRows),
   };
   return [headerBytes(header), ...pieces];
 }
@@ -122,15 +191,15 @@ export interface EncodedRowIndex {
   values: Buffer[];
 }
 
-export function encodeRowIndex(index: RowIndex, rowsTable: string): EncodedRowIndex {
-  return { facets: encodePart(index, rowsTable, 'facets'), values: encodePart(index, rowsTable, 'values') };
+export function encodeRowIndex(index: RowIndex, rowsTable: string, sliceRows = SLICE_ROWS): EncodedRowIndex {
+  return { facets: encodePart(index, rowsTable, 'facets', sliceRows), values: encodePart(index, rowsTable, 'values', sliceRows) };
 }
 
 /** A stored form of another format (made before the compact columns): the caller makes it again from the rows. */
 export class StaleRowIndexFormatError extends Error {}
 
 /** A part's header, checked against the format and the table. */
-function readHeader<H extends { format: number; rowsTable: string; rows: number; pieceBytes: number[] }>(bytes: Buffer, rowsTable: string): H {
+export function readHeader<H extends { format: number; rowsTable: string; rows: number; pieceBytes: number[] }>(bytes: Buffer, rowsTable: string): H {
   const length = bytes.readUInt32LE(0);
   const header = JSON.parse(bytes.toString('utf8', 8, 8 + length)) as H;
   if (header.format !== FORMAT) throw new StaleRowIndexFormatError(`The stored row index of ${rowsTable} is format ${header.format}, not ${FORMAT}`);
@@ -162,9 +231,7 @@ export function decodeRowIndexFacets(pieces: readonly Buffer[], rowsTable: strin
     ids = RowIds.ofPeriodFirsts(n, Int32Array.from(header.periodFirstIds), timePeriodStarts);
   } else {
     // The differences become the ids in place (the piece is this index's own).
-    const byPosition = next()(Int32Array, n);
-    for (let p = 1; p < n; p++) byPosition[p] = byPosition[p]! + byPosition[p - 1]!;
-    ids = RowIds.of(byPosition, timePeriodStarts);
+    ids = RowIds.of(sumIdDifferences(next()(Int32Array, n), header.sliceRows), timePeriodStarts);
   }
   const levels = next()(Uint8Array, n);
   const facets = new Map<string, FacetColumn>();
@@ -206,16 +273,31 @@ export function decodeRowIndex(stored: EncodedRowIndex, rowsTable: string): RowI
   return index;
 }
 
-/** A version's index as it is stored: both parts, each piece deflated. */
+/** A version's index as it is stored: both parts, each as its chunks (the header, then each piece's slices) deflated. */
 export type DeflatedRowIndex = Array<{ part: RowIndexPart; pieces: Buffer[] }>;
 
-/** Deflates a version's index, one piece at a time (zlib's thread pool, off the main thread). */
-export async function deflateRowIndex(rowsTable: string, index: RowIndex): Promise<DeflatedRowIndex> {
+/**
+ * A piece's slices deflated (zlib's thread pool, off the main thread): each but the last ends in a full flush, so
+ * the slices joined are one deflate stream and each inflates on its own too.
+ */
+async function deflateSlices(piece: Buffer, sliceBytes: number): Promise<Buffer[]> {
+  const slices: Buffer[] = [];
+  for (let at = 0; at < piece.length || slices.length === 0; at += sliceBytes) {
+    const last = at + sliceBytes >= piece.length;
+    slices.push(await deflate(piece.subarray(at, at + sliceBytes), { level: 1, finishFlush: last ? zlibConstants.Z_FINISH : zlibConstants.Z_FULL_FLUSH }));
+  }
+  return slices;
+}
+
+/** Deflates a version's index, one slice at a time (of `sliceRows` positions: fewer only in tests). */
+export async function deflateRowIndex(rowsTable: string, index: RowIndex, sliceRows = SLICE_ROWS): Promise<DeflatedRowIndex> {
   const parts: DeflatedRowIndex = [];
   for (const part of ['facets', 'values'] as const) {
-    const pieces: Buffer[] = [];
-    for (const piece of encodePart(index, rowsTable, part)) pieces.push(await deflate(piece, { level: 1 }));
-    parts.push({ part, pieces });
+    const [head, ...pieces] = encodePart(index, rowsTable, part, sliceRows);
+    const { sliceBytes } = readHeader<StoredHeader>(head!, rowsTable);
+    const chunks = [await deflate(head!, { level: 1 })];
+    for (const [i, piece] of pieces.entries()) chunks.push(...(await deflateSlices(piece, sliceBytes[i]!)));
+    parts.push({ part, pieces: chunks });
   }
   return parts;
 }
@@ -227,8 +309,8 @@ export async function storeDeflatedRowIndex(db: Executor, rowsTable: string, ver
 }
 
 /** Stores a version's index (replacing any stored before), both parts, deflating one piece at a time. Returns the bytes stored. */
-export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, versionId: number, index: RowIndex): Promise<number> {
-  return storeDeflatedRowIndex(db, rowsTable, versionId, await deflateRowIndex(rowsTable, index));
+export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, versionId: number, index: RowIndex, sliceRows = SLICE_ROWS): Promise<number> {
+  return storeDeflatedRowIndex(db, rowsTable, versionId, await deflateRowIndex(rowsTable, index, sliceRows));
 }
 
 /**
@@ -237,7 +319,7 @@ export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, vers
  * buffer of that length: zlib's output slices of it are joined back without a copy (its default 16 KB output chunks
  * cost the main thread a callback and a copy each, about half of a 5M-row load when they were used).
  */
-async function readInflated(client: pg.PoolClient, rowsTable: string, part: RowIndexPart, chunk: number, bytes?: number): Promise<Buffer> {
+async function readInflated(client: pg.PoolClient, rowsTable: string, part: RowIndexPart, chunks: { first: number; count: number }, bytes?: number): Promise<Buffer> {
   const inflater = createInflateRaw({ chunkSize: bytes === undefined ? 64 * 1024 : Math.max(64, bytes + 64) });
   const output: Buffer[] = [];
   inflater.on('data', (data: Buffer) => output.push(data));
@@ -245,7 +327,7 @@ async function readInflated(client: pg.PoolClient, rowsTable: string, part: RowI
   // Awaited below; handled here too, so a failed read (which destroys the inflater) leaves no unhandled rejection.
   done.catch(() => undefined);
   try {
-    await streamRowIndexChunk(client, rowsTable, part, chunk, (deflated) => inflater.write(deflated));
+    await streamRowIndexChunks(client, rowsTable, part, chunks, (deflated) => inflater.write(deflated));
   } catch (error) {
     inflater.destroy();
     throw error;
@@ -281,15 +363,18 @@ async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart, tim
   const chunks = await findRowIndexChunkNumbers(db, rowsTable, part);
   if (chunks.length === 0) return undefined;
   return withPooledClient(db, timeoutMs, async (client) => {
-    const head = await readInflated(client, rowsTable, part, 0);
-    const { pieceBytes } = readHeader<FacetsHeader | ValuesHeader>(head, rowsTable);
-    if (chunks.length !== pieceBytes.length + 1) throw new Error(`The stored row index of ${rowsTable} (${part}) has ${chunks.length} chunks, not ${pieceBytes.length + 1}`);
+    const head = await readInflated(client, rowsTable, part, { first: 0, count: 1 });
+    const header = readHeader<StoredHeader>(head, rowsTable);
+    const { pieceBytes } = header;
+    const ranges = pieceChunks(header);
+    const expected = 1 + ranges.reduce((sum, r) => sum + r.count, 0);
+    if (chunks.length !== expected) throw new Error(`The stored row index of ${rowsTable} (${part}) has ${chunks.length} chunks, not ${expected}`);
     const inflated: Array<Promise<Buffer>> = [];
     for (let i = 0; i < pieceBytes.length; i++) {
       if (i >= INFLATING_AT_ONCE) await inflated[i - INFLATING_AT_ONCE];
       // Reads queue on the one connection, in order. Handled at once, so a failure while an earlier piece is
       // awaited is not unhandled; it surfaces where this piece is awaited.
-      const piece = readInflated(client, rowsTable, part, i + 1, pieceBytes[i]!);
+      const piece = readInflated(client, rowsTable, part, ranges[i]!, pieceBytes[i]!);
       piece.catch(() => undefined);
       inflated.push(piece);
     }

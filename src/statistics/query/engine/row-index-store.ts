@@ -21,6 +21,7 @@ import {
 import type { RowIndex } from './row-index.js';
 import { RowIndexBuilder } from './row-index-builder.js';
 import { loadRowIndexFacets, loadRowIndexValues, saveRowIndexSnapshot } from './row-index-snapshot.js';
+import { StoredColumnsCache, type StoredColumns } from './stored-columns.js';
 import { loadQueryVersionMeta, type VersionMeta } from './version-meta-cache.js';
 
 /**
@@ -150,8 +151,12 @@ export interface RowIndexLog {
 export interface RowIndexStoreOptions {
   /** Memory for all indexes together; least recently used are evicted beyond it. 0 turns the index off. */
   memoryBudgetBytes?: number;
-  /** `false` sends every query to SQL. */
+  /** `false`: no index in memory (queries go to the stored columns, else SQL). */
   enabled?: boolean;
+  /** `false`: a version whose index is not in memory is queried on SQL, not from its stored columns (stored-columns.ts). */
+  storedColumns?: boolean;
+  /** Time bound of one query's reads of stored columns (the requests' statement timeout). */
+  storedReadTimeoutMs?: number;
   /** `false` builds indexes without the indicator values (less memory; page values are then read by row id). */
   indicatorValues?: boolean;
   /** Builds at once (each reads a whole row table); a query finding them all busy goes to SQL. Default 2. */
@@ -206,6 +211,9 @@ export class RowIndexStore {
   private readonly outcomes: RowIndexStoreStatus['outcomes'] = { snapshot: 0, rows: 0, failed: 0, too_large: 0 };
   private memoryBudgetBytes = 1024 * 1024 * 1024;
   private enabled = true;
+  private storedColumnsOn = true;
+  private storedReadTimeoutMs = 30000;
+  private readonly storedColumns = new StoredColumnsCache();
   private indicatorValues = true;
   private maxConcurrentBuilds = 2;
   private buildTimeoutMs = 600000;
@@ -244,6 +252,8 @@ export class RowIndexStore {
       this.tooLarge.clear();
     }
     if (options.enabled !== undefined) this.enabled = options.enabled;
+    if (options.storedColumns !== undefined) this.storedColumnsOn = options.storedColumns;
+    if (options.storedReadTimeoutMs !== undefined) this.storedReadTimeoutMs = options.storedReadTimeoutMs;
     if (options.indicatorValues !== undefined) this.indicatorValues = options.indicatorValues;
     if (options.maxConcurrentBuilds !== undefined) this.maxConcurrentBuilds = Math.max(1, options.maxConcurrentBuilds);
     if (options.buildTimeoutMs !== undefined) this.buildTimeoutMs = options.buildTimeoutMs;
@@ -316,6 +326,20 @@ export class RowIndexStore {
     return undefined;
   }
 
+  /**
+   * The version's stored columns, for a query while its index is not in memory: undefined when it has no stored
+   * form of the current format (its queries go to SQL) or the cold path is off.
+   */
+  async storedColumnsFor(db: Executor, meta: VersionMeta): Promise<StoredColumns | undefined> {
+    if (!this.storedColumnsOn) return undefined;
+    return this.storedColumns.open(db, meta.rowsTable, this.storedReadTimeoutMs);
+  }
+
+  /** Time bound of one query's reads of stored columns. */
+  get storedReadTimeout(): number {
+    return this.storedReadTimeoutMs;
+  }
+
   /** Whether the warm-up is over (done or out of time): /health/ready says ready only then. */
   get warm(): boolean {
     return this.warmedUp;
@@ -383,6 +407,7 @@ export class RowIndexStore {
     this.progress.clear();
     this.tooLarge.clear();
     this.failures.clear();
+    this.storedColumns.clear();
   }
 
   /**

@@ -73,7 +73,7 @@ describe('row index loading', () => {
     // Another instance: loaded from the stored form, never from the rows.
     const next = new RowIndexStore({ onBuildProgress: () => { throw new Error('built from rows'); } });
     const nextApp = await appWith(next);
-    expect((await nextApp.inject(QUERY)).headers['x-query-engine']).toBe('sql');
+    expect((await nextApp.inject(QUERY)).headers['x-query-engine']).toBe('stored');
     await vi.waitFor(() => expect(next.status().outcomes.snapshot).toBe(1), { timeout: 20000, interval: 50 });
     const fromStored = await nextApp.inject(QUERY);
     expect(fromStored.headers['x-query-engine']).toBe('index');

@@ -4,129 +4,18 @@ import type { Predicate, SortKey } from '../../../../src/statistics/query/engine
 import { RowIds, type RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
 import { canonicalDecimal, RowIndexBuilder, RowIndexCollector } from '../../../../src/statistics/query/engine/row-index-builder.js';
 import { decodeRowIndex, decodeRowIndexFacets, encodeRowIndex, joinWithoutCopy } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
+import { buildIndex, LEVELS, naiveSelect, predicateArb, rowArb, sortArb, type Row } from './random-rows.js';
 
 /**
  * The in-memory bitmap index must select exactly what the SQL translation selects. Here it is checked against a
  * plain row-by-row evaluation of the same predicate and sort (the SQL semantics), over random rows and trees.
  */
-interface Row {
-  id: number;
-  time_period_id: number;
-  geographic_level: string;
-  l_la: number;
-  f1: number;
-  f2: number;
-}
-
-const LEVELS = ['LA', 'NAT', 'REG', 'SCH'];
-
-function matches(row: Row, p: Predicate): boolean {
-  switch (p.kind) {
-    case 'const':
-      return p.value;
-    case 'and':
-      return p.items.every((i) => matches(row, i));
-    case 'or':
-      return p.items.some((i) => matches(row, i));
-    case 'not':
-      return !matches(row, p.item);
-    case 'in': {
-      const found = p.values.includes(row[p.column as keyof Row] as never);
-      return p.negated ? !found : found;
-    }
-    case 'compare': {
-      const v = row[p.column as keyof Row] as number;
-      return p.op === '>' ? v > p.value : p.op === '>=' ? v >= p.value : p.op === '<' ? v < p.value : v <= p.value;
-    }
-  }
-}
-
-function naiveSelect(rows: Row[], p: Predicate, sorts: SortKey[], offset: number, limit: number) {
-  const selected = rows.filter((r) => matches(r, p));
-  const key = (row: Row, sort: SortKey): number => {
-    const value = row[sort.column as keyof Row];
-    if (sort.kind === 'rank') {
-      const rank = sort.ranks!.indexOf(value as never);
-      return rank < 0 ? sort.ranks!.length : rank;
-    }
-    return value as number;
-  };
-  selected.sort((a, b) => {
-    for (const sort of sorts) {
-      const d = key(a, sort) - key(b, sort);
-      if (d !== 0) return sort.direction === 'Asc' ? d : -d;
-    }
-    return a.id - b.id;
-  });
-  return { total: selected.length, ids: selected.slice(offset, offset + limit).map((r) => r.id) };
-}
-
 function select(index: RowIndex, p: Predicate, sorts: SortKey[], offset: number, limit: number) {
   const { total, ids, positions } = index.select(p, sorts, offset, limit);
   // Each position's facet row is the row with that id.
   expect(positions.map((position) => index.facetRow(position).id)).toEqual(ids);
   return { total, ids };
 }
-
-function buildIndex(rows: Row[]): RowIndex {
-  const ordered = [...rows].sort((a, b) => b.time_period_id - a.time_period_id || a.id - b.id);
-  const builder = new RowIndexBuilder(ordered.length, ['l_la', 'f1', 'f2'], []);
-  for (const r of ordered) builder.add(r.id, r.time_period_id, r.geographic_level, [r.l_la, r.f1, r.f2], []);
-  return builder.finish();
-}
-
-const rowArb = fc.record({
-  time_period_id: fc.integer({ min: 1, max: 4 }),
-  geographic_level: fc.constantFrom(...LEVELS),
-  // More than 16 distinct values: the column gets postings (f1, f2: a pass over their codes).
-  l_la: fc.integer({ min: 0, max: 40 }),
-  f1: fc.integer({ min: 0, max: 3 }),
-  f2: fc.integer({ min: 4, max: 6 }),
-});
-
-const leafArb: fc.Arbitrary<Predicate> = fc.oneof(
-  fc.record({
-    kind: fc.constant('in' as const),
-    column: fc.constantFrom('l_la', 'f1', 'f2', 'time_period_id'),
-    values: fc.array(fc.oneof(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 0, max: 41 })), { minLength: 1, maxLength: 3 }),
-    negated: fc.boolean(),
-  }),
-  fc.record({
-    kind: fc.constant('in' as const),
-    column: fc.constant('geographic_level'),
-    values: fc.array(fc.constantFrom(...LEVELS, 'WARD'), { minLength: 1, maxLength: 2 }),
-    negated: fc.boolean(),
-  }),
-  fc.record({
-    kind: fc.constant('compare' as const),
-    column: fc.constant('time_period_id'),
-    op: fc.constantFrom('>' as const, '>=' as const, '<' as const, '<=' as const),
-    value: fc.integer({ min: 0, max: 5 }),
-  }),
-  fc.record({ kind: fc.constant('const' as const), value: fc.boolean() }),
-);
-
-const predicateArb: fc.Arbitrary<Predicate> = fc.letrec<{ node: Predicate }>((tie) => ({
-  node: fc.oneof(
-    { depthSize: 'small', withCrossShrink: true },
-    leafArb,
-    fc.record({ kind: fc.constant('and' as const), items: fc.array(tie('node'), { minLength: 1, maxLength: 3 }) }),
-    fc.record({ kind: fc.constant('or' as const), items: fc.array(tie('node'), { minLength: 1, maxLength: 3 }) }),
-    fc.record({ kind: fc.constant('not' as const), item: tie('node') }),
-  ),
-})).node;
-
-const sortArb = fc.oneof(
-  fc.constant<SortKey[]>([{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }]),
-  fc.array(
-    fc.oneof(
-      fc.record({ column: fc.constantFrom('time_period_id', 'f1', 'f2'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('integer' as const) }),
-      fc.record({ column: fc.constant('geographic_level'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('rank' as const), ranks: fc.constant<Array<number | string>>(['LA', 'NAT', 'REG', 'SCH']) }),
-      fc.record({ column: fc.constant('l_la'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('rank' as const), ranks: fc.constant<Array<number | string>>([3, 1, 2]) }),
-    ),
-    { minLength: 1, maxLength: 3 },
-  ),
-);
 
 describe('RowIndex (in-memory bitmap engine)', () => {
   it('selects the same total and page of ids as row-by-row evaluation, for any predicate, sort and page, also from its stored form', () => {

@@ -47,7 +47,7 @@ describe('the documented response schema', () => {
   it.each([
     ['the row-index engine', 'index', `${url}?geographicLevels.eq=NAT&pageSize=5`],
     ['the row-index engine, debug and a warning', 'index', `${url}?filters.eq=nothing&debug=true`],
-    ['the SQL engine (an indicator sort)', 'sql', `${url}?sorts=indicator|dP0Zw|Desc&pageSize=5`],
+    ['the row-index engine, an indicator sort', 'index', `${url}?sorts=indicator|dP0Zw|Desc&pageSize=5`],
   ])('holds for %s', async (_name, engine, path) => {
     const response = await t.app.inject({ url: path });
     expect(response.statusCode).toBe(200);

@@ -1,0 +1,514 @@
+/**
+ * The cold path: a query answered from a version's stored row index (row-index-snapshot.ts) while that index is not
+ * in memory (beyond QUERY_INDEX_MEMORY_MB, or still loading), reading only the slices of SLICE_ROWS positions the
+ * query needs: the slices of the columns its criteria and sorts name over the time periods it asks for (all of them
+ * when it does not narrow them), counted and paged by a RowIndex made of just those; then, for the page's positions
+ * only, the slices of every column the response shows. No index is kept: what a query reads is bounded by the
+ * version's size and dropped with the response (docs/architecture.md, "The cold path").
+ */
+import { promisify } from 'node:util';
+import { constants as zlibConstants, inflateRaw, inflateRawSync, type ZlibOptions } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
+import type pg from 'pg';
+import { withPooledClient, type Executor } from '../../../db/database.js';
+import type { RowIndexPart } from '../../tables.js';
+import { readRowIndexChunks } from './repository.js';
+import type { PageRows } from './json-output.js';
+import type { Predicate, SortKey } from './resolve.js';
+import { binarySearch, indicatorTextOf, lowerBound, periodIndexAt, RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
+import {
+  pieceChunks,
+  PRESENCE_BYTES,
+  readHeader,
+  StaleRowIndexFormatError,
+  sumIdDifferences,
+  type FacetsHeader,
+  type ValuesHeader,
+} from './row-index-snapshot.js';
+
+const inflate = promisify<Buffer, ZlibOptions, Buffer>(inflateRaw);
+/** A slice ends in a full flush, not the stream's end: inflated as far as it goes. */
+const SLICE_INFLATE: ZlibOptions = { finishFlush: zlibConstants.Z_SYNC_FLUSH };
+
+type Width = 1 | 2 | 4 | 8;
+type ElementArray = Uint8Array | Uint16Array | Int32Array | Float64Array;
+
+/** One stored piece: where its chunks are, and the width of its first array's elements (one per position). */
+interface PieceRef {
+  part: RowIndexPart;
+  first: number;
+  count: number;
+  sliceBytes: number;
+  width: Width;
+}
+
+type IndicatorPiece = PieceRef & ValuesHeader['indicators'][number];
+
+/** The slices read for one query, inflated, by part and chunk number. */
+type Slices = Map<string, Buffer>;
+const sliceKey = (part: RowIndexPart, chunk: number) => `${part}:${chunk}`;
+
+/** Every chunk of `piece` holding its bytes `from` … `to - 1`. */
+function chunksOf(piece: PieceRef, from: number, to: number): number[] {
+  const chunks: number[] = [];
+  if (to <= from) return chunks;
+  const last = Math.min(piece.count - 1, Math.floor((to - 1) / piece.sliceBytes));
+  for (let s = Math.floor(from / piece.sliceBytes); s <= last; s++) chunks.push(piece.first + s);
+  return chunks;
+}
+
+/** Bytes `from` … `to - 1` of a piece, out of its read slices (a view when one slice holds them, else a copy). */
+function bytesOf(slices: Slices, piece: PieceRef, from: number, to: number): Buffer {
+  const parts: Buffer[] = [];
+  for (const chunk of chunksOf(piece, from, to)) {
+    const slice = slices.get(sliceKey(piece.part, chunk));
+    if (!slice) throw new Error(`Stored row index slice ${chunk} of ${piece.part} was not read`);
+    const start = (chunk - piece.first) * piece.sliceBytes;
+    parts.push(slice.subarray(Math.max(0, from - start), Math.min(slice.length, to - start)));
+  }
+  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  if (bytes.length !== to - from) throw new Error('A stored row index slice is shorter than its header says');
+  // Typed arrays need their element alignment.
+  return bytes.byteOffset % 8 === 0 ? bytes : Buffer.from(bytes);
+}
+
+/** A view of bytes as elements of a width: eight-byte ones are the float indicator values. */
+function arrayOf(bytes: Buffer, width: Width): ElementArray {
+  const count = bytes.length / width;
+  if (width === 1) return new Uint8Array(bytes.buffer, bytes.byteOffset, count);
+  if (width === 2) return new Uint16Array(bytes.buffer, bytes.byteOffset, count);
+  if (width === 8) return new Float64Array(bytes.buffer, bytes.byteOffset, count);
+  return new Int32Array(bytes.buffer, bytes.byteOffset, count);
+}
+
+const pad8 = (bytes: number) => bytes + ((8 - (bytes % 8)) % 8);
+const presenceOf = (base64: string) => new Uint8Array(Buffer.from(base64, 'base64'));
+
+/** A version's stored row index, by its headers: reads slices of it for one query at a time. */
+export class StoredColumns {
+  private readonly idsPiece: PieceRef | undefined;
+  private readonly levelsPiece: PieceRef;
+  private readonly facetPieces = new Map<string, PieceRef & { dictionary: Int32Array; presence: Uint8Array }>();
+  private readonly levelPresence: Uint8Array;
+  private readonly indicatorPieces = new Map<string, IndicatorPiece>();
+  private readonly timePeriodIds: Int32Array;
+  private readonly timePeriodStarts: Int32Array;
+  readonly rows: number;
+  private readonly sliceRows: number;
+  /** The stored pieces of each part in chunk order (to tell a chunk's slice size). */
+  private readonly piecesByPart = new Map<RowIndexPart, PieceRef[]>();
+
+  constructor(
+    readonly rowsTable: string,
+    private readonly facets: FacetsHeader,
+    values: ValuesHeader,
+  ) {
+    this.rows = facets.rows;
+    if (values.rows !== facets.rows || values.sliceRows !== facets.sliceRows) throw new Error(`The stored parts of ${rowsTable} do not match`);
+    this.sliceRows = facets.sliceRows;
+
+    this.timePeriodIds = Int32Array.from(facets.timePeriodIds);
+    this.timePeriodStarts = Int32Array.from(facets.timePeriodStarts);
+    const facetChunks = pieceChunks(facets);
+    const piece = (part: RowIndexPart, i: number, chunks: Array<{ first: number; count: number }>, sliceBytes: number[], width: Width): PieceRef => ({
+      part, ...chunks[i]!, sliceBytes: sliceBytes[i]!, width,
+    });
+    let k = 0;
+    this.idsPiece = facets.periodFirstIds ? undefined : piece('facets', k++, facetChunks, facets.sliceBytes, 4);
+    this.levelsPiece = piece('facets', k++, facetChunks, facets.sliceBytes, 1);
+    for (const { column, dictionary, width } of facets.facets) {
+      this.facetPieces.set(column, { ...piece('facets', k++, facetChunks, facets.sliceBytes, width), dictionary: Int32Array.from(dictionary), presence: presenceOf(facets.facets.find((f) => f.column === column)!.presence) });
+    }
+    this.levelPresence = presenceOf(facets.levelPresence);
+    const valueChunks = pieceChunks(values);
+    values.indicators.forEach((indicator, i) => {
+      this.indicatorPieces.set(indicator.column, { ...piece('values', i, valueChunks, values.sliceBytes, indicator.float ? 8 : 4), ...indicator });
+    });
+    for (const piece of [...(this.idsPiece ? [this.idsPiece] : []), this.levelsPiece, ...this.facetPieces.values(), ...this.indicatorPieces.values()]) {
+      const list = this.piecesByPart.get(piece.part) ?? [];
+      list.push(piece);
+      this.piecesByPart.set(piece.part, list);
+    }
+  }
+
+  /** Whether it holds these indicator columns (a version's stored values hold all of them). */
+  hasIndicators(columns: readonly string[]): boolean {
+    return columns.every((c) => this.indicatorPieces.has(c));
+  }
+
+  /** The bytes of a chunk's slice once inflated, at most (a piece's last slice may be shorter). */
+  private sliceBytesOf(part: RowIndexPart, chunk: number): number {
+    const piece = this.piecesByPart.get(part)?.find((p) => chunk >= p.first && chunk < p.first + p.count);
+    if (!piece) throw new Error(`Chunk ${chunk} of ${part} is no slice of the stored row index of ${this.rowsTable}`);
+    return Math.max(64, piece.sliceBytes);
+  }
+
+  /** Reads and inflates the slices `wanted` lists (by part) that are not read yet, in one COPY. */
+  private async readSlices(client: pg.PoolClient, wanted: Map<RowIndexPart, Set<number>>, into: Slices): Promise<void> {
+    const missing = new Map<RowIndexPart, number[]>();
+    for (const [part, chunks] of wanted) missing.set(part, [...chunks].filter((c) => !into.has(sliceKey(part, c))));
+    const deflated = await readRowIndexChunks(client, this.rowsTable, missing);
+    for (const [part, chunks] of missing) {
+      for (const chunk of chunks) {
+        const bytes = deflated.get(sliceKey(part, chunk));
+        if (!bytes) throw new Error(`No stored row index chunk ${chunk} of ${part} for ${this.rowsTable}`);
+        // On the main thread, into one buffer of the slice's size (a bigger one is kept whole behind the slice): a slice
+        // inflates in well under a millisecond, and zlib's asynchronous form handed it over in 16 KB pieces, a
+        // callback and a copy each (3-5 times slower here).
+        into.set(sliceKey(part, chunk), inflateRawSync(bytes, { ...SLICE_INFLATE, chunkSize: this.sliceBytesOf(part, chunk) }));
+      }
+    }
+  }
+
+  /**
+   * Count and one page of a query, on one connection (its own statement timeout; `timeoutMs` bounds it client-side):
+   * the total, and the page's rows as the response writer reads them. Sorts by indicator values are not for it (nor
+   * for the row index).
+   */
+  async query(
+    db: Executor, timeoutMs: number, predicate: Predicate, sorts: readonly SortKey[], offset: number, limit: number, indicators: readonly string[],
+  ): Promise<{ total: number; page: PageRows }> {
+    return withPooledClient(
+      db,
+      timeoutMs,
+      async (client) => {
+        const { total, positions, slices } = await this.select(client, predicate, sorts, offset, limit);
+        return { total, page: await this.pageRows(client, positions, indicators, slices) };
+      },
+      { ownTimeout: false },
+    );
+  }
+
+  /** Whether some position of slice `slice` may match (a superset: false only when none can). */
+  private mayMatch(predicate: Predicate, slice: number): boolean {
+    switch (predicate.kind) {
+      case 'const':
+        return predicate.value;
+      case 'compare':
+        return this.periodsOfSlice(slice).some((id) => compares(id, predicate.op, predicate.value));
+      case 'in': {
+        if (predicate.negated) return true;
+        if (predicate.column === 'time_period_id') return this.periodsOfSlice(slice).some((id) => predicate.values.some((v) => Number(v) === id));
+        const { presence, codeOf } = this.presenceOf(predicate.column);
+        const base = PRESENCE_BYTES * slice;
+        return predicate.values.some((value) => {
+          const code = codeOf(value);
+          return code >= 0 && (presence[base + ((code & 255) >>> 3)]! & (1 << (code & 7))) !== 0;
+        });
+      }
+      case 'and':
+        return predicate.items.every((item) => this.mayMatch(item, slice));
+      case 'or':
+        return predicate.items.some((item) => this.mayMatch(item, slice));
+      case 'not':
+        return true;
+    }
+  }
+
+  /** The time period ids with positions in a slice. */
+  private periodsOfSlice(slice: number): number[] {
+    const from = slice * this.sliceRows;
+    const to = Math.min(this.rows, from + this.sliceRows);
+    const ids: number[] = [];
+    for (let k = periodIndexAt(this.timePeriodStarts, from); k < this.timePeriodIds.length && this.timePeriodStarts[k]! < to; k++) ids.push(this.timePeriodIds[k]!);
+    return ids;
+  }
+
+  private presenceOf(column: string): { presence: Uint8Array; codeOf: (value: number | string) => number } {
+    if (column === 'geographic_level') return { presence: this.levelPresence, codeOf: (value) => this.facets.levelCodes.indexOf(String(value)) };
+    const piece = this.facetPieces.get(column);
+    if (!piece) throw new Error(`The stored row index of ${this.rowsTable} has no column ${column}`);
+    return { presence: piece.presence, codeOf: (value) => binarySearch(piece.dictionary, Number(value)) };
+  }
+
+  /**
+   * Count and one page of a query: positions (into the whole version), as `RowIndex.select` gives them, and the
+   * slices read (for `pageRows`).
+   */
+  private async select(client: pg.PoolClient, predicate: Predicate, sorts: readonly SortKey[], offset: number, limit: number): Promise<{ total: number; positions: number[]; slices: Slices }> {
+    const slices: Slices = new Map();
+    const matching = await this.candidatesIndex(client, predicate, sorts, slices);
+    if (!matching) return { total: 0, positions: [], slices };
+    const { total, positions } = matching.index.select(predicate, sorts, offset, limit);
+    return { total, positions: positions.map(matching.positionOf), slices };
+  }
+
+  /**
+   * Every matching position in result order, for a CSV export (4 bytes per matching row), and then its rows page by
+   * page (`pages` positions each), each page's slices read when it is asked for.
+   */
+  async *matchingPages(
+    db: Executor, timeoutMs: number, predicate: Predicate, sorts: readonly SortKey[], indicators: readonly string[], pageRows: number,
+  ): AsyncGenerator<PageRows> {
+    const positions = await withPooledClient(
+      db,
+      timeoutMs,
+      async (client) => {
+        const matching = await this.candidatesIndex(client, predicate, sorts, new Map());
+        if (!matching) return new Int32Array(0);
+        const compact = matching.index.matchingPositions(predicate, sorts);
+        for (let i = 0; i < compact.length; i++) compact[i] = matching.positionOf(compact[i]!);
+        return compact;
+      },
+      { ownTimeout: false },
+    );
+    for (let at = 0; at < positions.length; at += pageRows) {
+      const page = positions.subarray(at, at + pageRows);
+      yield await withPooledClient(db, timeoutMs, (client) => this.pageRows(client, page, indicators, new Map()), { ownTimeout: false });
+    }
+  }
+
+  /**
+   * A RowIndex of the slices that may match (read into `slices`), end to end (the default order kept), with the
+   * columns the predicate and sorts need; and where each of its positions is in the version. Undefined when no
+   * slice may match.
+   */
+  private async candidatesIndex(
+    client: pg.PoolClient, predicate: Predicate, sorts: readonly SortKey[], slices: Slices,
+  ): Promise<{ index: RowIndex; positionOf: (compact: number) => number } | undefined> {
+    const candidates: number[] = [];
+    for (let slice = 0; slice * this.sliceRows < this.rows; slice++) if (this.mayMatch(predicate, slice)) candidates.push(slice);
+    if (candidates.length === 0) return undefined;
+    const columns = new Set<string>();
+    collectColumns(predicate, columns);
+    const sortedIndicators = sorts.filter((sort) => sort.kind === 'indicator').map((sort) => sort.column);
+    for (const sort of sorts) if (sort.column !== 'time_period_id' && sort.kind !== 'indicator') columns.add(sort.column);
+    const needsIds = !(sorts.length === 1 && sorts[0]!.column === 'time_period_id' && sorts[0]!.direction === 'Desc');
+    const pieces = [...columns].map((column) => this.pieceOf(column));
+    if (needsIds && this.idsPiece) pieces.push(this.idsPiece);
+    pieces.push(...sortedIndicators.map((column) => this.indicatorPieces.get(column)!));
+    const wanted = new Map<RowIndexPart, Set<number>>();
+    for (const piece of pieces) for (const slice of candidates) want(wanted, piece, slice);
+    for (const column of sortedIndicators) this.wantExceptions(wanted, this.indicatorPieces.get(column)!);
+    await this.readSlices(client, wanted, slices);
+
+    // The candidate slices end to end: compact position c is the version's `positionOf(c)` (every slice but the
+    // version's last is whole, and the last comes last).
+    const rangeOf = (slice: number) => [slice * this.sliceRows, Math.min(this.rows, (slice + 1) * this.sliceRows)] as const;
+    const size = candidates.reduce((sum, slice) => sum + rangeOf(slice)[1] - rangeOf(slice)[0], 0);
+    const positionOf = (c: number) => candidates[Math.floor(c / this.sliceRows)]! * this.sliceRows + (c % this.sliceRows);
+    const joined = (piece: PieceRef) => {
+      const buffers = candidates.map((slice) => bytesOf(slices, piece, rangeOf(slice)[0] * piece.width, rangeOf(slice)[1] * piece.width));
+      return arrayOf(buffers.length === 1 ? buffers[0]! : Buffer.concat(buffers), piece.width);
+    };
+    const facets = new Map<string, FacetColumn>();
+    for (const column of columns) {
+      if (column === 'geographic_level') continue;
+      const piece = this.facetPieces.get(column)!;
+      facets.set(column, { dictionary: piece.dictionary, codes: joined(piece) as Codes });
+    }
+    const levels = columns.has('geographic_level') ? (joined(this.levelsPiece) as Uint8Array) : new Uint8Array(0);
+    // Time periods in compact positions: each a run still (the order is kept), a period cut short where slices are left out.
+    const periodIds: number[] = [];
+    const periodStarts: number[] = [];
+    let c = 0;
+    for (const slice of candidates) {
+      const [from, to] = rangeOf(slice);
+      for (let k = periodIndexAt(this.timePeriodStarts, from); k < this.timePeriodIds.length && this.timePeriodStarts[k]! < to; k++) {
+        const start = c + Math.max(0, this.timePeriodStarts[k]! - from);
+        if (periodIds.at(-1) !== this.timePeriodIds[k]) {
+          periodIds.push(this.timePeriodIds[k]!);
+          periodStarts.push(start);
+        }
+      }
+      c += to - from;
+    }
+    periodStarts.push(size);
+    const timePeriodStarts = Int32Array.from(periodStarts);
+    let ids: RowIds;
+    if (!needsIds) {
+      // The default order is the positions' order: the ids are not read (each period's first given as 0).
+      ids = RowIds.ofPeriodFirsts(size, new Int32Array(periodIds.length), timePeriodStarts);
+    } else if (this.idsPiece) {
+      const idsPiece = this.idsPiece;
+      const parts = candidates.map((slice) => sumIdDifferences(Int32Array.from(arrayOf(bytesOf(slices, idsPiece, rangeOf(slice)[0] * 4, rangeOf(slice)[1] * 4), 4) as Int32Array), this.sliceRows, rangeOf(slice)[0]));
+      const all = new Int32Array(size);
+      let at = 0;
+      for (const part of parts) {
+        all.set(part, at);
+        at += part.length;
+      }
+      ids = RowIds.of(all, timePeriodStarts);
+    } else {
+      const all = new Int32Array(size);
+      const firsts = this.facets.periodFirstIds!;
+      for (let p = 0; p < size; p++) {
+        const position = positionOf(p);
+        const k = periodIndexAt(this.timePeriodStarts, position);
+        all[p] = firsts[k]! + (position - this.timePeriodStarts[k]!);
+      }
+      ids = RowIds.of(all, timePeriodStarts);
+    }
+    const indicators = new Map<string, IndicatorColumn>();
+    for (const column of sortedIndicators) {
+      const piece = this.indicatorPieces.get(column)!;
+      const texts = this.exceptionsOf(slices, piece);
+      // The text exceptions of the candidate slices, at their compact positions.
+      const positions: number[] = [];
+      const codes: number[] = [];
+      let base = 0;
+      for (const slice of candidates) {
+        const [from, to] = rangeOf(slice);
+        for (let k = lowerBound(texts.textPositions, 0, texts.textPositions.length, from); k < texts.textPositions.length && texts.textPositions[k]! < to; k++) {
+          positions.push(base + texts.textPositions[k]! - from);
+          codes.push(texts.textCodes[k]!);
+        }
+        base += to - from;
+      }
+      indicators.set(column, {
+        values: joined(piece) as Int32Array | Float64Array, scale: piece.scale, texts: piece.texts, textPositions: Int32Array.from(positions), textCodes: Uint32Array.from(codes),
+      });
+    }
+    const index = new RowIndex({ ids, timePeriodIds: Int32Array.from(periodIds), timePeriodStarts, levelCodes: this.facets.levelCodes, levels, facets, indicators });
+    // Nothing is kept for a later query: postings or cached bitsets would cost more than the one pass they save.
+    index.limitCaching(() => false);
+    return { index, positionOf };
+  }
+
+  /**
+   * The rows at `positions` (into the whole version) as the response writer reads them: every level, location and
+   * filter column and the `indicators` asked for, read slice by slice for those positions only.
+   */
+  private async pageRows(client: pg.PoolClient, positions: ArrayLike<number>, indicators: readonly string[], slices: Slices): Promise<PageRows> {
+    const facetPieces = [...this.facetPieces.entries()];
+    const indicatorPieces = indicators.map((column) => [column, this.indicatorPieces.get(column)!] as const);
+    const wanted = new Map<RowIndexPart, Set<number>>();
+    const touched = new Set<number>();
+    for (let r = 0; r < positions.length; r++) touched.add(Math.floor(positions[r]! / this.sliceRows));
+    for (const slice of touched) {
+      for (const piece of [this.levelsPiece, ...facetPieces.map(([, p]) => p), ...indicatorPieces.map(([, p]) => p)]) want(wanted, piece, slice);
+    }
+    for (const [, piece] of indicatorPieces) this.wantExceptions(wanted, piece);
+    if (positions.length > 0) await this.readSlices(client, wanted, slices);
+
+    // Per column, a reader of one position: the slice holding it, as an array (made once per slice).
+    const reader = (piece: PieceRef): ((position: number) => number) => {
+      const arrays = new Map<number, ElementArray>();
+      return (position) => {
+        const start = position - (position % this.sliceRows);
+        let array = arrays.get(start);
+        if (!array) {
+          const end = Math.min(this.rows, start + this.sliceRows);
+          arrays.set(start, (array = arrayOf(bytesOf(slices, piece, start * piece.width, end * piece.width), piece.width)));
+        }
+        return array[position - start]!;
+      };
+    };
+    const levelAt = reader(this.levelsPiece);
+    const { levelCodes } = this.facets;
+    return {
+      count: positions.length,
+      timePeriodId: (r) => this.timePeriodIds[periodIndexAt(this.timePeriodStarts, positions[r]!)]!,
+      levelCode: (r) => levelCodes[levelAt(positions[r]!)]!,
+      idsOf: (column) => {
+        const piece = this.facetPieces.get(column);
+        if (!piece) return () => 0;
+        const codeAt = reader(piece);
+        return (r) => piece.dictionary[codeAt(positions[r]!)]!;
+      },
+      textsOf: (column) => {
+        const piece = this.indicatorPieces.get(column);
+        if (!piece || positions.length === 0) return () => '';
+        const valueAt = reader(piece);
+        const texts = { scale: piece.scale, texts: piece.texts, ...this.exceptionsOf(slices, piece) };
+        return (r) => indicatorTextOf(texts, positions[r]!, valueAt(positions[r]!));
+      },
+    };
+  }
+
+  /** Notes that an indicator's text exceptions are to be read: after its values, their positions and then their codes. */
+  private wantExceptions(wanted: Map<RowIndexPart, Set<number>>, piece: IndicatorPiece): void {
+    const at = pad8(this.rows * piece.width);
+    if (piece.exceptions > 0) wantBytes(wanted, piece, at, at + pad8(4 * piece.exceptions) + 4 * piece.exceptions);
+  }
+
+  /** An indicator's text exceptions (positions ascending, and their texts' codes), out of the read slices. */
+  private exceptionsOf(slices: Slices, piece: IndicatorPiece): { textPositions: Int32Array; textCodes: Uint32Array } {
+    if (piece.exceptions === 0) return { textPositions: new Int32Array(0), textCodes: new Uint32Array(0) };
+    const at = pad8(this.rows * piece.width);
+    const bytes = bytesOf(slices, piece, at, at + pad8(4 * piece.exceptions) + 4 * piece.exceptions);
+    return {
+      textPositions: new Int32Array(bytes.buffer, bytes.byteOffset, piece.exceptions),
+      textCodes: new Uint32Array(bytes.buffer, bytes.byteOffset + pad8(4 * piece.exceptions), piece.exceptions),
+    };
+  }
+
+  private pieceOf(column: string): PieceRef {
+    if (column === 'geographic_level') return this.levelsPiece;
+    const piece = this.facetPieces.get(column);
+    if (!piece) throw new Error(`The stored row index of ${this.rowsTable} has no column ${column}`);
+    return piece;
+  }
+}
+
+/** Notes that the chunks holding bytes `from` … `to - 1` of a piece are to be read. */
+function wantBytes(wanted: Map<RowIndexPart, Set<number>>, piece: PieceRef, from: number, to: number): void {
+  let chunks = wanted.get(piece.part);
+  if (!chunks) wanted.set(piece.part, (chunks = new Set()));
+  for (const chunk of chunksOf(piece, from, to)) chunks.add(chunk);
+}
+
+/** Notes that a slice of a piece's first array (one element per position) is to be read. */
+function want(wanted: Map<RowIndexPart, Set<number>>, piece: PieceRef, slice: number): void {
+  wantBytes(wanted, piece, slice * piece.sliceBytes, (slice + 1) * piece.sliceBytes);
+}
+
+function compares(id: number, op: '>' | '>=' | '<' | '<=', value: number): boolean {
+  return op === '>' ? id > value : op === '>=' ? id >= value : op === '<' ? id < value : id <= value;
+}
+
+/** The level, location and filter columns a predicate reads (time periods are ranges of positions). */
+function collectColumns(predicate: Predicate, into: Set<string>): void {
+  switch (predicate.kind) {
+    case 'in':
+      if (predicate.column !== 'time_period_id') into.add(predicate.column);
+      return;
+    case 'not':
+      collectColumns(predicate.item, into);
+      return;
+    case 'and':
+    case 'or':
+      for (const item of predicate.items) collectColumns(item, into);
+      return;
+    default:
+      return;
+  }
+}
+
+/** A version that has no stored form of the current format: asked again after this long. */
+const MISSING_RECHECK_MS = 5000;
+const MISSING = Symbol('missing');
+
+/**
+ * The stored forms' headers by rows table (a few kilobytes each), so a cold query reads only slices. A rows table is
+ * written once, and so is its stored form (a rebuild from the rows makes the same bytes), so a header never goes stale.
+ */
+export class StoredColumnsCache {
+  private readonly headers = new LRUCache<string, StoredColumns | typeof MISSING>({ max: 1000 });
+
+  /** The version's stored columns, or undefined when it has no stored form (of this format). */
+  async open(db: Executor, rowsTable: string, timeoutMs: number): Promise<StoredColumns | undefined> {
+    const cached = this.headers.get(rowsTable);
+    if (cached) return cached === MISSING ? undefined : cached;
+    const opened = await withPooledClient(db, timeoutMs, async (client) => {
+      const heads = await readRowIndexChunks(client, rowsTable, new Map([['facets', [0]], ['values', [0]]]));
+      const facetsHead = heads.get(sliceKey('facets', 0));
+      const valuesHead = heads.get(sliceKey('values', 0));
+      if (!facetsHead || !valuesHead) return undefined;
+      try {
+        const [f, v] = await Promise.all([inflate(facetsHead, {}), inflate(valuesHead, {})]);
+        return new StoredColumns(rowsTable, readHeader<FacetsHeader>(f, rowsTable), readHeader<ValuesHeader>(v, rowsTable));
+      } catch (error) {
+        if (error instanceof StaleRowIndexFormatError) return undefined;
+        throw error;
+      }
+    }, { ownTimeout: false });
+    if (opened) this.headers.set(rowsTable, opened);
+    else this.headers.set(rowsTable, MISSING, { ttl: MISSING_RECHECK_MS });
+    return opened;
+  }
+
+  clear(): void {
+    this.headers.clear();
+  }
+}
