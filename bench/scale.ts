@@ -19,12 +19,12 @@ import { SERVICE_PROCESS_ENV } from '../src/process-env.js';
  * earlier years, bench/large-csv.ts), in a fresh embedded PostgreSQL under `--data-dir`:
  *
  * - imports the file with the real importer (`npm run import`, its own process): rows/s and the process's peak RSS;
- * - storage of the version in PostgreSQL (heap, indexes, the stored gzip) against the same rows as zstd Parquet
- *   written by DuckDB (which also gives DuckDB's CSV read rate);
+ * - storage of the version in PostgreSQL (its stored row index, its row table if it has one, the stored gzip of the
+ *   data file) against the same rows as zstd Parquet written by DuckDB (which also gives DuckDB's CSV read rate);
  * - starts the server cold (its own process) and sends the five query shapes of `npm run bench` in turn until the
  *   row index answers: the time from the spawn to that, and p50/p99 of each shape during that cold window;
- * - p50/p99 of each shape warm (row index) and with the index off (`QUERY_INDEX_MEMORY_MB=0`: the SQL engine, which
- *   answers every version not in memory), and the server's RSS with the index;
+ * - p50/p99 of each shape warm (row index) and with the index off (`QUERY_INDEX_MEMORY_MB=0`: the cold path, the
+ *   stored columns read per query, which answers every version not in memory), and the server's RSS with the index;
  * - the same variants as SQL in DuckDB (`@duckdb/node-api`, count and page, like the API) over the Parquet;
  * - at the largest size, a catalogue of `--catalogue` (4) versions of it under `--catalogue-memory-mb` (512) of
  *   QUERY_INDEX_MEMORY_MB: every shape asked of each version in turn from a cold server's first request (first
@@ -302,13 +302,22 @@ interface SizeResult {
   measuredAt: string;
   loadAverage: { atStart: number[]; atEnd: number[] };
   import: { seconds: number; importerSeconds: number; rowsPerSecond: number; peakRssMb: number; phases?: Record<string, number> };
-  storage: { heapMb: number; indexesMb: number; toastMb: number; totalMb: number; storedFileGzipMb: number; storedRowIndexMb?: { facets: number; values: number }; parquetZstdMb: number; totalOverParquet: number };
+  storage: {
+    rowTable?: { heapMb: number; indexesMb: number; toastMb: number; totalMb: number };
+    storedRowIndexMb: { facets: number; values: number };
+    storedFileGzipMb: number;
+    totalMb: number;
+    parquetZstdMb: number;
+    rowsOverParquet?: number;
+    totalOverParquet: number;
+  };
   duckdb: { csvToParquetSeconds: number; csvRowsPerSecond: number };
   coldStart: { listeningSeconds: number; rowIndexAnsweringSeconds: number | null; coldWindow: Record<string, Latency & { engines: Record<string, number> }> };
   warm: Record<string, Latency & { engines: Record<string, number> }>;
-  sqlEngine: Record<string, Latency & { engines: Record<string, number> }>;
+  /** With the index off (QUERY_INDEX_MEMORY_MB=0): what answers a version not in memory. */
+  coldPath: Record<string, Latency & { engines: Record<string, number> }>;
   duckdbQueries: Record<string, Latency>;
-  sqlEngineOverDuckdbP50: Record<string, number>;
+  coldPathOverDuckdbP50: Record<string, number>;
   serverRssMb: { withIndex: number; peak: number };
   countsAgree: Record<string, { api: number | undefined; duckdb: number }>;
 }
@@ -353,10 +362,11 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       [dataSetId],
     );
     if (!version || version.total_results !== rows) throw new Error(`The import of ${dataSetId} has ${version?.total_results} rows, expected ${rows}`);
-    const table = `stats_data.${version.rows_table}`;
+    // Its row table, where it has one (the importer writes none by default: the stored row index holds the rows).
     const { rows: [sizes] } = await client.query<{ heap: string; indexes: string; total: string }>(
-      `SELECT pg_relation_size($1::regclass) AS heap, pg_indexes_size($1::regclass) AS indexes, pg_total_relation_size($1::regclass) AS total`,
-      [table],
+      `SELECT coalesce(pg_relation_size(t), 0) AS heap, coalesce(pg_indexes_size(t), 0) AS indexes, coalesce(pg_total_relation_size(t), 0) AS total
+         FROM (SELECT to_regclass($1) AS t) r`,
+      [`stats_data.${version.rows_table}`],
     );
 
     // The same rows as zstd Parquet, written by DuckDB (with the file order as row_id).
@@ -378,18 +388,19 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     const heap = Number(sizes!.heap);
     const indexes = Number(sizes!.indexes);
     const total = Number(sizes!.total);
+    const storedIndex = storedPart('facets') + storedPart('values');
+    const file = Number(version.file_bytes ?? 0);
     const storage = {
-      heapMb: mb(heap),
-      indexesMb: mb(indexes),
-      toastMb: mb(total - heap - indexes),
-      totalMb: mb(total),
-      storedFileGzipMb: mb(Number(version.file_bytes ?? 0)),
+      rowTable: { heapMb: mb(heap), indexesMb: mb(indexes), toastMb: mb(total - heap - indexes), totalMb: mb(total) },
       storedRowIndexMb: { facets: mb(storedPart('facets')), values: mb(storedPart('values')) },
+      storedFileGzipMb: mb(file),
+      // All the version's data in PostgreSQL: its rows (stored row index, row table if any) and the data file's gzip.
+      totalMb: mb(total + storedIndex + file),
       parquetZstdMb: mb(parquetBytes),
-      // The row table and the stored row index (the download's gzip apart).
-      totalOverParquet: Math.round(((total + storedPart('facets') + storedPart('values')) / parquetBytes) * 10) / 10,
+      rowsOverParquet: Math.round(((total + storedIndex) / parquetBytes) * 10) / 10,
+      totalOverParquet: Math.round(((total + storedIndex + file) / parquetBytes) * 10) / 10,
     };
-    console.log(`  storage ${storage.totalMb} MB (heap ${storage.heapMb}, indexes ${storage.indexesMb}) vs Parquet ${storage.parquetZstdMb} MB`);
+    console.log(`  storage ${storage.totalMb} MB (row table ${storage.rowTable.totalMb}, stored row index ${mb(storedIndex)}, file ${storage.storedFileGzipMb}) vs Parquet ${storage.parquetZstdMb} MB`);
 
     // The server, cold: spawn, then the five shapes in turn until the row index answers. The import's dirty pages
     // are written first, so the figure is the server's start, not the database's checkpoint after a 5M-row import
@@ -445,14 +456,14 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       await stopServer(cold.child);
     }
 
-    // The SQL engine alone: what answers a version that is not in memory.
-    const sqlServer = startServer({ ...serverEnv, QUERY_INDEX_MEMORY_MB: '0' });
-    let sqlEngine: SizeResult['sqlEngine'];
+    // The cold path alone: what answers a version that is not in memory.
+    const coldServer = startServer({ ...serverEnv, QUERY_INDEX_MEMORY_MB: '0' });
+    let coldPath: SizeResult['coldPath'];
     try {
-      await sqlServer.listening;
-      sqlEngine = await measureHttp(url, shapes, requestsPerShape, 2000);
+      await coldServer.listening;
+      coldPath = await measureHttp(url, shapes, requestsPerShape, 2000);
     } finally {
-      await stopServer(sqlServer.child);
+      await stopServer(coldServer.child);
     }
 
     const duckdbQueries = await measureDuck(duck, shapes, requestsPerShape, 2000);
@@ -474,14 +485,14 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       duckdb: { csvToParquetSeconds: Math.round(csvToParquetSeconds * 100) / 100, csvRowsPerSecond: Math.round(rows / csvToParquetSeconds) },
       coldStart,
       warm,
-      sqlEngine,
+      coldPath,
       duckdbQueries,
-      sqlEngineOverDuckdbP50: Object.fromEntries(shapes.map((s) => [s.name, Math.round((sqlEngine[s.name]!.p50Ms / duckdbQueries[s.name]!.p50Ms) * 100) / 100])),
+      coldPathOverDuckdbP50: Object.fromEntries(shapes.map((s) => [s.name, Math.round((coldPath[s.name]!.p50Ms / duckdbQueries[s.name]!.p50Ms) * 100) / 100])),
       serverRssMb,
       countsAgree,
       ...(catalogue ? { catalogue } : {}),
     };
-    console.log(JSON.stringify({ warm: result.warm, sqlEngine: result.sqlEngine, duckdb: result.duckdbQueries, countsAgree }, null, 1));
+    console.log(JSON.stringify({ warm: result.warm, coldPath: result.coldPath, duckdb: result.duckdbQueries, countsAgree }, null, 1));
     return result;
   } finally {
     await client.end();
@@ -508,14 +519,14 @@ function renderTable(results: SizeResult[]): string {
     row('import phases, s (read + COPY, metadata, row table, its indexes, row index, file, changes, commit)', (r) =>
       r.import.phases ? Object.values(r.import.phases).map((seconds) => fmt(seconds, 1)).join(' / ') : 'not recorded'),
     row('DuckDB reads the CSV (to Parquet)', (r) => `${fmt(r.duckdb.csvRowsPerSecond)} rows/s`),
-    row('storage in PostgreSQL: total (heap + indexes)', (r) => `${fmt(r.storage.totalMb)} MB (${fmt(r.storage.heapMb)} + ${fmt(r.storage.indexesMb)})`),
-    row('stored row index (deflated): facets part / values part', (r) =>
-      r.storage.storedRowIndexMb ? `${fmt(r.storage.storedRowIndexMb.facets, 1)} MB / ${fmt(r.storage.storedRowIndexMb.values, 1)} MB` : 'not recorded'),
-    row('zstd Parquet of the same rows; PostgreSQL (row table and stored row index) ÷ Parquet', (r) => `${fmt(r.storage.parquetZstdMb, 1)} MB; ${fmt(r.storage.totalOverParquet, 1)}×`),
+    row('storage in PostgreSQL: all (row table + stored row index + data file gzip)', (r) =>
+      r.storage.rowTable ? `${fmt(r.storage.totalMb)} MB (${fmt(r.storage.rowTable.totalMb)} + ${fmt(r.storage.storedRowIndexMb.facets + r.storage.storedRowIndexMb.values, 1)} + ${fmt(r.storage.storedFileGzipMb, 1)})` : 'not recorded'),
+    row('stored row index (deflated): facets part / values part', (r) => `${fmt(r.storage.storedRowIndexMb.facets, 1)} MB / ${fmt(r.storage.storedRowIndexMb.values, 1)} MB`),
+    row('zstd Parquet of the same rows; PostgreSQL ÷ Parquet: the rows / all', (r) => `${fmt(r.storage.parquetZstdMb, 1)} MB; ${fmt(r.storage.rowsOverParquet, 1)}× / ${fmt(r.storage.totalOverParquet, 1)}×`),
     row('server start → listening / → row index answering', (r) => `${fmt(r.coldStart.listeningSeconds, 1)} s / ${r.coldStart.rowIndexAnsweringSeconds === null ? 'never (limit)' : `${fmt(r.coldStart.rowIndexAnsweringSeconds, 1)} s`}`),
     row('server RSS with the row index (without: it was never ready)', (r) => `${fmt(r.serverRssMb.withIndex)} MB${r.coldStart.rowIndexAnsweringSeconds === null ? ' (without)' : ''}`),
     ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — cold window`, (r) => { const c = r.coldStart.coldWindow[name]; return c && c.n ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (n ${c.n})` : '—'; })),
-    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — SQL engine (index off) · DuckDB · SQL ÷ DuckDB p50`, (r) => `${fmt(r.sqlEngine[name]?.p50Ms, 1)} / ${fmt(r.sqlEngine[name]?.p99Ms, 1)} · ${fmt(r.duckdbQueries[name]?.p50Ms, 1)} / ${fmt(r.duckdbQueries[name]?.p99Ms, 1)} · ${fmt(r.sqlEngineOverDuckdbP50[name], 2)}×`)),
+    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — cold path (index off: stored columns) · DuckDB · cold ÷ DuckDB p50`, (r) => `${fmt(r.coldPath?.[name]?.p50Ms, 1)} / ${fmt(r.coldPath?.[name]?.p99Ms, 1)} (${enginesOf(r.coldPath?.[name]?.engines ?? {})}) · ${fmt(r.duckdbQueries[name]?.p50Ms, 1)} / ${fmt(r.duckdbQueries[name]?.p99Ms, 1)} · ${fmt(r.coldPathOverDuckdbP50?.[name], 2)}×`)),
     ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — warm (row index; "SQL" where the index never answered)`, (r) => {
       const warm = r.warm[name];
       return `${fmt(warm?.p50Ms, 1)} / ${fmt(warm?.p99Ms, 1)}${warm && !warm.engines.index ? ' (SQL)' : ''}`;
@@ -585,7 +596,7 @@ try {
       benchmark: 'npm run bench:scale (bench/scale.ts)',
       machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, memoryGb: Math.round(os.totalmem() / 2 ** 30) },
       method:
-        'Import with `npm run import` in its own process (peak RSS sampled from /proc every 100 ms); storage by pg_relation_size / pg_indexes_size / pg_total_relation_size of the version\'s row table; ' +
+        'Import with `npm run import` in its own process (peak RSS sampled from /proc every 100 ms); storage: the stored row index\'s and the data file\'s bytes, and pg_total_relation_size of a row table where there is one; ' +
         'the server spawned in its own process on the same embedded PostgreSQL (whose caches are warm from the import); latencies client-side over HTTP, one request at a time, each a different variant; ' +
         'DuckDB in process (one connection) over zstd Parquet of the same CSV rows, the count and the page of each variant as SQL, rows read into JS values.',
       sizes: [...bySize.values()].sort((a, b) => a.rows - b.rows),

@@ -13,6 +13,7 @@ import * as eventInbox from './2026-11-27T1900-event-inbox.js';
 import * as rowIndexPieces from './2026-11-28T0300-row-index-pieces.js';
 import * as btreeGin from './2026-11-28T1230-btree-gin.js';
 import * as versionFileDeferred from './2026-11-28T1240-version-file-deferred.js';
+import * as versionLocationLevels from './2026-11-28T2000-version-location-levels.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T0300-row-index-pieces': rowIndexPieces,
   '2026-11-28T1230-btree-gin': btreeGin,
   '2026-11-28T1240-version-file-deferred': versionFileDeferred,
+  '2026-11-28T2000-version-location-levels': versionLocationLevels,
 };

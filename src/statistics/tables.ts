@@ -39,7 +39,13 @@ export interface DataSetVersionsTable {
   release_slug: Generated<string>;
   total_results: Generated<number>;
   file_id: Generated<string>;
+  /**
+   * The key of the version's rows: of its stored row index, and of its row table `stats_data.<rows_table>` where it
+   * has one (versions imported before the stored index held the rows, or with `rowTable`); null while importing.
+   */
   rows_table: string | null;
+  /** The levels of its data file's location columns; null for versions imported before (their row table's columns say). */
+  location_levels: Generated<string[] | null>;
   created_at: Generated<Date>;
 }
 

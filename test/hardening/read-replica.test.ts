@@ -28,6 +28,7 @@ beforeAll(async () => {
     .executeTakeFirstOrThrow();
   await primary.db.updateTable('publications').set({ title: 'Served by the primary' }).where('id', '=', ABSENCE_SCHOOL.publicationId).execute();
   await sql`DELETE FROM ${sql.table(`stats_data.${rowsTable}`)}`.execute(primary.db);
+  await primary.db.deleteFrom('version_row_index_chunks').execute();
   await replica.db.updateTable('publications').set({ title: 'Served by the replica' }).where('id', '=', ABSENCE_SCHOOL.publicationId).execute();
   await sql`DROP TABLE trainee_degrees, trainee_placements, trainee_audits, trainees, authentication_tokens, providers CASCADE`.execute(replica.db);
 

@@ -26,7 +26,8 @@ import {
   createRowTable,
   deferVersionFileCheck,
   findVersionNumbers,
-  indexRowTable,
+  prepareVersionRowsForQuery,
+  setVersionRowsKey,
   insertVersionFile,
   lockDataSet,
   publishDataSet,
@@ -76,6 +77,11 @@ export interface ImportOptions {
   releaseTitle?: string;
   releaseSlug?: string;
   rowOrder?: RowOrder;
+  /**
+   * Also write the rows as a table, `stats_data.v<id>`, with the SQL engine's indexes: the SQL translation's rows
+   * (the reference the tests compare every engine with). By default the stored row index alone holds the rows.
+   */
+  rowTable?: boolean;
   onProgress?: (progress: ImportProgress) => void;
 }
 
@@ -188,22 +194,25 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     };
 
     const status: VersionStatus = options.draft ? 'Draft' : 'Published';
-    await insertVersionRow(db, { ...options, id: versionId, number: versionNumber, status }, staged);
+    await insertVersionRow(db, { ...options, id: versionId, number: versionNumber, status, locationLevels: plan.locationLevels.map((l) => l.info.code) }, staged);
     const previousMeta = previous ? await loadVersionMetaSnapshot(db, previous.id) : undefined;
     const maps = await insertVersionMetadata(db, versionId, plan, staged, previousMeta);
+    const rowsTable = await setVersionRowsKey(db, versionId);
     lap('metadata');
-    const rowsTable = await createRowTable(client, versionId, plan);
     const { facets, indicators } = rowIndexColumns(await loadQueryVersionMeta(db, versionId, rowsTable), true);
     const meaning = collectedRowMeaning(collector, plan, staged.levels, maps, options.rowOrder);
     const rowAt = collector.defaultOrder(meaning);
-    await copyRowTable(client, rowsTable, collector.rowTableCopy(meaning, rowAt));
-    lap('rows');
-    // PostgreSQL indexes the row table while this process makes the query engine's row index (made once here and
-    // stored, so that no instance builds it from the rows); on two cores the two take about as long as the indexes
-    // alone. The first index statement is sent before the row index takes the main thread; both are waited for
-    // before anything else is sent on the client (or it is rolled back).
+    if (options.rowTable) {
+      await createRowTable(client, rowsTable, plan);
+      await copyRowTable(client, rowsTable, collector.rowTableCopy(meaning, rowAt));
+      lap('rows');
+    }
+    // With `rowTable`, PostgreSQL indexes the row table while this process makes the query engine's row index; on
+    // two cores the two take about as long as the indexes alone. The first index statement is sent before the row
+    // index takes the main thread; both are waited for before anything else is sent on the client.
     const tableIndexes = (async () => {
-      await indexRowTable(db, versionId, rowsTable, collector.varyingColumns());
+      if (!options.rowTable) return;
+      await prepareVersionRowsForQuery(db, rowsTable, collector.varyingColumns());
       lap('indexes');
     })();
     const rowIndex = (async () => {

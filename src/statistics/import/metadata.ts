@@ -39,6 +39,8 @@ export interface NewVersion {
   notes?: string;
   releaseTitle?: string;
   releaseSlug?: string;
+  /** The levels of the data file's location columns. */
+  locationLevels: string[];
 }
 
 /** The final row ids of what the staged rows hold in file-local ids (index = local id - 1). */
@@ -76,6 +78,7 @@ export async function insertVersionRow(db: Kysely<Database>, version: NewVersion
       release_slug: version.releaseSlug ?? release.slug,
       total_results: staged.rows,
       rows_table: null,
+      location_levels: version.locationLevels,
   });
 }
 

@@ -1,6 +1,7 @@
 /**
- * All SQL of the importer: the import's session and its progress, the version's catalogue and metadata rows,
- * its row table `stats_data.v<id>` with the query engine's indexes, the stored file and the stored changes.
+ * All SQL of the importer: the import's session and its progress, the version's catalogue and metadata rows, the
+ * key of its rows (and with `rowTable` its row table `stats_data.v<id>` with the SQL engine's indexes), the stored file
+ * and the stored changes.
  */
 import { sql, type Kysely, type Insertable } from 'kysely';
 import type pg from 'pg';
@@ -181,11 +182,16 @@ function rowTableColumns(plan: RowTablePlan): string[] {
   ];
 }
 
-/** Creates the (empty) row table; returns its name. Rows come with `copyRowTable`, indexes with `indexRowTable`. */
-export async function createRowTable(client: pg.PoolClient, versionId: number, plan: RowTablePlan): Promise<string> {
+/** The key of a version's rows (its stored row index's, and its row table's name where it has one), set on its row. */
+export async function setVersionRowsKey(db: Kysely<Database>, versionId: number): Promise<string> {
   const rowsTable = `v${versionId}`;
-  await client.query(`CREATE TABLE stats_data.${rowsTable} (${rowTableColumns(plan).join(', ')})`);
+  await db.updateTable('data_set_versions').set({ rows_table: rowsTable }).where('id', '=', versionId).execute();
   return rowsTable;
+}
+
+/** Creates the (empty) row table. Rows come with `copyRowTable`, indexes with `prepareVersionRowsForQuery`. */
+export async function createRowTable(client: pg.PoolClient, rowsTable: string, plan: RowTablePlan): Promise<void> {
+  await client.query(`CREATE TABLE stats_data.${rowsTable} (${rowTableColumns(plan).join(', ')})`);
 }
 
 /**
@@ -199,16 +205,7 @@ export async function copyRowTable(client: pg.PoolClient, rowsTable: string, row
 }
 
 /**
- * The query engine's indexes on the row table, then the version points at it. `varyingFacets`: the location and filter
- * columns and the level (`geographic_level`) that hold more than one value in its rows.
- */
-export async function indexRowTable(db: Kysely<Database>, versionId: number, rowsTable: string, varyingFacets: readonly string[]): Promise<void> {
-  await prepareVersionRowsForQuery(db, rowsTable, varyingFacets);
-  await db.updateTable('data_set_versions').set({ rows_table: rowsTable }).where('id', '=', versionId).execute();
-}
-
-/**
- * Called by the importer right after a version's rows are bulk-loaded into `stats_data.<rowsTable>`:
+ * Called by the importer right after a version's rows are bulk-loaded into `stats_data.<rowsTable>` (with `rowTable`):
  * builds what the query engine relies on (after the load, which is much faster than indexing per row) and
  * refreshes planner statistics.
  *
@@ -216,14 +213,14 @@ export async function indexRowTable(db: Kysely<Database>, versionId: number, row
  * - an index on (time_period_id DESC, id), the default result order. The importer writes the rows in that order
  *   into a new table, so they already lie clustered on it (a default-ordered page is a contiguous run of heap pages
  *   and the in-memory index loads with a sequential read); no CLUSTER rewrite is needed;
- * - one GIN index (`btree_gin`) over the location and filter columns and the level, for the SQL engine (used while
- *   a version's in-memory index is not loaded, for indicator sorts, and for the CSV export): a term or an AND of
+ * - one GIN index (`btree_gin`) over the location and filter columns and the level, for the SQL engine (used for a
+ *   version that has no stored row index): a term or an AND of
  *   terms on any of them is one bitmap scan of it. At 5,000,000 rows it took 3.5 s and 35 MB where a btree per
  *   column took 9 s and 198 MB, and the SQL engine's five query shapes were as fast with it (docs/performance.md).
  *   A column holding one value in every row (the national location of most statistics files, the level of a
  *   single-level file) is left out: a term on it matches every row or none, so no plan would use it.
  */
-async function prepareVersionRowsForQuery(db: Executor, rowsTable: string, varyingFacets: readonly string[]): Promise<void> {
+export async function prepareVersionRowsForQuery(db: Executor, rowsTable: string, varyingFacets: readonly string[]): Promise<void> {
   if (!/^[a-z0-9_]+$/.test(rowsTable)) throw new Error(`Invalid rows table name ${rowsTable}`);
   const table = sql.table(`stats_data.${rowsTable}`);
   await sql`ALTER TABLE ${table} ADD CONSTRAINT ${sql.id(`${rowsTable}_pkey`)} PRIMARY KEY (id)`.execute(db);

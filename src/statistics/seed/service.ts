@@ -42,6 +42,8 @@ export interface SeedOptions {
   dataSetIds?: string[];
   /** Progress of each import (rows so far), e.g. for a progress bar. */
   onProgress?: (dataSetTitle: string, version: string, progress: ImportProgress) => void;
+  /** Also write each version's rows as a table (the SQL translation's reference: tests). */
+  rowTables?: boolean;
 }
 
 export interface SeedResult {
@@ -129,6 +131,7 @@ export async function seedCatalogue(target: ImportTarget & { db: Db }, options: 
           notes: entry.notes ?? '',
           publishedAt: entry.published,
           rowOrder,
+          rowTable: options.rowTables,
           onProgress: options.onProgress && ((p) => options.onProgress!(dataSet.title, entry.version, p)),
         });
         versions.push(result);

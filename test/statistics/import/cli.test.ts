@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { publishVersion } from '../../../src/statistics/lifecycle/service.js';
 import { ABSENCE_SCHOOL, createDataSet, importFixtureVersion } from '../../helpers/statistics.js';
+import { loadRowIndexFacets } from '../../../src/statistics/query/engine/row-index-snapshot.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 let database: TestDatabase;
@@ -53,10 +54,11 @@ describe('npm run import', () => {
 
   it('--row-order reference-fixture gives the AbsenceSchool rows the reference ids; file order is the default', async () => {
     const firstIds = async (dataSetId: string) => {
+      // The rows as the import stored them (its row index; no row table).
       const version = await database.db.selectFrom('data_set_versions').select('rows_table').where('data_set_id', '=', dataSetId).executeTakeFirstOrThrow();
-      const { rows } = await sql<{ id: number; geographic_level: string }>`
-        SELECT id, geographic_level FROM ${sql.table(`stats_data.${version.rows_table}`)} ORDER BY id LIMIT 1`.execute(database.db);
-      return rows[0];
+      const index = (await loadRowIndexFacets(database.db, version.rows_table!, 10000))!;
+      const first = Array.from({ length: index.size }, (_, p) => p).find((p) => index.ids.at(p) === 1)!;
+      return { id: index.ids.at(first), geographic_level: index.levelCodeAt(first) };
     };
     const reference = await createDataSet(database.db, { title: 'CLI reference order' });
     const args = ['--version', '1.0', '--data', ABSENCE_SCHOOL.dataPath, '--meta', ABSENCE_SCHOOL.metaPath, '--draft'];

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { importDataSetVersion } from '../../../src/statistics/import/import.js';
 import { storeMissingRowIndexes } from '../../../src/statistics/query/engine/row-index-store.js';
+import { StoredColumnsCache } from '../../../src/statistics/query/engine/stored-columns.js';
+import { loadQueryVersionMeta } from '../../../src/statistics/query/engine/version-meta-cache.js';
 import { ABSENCE_SCHOOL, createDataSet } from '../../helpers/statistics.js';
 
 // The template database holds the AbsenceSchool fixture, imported by test/helpers/template.ts through the seed.
@@ -185,7 +187,7 @@ describe('the AbsenceSchool fixture in the template', () => {
     const shuffled = lines.map((line, i) => ({ line, key: (i * 7919) % lines.length })).sort((a, b) => a.key - b.key);
     await writeFile(path.join(dir, 'data.csv'), `${[header, ...shuffled.map((l) => l.line)].join('\n')}\n`);
     const dataSetId = await createDataSet(database.db, { title: 'Shuffled' });
-    const imported = await importDataSetVersion(database, { dataSetId, version: '1.0', dataPath: path.join(dir, 'data.csv'), metaPath: ABSENCE_SCHOOL.metaPath });
+    const imported = await importDataSetVersion(database, { dataSetId, version: '1.0', dataPath: path.join(dir, 'data.csv'), metaPath: ABSENCE_SCHOOL.metaPath, rowTable: true });
     await rm(dir, { recursive: true, force: true });
 
     for (const table of [rowsTable, imported.rowsTable]) {
@@ -197,5 +199,23 @@ describe('the AbsenceSchool fixture in the template', () => {
       expect(await storeMissingRowIndexes(database.db, 60000, () => undefined)).toBe(1);
       expect(await stored(), table).toEqual(fromImport);
     }
+  });
+
+  it('by default writes no row table: the stored row index holds the rows, and queries read it', async () => {
+    const dataSetId = await createDataSet(database.db, { title: 'No row table' });
+    const imported = await importDataSetVersion(database, { dataSetId, version: '1.0', dataPath: ABSENCE_SCHOOL.dataPath, metaPath: ABSENCE_SCHOOL.metaPath });
+    const { rows: tables } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'stats_data' AND table_name = ${imported.rowsTable}`.execute(database.db);
+    expect(tables[0]!.n).toBe(0);
+    const version = await database.db.selectFrom('data_set_versions').selectAll().where('id', '=', imported.versionId).executeTakeFirstOrThrow();
+    expect(version).toMatchObject({ rows_table: imported.rowsTable, total_results: 216 });
+    expect([...version.location_levels!].sort()).toEqual(['LA', 'NAT', 'REG', 'SCH']);
+    // The same location columns, and the same rows, as the fixture's version with its row table.
+    const meta = await loadQueryVersionMeta(database.db, imported.versionId, imported.rowsTable);
+    const fixtureMeta = await loadQueryVersionMeta(database.db, versionId, rowsTable);
+    expect(meta.locationLevels).toEqual(fixtureMeta.locationLevels);
+    const stored = await new StoredColumnsCache().open(database.db, imported.rowsTable, 10000);
+    const all = await stored!.query(database.db, 10000, { kind: 'const', value: true }, [{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }], 0, 1000, []);
+    expect(all.total).toBe(216);
   });
 });

@@ -5,7 +5,7 @@ import { readBinaryCopy, streamBinaryCopyField } from '../../../db/binary-copy.j
 import type { Executor } from '../../../db/database.js';
 import type { Predicate, SortKey } from './resolve.js';
 import type { RowIndexPart } from '../../tables.js';
-import { isLocationColumn } from '../../standard/geographic-levels.js';
+import { GEOGRAPHIC_LEVEL_LABELS, isLocationColumn, locationColumn } from '../../standard/geographic-levels.js';
 
 /**
  * All SQL of the query engine: the metadata of a version, and its row table `stats_data.<rowsTable>`.
@@ -238,9 +238,9 @@ export function copyRowsInDefaultOrder(client: pg.PoolClient, rowsTable: string,
   return client.query(copyTo(`COPY (SELECT ${columns.join(', ')} FROM stats_data.${rowsTable} ORDER BY time_period_id DESC, id) TO STDOUT (FORMAT binary)`));
 }
 
-/** The metadata rows the engine resolves a query against, and the row table's column names. */
+/** The metadata rows the engine resolves a query against, and the levels of its location columns. */
 export async function findVersionMetaRows(db: Executor, versionId: number, rowsTable: string) {
-  const [filters, options, indicators, levels, locations, timePeriods, columns, version] = await Promise.all([
+  const [filters, options, indicators, levels, locations, timePeriods, version] = await Promise.all([
     db.selectFrom('version_filters').select(['id', 'public_id', 'column_name', 'label', 'ordinal']).where('version_id', '=', versionId).execute(),
     db
       .selectFrom('version_filter_options as o')
@@ -257,13 +257,16 @@ export async function findVersionMetaRows(db: Executor, versionId: number, rowsT
       .where('vl.version_id', '=', versionId)
       .execute(),
     db.selectFrom('version_time_periods').select(['id', 'period', 'code']).where('version_id', '=', versionId).orderBy('id').execute(),
-    sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns
-      WHERE table_schema = 'stats_data' AND table_name = ${rowsTable}`.execute(db),
-    db.selectFrom('data_set_versions').select('total_results').where('id', '=', versionId).executeTakeFirstOrThrow(),
+    db.selectFrom('data_set_versions').select(['total_results', 'location_levels']).where('id', '=', versionId).executeTakeFirstOrThrow(),
   ]);
+  // A version imported before its location levels were kept: its row table's columns say.
+  const columns = version.location_levels
+    ? undefined
+    : (await sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns
+        WHERE table_schema = 'stats_data' AND table_name = ${rowsTable}`.execute(db)).rows.map((r) => r.column_name);
   return {
     filters, options, indicators, levels, locations, timePeriods,
-    columns: columns.rows.map((r) => r.column_name),
+    locationLevels: version.location_levels ?? Object.keys(GEOGRAPHIC_LEVEL_LABELS).filter((level) => columns!.includes(locationColumn(level))),
     rowCount: version.total_results,
   };
 }

@@ -2,7 +2,7 @@ import { compareOrdinal } from '../../standard/ordinal.js';
 import { LRUCache } from 'lru-cache';
 import type { Executor } from '../../../db/database.js';
 import { findVersionMetaRows } from './repository.js';
-import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../../standard/geographic-levels.js';
+import { GEOGRAPHIC_LEVEL_LABELS } from '../../standard/geographic-levels.js';
 
 /**
  * Everything the query engine needs to know about one data set version besides its rows: the filters, options,
@@ -183,7 +183,7 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
     levels: levelRows,
     locations: locationRows,
     timePeriods: timePeriodRows,
-    columns: columnNames,
+    locationLevels: locationColumnLevels,
     rowCount,
   } = await findVersionMetaRows(db, versionId, rowsTable);
 
@@ -210,7 +210,6 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
     laEstab: l.la_estab,
     ukprn: l.ukprn,
   }));
-  const columns = new Set(columnNames);
   const locationsByLevel = new Map<string, LocationMeta[]>();
   for (const location of locations) {
     const list = locationsByLevel.get(location.level) ?? [];
@@ -219,7 +218,7 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
   }
   for (const list of locationsByLevel.values()) list.sort((a, b) => compareOrdinal(a.label, b.label) || a.id - b.id);
   const levels = new Set(levelRows.map((l) => l.code));
-  const locationLevels = Object.keys(GEOGRAPHIC_LEVEL_LABELS).filter((level) => columns.has(locationColumn(level))).sort();
+  const locationLevels = [...locationColumnLevels].sort();
 
   return {
     versionId,
