@@ -4,7 +4,7 @@
  * query needs: the slices of the columns its criteria and sorts name over the time periods it asks for (all of them
  * when it does not narrow them), counted and paged by a RowIndex made of just those; then, for the page's positions
  * only, the slices of every column the response shows. No index is kept: what a query reads is bounded by the
- * version's size and dropped with the response (docs/architecture.md, "The cold path").
+ * version's size and dropped with the response (docs/architecture.md, "Statistics query engine").
  */
 import { promisify } from 'node:util';
 import { constants as zlibConstants, inflateRaw, inflateRawSync, type ZlibOptions } from 'node:zlib';
@@ -116,8 +116,8 @@ export class StoredColumns {
     let k = 0;
     this.idsPiece = facets.periodFirstIds ? undefined : piece('facets', k++, facetChunks, facets.sliceBytes, 4);
     this.levelsPiece = piece('facets', k++, facetChunks, facets.sliceBytes, 1);
-    for (const { column, dictionary, width } of facets.facets) {
-      this.facetPieces.set(column, { ...piece('facets', k++, facetChunks, facets.sliceBytes, width), dictionary: Int32Array.from(dictionary), presence: presenceOf(facets.facets.find((f) => f.column === column)!.presence) });
+    for (const { column, dictionary, width, presence } of facets.facets) {
+      this.facetPieces.set(column, { ...piece('facets', k++, facetChunks, facets.sliceBytes, width), dictionary: Int32Array.from(dictionary), presence: presenceOf(presence) });
     }
     this.levelPresence = presenceOf(facets.levelPresence);
     const valueChunks = pieceChunks(values);
@@ -162,8 +162,7 @@ export class StoredColumns {
 
   /**
    * Count and one page of a query, on one connection (its own statement timeout; `timeoutMs` bounds it client-side):
-   * the total, and the page's rows as the response writer reads them. Sorts by indicator values are not for it (nor
-   * for the row index).
+   * the total, and the page's rows as the response writer reads them.
    */
   async query(
     db: Executor, timeoutMs: number, predicate: Predicate, sorts: readonly SortKey[], offset: number, limit: number, indicators: readonly string[],
@@ -235,7 +234,7 @@ export class StoredColumns {
 
   /**
    * Every matching position in result order, for a CSV export (4 bytes per matching row), and then its rows page by
-   * page (`pages` positions each), each page's slices read when it is asked for.
+   * page (`pageRows` positions each), each page's slices read when it is asked for.
    */
   async *matchingPages(
     db: Executor, timeoutMs: number, predicate: Predicate, sorts: readonly SortKey[], indicators: readonly string[], pageRows: number,
