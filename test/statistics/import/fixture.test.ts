@@ -7,7 +7,9 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { importDataSetVersion } from '../../../src/statistics/import/import.js';
-import { storeMissingRowIndexes } from '../../../src/statistics/query/engine/row-index-store.js';
+import { buildApp } from '../../../src/app.js';
+import { loadConfig } from '../../../src/config.js';
+import { RowIndexStore, storeMissingRowIndexes } from '../../../src/statistics/query/engine/row-index-store.js';
 import { StoredColumnsCache } from '../../../src/statistics/query/engine/stored-columns.js';
 import { loadQueryVersionMeta } from '../../../src/statistics/query/engine/version-meta-cache.js';
 import { ABSENCE_SCHOOL, createDataSet } from '../../helpers/statistics.js';
@@ -217,5 +219,21 @@ describe('the AbsenceSchool fixture in the template', () => {
     const stored = await new StoredColumnsCache().open(database.db, imported.rowsTable, 10000);
     const all = await stored!.query(database.db, 10000, { kind: 'const', value: true }, [{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }], 0, 1000, []);
     expect(all.total).toBe(216);
+
+    // Over HTTP: from the stored columns (no index in memory), and from an index whose values are not in memory
+    // (as while its values part loads): those come from the stored columns too, not from a row table.
+    const query = `/v1/data-sets/${dataSetId}/query?pageSize=50&sorts=timePeriod|Asc`;
+    const answers = [];
+    for (const rowIndexes of [new RowIndexStore({ memoryBudgetBytes: 0 }), new RowIndexStore({ indicatorValues: false })]) {
+      await rowIndexes.ensure(database.db, meta);
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url }), { db: database.db, logger: false, rowIndexes });
+      const response = await app.inject(query);
+      await app.close();
+      expect(response.statusCode, response.body).toBe(200);
+      answers.push({ engine: response.headers['x-query-engine'], body: response.json() });
+    }
+    expect(answers.map((a) => a.engine)).toEqual(['stored', 'index']);
+    expect(answers[1]!.body).toEqual(answers[0]!.body);
+    expect(answers[0]!.body.results[0].values).not.toEqual({});
   });
 });

@@ -42,9 +42,9 @@ export async function chooseEngine(
 /**
  * Runs a resolved query: the total and the page's row ids from the version's in-memory row index when it is
  * loaded (and holds the values of the indicators it sorts by), else from its stored columns (the cold path,
- * stored-columns.ts), else from SQL; then the page's columns
- * from PostgreSQL by id (none when the index holds the values). Either way the JSON is written from the rows as
- * they are, with no result objects in between (json-output.ts).
+ * stored-columns.ts), else from SQL; with the index, the page's values from the stored columns when the index does
+ * not hold them (yet). Either way the JSON is written from the rows as they are, with no result objects in between
+ * (json-output.ts).
  */
 export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQuery, options: QueryEngineOptions = {}): Promise<QueryPage> {
   const columns = resultColumns(meta, query);
@@ -63,6 +63,13 @@ export async function runQuery(db: Executor, meta: VersionMeta, query: ResolvedQ
     total = selection.total;
     if (index.hasIndicators(query.indicators.map((i) => i.column))) {
       return { json: writeResponseJson(meta, query, indexedPageRows(index, selection.positions), total), engine: 'index' };
+    }
+    // The values are not in memory (yet, or not at all): the page's rows from the stored columns (the same
+    // positions), or for a version without them from its row table by id.
+    const stored = await options.rowIndexes?.storedColumnsFor(db, meta);
+    if (stored) {
+      const page = await stored.rowsAt(db, options.rowIndexes!.storedReadTimeout, selection.positions, query.indicators.map((i) => i.column));
+      return { json: writeResponseJson(meta, query, page, total), engine: 'index' };
     }
     rows = [];
     if (selection.ids.length > 0) {

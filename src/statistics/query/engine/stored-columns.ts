@@ -178,6 +178,11 @@ export class StoredColumns {
     );
   }
 
+  /** The rows at some positions (a page the in-memory index chose while its values are not loaded), on one connection. */
+  async rowsAt(db: Executor, timeoutMs: number, positions: ArrayLike<number>, indicators: readonly string[]): Promise<PageRows> {
+    return withPooledClient(db, timeoutMs, (client) => this.pageRows(client, positions, indicators, new Map()), { ownTimeout: false });
+  }
+
   /** Whether some position of slice `slice` may match (a superset: false only when none can). */
   private mayMatch(predicate: Predicate, slice: number): boolean {
     switch (predicate.kind) {
@@ -253,7 +258,7 @@ export class StoredColumns {
     );
     for (let at = 0; at < positions.length; at += pageRows) {
       const page = positions.subarray(at, at + pageRows);
-      yield await withPooledClient(db, timeoutMs, (client) => this.pageRows(client, page, indicators, new Map()), { ownTimeout: false });
+      yield await this.rowsAt(db, timeoutMs, page, indicators);
     }
   }
 
