@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { readBinaryCopy, streamBinaryCopyField } from '../../../db/binary-copy.js';
+import { readBinaryCopy, streamBinaryCopyFields } from '../../../db/binary-copy.js';
 import type { Executor } from '../../../db/database.js';
 import type { Predicate, SortKey } from './resolve.js';
 import type { RowIndexPart } from '../../tables.js';
@@ -292,11 +292,11 @@ export async function findRowIndexChunkNumbers(db: Executor, rowsTable: string, 
 }
 
 /**
- * Stored chunks' (deflated) bytes, `first` … `first + count - 1` joined in order (by PostgreSQL: one field), read on
- * a raw client through a binary COPY and handed to `write` as they arrive (views of what the connection received;
- * never gathered into one buffer here): as a bytea in a row they would come as hex text, twice their size, which
- * PostgreSQL must write and the client parse on its main thread (the 5,000,000-row version's 24 MB of values:
- * 0.6-1.0 s as hex, 50-70 ms by COPY, docs/performance.md). Resolves with the bytes' length.
+ * Stored chunks' (deflated) bytes, `first` … `first + count - 1` in order, read on a raw client through a binary COPY
+ * and handed to `write` as they arrive (views of what the connection received; never gathered into one buffer
+ * here): as a bytea in a row they would come as hex text, twice their size, which PostgreSQL must write and the
+ * client parse on its main thread (the 5,000,000-row version's 24 MB of values: 0.6-1.0 s as hex, 50-70 ms by COPY,
+ * docs/performance.md). Fails unless every one of them is stored; resolves with their bytes.
  */
 export async function streamRowIndexChunks(
   client: pg.PoolClient, rowsTable: string, part: RowIndexPart, chunks: { first: number; count: number }, write: (bytes: Buffer) => void,
@@ -304,10 +304,10 @@ export async function streamRowIndexChunks(
   const first = Math.trunc(chunks.first);
   const last = first + Math.trunc(chunks.count) - 1;
   const where = `rows_table = ${pg.escapeLiteral(rowsTable)} AND part = ${pg.escapeLiteral(part)} AND chunk BETWEEN ${first} AND ${last}`;
-  const select = first === last ? `SELECT bytes FROM version_row_index_chunks WHERE ${where}` : `SELECT string_agg(bytes, ''::bytea ORDER BY chunk) FROM version_row_index_chunks WHERE ${where} HAVING count(*) = ${last - first + 1}`;
-  const length = await streamBinaryCopyField(client.query(copyTo(`COPY (${select}) TO STDOUT (FORMAT binary)`)), write);
-  if (length === undefined) throw new Error(`No stored row index chunks ${first}-${last} of ${part} for ${rowsTable}`);
-  return length;
+  const copy = copyTo(`COPY (SELECT bytes FROM version_row_index_chunks WHERE ${where} ORDER BY chunk) TO STDOUT (FORMAT binary)`);
+  const { tuples, bytes } = await streamBinaryCopyFields(client.query(copy), write);
+  if (tuples !== last - first + 1) throw new Error(`${tuples} of the stored row index chunks ${first}-${last} of ${part} for ${rowsTable}`);
+  return bytes;
 }
 
 /**
