@@ -24,12 +24,15 @@ export interface QueryPage {
 /** Which engine answers a query (a page or a CSV export): see `runQuery`. */
 export type QueryEngine = { kind: 'index'; index: RowIndex } | { kind: 'stored'; stored: StoredColumns; timeoutMs: number } | { kind: 'sql' };
 
+/**
+ * The version's row index when it is in memory (with the values of the indicators the query sorts by; with
+ * `valuesFromIndex`, a CSV export's, of those it shows too: a page reads the values it lacks from the stored
+ * columns), else its stored columns, else SQL (a version without a stored form).
+ */
 export async function chooseEngine(
   db: Executor, meta: VersionMeta, query: ResolvedQuery, rowIndexes: RowIndexStore | undefined, options: { valuesFromIndex?: boolean } = {},
 ): Promise<QueryEngine> {
   if (!rowIndexes) return { kind: 'sql' };
-  // Sorts by indicator values need the values in the index (one built without them leaves those sorts to SQL), and
-  // so does a CSV export (`valuesFromIndex`: a page reads the values of its rows from the database instead).
   const sortedIndicators = query.sorts.filter((s) => s.kind === 'indicator').map((s) => s.column);
   const needed = options.valuesFromIndex ? [...sortedIndicators, ...query.indicators.map((i) => i.column)] : sortedIndicators;
   const index = await rowIndexes.indexFor(db, meta);
