@@ -249,6 +249,11 @@ export function lowerBound(values: Int32Array, from: number, to: number, value: 
   return lo;
 }
 
+/** Whether sorts are the default result order (time period newest first, then row id): the positions' order. */
+export function isDefaultOrder(sorts: readonly SortKey[]): boolean {
+  return sorts.length === 1 && sorts[0]!.column === 'time_period_id' && sorts[0]!.direction === 'Desc';
+}
+
 /** Whether a term is a time period leaf (a range of positions, the rows being in time period order). */
 const isTimePeriodLeaf = (p: Predicate) => (p.kind === 'in' && p.column === 'time_period_id' && !p.negated) || p.kind === 'compare';
 
@@ -595,11 +600,9 @@ export class RowIndex {
   select(predicate: Predicate, sorts: readonly SortKey[], offset: number, limit: number): Selection {
     this.lastUsed = Date.now();
     const bits = this.evaluate(predicate);
-    let total = 0;
-    for (let w = 0; w < this.words; w++) if (bits[w]) total += popcount(bits[w]!);
+    const total = this.countOf(bits);
     if (offset >= total) return { total, ids: [], positions: [] };
-    const isDefault = sorts.length === 1 && sorts[0]!.column === 'time_period_id' && sorts[0]!.direction === 'Desc';
-    const positions = isDefault ? this.walk(bits, offset, limit) : this.sorted(bits, total, sorts, offset, limit);
+    const positions = isDefaultOrder(sorts) ? this.walk(bits, offset, limit) : this.sorted(bits, total, sorts, offset, limit);
     return { total, ids: positions.map((p) => this.ids.at(p)), positions };
   }
 
@@ -610,10 +613,18 @@ export class RowIndex {
   matchingPositions(predicate: Predicate, sorts: readonly SortKey[]): Int32Array {
     this.lastUsed = Date.now();
     const bits = this.evaluate(predicate);
+    const total = this.countOf(bits);
+    return isDefaultOrder(sorts) ? this.positionsOf(bits, total) : Int32Array.from(this.sorted(bits, total, sorts, 0, total));
+  }
+
+  private countOf(bits: Uint32Array): number {
     let total = 0;
     for (let w = 0; w < this.words; w++) if (bits[w]) total += popcount(bits[w]!);
-    const isDefault = sorts.length === 1 && sorts[0]!.column === 'time_period_id' && sorts[0]!.direction === 'Desc';
-    if (!isDefault) return Int32Array.from(this.sorted(bits, total, sorts, 0, total));
+    return total;
+  }
+
+  /** The positions of the `total` set bits, ascending. */
+  private positionsOf(bits: Uint32Array, total: number): Int32Array {
     const positions = new Int32Array(total);
     let n = 0;
     for (let w = 0; w < this.words; w++) {
@@ -679,16 +690,7 @@ export class RowIndex {
   }
 
   private sorted(bits: Uint32Array, total: number, sorts: readonly SortKey[], offset: number, limit: number): number[] {
-    const matching = new Int32Array(total);
-    let n = 0;
-    for (let w = 0; w < this.words; w++) {
-      let word = bits[w]!;
-      while (word !== 0) {
-        const low = word & -word;
-        matching[n++] = w * WORD + (31 - Math.clz32(low));
-        word = (word ^ low) >>> 0;
-      }
-    }
+    const matching = this.positionsOf(bits, total);
     // Each key computed once per matching row, not once per comparison.
     const keys = sorts.map((sort) => {
       const sign = sort.direction === 'Asc' ? 1 : -1;

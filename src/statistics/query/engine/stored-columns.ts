@@ -15,7 +15,7 @@ import type { RowIndexPart } from '../../tables.js';
 import { readRowIndexChunks } from './repository.js';
 import type { PageRows } from './json-output.js';
 import type { Predicate, SortKey } from './resolve.js';
-import { binarySearch, indicatorTextOf, lowerBound, periodIndexAt, RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
+import { binarySearch, indicatorTextOf, isDefaultOrder, lowerBound, periodIndexAt, RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
 import {
   pieceChunks,
   PRESENCE_BYTES,
@@ -277,7 +277,7 @@ export class StoredColumns {
     collectColumns(predicate, columns);
     const sortedIndicators = sorts.filter((sort) => sort.kind === 'indicator').map((sort) => sort.column);
     for (const sort of sorts) if (sort.column !== 'time_period_id' && sort.kind !== 'indicator') columns.add(sort.column);
-    const needsIds = !(sorts.length === 1 && sorts[0]!.column === 'time_period_id' && sorts[0]!.direction === 'Desc');
+    const needsIds = !isDefaultOrder(sorts);
     const pieces = [...columns].map((column) => this.pieceOf(column));
     if (needsIds && this.idsPiece) pieces.push(this.idsPiece);
     pieces.push(...sortedIndicators.map((column) => this.indicatorPieces.get(column)!));
