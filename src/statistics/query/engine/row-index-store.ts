@@ -2,7 +2,8 @@
  * Getting row indexes and keeping them: loaded in the background on first use — from the version's stored form
  * (row-index-snapshot.ts) when it has one, its facets first and then its values, else built from its rows and then
  * stored — under a time bound of its own, retried with a growing wait after a failure, cached per version and evicted
- * least-recently-used under a memory budget; until its facets are in, queries go to SQL.
+ * least-recently-used under a memory budget; until its facets are in, queries read the version's stored columns
+ * (stored-columns.ts; the store keeps their headers), or SQL for a version without them.
  */
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
@@ -157,7 +158,7 @@ export interface RowIndexStoreOptions {
   storedColumns?: boolean;
   /** Time bound of one query's reads of stored columns (the requests' statement timeout). */
   storedReadTimeoutMs?: number;
-  /** `false` builds indexes without the indicator values (less memory; page values are then read by row id). */
+  /** `false` builds indexes without the indicator values (less memory; a page's values then come from the stored columns). */
   indicatorValues?: boolean;
   /** Builds at once (each reads a whole row table); a query finding them all busy goes to SQL. Default 2. */
   maxConcurrentBuilds?: number;
