@@ -29,7 +29,8 @@ import { databaseFingerprint } from './helpers.js';
 /**
  * Property tests of the statistics query over the AbsenceSchool fixture: random criteria trees (POST, and the
  * facets-only ones also as GET query strings) give the same rows as a naive row-by-row evaluation of the tree
- * (absence-school-model.ts), on both engines; random and malformed bodies never give a 5xx.
+ * (absence-school-model.ts), on every engine (SQL, the row index, the stored columns); random and malformed bodies
+ * never give a 5xx.
  * Fixed seeds and bounded runs, so a failure reproduces.
  */
 const URL = `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query`;

@@ -160,7 +160,7 @@ export interface RowIndexStoreOptions {
   storedReadTimeoutMs?: number;
   /** `false` builds indexes without the indicator values (less memory; a page's values then come from the stored columns). */
   indicatorValues?: boolean;
-  /** Builds at once (each reads a whole row table); a query finding them all busy goes to SQL. Default 2. */
+  /** Loads at once (a build reads a whole row table); a query finding them all busy reads the stored columns. Default 2. */
   maxConcurrentBuilds?: number;
   /** Time bound of one load or build (QUERY_INDEX_BUILD_TIMEOUT_MS), not the requests' statement timeout. */
   buildTimeoutMs?: number;
