@@ -69,28 +69,27 @@ export async function readBinaryCopy(stream: AsyncIterable<Buffer> | Iterable<Bu
 }
 
 /**
- * Reads a binary COPY stream of tuples of one non-NULL field each (stored bytea, in order) and hands their bytes to
- * `write` as they arrive, one field after the other, as views of the received chunks: fields of tens of megabytes
- * are never gathered into one buffer first (a copy into fresh memory: 37 ms of a server's main thread for one piece
- * of a 5M-row row index, CPU profile). Resolves once the trailer is read with the number of tuples and their bytes.
+ * Reads a binary COPY stream of at most one tuple of one non-NULL field (one stored bytea) and hands the field's
+ * bytes to `write` as they arrive, as views of the received chunks: a field of tens of megabytes is never gathered
+ * into one buffer first (a copy into fresh memory: 37 ms of a server's main thread for one piece of a 5M-row row
+ * index, CPU profile). Resolves with the field's length once the trailer is read, or undefined when there is no tuple.
  */
-export async function streamBinaryCopyFields(stream: AsyncIterable<Buffer> | Iterable<Buffer>, write: (bytes: Buffer) => void): Promise<{ tuples: number; bytes: number }> {
-  // The framing (signature, flags and extension; each tuple's field count, then its field's length; the trailer) is
-  // gathered in `framing` until a part of it is complete; the fields' bytes pass through.
+export async function streamBinaryCopyField(stream: AsyncIterable<Buffer> | Iterable<Buffer>, write: (bytes: Buffer) => void): Promise<number | undefined> {
+  // The framing (signature, flags and extension; the tuple's field count, then the field's length; the trailer) is
+  // gathered in `framing` until a part of it is complete; the field's bytes pass through.
   let framing: Buffer = Buffer.alloc(0);
-  let stage: 'header' | 'count' | 'length' | 'field' | 'done' = 'header';
-  let tuples = 0;
-  let bytes = 0;
+  let stage: 'header' | 'count' | 'length' | 'field' | 'trailer' | 'done' = 'header';
+  let fieldLength: number | undefined;
   let remaining = 0;
   for await (const chunk of stream) {
     let at = 0;
     while (at < chunk.length) {
       if (stage === 'field') {
-        const field = chunk.subarray(at, at + remaining);
-        write(field);
-        remaining -= field.length;
-        at += field.length;
-        if (remaining === 0) stage = 'count';
+        const bytes = chunk.subarray(at, at + remaining);
+        write(bytes);
+        remaining -= bytes.length;
+        at += bytes.length;
+        if (remaining === 0) stage = 'trailer';
         continue;
       }
       if (stage === 'done') throw new Error('A binary COPY stream goes on after its trailer');
@@ -109,19 +108,20 @@ export async function streamBinaryCopyFields(stream: AsyncIterable<Buffer> | Ite
         if (fields === -1) stage = 'done';
         else if (fields !== 1) throw new Error(`A binary COPY tuple has ${fields} fields, expected 1`);
         else stage = 'length';
+      } else if (stage === 'length') {
+        fieldLength = framing.readInt32BE(0);
+        if (fieldLength < 0) throw new Error('The binary COPY field is NULL');
+        remaining = fieldLength;
+        stage = remaining > 0 ? 'field' : 'trailer';
       } else {
-        const length = framing.readInt32BE(0);
-        if (length < 0) throw new Error('The binary COPY field is NULL');
-        tuples++;
-        bytes += length;
-        remaining = length;
-        stage = remaining > 0 ? 'field' : 'count';
+        if (framing.readInt16BE(0) !== -1) throw new Error('A binary COPY stream has more than one tuple, expected 1');
+        stage = 'done';
       }
       framing = Buffer.alloc(0);
     }
   }
   if (stage !== 'done') throw new Error('The binary COPY stream ended before its trailer');
-  return { tuples, bytes };
+  return fieldLength;
 }
 
 /**

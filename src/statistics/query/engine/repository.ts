@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { readBinaryCopy, streamBinaryCopyFields } from '../../../db/binary-copy.js';
+import { readBinaryCopy, streamBinaryCopyField } from '../../../db/binary-copy.js';
 import type { Executor } from '../../../db/database.js';
 import type { Predicate, SortKey } from './resolve.js';
 import type { RowIndexPart } from '../../tables.js';
@@ -308,9 +308,9 @@ export async function streamRowIndexChunks(
   const copy = copyTo(
     `COPY (SELECT string_agg(bytes, ''::bytea ORDER BY chunk) FROM version_row_index_chunks WHERE ${where} HAVING count(*) = ${last - first + 1}) TO STDOUT (FORMAT binary)`,
   );
-  const { tuples, bytes } = await streamBinaryCopyFields(client.query(copy), write);
-  if (tuples !== 1) throw new Error(`Not all of the stored row index chunks ${first}-${last} of ${part} for ${rowsTable} are stored`);
-  return bytes;
+  const length = await streamBinaryCopyField(client.query(copy), write);
+  if (length === undefined) throw new Error(`Not all of the stored row index chunks ${first}-${last} of ${part} for ${rowsTable} are stored`);
+  return length;
 }
 
 /**
