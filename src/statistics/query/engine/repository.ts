@@ -3,7 +3,7 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { readBinaryCopy, streamBinaryCopyField } from '../../../db/binary-copy.js';
 import type { Executor } from '../../../db/database.js';
-import type { Predicate, SortKey } from './resolve.js';
+import { NUMERIC_TEXT_PATTERN, type Predicate, type SortKey } from './resolve.js';
 import type { RowIndexPart } from '../../tables.js';
 import { GEOGRAPHIC_LEVEL_LABELS, isLocationColumn, locationColumn } from '../../standard/geographic-levels.js';
 
@@ -79,7 +79,6 @@ function markUnindexed(predicate: Predicate): Predicate {
   }
 }
 
-const NUMERIC = '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$';
 
 /**
  * ORDER BY of the sort keys plus the final tie-breaker `data.id`. Ranked columns order by the position of the
@@ -95,7 +94,7 @@ export function orderBySql(sorts: readonly SortKey[]): RawBuilder<unknown> {
       const array = sort.column === 'geographic_level' ? sql`${sort.ranks}::text[]` : sql`${sort.ranks}::integer[]`;
       parts.push(sql`array_position(${array}, ${column}) ${direction}`);
     } else if (sort.kind === 'indicator') {
-      parts.push(sql`(CASE WHEN ${column} ~ ${NUMERIC} THEN ${column}::numeric END) ${direction}`);
+      parts.push(sql`(CASE WHEN ${column} ~ ${NUMERIC_TEXT_PATTERN} THEN ${column}::numeric END) ${direction}`);
       parts.push(sql`${column} COLLATE "C" ${direction}`);
     } else {
       parts.push(sql`${column} ${direction}`);

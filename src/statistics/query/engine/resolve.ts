@@ -28,6 +28,12 @@ export interface Warning {
   detail?: Record<string, unknown>;
 }
 
+/**
+ * The indicator texts a sort by indicator values orders as numbers (the rest come after them ascending, as NULLs):
+ * one pattern for the SQL translation (a POSIX regex) and the row index (a RegExp), so both order alike.
+ */
+export const NUMERIC_TEXT_PATTERN = '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$';
+
 /** A resolved sort key. `ranks` orders values of the column by label (values not listed sort last). */
 export interface SortKey {
   column: string;

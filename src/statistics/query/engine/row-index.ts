@@ -1,4 +1,4 @@
-import type { Predicate, SortKey } from './resolve.js';
+import { NUMERIC_TEXT_PATTERN, type Predicate, type SortKey } from './resolve.js';
 
 /**
  * An in-process bitmap index over one version's rows, so the query engine answers count and page-of-ids without
@@ -159,8 +159,7 @@ interface Postings {
   positions: Int32Array;
 }
 const POWERS_OF_TEN = [1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
-/** A text the SQL translation orders as a number (its NUMERIC pattern). */
-const NUMERIC_TEXT = /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/;
+const NUMERIC_TEXT = new RegExp(NUMERIC_TEXT_PATTERN);
 
 /**
  * The raw text of an indicator value at a position: its text when the position is one of `textPositions`, else
@@ -726,7 +725,7 @@ export class RowIndex {
     return order.slice(offset, offset + limit).map((i) => matching[i]!);
   }
 
-  /** An indicator's value at a position as a number, NaN where its text is not one (the SQL translation's NUMERIC). */
+  /** An indicator's value at a position as a number, NaN where its text is not one (NUMERIC_TEXT_PATTERN). */
   private indicatorNumber(column: string): (position: number) => number {
     const values = this.parts.indicators.get(column);
     if (!values) throw new Error(`Row index has no indicator column ${column}`);
