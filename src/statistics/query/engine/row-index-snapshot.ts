@@ -87,12 +87,25 @@ export function pieceChunks(header: { pieceBytes: number[]; sliceBytes: number[]
 
 type StoredArray = Int32Array | Float64Array | Uint8Array | Uint16Array | Uint32Array;
 
+/** Bytes rounded up to a multiple of 8: each array of a piece starts 8-aligned. */
+const padded = (bytes: number) => bytes + ((8 - (bytes % 8)) % 8);
+
+/**
+ * Where an indicator's text exceptions lie in its values piece (bytes): after its `rows` values of `width` bytes,
+ * their positions (Int32) from `from`, then their codes (Uint32) from `codesFrom`, up to `to`.
+ */
+export function exceptionsLayout(rows: number, width: number, exceptions: number): { from: number; codesFrom: number; to: number } {
+  const from = padded(rows * width);
+  const codesFrom = from + padded(4 * exceptions);
+  return { from, codesFrom, to: codesFrom + 4 * exceptions };
+}
+
 /** One piece: the arrays of one column, each padded to a multiple of 8 bytes so that each starts aligned. */
 function pieceOf(...arrays: StoredArray[]): Buffer {
   const parts: Buffer[] = [];
   for (const array of arrays) {
     parts.push(Buffer.from(array.buffer, array.byteOffset, array.byteLength));
-    const pad = (8 - (array.byteLength % 8)) % 8;
+    const pad = padded(array.byteLength) - array.byteLength;
     if (pad > 0) parts.push(Buffer.alloc(pad));
   }
   // One array needing no padding is stored from where it lies (the 5M-row values are 20 MB each).
@@ -102,7 +115,7 @@ function pieceOf(...arrays: StoredArray[]): Buffer {
 /** A header as its length (u32) and JSON, padded to 8 bytes (formats 2 and 3 begin alike, so an older one is told). */
 function headerBytes(header: FacetsHeader | ValuesHeader): Buffer {
   const json = Buffer.from(JSON.stringify(header));
-  const prefix = Buffer.alloc(8 + json.length + ((8 - (json.length % 8)) % 8));
+  const prefix = Buffer.alloc(8 + padded(json.length));
   prefix.writeUInt32LE(json.length, 0);
   json.copy(prefix, 8);
   return prefix;
@@ -216,7 +229,7 @@ function arraysOf(piece: Buffer | undefined, expectedBytes: number | undefined) 
   let at = aligned.byteOffset;
   return <T extends StoredArray>(make: new (buffer: ArrayBuffer, offset: number, count: number) => T, count: number): T => {
     const array = new make(aligned.buffer as ArrayBuffer, at, count);
-    at += array.byteLength + ((8 - (array.byteLength % 8)) % 8);
+    at += padded(array.byteLength);
     return array;
   };
 }

@@ -17,6 +17,7 @@ import type { PageRows } from './json-output.js';
 import type { Predicate, SortKey } from './resolve.js';
 import { binarySearch, indicatorTextOf, isDefaultOrder, lowerBound, periodIndexAt, RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
 import {
+  exceptionsLayout,
   pieceChunks,
   PRESENCE_BYTES,
   readHeader,
@@ -81,7 +82,6 @@ function arrayOf(bytes: Buffer, width: Width): ElementArray {
   return new Int32Array(bytes.buffer, bytes.byteOffset, count);
 }
 
-const pad8 = (bytes: number) => bytes + ((8 - (bytes % 8)) % 8);
 const presenceOf = (base64: string) => new Uint8Array(Buffer.from(base64, 'base64'));
 
 /** A version's stored row index, by its headers: reads slices of it for one query at a time. */
@@ -420,20 +420,20 @@ export class StoredColumns {
     };
   }
 
-  /** Notes that an indicator's text exceptions are to be read: after its values, their positions and then their codes. */
+  /** Notes that an indicator's text exceptions are to be read. */
   private wantExceptions(wanted: Map<RowIndexPart, Set<number>>, piece: IndicatorPiece): void {
-    const at = pad8(this.rows * piece.width);
-    if (piece.exceptions > 0) wantBytes(wanted, piece, at, at + pad8(4 * piece.exceptions) + 4 * piece.exceptions);
+    const { from, to } = exceptionsLayout(this.rows, piece.width, piece.exceptions);
+    if (piece.exceptions > 0) wantBytes(wanted, piece, from, to);
   }
 
   /** An indicator's text exceptions (positions ascending, and their texts' codes), out of the read slices. */
   private exceptionsOf(slices: Slices, piece: IndicatorPiece): { textPositions: Int32Array; textCodes: Uint32Array } {
     if (piece.exceptions === 0) return { textPositions: new Int32Array(0), textCodes: new Uint32Array(0) };
-    const at = pad8(this.rows * piece.width);
-    const bytes = bytesOf(slices, piece, at, at + pad8(4 * piece.exceptions) + 4 * piece.exceptions);
+    const { from, codesFrom, to } = exceptionsLayout(this.rows, piece.width, piece.exceptions);
+    const bytes = bytesOf(slices, piece, from, to);
     return {
       textPositions: new Int32Array(bytes.buffer, bytes.byteOffset, piece.exceptions),
-      textCodes: new Uint32Array(bytes.buffer, bytes.byteOffset + pad8(4 * piece.exceptions), piece.exceptions),
+      textCodes: new Uint32Array(bytes.buffer, bytes.byteOffset + codesFrom - from, piece.exceptions),
     };
   }
 
