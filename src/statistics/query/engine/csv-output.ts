@@ -102,7 +102,7 @@ async function* matchingPages(db: Db, meta: VersionMeta, query: ResolvedQuery, o
 /** The matching rows of the in-memory index, CURSOR_CHUNK at a time. */
 function* indexPages(index: RowIndex, query: ResolvedQuery): Generator<PageRows> {
   const positions = index.matchingPositions(query.predicate, query.sorts);
-  for (let at = 0; at < positions.length; at += CURSOR_CHUNK) yield indexedPageRows(index, Array.from(positions.subarray(at, at + CURSOR_CHUNK)));
+  for (let at = 0; at < positions.length; at += CURSOR_CHUNK) yield indexedPageRows(index, positions.subarray(at, at + CURSOR_CHUNK));
 }
 
 /**

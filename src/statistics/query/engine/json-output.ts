@@ -64,7 +64,7 @@ export interface PageRows {
 }
 
 /** The rows at `positions` of the row index. */
-export function indexedPageRows(index: RowIndex, positions: readonly number[]): PageRows {
+export function indexedPageRows(index: RowIndex, positions: ArrayLike<number>): PageRows {
   return {
     count: positions.length,
     timePeriodId: (r) => index.timePeriodAt(positions[r]!),
