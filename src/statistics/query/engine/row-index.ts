@@ -168,7 +168,12 @@ const NUMERIC_TEXT = new RegExp(NUMERIC_TEXT_PATTERN);
 export function indicatorTextOf(column: Omit<IndicatorColumn, 'values'>, position: number, value: number): string {
   const k = binarySearch(column.textPositions, position);
   if (k >= 0) return column.texts[column.textCodes[k]!]!;
-  return String(column.scale === 0 ? value : value / POWERS_OF_TEN[column.scale]!);
+  return String(unscaled(value, column.scale));
+}
+
+/** An indicator column's number as it is held (`m / 10^scale`). */
+function unscaled(value: number, scale: number): number {
+  return scale === 0 ? value : value / POWERS_OF_TEN[scale]!;
 }
 
 function popcount(x: number): number {
@@ -731,10 +736,9 @@ export class RowIndex {
     if (!values) throw new Error(`Row index has no indicator column ${column}`);
     return (position) => {
       const k = binarySearch(values.textPositions, position);
-      if (k < 0) return values.scale === 0 ? values.values[position]! : values.values[position]! / POWERS_OF_TEN[values.scale]!;
+      if (k < 0) return unscaled(values.values[position]!, values.scale);
       const text = values.texts[values.textCodes[k]!]!;
       return NUMERIC_TEXT.test(text) ? Number(text) : NaN;
     };
   }
-
 }
