@@ -379,9 +379,8 @@ export class StoredColumns {
     const wanted = new Map<RowIndexPart, Set<number>>();
     const touched = new Set<number>();
     for (let r = 0; r < positions.length; r++) touched.add(Math.floor(positions[r]! / this.sliceRows));
-    for (const slice of touched) {
-      for (const piece of [this.levelsPiece, ...facetPieces.map(([, p]) => p), ...indicatorPieces.map(([, p]) => p)]) want(wanted, piece, slice);
-    }
+    const shown = [this.levelsPiece, ...facetPieces.map(([, p]) => p), ...indicatorPieces.map(([, p]) => p)];
+    for (const slice of touched) for (const piece of shown) want(wanted, piece, slice);
     for (const [, piece] of indicatorPieces) this.wantExceptions(wanted, piece);
     if (positions.length > 0) await this.readSlices(client, wanted, slices);
 
