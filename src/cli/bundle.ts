@@ -31,6 +31,9 @@ async function bundleServer(outDir: string): Promise<void> {
     // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
     sourcemap: true,
+    // Stack traces need only the mappings: without the sources' text the map is 2.1 MB instead of 7.2, and Node 20
+    // (which reads and parses it whole at start under --enable-source-maps) listens sooner.
+    sourcesContent: false,
     // Names kept (stack traces, logs); whitespace and syntax minified: 2.7 MB instead of 4.2, 0.06-0.12 s sooner listening.
     minifyWhitespace: true,
     minifySyntax: true,
