@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { openPoolConnections, type Db } from './db/database.js';
+import { nextTurn } from './event-loop.js';
 import type { ReadRouter } from './db/read-routing.js';
 import { withStatisticsExamples } from './statistics/openapi-examples.js';
 import { openApiPlugin, SERVICE_OPENAPI_DOCUMENT, type OpenApiDocument } from './plugins/openapi.js';
@@ -68,12 +69,20 @@ export interface AppDeps {
   rowIndexes?: RowIndexStore;
   /** The explorer built ahead (the bundled server reads `dist/explorer/`); by default built in memory. */
   explorerAssets?: ExplorerAssets;
+  /**
+   * Check each request schema against the JSON Schema meta-schema as it compiles (a test of every route does). Off
+   * by default: Ajv compiles that meta-schema once per schema scope, 40-50 ms on the first request of each.
+   */
+  checkRouteSchemas?: boolean;
 }
 
 /** Every OpenAPI document the service serves; committed copies under openapi/ are kept in sync by a test. */
 export const OPENAPI_DOCUMENTS: OpenApiDocument[] = [SERVICE_OPENAPI_DOCUMENT, ...REGISTER_OPENAPI_DOCUMENTS];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A client's next request usually follows its last answer within this (the start's warm-up waits for it). */
+const REQUESTS_QUIET_MS = 100;
 
 /** The client's request id when it is usable as ours: 1–128 of `A-Z a-z 0-9 . _ : -`. */
 export function acceptedRequestId(header: string | string[] | undefined): string | undefined {
@@ -124,6 +133,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         // 42-45 and validates as fast (about 1.2 us a body either way), and a fresh instance's first query compiles
         // its own (first POST query 171 -> 130 ms, median of 12 fresh servers each way, alternating).
         code: { optimize: false },
+        validateSchema: deps.checkRouteSchemas ?? false,
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -134,10 +144,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Requests being answered (until their response is done or their connection gone): the start-up warm-up compiles
   // route schemas between them, not during them.
   let requestsInFlight = 0;
+  let lastRequestEnded = 0;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     requestsInFlight++;
-    reply.raw.once('close', () => requestsInFlight--);
+    reply.raw.once('close', () => {
+      requestsInFlight--;
+      lastRequestEnded = Date.now();
+    });
   });
   // Root level, so `/V1/...` (outside the /v1 scope) is redirected like capitals after the prefix.
   app.addHook('onRequest', redirectCapitalisedPath);
@@ -171,9 +185,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       snapshotDb: deps.db,
       log: app.log.child({ component: 'row-index' }),
     });
-  // With the warm-up, the pools' connections are opened now, alongside the row index loads and the routes' set-up: a
-  // fresh instance's first query otherwise opened eight at once, one per metadata query (0.1-0.2 s).
-  const poolsOpened = deps.warmUpBeforeReady ? openPoolConnections(deps.pools ?? {}) : Promise.resolve();
   if (!deps.rowIndexes) {
     // Not ready until the row indexes of the versions in use are loaded (bounded by QUERY_INDEX_WARM_TIMEOUT_MS).
     // Started before the routes are registered: the loads (database reads, inflating in the thread pool) overlap them.
@@ -185,11 +196,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       })
       .catch((error: unknown) => app.log.warn({ err: error }, 'row index warm-up could not read the versions in use'));
   }
+  // Between the larger registrations below (and inside the statistics and register APIs), a turn of the event loop:
+  // the warm-up's database reads go on while the routes are set up, instead of all waiting for the last route (its
+  // 348k-row index then was ready 0.25-0.35 s after the server listened, now about when it does).
   await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db, rowIndexes });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
+  await nextTurn();
   // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
   await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS, transformDocument: withStatisticsExamples });
+  await nextTurn();
   let warmedUp = !deps.warmUpBeforeReady;
   await app.register(healthRoutes, {
     db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting, rowIndexes,
@@ -205,27 +221,40 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const shared = createStatisticsSharedState(config);
   for (const prefix of STATISTICS_PREFIXES) {
     await app.register(statisticsApi, { prefix, rowIndexes, shared, alias: prefix !== '/v1' });
+    await nextTurn();
   }
   await app.register(registerApi, { prefix: '/api' });
+  await nextTurn();
   await app.register(explorerPlugin, { assets: deps.explorerAssets });
 
   await app.ready();
   if (!warmedUp) {
-    // After the row index warm-up, between requests, and paused while a row index loads (compiling alongside
-    // delayed the first index by 0.45 s).
+    // After the row index warm-up, one step at a time, each waiting while a row index loads (compiling alongside
+    // delayed the first index by 0.45 s) and, for its first 5 s, while requests are being answered or came within the
+    // last REQUESTS_QUIET_MS (a schema compiled between two turns of a request delayed a fresh instance's first query
+    // by 0.1-0.2 s, opening the pools' sixteen connections at once 0.1-0.25 s); then regardless, so that steady
+    // traffic cannot keep the instance unready.
+    const requestsFirstUntil = Date.now() + 5000;
+    const busy = () =>
+      rowIndexes.buildsInProgress > 0 ||
+      (Date.now() < requestsFirstUntil && (requestsInFlight > 0 || Date.now() - lastRequestEnded < REQUESTS_QUIET_MS));
+    const whenQuiet = async () => {
+      while (busy()) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
     void rowIndexes.warmUpOver
-      .then(() => {
-        // Requests first for up to 5 s (a schema compiled between two turns of a request delayed a fresh instance's
-        // first query by 0.1-0.2 s), then the rest regardless, so steady traffic cannot keep the instance unready.
-        const requestsFirstUntil = Date.now() + 5000;
-        return schemas.compileAll({ pauseWhile: () => rowIndexes.buildsInProgress > 0 || (requestsInFlight > 0 && Date.now() < requestsFirstUntil) });
+      .then(async () => {
+        const started = performance.now();
+        try {
+          const count = await schemas.compileAll({ pauseWhile: busy });
+          app.log.info({ count, seconds: Math.round(performance.now() - started) / 1000 }, 'route schemas compiled');
+        } catch (error) {
+          app.log.error({ err: error }, 'a route schema does not compile');
+        }
+        await whenQuiet();
+        loadRegisterReferenceData();
+        await whenQuiet();
+        await openPoolConnections(deps.pools ?? {});
       })
-      .then(
-        (count) => app.log.info({ count }, 'route schemas compiled'),
-        (error: unknown) => app.log.error({ err: error }, 'a route schema does not compile'),
-      )
-      .then(() => loadRegisterReferenceData())
-      .then(() => poolsOpened)
       // Whatever failed will fail again on the request that needs it, with its own error: the instance says ready.
       .catch((error: unknown) => app.log.error({ err: error }, 'warm-up failed'))
       .finally(() => {

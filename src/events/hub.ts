@@ -37,6 +37,8 @@ export class EventHub {
   private timer: NodeJS.Timeout | undefined;
   private reconnectDelay = 100;
   private reconnecting = false;
+  /** The LISTEN connection being made, if one is (ended by close, so that none is left behind). */
+  private connecting: pg.Client | undefined;
 
   constructor(
     private readonly db: Db,
@@ -50,9 +52,11 @@ export class EventHub {
     return this.position;
   }
 
-  async start(): Promise<void> {
+  start(): void {
     this.wake();
-    if (this.options.listenConnection) await this.listen().catch((error) => this.reconnectLater(error));
+    // Not awaited: an instance's start (and its first answers) does not wait for a connection that only speeds up
+    // delivery; `listen` reads what was committed meanwhile once it listens.
+    if (this.options.listenConnection) this.listen().catch((error: Error) => this.reconnectLater(error));
     this.timer = setInterval(() => this.wake(), this.options.pollMs);
     this.timer.unref();
   }
@@ -91,8 +95,17 @@ export class EventHub {
     const client = new pg.Client({ ...this.options.listenConnection, application_name: 'education-api-events' });
     client.on('error', (error) => this.reconnectLater(error));
     client.on('notification', () => this.wake());
-    await client.connect();
-    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    this.connecting = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    } finally {
+      this.connecting = undefined;
+    }
+    if (this.closed) {
+      await client.end().catch(() => {});
+      return;
+    }
     this.client = client;
     this.reconnectDelay = 100;
     // Whatever was committed while not listening.
@@ -119,6 +132,6 @@ export class EventHub {
     if (this.timer) clearInterval(this.timer);
     this.listeners.clear();
     await this.reads.stop();
-    await this.client?.end().catch(() => {});
+    await Promise.all([this.connecting?.end().catch(() => {}), this.client?.end().catch(() => {})]);
   }
 }

@@ -51,7 +51,7 @@ export const eventsPlugin = fp<{ listenConnection?: pg.ClientConfig; network?: N
     let timer: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {
       sequencer.start();
-      await hub.start();
+      hub.start();
       worker?.start();
       timer = setInterval(purge, PURGE_INTERVAL_MS);
       timer.unref();

@@ -1,6 +1,7 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';
+import { nextTurn } from '../event-loop.js';
 
 type CompilersFactory = Required<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>>;
 
@@ -84,14 +85,18 @@ export function deferredSchemaCompilers(): DeferredSchemaCompilers {
         );
       }) as unknown as CompilersFactory['buildValidator'],
       buildSerializer: ((externalSchemas: unknown, options: unknown) => {
-        const compileFor = serializers(externalSchemas, options as never) as (route: RouteSchema) => Serializer;
+        // Only the shared schemas a response refers to: fast-json-stringify checks the depth and validity of every
+        // one it is given on every compile (all the scope's, 0.47 s of the 0.66 s of compiling the whole app).
+        const shared = (externalSchemas ?? {}) as Record<string, unknown>;
+        const compileFor = (route: RouteSchema) =>
+          (serializers(referencedSchemas(route.schema, shared), options as never) as (route: RouteSchema) => Serializer)(route);
         return deferring(compileFor, (get) => (data) => get()(data));
       }) as unknown as CompilersFactory['buildSerializer'],
     },
     async compileAll(options = {}) {
       let count = 0;
       for (const compile of [...pending]) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await nextTurn();
         while (options.pauseWhile?.()) await new Promise<void>((resolve) => setTimeout(resolve, 20));
         if (!pending.has(compile)) continue;
         compile();
@@ -100,6 +105,33 @@ export function deferredSchemaCompilers(): DeferredSchemaCompilers {
       return count;
     },
   };
+}
+
+/**
+ * The schemas of `shared` (by `$id`) that `schema` refers to with `$ref`, directly or through one another. A `$ref`
+ * names a shared schema by its `$id`, possibly followed by a `#` pointer into it.
+ */
+export function referencedSchemas(schema: unknown, shared: Record<string, unknown>): Record<string, unknown> {
+  const found: Record<string, unknown> = {};
+  const pending: unknown[] = [schema];
+  const seen = new Set<unknown>();
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value !== 'object' || value === null || seen.has(value)) continue;
+    seen.add(value);
+    for (const [key, child] of Object.entries(value)) {
+      if (key === '$ref' && typeof child === 'string') {
+        const id = child.split('#')[0]!;
+        if (id !== '' && !(id in found) && id in shared) {
+          found[id] = shared[id];
+          pending.push(shared[id]);
+        }
+      } else if (typeof child === 'object') {
+        pending.push(child);
+      }
+    }
+  }
+  return found;
 }
 
 /** An object schema's property names (and `required`) in lower case: Node gives header names in lower case. */

@@ -18,6 +18,7 @@ import { transitionRoutes } from './transitions/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerWebhookRoutes } from '../events/webhook-routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT } from './versions/index.js';
+import { nextTurn } from '../event-loop.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -172,5 +173,7 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
   const bodyCache = new TraineeBodyCache();
   for (const [label, version] of Object.entries(VERSION_LABELS)) {
     await app.register(versionScope, { prefix: `/${label}`, version, label, bodyCache });
+    // The start's other work goes on meanwhile (src/app.ts).
+    await nextTurn();
   }
 };

@@ -16,6 +16,7 @@ import { queryRoutes } from './query/http/routes.js';
 import { registerStatisticsSchemas } from './schemas.js';
 import { registerQuerySchemas } from './query/http/contract.js';
 import { statisticsEventRoutes } from '../events/routes.js';
+import { nextTurn } from '../event-loop.js';
 
 /** What the API's mounts are given; the configuration and databases come from the instance (`app.config`, `app.readDb`). */
 export interface StatisticsApiOptions {
@@ -115,6 +116,8 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   // In this order: the OpenAPI document lists paths in the order their routes are added.
   for (const routes of [publicationRoutes, dataSetRoutes, versionRoutes, metaRoutes, dataFileRoutes]) {
     await app.register(routes, routeOptions);
+    // The start's other work goes on meanwhile (src/app.ts).
+    await nextTurn();
   }
   await app.register(queryRoutes, routeOptions);
   await app.register(statisticsEventRoutes);

@@ -6,12 +6,13 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 /**
  * Route schemas are compiled on first use, not at start: requests are validated and answers serialized exactly as
  * with Fastify's own compilers, and compiling what is left (what the server does once listening) compiles every
- * schema of the whole service without error.
+ * schema of the whole service without error, each request schema checked against the JSON Schema meta-schema (which
+ * the server skips).
  */
 describe('deferred route schemas', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await buildTestApp();
+    t = await buildTestApp({}, { checkRouteSchemas: true });
   });
   afterAll(async () => {
     await t.close();
@@ -29,6 +30,22 @@ describe('deferred route schemas', () => {
     // Two requests compiled their own already; the service has hundreds more (both APIs, every prefix and version).
     expect(compiled).toBeGreaterThan(100);
     expect(await t.app.compileDeferredSchemas()).toBe(0);
+  });
+
+  it('check request schemas against the meta-schema only when asked to', async () => {
+    const route = { schema: { querystring: { type: 'object', properties: { n: { type: 'string', minLength: -1 } } } } };
+    for (const checkRouteSchemas of [true, false]) {
+      const schemas = deferredSchemaCompilers();
+      const app = Fastify({ schemaController: { compilersFactory: schemas.compilersFactory }, ajv: { customOptions: { validateSchema: checkRouteSchemas, strict: false } } });
+      app.get('/n', route, async () => ({ ok: true }));
+      try {
+        await app.ready();
+        if (checkRouteSchemas) await expect(schemas.compileAll()).rejects.toThrow(/schema is invalid/);
+        else expect(await schemas.compileAll()).toBe(1);
+      } finally {
+        await app.close();
+      }
+    }
   });
 
   it('match header names in any case, as Fastify does, and report what is wrong', async () => {

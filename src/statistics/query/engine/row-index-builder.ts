@@ -1,5 +1,6 @@
 import { BinaryCopyWriter } from '../../../db/binary-copy.js';
 import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn, type RowIndexParts } from './row-index.js';
+import { nextTurn } from '../../../event-loop.js';
 
 /** The narrowest codes array for a dictionary of `distinct` values. */
 function codesFor(distinct: number, size: number): Codes {
@@ -360,8 +361,6 @@ export interface CollectedRowMeaning {
   facetOrder: readonly string[];
   indicatorOrder: readonly string[];
 }
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The final id of a local facet id: 0 (no location or option in the row) stays 0, as does a local id without one. */
 function finalFacetId(finalIds: ArrayLike<number | undefined>, local: number): number {

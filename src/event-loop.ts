@@ -1,0 +1,5 @@
+/**
+ * A turn of the event loop: what is waiting on I/O (database replies, timers) runs before the caller goes on. Long
+ * synchronous work (building a row index, registering routes) awaits it between its steps.
+ */
+export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
