@@ -5,6 +5,13 @@ import type { ReadRouter } from '../db/read-routing.js';
 import { ServiceUnavailableError } from '../errors.js';
 import { selectOne } from './health-repository.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A probe of the instance, not traffic: the start's warm-up does not wait for it (src/app.ts). */
+    probe?: boolean;
+  }
+}
+
 /** `/health/ready` answers within a second: connecting and probing together are bounded by this. */
 export const HEALTH_TIMEOUT_MS = 800;
 
@@ -61,12 +68,13 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
   app.addSchema(HealthSchema);
   app.get(
     '/health/live',
-    { schema: { tags: ['Health'], operationId: 'GetLiveness', summary: 'The process is up', response: { 200: Type.Ref('Health') } } },
+    { config: { probe: true }, schema: { tags: ['Health'], operationId: 'GetLiveness', summary: 'The process is up', response: { 200: Type.Ref('Health') } } },
     async () => ({ status: 'ok' as const }),
   );
   app.get(
     '/health/ready',
     {
+      config: { probe: true },
       schema: {
         tags: ['Health'],
         operationId: 'GetReadiness',
