@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deferredSchemaCompilers } from '../../src/plugins/deferred-schemas.js';
+import { deferredSchemaCompilers, referencedSchemas } from '../../src/plugins/deferred-schemas.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -30,6 +30,19 @@ describe('deferred route schemas', () => {
     // Two requests compiled their own already; the service has hundreds more (both APIs, every prefix and version).
     expect(compiled).toBeGreaterThan(100);
     expect(await t.app.compileDeferredSchemas()).toBe(0);
+  });
+
+  it('give a response schema the shared schemas it refers to, directly or through one another, and no others', () => {
+    const shared = {
+      Page: { $id: 'Page', type: 'object', properties: { results: { type: 'array', items: { $ref: 'Row' } }, paging: { $ref: 'Paging#/properties/page' } } },
+      Row: { $id: 'Row', type: 'object', properties: { location: { $ref: 'Location' }, self: { $ref: 'Row' } } },
+      Location: { $id: 'Location', type: 'string' },
+      Paging: { $id: 'Paging', type: 'object', properties: { page: { type: 'integer' } } },
+      Unused: { $id: 'Unused', type: 'string' },
+    };
+    const response = { type: 'object', properties: { page: { $ref: 'Page' }, local: { $ref: '#/properties/page' } } };
+    expect(Object.keys(referencedSchemas(response, shared)).sort()).toEqual(['Location', 'Page', 'Paging', 'Row']);
+    expect(referencedSchemas({ type: 'string' }, shared)).toEqual({});
   });
 
   it('check request schemas against the meta-schema only when asked to', async () => {
