@@ -120,10 +120,17 @@ export const STATISTICS_EXAMPLES: StatisticsExample[] = [
   { operationId: 'GetReadiness', name: 'ready', summary: 'The database answers', status: 200, method: 'GET', path: '/health/ready' },
 ];
 
-/** The answers this service gave to STATISTICS_EXAMPLES (written by test/docs/examples.test.ts). */
-export const STATISTICS_RECORDED_EXAMPLES = readRecordedExamples(projectPath('src/statistics/openapi-examples.recorded.json'));
+let recorded: ReturnType<typeof readRecordedExamples> | undefined;
+
+/**
+ * The answers this service gave to STATISTICS_EXAMPLES (written by test/docs/examples.test.ts), read when a document
+ * is first asked for, not at start.
+ */
+export function statisticsRecordedExamples(): ReturnType<typeof readRecordedExamples> {
+  return (recorded ??= readRecordedExamples(projectPath('src/statistics/openapi-examples.recorded.json')));
+}
 
 /** The service document with the groups, descriptions and recorded examples. */
 export function withStatisticsExamples(document: Json): Json {
-  return withExamples({ ...document, tags: STATISTICS_TAGS }, STATISTICS_OPERATION_DOCS, STATISTICS_RECORDED_EXAMPLES.statistics ?? {});
+  return withExamples({ ...document, tags: STATISTICS_TAGS }, STATISTICS_OPERATION_DOCS, statisticsRecordedExamples().statistics ?? {});
 }

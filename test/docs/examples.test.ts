@@ -10,10 +10,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { OPENAPI_DOCUMENTS } from '../../src/app.js';
 import { operationsOf, type ExampleRequest, type RecordedDocumentExamples, type RecordedExample } from '../../src/plugins/openapi-examples.js';
-import { STATISTICS_EXAMPLES, STATISTICS_RECORDED_EXAMPLES } from '../../src/statistics/openapi-examples.js';
+import { STATISTICS_EXAMPLES, statisticsRecordedExamples } from '../../src/statistics/openapi-examples.js';
 import {
   REGISTER_EXAMPLES,
-  REGISTER_RECORDED_EXAMPLES,
+  registerRecordedExamples,
   registerOperation,
   UNKNOWN_ID,
   type RegisterExample,
@@ -163,7 +163,7 @@ describe('statistics API examples', () => {
       expectValid(document, entry);
       add(recorded, operation.operationId as string, entry);
     }
-    await compareOrWrite(STATISTICS_FILE, { statistics: recorded }, STATISTICS_RECORDED_EXAMPLES);
+    await compareOrWrite(STATISTICS_FILE, { statistics: recorded }, statisticsRecordedExamples());
   });
 });
 
@@ -238,7 +238,7 @@ describe('register API examples', () => {
       }
       all[version] = recorded;
     }
-    await compareOrWrite(REGISTER_FILE, all, REGISTER_RECORDED_EXAMPLES);
+    await compareOrWrite(REGISTER_FILE, all, registerRecordedExamples());
   });
 });
 

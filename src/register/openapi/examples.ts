@@ -365,8 +365,15 @@ export const REGISTER_EXAMPLES: RegisterExample[] = [
 /** An id no record has (24 base58 characters). */
 export const UNKNOWN_ID = 'NoSuchRecord111111111111';
 
-/** The answers this service gave to REGISTER_EXAMPLES, per version (written by test/docs/examples.test.ts). */
-export const REGISTER_RECORDED_EXAMPLES = readRecordedExamples(projectPath('src/register/openapi/recorded-examples.json'));
+let recorded: ReturnType<typeof readRecordedExamples> | undefined;
+
+/**
+ * The answers this service gave to REGISTER_EXAMPLES, per version (written by test/docs/examples.test.ts), read when a
+ * document is first asked for, not at start.
+ */
+export function registerRecordedExamples(): ReturnType<typeof readRecordedExamples> {
+  return (recorded ??= readRecordedExamples(projectPath('src/register/openapi/recorded-examples.json')));
+}
 
 const RATE_LIMITED = { description: 'Too many requests from this provider (or IP without a valid token): retry after a minute', content: { 'text/plain': { schema: { type: 'string' } } } };
 
@@ -396,7 +403,7 @@ export function withRegisterExamples(version: RegisterVersion, document: Json): 
       tags: REGISTER_TAGS.filter((tag) => used.has(tag.name)),
     },
     REGISTER_OPERATION_DOCS,
-    REGISTER_RECORDED_EXAMPLES[version] ?? {},
+    registerRecordedExamples()[version] ?? {},
   );
   return result;
 }
