@@ -41,8 +41,16 @@ function groupMembers(pgid: number): number[] {
 }
 
 describe('SIGINT to the process group of the built server under load', () => {
-  it('stops the server and the embedded PostgreSQL, leaving no process behind', async () => {
+  it('serves the API reference, then stops the server and the embedded PostgreSQL, leaving no process behind', async () => {
     server = await startServerProcess(dataDir, {}, { built: true, detached: true });
+    // The bundle holds the OpenAPI plugins, not swagger-ui's files: the API reference still finds them.
+    const page = await fetch(`${server.url}/docs/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('swagger-initializer.js');
+    const asset = await fetch(`${server.url}/docs/static/swagger-ui-bundle.js`);
+    expect(asset.status).toBe(200);
+    expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(100000);
+    expect(((await (await fetch(`${server.url}/openapi.json`)).json()) as { openapi: string }).openapi).toBe('3.1.0');
     const pid = server.child.pid!;
     const pidFile = path.join(dataDir, 'postgres', 'postmaster.pid');
     expect(existsSync(pidFile)).toBe(true);
