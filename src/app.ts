@@ -3,8 +3,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { openPoolConnections, type Db } from './db/database.js';
-import { nextTurn } from './event-loop.js';
 import type { ReadRouter } from './db/read-routing.js';
+import { nextTurn, whileBusy } from './event-loop.js';
 import { withStatisticsExamples } from './statistics/openapi-examples.js';
 import { openApiPlugin, SERVICE_OPENAPI_DOCUMENT, type OpenApiDocument } from './plugins/openapi.js';
 import { hardeningPlugin } from './plugins/hardening.js';
@@ -240,9 +240,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     const busy = () =>
       rowIndexes.buildsInProgress > 0 ||
       (Date.now() < requestsFirstUntil && (requestsInFlight > 0 || Date.now() - lastRequestEnded < REQUESTS_QUIET_MS));
-    const whenQuiet = async () => {
-      while (busy()) await new Promise((resolve) => setTimeout(resolve, 20));
-    };
     void rowIndexes.warmUpOver
       .then(async () => {
         const started = performance.now();
@@ -252,9 +249,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         } catch (error) {
           app.log.error({ err: error }, 'a route schema does not compile');
         }
-        await whenQuiet();
+        await whileBusy(busy);
         loadRegisterReferenceData();
-        await whenQuiet();
+        await whileBusy(busy);
         await openPoolConnections(deps.pools ?? {});
       })
       // Whatever failed will fail again on the request that needs it, with its own error: the instance says ready.

@@ -1,7 +1,7 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';
-import { nextTurn } from '../event-loop.js';
+import { nextTurn, whileBusy } from '../event-loop.js';
 
 type CompilersFactory = Required<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>>;
 
@@ -97,7 +97,7 @@ export function deferredSchemaCompilers(): DeferredSchemaCompilers {
       let count = 0;
       for (const compile of [...pending]) {
         await nextTurn();
-        while (options.pauseWhile?.()) await new Promise<void>((resolve) => setTimeout(resolve, 20));
+        if (options.pauseWhile) await whileBusy(options.pauseWhile);
         if (!pending.has(compile)) continue;
         compile();
         count++;
