@@ -79,7 +79,6 @@ function markUnindexed(predicate: Predicate): Predicate {
   }
 }
 
-
 /**
  * ORDER BY of the sort keys plus the final tie-breaker `data.id`. Ranked columns order by the position of the
  * value in a bound array of values in label order; indicators order numerically where the value is a number
