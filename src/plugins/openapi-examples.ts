@@ -36,8 +36,10 @@ export interface RecordedExample {
 /** Recorded examples of one document: operationId → examples, in the order they were sent. */
 export type RecordedDocumentExamples = Record<string, RecordedExample[]>;
 
-export function readRecordedExamples(file: string): Record<string, RecordedDocumentExamples> {
-  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, RecordedDocumentExamples>;
+/** The recorded examples in `file`, per document: read on the first call (when a document is first asked for, not at start). */
+export function recordedExamples(file: string): () => Record<string, RecordedDocumentExamples> {
+  let recorded: Record<string, RecordedDocumentExamples> | undefined;
+  return () => (recorded ??= JSON.parse(readFileSync(file, 'utf8')) as Record<string, RecordedDocumentExamples>);
 }
 
 /** Per operationId: its tag and a one-paragraph description (what it does, what it needs, what goes wrong). */

@@ -6,7 +6,7 @@
  * src/plugins/openapi.ts).
  */
 import { projectPath } from '../paths.js';
-import { readRecordedExamples, withExamples, type ExampleRequest, type OperationDocs } from '../plugins/openapi-examples.js';
+import { recordedExamples, withExamples, type ExampleRequest, type OperationDocs } from '../plugins/openapi-examples.js';
 
 type Json = Record<string, unknown>;
 
@@ -120,15 +120,8 @@ export const STATISTICS_EXAMPLES: StatisticsExample[] = [
   { operationId: 'GetReadiness', name: 'ready', summary: 'The database answers', status: 200, method: 'GET', path: '/health/ready' },
 ];
 
-let recorded: ReturnType<typeof readRecordedExamples> | undefined;
-
-/**
- * The answers this service gave to STATISTICS_EXAMPLES (written by test/docs/examples.test.ts), read when a document
- * is first asked for, not at start.
- */
-export function statisticsRecordedExamples(): ReturnType<typeof readRecordedExamples> {
-  return (recorded ??= readRecordedExamples(projectPath('src/statistics/openapi-examples.recorded.json')));
-}
+/** The answers this service gave to STATISTICS_EXAMPLES (written by test/docs/examples.test.ts). */
+export const statisticsRecordedExamples = recordedExamples(projectPath('src/statistics/openapi-examples.recorded.json'));
 
 /** The service document with the groups, descriptions and recorded examples. */
 export function withStatisticsExamples(document: Json): Json {

@@ -5,7 +5,7 @@
  * fresh server per version and records the answers in recorded-examples.json, which the documents show.
  */
 import { projectPath } from '../../paths.js';
-import { readRecordedExamples, withExamples, type OperationDocs } from '../../plugins/openapi-examples.js';
+import { recordedExamples, withExamples, type OperationDocs } from '../../plugins/openapi-examples.js';
 import { adapterFor, REGISTER_VERSIONS, type RegisterVersion } from '../versions/index.js';
 
 type Json = Record<string, unknown>;
@@ -365,15 +365,8 @@ export const REGISTER_EXAMPLES: RegisterExample[] = [
 /** An id no record has (24 base58 characters). */
 export const UNKNOWN_ID = 'NoSuchRecord111111111111';
 
-let recorded: ReturnType<typeof readRecordedExamples> | undefined;
-
-/**
- * The answers this service gave to REGISTER_EXAMPLES, per version (written by test/docs/examples.test.ts), read when a
- * document is first asked for, not at start.
- */
-export function registerRecordedExamples(): ReturnType<typeof readRecordedExamples> {
-  return (recorded ??= readRecordedExamples(projectPath('src/register/openapi/recorded-examples.json')));
-}
+/** The answers this service gave to REGISTER_EXAMPLES, per version (written by test/docs/examples.test.ts). */
+export const registerRecordedExamples = recordedExamples(projectPath('src/register/openapi/recorded-examples.json'));
 
 const RATE_LIMITED = { description: 'Too many requests from this provider (or IP without a valid token): retry after a minute', content: { 'text/plain': { schema: { type: 'string' } } } };
 
