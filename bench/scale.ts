@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -10,7 +10,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { FSM_DATA_SET_ID } from './datasets.js';
 import { writeLargeCsv } from './large-csv.js';
 import { buildShapes, duckStatements, type ApiMeta, type Shape, type ShapeVariant } from './scale-shapes.js';
-import { freePort, stopServer } from './server-process.js';
+import { freePort, startBuiltServer, stopServer } from './server-process.js';
 import { SERVICE_PROCESS_ENV } from '../src/process-env.js';
 
 /**
@@ -110,23 +110,6 @@ async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEn
   return { output, seconds: (performance.now() - started) / 1000, peakRssMb };
 }
 
-function startServer(env: NodeJS.ProcessEnv): { child: ChildProcess; listening: Promise<number> } {
-  const started = performance.now();
-  // What `npm start` runs (after its build).
-  const child = spawn(process.execPath, ['--enable-source-maps', 'dist/server.mjs'], { cwd: root, env: { ...env, ...SERVICE_PROCESS_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const listening = new Promise<number>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Service listening')) resolve((performance.now() - started) / 1000);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output.slice(-2000)}`)));
-  });
-  return { child, listening };
-}
-
 async function send(url: string, variant: ShapeVariant): Promise<{ ms: number; engine: string; totalResults?: number; status: number }> {
   const started = performance.now();
   const response = await fetch(`${url}${variant.http.path}`, {
@@ -218,7 +201,7 @@ async function measureCatalogue(
   // First use: a cold server that no version was ever asked of, measured from its first request.
   let shapesOf: Shape[][] = [];
   let firstUse: Record<string, Latency & { engines: Record<string, number> }>;
-  const coldServer = startServer(serverEnv);
+  const coldServer = startBuiltServer(serverEnv);
   try {
     await coldServer.listening;
     shapesOf = await Promise.all(dataSetIds.map(async (id) => buildShapes(id, (await (await fetch(`${url}/v1/data-sets/${id}/meta`)).json()) as ApiMeta)));
@@ -229,7 +212,7 @@ async function measureCatalogue(
   // A restart (a deploy): the next instance loads the versions in use before it says ready, and a balancer sends it
   // requests only then.
   const started = performance.now();
-  const server = startServer(serverEnv);
+  const server = startBuiltServer(serverEnv);
   try {
     await server.listening;
     for (;;) {
@@ -412,7 +395,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     // The variants of the shapes are made from the version's metadata before the timed start, so the cold window
     // counts the server's time, not this client's making them (0.1 s) or its first fetch; with QUERY_INDEX_WARM_VERSIONS=0
     // this server neither loads nor notes the use of any row index.
-    const first = startServer({ ...serverEnv, QUERY_INDEX_WARM_VERSIONS: '0' });
+    const first = startBuiltServer({ ...serverEnv, QUERY_INDEX_WARM_VERSIONS: '0' });
     let shapes: Shape[];
     try {
       await first.listening;
@@ -420,7 +403,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     } finally {
       await stopServer(first.child);
     }
-    const cold = startServer(serverEnv);
+    const cold = startBuiltServer(serverEnv);
     const spawned = performance.now();
     let coldStart: SizeResult['coldStart'];
     let warm: SizeResult['warm'];
@@ -467,7 +450,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     }
 
     // The cold path alone: what answers a version that is not in memory.
-    const coldServer = startServer({ ...serverEnv, QUERY_INDEX_MEMORY_MB: '0' });
+    const coldServer = startBuiltServer({ ...serverEnv, QUERY_INDEX_MEMORY_MB: '0' });
     let coldPath: SizeResult['coldPath'];
     try {
       await coldServer.listening;

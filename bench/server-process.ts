@@ -1,5 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
+import { SERVICE_PROCESS_ENV } from '../src/process-env.js';
+
+const root = path.resolve(import.meta.dirname, '..');
 
 /** A free TCP port on the loopback interface, for the benchmarked server. */
 export function freePort(): Promise<number> {
@@ -26,6 +30,32 @@ export function startServer(env: NodeJS.ProcessEnv, timeoutMs = 120000): Promise
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
+}
+
+/**
+ * Starts a bundled server (`dist/server.mjs` by default: what `npm start` runs after its build) with node, as
+ * production runs it, and `nodeArgs` before its file; `listening` resolves with the seconds from the spawn until it
+ * listens, or rejects with its last output if it exits first.
+ */
+export function startBuiltServer(
+  env: NodeJS.ProcessEnv, options: { file?: string; nodeArgs?: string[] } = {},
+): { child: ChildProcess; listening: Promise<number> } {
+  const started = performance.now();
+  const file = options.file ?? 'dist/server.mjs';
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--enable-source-maps', file], {
+    cwd: root, env: { ...env, ...SERVICE_PROCESS_ENV }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listening = new Promise<number>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Service listening')) resolve((performance.now() - started) / 1000);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}:\n${output.slice(-2000)}`)));
+  });
+  return { child, listening };
 }
 
 /** SIGTERM, then waits for the exit (the server drains in-flight requests first). */
