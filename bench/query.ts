@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { openRuntime } from '../src/runtime.js';
 import { loadQueryVersionMeta, type VersionMeta } from '../src/statistics/query/engine/version-meta-cache.js';
 import { findLatestLiveVersion } from '../src/statistics/versions/access.js';
 import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID, shuffle } from './datasets.js';
+import { freePort, startServer, stopServer } from './server-process.js';
 
 /**
  * `npm run bench`: the five queries of issue 8 against a server started in a separate process on the seeded
@@ -147,31 +148,6 @@ function shapes(dataSetId: string, meta: VersionMeta): QueryShape[] {
   ];
 }
 
-function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, PORT: '0', SEED_ON_START: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_STATISTICS_MAX: '1000000000', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 120000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = output.match(/Service listening on (http:\/\/[^\s]+)/);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]! });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${output}`));
-    });
-  });
-}
-
 async function send(url: string, variant: Variant): Promise<Response> {
   return fetch(`${url}${variant.path}`, {
     method: variant.method,
@@ -270,7 +246,14 @@ await runCli(async () => {
     }
     if (targets.length === 0) throw new Error('No data set to benchmark.');
 
-    server = await startServer(config.DATABASE_URL ? {} : { DATA_DIR: config.DATA_DIR });
+    const port = await freePort();
+    server = {
+      child: await startServer({
+        ...process.env, PORT: String(port), HOST: '127.0.0.1', SEED_ON_START: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_STATISTICS_MAX: '1000000000',
+        ...(config.DATABASE_URL ? {} : { DATA_DIR: config.DATA_DIR }),
+      }),
+      url: `http://127.0.0.1:${port}`,
+    };
     console.log(`Server at ${server.url}`);
     for (const target of targets) {
       const queries = shapes(target.dataSetId, target.meta);
@@ -321,11 +304,7 @@ await runCli(async () => {
       console.log(`Wrote bench/results/${target.file}`);
     }
   } finally {
-    if (server) {
-      server.child.removeAllListeners('exit');
-      server.child.kill('SIGTERM');
-      await new Promise((resolve) => server!.child.once('exit', resolve));
-    }
+    if (server) await stopServer(server.child);
     await runtime.close();
   }
 });
