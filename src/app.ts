@@ -141,14 +141,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(ProblemSchema);
   installErrorHandling(app);
 
-  // Requests being answered (until their response is done or their connection gone), and when the last one ended: the
-  // start-up warm-up compiles route schemas and opens connections between them, not during them.
+  // Until the start-up warm-up is over (below), the requests being answered (until their response is done or their
+  // connection gone) and when the last one ended: the warm-up compiles route schemas and opens connections between
+  // them, not during them.
+  let warmedUp = !deps.warmUpBeforeReady;
   let requestsInFlight = 0;
   let lastRequestEnded = 0;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // Not a probe: polled often enough (the tests' every 20 ms), it would keep the warm-up waiting for its whole 5 s.
-    if (request.routeOptions.config?.probe) return;
+    if (warmedUp || request.routeOptions.config?.probe) return;
     requestsInFlight++;
     reply.raw.once('close', () => {
       requestsInFlight--;
@@ -208,7 +210,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
   await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS, transformDocument: withStatisticsExamples });
   await nextTurn();
-  let warmedUp = !deps.warmUpBeforeReady;
   await app.register(healthRoutes, {
     db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting, rowIndexes,
     warmUp: { get warm() { return warmedUp; } },
