@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { buildShapes, type ApiMeta } from './scale-shapes.js';
+import { fetchShapes, fetchVariant } from './scale-shapes.js';
 import { freePort, startBuiltServer, stopServer } from './server-process.js';
 import { FSM_DATA_SET_ID } from './datasets.js';
 
@@ -29,7 +29,7 @@ const shapes = await (async () => {
   const { child, listening } = startBuiltServer({ ...serverEnv, PORT: String(port), QUERY_INDEX_WARM_VERSIONS: '0' }, { file: servers[0]! });
   try {
     await listening;
-    return buildShapes(dataSetId, (await (await fetch(`http://127.0.0.1:${port}/v1/data-sets/${dataSetId}/meta`)).json()) as ApiMeta);
+    return await fetchShapes(`http://127.0.0.1:${port}`, dataSetId);
   } finally {
     await stopServer(child);
   }
@@ -52,8 +52,7 @@ async function coldStart(server: string): Promise<{ listening: number; meta: num
     const metaAnswered = performance.now() - started;
     for (let i = 0; ; i++) {
       for (const shape of shapes) {
-        const variant = shape.variants[i % shape.variants.length]!;
-        const response = await fetch(`${url}${variant.http.path}`, { method: variant.http.method, headers: variant.http.body ? { 'content-type': 'application/json' } : {}, body: variant.http.body });
+        const response = await fetchVariant(url, shape.variants[i % shape.variants.length]!);
         await response.arrayBuffer();
         if (response.headers.get('x-query-engine') === 'index') return { listening: listened, meta: metaAnswered, index: performance.now() - started };
       }

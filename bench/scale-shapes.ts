@@ -44,6 +44,20 @@ function csvPeriod(period: string): number {
   return start * 100 + ((start + 1) % 100);
 }
 
+/** The shapes of a data set, from the `/meta` answer of the server at `url`. */
+export async function fetchShapes(url: string, dataSetId: string): Promise<Shape[]> {
+  return buildShapes(dataSetId, (await (await fetch(`${url}/v1/data-sets/${dataSetId}/meta`)).json()) as ApiMeta);
+}
+
+/** Sends one variant's request to the server at `url`, as a client does. */
+export function fetchVariant(url: string, variant: ShapeVariant): Promise<Response> {
+  return fetch(`${url}${variant.http.path}`, {
+    method: variant.http.method,
+    headers: variant.http.body ? { 'content-type': 'application/json' } : {},
+    body: variant.http.body,
+  });
+}
+
 export function buildShapes(dataSetId: string, meta: ApiMeta): Shape[] {
   const base = `/v1/data-sets/${dataSetId}/query`;
   const post = (body: unknown) => ({ method: 'POST' as const, path: base, body: JSON.stringify(body) });

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { FSM_DATA_SET_ID } from './datasets.js';
 import { writeLargeCsv } from './large-csv.js';
-import { buildShapes, duckStatements, type ApiMeta, type Shape, type ShapeVariant } from './scale-shapes.js';
+import { duckStatements, fetchShapes, fetchVariant, type Shape, type ShapeVariant } from './scale-shapes.js';
 import { freePort, startBuiltServer, stopServer } from './server-process.js';
 import { SERVICE_PROCESS_ENV } from '../src/process-env.js';
 
@@ -112,11 +112,7 @@ async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEn
 
 async function send(url: string, variant: ShapeVariant): Promise<{ ms: number; engine: string; totalResults?: number; status: number }> {
   const started = performance.now();
-  const response = await fetch(`${url}${variant.http.path}`, {
-    method: variant.http.method,
-    headers: variant.http.body ? { 'content-type': 'application/json' } : {},
-    body: variant.http.body,
-  });
+  const response = await fetchVariant(url, variant);
   const text = await response.text();
   const ms = performance.now() - started;
   if (response.status !== 200) throw new Error(`${variant.http.method} ${variant.http.path} answered ${response.status}: ${text.slice(0, 500)}`);
@@ -204,7 +200,7 @@ async function measureCatalogue(
   const coldServer = startBuiltServer(serverEnv);
   try {
     await coldServer.listening;
-    shapesOf = await Promise.all(dataSetIds.map(async (id) => buildShapes(id, (await (await fetch(`${url}/v1/data-sets/${id}/meta`)).json()) as ApiMeta)));
+    shapesOf = await Promise.all(dataSetIds.map((id) => fetchShapes(url, id)));
     firstUse = await catalogueRounds(url, shapesOf, count);
   } finally {
     await stopServer(coldServer.child);
@@ -399,7 +395,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     let shapes: Shape[];
     try {
       await first.listening;
-      shapes = buildShapes(dataSetId, (await (await fetch(`${url}/v1/data-sets/${dataSetId}/meta`)).json()) as ApiMeta);
+      shapes = await fetchShapes(url, dataSetId);
     } finally {
       await stopServer(first.child);
     }
