@@ -17,19 +17,37 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts `src/server.ts` in its own process with `env`; resolves once it listens. */
-export function startServer(env: NodeJS.ProcessEnv, timeoutMs = 120000): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start within ${timeoutMs / 1000} s`)), timeoutMs);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Service listening')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+/**
+ * Resolves with the seconds from `started` until `child` prints that it listens (on whichever of its stdout and stderr
+ * are piped, which are read for its whole life so that it never blocks on a full pipe); rejects with `name` and the
+ * end of its output if it exits first.
+ */
+function listening(child: ChildProcess, started: number, name: string): Promise<number> {
+  let output = '';
+  return new Promise<number>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+      if (output.includes('Service listening')) resolve((performance.now() - started) / 1000);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}:\n${output.slice(-2000)}`)));
   });
+}
+
+/** Starts `src/server.ts` in its own process with `env`; resolves once it listens. */
+export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 120000): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`server did not start within ${timeoutMs / 1000} s`)), timeoutMs);
+  });
+  try {
+    await Promise.race([listening(child, performance.now(), 'src/server.ts'), timedOut]);
+    return child;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -45,17 +63,7 @@ export function startBuiltServer(
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--enable-source-maps', file], {
     cwd: root, env: { ...env, ...SERVICE_PROCESS_ENV }, stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const listening = new Promise<number>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Service listening')) resolve((performance.now() - started) / 1000);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}:\n${output.slice(-2000)}`)));
-  });
-  return { child, listening };
+  return { child, listening: listening(child, started, file) };
 }
 
 /** SIGTERM, then waits for the exit (the server drains in-flight requests first). */
