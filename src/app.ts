@@ -16,8 +16,7 @@ import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
 import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
 import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIXES, statisticsApi } from './statistics/index.js';
-import { RowIndexStore } from './statistics/query/engine/row-index-store.js';
-import { loadQueryVersionMeta } from './statistics/query/engine/version-meta-cache.js';
+import { loadQueryVersionMeta, RowIndexStore, StandardEngineChooser, type QueryEngineChooser } from './statistics/query/engine/index.js';
 import { registerApi } from './register/index.js';
 import { loadRegisterReferenceData } from './register/warm-up.js';
 import { REGISTER_OPENAPI_DOCUMENTS } from './register/openapi/index.js';
@@ -67,6 +66,8 @@ export interface AppDeps {
   warmUpBeforeReady?: boolean;
   /** The statistics query engine's row indexes; by default a store under QUERY_INDEX_MEMORY_MB. */
   rowIndexes?: RowIndexStore;
+  /** Which engine answers each statistics query; by default the row index, stored columns or SQL (engine/choose.ts). */
+  queryEngines?: QueryEngineChooser;
   /** The explorer built ahead (the bundled server reads `dist/explorer/`); by default built in memory. */
   explorerAssets?: ExplorerAssets;
   /**
@@ -222,8 +223,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     webhookWorker: deps.webhookWorker,
   });
   const shared = createStatisticsSharedState(config);
+  const engines = deps.queryEngines ?? new StandardEngineChooser(rowIndexes);
   for (const prefix of STATISTICS_PREFIXES) {
-    await app.register(statisticsApi, { prefix, rowIndexes, shared, alias: prefix !== '/v1' });
+    await app.register(statisticsApi, { prefix, engines, shared, alias: prefix !== '/v1' });
     await nextTurn();
   }
   await app.register(registerApi, { prefix: '/api' });

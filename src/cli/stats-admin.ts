@@ -13,7 +13,7 @@ import {
   setSupersedingDataSet,
   withdrawVersion,
 } from '../statistics/lifecycle/service.js';
-import { storeMissingRowIndexes } from '../statistics/query/engine/row-index-store.js';
+import { rebuildStorage } from '../statistics/storage/rebuild.js';
 import { parseArguments, requireOptions, runCli } from './run.js';
 import { runWebhooksCommand, WEBHOOKS_USAGE } from './stats-webhooks.js';
 import { webhookSettings } from '../events/webhooks.js';
@@ -33,8 +33,10 @@ Commands:
                                                           token for a Draft version (header preview-token)
   add-publication --title <text> [--summary <text>] [--id <uuid>] [--slug <slug>]
   add-data-set --publication <id> --title <text> [--summary <text>] [--id <uuid>]
-  build-row-indexes                                       store the query row index of every version that has none
-                                                          (imported before the stored form existed)
+  rebuild-storage [--all | --data-set <id> --version <v>]
+                                                          rebuild the query engine's stored form from each version's
+                                                          Parquet copy: by default of the versions whose stored form is
+                                                          missing, of another format or corrupt; --all: of every version
   webhooks <add|list|remove|rotate-secret|enable|deliveries|redeliver> ...
                                                           statistics webhook subscriptions (webhooks --help)`;
 
@@ -68,6 +70,7 @@ await runCli(async () => {
       version: { type: 'string' },
       by: { type: 'string' },
       clear: { type: 'boolean', default: false },
+      all: { type: 'boolean', default: false },
       label: { type: 'string' },
       'expires-in-hours': { type: 'string' },
       title: { type: 'string' },
@@ -83,7 +86,7 @@ await runCli(async () => {
     console.log(USAGE);
     return;
   }
-  const commands = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set', 'build-row-indexes'];
+  const commands = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set', 'rebuild-storage'];
   if (!commands.includes(command)) throw new ValidationError([{ path: 'command', message: `Unknown command "${command}".\n\n${USAGE}` }]);
   if (command === 'preview-token' && values['expires-in-hours'] !== undefined && !/^\d+(\.\d+)?$/.test(values['expires-in-hours'])) {
     throw new ValidationError([{ path: '--expires-in-hours', message: 'must be a number of hours.' }]);
@@ -156,11 +159,12 @@ await runCli(async () => {
         console.log(`Publication ${id} created.`);
         break;
       }
-      case 'build-row-indexes': {
-        const stored = await storeMissingRowIndexes(db, config.QUERY_INDEX_BUILD_TIMEOUT_MS, (v) =>
-          console.log(`Version ${v.id} (${v.rowsTable}): row index stored, ${(v.bytes / 1024 / 1024).toFixed(1)} MB in ${v.seconds.toFixed(1)} s.`),
+      case 'rebuild-storage': {
+        if (values['data-set']) required(values, 'version');
+        const rebuilt = await rebuildStorage(db, { all: values.all, dataSetId: values['data-set'], version: values.version }, config.QUERY_INDEX_BUILD_TIMEOUT_MS, (v) =>
+          console.log(`Version ${v.id}: stored form rebuilt from its ${v.from === 'parquet' ? 'Parquet copy' : 'row table'}, ${v.rows} rows in ${v.seconds.toFixed(1)} s.`),
         );
-        console.log(stored === 0 ? 'Every version has its row index stored.' : `Stored ${stored} row indexes.`);
+        console.log(rebuilt === 0 ? 'Every version\'s stored form is current.' : `Rebuilt the stored form of ${rebuilt} version(s).`);
         break;
       }
       case 'add-data-set': {

@@ -8,8 +8,7 @@ import { dataSetRoutes } from './data-sets/routes.js';
 import { versionRoutes } from './versions/routes.js';
 import { metaRoutes } from './meta/routes.js';
 import { dataFileRoutes } from './data-file/routes.js';
-import type { RowIndexStore } from './query/engine/row-index-store.js';
-import { ResolvedVersionCache, VersionMetaCache } from './query/engine/version-meta-cache.js';
+import { ResolvedVersionCache, VersionMetaCache, type QueryEngineChooser } from './query/engine/index.js';
 import type { DataSetVersionRow } from './versions/access.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import { queryRoutes } from './query/http/routes.js';
@@ -20,8 +19,8 @@ import { nextTurn } from '../event-loop.js';
 
 /** What the API's mounts are given; the configuration and databases come from the instance (`app.config`, `app.readDb`). */
 export interface StatisticsApiOptions {
-  /** The app's in-memory row indexes of the query engine. */
-  rowIndexes: RowIndexStore;
+  /** Which query engine answers each query (the app's row indexes, stored columns or SQL). */
+  engines: QueryEngineChooser;
   /** What the API's mounts share (one app serves it at several prefixes). */
   shared: StatisticsSharedState;
   /** An alias mount (`/v1.0`, `/api/v1`, `/api/v1.0`): same routes, left out of the OpenAPI document. */
@@ -112,7 +111,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   registerStatisticsSchemas(app);
   registerQuerySchemas(app);
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
-  const routeOptions: StatisticsApiOptions = { rowIndexes: options.rowIndexes, shared: options.shared };
+  const routeOptions: StatisticsApiOptions = { engines: options.engines, shared: options.shared };
   // In this order: the OpenAPI document lists paths in the order their routes are added.
   for (const routes of [publicationRoutes, dataSetRoutes, versionRoutes, metaRoutes, dataFileRoutes]) {
     await app.register(routes, routeOptions);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { buildRowIndex, RowIndexStore, RowIndexTooLargeError } from '../../src/statistics/query/engine/row-index-store.js';
+import { RowIndexStore } from '../../src/statistics/query/engine/index.js';
+import { buildRowIndex, RowIndexTooLargeError } from '../../src/statistics/storage/rebuild.js';
 import { loadQueryVersionMeta, ResolvedVersionCache, VersionMetaCache } from '../../src/statistics/query/engine/version-meta-cache.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';

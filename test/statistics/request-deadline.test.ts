@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { withRequestDeadline } from '../../src/db/database.js';
-import { RowIndexStore } from '../../src/statistics/query/engine/row-index-store.js';
+import { RowIndexStore } from '../../src/statistics/query/engine/index.js';
 import { loadQueryVersionMeta } from '../../src/statistics/query/engine/version-meta-cache.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL, fixtureVersion, multiplyFixtureRows } from '../helpers/statistics.js';

@@ -39,10 +39,9 @@ import { facetColumnsOf, rowIndexCollectorFor, stageRows } from './stage-rows.js
 import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from '../standard/version-numbers.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-snapshot.js';
 import { appendDataSetEvent, appendDataSetVersionEvent } from '../../events/statistics-events.js';
-import { rowIndexColumns } from '../query/engine/row-index-store.js';
-import type { RowIndexCollector } from '../query/engine/row-index-builder.js';
-import { deflateRowIndex, storeDeflatedRowIndex } from '../query/engine/row-index-snapshot.js';
-import { loadQueryVersionMeta } from '../query/engine/version-meta-cache.js';
+import { loadQueryVersionMeta, rowIndexColumns } from '../query/engine/index.js';
+import { deflateRowIndex, storeDeflatedRowIndex } from '../storage/engine-form.js';
+import type { RowIndexCollector } from './row-collector.js';
 import type { IdMaps } from './metadata.js';
 import type { DataFilePlan } from './data-file.js';
 

@@ -10,7 +10,7 @@ import { CsvSyntaxError } from './csv-reader.js';
 import type { ProblemCollector } from './errors.js';
 import type { DataFilePlan } from './data-file.js';
 import { readProblem } from './data-file.js';
-import { RowIndexCollector } from '../query/engine/row-index-builder.js';
+import { RowIndexCollector } from './row-collector.js';
 import { geographicLevelByCsvLabel, locationColumn, type GeographicLevelInfo, type LocationCodeField } from '../standard/geographic-levels.js';
 import { apiPeriodFromCsv, timeIdentifierByCsvLabel } from '../standard/time-periods.js';
 

@@ -1,18 +1,25 @@
 /**
  * The query use case behind GET and POST `/data-sets/{id}/query`: which version a request means (the resolution
- * cache), that version's metadata (the metadata cache), and which engine answers (the in-memory row index or SQL).
- * The routes only parse the request and send what this returns.
+ * cache), that version's metadata (the metadata cache), the query resolved against it, and the engine that answers
+ * (engine/choose.ts). It returns data — a page as JSON bytes, or every matching row as CSV records — and the routes
+ * own the reply.
  */
-import type { FastifyReply } from 'fastify';
 import type { Db } from '../../db/database.js';
 import { NotFoundError } from '../../errors.js';
+import { escapeFormula } from '../../http/csv-formula.js';
 import { resolveDataSetVersion, type DataSetVersionRow } from '../versions/access.js';
-import type { QueryRequest } from './engine/criteria.js';
-import { streamQueryCsv } from './engine/csv-output.js';
-import { runQuery, type QueryPage } from './engine/execute.js';
-import { resolveQuery } from './engine/resolve.js';
-import type { RowIndexStore } from './engine/row-index-store.js';
-import type { ResolvedVersionCache, VersionMetaCache } from './engine/version-meta-cache.js';
+import {
+  csvHeader,
+  csvRecords,
+  resolveQuery,
+  writeResponseJson,
+  type QueryEngineChooser,
+  type QueryRequest,
+  type ResolvedQuery,
+  type ResolvedVersionCache,
+  type VersionMeta,
+  type VersionMetaCache,
+} from './engine/index.js';
 
 export interface QueryServiceOptions {
   db: Db;
@@ -20,8 +27,8 @@ export interface QueryServiceOptions {
   versionMetas: VersionMetaCache;
   /** Resolved public versions, shared likewise (QUERY_VERSION_CACHE_MS). */
   resolvedVersions: ResolvedVersionCache<DataSetVersionRow>;
-  /** The app's row indexes; without them every query runs on SQL. */
-  rowIndexes?: RowIndexStore;
+  /** Which engine answers each query. */
+  engines: QueryEngineChooser;
 }
 
 /** What a query addresses: the data set, the version it names (or none: the latest) and a preview token, if any. */
@@ -30,6 +37,30 @@ export interface QueryTarget {
   dataSetVersion: string | undefined;
   previewToken: string | undefined;
 }
+
+/** One page of results as the response's JSON (UTF-8 bytes), and the engine that answered. */
+export interface QueryPage {
+  json: Buffer;
+  engine: string;
+}
+
+export interface QueryCsvOptions {
+  /** The export's own time bound (QUERY_CSV_TIMEOUT_MS), not the single queries' statement timeout. */
+  timeoutMs?: number;
+  /** Counts the rows written (for the log line of an export that stops early). */
+  onRows?: (rows: number) => void;
+  /** Fires when the client is gone: the export stops at once. */
+  signal?: AbortSignal;
+}
+
+/** Every matching row as CSV: the header and the records, with labels, formulas neutralised. */
+export interface QueryCsv {
+  header: string[];
+  records: AsyncIterable<string[]>;
+}
+
+/** Rows of an export read from the engine at a time: bounds its memory whatever the number of matching rows. */
+const EXPORT_PAGE_ROWS = 2000;
 
 export class QueryService {
   constructor(private readonly options: QueryServiceOptions) {}
@@ -49,27 +80,39 @@ export class QueryService {
 
   /**
    * The version's metadata and the query resolved against it (unknown ids, levels and periods become warnings or
-   * 400s); it then runs as a page or a CSV export. Everything that can refuse the query refuses it here.
+   * 400s). Everything that can refuse the query refuses it here, before any row is read.
    */
-  async prepare(target: QueryTarget, query: QueryRequest): Promise<PreparedQuery> {
-    const { db, versionMetas, rowIndexes } = this.options;
+  private async prepare(target: QueryTarget, request: QueryRequest): Promise<{ meta: VersionMeta; query: ResolvedQuery }> {
+    const { db, versionMetas } = this.options;
     const version = await this.resolveVersion(target);
     if (!version.rows_table) {
       throw new NotFoundError(`Version ${version.major}.${version.minor} of data set ${target.dataSetId} has no data loaded.`);
     }
     const meta = await versionMetas.load(db, version.id, version.rows_table);
-    const resolved = resolveQuery(meta, query);
-    return {
-      page: () => runQuery(db, meta, resolved, { rowIndexes }),
-      csv: (reply) => streamQueryCsv(db, meta, resolved, reply, rowIndexes),
-    };
+    return { meta, query: resolveQuery(meta, request) };
   }
-}
 
-/** A query ready to run on its version. */
-export interface PreparedQuery {
-  /** One page of results as JSON (UTF-8 bytes), and the engine that chose its rows. */
-  page(): Promise<QueryPage>;
-  /** Every matching row as CSV, streamed to `reply` (see streamQueryCsv for its limits). */
-  csv(reply: FastifyReply): FastifyReply;
+  /** One page of results. */
+  async page(target: QueryTarget, request: QueryRequest): Promise<QueryPage> {
+    const { meta, query } = await this.prepare(target, request);
+    const engine = await this.options.engines.choose({ db: this.options.db, meta }, query, 'page');
+    const { total, rows } = await engine.page(query, (query.page - 1) * query.pageSize, query.pageSize);
+    return { json: writeResponseJson(meta, query, rows, total), engine: engine.name };
+  }
+
+  /** Every matching row (not one page) as CSV records with labels, read from the engine a page at a time. */
+  async csv(target: QueryTarget, request: QueryRequest, options: QueryCsvOptions = {}): Promise<QueryCsv> {
+    const { meta, query } = await this.prepare(target, request);
+    const engine = await this.options.engines.choose({ db: this.options.db, meta }, query, 'export');
+    async function* records(): AsyncGenerator<string[]> {
+      let rows = 0;
+      for await (const page of engine.pages(query, EXPORT_PAGE_ROWS, options)) {
+        for (const record of csvRecords(meta, query, page)) yield record.map(escapeFormula);
+        rows += page.count;
+        options.onRows?.(rows);
+      }
+    }
+    // Header cells are labels from the meta file, as open to formula tricks as the data cells.
+    return { header: csvHeader(meta, query).map(escapeFormula), records: records() };
+  }
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { publishVersion } from '../../../src/statistics/lifecycle/service.js';
 import { ABSENCE_SCHOOL, createDataSet, importFixtureVersion } from '../../helpers/statistics.js';
-import { loadRowIndexFacets } from '../../../src/statistics/query/engine/row-index-snapshot.js';
+import { loadRowIndexFacets } from '../../../src/statistics/storage/engine-form.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 let database: TestDatabase;

@@ -9,8 +9,9 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/database.js
 import { importDataSetVersion } from '../../../src/statistics/import/import.js';
 import { buildApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
-import { RowIndexStore, storeMissingRowIndexes } from '../../../src/statistics/query/engine/row-index-store.js';
-import { StoredColumnsCache } from '../../../src/statistics/query/engine/stored-columns.js';
+import { RowIndexStore } from '../../../src/statistics/query/engine/index.js';
+import { rebuildStorage } from '../../../src/statistics/storage/rebuild.js';
+import { StoredColumnsCache } from '../../../src/statistics/query/engine/stored/stored-columns.js';
 import { loadQueryVersionMeta } from '../../../src/statistics/query/engine/version-meta-cache.js';
 import { ABSENCE_SCHOOL, createDataSet } from '../../helpers/statistics.js';
 
@@ -198,7 +199,7 @@ describe('the AbsenceSchool fixture in the template', () => {
       const fromImport = await stored();
       expect(fromImport.length).toBeGreaterThan(2);
       await database.db.deleteFrom('version_row_index_chunks').where('rows_table', '=', table).execute();
-      expect(await storeMissingRowIndexes(database.db, 60000, () => undefined)).toBe(1);
+      expect(await rebuildStorage(database.db, {}, 60000, () => undefined)).toBe(1);
       expect(await stored(), table).toEqual(fromImport);
     }
   });

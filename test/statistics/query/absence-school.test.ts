@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RowIndexStore } from '../../../src/statistics/query/engine/row-index-store.js';
+import { RowIndexStore } from '../../../src/statistics/query/engine/index.js';
 import { loadQueryVersionMeta } from '../../../src/statistics/query/engine/version-meta-cache.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { buildApp } from '../../../src/app.js';

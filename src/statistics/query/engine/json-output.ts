@@ -1,8 +1,8 @@
 import { locationColumn } from '../../standard/geographic-levels.js';
 import type { ResolvedQuery } from './resolve.js';
 import { debugLocation, responseWarnings, totalPages } from './results.js';
-import type { RowIndex } from './row-index.js';
-import type { VersionMeta } from './version-meta-cache.js';
+import type { VersionMeta } from './model.js';
+import type { PageRows } from './page-rows.js';
 
 /**
  * Writes the JSON of a query response straight from the page's rows (the row index's columns or rows from
@@ -47,48 +47,6 @@ function fragmentsOf(meta: VersionMeta, debug: boolean): Fragments {
   if (debug) entry.debug = built;
   else entry.plain = built;
   return built;
-}
-
-/**
- * A page's rows as the writer reads them, per row number: from the row index (positions into its columns) or rows
- * read from PostgreSQL (the SQL engine, or the index's page with values it does not hold).
- */
-export interface PageRows {
-  count: number;
-  timePeriodId(r: number): number;
-  levelCode(r: number): string;
-  /** The ids of a location or filter column (0 or NaN: none). */
-  idsOf(column: string): (r: number) => number;
-  /** The raw texts of an indicator column ('' for none). */
-  textsOf(column: string): (r: number) => string;
-}
-
-/** The rows at `positions` of the row index. */
-export function indexedPageRows(index: RowIndex, positions: ArrayLike<number>): PageRows {
-  return {
-    count: positions.length,
-    timePeriodId: (r) => index.timePeriodAt(positions[r]!),
-    levelCode: (r) => index.levelCodeAt(positions[r]!),
-    idsOf(column) {
-      const { dictionary, codes } = index.facet(column);
-      return (r) => dictionary[codes[positions[r]!]!]!;
-    },
-    textsOf: (column) => (r) => index.indicatorText(column, positions[r]!),
-  };
-}
-
-/** Rows read from PostgreSQL (or put together from the index and PostgreSQL), keyed by column name. */
-export function databasePageRows(rows: ReadonlyArray<Record<string, unknown>>): PageRows {
-  return {
-    count: rows.length,
-    timePeriodId: (r) => Number(rows[r]!.time_period_id),
-    levelCode: (r) => String(rows[r]!.geographic_level),
-    idsOf: (column) => (r) => Number(rows[r]![column]),
-    textsOf: (column) => (r) => {
-      const value = rows[r]![column];
-      return value === null || value === undefined ? '' : String(value);
-    },
-  };
 }
 
 /** Text gathered per piece of the response before it becomes bytes: small enough to die young in V8. */

@@ -2,7 +2,7 @@ import { ValidationError, type FieldError } from '../../../errors.js';
 import type { ComparatorSet, Criteria, Facets, Located, LocationRef, QueryRequest, SortRequest, TimePeriodComparatorSet, TimePeriodRef } from './criteria.js';
 import { locationColumn, type LocationProperty } from '../../standard/geographic-levels.js';
 import { ValidationMessages, WarningMessages } from '../../errors.js';
-import { timePeriodKey, type IndicatorMeta, type LocationMeta, type VersionMeta } from './version-meta-cache.js';
+import { timePeriodKey, type IndicatorMeta, type LocationMeta, type VersionMeta } from './model.js';
 
 /**
  * The criteria tree resolved against one version: public ids replaced by row-table values, unknown ones turned

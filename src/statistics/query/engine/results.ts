@@ -2,8 +2,8 @@ import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../../standard/geograph
 import { WarningMessages } from '../../errors.js';
 import type { ResolvedQuery, Warning } from './resolve.js';
 import { timeIdentifier, timePeriodLabel } from '../../standard/time-periods.js';
-import type { PageRows } from './json-output.js';
-import type { LocationMeta, VersionMeta } from './version-meta-cache.js';
+import type { PageRows } from './page-rows.js';
+import type { LocationMeta, VersionMeta } from './model.js';
 
 /** The row-table columns a result row needs. */
 export function resultColumns(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>): string[] {

@@ -1,85 +1,12 @@
 import { compareOrdinal } from '../../standard/ordinal.js';
 import { LRUCache } from 'lru-cache';
 import type { Executor } from '../../../db/database.js';
-import { findVersionMetaRows } from './repository.js';
+import { findVersionMetaRows } from './meta-repository.js';
 import { GEOGRAPHIC_LEVEL_LABELS } from '../../standard/geographic-levels.js';
+import { timePeriodKey, type FilterMeta, type LocationMeta, type VersionMeta } from './model.js';
 
-/**
- * Everything the query engine needs to know about one data set version besides its rows: the filters, options,
- * indicators, locations and time periods with their internal ids, and the row table's column layout.
- * Versions do not change once loaded, so this is read once per (version, rows table) and kept in memory.
- */
-export interface FilterMeta {
-  publicId: string;
-  columnName: string;
-  label: string;
-  /** Row-table column `f<ordinal>`. */
-  column: string;
-}
-
-export interface FilterOptionMeta {
-  id: number;
-  publicId: string;
-  label: string;
-  filter: FilterMeta;
-}
-
-export interface IndicatorMeta {
-  publicId: string;
-  columnName: string;
-  label: string;
-  /** Row-table column `i<ordinal>`. */
-  column: string;
-}
-
-export interface LocationMeta {
-  id: number;
-  level: string;
-  label: string;
-  publicId: string;
-  code: string | null;
-  oldCode: string | null;
-  urn: string | null;
-  laEstab: string | null;
-  ukprn: string | null;
-}
-
-export interface TimePeriodMeta {
-  id: number;
-  period: string;
-  code: string;
-}
-
-export interface VersionMeta {
-  versionId: number;
-  rowsTable: string;
-  /** Filters in column-name order (the order of result `filters` keys). */
-  filters: FilterMeta[];
-  filtersByPublicId: Map<string, FilterMeta>;
-  optionsByPublicId: Map<string, FilterOptionMeta>;
-  optionsById: Map<number, FilterOptionMeta>;
-  /** Indicators in column-name order. */
-  indicators: IndicatorMeta[];
-  indicatorsByPublicId: Map<string, IndicatorMeta>;
-  /** Level codes of the version (its geographic levels). */
-  levels: Set<string>;
-  /** Levels that have a location column in the row table, sorted by code. */
-  locationLevels: string[];
-  locationsById: Map<number, LocationMeta>;
-  /** Per level: the version's locations of that level sorted by label (ranks for `location|{level}` sorts). */
-  locationsByLevel: Map<string, LocationMeta[]>;
-  timePeriods: TimePeriodMeta[];
-  timePeriodsById: Map<number, TimePeriodMeta>;
-  timePeriodIdByKey: Map<string, number>;
-  /** Level codes in label order (ranks for `geographicLevel` sorts). */
-  levelsByLabel: string[];
-  /** Rows of the version's rows table, as its import counted them: an unfiltered query's total, without counting. */
-  rowCount: number;
-}
-
-export function timePeriodKey(period: string, code: string): string {
-  return `${period}|${code}`;
-}
+export type { FilterMeta, FilterOptionMeta, IndicatorMeta, LocationMeta, TimePeriodMeta, VersionMeta } from './model.js';
+export { timePeriodKey } from './model.js';
 
 /** Approximate heap bytes of a string (UTF-16) with its object header. */
 function stringBytes(value: string | null | undefined): number {
@@ -185,6 +112,7 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
     timePeriods: timePeriodRows,
     locationLevels: locationColumnLevels,
     rowCount,
+    hasRowTable,
   } = await findVersionMetaRows(db, versionId, rowsTable);
 
   const filterById = new Map<number, FilterMeta>();
@@ -224,6 +152,7 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
     versionId,
     rowsTable,
     rowCount,
+    hasRowTable,
     filters,
     filtersByPublicId: new Map(filters.map((f) => [f.publicId, f])),
     optionsByPublicId: new Map(options.map((o) => [o.publicId, o])),

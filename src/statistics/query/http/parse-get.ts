@@ -8,7 +8,7 @@ import {
   type SortRequest,
   type TimePeriodComparatorSet,
   type TimePeriodRef,
-} from '../engine/criteria.js';
+} from '../engine/index.js';
 import {
   allowedLocationProperties,
   GEOGRAPHIC_LEVEL_CODES,

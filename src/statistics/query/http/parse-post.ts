@@ -10,7 +10,7 @@ import {
   type QueryRequest,
   type SortRequest,
   type TimePeriodRef,
-} from '../engine/criteria.js';
+} from '../engine/index.js';
 import { isGeographicLevel, LOCATION_PROPERTY_MAX_LENGTH, type LocationProperty } from '../../standard/geographic-levels.js';
 import { checkId, checkPaging, FILTER_OPTION_MAX_LENGTH, INDICATOR_MAX_LENGTH, isBlank, Problems, SORT_DIRECTIONS, SORT_FIELD_MAX_LENGTH } from './problems.js';
 import { normaliseTimePeriod, validateTimePeriod } from '../../standard/time-periods.js';

@@ -1,6 +1,6 @@
 import { ErrorCollector, ValidationError, type FieldError } from '../../../errors.js';
 import { fieldErrors, ValidationMessages, type FixedMessageCode } from '../../errors.js';
-import { MAX_PAGE_SIZE } from '../engine/criteria.js';
+import { MAX_PAGE_SIZE } from '../engine/index.js';
 import { GEOGRAPHIC_LEVEL_CODES } from '../../standard/geographic-levels.js';
 
 /**

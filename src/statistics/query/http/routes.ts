@@ -4,13 +4,14 @@ import Negotiator from 'negotiator';
 import { NotFoundError, ValidationError } from '../../../errors.js';
 import type { StatisticsApiOptions } from '../../index.js';
 import { isUuid, previewTokenOf } from '../../http.js';
-import type { QueryRequest } from '../engine/criteria.js';
+import type { QueryRequest } from '../engine/index.js';
 import { ValidationMessages } from '../../errors.js';
 import { parseGetQuery, type RawQuery } from './parse-get.js';
 import { canonicalMemberNames, parsePostBody } from './parse-post.js';
 import { DataSetQueryPaginatedList, DataSetQueryRequest, dataSetQueryParameters } from './contract.js';
 import { errorResponses, okResponse, ref } from '../../schemas.js';
 import { QueryService } from '../service.js';
+import { sendQueryCsv } from './csv-response.js';
 
 const ParamsSchema = Type.Object({ dataSetId: Type.String({ description: 'The data set id (a uuid).' }) });
 
@@ -45,15 +46,14 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     db: app.readDb,
     versionMetas: options.shared.versionMetas,
     resolvedVersions: options.shared.resolvedVersions,
-    rowIndexes: options.rowIndexes,
+    engines: options.engines,
   });
 
   async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined, query: QueryRequest) {
     const target = { dataSetId, dataSetVersion, previewToken: previewTokenOf(request.headers) };
-    const prepared = await queries.prepare(target, query);
     reply.header('cache-control', request.headers['preview-token'] ? 'private, no-cache' : 'public, max-age=300, must-revalidate');
-    if (wantsCsv(request)) return prepared.csv(reply);
-    const { json, engine } = await prepared.page();
+    if (wantsCsv(request)) return sendQueryCsv(reply, (csvOptions) => queries.csv(target, query, csvOptions));
+    const { json, engine } = await queries.page(target, query);
     return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);
   }
 

@@ -68,6 +68,7 @@ export function absenceLikeMeta(): VersionMeta {
   return {
     versionId: 1,
     rowsTable: 'v1',
+    hasRowTable: true,
     filters,
     filtersByPublicId: new Map(filters.map((f) => [f.publicId, f])),
     optionsByPublicId: new Map(options.map((o) => [o.publicId, o])),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TRUE, type ResolvedQuery } from '../../../../src/statistics/query/engine/resolve.js';
-import { databasePageRows, writeResponseJson } from '../../../../src/statistics/query/engine/json-output.js';
+import { writeResponseJson } from '../../../../src/statistics/query/engine/json-output.js';
+import { databasePageRows } from '../../../../src/statistics/query/engine/page-rows.js';
 import { debugLocation } from '../../../../src/statistics/query/engine/results.js';
 import { locationColumn } from '../../../../src/statistics/standard/geographic-levels.js';
 import type { VersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
-import type { RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
-import { RowIndexBuilder } from '../../../../src/statistics/query/engine/row-index-builder.js';
+import type { RowIndex } from '../../../../src/statistics/query/engine/index/row-index.js';
+import { RowIndexBuilder } from '../../../../src/statistics/query/engine/index/row-index-builder.js';
 
 /**
  * Random rows and query trees for the row index engines, and the plain row-by-row evaluation (the SQL semantics)

@@ -3,9 +3,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { buildApp } from '../../../../src/app.js';
 import { loadConfig } from '../../../../src/config.js';
 import { createDatabase, type DatabaseHandle } from '../../../../src/db/database.js';
-import { findVersionsToWarm } from '../../../../src/statistics/query/engine/repository.js';
+import { findVersionsToWarm } from '../../../../src/statistics/query/engine/index/repository.js';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
-import { buildRowIndex, RowIndexStore } from '../../../../src/statistics/query/engine/row-index-store.js';
+import { RowIndexStore } from '../../../../src/statistics/query/engine/index.js';
+import { buildRowIndex } from '../../../../src/statistics/storage/rebuild.js';
 import { loadQueryVersionMeta, type VersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
 import { waitUntilReady } from '../../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../../helpers/database.js';

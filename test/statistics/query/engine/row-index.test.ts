@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
-import { RowIds, type RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
-import { canonicalDecimal, RowIndexBuilder, RowIndexCollector } from '../../../../src/statistics/query/engine/row-index-builder.js';
-import { decodeRowIndex, decodeRowIndexFacets, encodeRowIndex, joinWithoutCopy } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
+import { RowIds, type RowIndex } from '../../../../src/statistics/query/engine/index/row-index.js';
+import { canonicalDecimal, RowIndexBuilder } from '../../../../src/statistics/query/engine/index/row-index-builder.js';
+import { RowIndexCollector } from '../../../../src/statistics/import/row-collector.js';
+import { decodeRowIndex, decodeRowIndexFacets, encodeRowIndex, joinWithoutCopy } from '../../../../src/statistics/storage/engine-form.js';
 import { buildIndex, LEVELS, naiveSelect, predicateArb, rowArb, sortArb, type Row } from './random-rows.js';
 
 /**

@@ -3,7 +3,7 @@ import { parseGetQuery } from '../../../../src/statistics/query/http/parse-get.j
 import { parsePostBody } from '../../../../src/statistics/query/http/parse-post.js';
 import { resolveQuery } from '../../../../src/statistics/query/engine/resolve.js';
 import { resultColumns } from '../../../../src/statistics/query/engine/results.js';
-import { countSql, leadWithTimePeriod, pageMatchesFirst, pageSql } from '../../../../src/statistics/query/engine/repository.js';
+import { countSql, leadWithTimePeriod, pageMatchesFirst, pageSql } from '../../../../src/statistics/query/engine/sql/repository.js';
 import { absenceLikeMeta, compiler } from './fake-meta.js';
 
 const meta = absenceLikeMeta();

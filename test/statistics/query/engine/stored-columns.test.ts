@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
-import type { RowIndex } from '../../../../src/statistics/query/engine/row-index.js';
-import { RowIndexBuilder } from '../../../../src/statistics/query/engine/row-index-builder.js';
-import { encodeRowIndex, loadRowIndexFacets, loadRowIndexValues, saveRowIndexSnapshot } from '../../../../src/statistics/query/engine/row-index-snapshot.js';
-import { StoredColumnsCache } from '../../../../src/statistics/query/engine/stored-columns.js';
+import type { RowIndex } from '../../../../src/statistics/query/engine/index/row-index.js';
+import { RowIndexBuilder } from '../../../../src/statistics/query/engine/index/row-index-builder.js';
+import { encodeRowIndex, loadRowIndexFacets, loadRowIndexValues, saveRowIndexSnapshot } from '../../../../src/statistics/storage/engine-form.js';
+import { StoredColumnsCache } from '../../../../src/statistics/query/engine/stored/stored-columns.js';
 import { createTestDatabase, type TestDatabase } from '../../../helpers/database.js';
 import { fixtureVersion } from '../../../helpers/statistics.js';
 import { naiveSelect, predicateArb, rowArb, sortArb, type Row } from './random-rows.js';

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { Ajv } from 'ajv';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RowIndexStore } from '../../../../src/statistics/query/engine/row-index-store.js';
+import { RowIndexStore } from '../../../../src/statistics/query/engine/index.js';
 import { loadQueryVersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
 import { PagingViewModel } from '../../../../src/statistics/schemas.js';
 import {

@@ -1,4 +1,4 @@
-import { NUMERIC_TEXT_PATTERN, type Predicate, type SortKey } from './resolve.js';
+import { NUMERIC_TEXT_PATTERN, type Predicate, type SortKey } from '../resolve.js';
 
 /**
  * An in-process bitmap index over one version's rows, so the query engine answers count and page-of-ids without
@@ -598,6 +598,12 @@ export class RowIndex {
     const { from, to } = window ?? { from: 0, to: this.words };
     for (let w = from; w < to; w++) bits[w] = ~bits[w]! >>> 0;
     if (to === this.words) this.maskTail(bits);
+  }
+
+  /** How many positions match a predicate. */
+  count(predicate: Predicate): number {
+    this.lastUsed = Date.now();
+    return this.countOf(this.evaluate(predicate));
   }
 
   /** Count and one page of row ids for a predicate under the given sorts. */

@@ -1,5 +1,9 @@
 /**
- * A version's row index in its stored form, in two parts (rows of `version_row_index_chunks`):
+ * The engine form: a version's row index as the query engine stores it, a cache of the version's Parquet copy of
+ * record (parquet-copy.ts) that the service rebuilds from that copy when it is missing, of another format or corrupt
+ * (rebuild.ts). Its vocabulary: two *parts*, each a header and then one *column* (a column's arrays) after another,
+ * each stored as *slices* of SLICE_ROWS positions (the rows of `version_row_index_chunks`, numbered by `chunk`).
+ * The parts (rows of `version_row_index_chunks`):
  * - `facets`: row ids (each time period's first when consecutive, else as differences from the previous position's,
  *   which deflate to almost nothing), levels, time period ranges, location and filter codes with their dictionaries:
  *   all that count and page need;
@@ -16,15 +20,19 @@
  */
 import { finished } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { constants as zlibConstants, createInflateRaw, deflateRaw, type ZlibOptions } from 'node:zlib';
+import { constants as zlibConstants, crc32, createInflateRaw, deflateRaw, type ZlibOptions } from 'node:zlib';
 import type pg from 'pg';
-import { withPooledClient, type Executor } from '../../../db/database.js';
-import type { RowIndexPart } from '../../tables.js';
-import { findRowIndexChunkNumbers, replaceRowIndexChunks, streamRowIndexChunks } from './repository.js';
-import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
+import { withPooledClient, type Executor } from '../../db/database.js';
+import type { RowIndexPart } from '../tables.js';
+import { findRowIndexChunkNumbers, replaceRowIndexChunks, streamRowIndexChunks } from './engine-form-repository.js';
+import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from '../query/engine/index/row-index.js';
 
-/** Format 4: one piece per column, stored in slices. A stored form of another format is made again from the rows. */
-const FORMAT = 4;
+/**
+ * The layout's version: 5 added a CRC-32 of every column and slice (so a corrupt one is told, never served). A
+ * stored form of another format is rebuilt from the version's Parquet copy (or its row table) by the first
+ * instance that needs it; the code reads only its own format.
+ */
+export const FORMAT = 5;
 const deflate = promisify<Buffer, ZlibOptions, Buffer>(deflateRaw);
 
 /**
@@ -57,6 +65,9 @@ interface FacetsHeader {
   sliceRows: number;
   /** Each piece's bytes per stored slice (`sliceRows` of its first array's elements). */
   sliceBytes: number[];
+  /** CRC-32 of each piece before deflating, and of each of its slices (checked as they are read). */
+  pieceChecksums: number[];
+  sliceChecksums: number[][];
 }
 
 interface ValuesHeader {
@@ -68,6 +79,8 @@ interface ValuesHeader {
   pieceBytes: number[];
   sliceRows: number;
   sliceBytes: number[];
+  pieceChecksums: number[];
+  sliceChecksums: number[][];
 }
 
 /** A stored part's header (both parts' headers have these). */
@@ -156,6 +169,18 @@ function slicePresence(codes: Codes, sliceRows: number): string {
   return Buffer.from(presence.buffer, presence.byteOffset, presence.byteLength).toString('base64');
 }
 
+/** CRC-32 of a piece and of each of its slices of `sliceBytes`. */
+function checksumsOf(pieces: Buffer[], sliceBytes: number[]): Pick<FacetsHeader, 'pieceChecksums' | 'sliceChecksums'> {
+  return {
+    pieceChecksums: pieces.map((piece) => crc32(piece)),
+    sliceChecksums: pieces.map((piece, i) => {
+      const sums: number[] = [];
+      for (let at = 0; at < piece.length || sums.length === 0; at += sliceBytes[i]!) sums.push(crc32(piece.subarray(at, at + sliceBytes[i]!)));
+      return sums;
+    }),
+  };
+}
+
 /** One part as its header, then its pieces (views of the index's arrays, not copies, except the id differences). */
 function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart, sliceRows: number): Buffer[] {
   const { ids, timePeriodIds, timePeriodStarts, levelCodes, levels, facets, indicators } = index.stored;
@@ -178,6 +203,7 @@ function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart, slic
       pieceBytes: pieces.map((p) => p.length),
       sliceRows,
       sliceBytes: widths.map((width) => width * sliceRows),
+      ...checksumsOf(pieces, widths.map((width) => width * sliceRows)),
     };
     return [headerBytes(header), ...pieces];
   }
@@ -196,6 +222,7 @@ function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart, slic
     pieceBytes: pieces.map((p) => p.length),
     sliceRows,
     sliceBytes: [...indicators.values()].map((i) => i.values.BYTES_PER_ELEMENT * sliceRows),
+    ...checksumsOf(pieces, [...indicators.values()].map((i) => i.values.BYTES_PER_ELEMENT * sliceRows)),
   };
   return [headerBytes(header), ...pieces];
 }
@@ -210,21 +237,39 @@ export function encodeRowIndex(index: RowIndex, rowsTable: string, sliceRows = S
   return { facets: encodePart(index, rowsTable, 'facets', sliceRows), values: encodePart(index, rowsTable, 'values', sliceRows) };
 }
 
-/** A stored form of another format (made before the compact columns): the caller makes it again from the rows. */
-export class StaleRowIndexFormatError extends Error {}
+/** A stored form of another format: the caller rebuilds it (rebuild.ts). */
+export class StaleEngineFormError extends Error {}
+
+/** A stored form whose bytes are not what was written (a checksum, a length or the deflate stream disagrees): rebuilt, never served. */
+export class CorruptEngineFormError extends Error {}
+
+/** Whether a read of the engine form failed because the stored form is stale or corrupt (rebuild it), not because the database did. */
+export function needsRebuild(error: unknown): boolean {
+  return error instanceof StaleEngineFormError || error instanceof CorruptEngineFormError;
+}
+
+/** Checks an inflated column or slice against its stored CRC-32. */
+export function checkChecksum(bytes: Buffer, expected: number | undefined, what: string): void {
+  if (expected === undefined || crc32(bytes) !== expected) throw new CorruptEngineFormError(`The stored ${what} fails its checksum`);
+}
 
 /** A part's header, checked against the format and the table. */
 export function readHeader<H extends { format: number; rowsTable: string; rows: number; pieceBytes: number[] }>(bytes: Buffer, rowsTable: string): H {
-  const length = bytes.readUInt32LE(0);
-  const header = JSON.parse(bytes.toString('utf8', 8, 8 + length)) as H;
-  if (header.format !== FORMAT) throw new StaleRowIndexFormatError(`The stored row index of ${rowsTable} is format ${header.format}, not ${FORMAT}`);
+  let header: H;
+  try {
+    const length = bytes.readUInt32LE(0);
+    header = JSON.parse(bytes.toString('utf8', 8, 8 + length)) as H;
+  } catch (error) {
+    throw new CorruptEngineFormError(`The stored row index header of ${rowsTable} cannot be read`, { cause: error });
+  }
+  if (header.format !== FORMAT) throw new StaleEngineFormError(`The stored row index of ${rowsTable} is format ${header.format}, not ${FORMAT}`);
   if (header.rowsTable !== rowsTable) throw new Error(`The stored row index is of ${header.rowsTable}, not ${rowsTable}`);
   return header;
 }
 
 /** A reader of one piece's arrays in order: views of it (a copy only if it does not start 8-aligned). */
 function arraysOf(piece: Buffer | undefined, expectedBytes: number | undefined) {
-  if (!piece || piece.length !== expectedBytes) throw new Error('A stored row index piece is missing or of the wrong length');
+  if (!piece || piece.length !== expectedBytes) throw new CorruptEngineFormError('A stored row index piece is missing or of the wrong length');
   const aligned = piece.byteOffset % 8 === 0 ? piece : Buffer.from(piece);
   let at = aligned.byteOffset;
   return <T extends StoredArray>(make: new (buffer: ArrayBuffer, offset: number, count: number) => T, count: number): T => {
@@ -350,7 +395,14 @@ async function readInflated(client: pg.PoolClient, rowsTable: string, part: RowI
     throw error;
   }
   inflater.end();
-  await done;
+  try {
+    await done;
+  } catch (error) {
+    // zlib's own errors: the stored bytes are not a deflate stream this code wrote.
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('Z_')) throw new CorruptEngineFormError(`A stored ${part} column of ${rowsTable} does not inflate`, { cause: error });
+    throw error;
+  }
   // Its length is checked against the header where its arrays are read (arraysOf).
   return joinWithoutCopy(output);
 }
@@ -391,7 +443,11 @@ async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart, tim
       if (i >= INFLATING_AT_ONCE) await inflated[i - INFLATING_AT_ONCE];
       // Reads queue on the one connection, in order. Handled at once, so a failure while an earlier piece is
       // awaited is not unhandled; it surfaces where this piece is awaited.
-      const piece = readInflated(client, rowsTable, part, ranges[i]!, pieceBytes[i]!);
+      const piece = readInflated(client, rowsTable, part, ranges[i]!, pieceBytes[i]!).then(
+        (bytes) => {
+          checkChecksum(bytes, header.pieceChecksums[i], `${part} piece ${i} of ${rowsTable}`);
+          return bytes;
+        });
       piece.catch(() => undefined);
       inflated.push(piece);
     }
@@ -399,15 +455,13 @@ async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart, tim
   });
 }
 
-/** A version's stored index without its values, or undefined when it has none (or one of an earlier format). */
+/**
+ * A version's stored index without its values, or undefined when it has none. A stored form of another format
+ * (StaleEngineFormError) or corrupt (CorruptEngineFormError) throws: the caller rebuilds it.
+ */
 export async function loadRowIndexFacets(db: Executor, rowsTable: string, timeoutMs: number): Promise<RowIndex | undefined> {
-  try {
-    const pieces = await loadPart(db, rowsTable, 'facets', timeoutMs);
-    return pieces ? decodeRowIndexFacets(pieces, rowsTable) : undefined;
-  } catch (error) {
-    if (error instanceof StaleRowIndexFormatError) return undefined;
-    throw error;
-  }
+  const pieces = await loadPart(db, rowsTable, 'facets', timeoutMs);
+  return pieces ? decodeRowIndexFacets(pieces, rowsTable) : undefined;
 }
 
 /** A version's stored indicator values for its index (undefined when none are stored). */

@@ -10,22 +10,24 @@ import { promisify } from 'node:util';
 import { constants as zlibConstants, inflateRaw, inflateRawSync, type ZlibOptions } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import type pg from 'pg';
-import { withPooledClient, type Executor } from '../../../db/database.js';
-import type { RowIndexPart } from '../../tables.js';
-import { readRowIndexChunks } from './repository.js';
-import type { PageRows } from './json-output.js';
-import type { Predicate, SortKey } from './resolve.js';
-import { binarySearch, indicatorTextOf, isDefaultOrder, lowerBound, periodIndexAt, RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from './row-index.js';
+import { withPooledClient, type Executor } from '../../../../db/database.js';
+import type { RowIndexPart } from '../../../tables.js';
+import { readRowIndexChunks } from '../../../storage/engine-form-repository.js';
+import type { PageRows } from '../page-rows.js';
+import type { Predicate, SortKey } from '../resolve.js';
+import { binarySearch, indicatorTextOf, isDefaultOrder, lowerBound, periodIndexAt, RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from '../index/row-index.js';
 import {
+  checkChecksum,
+  CorruptEngineFormError,
   exceptionsLayout,
+  needsRebuild,
   pieceChunks,
   PRESENCE_BYTES,
   readHeader,
-  StaleRowIndexFormatError,
   sumIdDifferences,
   type FacetsHeader,
   type ValuesHeader,
-} from './row-index-snapshot.js';
+} from '../../../storage/engine-form.js';
 
 const inflate = promisify<Buffer, ZlibOptions, Buffer>(inflateRaw);
 /** A slice ends in a full flush, not the stream's end: inflated as far as it goes. */
@@ -41,6 +43,8 @@ interface PieceRef {
   count: number;
   sliceBytes: number;
   width: Width;
+  /** CRC-32 of each of its slices, inflated. */
+  checksums: number[];
 }
 
 type IndicatorPiece = PieceRef & ValuesHeader['indicators'][number];
@@ -111,7 +115,7 @@ export class StoredColumns {
     this.timePeriodStarts = Int32Array.from(facets.timePeriodStarts);
     const facetChunks = pieceChunks(facets);
     const piece = (part: RowIndexPart, i: number, chunks: Array<{ first: number; count: number }>, sliceBytes: number[], width: Width): PieceRef => ({
-      part, ...chunks[i]!, sliceBytes: sliceBytes[i]!, width,
+      part, ...chunks[i]!, sliceBytes: sliceBytes[i]!, width, checksums: (part === 'facets' ? facets : values).sliceChecksums[i] ?? [],
     });
     let k = 0;
     this.idsPiece = facets.periodFirstIds ? undefined : piece('facets', k++, facetChunks, facets.sliceBytes, 4);
@@ -137,10 +141,23 @@ export class StoredColumns {
   }
 
   /** The bytes of a chunk's slice once inflated, at most (a piece's last slice may be shorter). */
-  private sliceBytesOf(part: RowIndexPart, chunk: number): number {
+  private pieceOfChunk(part: RowIndexPart, chunk: number): PieceRef {
     const piece = this.piecesByPart.get(part)?.find((p) => chunk >= p.first && chunk < p.first + p.count);
     if (!piece) throw new Error(`Chunk ${chunk} of ${part} is no slice of the stored row index of ${this.rowsTable}`);
-    return Math.max(64, piece.sliceBytes);
+    return piece;
+  }
+
+  /** A stored slice inflated and checked against its checksum: a corrupt one is never read as data. */
+  private inflateSlice(part: RowIndexPart, chunk: number, bytes: Buffer): Buffer {
+    const piece = this.pieceOfChunk(part, chunk);
+    let inflated: Buffer;
+    try {
+      inflated = inflateRawSync(bytes, { ...SLICE_INFLATE, chunkSize: Math.max(64, piece.sliceBytes) });
+    } catch (error) {
+      throw new CorruptEngineFormError(`Slice ${chunk} of ${part} of ${this.rowsTable} does not inflate`, { cause: error });
+    }
+    checkChecksum(inflated, piece.checksums[chunk - piece.first], `slice ${chunk} of ${part} of ${this.rowsTable}`);
+    return inflated;
   }
 
   /** Reads and inflates the slices `wanted` lists (by part) that are not read yet, in one COPY. */
@@ -155,7 +172,7 @@ export class StoredColumns {
         // On the main thread, into one buffer of the slice's size (a bigger one is kept whole behind the slice): a slice
         // inflates in well under a millisecond, and zlib's asynchronous form handed it over in 16 KB pieces, a
         // callback and a copy each (3-5 times slower here).
-        into.set(sliceKey(part, chunk), inflateRawSync(bytes, { ...SLICE_INFLATE, chunkSize: this.sliceBytesOf(part, chunk) }));
+        into.set(sliceKey(part, chunk), this.inflateSlice(part, chunk, bytes));
       }
     }
   }
@@ -502,13 +519,19 @@ export class StoredColumnsCache {
         const [f, v] = await Promise.all([inflate(facetsHead, {}), inflate(valuesHead, {})]);
         return new StoredColumns(rowsTable, readHeader<FacetsHeader>(f, rowsTable), readHeader<ValuesHeader>(v, rowsTable));
       } catch (error) {
-        if (error instanceof StaleRowIndexFormatError) return undefined;
+        // Of another format, or a header that does not read: as if there were none (the row index store rebuilds it).
+        if (needsRebuild(error) || String((error as { code?: unknown }).code ?? '').startsWith('Z_')) return undefined;
         throw error;
       }
     }, { ownTimeout: false });
     if (opened) this.headers.set(rowsTable, opened);
     else this.headers.set(rowsTable, MISSING, { ttl: MISSING_RECHECK_MS });
     return opened;
+  }
+
+  /** Forgets a version's header (after its stored form was rebuilt, or found corrupt). */
+  forget(rowsTable: string): void {
+    this.headers.delete(rowsTable);
   }
 
   clear(): void {

@@ -1,0 +1,27 @@
+/**
+ * A page's rows as the writer reads them, per row number: from the row index (positions into its columns) or rows
+ * read from PostgreSQL (the SQL engine, or the index's page with values it does not hold).
+ */
+export interface PageRows {
+  count: number;
+  timePeriodId(r: number): number;
+  levelCode(r: number): string;
+  /** The ids of a location or filter column (0 or NaN: none). */
+  idsOf(column: string): (r: number) => number;
+  /** The raw texts of an indicator column ('' for none). */
+  textsOf(column: string): (r: number) => string;
+}
+
+/** Rows read from PostgreSQL (or put together from the index and PostgreSQL), keyed by column name. */
+export function databasePageRows(rows: ReadonlyArray<Record<string, unknown>>): PageRows {
+  return {
+    count: rows.length,
+    timePeriodId: (r) => Number(rows[r]!.time_period_id),
+    levelCode: (r) => String(rows[r]!.geographic_level),
+    idsOf: (column) => (r) => Number(rows[r]![column]),
+    textsOf: (column) => (r) => {
+      const value = rows[r]![column];
+      return value === null || value === undefined ? '' : String(value);
+    },
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * Streams a query's CSV to the client: records (from QueryService.csv) → csv-stringify → the response, with
+ * back-pressure all the way (a page is read only as fast as the client takes the bytes). It holds one of the app's
+ * export slots (429 or 503 when none is free) for as long as the response is open. A failure mid-stream (the export's
+ * time bound, the database lost) is logged and aborts the response, so the client sees an incomplete transfer, never
+ * a CSV that looks complete.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { stringify } from 'csv-stringify';
+import type { FastifyReply } from 'fastify';
+import type { QueryCsv, QueryCsvOptions } from '../service.js';
+
+export async function sendQueryCsv(reply: FastifyReply, exportRows: (options: QueryCsvOptions) => Promise<QueryCsv>): Promise<FastifyReply> {
+  const limits = reply.server.streaming;
+  const gone = new AbortController();
+  let rows = 0;
+  const { header, records } = await exportRows({ timeoutMs: limits?.queryCsvTimeoutMs, onRows: (n) => (rows = n), signal: gone.signal });
+  const release = limits ? limits.exports.acquire(reply.request.ip) : () => {};
+  const close = () => {
+    release();
+    gone.abort();
+  };
+  // A client gone while the query was prepared has closed already: its slot goes back at once.
+  if (reply.raw.destroyed) close();
+  else reply.raw.once('close', close);
+  const csv = stringify({ header: true, columns: header });
+  reply.header('content-type', 'text/csv; charset=utf-8');
+  reply.header('content-disposition', 'attachment; filename="query.csv"');
+  pipeline(Readable.from(records), csv).catch((error: unknown) => {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'ERR_STREAM_PREMATURE_CLOSE' || reply.raw.destroyed) {
+      reply.log.info({ rows }, 'CSV query export abandoned by the client');
+    } else {
+      const reason = code === '57014' ? `stopped by its time bound (QUERY_CSV_TIMEOUT_MS=${limits?.queryCsvTimeoutMs} ms)` : 'failed';
+      reply.log.error({ err: error, rows }, `CSV query export ${reason} after ${rows} rows; the response is cut off`);
+    }
+    csv.destroy(error as Error);
+  });
+  return reply.send(csv);
+}
