@@ -12,6 +12,7 @@ import type { EngineContext, QueryEngine } from './query-engine.js';
 import type { ResolvedQuery } from './resolve.js';
 import { rowTableValues, SqlEngine } from './sql/engine.js';
 import { StoredColumnsEngine } from './stored/engine.js';
+import type { StoredColumns } from './stored/stored-columns.js';
 
 /** What a query is answered for: one page, or every matching row (an export reads every value it shows from memory). */
 export type EnginePurpose = 'page' | 'export';
@@ -36,7 +37,7 @@ export class StandardEngineChooser implements QueryEngineChooser {
     const shown = query.indicators.map((i) => i.column);
     const index = await rowIndexes.indexFor(db, meta);
     const stored = await rowIndexes.storedColumnsFor(db, meta);
-    const storedEngine = stored?.hasIndicators([...sorted, ...shown]) ? new StoredColumnsEngine(context, stored, rowIndexes.storedReadTimeout) : undefined;
+    const storedEngine = stored?.hasIndicators([...sorted, ...shown]) ? this.storedEngine(context, stored) : undefined;
     if (index?.hasIndicators(purpose === 'export' ? [...sorted, ...shown] : sorted)) {
       // A page's values come from the stored columns (or the row table) while the index's values are not in memory.
       return new RowIndexEngine(index, index.hasIndicators(shown) ? undefined : (storedEngine ?? rowTableValues(context, index)));
@@ -47,7 +48,12 @@ export class StandardEngineChooser implements QueryEngineChooser {
     if (rebuilt?.hasIndicators([...sorted, ...shown])) return new RowIndexEngine(rebuilt);
     // Rebuilt but not kept in memory (over the budget): its stored form is back.
     const restored = await rowIndexes.storedColumnsFor(db, meta);
-    if (restored?.hasIndicators([...sorted, ...shown])) return new StoredColumnsEngine(context, restored, rowIndexes.storedReadTimeout);
+    if (restored?.hasIndicators([...sorted, ...shown])) return this.storedEngine(context, restored);
     throw new ServiceUnavailableError(`The storage of this data set version is being rebuilt; try again shortly.`);
+  }
+
+  private storedEngine(context: EngineContext, stored: StoredColumns): StoredColumnsEngine {
+    const rowIndexes = this.rowIndexes!;
+    return new StoredColumnsEngine(context, stored, rowIndexes.storedReadTimeout, (error) => rowIndexes.reportCorrupt(context.db, context.meta, error));
   }
 }
