@@ -25,6 +25,8 @@ import type { ExplorerAssets } from './explorer/build.js';
 import { explorerPlugin } from './explorer/plugin.js';
 import { eventsPlugin } from './events/plugin.js';
 import type { NetworkDeps } from './events/webhook-sender.js';
+import { registerEventApi } from './register/events/service.js';
+import { statisticsEventApi } from './statistics/events/service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -217,6 +219,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // One LISTEN connection per instance, with the primary pool's settings.
   const primaryPool = deps.pools?.register ?? deps.pools?.primary;
   await app.register(eventsPlugin, {
+    apis: { statistics: statisticsEventApi, register: registerEventApi },
     listenConnection: config.DATABASE_URL ? { connectionString: config.DATABASE_URL } : primaryPool?.options,
     network: deps.webhookNetwork,
     webhookWorker: deps.webhookWorker,

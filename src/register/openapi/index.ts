@@ -12,7 +12,7 @@ import { REFERENCE_DATA_KEYS } from '../reference-data.js';
 import { adapterFor, externalName, REGISTER_VERSIONS, type RegisterVersion } from '../versions/index.js';
 import { actionPaths } from './action-paths.js';
 import { withRegisterExamples } from './examples.js';
-import { registerEventPaths } from '../../events/openapi.js';
+import { registerEventPaths } from '../events/openapi.js';
 
 type Json = Record<string, unknown>;
 

@@ -38,7 +38,7 @@ import {
 import { facetColumnsOf, rowIndexCollectorFor, stageRows } from './stage-rows.js';
 import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from '../standard/version-numbers.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-snapshot.js';
-import { appendDataSetEvent, appendDataSetVersionEvent } from '../../events/statistics-events.js';
+import { appendDataSetEvent, appendDataSetVersionEvent } from '../events/service.js';
 import { rowIndexColumns } from '../query/engine/row-index-store.js';
 import type { RowIndexCollector } from '../query/engine/row-index-builder.js';
 import { deflateRowIndex, storeDeflatedRowIndex } from '../query/engine/row-index-snapshot.js';
