@@ -16,6 +16,7 @@ import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
 import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
 import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIXES, statisticsApi } from './statistics/index.js';
+import { readRunningImports } from './statistics/import/repository.js';
 import { RowIndexStore } from './statistics/query/engine/row-index-store.js';
 import { loadQueryVersionMeta } from './statistics/query/engine/version-meta-cache.js';
 import { registerApi } from './register/index.js';
@@ -205,7 +206,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Between the larger registrations below (and inside the statistics and register APIs), a turn of the event loop:
   // the warm-up's database reads go on while the routes are set up, instead of all waiting for the last route (its
   // 348k-row index then was ready 0.25-0.35 s after the server listened, now about when it does).
-  await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db, rowIndexes });
+  // Import progress read on the readiness pool (in the server): a scrape never queues behind API traffic.
+  const importsDb = deps.healthDbs?.[0] ?? deps.db;
+  await app.register(metricsPlugin, { pools: deps.pools, importProgress: () => readRunningImports(importsDb), rowIndexes });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
   await nextTurn();
