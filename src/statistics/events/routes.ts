@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { serveFeed, type FeedQuery } from '../../events/feed.js';
 import { feedQuery, STREAM_DESCRIPTION } from '../../events/feed-schema.js';
 import { errorResponses } from '../schemas.js';
-import { statisticsRequestHook } from '../http.js';
+import { statisticsRequestHook } from '../request-binding.js';
 import { STATISTICS_EVENT_TYPES, statisticsEventBody } from './service.js';
 
 const RESOURCE = 'Only events of this data set (its id) or data set version (`<dataSetId>@<version>`).';
