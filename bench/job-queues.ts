@@ -31,7 +31,7 @@ import { buildApp } from '../src/app.js';
 import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { appendEvent } from '../src/events/outbox-repository.js';
-import { STATISTICS_EVENT_TYPES } from '../src/events/statistics-events.js';
+import { STATISTICS_EVENT_TYPES } from '../src/statistics/events/service.js';
 import { systemNetwork } from '../src/events/webhook-sender.js';
 import { createSubscription, deleteSubscription, STATISTICS_OWNER, webhookSettings } from '../src/events/webhooks.js';
 import { openRuntime } from '../src/runtime.js';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Server } from 'node:http';
+import Fastify, { LogController, type FastifyHttpOptions, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { openPoolConnections, type Db } from './db/database.js';
@@ -16,6 +17,7 @@ import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
 import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
 import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIXES, statisticsApi } from './statistics/index.js';
+import { readRunningImports } from './statistics/import/repository.js';
 import { loadQueryVersionMeta, RowIndexStore, StandardEngineChooser, type QueryEngineChooser } from './statistics/query/engine/index.js';
 import { registerApi } from './register/index.js';
 import { loadRegisterReferenceData } from './register/warm-up.js';
@@ -24,6 +26,8 @@ import type { ExplorerAssets } from './explorer/build.js';
 import { explorerPlugin } from './explorer/plugin.js';
 import { eventsPlugin } from './events/plugin.js';
 import type { NetworkDeps } from './events/webhook-sender.js';
+import { registerEventApi } from './register/events/service.js';
+import { statisticsEventApi } from './statistics/events/service.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -92,13 +96,9 @@ export function acceptedRequestId(header: string | string[] | undefined): string
 
 export const REDACTED_HEADERS = ['req.headers.authorization', 'req.headers["preview-token"]', 'req.headers.cookie'];
 
-/**
- * Builds the whole service as one Fastify instance, ready for `inject` (tests) or `listen` (server.ts).
- * Nothing here listens on a port or starts a database: those are the caller's.
- */
-export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
-  const schemas = deferredSchemaCompilers();
-  const app = Fastify({
+/** The Fastify instance's options: logging, request ids, timeouts, routing and Ajv's settings. */
+function serverOptions(config: Config, deps: AppDeps, schemas: ReturnType<typeof deferredSchemaCompilers>): FastifyHttpOptions<Server> {
+  return {
     schemaController: { compilersFactory: schemas.compilersFactory },
     logger: deps.logger === undefined ? boundedLoggerOptions({ level: config.LOG_LEVEL, redact: REDACTED_HEADERS }) : deps.logger,
     // One line per request (onResponse below) instead of Fastify's two.
@@ -137,47 +137,44 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         validateSchema: deps.checkRouteSchemas ?? false,
       },
     },
-  }).withTypeProvider<TypeBoxTypeProvider>();
+  };
+}
 
-  app.addSchema(ProblemSchema);
-  installErrorHandling(app);
+/**
+ * Until the start-up warm-up is over, the requests being answered (until their response is done or their connection
+ * gone) and when the last one ended: the warm-up compiles route schemas and opens connections between them, not
+ * during them.
+ */
+class StartupTraffic {
+  warm: boolean;
+  private inFlight = 0;
+  private lastEnded = 0;
 
-  // Until the start-up warm-up is over (below), the requests being answered (until their response is done or their
-  // connection gone) and when the last one ended: the warm-up compiles route schemas and opens connections between
-  // them, not during them.
-  let warmedUp = !deps.warmUpBeforeReady;
-  let requestsInFlight = 0;
-  let lastRequestEnded = 0;
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    // Not a probe: polled often enough (the tests' every 20 ms), it would keep the warm-up waiting for its whole 5 s.
-    if (warmedUp || request.routeOptions.config?.probe) return;
-    requestsInFlight++;
+  constructor(warmUpBeforeReady: boolean) {
+    this.warm = !warmUpBeforeReady;
+  }
+
+  /**
+   * Counts a request while the instance warms up. Not a probe: polled often enough (the tests' every 20 ms), it would
+   * keep the warm-up waiting for its whole 5 s.
+   */
+  track(request: FastifyRequest, reply: FastifyReply): void {
+    if (this.warm || request.routeOptions.config?.probe) return;
+    this.inFlight++;
     reply.raw.once('close', () => {
-      requestsInFlight--;
-      lastRequestEnded = Date.now();
+      this.inFlight--;
+      this.lastEnded = Date.now();
     });
-  });
-  // Root level, so `/V1/...` (outside the /v1 scope) is redirected like capitals after the prefix.
-  app.addHook('onRequest', redirectCapitalisedPath);
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: request.url,
-        statusCode: reply.statusCode,
-        responseTimeMs: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request completed',
-    );
-  });
+  }
 
-  // What every API reads from the instance instead of from its options: the configuration and the databases.
-  app.decorate('config', config);
-  app.decorate('db', deps.db);
-  app.decorate('readDb', deps.readDb ?? deps.db);
-  app.decorate('compileDeferredSchemas', schemas.compileAll);
+  /** Whether a request is being answered or ended within the last REQUESTS_QUIET_MS. */
+  get busy(): boolean {
+    return this.inFlight > 0 || Date.now() - this.lastEnded < REQUESTS_QUIET_MS;
+  }
+}
 
+/** The statistics query's row indexes, their warm-up started (by default; tests may pass their own store). */
+async function rowIndexesOf(app: FastifyInstance, config: Config, deps: AppDeps): Promise<RowIndexStore> {
   // The statistics query's row indexes: loaded in the background under their own time bound, and an index built
   // from rows is stored on the primary for every other instance.
   const rowIndexes =
@@ -201,10 +198,17 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       })
       .catch((error: unknown) => app.log.warn({ err: error }, 'row index warm-up could not read the versions in use'));
   }
+  return rowIndexes;
+}
+
+/** The app-wide plugins, the event system, both APIs and the explorer, in their order. */
+async function registerModules(app: FastifyInstance, config: Config, deps: AppDeps, rowIndexes: RowIndexStore, traffic: StartupTraffic): Promise<void> {
   // Between the larger registrations below (and inside the statistics and register APIs), a turn of the event loop:
   // the warm-up's database reads go on while the routes are set up, instead of all waiting for the last route (its
   // 348k-row index then was ready 0.25-0.35 s after the server listened, now about when it does).
-  await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db, rowIndexes });
+  // Import progress read on the readiness pool (in the server): a scrape never queues behind API traffic.
+  const importsDb = deps.healthDbs?.[0] ?? deps.db;
+  await app.register(metricsPlugin, { pools: deps.pools, importProgress: () => readRunningImports(importsDb), rowIndexes });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
   await nextTurn();
@@ -213,11 +217,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await nextTurn();
   await app.register(healthRoutes, {
     db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting, rowIndexes,
-    warmUp: { get warm() { return warmedUp; } },
+    warmUp: { get warm() { return traffic.warm; } },
   });
   // One LISTEN connection per instance, with the primary pool's settings.
   const primaryPool = deps.pools?.register ?? deps.pools?.primary;
   await app.register(eventsPlugin, {
+    apis: { statistics: statisticsEventApi, register: registerEventApi },
     listenConnection: config.DATABASE_URL ? { connectionString: config.DATABASE_URL } : primaryPool?.options,
     network: deps.webhookNetwork,
     webhookWorker: deps.webhookWorker,
@@ -231,37 +236,82 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.register(registerApi, { prefix: '/api' });
   await nextTurn();
   await app.register(explorerPlugin, { assets: deps.explorerAssets });
+}
 
+/**
+ * After the app is ready, the rest of the start-up warm-up: route schemas compiled, the register's code lists loaded
+ * and the pools' connections opened, each step waiting while the instance is busy; then it says warm.
+ */
+function warmUpAfterReady(
+  app: FastifyInstance, deps: AppDeps, schemas: ReturnType<typeof deferredSchemaCompilers>, rowIndexes: RowIndexStore, traffic: StartupTraffic,
+): void {
+  // After the row index warm-up, one step at a time, each waiting while a row index loads (compiling alongside
+  // delayed the first index by 0.45 s) and, for its first 5 s, while requests are being answered or came within the
+  // last REQUESTS_QUIET_MS (a schema compiled between two turns of a request delayed a fresh instance's first query
+  // by 0.1-0.2 s, opening the pools' sixteen connections at once 0.1-0.25 s); then regardless, so that steady
+  // traffic cannot keep the instance unready.
+  const requestsFirstUntil = Date.now() + 5000;
+  const busy = () => rowIndexes.buildsInProgress > 0 || (Date.now() < requestsFirstUntil && traffic.busy);
+  void rowIndexes.warmUpOver
+    .then(async () => {
+      const started = performance.now();
+      try {
+        const count = await schemas.compileAll({ pauseWhile: busy });
+        app.log.info({ count, seconds: Math.round(performance.now() - started) / 1000 }, 'route schemas compiled');
+      } catch (error) {
+        app.log.error({ err: error }, 'a route schema does not compile');
+      }
+      await whileBusy(busy);
+      loadRegisterReferenceData();
+      await whileBusy(busy);
+      await openPoolConnections(deps.pools ?? {});
+    })
+    // Whatever failed will fail again on the request that needs it, with its own error: the instance says ready.
+    .catch((error: unknown) => app.log.error({ err: error }, 'warm-up failed'))
+    .finally(() => {
+      traffic.warm = true;
+    });
+}
+
+/**
+ * Builds the whole service as one Fastify instance, ready for `inject` (tests) or `listen` (server.ts).
+ * Nothing here listens on a port or starts a database: those are the caller's.
+ */
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const schemas = deferredSchemaCompilers();
+  const app = Fastify(serverOptions(config, deps, schemas)).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addSchema(ProblemSchema);
+  installErrorHandling(app);
+
+  const traffic = new StartupTraffic(deps.warmUpBeforeReady ?? false);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    traffic.track(request, reply);
+  });
+  // Root level, so `/V1/...` (outside the /v1 scope) is redirected like capitals after the prefix.
+  app.addHook('onRequest', redirectCapitalisedPath);
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        statusCode: reply.statusCode,
+        responseTimeMs: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request completed',
+    );
+  });
+
+  // What every API reads from the instance instead of from its options: the configuration and the databases.
+  app.decorate('config', config);
+  app.decorate('db', deps.db);
+  app.decorate('readDb', deps.readDb ?? deps.db);
+  app.decorate('compileDeferredSchemas', schemas.compileAll);
+
+  const rowIndexes = await rowIndexesOf(app, config, deps);
+  await registerModules(app, config, deps, rowIndexes, traffic);
   await app.ready();
-  if (!warmedUp) {
-    // After the row index warm-up, one step at a time, each waiting while a row index loads (compiling alongside
-    // delayed the first index by 0.45 s) and, for its first 5 s, while requests are being answered or came within the
-    // last REQUESTS_QUIET_MS (a schema compiled between two turns of a request delayed a fresh instance's first query
-    // by 0.1-0.2 s, opening the pools' sixteen connections at once 0.1-0.25 s); then regardless, so that steady
-    // traffic cannot keep the instance unready.
-    const requestsFirstUntil = Date.now() + 5000;
-    const busy = () =>
-      rowIndexes.buildsInProgress > 0 ||
-      (Date.now() < requestsFirstUntil && (requestsInFlight > 0 || Date.now() - lastRequestEnded < REQUESTS_QUIET_MS));
-    void rowIndexes.warmUpOver
-      .then(async () => {
-        const started = performance.now();
-        try {
-          const count = await schemas.compileAll({ pauseWhile: busy });
-          app.log.info({ count, seconds: Math.round(performance.now() - started) / 1000 }, 'route schemas compiled');
-        } catch (error) {
-          app.log.error({ err: error }, 'a route schema does not compile');
-        }
-        await whileBusy(busy);
-        loadRegisterReferenceData();
-        await whileBusy(busy);
-        await openPoolConnections(deps.pools ?? {});
-      })
-      // Whatever failed will fail again on the request that needs it, with its own error: the instance says ready.
-      .catch((error: unknown) => app.log.error({ err: error }, 'warm-up failed'))
-      .finally(() => {
-        warmedUp = true;
-      });
-  }
+  if (!traffic.warm) warmUpAfterReady(app, deps, schemas, rowIndexes, traffic);
   return app;
 }

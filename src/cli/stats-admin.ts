@@ -1,4 +1,5 @@
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
+import type { Db } from '../db/database.js';
 import { ValidationError } from '../errors.js';
 import { openRuntime } from '../runtime.js';
 import {
@@ -45,135 +46,145 @@ function required(values: Record<string, unknown>, ...names: string[]): void {
 }
 
 
-/** `npm run stats-admin`: the publisher's lifecycle commands for the statistics catalogue. */
-await runCli(async () => {
-  if (process.argv[2] === 'webhooks') {
-    const args = process.argv.slice(3);
-    if (args.length === 0 || args.includes('--help')) {
-      console.log(WEBHOOKS_USAGE);
-      return;
-    }
-    const config = loadConfig();
-    const runtime = await openRuntime(config, { applicationName: 'statistics-admin' });
-    try {
-      await runWebhooksCommand(args, runtime.primary.db, webhookSettings(config));
-    } finally {
-      await runtime.close();
-    }
+const OPTIONS = {
+  'data-set': { type: 'string' },
+  version: { type: 'string' },
+  by: { type: 'string' },
+  clear: { type: 'boolean', default: false },
+  all: { type: 'boolean', default: false },
+  label: { type: 'string' },
+  'expires-in-hours': { type: 'string' },
+  title: { type: 'string' },
+  summary: { type: 'string' },
+  id: { type: 'string' },
+  slug: { type: 'string' },
+  publication: { type: 'string' },
+  help: { type: 'boolean', default: false },
+} as const;
+
+const COMMANDS = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set', 'rebuild-storage'];
+
+type Options = ReturnType<typeof parseArguments<{ allowPositionals: true; strict: true; options: typeof OPTIONS }>>['values'];
+
+/** `webhooks …`: the operator's statistics webhook subscriptions (src/cli/stats-webhooks.ts). */
+async function runWebhooks(args: string[]): Promise<void> {
+  if (args.length === 0 || args.includes('--help')) {
+    console.log(WEBHOOKS_USAGE);
     return;
   }
-  const { values, positionals } = parseArguments({
-    allowPositionals: true,
-    strict: true,
-    options: {
-      'data-set': { type: 'string' },
-      version: { type: 'string' },
-      by: { type: 'string' },
-      clear: { type: 'boolean', default: false },
-      all: { type: 'boolean', default: false },
-      label: { type: 'string' },
-      'expires-in-hours': { type: 'string' },
-      title: { type: 'string' },
-      summary: { type: 'string' },
-      id: { type: 'string' },
-      slug: { type: 'string' },
-      publication: { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-  }, USAGE);
+  const config = loadConfig();
+  const runtime = await openRuntime(config, { applicationName: 'statistics-admin' });
+  try {
+    await runWebhooksCommand(args, runtime.primary.db, webhookSettings(config));
+  } finally {
+    await runtime.close();
+  }
+}
+
+function printCatalogue(catalogue: Awaited<ReturnType<typeof listCatalogue>>): void {
+  for (const d of catalogue) {
+    console.log(`${d.id}  ${d.status.padEnd(10)} ${d.title}${d.supersedingDataSetId ? `  (superseded by ${d.supersedingDataSetId})` : ''}`);
+    for (const v of d.versions) {
+      console.log(
+        `    v${v.version.padEnd(8)} ${v.status.padEnd(10)} ${v.rows.toLocaleString('en-GB').padStart(9)} rows` +
+          (v.published ? `  published ${v.published.toISOString()}` : '') +
+          (v.withdrawn ? `  withdrawn ${v.withdrawn.toISOString()}` : ''),
+      );
+    }
+  }
+}
+
+/** Runs one lifecycle command (its name checked) against the primary database. */
+async function runCommand(command: string, values: Options, db: Db, config: Config): Promise<void> {
+  const dataSet = values['data-set']!;
+  const version = values.version!;
+  switch (command) {
+    case 'list': {
+      printCatalogue(await listCatalogue(db, values['data-set']));
+      break;
+    }
+    case 'publish':
+    case 'withdraw':
+    case 'deprecate': {
+      required(values, 'data-set', 'version');
+      const action = { publish: publishVersion, withdraw: withdrawVersion, deprecate: deprecateVersion }[command];
+      const result = await action(db, dataSet, version);
+      console.log(`Data set ${result.dataSetId} version ${result.version} is now ${result.status}.`);
+      break;
+    }
+    case 'delete-draft':
+      required(values, 'data-set', 'version');
+      await deleteDraftVersion(db, dataSet, version);
+      console.log(`Deleted draft version ${version} of data set ${dataSet}.`);
+      break;
+    case 'deprecate-data-set':
+    case 'withdraw-data-set': {
+      required(values, 'data-set');
+      const result = await setDataSetStatus(db, dataSet, command === 'deprecate-data-set' ? 'Deprecated' : 'Withdrawn');
+      console.log(`Data set ${result.dataSetId} is now ${result.status}.`);
+      break;
+    }
+    case 'supersede': {
+      required(values, 'data-set');
+      if (!values.clear) required(values, 'by');
+      const result = await setSupersedingDataSet(db, dataSet, values.clear ? null : values.by!);
+      console.log(
+        result.supersedingDataSetId
+          ? `Data set ${result.dataSetId} is superseded by ${result.supersedingDataSetId}.`
+          : `Data set ${result.dataSetId} has no superseding data set.`,
+      );
+      break;
+    }
+    case 'preview-token': {
+      required(values, 'data-set', 'version');
+      const token = await createPreviewToken(db, dataSet, version, {
+        label: values.label,
+        expiresInHours: values['expires-in-hours'] === undefined ? undefined : Number(values['expires-in-hours']),
+      });
+      console.log(`Preview token ${token.id} for data set ${token.dataSetId} version ${token.version}, expires ${token.expires.toISOString()}.`);
+      console.log(`Send it as the request header:  preview-token: ${token.id}`);
+      break;
+    }
+    case 'add-publication': {
+      required(values, 'title');
+      const id = await addPublication(db, { id: values.id, title: values.title!, summary: values.summary, slug: values.slug });
+      console.log(`Publication ${id} created.`);
+      break;
+    }
+    case 'rebuild-storage': {
+      if (values['data-set']) required(values, 'version');
+      const rebuilt = await rebuildStorage(db, { all: values.all, dataSetId: values['data-set'], version: values.version }, config.QUERY_INDEX_BUILD_TIMEOUT_MS, (v) =>
+        console.log(`Version ${v.id}: stored form rebuilt from its ${v.from === 'parquet' ? 'Parquet copy' : 'row table'}, ${v.rows} rows in ${v.seconds.toFixed(1)} s.`),
+      );
+      console.log(rebuilt === 0 ? "Every version's stored form is current." : `Rebuilt the stored form of ${rebuilt} version(s).`);
+      break;
+    }
+    case 'add-data-set': {
+      required(values, 'publication', 'title');
+      const id = await addDataSet(db, { id: values.id, publicationId: values.publication!, title: values.title!, summary: values.summary });
+      console.log(`Data set ${id} created (Draft until its first version is published). Import a version with npm run import.`);
+      break;
+    }
+  }
+}
+
+/** `npm run stats-admin`: the publisher's lifecycle commands for the statistics catalogue. */
+await runCli(async () => {
+  if (process.argv[2] === 'webhooks') return runWebhooks(process.argv.slice(3));
+  const { values, positionals } = parseArguments({ allowPositionals: true, strict: true, options: OPTIONS }, USAGE);
   const command = positionals[0];
   if (values.help || !command) {
     console.log(USAGE);
     return;
   }
-  const commands = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set', 'rebuild-storage'];
-  if (!commands.includes(command)) throw new ValidationError([{ path: 'command', message: `Unknown command "${command}".\n\n${USAGE}` }]);
+  if (!COMMANDS.includes(command)) throw new ValidationError([{ path: 'command', message: `Unknown command "${command}".\n\n${USAGE}` }]);
   if (command === 'preview-token' && values['expires-in-hours'] !== undefined && !/^\d+(\.\d+)?$/.test(values['expires-in-hours'])) {
     throw new ValidationError([{ path: '--expires-in-hours', message: 'must be a number of hours.' }]);
   }
   const config = loadConfig();
   const runtime = await openRuntime(config, { applicationName: 'statistics-admin' });
-  const db = runtime.primary.db;
-  const dataSet = values['data-set']!;
-  const version = values.version!;
   try {
-    switch (command) {
-      case 'list': {
-        for (const d of await listCatalogue(db, values['data-set'])) {
-          console.log(`${d.id}  ${d.status.padEnd(10)} ${d.title}${d.supersedingDataSetId ? `  (superseded by ${d.supersedingDataSetId})` : ''}`);
-          for (const v of d.versions) {
-            console.log(
-              `    v${v.version.padEnd(8)} ${v.status.padEnd(10)} ${v.rows.toLocaleString('en-GB').padStart(9)} rows` +
-                (v.published ? `  published ${v.published.toISOString()}` : '') +
-                (v.withdrawn ? `  withdrawn ${v.withdrawn.toISOString()}` : ''),
-            );
-          }
-        }
-        break;
-      }
-      case 'publish':
-      case 'withdraw':
-      case 'deprecate': {
-        required(values, 'data-set', 'version');
-        const action = { publish: publishVersion, withdraw: withdrawVersion, deprecate: deprecateVersion }[command];
-        const result = await action(db, dataSet, version);
-        console.log(`Data set ${result.dataSetId} version ${result.version} is now ${result.status}.`);
-        break;
-      }
-      case 'delete-draft':
-        required(values, 'data-set', 'version');
-        await deleteDraftVersion(db, dataSet, version);
-        console.log(`Deleted draft version ${version} of data set ${dataSet}.`);
-        break;
-      case 'deprecate-data-set':
-      case 'withdraw-data-set': {
-        required(values, 'data-set');
-        const result = await setDataSetStatus(db, dataSet, command === 'deprecate-data-set' ? 'Deprecated' : 'Withdrawn');
-        console.log(`Data set ${result.dataSetId} is now ${result.status}.`);
-        break;
-      }
-      case 'supersede': {
-        required(values, 'data-set');
-        if (!values.clear) required(values, 'by');
-        const result = await setSupersedingDataSet(db, dataSet, values.clear ? null : values.by!);
-        console.log(
-          result.supersedingDataSetId
-            ? `Data set ${result.dataSetId} is superseded by ${result.supersedingDataSetId}.`
-            : `Data set ${result.dataSetId} has no superseding data set.`,
-        );
-        break;
-      }
-      case 'preview-token': {
-        required(values, 'data-set', 'version');
-        const token = await createPreviewToken(db, dataSet, version, {
-          label: values.label,
-          expiresInHours: values['expires-in-hours'] === undefined ? undefined : Number(values['expires-in-hours']),
-        });
-        console.log(`Preview token ${token.id} for data set ${token.dataSetId} version ${token.version}, expires ${token.expires.toISOString()}.`);
-        console.log(`Send it as the request header:  preview-token: ${token.id}`);
-        break;
-      }
-      case 'add-publication': {
-        required(values, 'title');
-        const id = await addPublication(db, { id: values.id, title: values.title!, summary: values.summary, slug: values.slug });
-        console.log(`Publication ${id} created.`);
-        break;
-      }
-      case 'rebuild-storage': {
-        if (values['data-set']) required(values, 'version');
-        const rebuilt = await rebuildStorage(db, { all: values.all, dataSetId: values['data-set'], version: values.version }, config.QUERY_INDEX_BUILD_TIMEOUT_MS, (v) =>
-          console.log(`Version ${v.id}: stored form rebuilt from its ${v.from === 'parquet' ? 'Parquet copy' : 'row table'}, ${v.rows} rows in ${v.seconds.toFixed(1)} s.`),
-        );
-        console.log(rebuilt === 0 ? 'Every version\'s stored form is current.' : `Rebuilt the stored form of ${rebuilt} version(s).`);
-        break;
-      }
-      case 'add-data-set': {
-        required(values, 'publication', 'title');
-        const id = await addDataSet(db, { id: values.id, publicationId: values.publication!, title: values.title!, summary: values.summary });
-        console.log(`Data set ${id} created (Draft until its first version is published). Import a version with npm run import.`);
-        break;
-      }
-    }
+    await runCommand(command, values, runtime.primary.db, config);
   } finally {
     await runtime.close();
   }

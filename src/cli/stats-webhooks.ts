@@ -2,13 +2,15 @@
  * `npm run stats-admin -- webhooks <command>`: the operator's statistics webhook subscriptions. The statistics API
  * is public and read-only, with no token that could own a subscription, so the operator adds them for subscribers
  * (docs/architecture.md, "Change events"). Argument parsing and printing only: the rules are the webhook service's
- * (src/events/webhooks.ts), shared with the providers' subscriptions, and the same worker delivers both.
+ * (src/events/webhooks.ts; the data set a subscription follows is checked here), shared with the providers' subscriptions, and the same worker delivers both.
  * A secret (on add and rotate-secret) is printed once, alone on the last line, so scripts can take `tail -n 1`.
  */
 import { parseArgs } from 'node:util';
 import type { Db } from '../db/database.js';
-import { ValidationError } from '../errors.js';
-import { STATISTICS_EVENT_TYPES } from '../events/statistics-events.js';
+import { UnprocessableError, ValidationError } from '../errors.js';
+import { dataSetExists } from '../statistics/lifecycle/repository.js';
+import { STATISTICS_EVENT_TYPES } from '../statistics/events/service.js';
+import { isUuid } from '../validators.js';
 import {
   changeSubscription, createSubscription, deleteSubscription, listDeliveries, listStatisticsSubscriptions, redeliverById, rotateSecret,
   STATISTICS_OWNER, type WebhookSettings,
@@ -62,7 +64,9 @@ export async function runWebhooksCommand(args: string[], db: Db, settings: Webho
       if (positionals.length > 0) usage(`Unexpected argument "${positionals[0]}".`);
       if (!values.url) usage('--url required.');
       const eventTypes = (values.types ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
-      const created = await createSubscription(db, STATISTICS_OWNER, { url: values.url, event_types: eventTypes }, STATISTICS_EVENT_TYPES, settings, values['data-set'] ?? null);
+      const dataSetId = values['data-set'] ?? null;
+      if (dataSetId !== null && !(isUuid(dataSetId) && (await dataSetExists(db, dataSetId)))) throw new UnprocessableError(`data set ${dataSetId}: no data set with this id`);
+      const created = await createSubscription(db, STATISTICS_OWNER, { url: values.url, event_types: eventTypes }, STATISTICS_EVENT_TYPES, settings, dataSetId);
       console.log(`Added statistics webhook subscription ${created.id}: ${created.url}`);
       console.log(`  ${types(created.event_types)}, ${values['data-set'] ? `data set ${values['data-set']}` : 'every data set'}; events from now on.`);
       console.log('Its signing secret is shown only this once:');

@@ -229,6 +229,76 @@ export async function initialiseEmbeddedCluster(clusterDir: string): Promise<voi
   await initdb(clusterDir, await packagedBinaries(), postgresUser(), lang, { ...process.env, LC_MESSAGES: lang });
 }
 
+/** The postmaster this process runs: started (again after a stop), stopped, and stopped if this process exits first. */
+class Postmaster {
+  child: ChildProcess | undefined;
+  // Stops the cluster if this process exits without stopping it (a crashed CLI), so no postmaster is left behind.
+  private readonly killOnExit = () => this.child?.kill('SIGINT');
+
+  constructor(
+    private readonly binaries: Binaries,
+    private readonly clusterDir: string,
+    private readonly port: number,
+    private readonly user: RunAs | undefined,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  start(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let output = '';
+      let ready = false;
+      const postgres = spawn(
+        this.binaries.postgres,
+        ['-D', this.clusterDir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
+        // Its own process group: a Ctrl-C in the terminal reaches the server only, which stops the database last.
+        { ...this.user, env: this.env, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
+      );
+      this.child = postgres;
+      process.on('exit', this.killOnExit);
+      postgres.stderr.on('data', (chunk: Buffer) => {
+        const message = chunk.toString();
+        this.log(message.trim());
+        if (!ready) {
+          output = (output + message).slice(-4000);
+          if (message.includes('database system is ready to accept connections')) {
+            ready = true;
+            resolve();
+          }
+        }
+      });
+      postgres.on('error', (error) => {
+        if (!ready) reject(new Error(`The embedded PostgreSQL could not be started: ${error.message}`));
+        else this.log(`postgres process error: ${error.message}`);
+      });
+      postgres.on('exit', (code, signal) => {
+        if (this.child === postgres) {
+          this.child = undefined;
+          process.removeListener('exit', this.killOnExit);
+        }
+        if (!ready) {
+          reject(new Error(`The embedded PostgreSQL in ${this.clusterDir} did not start (${signal ?? `exit code ${code}`}): ${output.trim().split('\n').slice(-3).join(' ')}`));
+        } else {
+          this.log(`postgres exited (${signal ?? `exit code ${code}`})`);
+        }
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    const running = this.child;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      running.once('exit', () => resolve());
+      // SIGINT: PostgreSQL's fast shutdown (sessions are ended, the data is consistent). SIGQUIT after 30 s.
+      running.kill('SIGINT');
+      const force = setTimeout(() => running.kill('SIGQUIT'), 30000);
+      force.unref();
+      running.once('exit', () => clearTimeout(force));
+    });
+  }
+}
+
 /**
  * Starts (or joins) the embedded PostgreSQL whose cluster lives in `<dataDir>/postgres`.
  * A second process on the same data dir (a CLI while the server runs) connects to the running cluster
@@ -260,62 +330,9 @@ export async function startEmbeddedPostgres(
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await initdb(clusterDir, binaries, user, lang, env);
 
   const port = await freePort();
-  let child: ChildProcess | undefined;
-  // Stops the cluster if this process exits without stopping it (a crashed CLI), so no postmaster is left behind.
-  const killOnExit = () => child?.kill('SIGINT');
-
-  const start = () =>
-    new Promise<void>((resolve, reject) => {
-      let output = '';
-      let ready = false;
-      const postgres = spawn(
-        binaries.postgres,
-        ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
-        // Its own process group: a Ctrl-C in the terminal reaches the server only, which stops the database last.
-        { ...user, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
-      );
-      child = postgres;
-      process.on('exit', killOnExit);
-      postgres.stderr.on('data', (chunk: Buffer) => {
-        const message = chunk.toString();
-        log(message.trim());
-        if (!ready) {
-          output = (output + message).slice(-4000);
-          if (message.includes('database system is ready to accept connections')) {
-            ready = true;
-            resolve();
-          }
-        }
-      });
-      postgres.on('error', (error) => {
-        if (!ready) reject(new Error(`The embedded PostgreSQL could not be started: ${error.message}`));
-        else log(`postgres process error: ${error.message}`);
-      });
-      postgres.on('exit', (code, signal) => {
-        if (child === postgres) {
-          child = undefined;
-          process.removeListener('exit', killOnExit);
-        }
-        if (!ready) {
-          reject(new Error(`The embedded PostgreSQL in ${clusterDir} did not start (${signal ?? `exit code ${code}`}): ${output.trim().split('\n').slice(-3).join(' ')}`));
-        } else {
-          log(`postgres exited (${signal ?? `exit code ${code}`})`);
-        }
-      });
-    });
-
-  const stop = async () => {
-    const running = child;
-    if (!running || running.exitCode !== null || running.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      running.once('exit', () => resolve());
-      // SIGINT: PostgreSQL's fast shutdown (sessions are ended, the data is consistent). SIGQUIT after 30 s.
-      running.kill('SIGINT');
-      const force = setTimeout(() => running.kill('SIGQUIT'), 30000);
-      force.unref();
-      running.once('exit', () => clearTimeout(force));
-    });
-  };
+  const postmaster = new Postmaster(binaries, clusterDir, port, user, env, log);
+  const start = () => postmaster.start();
+  const stop = () => postmaster.stop();
 
   await start();
   await ensureDatabase(port, database);
@@ -323,7 +340,7 @@ export async function startEmbeddedPostgres(
     url: urlFor(port),
     owned: true,
     get pid() {
-      return child?.pid;
+      return postmaster.child?.pid;
     },
     clusterDir,
     stop,

@@ -5,10 +5,9 @@
  * Notifications can be lost while the listener reconnects, so the hub also reads every `pollMs`.
  */
 import pg from 'pg';
-import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { CoalescedTask } from './coalesced.js';
-import { EVENTS_CHANNEL, eventLogState, type StoredEvent } from './outbox-repository.js';
+import { EVENTS_CHANNEL, eventLogState, readEventsAfter, type StoredEvent } from './outbox-repository.js';
 
 /** A run of consecutive positions `(from, to]` and the events in it (all of them, every scope). */
 export interface EventBatch {
@@ -78,8 +77,7 @@ export class EventHub {
       return;
     }
     for (;;) {
-      const { rows } = await sql<StoredEvent>`
-        SELECT * FROM events WHERE position > ${this.position} ORDER BY position LIMIT ${BATCH_LIMIT}`.execute(this.db);
+      const rows = await readEventsAfter(this.db, this.position, BATCH_LIMIT);
       if (rows.length === 0) {
         // Purged past the hub (an idle instance), or nothing new.
         return;

@@ -193,6 +193,12 @@ export async function eventLogState(db: Executor): Promise<{ lastPosition: numbe
   return { lastPosition: row.last_position, purgedThrough: row.purged_through };
 }
 
+/** Every scope's events after `after`, in position order, at most `limit` (the hub's read of what is new). */
+export async function readEventsAfter(db: Executor, after: number, limit: number): Promise<StoredEvent[]> {
+  const { rows } = await sql<StoredEvent>`SELECT * FROM events WHERE position > ${after} ORDER BY position LIMIT ${limit}`.execute(db);
+  return rows;
+}
+
 function scoped(scope: FeedScope) {
   return scope.api === 'statistics'
     ? sql`api = 'statistics'`

@@ -2,11 +2,14 @@
  * The event system's per-instance parts, at the root of the app: the sequencer (gives appended events their
  * positions, every EVENTS_SEQUENCE_INTERVAL_MS), the hub (LISTEN connection, newest events), the stream slots, and
  * the retention purge (hourly; any instance may run it, a second run finds nothing to delete).
- * Each API mounts its own `/events` route in its scope (./routes.ts).
+ * Each API mounts its own `/events` route in its scope (src/statistics/events/routes.ts, src/register/events/routes.ts)
+ * and gives its adapter (how its events read to webhook subscribers) through the `apis` option: this module imports
+ * neither API.
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
+import type { EventApiAdapters } from './api-adapter.js';
 import { ExportSlots } from '../plugins/streaming.js';
 import type { FeedDeps } from './feed.js';
 import { EventHub } from './hub.js';
@@ -25,7 +28,15 @@ declare module 'fastify' {
 
 const PURGE_INTERVAL_MS = 3600_000;
 
-export const eventsPlugin = fp<{ listenConnection?: pg.ClientConfig; network?: NetworkDeps; webhookWorker?: boolean }>(
+export interface EventsPluginOptions {
+  /** Each API's adapter: how its events read to webhook subscribers. */
+  apis: EventApiAdapters;
+  listenConnection?: pg.ClientConfig;
+  network?: NetworkDeps;
+  webhookWorker?: boolean;
+}
+
+export const eventsPlugin = fp<EventsPluginOptions>(
   async (app: FastifyInstance, options) => {
     const { config, db } = app;
     const hub = new EventHub(db, { listenConnection: options.listenConnection, pollMs: config.EVENTS_POLL_MS, log: app.log });
@@ -45,7 +56,9 @@ export const eventsPlugin = fp<{ listenConnection?: pg.ClientConfig; network?: N
     const worker =
       options.webhookWorker === false
         ? undefined
-        : new WebhookWorker(db, { config, hub, network: webhooks.network, policy: webhooks.policy, retentionDays: config.EVENTS_RETENTION_DAYS, log: app.log });
+        : new WebhookWorker(db, {
+            config, hub, network: webhooks.network, policy: webhooks.policy, retentionDays: config.EVENTS_RETENTION_DAYS, apis: options.apis, log: app.log,
+          });
     const purge = () =>
       purgeEvents(db, config.EVENTS_RETENTION_DAYS).catch((error: Error) => app.log.warn({ err: error.message }, 'event retention purge failed'));
     let timer: NodeJS.Timeout | undefined;

@@ -24,12 +24,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import type { RegisterVersion } from '../register/versions/index.js';
+import type { EventApiAdapters } from './api-adapter.js';
 import { CoalescedTask } from './coalesced.js';
 import type { EventHub } from './hub.js';
-import { appendEvent, encodeCursor, readEventPage, type FeedScope, type StoredEvent } from './outbox-repository.js';
-import { registerEventBody } from './register-events.js';
-import { statisticsEventBody } from './statistics-events.js';
+import { encodeCursor, readEventPage, type FeedScope, type StoredEvent } from './outbox-repository.js';
 import { signatureHeader } from './webhooks.js';
 import {
   claimSubscription, disableSubscription, dueSubscriptions, insertDeliveries, loadSubscription, lockEnabledSubscription, pendingDeliveries, recordAttempt,
@@ -47,9 +45,8 @@ function scopeOf(row: SubscriptionRow): FeedScope {
   return row.api === 'statistics' ? { api: 'statistics' } : { api: 'register', providerId: row.provider_id!, environment: row.environment! };
 }
 
-function bodyOf(row: SubscriptionRow, event: StoredEvent): string {
-  const cursor = encodeCursor(event.position);
-  return JSON.stringify(row.api === 'statistics' ? statisticsEventBody(event, cursor) : registerEventBody(event, row.api_version as RegisterVersion, cursor));
+function bodyOf(apis: EventApiAdapters, row: SubscriptionRow, event: StoredEvent): string {
+  return JSON.stringify(apis[row.api].webhookBody(event, encodeCursor(event.position), row.api_version));
 }
 
 /** Full jitter on an exponential step: half the step plus a random part of the other half. */
@@ -64,6 +61,8 @@ export interface WebhookWorkerOptions {
   network: NetworkDeps;
   policy: AddressPolicy;
   retentionDays: number;
+  /** How each API's events read to its subscribers (the event system knows no API). */
+  apis: EventApiAdapters;
   log: { warn(obj: object, msg: string): void };
 }
 
@@ -108,7 +107,7 @@ export class WebhookWorker {
         const filter = { types: row.event_types, resourceId: row.data_set_id ?? undefined };
         const page = await readEventPage(trx, scopeOf(row), row.cursor, filter, FAN_OUT_PAGE, this.options.retentionDays);
         await insertDeliveries(trx, page.events.map((event) => ({
-          subscription_id: row.id, event_position: event.position, event_id: event.id, event_type: event.type, body: bodyOf(row, event), next_attempt_at: new Date(),
+          subscription_id: row.id, event_position: event.position, event_id: event.id, event_type: event.type, body: bodyOf(this.options.apis, row, event), next_attempt_at: new Date(),
         })));
         const cursor = page.hasMore ? page.next : Math.max(page.next, page.horizon);
         await setSubscriptionCursor(trx, row.id, cursor);
@@ -182,7 +181,8 @@ export class WebhookWorker {
   }
 
   /**
-   * After sustained failure: the subscription is disabled and, for a provider's, a `webhook.disabled` event says so.
+   * After sustained failure: the subscription is disabled and its API's adapter records it in the same transaction
+   * (the register appends a `webhook.disabled` event for the provider).
    * A statistics subscription gets no event (the statistics feed is public and would show the subscriber's URL): the
    * operator sees the reason in `stats-admin webhooks list`, and the log says it.
    */
@@ -191,12 +191,7 @@ export class WebhookWorker {
     const reason = `Deliveries failed for ${minutes} minutes (last: ${lastError}); re-enable the subscription to resume.`;
     await this.db.transaction().execute(async (trx) => {
       await disableSubscription(trx, subscription.id, reason);
-      if (subscription.api === 'register') {
-        await appendEvent(trx, {
-          api: 'register', type: 'webhook.disabled', providerId: subscription.provider_id, environment: subscription.environment,
-          resourceType: 'webhook', resourceId: subscription.id, payload: { webhook_id: subscription.id, url: subscription.url, reason },
-        });
-      }
+      await this.options.apis[subscription.api].subscriptionDisabled?.(trx, subscription, reason);
     });
     if (subscription.api === 'statistics') this.options.log.warn({ subscription: subscription.id, reason }, 'statistics webhook subscription disabled');
   }

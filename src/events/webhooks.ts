@@ -9,7 +9,6 @@ import type { Config } from '../config.js';
 import type { Db, Executor } from '../db/database.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
 import { eventLogState, type FeedScope } from './outbox-repository.js';
-import { dataSetExists } from './repository.js';
 import {
   countSubscriptions, deleteSubscriptionRow, findDeliverySubscription, findSubscription, insertSubscription, listDeliveryRows, listSubscriptionRows, lockOwner, requeueDelivery,
   requeueFailedDeliveries, updateSubscription,
@@ -104,8 +103,8 @@ function checkedTypes(raw: unknown, known: readonly string[]): string[] {
 }
 
 /**
- * `dataSetId` (statistics subscriptions only, checked by the caller's route or command): only the events of that
- * data set and its versions.
+ * `dataSetId` (statistics subscriptions only; that it names a data set is checked by the caller's command, as this
+ * module knows no API's resources): only the events of that data set and its versions.
  */
 export async function createSubscription(
   db: Db, owner: SubscriptionOwner, input: SubscriptionInput, knownTypes: readonly string[], settings: WebhookSettings, dataSetId: string | null = null,
@@ -114,7 +113,6 @@ export async function createSubscription(
   const types = checkedTypes(input.event_types, knownTypes);
   if (dataSetId !== null) {
     if (owner.scope.api !== 'statistics') throw new UnprocessableError('data_set_id: only statistics subscriptions follow one data set');
-    if (!UUID.test(dataSetId) || !(await dataSetExists(db, dataSetId))) throw new UnprocessableError(`data set ${dataSetId}: no data set with this id`);
   }
   const secret = newSigningSecret();
   const limit = owner.scope.api === 'statistics' ? MAX_STATISTICS_SUBSCRIPTIONS : MAX_SUBSCRIPTIONS;

@@ -15,8 +15,8 @@ import { authenticateToken, tokenFromHeader, tokenSecret, touchToken } from './t
 import { TraineeBodyCache } from './trainees/body-cache.js';
 import { traineeRoutes } from './trainees/routes.js';
 import { transitionRoutes } from './transitions/routes.js';
-import { registerEventRoutes } from '../events/routes.js';
-import { registerWebhookRoutes } from '../events/webhook-routes.js';
+import { registerEventRoutes } from './events/routes.js';
+import { registerWebhookRoutes } from './events/webhook-routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT } from './versions/index.js';
 import { nextTurn } from '../event-loop.js';
 

@@ -14,7 +14,7 @@ import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import { queryRoutes } from './query/http/routes.js';
 import { registerStatisticsSchemas } from './schemas.js';
 import { registerQuerySchemas } from './query/http/contract.js';
-import { statisticsEventRoutes } from '../events/routes.js';
+import { statisticsEventRoutes } from './events/routes.js';
 import { nextTurn } from '../event-loop.js';
 
 /** What the API's mounts are given; the configuration and databases come from the instance (`app.config`, `app.readDb`). */

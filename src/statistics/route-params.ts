@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { pagingParameters } from './http.js';
+import { pagingParameters } from './paging.js';
 
 /** Path, header and query schemas that several statistics route modules declare. */
 

@@ -22,6 +22,8 @@ import { REGISTER_VERSIONS, type RegisterVersion } from '../../src/register/vers
 import { receiveTrn } from '../../src/register/transitions/service.js';
 import { purgeEvents, sequencePendingEvents } from '../../src/events/outbox-repository.js';
 import { WebhookWorker } from '../../src/events/webhook-worker.js';
+import { registerEventApi } from '../../src/register/events/service.js';
+import { statisticsEventApi } from '../../src/statistics/events/service.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createProviderWithToken } from '../register/helpers.js';
 
@@ -251,7 +253,8 @@ async function before(t: TestApp, step: NonNullable<RegisterExample['before']>, 
   else {
     // The worker's fan-out alone (its send step never runs): deliveries are queued as the worker queues them.
     const worker = new WebhookWorker(t.database.db, {
-      config: t.config, hub: t.app.events.hub, network: t.app.webhooks.network, policy: t.app.webhooks.policy, retentionDays: t.config.EVENTS_RETENTION_DAYS, log: console,
+      config: t.config, hub: t.app.events.hub, network: t.app.webhooks.network, policy: t.app.webhooks.policy, retentionDays: t.config.EVENTS_RETENTION_DAYS,
+      apis: { statistics: statisticsEventApi, register: registerEventApi }, log: console,
     });
     await worker.fanOut();
   }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { receiveTrn } from '../../src/register/transitions/service.js';
-import { appendTraineeCreated } from '../../src/events/register-events.js';
+import { appendTraineeCreated } from '../../src/register/events/service.js';
 import { deprecateVersion, publishVersion, withdrawVersion } from '../../src/statistics/lifecycle/service.js';
 import { purgeEvents } from '../../src/events/outbox-repository.js';
 import { registerFixture, SCHOOL, UK_DEGREE, validTrainee, type RegisterFixture } from '../register/helpers.js';

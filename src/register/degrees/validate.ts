@@ -51,6 +51,65 @@ export function graduationYearErrors(year: number | null, now: Date = new Date()
 /** The normalized degree (what would be stored), read even when there are errors (for the duplicate check). */
 export type CheckedDegreeValues = Omit<DegreeValues, 'graduation_year'> & { graduation_year: number | null };
 
+/** UK or non-UK: from the institution and country on create; on a change, from what is sent, else as stored. */
+function degreeLocale(data: Body, existing: DegreeRow | undefined): 'uk' | 'non_uk' {
+  const sentCountry = code(data.country);
+  if (!existing) {
+    return code(data.institution) !== null || sentCountry === null || UK_COUNTRIES.has(sentCountry) ? 'uk' : 'non_uk';
+  } else if ('uk_degree' in data) {
+    return 'uk';
+  } else if ('non_uk_degree' in data) {
+    return 'non_uk';
+  } else if ('country' in data) {
+    return sentCountry === null || UK_COUNTRIES.has(sentCountry) ? 'uk' : 'non_uk';
+  } else {
+    return existing.locale_code;
+  }
+}
+
+/** The degree type of the locale (and a non-UK degree's country). */
+function checkDegreeType(locale: 'uk' | 'non_uk', raw: Partial<Raw>, values: CheckedDegreeValues, errors: string[]): void {
+  if (locale === 'uk') {
+    const ukDegree = code(raw.uk_degree);
+    if (ukDegree === null) errors.push('uk_degree must be entered if specifying a previous UK degree');
+    else if (!referenceId('degree_type', ukDegree)) errors.push(inclusionMessage('uk_degree', ukDegree, 'degree_type'));
+    else Object.assign(values, { uk_degree: ukDegree, uk_degree_uuid: referenceId('degree_type', ukDegree) });
+  } else {
+    const nonUkDegree = code(raw.non_uk_degree);
+    if (nonUkDegree === null) errors.push('non_uk_degree must be entered if specifying a previous non-UK degree');
+    else if (!referenceId('degree_type', nonUkDegree)) errors.push(inclusionMessage('non_uk_degree', nonUkDegree, 'degree_type'));
+    else values.non_uk_degree = nonUkDegree;
+    const country = code(raw.country);
+    // Only a change (PUT/PATCH) can reach this without a country: on create a blank country means a UK degree.
+    if (country === null) errors.push('country must be entered if specifying a previous non-UK degree');
+    else if (!referenceId('country', country)) errors.push(inclusionMessage('country', country, 'country'));
+    else values.country = country;
+  }
+}
+
+/**
+ * The institution: kept as stored on a non-UK degree (only the locale fields switch), required for UK degrees.
+ * `changing`: a PUT/PATCH of a stored degree.
+ */
+function checkInstitution(
+  locale: 'uk' | 'non_uk', raw: Partial<Raw>, values: CheckedDegreeValues, errors: string[], keepsOtherUk: boolean, changing: boolean,
+): void {
+  if (keepsOtherUk) {
+    values.institution_uuid = otherUkInstitutionId() ?? null;
+  } else {
+    let institution = code(raw.institution);
+    if (institution === '0133') institution = '0149'; // Institute of Education is now part of UCL.
+    if (institution === null) {
+      if (locale === 'uk') errors.push('institution must be entered if specifying a previous UK degree');
+    } else if (referenceId('institution', institution)) {
+      Object.assign(values, { institution, institution_uuid: referenceId('institution', institution) });
+    } else if (locale === 'uk' || changing) {
+      // Unknown institutions silently become "Other UK institution", as the real service does.
+      values.institution_uuid = otherUkInstitutionId() ?? null;
+    }
+  }
+}
+
 /**
  * Normalizes and validates one degree. `existing` is the stored degree on PUT/PATCH: only the fields present in
  * `data` change, and the locale is recomputed only when the degree type or country is sent.
@@ -73,19 +132,7 @@ export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Da
   // A stored "Other UK" institution has no code; it stays unless an institution is sent.
   const keepsOtherUk = !!existing && existing.institution === null && existing.institution_uuid !== null && !('institution' in data);
 
-  const sentCountry = code(data.country);
-  let locale: 'uk' | 'non_uk';
-  if (!existing) {
-    locale = code(data.institution) !== null || sentCountry === null || UK_COUNTRIES.has(sentCountry) ? 'uk' : 'non_uk';
-  } else if ('uk_degree' in data) {
-    locale = 'uk';
-  } else if ('non_uk_degree' in data) {
-    locale = 'non_uk';
-  } else if ('country' in data) {
-    locale = sentCountry === null || UK_COUNTRIES.has(sentCountry) ? 'uk' : 'non_uk';
-  } else {
-    locale = existing.locale_code;
-  }
+  const locale = degreeLocale(data, existing);
 
   const errors: string[] = [];
   const values: CheckedDegreeValues = {
@@ -104,43 +151,14 @@ export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Da
     graduation_year: null,
   };
 
-  if (locale === 'uk') {
-    const ukDegree = code(raw.uk_degree);
-    if (ukDegree === null) errors.push('uk_degree must be entered if specifying a previous UK degree');
-    else if (!referenceId('degree_type', ukDegree)) errors.push(inclusionMessage('uk_degree', ukDegree, 'degree_type'));
-    else Object.assign(values, { uk_degree: ukDegree, uk_degree_uuid: referenceId('degree_type', ukDegree) });
-  } else {
-    const nonUkDegree = code(raw.non_uk_degree);
-    if (nonUkDegree === null) errors.push('non_uk_degree must be entered if specifying a previous non-UK degree');
-    else if (!referenceId('degree_type', nonUkDegree)) errors.push(inclusionMessage('non_uk_degree', nonUkDegree, 'degree_type'));
-    else values.non_uk_degree = nonUkDegree;
-    const country = code(raw.country);
-    // Only a change (PUT/PATCH) can reach this without a country: on create a blank country means a UK degree.
-    if (country === null) errors.push('country must be entered if specifying a previous non-UK degree');
-    else if (!referenceId('country', country)) errors.push(inclusionMessage('country', country, 'country'));
-    else values.country = country;
-  }
+  checkDegreeType(locale, raw, values, errors);
 
   const subject = code(raw.subject);
   const subjectId = subject === null ? undefined : referenceId('degree_subject', subject);
   if (!subjectId) errors.push('subject must be entered if specifying a previous UK degree or non-UK degree');
   else Object.assign(values, { subject, subject_uuid: subjectId });
 
-  // The institution: kept as stored on a non-UK degree (only the locale fields switch), required for UK degrees.
-  if (keepsOtherUk) {
-    values.institution_uuid = otherUkInstitutionId() ?? null;
-  } else {
-    let institution = code(raw.institution);
-    if (institution === '0133') institution = '0149'; // Institute of Education is now part of UCL.
-    if (institution === null) {
-      if (locale === 'uk') errors.push('institution must be entered if specifying a previous UK degree');
-    } else if (referenceId('institution', institution)) {
-      Object.assign(values, { institution, institution_uuid: referenceId('institution', institution) });
-    } else if (locale === 'uk' || existing) {
-      // Unknown institutions silently become "Other UK institution", as the real service does.
-      values.institution_uuid = otherUkInstitutionId() ?? null;
-    }
-  }
+  checkInstitution(locale, raw, values, errors, keepsOtherUk, !!existing);
 
   let grade = code(raw.grade);
   if (grade === '09') grade = '14'; // "Pass (honours course)" is stored as Pass.

@@ -50,11 +50,25 @@ const errors = {
   422: (what: string) => json(RegisterErrorsSchema, what),
 };
 
-export function actionPaths(version: RegisterVersion): Json {
+/** What the writes say about a locked trainee (the version's locked states; nothing when it has none). */
+interface LockNotes {
+  lockedStates: readonly string[];
+  /** Appended to a 422's description. */
+  locked: string;
+  /** Appended to an operation's description. */
+  lockNote: string;
+}
+
+function lockNotes(version: RegisterVersion): LockNotes {
   const lockedStates = adapterFor(version).lockedStates;
   const lockedList = `${lockedStates.slice(0, -1).join(', ')} or ${lockedStates[lockedStates.length - 1]}`;
   const locked = lockedStates.length > 0 ? `; or the trainee is ${lockedList} (StateTransitionError)` : '';
   const lockNote = lockedStates.length > 0 ? ` Refused with 422 \`StateTransitionError\` while the trainee is ${lockedList}.` : '';
+  return { lockedStates, locked, lockNote };
+}
+
+/** Defer, withdraw and the recommendation for QTS or EYTS (and its deprecated alias). */
+function transitionPaths(version: RegisterVersion): Record<string, Record<string, unknown>> {
   const qtsResponses = {
     202: json(wrapped(trainee), 'Recommended: state recommended_for_award, outcome_date set'),
     401: errors[401],
@@ -66,7 +80,7 @@ export function actionPaths(version: RegisterVersion): Json {
     '2 by default, 1 for iQTS, none for early years and assessment-only routes.';
   const dateField = externalName(version, 'withdrawal_date');
 
-  const paths: Record<string, Record<string, unknown>> = {
+  return {
     '/trainees/{trainee_id}/defer': {
       parameters: [traineeId],
       post: {
@@ -111,6 +125,11 @@ export function actionPaths(version: RegisterVersion): Json {
         },
       },
     },
+  };
+}
+
+function placementPaths({ locked, lockNote, lockedStates }: LockNotes): Record<string, Record<string, unknown>> {
+  return {
     '/trainees/{trainee_id}/placements': {
       parameters: [traineeId],
       get: {
@@ -144,6 +163,11 @@ export function actionPaths(version: RegisterVersion): Json {
         responses: { 200: json(wrapped(trainee), 'Deleted'), 401: errors[401], 404: errors[404], ...(lockedStates.length > 0 ? { 422: errors[422]('StateTransitionError') } : {}) },
       },
     },
+  };
+}
+
+function degreePaths({ locked, lockNote, lockedStates }: LockNotes): Record<string, Record<string, unknown>> {
+  return {
     '/trainees/{trainee_id}/degrees': {
       parameters: [traineeId],
       get: {
@@ -180,6 +204,11 @@ export function actionPaths(version: RegisterVersion): Json {
       },
     },
   };
+}
+
+export function actionPaths(version: RegisterVersion): Json {
+  const lock = lockNotes(version);
+  const paths = { ...transitionPaths(version), ...placementPaths(lock), ...degreePaths(lock) };
   // Every write takes an optional If-Match on the trainee.
   for (const item of Object.values(paths)) {
     for (const [method, value] of Object.entries(item)) {

@@ -12,7 +12,7 @@ import { REFERENCE_DATA_KEYS } from '../reference-data.js';
 import { adapterFor, externalName, REGISTER_VERSIONS, type RegisterVersion } from '../versions/index.js';
 import { actionPaths } from './action-paths.js';
 import { withRegisterExamples } from './examples.js';
-import { registerEventPaths } from '../../events/openapi.js';
+import { registerEventPaths } from '../events/openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -125,15 +125,15 @@ const errors = {
   404: json(ref('NotFound'), 'Not found (also another provider’s trainee)'),
 };
 
-export function registerOpenApiDocument(version: RegisterVersion): Json {
-  const adapter = adapterFor(version);
+/** `/info`, `/trainees` and `/trainees/{trainee_id}`: the trainee endpoints of every version. */
+function traineePaths(): Json {
   const body = { schema: { type: 'object', required: ['data'], properties: { data: ref('TraineeInput') } } };
   const write = {
     required: true,
     description: 'JSON, or a form body with Rails-style keys (`data[first_names]=…`, `data[placements_attributes][][urn]=…`)',
     content: { 'application/json': body, 'application/x-www-form-urlencoded': body },
   };
-  const paths: Json = {
+  return {
     '/info': {
       get: {
         summary: 'Service status and versions',
@@ -204,6 +204,35 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
       ),
     },
   };
+}
+
+/** The document's schemas: the version's trainee (as sent and as read), pages, not-found and validation errors. */
+function componentSchemas(version: RegisterVersion): Json {
+  return {
+    TraineeInput: { type: 'object', properties: traineeInputProperties(version) },
+    Trainee: traineeSchema(version),
+    Meta: {
+      type: 'object',
+      properties: { current_page: { type: 'integer' }, total_pages: { type: 'integer' }, total_count: { type: 'integer' }, per_page: { type: 'integer' } },
+    },
+    NotFound: { type: 'object', properties: { errors: { type: 'array', items: ErrorEntry } } },
+    ValidationErrors: {
+      type: 'object',
+      properties: {
+        message: { type: 'string', examples: ['Validation failed: 1 error prohibited this trainee from being saved'] },
+        errors: { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'object' }, { type: 'array', items: ErrorEntry }] },
+      },
+    },
+    FilterErrors: {
+      type: 'object',
+      properties: { message: { type: 'string' }, errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } },
+    },
+  };
+}
+
+export function registerOpenApiDocument(version: RegisterVersion): Json {
+  const adapter = adapterFor(version);
+  const paths = traineePaths();
   if (adapter.referenceData) {
     paths['/reference-data'] = {
       get: {
@@ -231,26 +260,7 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
     paths,
     components: {
       securitySchemes: { registerToken: { type: 'http', scheme: 'bearer' } },
-      schemas: {
-        TraineeInput: { type: 'object', properties: traineeInputProperties(version) },
-        Trainee: traineeSchema(version),
-        Meta: {
-          type: 'object',
-          properties: { current_page: { type: 'integer' }, total_pages: { type: 'integer' }, total_count: { type: 'integer' }, per_page: { type: 'integer' } },
-        },
-        NotFound: { type: 'object', properties: { errors: { type: 'array', items: ErrorEntry } } },
-        ValidationErrors: {
-          type: 'object',
-          properties: {
-            message: { type: 'string', examples: ['Validation failed: 1 error prohibited this trainee from being saved'] },
-            errors: { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'object' }, { type: 'array', items: ErrorEntry }] },
-          },
-        },
-        FilterErrors: {
-          type: 'object',
-          properties: { message: { type: 'string' }, errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } },
-        },
-      },
+      schemas: componentSchemas(version),
     },
   });
 }

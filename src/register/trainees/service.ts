@@ -25,7 +25,7 @@ import {
   listTraineePage, loadPlacementsAndDegrees, loadPlacementsAndDegreesForTrainees, loadTraineesWithNested, lockDuplicateCandidates,
   lockTraineeForUpdate, lockTraineeWithNested, recordAudit, schoolExists, updateTraineeRow, type TraineePatch, type TraineeRow,
 } from './repository.js';
-import { appendNestedRecordEvent, appendTraineeCreated, appendTraineeUpdated, changedTraineeFields, eventOwner } from '../../events/register-events.js';
+import { appendNestedRecordEvent, appendTraineeCreated, appendTraineeUpdated, changedTraineeFields, eventOwner } from '../events/service.js';
 import { canonicalTraineeBody, serializeTrainee, traineeEtag } from './serialize.js';
 import {
   checkTrainee, DISABILITY_KEY, type Attributes,

@@ -105,29 +105,26 @@ export interface TraineeValues {
   placements: PlacementInput[];
 }
 
-/**
- * Checks a whole trainee (create, or the merged record of an update): the messages (canonical names) and the
- * normalised values. Never throws for bad input.
- */
-export function checkTrainee(input: Attributes, context: ValidationContext): Checked<TraineeValues> {
-  const { adapter, today } = context;
-  const errors: string[] = [];
-  const attrs: Attributes = { ...input };
-  const values: TraineeValues = { attributes: attrs, degrees: [], placements: [] };
-  const route = isBlank(attrs.training_route) ? undefined : codeText(attrs.training_route);
-  const knownRoute = route !== undefined && adapter.routes.includes(route);
-  const earlyYears = route !== undefined && EARLY_YEARS_ROUTES.includes(route) && adapter.earlyYearsSubjectRule;
-  const currentYear = Number(today.slice(0, 4));
+/** What each step of a trainee check reads: the attributes (normalised as it goes), the version and the errors so far. */
+interface TraineeCheck {
+  attrs: Attributes;
+  adapter: VersionAdapter;
+  today: string;
+  /** The training route's code, when given. */
+  route: string | undefined;
+  errors: string[];
+}
 
-  if (isBlank(attrs.trainee_start_date) && isoDate(attrs.itt_start_date)) attrs.trainee_start_date = attrs.itt_start_date;
-
-  // 1. Presence.
+/** 1. Presence. */
+function checkPresence({ attrs, adapter, route, errors }: TraineeCheck): void {
   const required = ['first_names', 'last_name', 'date_of_birth', 'sex', 'training_route', 'itt_start_date', 'itt_end_date', 'course_subject_1'];
   if (!(route && adapter.studyModeOptionalRoutes.includes(route))) required.push('study_mode');
   required.push('hesa_id');
   for (const field of required) if (isBlank(attrs[field])) errors.push(`${field} can't be blank`);
+}
 
-  // 2. Trainee fields.
+/** 2. Trainee fields: names, ids, date of birth, sex, email, nationality, ethnicity, disabilities. */
+function checkPersonalFields({ attrs, today, errors }: TraineeCheck): void {
   for (const [field, maximum] of Object.entries(TEXT_FIELD_MAX_LENGTHS)) {
     const value = attrs[field];
     if (!isBlank(value) && codeText(value).length > maximum) errors.push(`${field} is too long (maximum is ${maximum} characters)`);
@@ -163,7 +160,11 @@ export function checkTrainee(input: Attributes, context: ValidationContext): Che
     disabilityCodes.push(codeText(value));
   }
   if (new Set(disabilityCodes).size !== disabilityCodes.length) errors.push('disabilities contain duplicate values');
+}
 
+/** 2. Trainee fields: the training route and the ITT and trainee start dates. */
+function checkRouteAndDates({ attrs, adapter, today, route, errors }: TraineeCheck, ittStart: string | undefined): void {
+  const currentYear = Number(today.slice(0, 4));
   // The real route check is skipped when trainee_start_date is already wrong (the route's validity depends on it).
   const traineeStartError = traineeStartDateError(attrs, today, isoDate(attrs.itt_start_date));
   if (route !== undefined && traineeStartError === undefined) {
@@ -173,7 +174,6 @@ export function checkTrainee(input: Attributes, context: ValidationContext): Che
     if (!adapter.routes.includes(route) || tooEarly) errors.push(inclusionMessage('training_route', nameOrCode('training_route', route), adapter.routes));
   }
 
-  const ittStart = isoDate(attrs.itt_start_date);
   if (!isBlank(attrs.itt_start_date)) {
     if (!ittStart) errors.push('itt_start_date is invalid');
     else if (Number(ittStart.slice(0, 4)) > currentYear + 1) errors.push('itt_start_date must not be more than one year in the future');
@@ -190,14 +190,10 @@ export function checkTrainee(input: Attributes, context: ValidationContext): Che
     else if (ittEnd <= ittStart) errors.push('itt_end_date must be after itt_start_date');
   }
   if (traineeStartError !== undefined) errors.push(traineeStartError);
+}
 
-  // v2025.0 put the primary subject first instead of refusing.
-  const ageCode = isBlank(attrs.course_age_range) ? undefined : codeText(attrs.course_age_range);
-  const primaryRange = ageCode !== undefined && PRIMARY_AGE_RANGES.includes(ageCode) && !(route && EARLY_YEARS_ROUTES.includes(route));
-  if (primaryRange && adapter.primarySubjectRule === 'reorder' && codeText(attrs.course_subject_1) !== PRIMARY_SUBJECT) {
-    const subjects = [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3].filter((s) => !isBlank(s) && codeText(s) !== PRIMARY_SUBJECT);
-    [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3] = [PRIMARY_SUBJECT, subjects[0] ?? null, subjects[1] ?? null];
-  }
+/** 2. Trainee fields: subjects, study mode, HESA id, IQTS country (subjects after v2025.0's re-ordering). */
+function checkCourse({ attrs, adapter, route, errors }: TraineeCheck, earlyYears: boolean): void {
   inclusion(errors, 'course_subject_1', attrs.course_subject_1, 'course_subject');
   inclusion(errors, 'course_subject_2', attrs.course_subject_2, 'course_subject');
   inclusion(errors, 'course_subject_3', attrs.course_subject_3, 'course_subject');
@@ -216,8 +212,10 @@ export function checkTrainee(input: Attributes, context: ValidationContext): Che
     else if (route !== '15' && !isBlank(attrs.iqts_country)) errors.push('iqts_country must be blank');
     else inclusion(errors, 'iqts_country', attrs.iqts_country, 'country');
   }
+}
 
-  // 3. HESA detail fields.
+/** 3. HESA detail fields: aims, course year and age range, funding, initiatives. */
+function checkHesaDetails({ attrs, adapter, today, route, errors }: TraineeCheck, ageCode: string | undefined, ittStart: string | undefined): void {
   if (isBlank(attrs.itt_aim)) errors.push("itt_aim can't be blank");
   else inclusion(errors, 'itt_aim', attrs.itt_aim, 'itt_aim');
   if (isBlank(attrs.itt_qualification_aim)) {
@@ -264,8 +262,10 @@ export function checkTrainee(input: Attributes, context: ValidationContext): Che
       if (available && !available.includes(name)) errors.push(`${field} '${name}' is not available in academic cycle '${cycle} to ${cycle + 1}'`);
     }
   }
+}
 
-  // 4. Cross-field rules.
+/** 4. Cross-field rules. */
+function checkCrossFields({ attrs, adapter, errors }: TraineeCheck, ageCode: string | undefined, primaryRange: boolean, earlyYears: boolean): void {
   const subject1 = isBlank(attrs.course_subject_1) ? undefined : codeText(attrs.course_subject_1);
   if (primaryRange && adapter.primarySubjectRule === 'error' && subject1 !== undefined && subject1 !== PRIMARY_SUBJECT && ageCode !== EARLY_YEARS_AGE_RANGE) {
     errors.push('course_subject_1 is invalid. It should be `100511` for the course_age_range provided');
@@ -273,9 +273,11 @@ export function checkTrainee(input: Attributes, context: ValidationContext): Che
   if (earlyYears && subject1 !== undefined && subject1 !== EARLY_YEARS_SUBJECT) {
     errors.push('course_subject_1 is invalid. It should be `100510` for the training_route provided');
   }
+}
 
-
-  // 5. Nested degrees and placements (create only; updates use the nested endpoints).
+/** 5. Nested degrees and placements (create only; updates use the nested endpoints). */
+function checkNested({ attrs, adapter, today, route, errors }: TraineeCheck, context: ValidationContext, values: TraineeValues): void {
+  const knownRoute = route !== undefined && adapter.routes.includes(route);
   if (context.mode === 'create') {
     const degrees = Array.isArray(attrs.degrees_attributes) ? attrs.degrees_attributes : [];
     if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && degrees.length === 0) {
@@ -305,6 +307,38 @@ export function checkTrainee(input: Attributes, context: ValidationContext): Che
   } else if (knownRoute && !UNDERGRADUATE_ROUTES.includes(route) && context.existingDegreeCount === 0) {
     errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
   }
+}
+
+/**
+ * Checks a whole trainee (create, or the merged record of an update): the messages (canonical names) and the
+ * normalised values. Never throws for bad input.
+ */
+export function checkTrainee(input: Attributes, context: ValidationContext): Checked<TraineeValues> {
+  const { adapter, today } = context;
+  const errors: string[] = [];
+  const attrs: Attributes = { ...input };
+  const values: TraineeValues = { attributes: attrs, degrees: [], placements: [] };
+  const route = isBlank(attrs.training_route) ? undefined : codeText(attrs.training_route);
+  const earlyYears = route !== undefined && EARLY_YEARS_ROUTES.includes(route) && adapter.earlyYearsSubjectRule;
+  const check: TraineeCheck = { attrs, adapter, today, route, errors };
+
+  if (isBlank(attrs.trainee_start_date) && isoDate(attrs.itt_start_date)) attrs.trainee_start_date = attrs.itt_start_date;
+
+  checkPresence(check);
+  checkPersonalFields(check);
+  const ittStart = isoDate(attrs.itt_start_date);
+  checkRouteAndDates(check, ittStart);
+  // v2025.0 put the primary subject first instead of refusing.
+  const ageCode = isBlank(attrs.course_age_range) ? undefined : codeText(attrs.course_age_range);
+  const primaryRange = ageCode !== undefined && PRIMARY_AGE_RANGES.includes(ageCode) && !(route && EARLY_YEARS_ROUTES.includes(route));
+  if (primaryRange && adapter.primarySubjectRule === 'reorder' && codeText(attrs.course_subject_1) !== PRIMARY_SUBJECT) {
+    const subjects = [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3].filter((s) => !isBlank(s) && codeText(s) !== PRIMARY_SUBJECT);
+    [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3] = [PRIMARY_SUBJECT, subjects[0] ?? null, subjects[1] ?? null];
+  }
+  checkCourse(check, earlyYears);
+  checkHesaDetails(check, ageCode, ittStart);
+  checkCrossFields(check, ageCode, primaryRange, earlyYears);
+  checkNested(check, context, values);
   return { values, errors };
 }
 

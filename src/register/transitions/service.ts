@@ -16,7 +16,7 @@ import type { TraineePatch, TraineeRow } from '../trainees/repository.js';
 import { OPERATOR, traineeBody, updateTraineeAudited, withLockedTrainee, type TraineeResult, type TraineeWriter } from '../trainees/service.js';
 import type { RegisterEnvironment } from '../tokens.js';
 import { isoDate, todayUtc } from '../values.js';
-import { appendTraineeStateChanged, eventOwner, type RegisterEventOwner, type StateChangeReason } from '../../events/register-events.js';
+import { appendTraineeStateChanged, eventOwner, type RegisterEventOwner, type StateChangeReason } from '../events/service.js';
 import { checkDefer, checkQtsStatus, checkWithdraw } from './validate.js';
 
 /** Applies a state change to the trainee, audits it (before and after of the changed columns) and appends its event. */

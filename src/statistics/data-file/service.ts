@@ -2,7 +2,7 @@ import { Readable, pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Executor } from '../../db/database.js';
 import { NotFoundError } from '../../errors.js';
-import { weakEtag } from '../http.js';
+import { weakEtag } from '../../http/conditional.js';
 import { resolveDataSetVersion } from '../versions/access.js';
 import { findStoredFileSize, readStoredFileSlice } from './repository.js';
 

@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/database.js';
-import { pagingOf, type PagingViewModel } from '../http.js';
+import { pagingOf, type PagingViewModel } from '../paging.js';
 import type { DataSetView } from '../schemas.js';
 import {
   findLatestLiveVersion,

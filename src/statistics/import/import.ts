@@ -38,7 +38,7 @@ import {
 import { facetColumnsOf, rowIndexCollectorFor, stageRows } from './stage-rows.js';
 import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from '../standard/version-numbers.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-snapshot.js';
-import { appendDataSetEvent, appendDataSetVersionEvent } from '../../events/statistics-events.js';
+import { appendDataSetEvent, appendDataSetVersionEvent } from '../events/service.js';
 import { loadQueryVersionMeta, rowIndexColumns } from '../query/engine/index.js';
 import { deflateRowIndex, storeDeflatedRowIndex } from '../storage/engine-form.js';
 import type { RowIndexCollector } from './row-collector.js';

@@ -20,7 +20,7 @@ import {
   updateVersion,
 } from './repository.js';
 import { isUuid } from '../../validators.js';
-import { appendDataSetEvent, appendDataSetVersionEvent } from '../../events/statistics-events.js';
+import { appendDataSetEvent, appendDataSetVersionEvent } from '../events/service.js';
 
 /**
  * The publisher's lifecycle operations: publish a draft, withdraw or deprecate a version,

@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import { NotFoundError } from '../../errors.js';
-import { pagingOf, type PagingViewModel } from '../http.js';
+import { pagingOf, type PagingViewModel } from '../paging.js';
 import type { PublicationSummary } from '../schemas.js';
 import { PUBLIC_VERSION_STATUSES } from '../versions/access.js';
 import { findMatchingPublicationsPage, findPublication, findPublicationsPage, type PublicationRow } from './repository.js';

@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import { ForbiddenError, NotFoundError } from '../../errors.js';
 import type { DataSetStatus, VersionStatus } from '../tables.js';
-import { isUuid } from '../http.js';
+import { isUuid } from '../../validators.js';
 import { formatVersionNumber } from '../standard/version-numbers.js';
 import {
   activePreviewTokenExists,

@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import { ForbiddenError } from '../../errors.js';
-import { pagingOf, type PagingViewModel } from '../http.js';
+import { pagingOf, type PagingViewModel } from '../paging.js';
 import type { ChangeSetView, DataSetVersionChangesView, DataSetVersionView } from '../schemas.js';
 import {
   previewTokenGrants,

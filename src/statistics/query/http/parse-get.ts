@@ -62,15 +62,15 @@ export interface ParsedGetQuery {
   parameters: Record<string, string | string[] | number | boolean>;
 }
 
-/**
- * Parses the GET query string into a QueryRequest: list parameters as repeated keys, indexed keys
- * (`indicators[0]`) or comma-separated values; strings trimmed; blank list elements become null.
- * Unknown keys and unparseable values are reported first and alone (binding errors), as the reference does;
- * otherwise every validation error of the request is reported together.
- */
-export function parseGetQuery(query: RawQuery): ParsedGetQuery {
-  const binding = new Problems();
-  const lists = new Map<string, Array<{ index: number; order: number; values: string[] }>>();
+/** The query string's keys bound to the declared parameters: lists (with their indexes and order) and scalars. */
+interface BoundKeys {
+  lists: Map<string, Array<{ index: number; order: number; values: string[] }>>;
+  scalars: Map<string, string>;
+}
+
+/** Binds every key to a declared parameter; unknown keys and repeated scalars are binding problems. */
+function bindKeys(query: RawQuery, binding: Problems): BoundKeys {
+  const lists: BoundKeys['lists'] = new Map();
   const scalars = new Map<string, string>();
   let order = 0;
 
@@ -92,17 +92,22 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
       binding.add(key, 'UnknownField');
     }
   }
+  return { lists, scalars };
+}
 
-  const listValues = (name: string): Array<string | null> | undefined => {
-    const entries = lists.get(name);
-    if (!entries) return undefined;
-    entries.sort((a, b) => a.index - b.index || a.order - b.order);
-    let values = entries.flatMap((e) => e.values);
-    // Comma splitting applies only when some value has a comma after its first character; empty segments go.
-    if (values.some((v) => v.indexOf(',') > 0)) values = values.flatMap((v) => v.split(',')).filter((v) => v !== '');
-    return values.map((v) => (v.trim() === '' ? null : v.trim()));
-  };
+/** A list parameter's values in index, then request order; undefined when not given. */
+function listValues({ lists }: BoundKeys, name: string): Array<string | null> | undefined {
+  const entries = lists.get(name);
+  if (!entries) return undefined;
+  entries.sort((a, b) => a.index - b.index || a.order - b.order);
+  let values = entries.flatMap((e) => e.values);
+  // Comma splitting applies only when some value has a comma after its first character; empty segments go.
+  if (values.some((v) => v.indexOf(',') > 0)) values = values.flatMap((v) => v.split(',')).filter((v) => v !== '');
+  return values.map((v) => (v.trim() === '' ? null : v.trim()));
+}
 
+/** `page`, `pageSize` and `debug`: integers and a boolean that do not parse are binding problems. */
+function bindScalars({ scalars }: BoundKeys, binding: Problems): { page: number; pageSize: number; debug: boolean } {
   const parseInteger = (name: string, fallback: number): number => {
     const value = scalars.get(name);
     if (value === undefined || value === '') return fallback;
@@ -120,9 +125,11 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
     if (/^true$/i.test(debugValue)) debug = true;
     else if (!/^false$/i.test(debugValue)) binding.add('debug', 'InvalidValue', { value: debugValue });
   }
-  if (binding.any) throw binding.error();
+  return { page, pageSize, debug };
+}
 
-  const problems = new Problems();
+/** The facet criteria (`filters.eq`, `timePeriods.gte`, …), each value checked. */
+function parseFacets(bound: BoundKeys, problems: Problems): Facets {
   const facets: Facets = {};
   for (const facet of FACETS) {
     const set: Record<string, unknown> = { path: facet };
@@ -130,13 +137,13 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
     for (const comparator of COMPARATORS[facet]) {
       const name = `${facet}.${comparator}`;
       if (LIST_COMPARATORS.has(comparator)) {
-        const values = listValues(name);
+        const values = listValues(bound, name);
         if (values === undefined) continue;
         present = true;
         if (values.length === 0) problems.notEmpty(name, values);
         set[comparator] = values.map((v, i) => parseFacetValue(problems, facet, `${name}[${i}]`, v)).filter(isDefined);
       } else {
-        const value = scalars.get(name);
+        const value = bound.scalars.get(name);
         if (value === undefined) continue;
         present = true;
         set[comparator] = parseFacetValue(problems, facet, name, value);
@@ -144,8 +151,26 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
     }
     if (present) (facets as Record<string, unknown>)[facet] = set;
   }
+  return facets;
+}
 
-  const indicatorValues = listValues('indicators');
+/**
+ * Parses the GET query string into a QueryRequest: list parameters as repeated keys, indexed keys
+ * (`indicators[0]`) or comma-separated values; strings trimmed; blank list elements become null.
+ * Unknown keys and unparseable values are reported first and alone (binding errors), as the reference does;
+ * otherwise every validation error of the request is reported together.
+ */
+export function parseGetQuery(query: RawQuery): ParsedGetQuery {
+  const binding = new Problems();
+  const bound = bindKeys(query, binding);
+  const { scalars, lists } = bound;
+  const { page, pageSize, debug } = bindScalars(bound, binding);
+  if (binding.any) throw binding.error();
+
+  const problems = new Problems();
+  const facets = parseFacets(bound, problems);
+
+  const indicatorValues = listValues(bound, 'indicators');
   let indicators: string[] | undefined;
   if (indicatorValues !== undefined) {
     if (indicatorValues.length === 0) problems.notEmpty('indicators', indicatorValues);
@@ -153,7 +178,7 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
     indicators = indicatorValues.filter(isDefined);
   }
 
-  const sortValues = listValues('sorts');
+  const sortValues = listValues(bound, 'sorts');
   let sorts: SortRequest[] | undefined;
   if (sortValues !== undefined) {
     if (sortValues.length === 0) problems.notEmpty('sorts', sortValues);
@@ -165,7 +190,7 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
 
   const parameters: ParsedGetQuery['parameters'] = {};
   for (const [name, value] of scalars) if (value !== '') parameters[name] = value;
-  for (const name of lists.keys()) parameters[name] = listValues(name)!.filter(isDefined);
+  for (const name of lists.keys()) parameters[name] = listValues(bound, name)!.filter(isDefined);
   if (scalars.get('page')) parameters.page = page;
   if (scalars.get('pageSize')) parameters.pageSize = pageSize;
   if (scalars.get('debug')) parameters.debug = debug;

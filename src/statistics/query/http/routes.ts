@@ -3,7 +3,9 @@ import { Type } from '@sinclair/typebox';
 import Negotiator from 'negotiator';
 import { NotFoundError, ValidationError } from '../../../errors.js';
 import type { StatisticsApiOptions } from '../../index.js';
-import { isUuid, previewTokenOf } from '../../http.js';
+import { isUuid } from '../../../validators.js';
+import { cacheControlFor } from '../../cache-headers.js';
+import { previewTokenOf } from '../../preview-token.js';
 import type { QueryRequest } from '../engine/index.js';
 import { ValidationMessages } from '../../errors.js';
 import { parseGetQuery, type RawQuery } from './parse-get.js';
@@ -51,7 +53,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
 
   async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined, query: QueryRequest) {
     const target = { dataSetId, dataSetVersion, previewToken: previewTokenOf(request.headers) };
-    reply.header('cache-control', request.headers['preview-token'] ? 'private, no-cache' : 'public, max-age=300, must-revalidate');
+    reply.header('cache-control', cacheControlFor(request));
     if (wantsCsv(request)) return sendQueryCsv(reply, (csvOptions) => queries.csv(target, query, csvOptions));
     const { json, engine } = await queries.page(target, query);
     return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);

@@ -319,23 +319,7 @@ export class StoredColumns {
       facets.set(column, { dictionary: piece.dictionary, codes: joined(piece) as Codes });
     }
     const levels = columns.has('geographic_level') ? (joined(this.levelsPiece) as Uint8Array) : new Uint8Array(0);
-    // Time periods in compact positions: each a run still (the order is kept), a period cut short where slices are left out.
-    const periodIds: number[] = [];
-    const periodStarts: number[] = [];
-    let c = 0;
-    for (const slice of candidates) {
-      const [from, to] = rangeOf(slice);
-      for (let k = periodIndexAt(this.timePeriodStarts, from); k < this.timePeriodIds.length && this.timePeriodStarts[k]! < to; k++) {
-        const start = c + Math.max(0, this.timePeriodStarts[k]! - from);
-        if (periodIds.at(-1) !== this.timePeriodIds[k]) {
-          periodIds.push(this.timePeriodIds[k]!);
-          periodStarts.push(start);
-        }
-      }
-      c += to - from;
-    }
-    periodStarts.push(size);
-    const timePeriodStarts = Int32Array.from(periodStarts);
+    const { periodIds, timePeriodStarts } = this.compactPeriods(candidates.map(rangeOf), size);
     let ids: RowIds;
     if (!needsIds) {
       // The default order is the positions' order: the ids are not read (each period's first given as 0).
@@ -384,6 +368,28 @@ export class StoredColumns {
     // Nothing is kept for a later query: postings or cached bitsets would cost more than the one pass they save.
     index.limitCaching(() => false);
     return { index, positionOf };
+  }
+
+  /**
+   * Time periods in compact positions (the candidate slices' `ranges` end to end): each a run still (the order is
+   * kept), a period cut short where slices are left out.
+   */
+  private compactPeriods(ranges: ReadonlyArray<readonly [number, number]>, size: number): { periodIds: number[]; timePeriodStarts: Int32Array } {
+    const periodIds: number[] = [];
+    const periodStarts: number[] = [];
+    let c = 0;
+    for (const [from, to] of ranges) {
+      for (let k = periodIndexAt(this.timePeriodStarts, from); k < this.timePeriodIds.length && this.timePeriodStarts[k]! < to; k++) {
+        const start = c + Math.max(0, this.timePeriodStarts[k]! - from);
+        if (periodIds.at(-1) !== this.timePeriodIds[k]) {
+          periodIds.push(this.timePeriodIds[k]!);
+          periodStarts.push(start);
+        }
+      }
+      c += to - from;
+    }
+    periodStarts.push(size);
+    return { periodIds, timePeriodStarts: Int32Array.from(periodStarts) };
   }
 
   /**

@@ -4,10 +4,11 @@
  * transaction, after the write. A version event carries the version, its change summary in the shape of the changes endpoint, and
  * links to the version's meta, changes, CSV and query.
  */
-import type { Executor } from '../db/database.js';
-import { changeSetsOf } from '../statistics/versions/service.js';
-import { formatVersionNumber, versionType } from '../statistics/standard/version-numbers.js';
-import { appendEvent, type StoredEvent } from './outbox-repository.js';
+import type { Executor } from '../../db/database.js';
+import type { EventApiAdapter } from '../../events/api-adapter.js';
+import { appendEvent, type StoredEvent } from '../../events/outbox-repository.js';
+import { changeSetsOf } from '../versions/service.js';
+import { formatVersionNumber, versionType } from '../standard/version-numbers.js';
 import { findDataSetForEvent, findVersionForEvent } from './repository.js';
 
 export const STATISTICS_EVENT_TYPES = [
@@ -95,3 +96,11 @@ export function statisticsEventBody(event: StoredEvent, cursor: string): Record<
     data: event.payload,
   };
 }
+
+/**
+ * How the statistics events reach webhook subscribers (given to the event system by src/app.ts). A disabled
+ * subscription appends no event: the statistics feed is public and would show the subscriber's URL.
+ */
+export const statisticsEventApi: EventApiAdapter = {
+  webhookBody: (event, cursor) => statisticsEventBody(event, cursor),
+};

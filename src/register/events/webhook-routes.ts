@@ -4,14 +4,14 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { RegisterRouteOptions } from '../register/context.js';
-import { requestData } from '../register/http.js';
-import { NotFoundError } from '../errors.js';
-import { REGISTER_EVENT_TYPES } from './register-events.js';
+import { NotFoundError } from '../../errors.js';
 import {
   changeSubscription, createSubscription, deleteSubscription, getSubscription, listDeliveries, listSubscriptions, redeliver, rotateSecret,
   type SubscriptionOwner,
-} from './webhooks.js';
+} from '../../events/webhooks.js';
+import type { RegisterRouteOptions } from '../context.js';
+import { requestData } from '../http.js';
+import { REGISTER_EVENT_TYPES } from './service.js';
 
 const Id = Type.Object({ webhook_id: Type.String() });
 const DeliveryParams = Type.Object({ webhook_id: Type.String(), delivery_id: Type.String() });

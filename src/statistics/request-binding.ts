@@ -1,14 +1,5 @@
-import { createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
-import { Type, type TObject, type TProperties } from '@sinclair/typebox';
-import type { FieldError } from '../errors.js';
-import { NotFoundError } from '../errors.js';
-import { ifNoneMatchMatches } from '../http/conditional.js';
-import { isUuid } from '../validators.js';
-import { fieldErrors, statisticsValidationError } from './errors.js';
-
 /**
- * Query-string handling shared by every statistics endpoint, modelled on the reference's model binding and FluentValidation rules:
+ * Query-string binding and rules shared by every statistics endpoint (and its uuid path parameters), modelled on the reference's model binding and FluentValidation rules:
  *
  * 1. binding: every key must name a declared parameter (else `UnknownField`, path = the key); list parameters accept
  *    repeated keys, indexed keys (`types[0]=`) and comma-separated values; values are trimmed; a blank list element
@@ -20,6 +11,13 @@ import { fieldErrors, statisticsValidationError } from './errors.js';
  * and @fastify/swagger documents it. The hook replaces `request.query` with the bound, typed values, so Ajv's
  * own validation afterwards sees valid input.
  */
+
+import type { FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { TObject } from '@sinclair/typebox';
+import type { FieldError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
+import { isUuid } from '../validators.js';
+import { fieldErrors, statisticsValidationError } from './errors.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -175,9 +173,6 @@ export function validateQueryRules(values: BoundQuery, schema: TObject | JsonSch
   return errors;
 }
 
-// Path parameters whose value must be a uuid: anything else is a routing 404 in the reference (one check: src/validators.ts).
-export { isUuid };
-
 export interface StatisticsRequestOptions {
   /** Path parameters that must be uuids (404 otherwise, checked before anything else). */
   uuidParams?: readonly string[];
@@ -207,111 +202,4 @@ export function statisticsRequestHook(options: StatisticsRequestOptions = {}): p
     }
     request.query = values;
   };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Paging
-
-/** `page` and `pageSize` query parameters with the reference's defaults and bounds. */
-export function pagingParameters(defaultPageSize: number, maxPageSize: number) {
-  return {
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'The page of results to fetch. Minimum 1.' })),
-    pageSize: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: maxPageSize,
-        default: defaultPageSize,
-        description: `The maximum number of results per page (1 to ${maxPageSize}, default ${defaultPageSize}).`,
-      }),
-    ),
-  } satisfies TProperties;
-}
-
-export interface PagingViewModel {
-  page: number;
-  pageSize: number;
-  totalResults: number;
-  totalPages: number;
-}
-
-/** The paging object; `totalPages` is 1 when there are no results, as in the reference. */
-export function pagingOf(page: number, pageSize: number, totalResults: number): PagingViewModel {
-  return { page, pageSize, totalResults, totalPages: Math.trunc((totalResults - 1) / pageSize) + 1 };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Caching: ETag, Cache-Control, If-None-Match → 304.
-
-/** Published responses change only when a new version is published, so shared caches may keep them a short while. */
-export const PUBLIC_CACHE_CONTROL = 'public, max-age=300, must-revalidate';
-/** Responses that depend on a preview token must not be cached by shared caches. */
-export const PRIVATE_CACHE_CONTROL = 'private, no-cache';
-
-export function cacheControlFor(request: FastifyRequest): string {
-  return request.headers['preview-token'] ? PRIVATE_CACHE_CONTROL : PUBLIC_CACHE_CONTROL;
-}
-
-/** A weak entity tag (weak: the same entity may be sent gzip-compressed or not). */
-export function weakEtag(...parts: Array<string | number>): string {
-  const hash = createHash('sha256');
-  for (const part of parts) hash.update(String(part)).update('\u0000');
-  return `W/"${hash.digest('base64url').slice(0, 32)}"`;
-}
-
-/** Adds names to the `Vary` header, keeping those already there (CORS adds `Origin`). */
-export function addVary(reply: FastifyReply, ...names: string[]): void {
-  const current = String(reply.getHeader('vary') ?? '')
-    .split(',')
-    .map((n) => n.trim())
-    .filter((n) => n !== '');
-  for (const name of names) {
-    if (!current.some((n) => n.toLowerCase() === name.toLowerCase())) current.push(name);
-  }
-  reply.header('vary', current.join(', '));
-}
-
-// One conditional-request helper for both APIs.
-export { ifNoneMatchMatches };
-
-/**
- * Sends a JSON body with `ETag` and `Cache-Control`, or `304 Not Modified` when the client already has it.
- * The tag is a hash of the serialised body, so it changes exactly when the response would.
- */
-export function sendCacheable<T>(request: FastifyRequest, reply: FastifyReply, body: T): T | FastifyReply {
-  const etag = weakEtag(request.routeOptions.url ?? '', JSON.stringify(body));
-  reply.header('etag', etag);
-  reply.header('cache-control', cacheControlFor(request));
-  addVary(reply, 'Accept-Encoding', 'preview-token');
-  if (ifNoneMatchMatches(request, etag)) {
-    return reply.code(304).send();
-  }
-  return body;
-}
-
-/** The `preview-token` header of a request (the first one when repeated). */
-export function previewTokenOf(headers: Record<string, string | string[] | undefined>): string | undefined {
-  const value = headers['preview-token'];
-  const first = Array.isArray(value) ? value[0] : value;
-  return first?.trim() || undefined;
-}
-
-/** Whether the request's Accept-Encoding allows gzip (RFC 9110 §12.5.3: `gzip`, `x-gzip` or `*`, with q > 0). */
-export function acceptsGzip(acceptEncoding: string | string[] | undefined): boolean {
-  const header = Array.isArray(acceptEncoding) ? acceptEncoding.join(',') : acceptEncoding;
-  if (!header) return false;
-  let gzip: number | undefined;
-  let star: number | undefined;
-  for (const part of header.split(',')) {
-    const [name, ...params] = part.trim().toLowerCase().split(';');
-    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const q = qParam ? Number(qParam.slice(2)) : 1;
-    if (name === 'gzip' || name === 'x-gzip') gzip = Number.isNaN(q) ? 0 : q;
-    else if (name === '*') star = Number.isNaN(q) ? 0 : q;
-  }
-  return (gzip ?? star ?? 0) > 0;
-}
-
-/** `Content-Disposition` of a download named `fileName` (plain and RFC 8187 forms). */
-export function attachmentDisposition(fileName: string): string {
-  return `attachment; filename=${fileName}; filename*=UTF-8''${encodeURIComponent(fileName)}`;
 }

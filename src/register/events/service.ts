@@ -4,10 +4,11 @@
  * `/api/v2025.0` gets v2025.0's names (`withdraw_date`, `lead_partner_urn`, …) through the version adapter table,
  * and fields its version does not know are left out.
  */
-import type { Executor } from '../db/database.js';
-import type { RegisterEnvironment } from '../register/tokens.js';
-import { toVersionOutput, VERSION_ADAPTERS, type RegisterVersion } from '../register/versions/index.js';
-import { appendEvent, type StoredEvent } from './outbox-repository.js';
+import type { Executor } from '../../db/database.js';
+import type { EventApiAdapter } from '../../events/api-adapter.js';
+import { appendEvent, type StoredEvent } from '../../events/outbox-repository.js';
+import type { RegisterEnvironment } from '../tokens.js';
+import { toVersionOutput, VERSION_ADAPTERS, type RegisterVersion } from '../versions/index.js';
 
 export const REGISTER_EVENT_TYPES = [
   'trainee.created',
@@ -110,3 +111,15 @@ export function registerEventBody(event: StoredEvent, version: RegisterVersion, 
     data: registerPayloadInVersion(event, version),
   };
 }
+
+/** How the register's events reach its webhook subscribers (given to the event system by src/app.ts). */
+export const registerEventApi: EventApiAdapter = {
+  // Deliveries use the field names of the version the subscription was made with.
+  webhookBody: (event, cursor, apiVersion) => registerEventBody(event, apiVersion as RegisterVersion, cursor),
+  // The provider's other subscriptions and its feed see that one of its subscriptions was disabled, and why.
+  subscriptionDisabled: (trx, subscription, reason) =>
+    appendEvent(trx, {
+      api: 'register', type: 'webhook.disabled', providerId: subscription.provider_id, environment: subscription.environment,
+      resourceType: 'webhook', resourceId: subscription.id, payload: { webhook_id: subscription.id, url: subscription.url, reason },
+    }),
+};

@@ -1,5 +1,5 @@
-/** What the statistics events read from the statistics tables (the event log itself: outbox-repository.ts). */
-import type { Executor } from '../db/database.js';
+/** What the statistics events read from the statistics tables (the event log itself: src/events/outbox-repository.ts). */
+import type { Executor } from '../../db/database.js';
 
 /** A version with its data set's title, as a version event describes it. */
 export async function findVersionForEvent(db: Executor, versionId: number) {
@@ -18,10 +18,4 @@ export async function findDataSetForEvent(db: Executor, dataSetId: string) {
     .select(['id', 'title', 'summary', 'status', 'publication_id', 'superseding_data_set_id'])
     .where('id', '=', dataSetId)
     .executeTakeFirstOrThrow();
-}
-
-/** Whether a data set with this id exists (any status). */
-export async function dataSetExists(db: Executor, dataSetId: string): Promise<boolean> {
-  const row = await db.selectFrom('data_sets').select('id').where('id', '=', dataSetId).executeTakeFirst();
-  return row !== undefined;
 }

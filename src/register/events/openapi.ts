@@ -2,9 +2,9 @@
  * The OpenAPI paths of `/events` and `/webhooks` in each register version's document (merged by
  * src/register/openapi/index.ts). The register documents are written by hand (see there); so are these.
  */
-import { FEED_PAGE_DEFAULT, FEED_PAGE_MAX } from './feed.js';
-import { REGISTER_EVENT_TYPES } from './register-events.js';
-import { MAX_SUBSCRIPTIONS } from './webhooks.js';
+import { FEED_PAGE_DEFAULT, FEED_PAGE_MAX } from '../../events/feed.js';
+import { MAX_SUBSCRIPTIONS } from '../../events/webhooks.js';
+import { REGISTER_EVENT_TYPES } from './service.js';
 
 const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
 const errors = { type: 'object', properties: { errors: { type: 'array' } } };
