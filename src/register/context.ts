@@ -1,4 +1,5 @@
 /** What the register's version scopes give their route plugins and requests. */
+import type { SandboxSchedule } from './sandbox/scenarios.js';
 import type { RegisterEnvironment } from './tokens.js';
 import type { TraineeBodyCache } from './trainees/body-cache.js';
 import type { RegisterVersion } from './versions/index.js';
@@ -10,6 +11,8 @@ export interface RegisterContext {
   /** The canonical version (an alias such as `-rc` is already resolved). */
   version: RegisterVersion;
   environment: RegisterEnvironment;
+  /** The sandbox's simulated TRN and award delays; undefined on a live instance (nothing is ever automatic there). */
+  sandbox: SandboxSchedule | undefined;
 }
 
 /** Options every route plugin inside a version scope receives (the database and configuration are `app.db`, `app.config`). */

@@ -15,6 +15,8 @@ import { authenticateToken, tokenFromHeader, tokenSecret, touchToken } from './t
 import { TraineeBodyCache } from './trainees/body-cache.js';
 import { traineeRoutes } from './trainees/routes.js';
 import { transitionRoutes } from './transitions/routes.js';
+import { sandboxSchedule } from './sandbox/scenarios.js';
+import { SandboxSimulator } from './sandbox/simulator.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerWebhookRoutes } from '../events/webhook-routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT } from './versions/index.js';
@@ -70,6 +72,7 @@ function nulPath(value: unknown, path: string): string | undefined {
 const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, options) => {
   const { db, config } = app;
   const { version, label, bodyCache } = options;
+  const sandbox = sandboxSchedule(config);
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.registerPublic) return app.scopeRateLimit(request, reply);
     const found = await authenticate(request, db, config);
@@ -82,6 +85,7 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
       tokenId: found.tokenId,
       version,
       environment: config.REGISTER_ENVIRONMENT,
+      sandbox,
     };
   });
 
@@ -169,6 +173,13 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
       done(error instanceof FormBodyError ? malformedJson(error.message) : (error as Error), undefined);
     }
   });
+
+  // The sandbox's simulated TRNs and awards; a live instance has none (and schedules none: its context has no schedule).
+  if (sandboxSchedule(config)) {
+    const simulator = new SandboxSimulator(db, { config, log: app.log });
+    app.addHook('onReady', async () => simulator.start());
+    app.addHook('onClose', async () => simulator.close());
+  }
 
   const bodyCache = new TraineeBodyCache();
   for (const [label, version] of Object.entries(VERSION_LABELS)) {

@@ -26,6 +26,7 @@ import {
   lockTraineeForUpdate, lockTraineeWithNested, recordAudit, schoolExists, updateTraineeRow, type TraineePatch, type TraineeRow,
 } from './repository.js';
 import { appendNestedRecordEvent, appendTraineeCreated, appendTraineeUpdated, changedTraineeFields, eventOwner } from '../../events/register-events.js';
+import { sandboxDueAt } from '../sandbox/scenarios.js';
 import { canonicalTraineeBody, serializeTrainee, traineeEtag } from './serialize.js';
 import {
   checkTrainee, DISABILITY_KEY, type Attributes,
@@ -249,6 +250,7 @@ export async function createTrainee(db: Db, context: RegisterContext, request: W
       state: 'submitted_for_trn',
       record_source: 'api',
       submitted_for_trn_at: new Date(),
+      sandbox_due_at: sandboxDueAt(context.sandbox, 'trn', typeof attrs.provider_trainee_id === 'string' ? attrs.provider_trainee_id : null),
     } as Parameters<typeof insertTraineeRow>[1]);
     const degreeValues = trainee.values.degrees.map((degree) => ({ id: newSlug(), trainee_id: row.id, ...degree }));
     const placementValues = trainee.values.placements.map((placement) => {
