@@ -51,6 +51,9 @@ export const ConfigSchema = Type.Object({
   // register's own rate limit (each call writes up to hundreds of trainees).
   RATE_LIMIT_REGISTER_SANDBOX_TOOLS_MAX: Type.Integer({ minimum: 1, default: 10 }),
   RATE_LIMIT_REGISTER_SANDBOX_TOOLS_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),
+  // How long an instance may reuse a token's lookup: a revoked or expired token, or a discarded provider's, is refused
+  // by every instance at most this long after the change (`token:revoke` runs in its own process). 0: every request.
+  REGISTER_TOKEN_CACHE_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 500 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   RATE_LIMIT_REGISTER_MAX: Type.Integer({ minimum: 1, default: 100 }),
   RATE_LIMIT_REGISTER_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),

@@ -1,6 +1,6 @@
 /** What the register's version scopes give their route plugins and requests. */
 import type { SandboxSchedule } from './sandbox/scenarios.js';
-import type { RegisterEnvironment } from './tokens.js';
+import type { RegisterEnvironment, TokenCache } from './tokens.js';
 import type { TraineeBodyCache } from './trainees/body-cache.js';
 import type { RegisterVersion } from './versions/index.js';
 
@@ -22,6 +22,8 @@ export interface RegisterRouteOptions {
   label: string;
   /** Serialized list bodies, one cache per app for all versions (bounded by bytes). */
   bodyCache: TraineeBodyCache;
+  /** Token lookups of this instance (one cache per app for all versions). */
+  tokens: TokenCache;
 }
 
 /**
