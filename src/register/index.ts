@@ -17,6 +17,7 @@ import { traineeRoutes } from './trainees/routes.js';
 import { transitionRoutes } from './transitions/routes.js';
 import { sandboxSchedule } from './sandbox/scenarios.js';
 import { SandboxSimulator } from './sandbox/simulator.js';
+import { sandboxRoutes } from './sandbox/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerWebhookRoutes } from '../events/webhook-routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT } from './versions/index.js';
@@ -130,6 +131,7 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
   await app.register(transitionRoutes, routeOptions);
   await app.register(registerEventRoutes, routeOptions);
   await app.register(registerWebhookRoutes, routeOptions);
+  await app.register(sandboxRoutes, routeOptions);
 };
 
 /** The trainee teacher register API, mounted at `/api` (versions below it: `/api/v2026.1/...`). */

@@ -101,15 +101,15 @@ describe('the sandbox simulates the teacher record service', () => {
 
   it('test-no-trn: the TRN never comes; test-late-trn: it comes after the late delay; test-no-award: never awarded', async () => {
     const never = await create(t, provider, 'Never', 'test-no-trn-1');
+    const started = Date.now();
     const late = await create(t, provider, 'Late', 'TEST-LATE-TRN-2');
     const usual = await create(t, provider, 'Usual', 'ordinary-3');
-    const started = Date.now();
     await until(() => stateOf(t, provider, usual), (b) => b.state === 'trn_received', 15_000, 'the usual TRN');
     // The late one is still waiting while the usual one has its TRN...
     if (Date.now() - started < 1000) expect((await stateOf(t, provider, late)).state).toBe('submitted_for_trn');
     // ...and gets it after REGISTER_SANDBOX_LATE_DELAY_MS.
     await until(() => stateOf(t, provider, late), (b) => b.state === 'trn_received', 15_000, 'the late TRN');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
     await new Promise((r) => setTimeout(r, 500));
     expect(await stateOf(t, provider, never)).toMatchObject({ state: 'submitted_for_trn', trn: null });
 
@@ -158,5 +158,11 @@ describe('a live instance', () => {
     expect(row).toEqual({ sandbox_due_at: null, lock_version: 0 });
     const types = ((await call(t, provider, 'GET', '/events')).json().data as Array<{ type: string }>).map((e) => e.type);
     expect(types).toEqual(['trainee.created']);
+    for (const [method, url] of [['POST', '/sandbox/trainees'], ['DELETE', '/sandbox/data']] as const) {
+      const res = await t.app.inject({ method, url: `/api/v2026.1${url}`, headers: { ...provider.auth, 'content-type': 'application/json' }, payload: '{"data":{"count":5}}' });
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ errors: [{ error: 'NotFound', message: 'Not found' }] });
+    }
+    expect(await t.database.db.selectFrom('trainees').select('id').execute()).toHaveLength(1);
   });
 });
