@@ -87,5 +87,8 @@ export function registerBenchServerEnv(dataDir: string, port: number): NodeJS.Pr
     SEED_ON_START: 'false',
     RATE_LIMIT_REGISTER_MAX: '100000000',
     DATABASE_POOL_MAX: '20',
+    // The sandbox's simulated TRNs would otherwise change the created trainees during later scenarios: the writes
+    // measured are the requests', not the simulator's.
+    REGISTER_SANDBOX_TRN_DELAY_MS: process.env.REGISTER_SANDBOX_TRN_DELAY_MS ?? '86400000',
   };
 }

@@ -39,6 +39,21 @@ export const ConfigSchema = Type.Object({
   SEED_ON_START: Type.Boolean({ default: true }),
   REGISTER_ENVIRONMENT: Type.Union([Type.Literal('production'), Type.Literal('sandbox')], { default: 'sandbox' }),
   REGISTER_TOKEN_SECRET: Type.Optional(Type.String({ minLength: 16 })),
+  // The sandbox's simulated teacher record service (never in production): a created trainee gets its TRN this long
+  // after the create, a recommended one its award this long after the recommendation (0: at the simulator's next
+  // look); the test scenarios' late TRN or award (provider_trainee_id `test-late-…`, docs/guides.md) come after
+  // REGISTER_SANDBOX_LATE_DELAY_MS instead; how often each instance looks for due trainees.
+  REGISTER_SANDBOX_TRN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 86400000, default: 5000 }),
+  REGISTER_SANDBOX_AWARD_DELAY_MS: Type.Integer({ minimum: 0, maximum: 86400000, default: 5000 }),
+  REGISTER_SANDBOX_LATE_DELAY_MS: Type.Integer({ minimum: 0, maximum: 604800000, default: 600000 }),
+  REGISTER_SANDBOX_POLL_MS: Type.Integer({ minimum: 50, maximum: 60000, default: 1000 }),
+  // Sandbox data tools (generate trainees, clear the sandbox data): calls per provider per window, besides the
+  // register's own rate limit (each call writes up to hundreds of trainees).
+  RATE_LIMIT_REGISTER_SANDBOX_TOOLS_MAX: Type.Integer({ minimum: 1, default: 10 }),
+  RATE_LIMIT_REGISTER_SANDBOX_TOOLS_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),
+  // How long an instance may reuse a token's lookup: a revoked or expired token, or a discarded provider's, is refused
+  // by every instance at most this long after the change (`token:revoke` runs in its own process). 0: every request.
+  REGISTER_TOKEN_CACHE_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 500 }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   RATE_LIMIT_REGISTER_MAX: Type.Integer({ minimum: 1, default: 100 }),
   RATE_LIMIT_REGISTER_WINDOW_MS: Type.Integer({ minimum: 1, default: 60000 }),

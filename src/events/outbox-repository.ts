@@ -73,20 +73,21 @@ export interface StoredEvent {
  * given when a sequencer moves it, after the commit).
  */
 export async function appendEvent(trx: Executor, event: NewEvent): Promise<{ id: string }> {
-  return trx
-    .insertInto('event_inbox')
-    .values({
-      api: event.api,
-      type: event.type,
-      provider_id: event.providerId ?? null,
-      environment: event.environment ?? null,
-      resource_type: event.resourceType,
-      resource_id: event.resourceId,
-      parent_id: event.parentId ?? null,
-      payload: JSON.stringify(event.payload),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  return trx.insertInto('event_inbox').values(eventInboxValues(event)).returning('id').executeTakeFirstOrThrow();
+}
+
+/** An event's `event_inbox` row (for a write that appends it within a statement of its own). */
+export function eventInboxValues(event: NewEvent) {
+  return {
+    api: event.api,
+    type: event.type,
+    provider_id: event.providerId ?? null,
+    environment: event.environment ?? null,
+    resource_type: event.resourceType,
+    resource_id: event.resourceId,
+    parent_id: event.parentId ?? null,
+    payload: JSON.stringify(event.payload),
+  };
 }
 
 /** Whether the inbox holds any row (the primary key's first entry: an index-only probe, cheap when empty). */

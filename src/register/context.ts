@@ -1,5 +1,6 @@
 /** What the register's version scopes give their route plugins and requests. */
-import type { RegisterEnvironment } from './tokens.js';
+import type { SandboxSchedule } from './sandbox/scenarios.js';
+import type { RegisterEnvironment, TokenCache } from './tokens.js';
 import type { TraineeBodyCache } from './trainees/body-cache.js';
 import type { RegisterVersion } from './versions/index.js';
 
@@ -10,6 +11,8 @@ export interface RegisterContext {
   /** The canonical version (an alias such as `-rc` is already resolved). */
   version: RegisterVersion;
   environment: RegisterEnvironment;
+  /** The sandbox's simulated TRN and award delays; undefined on a live instance (nothing is ever automatic there). */
+  sandbox: SandboxSchedule | undefined;
 }
 
 /** Options every route plugin inside a version scope receives (the database and configuration are `app.db`, `app.config`). */
@@ -19,6 +22,8 @@ export interface RegisterRouteOptions {
   label: string;
   /** Serialized list bodies, one cache per app for all versions (bounded by bytes). */
   bodyCache: TraineeBodyCache;
+  /** Token lookups of this instance (one cache per app for all versions). */
+  tokens: TokenCache;
 }
 
 /**

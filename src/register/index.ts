@@ -11,10 +11,13 @@ import { FormBodyError, parseRailsForm } from './form-body.js';
 import { registerOpenApiDocument } from './openapi/index.js';
 import { placementRoutes } from './placements/routes.js';
 import { allReferenceData, referenceDataPayload } from './reference-data.js';
-import { authenticateToken, tokenFromHeader, tokenSecret, touchToken } from './tokens.js';
+import { TokenCache, tokenFromHeader, tokenSecret, touchToken } from './tokens.js';
 import { TraineeBodyCache } from './trainees/body-cache.js';
 import { traineeRoutes } from './trainees/routes.js';
 import { transitionRoutes } from './transitions/routes.js';
+import { sandboxSchedule } from './sandbox/scenarios.js';
+import { SandboxSimulator } from './sandbox/simulator.js';
+import { sandboxRoutes } from './sandbox/routes.js';
 import { registerEventRoutes } from './events/routes.js';
 import { registerWebhookRoutes } from './events/webhook-routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT } from './versions/index.js';
@@ -36,11 +39,11 @@ declare module 'fastify' {
 export { tokenSecret };
 
 /** The provider behind the request's token (and its use recorded), or undefined. Short statements: a short deadline. */
-async function authenticate(request: FastifyRequest, db: Db, config: Config) {
+async function authenticate(request: FastifyRequest, db: Db, config: Config, tokens: TokenCache) {
   const token = tokenFromHeader(request.headers.authorization);
   if (!token) return undefined;
   return withCallDeadline(config.DATABASE_SHORT_QUERY_TIMEOUT_MS, async () => {
-    const found = await authenticateToken(db, token, config.REGISTER_ENVIRONMENT, tokenSecret(config));
+    const found = await tokens.authenticate(db, token, config.REGISTER_ENVIRONMENT, tokenSecret(config));
     if (found) await touchToken(db, found);
     return found;
   });
@@ -69,10 +72,11 @@ function nulPath(value: unknown, path: string): string | undefined {
 
 const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, options) => {
   const { db, config } = app;
-  const { version, label, bodyCache } = options;
+  const { version, label, bodyCache, tokens } = options;
+  const sandbox = sandboxSchedule(config);
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.registerPublic) return app.scopeRateLimit(request, reply);
-    const found = await authenticate(request, db, config);
+    const found = await authenticate(request, db, config, tokens);
     request.registerProviderId = found?.provider.id ?? null;
     // Counted after authentication: per provider with a valid token, per IP without one (failed logins included).
     await app.scopeRateLimit(request, reply);
@@ -82,6 +86,7 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
       tokenId: found.tokenId,
       version,
       environment: config.REGISTER_ENVIRONMENT,
+      sandbox,
     };
   });
 
@@ -119,13 +124,14 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
   app.get('/openapi.json', { schema: { hide: true }, config: { registerPublic: true } }, async () => registerOpenApiDocument(version));
 
   // Not `options` itself: it carries this scope's prefix, which the children would add a second time.
-  const routeOptions: RegisterRouteOptions = { version, label, bodyCache };
+  const routeOptions: RegisterRouteOptions = { version, label, bodyCache, tokens };
   await app.register(traineeRoutes, routeOptions);
   await app.register(placementRoutes, routeOptions);
   await app.register(degreeRoutes, routeOptions);
   await app.register(transitionRoutes, routeOptions);
   await app.register(registerEventRoutes, routeOptions);
   await app.register(registerWebhookRoutes, routeOptions);
+  await app.register(sandboxRoutes, routeOptions);
 };
 
 /** The trainee teacher register API, mounted at `/api` (versions below it: `/api/v2026.1/...`). */
@@ -133,6 +139,7 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
   const { config, db } = app;
   // Refuses to start production with the public development key.
   tokenSecret(config);
+  const tokens = new TokenCache(config.REGISTER_TOKEN_CACHE_MS);
   app.decorateRequest('registerContext', null as unknown as RegisterContext);
   app.decorateRequest('registerProviderId', null);
   await app.register(jsonBodyPlugin);
@@ -152,7 +159,7 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
   // 404 "Not found" (unknown version or path), or 405 with `Allow` for a known path with another method. Paths whose version segment is malformed: "Resource not found".
   app.setNotFoundHandler(async (request: FastifyRequest, reply: FastifyReply) => {
     const segment = request.url.split('?')[0].split('/')[2] ?? '';
-    const found = VERSION_SEGMENT.test(segment) ? await authenticate(request, db, config) : undefined;
+    const found = VERSION_SEGMENT.test(segment) ? await authenticate(request, db, config, tokens) : undefined;
     request.registerProviderId = found?.provider.id ?? null;
     await app.scopeRateLimit(request, reply);
     const error = !VERSION_SEGMENT.test(segment) ? resourceNotFound() : found ? (methodNotAllowed(app, request, reply) ?? notFound()) : unauthorized();
@@ -170,9 +177,16 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
     }
   });
 
+  // The sandbox's simulated TRNs and awards; a live instance has none (and schedules none: its context has no schedule).
+  if (sandboxSchedule(config)) {
+    const simulator = new SandboxSimulator(db, { config, log: app.log });
+    app.addHook('onReady', async () => simulator.start());
+    app.addHook('onClose', async () => simulator.close());
+  }
+
   const bodyCache = new TraineeBodyCache();
   for (const [label, version] of Object.entries(VERSION_LABELS)) {
-    await app.register(versionScope, { prefix: `/${label}`, version, label, bodyCache });
+    await app.register(versionScope, { prefix: `/${label}`, version, label, bodyCache, tokens });
     // The start's other work goes on meanwhile (src/app.ts).
     await nextTurn();
   }

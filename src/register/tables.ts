@@ -106,6 +106,8 @@ export interface TraineesTable {
   discarded_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Sandbox only (migration 2026-11-29T0800): when the simulated TRN or award is due; null when none is. */
+  sandbox_due_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** Academic cycle (start year) of coalesce(trainee_start_date, itt_start_date), computed by the database. */
   start_academic_cycle: GeneratedAlways<number | null>;
 }

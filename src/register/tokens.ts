@@ -3,6 +3,7 @@
  * differs per environment, so a sandbox token never authenticates against production and the reverse.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Executor } from '../db/database.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { todayUtc } from './values.js';
@@ -103,15 +104,45 @@ export async function authenticateToken(
   environment: RegisterEnvironment,
   secret?: string,
 ): Promise<AuthenticatedToken | undefined> {
-  const row = await findActiveTokenByHash(db, hashToken(token, environment, secret), environment);
+  return authenticateHash(db, hashToken(token, environment, secret), environment);
+}
+
+async function authenticateHash(db: Executor, hash: string, environment: RegisterEnvironment): Promise<AuthenticatedToken | undefined> {
+  const row = await findActiveTokenByHash(db, hash, environment);
   if (!row) return undefined;
   return { tokenId: row.tokenId, lastUsedAt: row.last_used_at, provider: { id: row.providerId, ukprn: row.ukprn, name: row.name } };
+}
+
+/**
+ * Token lookups of one instance, reused for at most `ttlMs` (REGISTER_TOKEN_CACHE_MS): a request then needs no
+ * statement to authenticate. Keyed by the token's hash (never the token); only tokens that authenticated are kept,
+ * so unknown tokens neither fill it nor evict known ones. A change made elsewhere (a revocation by the operator's CLI
+ * or another instance, an expiry, a discarded provider) takes effect here within `ttlMs`.
+ */
+export class TokenCache {
+  private readonly entries: LRUCache<string, AuthenticatedToken> | undefined;
+
+  constructor(ttlMs: number, max = 10_000) {
+    this.entries = ttlMs > 0 ? new LRUCache({ max, ttl: ttlMs, ttlAutopurge: false }) : undefined;
+  }
+
+  /** The provider behind `token` (from the cache while fresh, else looked up and kept), or undefined. */
+  async authenticate(db: Executor, token: string, environment: RegisterEnvironment, secret?: string): Promise<AuthenticatedToken | undefined> {
+    const hash = hashToken(token, environment, secret);
+    const cached = this.entries?.get(hash);
+    if (cached) return cached;
+    const found = await authenticateHash(db, hash, environment);
+    if (found) this.entries?.set(hash, found);
+    return found;
+  }
 }
 
 /** Records use at most once per calendar day (as the real service does), so reads stay reads. */
 export async function touchToken(db: Executor, token: AuthenticatedToken, now = new Date()): Promise<void> {
   if (token.lastUsedAt && todayUtc(token.lastUsedAt) === todayUtc(now)) return;
   await markTokenUsed(db, token.tokenId, now);
+  // A cached lookup shares this object: the next requests within the day write nothing.
+  token.lastUsedAt = now;
 }
 
 export class TokenRuleError extends AppError {

@@ -19,7 +19,11 @@ export async function buildTestApp(
   env: Record<string, string> = {}, deps: Pick<AppDeps, 'rowIndexes' | 'queryEngines' | 'webhookNetwork' | 'webhookWorker' | 'warmUpBeforeReady' | 'checkRouteSchemas'> = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_URL: database.url });
+  // The sandbox's simulated TRN and award wait a day unless a test asks for them: no other test's trainee changes
+  // state under it.
+  const config = loadConfig({
+    LOG_LEVEL: 'silent', REGISTER_SANDBOX_TRN_DELAY_MS: '86400000', REGISTER_SANDBOX_AWARD_DELAY_MS: '86400000', ...env, DATABASE_URL: database.url,
+  });
   const app = await buildApp(config, { db: database.db, pools: { primary: database.pool }, logger: false, ...deps });
   // Used once ready, as a balancer would (the published fixture's row index loads first); tests of the warm-up
   // itself pass its store or ask for the whole warm-up.

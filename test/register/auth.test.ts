@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.js';
 import type { FastifyInstance } from 'fastify';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createProviderWithToken, type TestProvider } from './helpers.js';
-import { hashToken } from '../../src/register/tokens.js';
+import { hashToken, revokeToken } from '../../src/register/tokens.js';
 
 const SECRET = 'test-secret-of-the-register-0123';
 let t: TestApp;
@@ -73,7 +73,39 @@ describe('register authentication', () => {
     const discarded = await createProviderWithToken(t.database.db, { secret: SECRET });
     expect((await info(discarded.auth)).statusCode).toBe(200);
     await t.database.db.updateTable('providers').set({ discarded_at: new Date() }).where('id', '=', discarded.id).execute();
-    expect((await info(discarded.auth)).statusCode).toBe(401);
+    // The token's lookup was cached by the request before: refused once the cache's REGISTER_TOKEN_CACHE_MS are over.
+    const discardedAt = Date.now();
+    while ((await info(discarded.auth)).statusCode !== 401) {
+      expect(Date.now() - discardedAt).toBeLessThan(1000);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  });
+
+  it('a token revoked through one instance is refused by another within a second (lookups are cached for at most REGISTER_TOKEN_CACHE_MS)', async () => {
+    const provider = await createProviderWithToken(t.database.db, { secret: SECRET });
+    const other = await buildApp(t.config, { db: t.database.db, logger: false, webhookWorker: false });
+    try {
+      const otherInfo = () => other.inject({ method: 'GET', url: '/api/v2026.1/info', headers: provider.auth });
+      // Both instances have used (and so cached) the token.
+      expect((await info(provider.auth)).statusCode).toBe(200);
+      expect((await otherInfo()).statusCode).toBe(200);
+      await revokeToken(t.database.db, provider.tokenId);
+      const revokedAt = Date.now();
+      const statuses: number[] = [];
+      for (;;) {
+        const status = (await otherInfo()).statusCode;
+        statuses.push(status);
+        if (status === 401) break;
+        expect(Date.now() - revokedAt, `still ${status} after ${statuses.length} requests`).toBeLessThan(1000);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect((await info(provider.auth)).statusCode).toBe(401);
+      expect(Date.now() - revokedAt).toBeLessThan(1000);
+      // Once refused, refused for good (no instance brings the old lookup back).
+      for (let i = 0; i < 5; i++) expect((await otherInfo()).statusCode).toBe(401);
+    } finally {
+      await other.close();
+    }
   });
 
   it('records last_used_at on a successful authentication only', async () => {

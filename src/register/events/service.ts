@@ -6,7 +6,7 @@
  */
 import type { Executor } from '../../db/database.js';
 import type { EventApiAdapter } from '../../events/api-adapter.js';
-import { appendEvent, type StoredEvent } from '../../events/outbox-repository.js';
+import { appendEvent, type NewEvent, type StoredEvent } from '../../events/outbox-repository.js';
 import type { RegisterEnvironment } from '../tokens.js';
 import { toVersionOutput, VERSION_ADAPTERS, type RegisterVersion } from '../versions/index.js';
 
@@ -47,10 +47,15 @@ export function eventOwner(context: { provider: { id: number }; environment: Reg
 }
 
 export function appendTraineeCreated(trx: Executor, owner: RegisterEventOwner, trainee: { id: string; state: string }) {
-  return appendEvent(trx, {
+  return appendEvent(trx, traineeCreatedEvent(owner, trainee));
+}
+
+/** A trainee's `trainee.created` event (the create appends it in its nested records' statement: insertNestedRecords). */
+export function traineeCreatedEvent(owner: RegisterEventOwner, trainee: { id: string; state: string }): NewEvent {
+  return {
     api: 'register', ...owner, type: 'trainee.created', resourceType: 'trainee', resourceId: trainee.id,
     payload: { trainee_id: trainee.id, state: trainee.state },
-  });
+  };
 }
 
 export function appendTraineeUpdated(trx: Executor, owner: RegisterEventOwner, traineeId: string, changedFields: string[]) {

@@ -52,6 +52,9 @@ export const REGISTER_OPERATIONS: Record<string, { id: string; tag: string; desc
   'POST /webhooks/{webhook_id}/rotate-secret': { id: 'RotateWebhookSecret', tag: 'Webhooks', description: 'Makes a new signing secret, shown only in this answer; deliveries carry signatures of both the new and the old secret for 24 hours, so a receiver can switch without missing one.' },
   'GET /webhooks/{webhook_id}/deliveries': { id: 'ListWebhookDeliveries', tag: 'Webhooks', description: 'The delivery log of a subscription, newest first: each event sent (or waiting), its attempts, the last HTTP status and error, and when it is tried next.' },
   'POST /webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': { id: 'RedeliverWebhookDelivery', tag: 'Webhooks', description: 'Queues a delivery to be sent again, with the same `webhook-id`, so a receiver that has it already can drop it.' },
+  'POST /trainees/batch': { id: 'CreateTraineeBatch', tag: 'Trainees', description: 'An extension of this service (v2026.1): creates up to 100 trainees in one request, `data` being a list of what `POST /trainees` takes. Every row is checked and stored on its own and answered, with its `index`, by the `status` and body its own create would have had: 201 with the trainee, 422 with its validation errors, 409 with the trainee it duplicates (also an earlier row of the same batch). The trainees are stored in row order, and so are their `trainee.created` events. More than 100 rows answer 400 and nothing is written.' },
+  'POST /sandbox/trainees': { id: 'GenerateSandboxTrainees', tag: 'Sandbox', description: 'Sandbox only (404 on live): creates `count` (up to 500) realistic trainees for your provider, of every route family with their degrees and placements, spread over the states a year brings (waiting for a TRN, with a TRN, recommended, awarded, deferred, withdrawn), with the events those changes make. At most 10 sandbox tool calls a minute per provider.' },
+  'DELETE /sandbox/data': { id: 'ClearSandboxData', tag: 'Sandbox', description: 'Sandbox only (404 on live): deletes all your provider’s sandbox trainees (with their placements, degrees and history), its events and its webhook deliveries, to start again; webhook subscriptions are kept. At most 10 sandbox tool calls a minute per provider.' },
   'GET /reference-data': { id: 'GetReferenceData', tag: 'Reference data', description: 'The code lists the other operations accept (training routes, subjects, age ranges, countries, degree codes, withdrawal reasons, …), all of them or one with `field`. No token needed. Published from v2026.1; its lists hold for the older versions too.' },
 };
 
@@ -64,6 +67,7 @@ export const REGISTER_TAGS = [
   { name: 'Reference data', description: 'The code lists the API accepts' },
   { name: 'Events', description: 'Changes to your trainees, placements and degrees, in commit order' },
   { name: 'Webhooks', description: 'Subscriptions that push your events to a URL, and their delivery log' },
+  { name: 'Sandbox', description: 'Sandbox only: generate trainees to test with, and start again' },
 ];
 
 export const REGISTER_OPERATION_DOCS: OperationDocs = Object.fromEntries(
@@ -358,8 +362,23 @@ export const REGISTER_EXAMPLES: RegisterExample[] = [
     operationId: 'ListEvents', name: 'expired', summary: 'A cursor older than the retention period (its events were deleted)', status: 410,
     before: { purgeEvents: true }, query: { after: FIRST_CURSOR },
   },
+  {
+    operationId: 'CreateTraineeBatch', name: 'batch', summary: 'Two trainees: one created, one with an invalid code (422 for that row only)', status: 200, versions: v2026_1,
+    body: () => ({
+      data: [
+        { ...COMMON, first_names: 'Dorothy', last_name: 'Hodgkin', email: 'dorothy.hodgkin@example.com', training_route: '11', course_subject_1: '100346', course_age_range: '13918', itt_end_date: '2029-07-31', itt_qualification_aim: '001', hesa_id: '2612345678908' },
+        { ...COMMON, first_names: 'Rosalind', last_name: 'Franklin', email: 'rosalind.franklin@example.com', training_route: '11', sex: '99x', course_subject_1: '100346', course_age_range: '13918', itt_end_date: '2029-07-31', itt_qualification_aim: '001', hesa_id: '2612345678909' },
+      ],
+    }),
+  },
+  { operationId: 'CreateTraineeBatch', name: 'empty', summary: 'No rows', status: 422, versions: v2026_1, body: () => ({ data: [] }) },
+  { operationId: 'CreateTraineeBatch', name: 'malformed', summary: 'A body that is not JSON', status: 400, versions: v2026_1, rawBody: '{"data": [{"first_names": "Ada",' },
+  { operationId: 'GenerateSandboxTrainees', name: 'generate', summary: 'Ten trainees to test with', status: 201, versions: v2026_1, body: () => ({ data: { count: 10 } }) },
+  { operationId: 'GenerateSandboxTrainees', name: 'too-many', summary: 'More than 500', status: 422, versions: v2026_1, body: () => ({ data: { count: 1000 } }) },
   { operationId: 'GetReferenceData', name: 'training-routes', summary: 'The training routes', status: 200, query: { field: 'training_route' } },
   { operationId: 'GetReferenceData', name: 'unknown', summary: 'A list that does not exist', status: 404, query: { field: 'colour' } },
+  // Last: it deletes every record the examples made.
+  { operationId: 'ClearSandboxData', name: 'clear', summary: 'Start again', status: 200, versions: v2026_1 },
 ];
 
 /** An id no record has (24 base58 characters). */

@@ -11,6 +11,7 @@ import { EMAIL_MAX_LENGTH, TEXT_FIELD_MAX_LENGTHS } from '../trainees/validate.j
 import { REFERENCE_DATA_KEYS } from '../reference-data.js';
 import { adapterFor, externalName, REGISTER_VERSIONS, type RegisterVersion } from '../versions/index.js';
 import { actionPaths } from './action-paths.js';
+import { extensionPaths } from './extension-paths.js';
 import { withRegisterExamples } from './examples.js';
 import { registerEventPaths } from '../events/openapi.js';
 
@@ -243,7 +244,7 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
       },
     };
   }
-  Object.assign(paths, actionPaths(version), registerEventPaths());
+  Object.assign(paths, actionPaths(version), registerEventPaths(), extensionPaths(version));
   return withRegisterExamples(version, {
     openapi: '3.1.0',
     info: {

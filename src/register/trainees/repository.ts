@@ -4,6 +4,7 @@
  */
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor } from '../../db/database.js';
+import { eventInboxValues, type NewEvent } from '../../events/outbox-repository.js';
 import type { TraineesTable } from '../tables.js';
 import type { TraineeListQuery } from './list-query.js';
 import { serializeDegree, serializePlacement, type DegreeRow, type PlacementRow, type PlacementsAndDegrees } from './nested.js';
@@ -82,11 +83,20 @@ export async function lockTraineeForUpdate(trx: Executor, providerId: number | n
 /**
  * Serializes creates that could duplicate each other until the transaction ends, so two identical creates at once
  * cannot both pass the duplicate check. A duplicate always has the same provider, date of birth and last name
- * (case-insensitive), so only those creates wait for each other.
+ * (case-insensitive), so only those creates wait for each other. A batch takes all its keys in one statement, in
+ * the order of their hashes, so two batches never wait for each other in a circle (deadlock).
  */
-export async function lockDuplicateCandidates(trx: Executor, providerId: number, dateOfBirth: string, lastName: string): Promise<void> {
-  const key = `register-trainee:${providerId}:${dateOfBirth}:${lastName.toLowerCase()}`;
-  await sql`select pg_advisory_xact_lock(hashtext(${key}))`.execute(trx);
+export function duplicateLockKey(providerId: number, dateOfBirth: string, lastName: string): string {
+  return `register-trainee:${providerId}:${dateOfBirth}:${lastName.toLowerCase()}`;
+}
+
+/** Takes the duplicate locks of these keys (`duplicateLockKey`) until the transaction ends. */
+export async function lockDuplicateCandidates(trx: Executor, keys: string[]): Promise<void> {
+  if (keys.length === 1) {
+    await sql`select pg_advisory_xact_lock(hashtext(${keys[0]}))`.execute(trx);
+    return;
+  }
+  await sql`select pg_advisory_xact_lock(h) from (select distinct hashtext(k) as h from unnest(${keys}::text[]) k order by h) locks`.execute(trx);
 }
 
 export async function insertTraineeRow(trx: Executor, row: TraineeInsert): Promise<TraineeRow> {
@@ -309,19 +319,23 @@ export async function findDuplicateCandidates(
 }
 
 /**
- * Inserts a new trainee's degrees and placements (and its audit row) in one statement: each list goes in from one
+ * Inserts a new trainee's degrees and placements (and its audit row and event) in one statement: each list goes in from one
  * JSON parameter (`jsonb_populate_recordset`), naming its columns so table defaults still apply to the others.
  */
-export async function insertNestedRecords(trx: Executor, degrees: object[], placements: object[], audit?: Record<string, unknown>): Promise<void> {
+export async function insertNestedRecords(
+  trx: Executor, degrees: object[], placements: object[], audit?: Record<string, unknown>, event?: NewEvent,
+): Promise<void> {
   const fromJson = (table: 'trainee_degrees' | 'trainee_placements', rows: object[]) => {
     if (rows.length === 0) return undefined;
     const columns = Object.keys(rows[0]).map((c) => sql.ref(c));
     return sql`insert into ${sql.table(table)} (${sql.join(columns)}) select ${sql.join(columns)} from jsonb_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}::jsonb)`;
   };
-  const parts = [fromJson('trainee_degrees', degrees), fromJson('trainee_placements', placements)].filter((p) => p !== undefined);
-  const final = audit
-    ? sql`insert into trainee_audits (${sql.join(Object.keys(audit).map((c) => sql.ref(c)))}) values (${sql.join(Object.values(audit))})`
-    : sql`select 1`;
+  const inserts = (table: string, values: Record<string, unknown>) =>
+    sql`insert into ${sql.table(table)} (${sql.join(Object.keys(values).map((c) => sql.ref(c)))}) values (${sql.join(Object.values(values))})`;
+  const parts = [
+    fromJson('trainee_degrees', degrees), fromJson('trainee_placements', placements), event ? inserts('event_inbox', eventInboxValues(event)) : undefined,
+  ].filter((p) => p !== undefined);
+  const final = audit ? inserts('trainee_audits', audit) : sql`select 1`;
   if (parts.length === 0 && !audit) return;
   const ctes = parts.map((part, i) => sql`${sql.raw(`n${i}`)} as (${part})`);
   await (ctes.length > 0 ? sql`with ${sql.join(ctes)} ${final}` : final).execute(trx);

@@ -7,7 +7,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { RegisterRouteOptions } from '../context.js';
 import { ifNoneMatchMatches } from '../../http/conditional.js';
-import { traineeWriteOf, writeRequestOf } from '../http.js';
+import { traineeWriteOf, wantsEnhancedErrors, writeRequestOf } from '../http.js';
+import { adapterFor } from '../versions/index.js';
+import { batchRows, createTraineeBatch } from './batch.js';
 import { todayUtc } from '../values.js';
 import { parseTraineeListQuery } from './list-query.js';
 import { traineeEtag } from './serialize.js';
@@ -15,7 +17,7 @@ import { createTrainee, getTrainee, listTraineesJson, updateTrainee } from './se
 
 type TraineeRequest = FastifyRequest<{ Params: { trainee_id: string } }>;
 
-export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { bodyCache }) => {
+export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app, { bodyCache, version }) => {
   const { db } = app;
   // Documented in the per-version OpenAPI documents, not the service-wide one.
   const schema = { hide: true };
@@ -40,6 +42,14 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     reply.code(201).header('etag', traineeEtag(row));
     return { data: body };
   });
+
+  if (adapterFor(version).extensions.batchCreate) {
+    app.post('/trainees/batch', { schema }, async (request) => {
+      const rows = batchRows(request.body);
+      const { rows: answers, created } = await createTraineeBatch(db, request.registerContext, rows, wantsEnhancedErrors(request));
+      return { data: answers, meta: { rows: answers.length, created, failed: answers.length - created } };
+    });
+  }
 
   const update = async (request: TraineeRequest, reply: FastifyReply) => {
     const { row, body } = await updateTrainee(db, request.registerContext, traineeWriteOf(request));

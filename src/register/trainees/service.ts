@@ -21,11 +21,12 @@ import { acceptedInput, attributesToColumns, codeOrNull, rowToAttributes } from 
 import type { TraineeListQuery } from './list-query.js';
 import { isSpecialUrn, serializeDegree, serializePlacement } from './nested.js';
 import {
-  findDuplicateCandidates, findSchoolsByUrn, findTraineeForProvider, findTraineeWithNested, findTrainingPartner, insertNestedRecords, insertTraineeRow,
+  duplicateLockKey, findDuplicateCandidates, findSchoolsByUrn, findTraineeForProvider, findTraineeWithNested, findTrainingPartner, insertNestedRecords, insertTraineeRow,
   listTraineePage, loadPlacementsAndDegrees, loadPlacementsAndDegreesForTrainees, loadTraineesWithNested, lockDuplicateCandidates,
   lockTraineeForUpdate, lockTraineeWithNested, recordAudit, schoolExists, updateTraineeRow, type TraineePatch, type TraineeRow,
 } from './repository.js';
-import { appendNestedRecordEvent, appendTraineeCreated, appendTraineeUpdated, changedTraineeFields, eventOwner } from '../events/service.js';
+import { appendNestedRecordEvent, appendTraineeUpdated, changedTraineeFields, eventOwner, traineeCreatedEvent } from '../events/service.js';
+import { sandboxDueAt } from '../sandbox/scenarios.js';
 import { canonicalTraineeBody, serializeTrainee, traineeEtag } from './serialize.js';
 import {
   checkTrainee, DISABILITY_KEY, type Attributes,
@@ -212,9 +213,18 @@ async function serializeRows(db: Executor, rows: TraineeRow[], version: Register
   return rows.map((row) => serializeTrainee(row, version, { ukprn, ...(nested.get(row.id) ?? { placements: [], degrees: [] }) }));
 }
 
-/** `POST /trainees`: validate, refuse duplicates, insert the trainee with its degrees and placements, audit. */
-export async function createTrainee(db: Db, context: RegisterContext, request: WriteRequest): Promise<TraineeResult> {
-  const { version, provider } = context;
+/** A create that passed validation and its lookups, ready to be stored (by itself or as a row of a batch). */
+export interface PreparedCreate {
+  attrs: Attributes;
+  partners: PartnerColumns;
+  degrees: ReturnType<typeof checkTrainee>['values']['degrees'];
+  placements: ReturnType<typeof checkTrainee>['values']['placements'];
+  schoolsByUrn: Map<string, { urn: string; name: string; postcode: string | null; town: string | null }>;
+}
+
+/** A create's checks before its transaction: validation, schools and training partner looked up; 422 when invalid. */
+export async function prepareCreate(db: Executor, context: RegisterContext, request: WriteRequest): Promise<PreparedCreate> {
+  const { version } = context;
   const input = acceptedInput(version, request.data());
   const today = todayUtc();
   const placementsInput = Array.isArray(input.placements_attributes) ? input.placements_attributes : [];
@@ -233,64 +243,84 @@ export async function createTrainee(db: Db, context: RegisterContext, request: W
   });
   const { values: partners, errors: partnerErrors } = await checkPartners(db, version, input);
   rejectIfInvalid(version, [...trainee.errors, ...partnerErrors], request.enhancedErrors);
-  const attrs = trainee.values.attributes;
+  return { attrs: trainee.values.attributes, partners, degrees: trainee.values.degrees, placements: trainee.values.placements, schoolsByUrn };
+}
 
-  return db.transaction().execute(async (trx) => {
-    await lockDuplicateCandidates(trx, provider.id, isoDate(attrs.date_of_birth) ?? '', String(attrs.last_name));
-    const duplicates = await findDuplicates(trx, provider.id, attrs);
-    if (duplicates.length > 0) throw duplicateTrainee(await serializeRows(trx, duplicates, version, provider.ukprn));
-    const row = await insertTraineeRow(trx, {
-      ...(attributesToColumns(attrs) as Record<string, unknown>),
-      training_partner_urn: partners.training_partner_urn ?? null,
-      training_partner_ukprn: partners.training_partner_ukprn ?? null,
-      employing_school_urn: partners.employing_school_urn ?? null,
+/** The key whose lock serializes the creates that could duplicate a prepared one (same provider, date of birth, last name). */
+export function createLockKey(providerId: number, { attrs }: PreparedCreate): string {
+  return duplicateLockKey(providerId, isoDate(attrs.date_of_birth) ?? '', String(attrs.last_name));
+}
+
+/**
+ * Stores a prepared create inside `trx`, whose caller holds its duplicate lock (`lockDuplicateCandidates`): 409 when
+ * it duplicates a trainee (also one stored earlier in the same transaction, a batch's), else the trainee with its
+ * degrees, placements, audit row and `trainee.created` event.
+ */
+export async function storeCreate(trx: Tx, context: RegisterContext, prepared: PreparedCreate): Promise<TraineeResult> {
+  const { version, provider } = context;
+  const { attrs, partners, schoolsByUrn } = prepared;
+  const duplicates = await findDuplicates(trx, provider.id, attrs);
+  if (duplicates.length > 0) throw duplicateTrainee(await serializeRows(trx, duplicates, version, provider.ukprn));
+  const row = await insertTraineeRow(trx, {
+    ...(attributesToColumns(attrs) as Record<string, unknown>),
+    training_partner_urn: partners.training_partner_urn ?? null,
+    training_partner_ukprn: partners.training_partner_ukprn ?? null,
+    employing_school_urn: partners.employing_school_urn ?? null,
+    id: newSlug(),
+    provider_id: provider.id,
+    state: 'submitted_for_trn',
+    record_source: 'api',
+    submitted_for_trn_at: new Date(),
+    sandbox_due_at: sandboxDueAt(context.sandbox, 'trn', typeof attrs.provider_trainee_id === 'string' ? attrs.provider_trainee_id : null),
+  } as Parameters<typeof insertTraineeRow>[1]);
+  const degreeValues = prepared.degrees.map((degree) => ({ id: newSlug(), trainee_id: row.id, ...degree }));
+  const placementValues = prepared.placements.map((placement) => {
+    const school = placement.urn ? schoolsByUrn.get(placement.urn) : undefined;
+    return {
       id: newSlug(),
-      provider_id: provider.id,
-      state: 'submitted_for_trn',
-      record_source: 'api',
-      submitted_for_trn_at: new Date(),
-    } as Parameters<typeof insertTraineeRow>[1]);
-    const degreeValues = trainee.values.degrees.map((degree) => ({ id: newSlug(), trainee_id: row.id, ...degree }));
-    const placementValues = trainee.values.placements.map((placement) => {
-      const school = placement.urn ? schoolsByUrn.get(placement.urn) : undefined;
-      return {
-        id: newSlug(),
-        trainee_id: row.id,
-        urn: placement.urn,
-        name: school ? school.name : placement.name,
-        postcode: school ? school.postcode : placement.postcode,
-        school_linked: school !== undefined,
-        town: school ? school.town : null,
-      };
-    });
-    // Nested rows carry the trainee's time, so the response can be built before they are written; they go in with
-    // the audit row in one statement. Each is a microsecond after the one before it, so they list in the order sent
-    // (as the real service's serial ids do), while every one shows the trainee's time to the millisecond. With more
-    // than one placement or degree they are read back first, exactly as every later GET returns them.
-    const stamped = <T extends object>(values: T[]) =>
-      values.map((v, i) => {
-        const at = microsecondsAfter(row.created_at, i);
-        return { ...v, created_at: at, updated_at: at };
-      });
-    const degrees = stamped(degreeValues);
-    const placements = stamped(placementValues);
-    const audit = (body: unknown) => ({ trainee_id: row.id, provider_id: provider.id, token_id: context.tokenId, action: 'create', before: null, after: JSON.stringify(body) });
-    if (degrees.length > 1 || placements.length > 1) {
-      await insertNestedRecords(trx, degrees, placements);
-      const nested = (await findTraineeWithNested(trx, provider.id, row.id))!.nested;
-      const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
-      await recordAudit(trx, { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'create', before: null, after: body });
-      await appendTraineeCreated(trx, eventOwner(context), row);
-      return { row, body };
-    }
-    const nested = {
-      placements: placementValues.map((p) => serializePlacement({ ...p, created_at: row.created_at, updated_at: row.created_at })),
-      degrees: degreeValues.map((d) => serializeDegree({ ...d, created_at: row.created_at, updated_at: row.created_at })),
+      trainee_id: row.id,
+      urn: placement.urn,
+      name: school ? school.name : placement.name,
+      postcode: school ? school.postcode : placement.postcode,
+      school_linked: school !== undefined,
+      town: school ? school.town : null,
     };
+  });
+  // Nested rows carry the trainee's time, so the response can be built before they are written; they go in with
+  // the audit row and the event in one statement. Each is a microsecond after the one before it, so they list in the
+  // order sent (as the real service's serial ids do), while every one shows the trainee's time to the millisecond.
+  // With more than one placement or degree they are read back first, exactly as every later GET returns them.
+  const stamped = <T extends object>(values: T[]) =>
+    values.map((v, i) => {
+      const at = microsecondsAfter(row.created_at, i);
+      return { ...v, created_at: at, updated_at: at };
+    });
+  const degrees = stamped(degreeValues);
+  const placements = stamped(placementValues);
+  const audit = (body: unknown) => ({ trainee_id: row.id, provider_id: provider.id, token_id: context.tokenId, action: 'create', before: null, after: JSON.stringify(body) });
+  const created = traineeCreatedEvent(eventOwner(context), row);
+  if (degrees.length > 1 || placements.length > 1) {
+    await insertNestedRecords(trx, degrees, placements);
+    const nested = (await findTraineeWithNested(trx, provider.id, row.id))!.nested;
     const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
-    await insertNestedRecords(trx, degrees, placements, audit(body));
-    await appendTraineeCreated(trx, eventOwner(context), row);
+    await insertNestedRecords(trx, [], [], audit(body), created);
     return { row, body };
+  }
+  const nested = {
+    placements: placementValues.map((p) => serializePlacement({ ...p, created_at: row.created_at, updated_at: row.created_at })),
+    degrees: degreeValues.map((d) => serializeDegree({ ...d, created_at: row.created_at, updated_at: row.created_at })),
+  };
+  const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
+  await insertNestedRecords(trx, degrees, placements, audit(body), created);
+  return { row, body };
+}
+
+/** `POST /trainees`: validate, refuse duplicates, insert the trainee with its degrees and placements, audit. */
+export async function createTrainee(db: Db, context: RegisterContext, request: WriteRequest): Promise<TraineeResult> {
+  const prepared = await prepareCreate(db, context, request);
+  return db.transaction().execute(async (trx) => {
+    await lockDuplicateCandidates(trx, [createLockKey(context.provider.id, prepared)]);
+    return storeCreate(trx, context, prepared);
   });
 }
 

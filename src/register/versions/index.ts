@@ -43,6 +43,11 @@ export interface VersionAdapter {
   partnerLookup: { urnAttribute: string; ukprnAttribute: string; noun: string };
   /** Path aliases served by this version (`v2025.0-rc`, as the real alias did). */
   aliases: readonly string[];
+  /**
+   * This service's extensions of the real API (docs/compatibility.md), served by this version only: batch create
+   * (`POST /trainees/batch`) and, in the sandbox environment, the sandbox tools (`/sandbox/...`).
+   */
+  extensions: { batchCreate: boolean; sandboxTools: boolean };
 }
 
 const LEGACY_NAMES: Record<string, string> = {
@@ -77,6 +82,7 @@ export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>>
     lockedStates: [],
     partnerLookup: LEAD_PARTNER_LOOKUP,
     aliases: ['v2025.0-rc'],
+    extensions: { batchCreate: false, sandboxTools: false },
   },
   'v2026.0': {
     version: 'v2026.0',
@@ -93,6 +99,7 @@ export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>>
     lockedStates: [],
     partnerLookup: TRAINING_PARTNER_LOOKUP,
     aliases: [],
+    extensions: { batchCreate: false, sandboxTools: false },
   },
   'v2026.1': {
     version: 'v2026.1',
@@ -109,6 +116,7 @@ export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>>
     lockedStates: ['recommended_for_award', 'withdrawn', 'awarded'],
     partnerLookup: TRAINING_PARTNER_LOOKUP,
     aliases: [],
+    extensions: { batchCreate: true, sandboxTools: true },
   },
 };
 

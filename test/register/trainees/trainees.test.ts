@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { createProviderWithToken, currentCycle, validTrainee, type TestProvider } from '../helpers.js';
-import { insertTraineeRow, lockDuplicateCandidates } from '../../../src/register/trainees/repository.js';
+import { insertTraineeRow, duplicateLockKey, lockDuplicateCandidates } from '../../../src/register/trainees/repository.js';
 
 let t: TestApp;
 let p: TestProvider;
@@ -331,7 +331,7 @@ describe('concurrent duplicates', () => {
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const other = t.database.db.transaction().execute(async (trx) => {
-      await lockDuplicateCandidates(trx, p.id, String(payload.date_of_birth), 'RACE');
+      await lockDuplicateCandidates(trx, [duplicateLockKey(p.id, String(payload.date_of_birth), 'RACE')]);
       await insertTraineeRow(trx, {
         id: 'RaceRaceRaceRaceRaceRace', provider_id: p.id, state: 'submitted_for_trn', first_names: 'Rita', last_name: 'Race',
         date_of_birth: String(payload.date_of_birth), sex: '11', training_route: '11', itt_start_date: String(payload.itt_start_date),
