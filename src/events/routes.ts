@@ -6,6 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { RegisterRouteOptions } from '../register/context.js';
+import { anonymousClient } from '../plugins/streaming.js';
 import { errorResponses } from '../statistics/schemas.js';
 import { statisticsRequestHook } from '../statistics/http.js';
 import { FEED_PAGE_DEFAULT, FEED_PAGE_MAX, serveFeed, type FeedQuery } from './feed.js';
@@ -15,8 +16,9 @@ import { STATISTICS_EVENT_TYPES, statisticsEventBody } from './statistics-events
 const STREAM_DESCRIPTION =
   'With `Accept: text/event-stream` the same URL is a Server-Sent Events stream instead: each event is sent as ' +
   '`id: <cursor>`, `event: <type>`, `data: <event JSON>`; a reconnecting client sends `Last-Event-ID` (browsers do) ' +
-  'and gets every event after it; a comment line is sent when idle (heartbeat). Without a cursor the stream starts ' +
-  'at the newest event. Streams count against the per-client limits (429 beyond `EVENTS_STREAM_MAX_PER_CLIENT`), ' +
+  'and gets every event after it (a cursor beyond the newest event answers 400); a comment line is sent when idle (heartbeat). Without a cursor the stream starts ' +
+  'at the newest event. Streams count against the per-client limits (429 beyond `EVENTS_STREAM_MAX_PER_CLIENT`; an ' +
+  'IPv6 client by its /64) and the total (503; a share is kept for providers\' authenticated streams), ' +
   'and a client that stops reading is disconnected. A cursor older than the retention period answers 410: re-read ' +
   'the current state, then follow the feed again from its start.';
 
@@ -92,7 +94,7 @@ export const statisticsEventRoutes: FastifyPluginAsync = async (plugin) => {
         types: STATISTICS_EVENT_TYPES,
         render: statisticsEventBody,
         page: (events, nextCursor, hasMore) => ({ events, nextCursor, hasMore }),
-        client: `statistics:ip:${request.ip}`,
+        client: anonymousClient(request.ip),
       }, app.events),
   );
 };
@@ -110,7 +112,7 @@ export const registerEventRoutes: FastifyPluginAsync<RegisterRouteOptions> = asy
         types: REGISTER_EVENT_TYPES,
         render: (event, cursor) => registerEventBody(event, version, cursor),
         page: (data, next_cursor, has_more) => ({ data, meta: { next_cursor, has_more } }),
-        client: `register:provider:${provider.id}`,
+        client: { key: `provider:${provider.id}`, authenticated: true },
       }, app.events);
     },
   );

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import type { FastifyReply } from 'fastify';
+import { holdExportSlot } from '../../../plugins/streaming.js';
 import { withCursorAbort, type Db } from '../../../db/database.js';
 import type { ResolvedQuery } from './resolve.js';
 import { chooseEngine } from './execute.js';
@@ -107,25 +108,21 @@ function* indexPages(index: RowIndex, query: ResolvedQuery): Generator<PageRows>
 
 /**
  * Streams the CSV of a query: its pages of rows (queryCsvRecords) → csv-stringify → the response, with back-pressure all the way
- * (a page is read only as fast as the client takes the bytes). It takes one of the app's export slots (429 or
- * 503 when none is free) for as long as the response is open. A failure mid-stream (the export's time bound, the
+ * (a page is read only as fast as the client takes the bytes). It holds one of the app's export slots (429 or
+ * 503 when none is free; see holdExportSlot) for as long as the response is open. A failure mid-stream (the export's time bound, the
  * database lost) is logged and aborts the response, so the client sees an incomplete transfer, never a CSV that
  * looks complete.
  */
 export function streamQueryCsv(db: Db, meta: VersionMeta, query: ResolvedQuery, reply: FastifyReply, rowIndexes?: RowIndexStore): FastifyReply {
   const limits = reply.server.streaming;
-  const release = limits ? limits.exports.acquire(reply.request.ip) : () => {};
-  const gone = new AbortController();
-  reply.raw.once('close', () => {
-    release();
-    gone.abort();
-  });
+  // The slot was taken when the request arrived (holdExportSlot); this signal says when the client has gone.
+  const gone = holdExportSlot(reply);
   // Header cells are labels from the meta file, as open to formula tricks as the data cells.
   const csv = stringify({ header: true, columns: csvHeader(meta, query).map(escapeFormula) });
   reply.header('content-type', 'text/csv; charset=utf-8');
   reply.header('content-disposition', 'attachment; filename="query.csv"');
   let rows = 0;
-  const records = queryCsvRecords(db, meta, query, { timeoutMs: limits?.queryCsvTimeoutMs, onRows: (n) => (rows = n), signal: gone.signal, rowIndexes });
+  const records = queryCsvRecords(db, meta, query, { timeoutMs: limits?.queryCsvTimeoutMs, onRows: (n) => (rows = n), signal: gone, rowIndexes });
   pipeline(Readable.from(records), csv).catch((error: unknown) => {
     const code = (error as { code?: unknown }).code;
     if (code === 'ERR_STREAM_PREMATURE_CLOSE' || reply.raw.destroyed) {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import Negotiator from 'negotiator';
 import { NotFoundError, ValidationError } from '../../../errors.js';
+import { holdExportSlot } from '../../../plugins/streaming.js';
 import type { StatisticsApiOptions } from '../../index.js';
 import { isUuid, previewTokenOf } from '../../http.js';
 import type { QueryRequest } from '../engine/criteria.js';
@@ -50,9 +51,12 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
 
   async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined, query: QueryRequest) {
     const target = { dataSetId, dataSetVersion, previewToken: previewTokenOf(request.headers) };
+    const csv = wantsCsv(request);
+    // An export's slot is taken before the first await and given back when the response closes, whenever that is.
+    if (csv) holdExportSlot(reply);
     const prepared = await queries.prepare(target, query);
     reply.header('cache-control', request.headers['preview-token'] ? 'private, no-cache' : 'public, max-age=300, must-revalidate');
-    if (wantsCsv(request)) return prepared.csv(reply);
+    if (csv) return prepared.csv(reply);
     const { json, engine } = await prepared.page();
     return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);
   }
