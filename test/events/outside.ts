@@ -43,19 +43,36 @@ export function statusOf(base: string, path: string, headers: Record<string, str
   });
 }
 
-/** A request whose client hangs up `afterMs` after sending it (0: at once, before any answer can start). */
-export function hangUpAfter(base: string, path: string, headers: Record<string, string>, afterMs: number): Promise<void> {
+/** A GET sent on a raw connection; `hangUp()` closes it and resolves once it is closed. */
+export function rawRequest(base: string, path: string, headers: Record<string, string>) {
   const url = new URL(`${base}${path}`);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(url.port), url.hostname, () => {
-      const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
-      socket.write(`${lines.join('\r\n')}\r\n\r\n`);
-      if (afterMs === 0) socket.destroy();
-      else setTimeout(() => socket.destroy(), afterMs);
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => resolve());
+  const socket = net.connect(Number(url.port), url.hostname, () => {
+    const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   });
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+  socket.on('error', () => {});
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  const connected = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return {
+    connected,
+    get received() {
+      return received;
+    },
+    hangUp() {
+      socket.destroy();
+      return closed;
+    },
+  };
+}
+
+/** A request whose client hangs up `afterMs` after sending it (0: at once, before any answer can start). */
+export async function hangUpAfter(base: string, path: string, headers: Record<string, string>, afterMs: number): Promise<void> {
+  const request = rawRequest(base, path, headers);
+  await request.connected;
+  if (afterMs > 0) await new Promise((r) => setTimeout(r, afterMs));
+  await request.hangUp();
 }
 
 export interface Bystander {
