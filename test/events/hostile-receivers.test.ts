@@ -157,7 +157,7 @@ describe("one provider's hostile and slow receivers", () => {
 
   it('receivers answering 101, 100-continue forever, trickled headers and a half-close: every attempt settles, nothing is stuck, others are served', async () => {
     const ids: string[] = [];
-    const hostiles = [];
+    const hostiles: Array<Awaited<ReturnType<typeof startHostileReceiver>>> = [];
     for (const hostility of ['upgrade', 'upgrade', 'continue-forever', 'trickle-headers', 'half-close'] as const) {
       const receiver = await startHostileReceiver(hostility);
       receivers.push(receiver);
