@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import type { FastifyReply } from 'fastify';
 import { holdExportSlot } from '../../../plugins/streaming.js';
+import { escapeFormula } from '../../csv-formula.js';
 import { withCursorAbort, type Db } from '../../../db/database.js';
 import type { ResolvedQuery } from './resolve.js';
 import { chooseEngine } from './execute.js';
@@ -16,16 +17,6 @@ import type { VersionMeta } from './version-meta-cache.js';
 /** Rows fetched per cursor round trip: bounds memory whatever the number of matching rows. */
 const CURSOR_CHUNK = 2000;
 
-const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
-
-/**
- * Neutralises spreadsheet formulas (CSV injection): a cell starting with `=`, `+`, `-`, `@`, tab or carriage return
- * gets a leading `'`, unless it is a plain number such as `-5` or `+1.2`, which spreadsheets must keep as numbers.
- */
-export function escapeFormula(cell: string): string {
-  if (cell === '' || !'=+-@\t\r'.includes(cell[0]!) || NUMBER.test(cell)) return cell;
-  return `'${cell}`;
-}
 
 export interface QueryCsvOptions {
   /**
