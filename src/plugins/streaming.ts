@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Socket } from 'node:net';
 import type { Config } from '../config.js';
 import { CapacityError } from '../errors.js';
 
@@ -70,16 +71,22 @@ export class ExportSlots {
   hold(reply: FastifyReply, client: SlotClient): AbortSignal {
     const gone = new AbortController();
     const response = reply.raw;
-    if (response.destroyed || response.writableFinished) {
+    const socket = reply.request.raw.socket as Socket | null;
+    if (response.destroyed || response.writableFinished || !socket || socket.destroyed) {
       gone.abort();
       return gone.signal;
     }
     const release = this.acquire(client);
-    // Checked and listened to in the same turn: either the close has happened (destroyed) or the listener sees it.
-    response.once('close', () => {
+    // Checked and listened to in the same turn: either the close has happened (destroyed) or a listener sees it.
+    // The socket's own close too, in case it closed before the response was attached to it.
+    const closed = () => {
+      response.off('close', closed);
+      socket.off('close', closed);
       release();
       gone.abort();
-    });
+    };
+    response.once('close', closed);
+    socket.once('close', closed);
     return gone.signal;
   }
 
