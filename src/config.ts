@@ -82,21 +82,26 @@ export const ConfigSchema = Type.Object({
   QUERY_INDEX_WARM_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 60000 }),
   // Change events (src/events): how long they are kept (a cursor older than this answers 410).
   EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
-  // Live event streams (Server-Sent Events) at once per client (IP, or provider) and in total; the comment line
+  // Live event streams (Server-Sent Events) at once per client (IPv4 address, IPv6 /64, or provider) and in total; the comment line
   // sent to keep an idle stream open; how often an instance looks for new events besides LISTEN/NOTIFY.
   EVENTS_STREAM_MAX_PER_CLIENT: Type.Integer({ minimum: 1, default: 5 }),
   EVENTS_STREAM_MAX_CONCURRENT: Type.Integer({ minimum: 1, default: 1000 }),
+  // Of EVENTS_STREAM_MAX_CONCURRENT, the streams only providers' authenticated (register) streams may take, so
+  // anonymous statistics streams cannot crowd them out (anonymous clients get 503 beyond the rest).
+  EVENTS_STREAM_RESERVED_FOR_PROVIDERS: Type.Integer({ minimum: 0, default: 200 }),
   EVENTS_HEARTBEAT_MS: Type.Integer({ minimum: 100, default: 15000 }),
   EVENTS_POLL_MS: Type.Integer({ minimum: 50, default: 2000 }),
   // How often an instance looks for appended events that have no position yet (one index probe; when some wait, a
   // short sequencer transaction gives them positions). The delay an event waits before feeds and webhooks see it.
   EVENTS_SEQUENCE_INTERVAL_MS: Type.Integer({ minimum: 1, maximum: 60000, default: 25 }),
   // Webhooks: receivers on loopback/private addresses (development and tests only; refused in production), outgoing
-  // requests at once per instance, connect and total timeouts, retry backoff (exponential with jitter, from BASE up
+  // requests at once per instance and for one owner (a provider in an environment, or the statistics subscriptions),
+  // connect and total timeouts (the total bounds each attempt whatever the receiver does), retry backoff (exponential with jitter, from BASE up
   // to MAX) for RETRY_WINDOW after an event's first attempt (then the subscription is disabled), the old secret's
   // validity after a rotation, and how often an instance looks for due deliveries besides the event hub's wake-ups.
   WEBHOOK_ALLOW_PRIVATE_ADDRESSES: Type.Boolean({ default: false }),
-  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 4 }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 100, default: 16 }),
+  WEBHOOK_CONCURRENCY_PER_OWNER: Type.Integer({ minimum: 1, maximum: 100, default: 4 }),
   WEBHOOK_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 3000 }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10000 }),
   WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 10, default: 5000 }),
@@ -104,6 +109,9 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_RETRY_WINDOW_MS: Type.Integer({ minimum: 100, default: 86400000 }),
   WEBHOOK_SECRET_OVERLAP_HOURS: Type.Integer({ minimum: 0, maximum: 720, default: 24 }),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 50, default: 1000 }),
+  // Finished deliveries (succeeded or failed), their bodies included, are deleted this many days after their last
+  // attempt (pending ones are kept).
+  WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -134,6 +134,16 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/**
+ * A limited resource (a live stream, a CSV export) has no slot free for the client: 429 when the client holds its
+ * share, 503 when every slot is taken. An expected refusal, logged at warn in one line (no stack).
+ */
+export class CapacityError extends AppError {
+  constructor(status: 429 | 503, detail: string) {
+    super(status, status === 429 ? 'Too Many Requests' : 'Service Unavailable', detail);
+  }
+}
+
 export class GatewayTimeoutError extends AppError {
   constructor(detail = 'The request took too long to complete.', options?: { cause?: unknown }) {
     super(504, 'Gateway Timeout', detail, {}, options);

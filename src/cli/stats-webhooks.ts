@@ -19,9 +19,10 @@ import {
 export const WEBHOOKS_USAGE = `Usage: npm run stats-admin -- webhooks <command> [options]
 
 Commands:
-  add --url <https url> [--types <type,...>] [--data-set <id>]
+  add --url <url> [--types <type,...>] [--data-set <id>]
                                      subscribe a receiver to statistics events (all types and data sets unless
-                                     limited); prints the signing secret once, on the last line
+                                     limited); prints the signing secret once, on the last line.
+                                     The URL must be https in production; the sandbox also accepts http
   list                               subscriptions: id, enabled or disabled (and why), URL, types, data set
   remove <id>                        delete a subscription and its delivery log; nothing more is sent to it
   rotate-secret <id>                 a new signing secret (printed once); the old one also signs for

@@ -10,7 +10,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
 import { ValidationError } from '../errors.js';
-import type { ExportSlots } from '../plugins/streaming.js';
+import { whenAborted, type ExportSlots, type SlotClient } from '../plugins/streaming.js';
 import type { EventBatch, EventHub } from './hub.js';
 import type { EventSequencer } from './sequencer.js';
 import { decodeCursor, encodeCursor, eventLogState, readEventPage, type FeedFilter, type FeedScope, type StoredEvent } from './outbox-repository.js';
@@ -27,8 +27,8 @@ export interface FeedView {
   types: readonly string[];
   render(event: StoredEvent, cursor: string): Record<string, unknown>;
   page(events: Record<string, unknown>[], nextCursor: string, hasMore: boolean): Record<string, unknown>;
-  /** The client a stream's slot is counted for (an IP, a provider). */
-  client: string;
+  /** The client a stream's slot is counted for (an address or its /64, a provider). */
+  client: SlotClient;
 }
 
 export interface FeedQuery {
@@ -75,18 +75,23 @@ export async function serveFeed(request: FastifyRequest, reply: FastifyReply, qu
   }
   const lastEventId = request.headers['last-event-id'];
   const resumeFrom = typeof lastEventId === 'string' && lastEventId !== '' ? decodeCursor(lastEventId, 'Last-Event-ID') : query.after !== undefined ? decodeCursor(query.after, 'after') : undefined;
+  // The slot first, before any await: it is given back when the response closes, whenever the client goes.
+  const gone = deps.slots.hold(reply, view.client);
   await deps.sequencer.catchUp();
+  const head = (await eventLogState(deps.db)).lastPosition;
+  if (resumeFrom !== undefined && resumeFrom > head) {
+    throw new ValidationError([{ path: lastEventId ? 'Last-Event-ID' : 'after', message: 'The cursor is beyond the newest event, so it is not one this feed gave out; reconnect without it to start at the newest event.', code: 'InvalidCursor' }]);
+  }
   // Checked before the stream starts, so a bad or expired cursor is an ordinary error response (400, 410).
   const first = resumeFrom === undefined ? undefined : await readEventPage(deps.db, view.scope, resumeFrom, filter, FEED_PAGE_MAX, deps.retentionDays);
-  const start = resumeFrom ?? (await eventLogState(deps.db)).lastPosition;
-  const release = deps.slots.acquire(view.client);
+  const start = resumeFrom ?? head;
   const stream = new PassThrough();
   const session = new StreamSession(stream, view, filter, deps, start);
   deps.openStreams.add(stream);
-  reply.raw.once('close', () => {
+  whenAborted(gone, () => {
     deps.openStreams.delete(stream);
     session.close();
-    release();
+    stream.end();
   });
   reply
     .header('content-type', 'text/event-stream; charset=utf-8')

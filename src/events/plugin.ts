@@ -1,7 +1,8 @@
 /**
  * The event system's per-instance parts, at the root of the app: the sequencer (gives appended events their
  * positions, every EVENTS_SEQUENCE_INTERVAL_MS), the hub (LISTEN connection, newest events), the stream slots, and
- * the retention purge (hourly; any instance may run it, a second run finds nothing to delete).
+ * the retention purges of events and of finished webhook deliveries (hourly; any instance may run them, a second
+ * run finds nothing to delete).
  * Each API mounts its own `/events` route in its scope (src/statistics/events/routes.ts, src/register/events/routes.ts)
  * and gives its adapter (how its events read to webhook subscribers) through the `apis` option: this module imports
  * neither API.
@@ -15,6 +16,7 @@ import type { FeedDeps } from './feed.js';
 import { EventHub } from './hub.js';
 import { purgeEvents } from './outbox-repository.js';
 import { EventSequencer } from './sequencer.js';
+import { purgeDeliveries } from './webhook-repository.js';
 import type { NetworkDeps } from './webhook-sender.js';
 import { WebhookWorker } from './webhook-worker.js';
 import { webhookSettings, type WebhookSettings } from './webhooks.js';
@@ -23,6 +25,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     events: FeedDeps;
     webhooks: WebhookSettings;
+    /** The webhook worker's slots and attempts, for /metrics (undefined when this instance sends no webhooks). */
+    webhookDelivery: { status(): { inFlight: number; attempts: number; stuck: number } } | undefined;
   }
 }
 
@@ -45,7 +49,7 @@ export const eventsPlugin = fp<EventsPluginOptions>(
       db,
       hub,
       sequencer,
-      slots: new ExportSlots(config.EVENTS_STREAM_MAX_PER_CLIENT, config.EVENTS_STREAM_MAX_CONCURRENT, 'event streams'),
+      slots: new ExportSlots(config.EVENTS_STREAM_MAX_PER_CLIENT, config.EVENTS_STREAM_MAX_CONCURRENT, 'event streams', config.EVENTS_STREAM_RESERVED_FOR_PROVIDERS),
       retentionDays: config.EVENTS_RETENTION_DAYS,
       heartbeatMs: config.EVENTS_HEARTBEAT_MS,
       openStreams: new Set(),
@@ -59,8 +63,12 @@ export const eventsPlugin = fp<EventsPluginOptions>(
         : new WebhookWorker(db, {
             config, hub, network: webhooks.network, policy: webhooks.policy, retentionDays: config.EVENTS_RETENTION_DAYS, apis: options.apis, log: app.log,
           });
+    app.decorate('webhookDelivery', worker);
     const purge = () =>
-      purgeEvents(db, config.EVENTS_RETENTION_DAYS).catch((error: Error) => app.log.warn({ err: error.message }, 'event retention purge failed'));
+      Promise.all([
+        purgeEvents(db, config.EVENTS_RETENTION_DAYS).catch((error: Error) => app.log.warn({ err: error.message }, 'event retention purge failed')),
+        purgeDeliveries(db, config.WEBHOOK_DELIVERY_RETENTION_DAYS).catch((error: Error) => app.log.warn({ err: error.message }, 'webhook delivery retention purge failed')),
+      ]);
     let timer: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {
       sequencer.start();

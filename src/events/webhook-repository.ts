@@ -113,17 +113,31 @@ export async function setSubscriptionCursor(trx: Executor, id: string, cursor: n
   await trx.updateTable('webhook_subscriptions').set({ cursor }).where('id', '=', id).execute();
 }
 
-/** Enabled, unleased subscriptions whose oldest pending delivery is due, most overdue first (at most `limit`). */
-export async function dueSubscriptions(db: Executor, limit: number): Promise<string[]> {
-  const { rows } = await sql<{ id: string }>`
-    SELECT s.id FROM webhook_subscriptions s
-    JOIN LATERAL (
-      SELECT next_attempt_at FROM webhook_deliveries d
-      WHERE d.subscription_id = s.id AND d.status = 'pending' ORDER BY d.event_position LIMIT 1
-    ) head ON true
-    WHERE s.enabled AND (s.lease_until IS NULL OR s.lease_until < now()) AND head.next_attempt_at <= now()
-    ORDER BY head.next_attempt_at LIMIT ${limit}`.execute(db);
-  return rows.map((row) => row.id);
+/** A subscription ready to send, and its owner (the provider in its environment, or the operator's statistics ones). */
+export interface DueSubscription {
+  id: string;
+  owner: string;
+}
+
+/**
+ * Enabled, unleased subscriptions whose oldest pending delivery is due (at most `limit`), taking turns between owners:
+ * every owner's most overdue subscription first, then every owner's second, and so on. So an owner with many
+ * overdue subscriptions (slow receivers, a burst of events) is never ahead of another owner's first one.
+ */
+export async function dueSubscriptions(db: Executor, limit: number): Promise<DueSubscription[]> {
+  const { rows } = await sql<DueSubscription>`
+    SELECT id, owner FROM (
+      SELECT s.id, concat_ws(':', s.api, s.provider_id, s.environment) AS owner, head.next_attempt_at,
+        row_number() OVER (PARTITION BY s.api, s.provider_id, s.environment ORDER BY head.next_attempt_at) AS turn
+      FROM webhook_subscriptions s
+      JOIN LATERAL (
+        SELECT next_attempt_at FROM webhook_deliveries d
+        WHERE d.subscription_id = s.id AND d.status = 'pending' ORDER BY d.event_position LIMIT 1
+      ) head ON true
+      WHERE s.enabled AND (s.lease_until IS NULL OR s.lease_until < now()) AND head.next_attempt_at <= now()
+    ) due
+    ORDER BY turn, next_attempt_at LIMIT ${limit}`.execute(db);
+  return rows;
 }
 
 /** Takes the subscription's lease for `instance` unless another instance holds it; true when taken. */
@@ -172,4 +186,15 @@ export async function recordAttempt(db: Executor, attempt: DeliveryAttempt): Pro
 
 export async function disableSubscription(trx: Executor, id: string, reason: string): Promise<void> {
   await trx.updateTable('webhook_subscriptions').set({ enabled: false, disabled_reason: reason }).where('id', '=', id).execute();
+}
+
+/**
+ * Deletes deliveries (their bodies with them) that ended (succeeded or failed) more than `days` ago; pending ones are
+ * kept whatever their age. Returns how many were deleted.
+ */
+export async function purgeDeliveries(db: Executor, days: number): Promise<number> {
+  const deleted = await sql`
+    DELETE FROM webhook_deliveries
+    WHERE status <> 'pending' AND coalesce(last_attempt_at, created_at) < now() - make_interval(days => ${days})`.execute(db);
+  return Number(deleted.numAffectedRows ?? 0n);
 }

@@ -48,7 +48,9 @@ for (const [network, prefix] of [
   ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) blocked.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
+  // ::/96 holds the unspecified and loopback addresses and the deprecated IPv4-compatible form (`::127.0.0.1`), which
+  // some stacks still route to the IPv4 address.
+  ['::', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
   ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) blocked.addSubnet(network, prefix, 'ipv6');
 
@@ -60,9 +62,27 @@ export function isForbiddenAddress(address: string): boolean {
     const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
     if (mapped) return isForbiddenAddress(mapped[1]!);
     if (/^::ffff:/i.test(address)) return true;
-    return blocked.check(address, 'ipv6');
+    if (blocked.check(address, 'ipv6')) return true;
+    // 6to4 (2002::/16) carries an IPv4 address in its next 32 bits, which relays route to: judged as that address.
+    const sixToFour = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4})(:|$)/i.exec(expandIpv6Head(address));
+    if (sixToFour) {
+      const high = parseInt(sixToFour[1]!, 16);
+      const low = parseInt(sixToFour[2]!, 16);
+      return isForbiddenAddress(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`);
+    }
+    return false;
   }
   return blocked.check(address, 'ipv4');
+}
+
+/** The address with its first three groups written out (`2002:7f00::` → `2002:7f00:0:…`), for prefix matching. */
+function expandIpv6Head(address: string): string {
+  const [head = '', tail] = address.split('::');
+  const groups = head === '' ? [] : head.split(':');
+  if (tail === undefined) return address;
+  const tailGroups = tail === '' ? [] : tail.split(':');
+  const missing = Math.max(0, 8 - groups.length - tailGroups.length);
+  return [...groups, ...Array<string>(missing).fill('0'), ...tailGroups].join(':');
 }
 
 export class WebhookTargetError extends Error {}
@@ -111,8 +131,32 @@ export interface SendResult {
   error: string | null;
 }
 
-/** One POST, never throwing: 2xx is success; anything else (3xx included) is a failed attempt with its reason. */
+/**
+ * One POST, never throwing, and settled by `totalTimeoutMs` whatever the receiver does: resolving the name, the
+ * connect, the request, the answer's headers and the read of its start all count against one deadline, and when it
+ * passes the socket is destroyed directly (not through the request, which a 101 upgrade, an endless 1xx, trickled
+ * headers or a half-close can leave in a state where destroying it does nothing) and the attempt is a failure.
+ * 2xx is success; anything else (3xx and 1xx-only answers included) is a failed attempt with its reason.
+ */
 export async function sendWebhook(options: SendOptions): Promise<SendResult> {
+  let socket: net.Socket | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<SendResult>((resolve) => {
+    timer = setTimeout(() => {
+      socket?.destroy();
+      resolve({ ok: false, status: null, error: `no complete answer within ${options.totalTimeoutMs} ms` });
+    }, options.totalTimeoutMs);
+  });
+  try {
+    return await Promise.race([attempt(options, (opened) => (socket = opened)), deadline]);
+  } finally {
+    clearTimeout(timer);
+    // Whatever the outcome, nothing of the attempt stays open.
+    socket?.destroy();
+  }
+}
+
+async function attempt(options: SendOptions, opened: (socket: net.Socket) => void): Promise<SendResult> {
   let url: URL;
   let address: string;
   try {
@@ -128,7 +172,6 @@ export async function sendWebhook(options: SendOptions): Promise<SendResult> {
     const finish = (result: SendResult) => {
       if (settled) return;
       settled = true;
-      clearTimeout(total);
       resolve(result);
     };
     const request = (secure ? https : http).request({
@@ -144,6 +187,7 @@ export async function sendWebhook(options: SendOptions): Promise<SendResult> {
       agent: undefined,
       createConnection: () => {
         const socket = options.network.connect({ address, port, servername: url.hostname.replace(/^\[|\]$/g, ''), secure });
+        opened(socket);
         socket.setTimeout(options.connectTimeoutMs, () => {
           if (socket.connecting) socket.destroy(new Error(`no connection within ${options.connectTimeoutMs} ms`));
         });
@@ -151,11 +195,17 @@ export async function sendWebhook(options: SendOptions): Promise<SendResult> {
         return socket;
       },
     });
-    const total = setTimeout(() => {
-      request.destroy(new Error(`no complete answer within ${options.totalTimeoutMs} ms`));
-    }, options.totalTimeoutMs);
     request.on('error', (error) => finish({ ok: false, status: null, error: error.message }));
+    // Node drops an upgrade nobody handles without an error or a close on the request: settled here.
+    request.on('upgrade', (response, socket) => {
+      socket.destroy();
+      finish({ ok: false, status: response.statusCode ?? 101, error: `HTTP ${response.statusCode ?? 101}: the receiver switched protocols instead of answering` });
+    });
+    let answered = false;
+    // Closed with no status: a failure now. After a status, the response's own events settle it.
+    request.on('close', () => answered || finish({ ok: false, status: null, error: 'the connection closed before an answer' }));
     request.on('response', (response) => {
+      answered = true;
       const status = response.statusCode ?? 0;
       let read = 0;
       const chunks: Buffer[] = [];
@@ -174,7 +224,9 @@ export async function sendWebhook(options: SendOptions): Promise<SendResult> {
           response.destroy();
         }
       });
+      // The status is the answer: a body cut off after it (the receiver closing mid-body) does not change it.
       response.on('end', done);
+      response.on('close', done);
       response.on('error', () => done());
     });
     request.end(options.body);

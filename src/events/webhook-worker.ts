@@ -12,6 +12,12 @@
  *    attempt unrecorded and its lease runs out: another instance sends it again (at least once; the `webhook-id` is
  *    the event id, for de-duplication).
  *
+ * Sharing: each attempt is bounded by WEBHOOK_TIMEOUT_MS whatever the receiver does (webhook-sender.ts); an instance
+ * sends at most WEBHOOK_CONCURRENCY at once, at most WEBHOOK_CONCURRENCY_PER_OWNER of them for one owner (a provider
+ * in an environment, or the operator's statistics subscriptions); due subscriptions are taken owner by owner (each
+ * owner's most overdue first), and a claim gives its slot back after a time share. So one owner's slow or hostile
+ * receivers delay its own deliveries, and another owner's next attempt waits at most for a free slot.
+ *
  * A failed attempt is retried with exponential backoff and jitter (WEBHOOK_RETRY_BASE_MS doubling up to
  * WEBHOOK_RETRY_MAX_MS) until WEBHOOK_RETRY_WINDOW_MS after it was queued; then the delivery is `failed`, the
  * subscription disabled and a `webhook.disabled` event appended (the owner's other subscriptions and feed see it).
@@ -38,6 +44,16 @@ import { sendWebhook, type AddressPolicy, type NetworkDeps } from './webhook-sen
 const FAN_OUT_PAGE = 500;
 /** Deliveries one claim sends at most before the lease is given back (so other subscriptions get their turn). */
 const DELIVERIES_PER_CLAIM = 50;
+/**
+ * The time share of one claim: once it has sent for this long it gives its slot back after the current attempt, and
+ * the subscription queues again behind every other owner's first turn. So a receiver that answers slowly (up to the
+ * total timeout per attempt) keeps its subscription's deliveries slow, never the others'.
+ */
+const CLAIM_TIME_SHARE_MS = 2000;
+/** Candidates read per dispatch round beyond the free slots, so owners at their share can be skipped. */
+const DUE_CANDIDATES = 100;
+/** An attempt still running this long after its deadline counts as stuck (the watchdog's metric and warning). */
+const STUCK_GRACE_MS = 5000;
 
 type SubscriptionRow = Awaited<ReturnType<typeof loadSubscription>>;
 
@@ -70,8 +86,14 @@ export class WebhookWorker {
   readonly instance = randomUUID();
   private readonly rounds: CoalescedTask;
   private inFlight = 0;
+  /** Slots taken per owner on this instance (WEBHOOK_CONCURRENCY_PER_OWNER each at most). */
+  private readonly ownerSlots = new Map<string, number>();
+  /** Attempts being sent and when each started (the watchdog's view). */
+  private readonly attempts = new Map<symbol, number>();
+  private stuckReported = 0;
   private readonly sending = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
   private unsubscribe: () => void = () => {};
   private closed = false;
 
@@ -86,7 +108,24 @@ export class WebhookWorker {
     this.unsubscribe = this.options.hub.subscribe(() => this.wake());
     this.timer = setInterval(() => this.wake(), this.options.config.WEBHOOK_POLL_MS);
     this.timer.unref();
+    this.watchdog = setInterval(() => this.watch(), Math.max(1000, this.options.config.WEBHOOK_TIMEOUT_MS));
+    this.watchdog.unref();
     this.wake();
+  }
+
+  /** What /metrics shows: slots in use and attempts past their deadline (never expected: each attempt is bounded). */
+  status(): { inFlight: number; attempts: number; stuck: number } {
+    const limit = this.options.config.WEBHOOK_TIMEOUT_MS + STUCK_GRACE_MS;
+    const now = Date.now();
+    let stuck = 0;
+    for (const started of this.attempts.values()) if (now - started > limit) stuck += 1;
+    return { inFlight: this.inFlight, attempts: this.attempts.size, stuck };
+  }
+
+  private watch(): void {
+    const { stuck } = this.status();
+    if (stuck > 0 && stuck !== this.stuckReported) this.options.log.warn({ stuck }, 'webhook attempts are running past their deadline');
+    this.stuckReported = stuck;
   }
 
   wake(): void {
@@ -118,23 +157,39 @@ export class WebhookWorker {
   }
 
   private async dispatch(): Promise<void> {
-    const free = this.options.config.WEBHOOK_CONCURRENCY - this.inFlight;
-    if (free <= 0) return;
-    for (const id of await dueSubscriptions(this.db, free)) {
-      if (this.inFlight >= this.options.config.WEBHOOK_CONCURRENCY) break;
-      const leaseMs = 2 * (this.options.config.WEBHOOK_TIMEOUT_MS + this.options.config.WEBHOOK_CONNECT_TIMEOUT_MS);
+    const { config } = this.options;
+    const perOwner = Math.min(config.WEBHOOK_CONCURRENCY_PER_OWNER, config.WEBHOOK_CONCURRENCY);
+    if (this.inFlight >= config.WEBHOOK_CONCURRENCY) return;
+    for (const { id, owner } of await dueSubscriptions(this.db, config.WEBHOOK_CONCURRENCY - this.inFlight + DUE_CANDIDATES)) {
+      if (this.closed || this.inFlight >= config.WEBHOOK_CONCURRENCY) break;
+      // An owner at its share waits for one of its own slots; the other owners' subscriptions go first.
+      if ((this.ownerSlots.get(owner) ?? 0) >= perOwner) continue;
+      const leaseMs = 2 * (config.WEBHOOK_TIMEOUT_MS + config.WEBHOOK_CONNECT_TIMEOUT_MS);
       if (!(await claimSubscription(this.db, id, this.instance, leaseMs / 1000))) continue;
-      this.inFlight += 1;
+      this.take(owner);
       const sending: Promise<void> = this.deliverClaimed(id)
         .catch((error: Error) => this.options.log.warn({ err: error.message, subscription: id }, 'webhook delivery failed'))
         .finally(async () => {
-          this.inFlight -= 1;
-          await releaseSubscription(this.db, id, this.instance).catch(() => {});
+          // The slot is given back first, whatever happened, before anything that could fail or wait.
+          this.give(owner);
           this.sending.delete(sending);
+          await releaseSubscription(this.db, id, this.instance).catch(() => {});
           this.wake();
         });
       this.sending.add(sending);
     }
+  }
+
+  private take(owner: string): void {
+    this.inFlight += 1;
+    this.ownerSlots.set(owner, (this.ownerSlots.get(owner) ?? 0) + 1);
+  }
+
+  private give(owner: string): void {
+    this.inFlight -= 1;
+    const left = (this.ownerSlots.get(owner) ?? 1) - 1;
+    if (left <= 0) this.ownerSlots.delete(owner);
+    else this.ownerSlots.set(owner, left);
   }
 
   /**
@@ -148,11 +203,16 @@ export class WebhookWorker {
     if (!subscription.enabled || subscription.lease_owner !== this.instance) return;
     const due = await pendingDeliveries(this.db, id, DELIVERIES_PER_CLAIM);
     const leaseSeconds = (2 * (config.WEBHOOK_TIMEOUT_MS + config.WEBHOOK_CONNECT_TIMEOUT_MS)) / 1000;
+    const claimed = Date.now();
     for (const delivery of due) {
       if (this.closed || delivery.next_attempt_at > new Date()) return;
+      // Its time share used: the slot goes back, and the subscription queues behind the other owners again.
+      if (Date.now() - claimed >= CLAIM_TIME_SHARE_MS) return;
       const now = new Date();
       const secrets = [subscription.secret];
       if (subscription.previous_secret && subscription.previous_secret_expires_at && subscription.previous_secret_expires_at > now) secrets.push(subscription.previous_secret);
+      const attempt = Symbol(id);
+      this.attempts.set(attempt, Date.now());
       const result = await sendWebhook({
         url: subscription.url,
         body: delivery.body,
@@ -165,7 +225,7 @@ export class WebhookWorker {
         totalTimeoutMs: config.WEBHOOK_TIMEOUT_MS,
         policy: this.options.policy,
         network: this.options.network,
-      });
+      }).finally(() => this.attempts.delete(attempt));
       const attempts = delivery.attempts + 1;
       const givenUp = !result.ok && Date.now() - delivery.created_at.getTime() >= config.WEBHOOK_RETRY_WINDOW_MS;
       const status = result.ok ? 'succeeded' : givenUp ? 'failed' : 'pending';
@@ -200,6 +260,7 @@ export class WebhookWorker {
     this.closed = true;
     this.unsubscribe();
     if (this.timer) clearInterval(this.timer);
+    if (this.watchdog) clearInterval(this.watchdog);
     await this.rounds.stop();
     await Promise.all([...this.sending]);
   }

@@ -83,7 +83,7 @@ function view(row: {
 export type SubscriptionView = ReturnType<typeof view>;
 
 async function checkedUrl(raw: unknown, settings: WebhookSettings): Promise<string> {
-  if (typeof raw !== 'string' || raw.trim() === '') throw new UnprocessableError('url: required, an https URL');
+  if (typeof raw !== 'string' || raw.trim() === '') throw new UnprocessableError(settings.policy.allowHttp ? 'url: required, an http or https URL' : 'url: required, an https URL');
   try {
     const url = checkWebhookUrl(raw.trim(), settings.policy);
     await resolveTarget(url, settings.policy, settings.network);

@@ -157,6 +157,20 @@ export const metricsPlugin = fp<MetricsOptions>(
     importGauges(registry, importProgress);
     if (rowIndexes) rowIndexGauges(registry, rowIndexes);
 
+    // The events plugin is registered after this one: its worker is looked up at scrape time.
+    new Gauge({
+      name: 'webhook_attempts',
+      help: 'Outgoing webhook attempts on this instance by state: in_flight (slots taken), stuck (running past WEBHOOK_TIMEOUT_MS; never expected, each attempt is bounded)',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const status = app.hasDecorator('webhookDelivery') ? app.webhookDelivery?.status() : undefined;
+        if (!status) return this.reset();
+        this.set({ state: 'in_flight' }, status.inFlight);
+        this.set({ state: 'stuck' }, status.stuck);
+      },
+    });
+
     app.addHook('onResponse', async (request, reply) => {
       const route = request.routeOptions.url ?? 'unmatched';
       if (route === '/metrics') return;

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError, capErrors, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
+import { AppError, CapacityError, capErrors, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
 
 /** RFC 9457 problem details, the default error body of the service. */
 export const ProblemSchema = Type.Object(
@@ -128,10 +128,14 @@ export function sendError(reply: FastifyReply, formatted: FormattedError) {
 }
 
 /**
- * The log line of a failed request: a 5xx with its error (the line is capped, see log-bounds.ts); a refusal with its
- * status, code and error count only, never a message built from the input, which could be as large as the input.
+ * The log line of a failed request: a 5xx with its error (the line is capped, see log-bounds.ts); a client refused
+ * for want of a free slot (429/503) at warn in one line without a stack; a refusal with its status, code and error count only, never a message built from the input, which could be as large as the input.
  */
 export function logRequestError(request: FastifyRequest, error: unknown, appError: AppError): void {
+  if (appError instanceof CapacityError) {
+    request.log.warn({ status: appError.status, code: appError.name }, appError.detail ?? 'no slot free');
+    return;
+  }
   if (appError.status >= 500) {
     request.log.error({ err: error }, 'request failed');
     return;

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Socket } from 'node:net';
 import type { Config } from '../config.js';
-import { AppError, ServiceUnavailableError } from '../errors.js';
+import { CapacityError } from '../errors.js';
 
 /**
  * Responses against slow and hostile clients:
@@ -9,45 +10,133 @@ import { AppError, ServiceUnavailableError } from '../errors.js';
  *   STREAM_STALL_TIMEOUT_MS while the response has bytes waiting is disconnected, which frees the bytes held for it
  *   and, for a stream, ends it and gives its database cursor and connection back;
  * - query CSV exports hold a database connection while they run, so at most QUERY_CSV_MAX_PER_CLIENT run at once
- *   per client IP (429 beyond) and QUERY_CSV_MAX_CONCURRENT in total (503 beyond): exports can never take the
+ *   per client (429 beyond) and QUERY_CSV_MAX_CONCURRENT in total (503 beyond): exports can never take the
  *   whole statistics pool.
+ */
+
+/** Who a slot counts for: a client key (see clientKeyOf) and whether it authenticated (a provider's token). */
+export interface SlotClient {
+  key: string;
+  authenticated: boolean;
+}
+
+/**
+ * The key per-client limits count an address under: an IPv4 address as it is (an IPv4-mapped IPv6 address as its
+ * IPv4 address), an IPv6 address by its /64 (one customer's network, which can hold any number of addresses).
+ */
+export function clientKeyOf(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!ip.includes(':')) return ip;
+  const [head = '', tail] = ip.toLowerCase().split('%')[0]!.split('::');
+  const groups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
+  const all = tail === undefined ? groups : [...groups, ...Array<string>(Math.max(0, 8 - groups.length - tailGroups.length)).fill('0'), ...tailGroups];
+  return `${all.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
+/** An anonymous client, counted by its address (an IPv6 one by its /64). */
+export function anonymousClient(ip: string): SlotClient {
+  return { key: `ip:${clientKeyOf(ip)}`, authenticated: false };
+}
+
+/**
+ * A limited resource's slots: at most `maxPerClient` per client (429 beyond) and `maxTotal` in all (503 beyond), of
+ * which `reservedForAuthenticated` only authenticated clients may take, so anonymous clients cannot crowd them out.
+ * Slots are taken and given back in one place, `hold`, tied to the response's connection: no handler releases one.
  */
 export class ExportSlots {
   private readonly perClient = new Map<string, number>();
   private total = 0;
+  private anonymous = 0;
 
   constructor(
     readonly maxPerClient: number,
     readonly maxTotal: number,
     /** What the slots are for, as the 429/503 messages name it. */
     readonly what = 'CSV exports',
+    readonly reservedForAuthenticated = 0,
   ) {}
 
   get running(): number {
     return this.total;
   }
 
-  /** Takes a slot for `client`, or throws the 429/503 to answer; call the returned function once when done. */
-  acquire(client: string): () => void {
-    const mine = this.perClient.get(client) ?? 0;
+  /**
+   * Takes a slot for the client of `reply` for as long as its response is open: given back when the response closes
+   * (sent, failed, or its client gone), whenever that happens relative to the handler's awaits. Call it before the
+   * handler's first await. Throws the 429/503 to answer when no slot is free. Returns a signal that aborts when the
+   * response closes; when the client is already gone it is aborted at once and no slot is taken.
+   */
+  hold(reply: FastifyReply, client: SlotClient): AbortSignal {
+    const gone = new AbortController();
+    const response = reply.raw;
+    const socket = reply.request.raw.socket as Socket | null;
+    if (response.destroyed || response.writableFinished || !socket || socket.destroyed) {
+      gone.abort();
+      return gone.signal;
+    }
+    const release = this.acquire(client);
+    // Checked and listened to in the same turn: either the close has happened (destroyed) or a listener sees it.
+    // The socket's own close too, in case it closed before the response was attached to it.
+    const closed = () => {
+      response.off('close', closed);
+      socket.off('close', closed);
+      release();
+      gone.abort();
+    };
+    response.once('close', closed);
+    socket.once('close', closed);
+    return gone.signal;
+  }
+
+  private acquire(client: SlotClient): () => void {
+    const mine = this.perClient.get(client.key) ?? 0;
     if (mine >= this.maxPerClient) {
-      throw new AppError(429, 'Too Many Requests', `At most ${this.maxPerClient} ${this.what} may run at once per client; retry when one has finished.`);
+      throw new CapacityError(429, `At most ${this.maxPerClient} ${this.what} may run at once per client; retry when one has finished.`);
     }
-    if (this.total >= this.maxTotal) {
-      throw new ServiceUnavailableError(`Too many ${this.what} are running; retry shortly.`);
+    const anonymousLimit = this.maxTotal - Math.min(this.reservedForAuthenticated, this.maxTotal - 1);
+    if (this.total >= this.maxTotal || (!client.authenticated && this.anonymous >= anonymousLimit)) {
+      throw new CapacityError(503, `Too many ${this.what} are running; retry shortly.`);
     }
-    this.perClient.set(client, mine + 1);
+    this.perClient.set(client.key, mine + 1);
     this.total += 1;
+    if (!client.authenticated) this.anonymous += 1;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.total -= 1;
-      const left = (this.perClient.get(client) ?? 1) - 1;
-      if (left <= 0) this.perClient.delete(client);
-      else this.perClient.set(client, left);
+      if (!client.authenticated) this.anonymous -= 1;
+      const left = (this.perClient.get(client.key) ?? 1) - 1;
+      if (left <= 0) this.perClient.delete(client.key);
+      else this.perClient.set(client.key, left);
     };
   }
+}
+
+const exportHolds = new WeakMap<object, AbortSignal>();
+
+/**
+ * The query CSV export slot of `reply`'s request (QUERY_CSV_MAX_PER_CLIENT per client address or IPv6 /64,
+ * QUERY_CSV_MAX_CONCURRENT in all): taken by the first call, which the route makes before its first await; later
+ * calls return the same signal (aborted once the response has closed).
+ */
+export function holdExportSlot(reply: FastifyReply): AbortSignal {
+  let signal = exportHolds.get(reply.raw);
+  if (!signal) {
+    const limits = reply.server.streaming as StreamingLimits | undefined;
+    const slots = limits?.exports ?? new ExportSlots(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    signal = slots.hold(reply, anonymousClient(reply.request.ip));
+    exportHolds.set(reply.raw, signal);
+  }
+  return signal;
+}
+
+/** Runs `listener` once the signal aborts, or now when it has already. */
+export function whenAborted(signal: AbortSignal, listener: () => void): void {
+  if (signal.aborted) listener();
+  else signal.addEventListener('abort', listener, { once: true });
 }
 
 export interface StreamingLimits {

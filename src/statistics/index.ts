@@ -85,7 +85,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   await app.register(openCorsPlugin, {
     origin: '*',
     methods: ['GET', 'HEAD', 'POST'],
-    allowedHeaders: ['Content-Type', 'Accept', 'preview-token', 'If-None-Match', 'X-Request-Id'],
+    allowedHeaders: ['Content-Type', 'Accept', 'preview-token', 'If-None-Match', 'X-Request-Id', 'Last-Event-ID'],
     exposedHeaders: ['ETag', 'Content-Disposition', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     maxAge: 86400,
   });

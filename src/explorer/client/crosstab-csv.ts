@@ -3,12 +3,14 @@
  * this table" button needs it, so the page loads it on that click.
  */
 import { stringify } from 'csv-stringify/browser/esm/sync';
+import { escapeFormula } from '../../statistics/csv-formula.js';
 import { crossTabCaption, type CrossTab } from './crosstab.js';
 
 /**
  * The table as shown, as CSV: the caption on the first line, then one line per column group (the row groups' names
  * on the last of them), then one line per table row with its row headers and the API's values (not the formatted
  * ones, so a spreadsheet reads them as numbers). Spanned headers are repeated, so each line stands on its own.
+ * Every cell passes the service's one CSV formula rule (escapeFormula): labels come from publishers' files.
  */
 export function crossTabCsv(title: string, table: CrossTab): string {
   const rowGroupNames = table.layout.rows.map((id) => table.groups.find((g) => g.id === id)?.label ?? id);
@@ -18,5 +20,5 @@ export function crossTabCsv(title: string, table: CrossTab): string {
     lines.push([...(last ? rowGroupNames : rowGroupNames.map(() => '')), ...table.columnLabels.map((labels) => labels[level]!)]);
   });
   table.raw.forEach((values, i) => lines.push([...table.rowLabels[i]!, ...values]));
-  return stringify(lines, { record_delimiter: '\r\n' });
+  return stringify(lines.map((line) => line.map(escapeFormula)), { record_delimiter: '\r\n' });
 }

@@ -24,7 +24,7 @@ export const registerEventRoutes: FastifyPluginAsync<RegisterRouteOptions> = asy
         types: REGISTER_EVENT_TYPES,
         render: (event, cursor) => registerEventBody(event, version, cursor),
         page: (data, next_cursor, has_more) => ({ data, meta: { next_cursor, has_more } }),
-        client: `register:provider:${provider.id}`,
+        client: { key: `provider:${provider.id}`, authenticated: true },
       }, app.events);
     },
   );

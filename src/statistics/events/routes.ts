@@ -6,6 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { serveFeed, type FeedQuery } from '../../events/feed.js';
+import { anonymousClient } from '../../plugins/streaming.js';
 import { feedQuery, STREAM_DESCRIPTION } from '../../events/feed-schema.js';
 import { errorResponses } from '../schemas.js';
 import { statisticsRequestHook } from '../request-binding.js';
@@ -71,7 +72,7 @@ export const statisticsEventRoutes: FastifyPluginAsync = async (plugin) => {
         types: STATISTICS_EVENT_TYPES,
         render: statisticsEventBody,
         page: (events, nextCursor, hasMore) => ({ events, nextCursor, hasMore }),
-        client: `statistics:ip:${request.ip}`,
+        client: anonymousClient(request.ip),
       }, app.events),
   );
 };

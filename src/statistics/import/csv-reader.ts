@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import { formatLimit, IMPORT_LIMITS } from './limits.js';
 
 /** A batch of parsed CSV records with the physical line number each starts on (the header is line 1). */
 export interface CsvBatch {
@@ -20,14 +21,79 @@ export class CsvSyntaxError extends Error {
 /** A CSV file as a text stream; `fileBytesRead()` counts file bytes (compressed ones for `.gz`) for a progress bar. */
 export type CsvText = Readable & { fileBytesRead(): number };
 
-/** Opens a CSV file as a text stream, gunzipping it when its name ends in `.gz`. */
+/** Opens a CSV file as a text stream, gunzipping it when its name ends in `.gz`; the bytes are checked (strictText). */
 export function openCsvText(path: string): CsvText {
   const file = createReadStream(path, { highWaterMark: 1 << 16 });
   const stream = path.endsWith('.gz') ? file.pipe(createGunzip({ chunkSize: 1 << 16 })) : file;
   // A decompression or read error must reach the consumer instead of being lost in the pipe.
   if (stream !== file) file.on('error', (error) => stream.destroy(error));
-  stream.setEncoding('utf8');
-  return Object.assign(stream, { fileBytesRead: () => file.bytesRead });
+  const text = strictText();
+  stream.on('error', (error: Error) => text.destroy(error));
+  stream.pipe(text);
+  return Object.assign(text, { fileBytesRead: () => file.bytesRead });
+}
+
+/** The offset of the first byte that does not continue valid UTF-8 in `bytes` (from `from`), or -1. */
+function invalidUtf8At(bytes: Uint8Array, from: number): number {
+  for (let i = from; i < bytes.length; ) {
+    const b = bytes[i]!;
+    const extra = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    if (extra < 0) return i;
+    if (i + extra >= bytes.length) return -1;
+    for (let k = 1; k <= extra; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return i;
+    // Overlong three-byte forms, UTF-16 surrogates, overlong four-byte forms and beyond U+10FFFF.
+    const second = bytes[i + 1]!;
+    if ((b === 0xe0 && second < 0xa0) || (b === 0xed && second > 0x9f) || (b === 0xf0 && second < 0x90) || (b === 0xf4 && second > 0x8f)) return i;
+    i += extra + 1;
+  }
+  return -1;
+}
+
+/**
+ * Bytes to text, refusing what a CSV of the standard cannot hold instead of storing or misreading it: a NUL byte,
+ * bytes that are not UTF-8 (they would otherwise become U+FFFD silently) and a carriage return not followed by a line
+ * feed (old Mac line endings, which would make the whole file one line). Each refusal names its physical line.
+ */
+function strictText(): Transform {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  let line = 1;
+  let carriageReturnAtEnd = false;
+  const loneCr = (at: number) => new CsvSyntaxError(at, 'A carriage return is not followed by a line feed: lines must end in LF or CRLF (not CR alone).');
+  return new Transform({
+    readableObjectMode: true,
+    transform(chunk: Buffer, _encoding, done) {
+      if (carriageReturnAtEnd && chunk.length > 0 && chunk[0] !== 10) return done(loneCr(line));
+      const lineAt = (offset: number) => {
+        let at = line;
+        for (let i = chunk.indexOf(10); i !== -1 && i < offset; i = chunk.indexOf(10, i + 1)) at++;
+        return at;
+      };
+      const nul = chunk.indexOf(0);
+      if (nul !== -1) return done(new CsvSyntaxError(lineAt(nul), 'The line contains a NUL byte (0x00); a CSV file of the standard holds text only.'));
+      for (let cr = chunk.indexOf(13); cr !== -1; cr = chunk.indexOf(13, cr + 1)) {
+        if (cr + 1 < chunk.length && chunk[cr + 1] !== 10) return done(loneCr(lineAt(cr)));
+      }
+      carriageReturnAtEnd = chunk.length > 0 && chunk[chunk.length - 1] === 13;
+      let text: string;
+      try {
+        text = decoder.decode(chunk, { stream: true });
+      } catch {
+        const bad = invalidUtf8At(chunk, 0);
+        return done(new CsvSyntaxError(lineAt(bad === -1 ? chunk.length : bad), 'The line is not valid UTF-8; save the file as UTF-8.'));
+      }
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) line++;
+      done(null, text.length > 0 ? text : undefined);
+    },
+    flush(done) {
+      if (carriageReturnAtEnd) return done(loneCr(line));
+      try {
+        const rest = decoder.decode();
+        done(null, rest.length > 0 ? rest : undefined);
+      } catch {
+        done(new CsvSyntaxError(line, 'The file ends in the middle of a UTF-8 character; save the file as UTF-8.'));
+      }
+    },
+  });
 }
 
 /**
@@ -48,12 +114,28 @@ export async function* readCsvBatches(stream: AsyncIterable<string>): AsyncGener
     const parsed = parseComplete(text, line, false);
     pending = text.slice(parsed.consumed);
     line = parsed.line;
+    // A record that has not ended within the limit is refused before more of it is held.
+    if (pending.length > IMPORT_LIMITS.lineChars) throw lineTooLong(line);
     if (parsed.batch.records.length > 0) yield parsed.batch;
   }
   if (first) return;
   if (pending.length > 0) {
     const parsed = parseComplete(pending, line, true);
     if (parsed.batch.records.length > 0) yield parsed.batch;
+  }
+}
+
+function lineTooLong(line: number): CsvSyntaxError {
+  return new CsvSyntaxError(line, `The line is longer than ${formatLimit(IMPORT_LIMITS.lineChars)} characters, the limit.`);
+}
+
+/** Refuses a record with a cell of more than IMPORT_LIMITS.cellBytes bytes (cheap when the whole line is short). */
+function checkCells(fields: string[], lineChars: number, line: number): void {
+  if (lineChars <= IMPORT_LIMITS.cellBytes / 3) return;
+  for (const field of fields) {
+    if (field.length > IMPORT_LIMITS.cellBytes / 3 && Buffer.byteLength(field) > IMPORT_LIMITS.cellBytes) {
+      throw new CsvSyntaxError(line, `A cell is longer than ${formatLimit(IMPORT_LIMITS.cellBytes)} bytes, the limit ("${field.slice(0, 40)}…").`);
+    }
   }
 }
 
@@ -82,7 +164,10 @@ function parseComplete(text: string, startLine: number, final: boolean): ParseRe
       let end = newline;
       if (end > pos && text.charCodeAt(end - 1) === 13) end--;
       if (end > pos) {
-        records.push(text.slice(pos, end).split(','));
+        if (end - pos > IMPORT_LIMITS.lineChars) throw lineTooLong(line);
+        const fields = text.slice(pos, end).split(',');
+        checkCells(fields, end - pos, line);
+        records.push(fields);
         lines.push(line);
       }
       pos = newline + 1;
@@ -91,6 +176,8 @@ function parseComplete(text: string, startLine: number, final: boolean): ParseRe
     }
     const scanned = scanQuotedRecord(text, pos, line, final);
     if (!scanned) break;
+    if (scanned.next - pos > IMPORT_LIMITS.lineChars) throw lineTooLong(line);
+    checkCells(scanned.fields, scanned.next - pos, line);
     records.push(scanned.fields);
     lines.push(line);
     line += 1 + scanned.innerLineBreaks;
@@ -164,12 +251,23 @@ function scanQuotedRecord(
   }
 }
 
-/** Reads a whole small CSV file (the meta file) into records with their line numbers. */
-export async function readCsvFile(path: string): Promise<CsvBatch> {
+/**
+ * Reads a whole small CSV file (the meta file) into records with their line numbers; more than `maxRecords` records
+ * (the header included) are refused at the first record past the limit, before the rest is read.
+ */
+export async function readCsvFile(path: string, maxRecords = Number.POSITIVE_INFINITY): Promise<CsvBatch> {
   const all: CsvBatch = { records: [], lines: [] };
-  for await (const batch of readCsvBatches(openCsvText(path))) {
-    all.records.push(...batch.records);
-    all.lines.push(...batch.lines);
+  const text = openCsvText(path);
+  try {
+    for await (const batch of readCsvBatches(text)) {
+      if (all.records.length + batch.records.length > maxRecords) {
+        throw new CsvSyntaxError(batch.lines[maxRecords - all.records.length]!, `The file has more than ${formatLimit(maxRecords - 1)} rows, the limit.`);
+      }
+      all.records.push(...batch.records);
+      all.lines.push(...batch.lines);
+    }
+  } finally {
+    text.destroy();
   }
   return all;
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { ValidationError, type FieldError } from '../../errors.js';
 import { CsvSyntaxError, openCsvText, readCsvBatches, type CsvBatch, type CsvText } from './csv-reader.js';
 import { ImportValidationError, ProblemCollector } from './errors.js';
+import { formatLimit, IMPORT_LIMITS } from './limits.js';
 import { readMetaFile, type MetaFilter, type MetaIndicator } from './meta-file.js';
 import type { LocationLevelInput } from './stage-rows.js';
 import { compareOrdinal } from '../standard/ordinal.js';
@@ -91,6 +92,10 @@ async function planRows(
     problems.add({ file: dataFile, line: 1, message: 'The data file is empty; it needs a header row.' });
     problems.throwIfAny();
     throw new Error('unreachable');
+  }
+  if (header.length > IMPORT_LIMITS.dataColumns) {
+    problems.add({ file: dataFile, line: 1, message: `The data file has ${formatLimit(header.length)} columns; the limit is ${formatLimit(IMPORT_LIMITS.dataColumns)}.` });
+    problems.throwIfAny();
   }
   const columnIndex = new Map<string, number>();
   header.forEach((name, i) => {

@@ -1,5 +1,6 @@
 import { CsvSyntaxError, readCsvFile } from './csv-reader.js';
 import { ProblemCollector } from './errors.js';
+import { formatLimit, IMPORT_LIMITS } from './limits.js';
 import { FIXED_COLUMNS, INDICATOR_UNITS } from '../standard/data-file-columns.js';
 
 export interface MetaFilter {
@@ -44,7 +45,7 @@ export async function readMetaFile(path: string, fileName: string, dataHeader: R
   const problems = new ProblemCollector();
   let parsed;
   try {
-    parsed = await readCsvFile(path);
+    parsed = await readCsvFile(path, IMPORT_LIMITS.metaRows + 1);
   } catch (error) {
     if (error instanceof CsvSyntaxError) {
       problems.add({ file: fileName, line: error.line, message: error.message });
@@ -73,6 +74,7 @@ export async function readMetaFile(path: string, fileName: string, dataHeader: R
   const seen = new Set<string>();
   rows.forEach((row, r) => {
     const line = parsed.lines[r + 1]!;
+    if (filters.length > IMPORT_LIMITS.filters || indicators.length > IMPORT_LIMITS.indicators) return;
     if (row.length !== header.length) {
       problems.add({ file: fileName, line, message: `The row has ${row.length} cells but the header has ${header.length}.` });
       return;
@@ -110,6 +112,9 @@ export async function readMetaFile(path: string, fileName: string, dataHeader: R
     if (!label) problems.add({ file: fileName, line, column: 'label', message: `The label of "${column}" is empty.` });
     if (type === 'filter') {
       filters.push({ column, label, hint: cell(row, 'filter_hint'), defaultLabel: cell(row, 'filter_default'), line });
+      if (filters.length > IMPORT_LIMITS.filters) {
+        problems.add({ file: fileName, line, column: 'col_type', message: `The meta file describes more than ${formatLimit(IMPORT_LIMITS.filters)} filters, the limit.` });
+      }
     } else if (type === 'indicator') {
       const unitText = cell(row, 'indicator_unit');
       const unit = INDICATOR_UNITS[unitText];
@@ -131,6 +136,9 @@ export async function readMetaFile(path: string, fileName: string, dataHeader: R
         }
       }
       indicators.push({ column, label, unit: unit ?? '', decimalPlaces, line });
+      if (indicators.length > IMPORT_LIMITS.indicators) {
+        problems.add({ file: fileName, line, column: 'col_type', message: `The meta file describes more than ${formatLimit(IMPORT_LIMITS.indicators)} indicators, the limit.` });
+      }
     } else {
       problems.add({ file: fileName, line, column: 'col_type', message: `Unknown column type "${cell(row, 'col_type')}"; expected Filter or Indicator.` });
     }

@@ -10,6 +10,7 @@ import { CsvSyntaxError } from './csv-reader.js';
 import type { ProblemCollector } from './errors.js';
 import type { DataFilePlan } from './data-file.js';
 import { readProblem } from './data-file.js';
+import { formatLimit, IMPORT_LIMITS } from './limits.js';
 import { RowIndexCollector } from './row-collector.js';
 import { geographicLevelByCsvLabel, locationColumn, type GeographicLevelInfo, type LocationCodeField } from '../standard/geographic-levels.js';
 import { apiPeriodFromCsv, timeIdentifierByCsvLabel } from '../standard/time-periods.js';
@@ -127,7 +128,15 @@ class RowEncoder {
     this.lastLvl = lvl;
     const { locationLevels } = this.plan;
     for (let l = 0; l < locationLevels.length; l++) this.lastFacetIds[l] = this.locationId(locationLevels[l]!, record);
-    for (let f = 0; f < this.filterIndexes.length; f++) this.lastFacetIds[locationLevels.length + f] = this.filterOptionId(f, record);
+    for (let f = 0; f < this.filterIndexes.length; f++) {
+      const id = this.filterOptionId(f, record);
+      if (id > IMPORT_LIMITS.filterOptions) {
+        const filter = this.plan.filters[f]!;
+        this.problems.add({ file: dataFile, line, column: filter.column, message: `The filter "${filter.column}" has more than ${formatLimit(IMPORT_LIMITS.filterOptions)} options, the limit.` });
+        return false;
+      }
+      this.lastFacetIds[locationLevels.length + f] = id;
+    }
     return this.indicatorTexts(record, line);
   }
 
@@ -277,8 +286,17 @@ export async function stageRows(
     if (firstBatch) yield { records: firstBatch.records.slice(1), lines: firstBatch.lines.slice(1) };
     yield* batches;
   };
+  // The rows the import may hold: their indicator cells are the bulk of its memory.
+  const maxRows = Math.floor(IMPORT_LIMITS.indicatorCells / Math.max(1, plan.indicators.length));
   try {
     for await (const { records, lines } of rowsOf()) {
+      if (collector.rows + records.length > maxRows) {
+        problems.add({
+          file: dataFile, line: lines[Math.max(0, maxRows - collector.rows)] ?? lines[0],
+          message: `The data file has more than ${formatLimit(maxRows)} rows; with ${plan.indicators.length} indicators that passes the limit of ${formatLimit(IMPORT_LIMITS.indicatorCells)} indicator cells.`,
+        });
+        break;
+      }
       for (let r = 0; r < records.length; r++) {
         const good = encoder.encode(records[r]!, lines[r]!);
         if (good && problems.problems.length === 0) {

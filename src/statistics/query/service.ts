@@ -6,7 +6,7 @@
  */
 import type { Db } from '../../db/database.js';
 import { NotFoundError } from '../../errors.js';
-import { escapeFormula } from '../../http/csv-formula.js';
+import { escapeFormula } from '../csv-formula.js';
 import { resolveDataSetVersion, type DataSetVersionRow } from '../versions/access.js';
 import {
   csvHeader,

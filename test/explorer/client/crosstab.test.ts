@@ -171,6 +171,21 @@ describe('cross-tab', () => {
     ]);
   });
 
+  it('neutralises spreadsheet formulas in every cell of the CSV (the query CSV\'s rule), numbers kept as numbers', () => {
+    const hostile: Meta = {
+      ...meta,
+      filters: [meta.filters[0]!, { ...meta.filters[1]!, options: [{ id: 's1', label: '=1+1' }, { id: 's2', label: "+cmd|' /C calc'!A0" }] }],
+      indicators: [{ ...meta.indicators[0]!, label: '=HYPERLINK("http://evil.example","x")' }, meta.indicators[1]!],
+    };
+    const table = buildCrossTab(rows, hostile, hostile.indicators, { rows: ['location', 'timePeriod'], columns: ['filter:F2', 'indicator'] });
+    const csv = parse(crossTabCsv('@SUM(1)', table), { relax_column_count: true }) as string[][];
+    expect(csv[0]![0]).toMatch(/^'@SUM\(1\)/);
+    expect(csv[1]).toEqual(['', '', "'=1+1", "'=1+1", "'+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"]);
+    expect(csv[2]![2]).toBe('\'=HYPERLINK("http://evil.example","x")');
+    for (const line of csv) for (const cell of line) expect(cell).not.toMatch(/^[=+@]/);
+    expect(csv[3]!.slice(2, 4)).toEqual(['10', '1.25']);
+  });
+
   it('cuts the rows into pages of at most PAGE_CELLS cells, each page repeating the row headers whose span it continues', () => {
     const table = buildCrossTab(rows, meta, meta.indicators, { rows: ['location', 'timePeriod', 'indicator'], columns: ['filter:F2'] });
     expect(rowsPerPage(table)).toBe(PAGE_CELLS / 2);

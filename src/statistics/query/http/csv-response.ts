@@ -1,7 +1,8 @@
 /**
  * Streams a query's CSV to the client: records (from QueryService.csv) → csv-stringify → the response, with
  * back-pressure all the way (a page is read only as fast as the client takes the bytes). It holds one of the app's
- * export slots (429 or 503 when none is free) for as long as the response is open. A failure mid-stream (the export's
+ * export slots (429 or 503 when none is free; the route takes it before its first await, see holdExportSlot) for as
+ * long as the response is open. A failure mid-stream (the export's
  * time bound, the database lost) is logged and aborts the response, so the client sees an incomplete transfer, never
  * a CSV that looks complete.
  */
@@ -9,21 +10,15 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
 import type { FastifyReply } from 'fastify';
+import { holdExportSlot } from '../../../plugins/streaming.js';
 import type { QueryCsv, QueryCsvOptions } from '../service.js';
 
 export async function sendQueryCsv(reply: FastifyReply, exportRows: (options: QueryCsvOptions) => Promise<QueryCsv>): Promise<FastifyReply> {
   const limits = reply.server.streaming;
-  const gone = new AbortController();
+  // Aborted once the client has gone (the slot goes back then, whenever that is).
+  const gone = holdExportSlot(reply);
   let rows = 0;
-  const { header, records } = await exportRows({ timeoutMs: limits?.queryCsvTimeoutMs, onRows: (n) => (rows = n), signal: gone.signal });
-  const release = limits ? limits.exports.acquire(reply.request.ip) : () => {};
-  const close = () => {
-    release();
-    gone.abort();
-  };
-  // A client gone while the query was prepared has closed already: its slot goes back at once.
-  if (reply.raw.destroyed) close();
-  else reply.raw.once('close', close);
+  const { header, records } = await exportRows({ timeoutMs: limits?.queryCsvTimeoutMs, onRows: (n) => (rows = n), signal: gone });
   const csv = stringify({ header: true, columns: header });
   reply.header('content-type', 'text/csv; charset=utf-8');
   reply.header('content-disposition', 'attachment; filename="query.csv"');

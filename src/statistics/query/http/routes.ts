@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import Negotiator from 'negotiator';
 import { NotFoundError, ValidationError } from '../../../errors.js';
+import { holdExportSlot } from '../../../plugins/streaming.js';
 import type { StatisticsApiOptions } from '../../index.js';
 import { isUuid } from '../../../validators.js';
 import { cacheControlFor } from '../../cache-headers.js';
@@ -53,8 +54,11 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
 
   async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined, query: QueryRequest) {
     const target = { dataSetId, dataSetVersion, previewToken: previewTokenOf(request.headers) };
+    const csv = wantsCsv(request);
+    // An export's slot is taken before the first await and given back when the response closes, whenever that is.
+    if (csv) holdExportSlot(reply);
     reply.header('cache-control', cacheControlFor(request));
-    if (wantsCsv(request)) return sendQueryCsv(reply, (csvOptions) => queries.csv(target, query, csvOptions));
+    if (csv) return sendQueryCsv(reply, (csvOptions) => queries.csv(target, query, csvOptions));
     const { json, engine } = await queries.page(target, query);
     return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);
   }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { escapeFormula } from '../../../../src/http/csv-formula.js';
+import { escapeFormula } from '../../../../src/statistics/csv-formula.js';
 import { buildTestApp, type TestApp } from '../../../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../../../helpers/statistics.js';
 

@@ -1,3 +1,10 @@
+/**
+ * The one CSV formula rule of every CSV this service writes (the query CSV, the explorer's "Download this table"):
+ * a cell that a spreadsheet would run as a formula (CSV injection) is neutralised. No imports, so the explorer's
+ * browser bundle takes this very function. The stored original file (`GET /v1/data-sets/{id}/csv`) is the
+ * publisher's file byte for byte and is not rewritten (docs/compatibility.md).
+ */
+
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
 /**
