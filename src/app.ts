@@ -11,6 +11,7 @@ import { hardeningPlugin } from './plugins/hardening.js';
 import { boundedLoggerOptions } from './plugins/log-bounds.js';
 import { deferredSchemaCompilers } from './plugins/deferred-schemas.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { loadSheddingPlugin } from './plugins/load-shedding.js';
 import { streamingPlugin } from './plugins/streaming.js';
 import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
@@ -39,6 +40,11 @@ declare module 'fastify' {
      * use, not at start (src/plugins/deferred-schemas.ts). A test runs it on the whole app.
      */
     compileDeferredSchemas: () => Promise<number>;
+    /**
+     * The first step of a graceful stop (src/server.ts): from now on `/health/ready` answers 503 so the balancer
+     * sends no new requests, while every request that still comes is served as usual.
+     */
+    beginDrain: () => void;
   }
 }
 
@@ -204,15 +210,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // the warm-up's database reads go on while the routes are set up, instead of all waiting for the last route (its
   // 348k-row index then was ready 0.25-0.35 s after the server listened, now about when it does).
   await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db, rowIndexes });
+  // After the metrics' hooks, so that the requests it refuses are counted too.
+  await app.register(loadSheddingPlugin, { config, pools: deps.pools });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
   await nextTurn();
   // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
   await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS, transformDocument: withStatisticsExamples });
   await nextTurn();
+  const lifecycle = { draining: false };
+  app.decorate('beginDrain', () => {
+    lifecycle.draining = true;
+  });
   await app.register(healthRoutes, {
     db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting, rowIndexes,
     warmUp: { get warm() { return warmedUp; } },
+    pressure: () => app.loadPressure(),
+    lifecycle,
   });
   // One LISTEN connection per instance, with the primary pool's settings.
   const primaryPool = deps.pools?.register ?? deps.pools?.primary;
