@@ -4,6 +4,12 @@ import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
+/**
+ * Admission control off unless a test asks for it (test/plugins/load-shedding.test.ts): a test worker sharing a busy
+ * machine, or a test firing many requests at once on purpose, is not an overloaded instance.
+ */
+const WITHOUT_LOAD_SHEDDING = { LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0', LOAD_SHED_MAX_IN_FLIGHT: '1000000', LOAD_SHED_MAX_POOL_WAITING: '1000000' };
+
 export interface TestApp {
   app: FastifyInstance;
   database: TestDatabase;
@@ -19,7 +25,7 @@ export async function buildTestApp(
   env: Record<string, string> = {}, deps: Pick<AppDeps, 'rowIndexes' | 'webhookNetwork' | 'webhookWorker' | 'warmUpBeforeReady' | 'checkRouteSchemas'> = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_URL: database.url });
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...WITHOUT_LOAD_SHEDDING, ...env, DATABASE_URL: database.url });
   const app = await buildApp(config, { db: database.db, pools: { primary: database.pool }, logger: false, ...deps });
   // Used once ready, as a balancer would (the published fixture's row index loads first); tests of the warm-up
   // itself pass its store or ask for the whole warm-up.
