@@ -8,6 +8,7 @@ import type { RegisterContext, RegisterRouteOptions } from './context.js';
 import { degreeRoutes } from './degrees/routes.js';
 import { malformedJson, notFound, registerErrorFormatter, resourceNotFound, traineeNotFound, unauthorized } from './errors.js';
 import { FormBodyError, parseRailsForm } from './form-body.js';
+import { idempotencyPlugin } from './idempotency.js';
 import { registerOpenApiDocument } from './openapi/index.js';
 import { placementRoutes } from './placements/routes.js';
 import { allReferenceData, referenceDataPayload } from './reference-data.js';
@@ -169,6 +170,9 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
       done(error instanceof FormBodyError ? malformedJson(error.message) : (error as Error), undefined);
     }
   });
+
+  // Every write route of the versions below takes an Idempotency-Key (src/register/idempotency.ts).
+  await app.register(idempotencyPlugin);
 
   const bodyCache = new TraineeBodyCache();
   for (const [label, version] of Object.entries(VERSION_LABELS)) {
