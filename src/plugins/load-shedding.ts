@@ -76,8 +76,10 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
       maxEventLoopUtilization: config.LOAD_SHED_MAX_EVENT_LOOP_UTILIZATION,
       sampleInterval: config.LOAD_SHED_SAMPLE_INTERVAL_MS,
       eventLoopUtilizationMode: 'interval',
+      // Only while other requests are being answered: a delayed loop with nothing queued (the start's compiling, a
+      // lone heavy request) is no reason to refuse the one request that comes.
       pressureHandler: async (request, reply, type) => {
-        if (exempt(request)) return;
+        if (exempt(request) || inFlight <= 1) return;
         refuse(reply, type === 'eventLoopDelay' ? 'event loop delayed' : 'event loop saturated');
       },
     });
@@ -88,7 +90,7 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
       const reason =
         inFlight >= config.LOAD_SHED_MAX_IN_FLIGHT ? 'too many requests in progress'
         : waiting >= config.LOAD_SHED_MAX_POOL_WAITING ? 'too many requests waiting for the database'
-        : app.isUnderPressure() ? 'event loop delayed or saturated'
+        : inFlight > 0 && app.isUnderPressure() ? 'event loop delayed or saturated'
         : undefined;
       return {
         overloaded: reason !== undefined,

@@ -12,6 +12,7 @@ import { REFERENCE_DATA_KEYS } from '../reference-data.js';
 import { adapterFor, externalName, REGISTER_VERSIONS, type RegisterVersion } from '../versions/index.js';
 import { actionPaths } from './action-paths.js';
 import { withRegisterExamples } from './examples.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../idempotency.js';
 import { registerEventPaths } from '../../events/openapi.js';
 
 type Json = Record<string, unknown>;
@@ -125,6 +126,50 @@ const errors = {
   404: json(ref('NotFound'), 'Not found (also another provider’s trainee)'),
 };
 
+const idempotencyKeyParameter = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
+  description:
+    'A key of your choice (a UUID) that makes the write safe to retry: the first request with it runs, and its ' +
+    'response is kept for 24 hours; a retry with the same key and the same request gets that response again, marked ' +
+    '`Idempotent-Replayed: true`, without running again (also on another instance). Also accepted as a Structured ' +
+    'Field string (`"…"`).',
+};
+
+const idempotencyRefusals: Record<string, string> = {
+  400: 'Idempotency-Key malformed (`InvalidIdempotencyKey`)',
+  409: 'The first request with this Idempotency-Key is still running (`IdempotencyKeyInProgress`; retry after Retry-After)',
+  422: 'This Idempotency-Key was used with another request (`IdempotencyKeyReused`)',
+  429: 'The provider holds too many unexpired Idempotency-Keys (`TooManyIdempotencyKeys`)',
+};
+
+/** Every write takes an optional Idempotency-Key (src/register/idempotency.ts): its parameter, replay header and refusals. */
+function withIdempotencyKeys(paths: Json): void {
+  for (const item of Object.values(paths) as Json[]) {
+    for (const [method, value] of Object.entries(item)) {
+      if (!['post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const operation = value as Json;
+      operation.parameters = [...((operation.parameters as unknown[] | undefined) ?? []), idempotencyKeyParameter];
+      const responses = operation.responses as Json;
+      for (const [status, response] of Object.entries(responses) as [string, Json][]) {
+        if (!status.startsWith('2')) continue;
+        response.headers = {
+          ...(response.headers as Json | undefined),
+          'Idempotent-Replayed': { description: '`true` on a response replayed for a retry with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+        };
+      }
+      for (const [status, description] of Object.entries(idempotencyRefusals)) {
+        const existing = responses[status] as Json | undefined;
+        responses[status] = existing
+          ? { ...existing, description: `${existing.description as string}. Or: ${description}` }
+          : json(ref('NotFound'), description);
+      }
+    }
+  }
+}
+
 export function registerOpenApiDocument(version: RegisterVersion): Json {
   const adapter = adapterFor(version);
   const body = { schema: { type: 'object', required: ['data'], properties: { data: ref('TraineeInput') } } };
@@ -215,6 +260,7 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
     };
   }
   Object.assign(paths, actionPaths(version), registerEventPaths());
+  withIdempotencyKeys(paths);
   return withRegisterExamples(version, {
     openapi: '3.1.0',
     info: {
