@@ -190,7 +190,10 @@ async function main() {
   let inFlight = 0;
   let running = true;
   const t0 = performance.now();
-  /** A read, retried (at most 3 attempts) after a 503 with Retry-After, as a client honouring it would; not in the overload drill. */
+  /**
+   * A read, retried (at most 3 attempts) after a 503 with Retry-After, as a client honouring it would, and at once
+   * after a cut connection (a read is safe to repeat); not in the overload drill.
+   */
   const oneStatistics = async (retry = true) => {
     const request = statsRequests[sequence++ % statsRequests.length]!;
     for (let attempt = 1; ; attempt++) {
@@ -213,10 +216,11 @@ async function main() {
         failure = describeFetchError(error);
       }
       const shed = status === 503 && retryAfter !== null;
-      const again = retry && shed && attempt < 3;
+      // A read cut mid-answer (its instance killed after the balancer could no longer retry it) is repeated at once.
+      const again = retry && (shed || status === 0) && attempt < 3;
       samples.push({ at: begin - t0, drill: current, kind: 'statistics', idempotent: true, status, ms: performance.now() - begin, servedBy, wrongData, error: failure, request: `${request.method} ${request.path}`.slice(0, 160), shed, final: !again });
       if (!again) return;
-      await sleep(Number(retryAfter) * 1000);
+      if (shed) await sleep(Number(retryAfter) * 1000);
     }
   };
   const writes: Array<{ lastName: string; key: string; attempts: number; acknowledged: boolean; replayed: boolean }> = [];

@@ -132,39 +132,29 @@ const idempotencyKeyParameter = {
   required: false,
   schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
   description:
-    'A key of your choice (a UUID) that makes the write safe to retry: the first request with it runs, and its ' +
-    'response is kept for 24 hours; a retry with the same key and the same request gets that response again, marked ' +
-    '`Idempotent-Replayed: true`, without running again (also on another instance). Also accepted as a Structured ' +
-    'Field string (`"…"`).',
+    'A key of your choice (a new UUID per write) that makes the write safe to retry: the first request with it runs, ' +
+    'and its response is kept for 24 hours; a retry with the same key and the same request gets that response again, ' +
+    'marked `Idempotent-Replayed: true`, without running again (also on another instance). While the first still ' +
+    'runs a retry gets 409 `IdempotencyKeyInProgress` with `Retry-After`; the same key with another method, path or ' +
+    'body 422 `IdempotencyKeyReused`; a malformed key 400 `InvalidIdempotencyKey`; more than 10,000 unexpired keys ' +
+    'per provider 429 `TooManyIdempotencyKeys` (each `{"errors":[{"error","message"}]}`). 5xx and 429 answers are ' +
+    'not kept. Also accepted as a Structured Field string (`"…"`).',
 };
 
-const idempotencyRefusals: Record<string, string> = {
-  400: 'Idempotency-Key malformed (`InvalidIdempotencyKey`)',
-  409: 'The first request with this Idempotency-Key is still running (`IdempotencyKeyInProgress`; retry after Retry-After)',
-  422: 'This Idempotency-Key was used with another request (`IdempotencyKeyReused`)',
-  429: 'The provider holds too many unexpired Idempotency-Keys (`TooManyIdempotencyKeys`)',
+const replayedHeader = {
+  description: '`true` on a response replayed for a retry with the same Idempotency-Key',
+  schema: { type: 'string', enum: ['true'] },
 };
 
-/** Every write takes an optional Idempotency-Key (src/register/idempotency.ts): its parameter, replay header and refusals. */
+/** Every write takes an optional Idempotency-Key (src/register/idempotency.ts): its parameter and replay header. */
 function withIdempotencyKeys(paths: Json): void {
   for (const item of Object.values(paths) as Json[]) {
     for (const [method, value] of Object.entries(item)) {
       if (!['post', 'put', 'patch', 'delete'].includes(method)) continue;
       const operation = value as Json;
       operation.parameters = [...((operation.parameters as unknown[] | undefined) ?? []), idempotencyKeyParameter];
-      const responses = operation.responses as Json;
-      for (const [status, response] of Object.entries(responses) as [string, Json][]) {
-        if (!status.startsWith('2')) continue;
-        response.headers = {
-          ...(response.headers as Json | undefined),
-          'Idempotent-Replayed': { description: '`true` on a response replayed for a retry with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
-        };
-      }
-      for (const [status, description] of Object.entries(idempotencyRefusals)) {
-        const existing = responses[status] as Json | undefined;
-        responses[status] = existing
-          ? { ...existing, description: `${existing.description as string}. Or: ${description}` }
-          : json(ref('NotFound'), description);
+      for (const [status, response] of Object.entries(operation.responses as Json) as [string, Json][]) {
+        if (status.startsWith('2')) response.headers = { ...(response.headers as Json | undefined), 'Idempotent-Replayed': replayedHeader };
       }
     }
   }
