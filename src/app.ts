@@ -12,6 +12,7 @@ import { hardeningPlugin } from './plugins/hardening.js';
 import { boundedLoggerOptions } from './plugins/log-bounds.js';
 import { deferredSchemaCompilers } from './plugins/deferred-schemas.js';
 import { metricsPlugin } from './plugins/metrics.js';
+import { loadSheddingPlugin } from './plugins/load-shedding.js';
 import { streamingPlugin } from './plugins/streaming.js';
 import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
@@ -42,6 +43,11 @@ declare module 'fastify' {
      * use, not at start (src/plugins/deferred-schemas.ts). A test runs it on the whole app.
      */
     compileDeferredSchemas: () => Promise<number>;
+    /**
+     * The first step of a graceful stop (src/server.ts): from now on `/health/ready` answers 503 so the balancer
+     * sends no new requests, while every request that still comes is served as usual.
+     */
+    beginDrain: () => void;
   }
 }
 
@@ -209,15 +215,23 @@ async function registerModules(app: FastifyInstance, config: Config, deps: AppDe
   // Import progress read on the readiness pool (in the server): a scrape never queues behind API traffic.
   const importsDb = deps.healthDbs?.[0] ?? deps.db;
   await app.register(metricsPlugin, { pools: deps.pools, importProgress: () => readRunningImports(importsDb), rowIndexes });
+  // After the metrics' hooks, so that the requests it refuses are counted too.
+  await app.register(loadSheddingPlugin, { config, pools: deps.pools });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
   await nextTurn();
   // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
   await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS, transformDocument: withStatisticsExamples });
   await nextTurn();
+  const lifecycle = { draining: false };
+  app.decorate('beginDrain', () => {
+    lifecycle.draining = true;
+  });
   await app.register(healthRoutes, {
     db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting, rowIndexes,
     warmUp: { get warm() { return traffic.warm; } },
+    pressure: () => app.loadPressure(),
+    lifecycle,
   });
   // One LISTEN connection per instance, with the primary pool's settings.
   const primaryPool = deps.pools?.register ?? deps.pools?.primary;

@@ -37,6 +37,28 @@ export const ConfigSchema = Type.Object({
   // A connection that has not sent its complete request headers within this time gets 408 and is closed.
   HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 15000 }),
   SEED_ON_START: Type.Boolean({ default: true }),
+  // Load shedding (src/plugins/load-shedding.ts): a request that arrives while the instance is past one of these
+  // bounds is answered 503 with Retry-After at once instead of queueing (health probes and /metrics never are):
+  // requests being answered at once; the event loop's mean delay over the last sample (0 = not checked); its
+  // utilisation over the last sample, 0-1 (0 = not checked); requests waiting for a database connection, all pools
+  // together; how often delay and utilisation are sampled; the Retry-After sent, in seconds.
+  LOAD_SHED_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, default: 48 }),
+  LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 150 }),
+  LOAD_SHED_MAX_EVENT_LOOP_UTILIZATION: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
+  LOAD_SHED_MAX_POOL_WAITING: Type.Integer({ minimum: 1, default: 32 }),
+  LOAD_SHED_SAMPLE_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 10000, default: 250 }),
+  LOAD_SHED_RETRY_AFTER_S: Type.Integer({ minimum: 1, maximum: 3600, default: 1 }),
+  // Graceful stop on SIGTERM: /health/ready answers 503 for this long while requests are still served (longer than
+  // the balancer takes to notice: bench/cluster/haproxy.cfg checks every 1 s, 0.5 s after a failure, out after 2), then
+  // the listener closes and in-flight requests finish; the process exits at the latest SHUTDOWN_TIMEOUT_MS after.
+  SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, default: 3000 }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 20000 }),
+  // Idempotency-Key on register writes (src/register/idempotency.ts): how long a key's stored response is replayed;
+  // how long a first request holds its key (a retry meanwhile gets 409; an instance that died releases it after
+  // this); the keys one provider may hold at once in one environment (429 beyond).
+  IDEMPOTENCY_KEY_TTL_S: Type.Integer({ minimum: 1, default: 86400 }),
+  IDEMPOTENCY_LOCK_MS: Type.Integer({ minimum: 100, default: 10000 }),
+  IDEMPOTENCY_MAX_KEYS_PER_PROVIDER: Type.Integer({ minimum: 1, default: 10000 }),
   REGISTER_ENVIRONMENT: Type.Union([Type.Literal('production'), Type.Literal('sandbox')], { default: 'sandbox' }),
   REGISTER_TOKEN_SECRET: Type.Optional(Type.String({ minLength: 16 })),
   // The sandbox's simulated teacher record service (never in production): a created trainee gets its TRN this long
@@ -134,6 +156,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const kind = (schema as { type?: string }).type;
     if (kind === 'integer') {
       raw[key] = /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+    } else if (kind === 'number') {
+      raw[key] = /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
     } else if (kind === 'boolean') {
       raw[key] = value.toLowerCase() in booleanWords ? booleanWords[value.toLowerCase()] : value;
     } else {

@@ -49,16 +49,24 @@ async function main() {
   databaseError = (error) => app.log.warn({ err: error.message }, 'database connection error');
 
   let closing = false;
-  const shutdown = async (signal: string) => {
+  // SIGTERM (a deploy, an orchestrator) drains first: /health/ready answers 503 for SHUTDOWN_DRAIN_MS while requests
+  // are still served, so the balancer stops sending before the listener closes and no request is refused. SIGINT (a
+  // terminal's Ctrl-C) closes at once.
+  const shutdown = async (signal: string, drainMs: number) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
     const forceExit = setTimeout(() => {
       process.stderr.write('Shutdown took too long; exiting.\n');
       process.exit(1);
-    }, 20000);
+    }, drainMs + config.SHUTDOWN_TIMEOUT_MS);
     forceExit.unref();
     try {
+      if (drainMs > 0) {
+        app.beginDrain();
+        app.log.info({ signal, drainMs }, 'draining: not ready, still serving');
+        await new Promise((resolve) => setTimeout(resolve, drainMs));
+      }
+      app.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
       await app.close(); // stops accepting, waits for in-flight requests
       await runtime.close(); // closes the pools, stops the embedded database
       say('Stopped.');
@@ -68,8 +76,8 @@ async function main() {
       process.exit(1);
     }
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM', config.SHUTDOWN_DRAIN_MS));
+  process.on('SIGINT', () => void shutdown('SIGINT', 0));
 
   try {
     await app.listen({ port: config.PORT, host: config.HOST });

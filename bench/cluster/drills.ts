@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import { createToken } from '../../src/register/tokens.js';
 import { DEFAULT_SEED_DIR, readCatalogue, sourceFiles } from '../../src/statistics/seed/service.js';
 import { benchTrainee } from '../trainee-payload.js';
 import { startCluster, type Cluster } from './cluster.js';
-import { killAllSync, liveGroups, portOpen, waitFor } from './processes.js';
+import { killAllSync, liveGroups, portOpen, startProcess, stopProcess, waitFor, type Managed } from './processes.js';
 import { TOPOLOGY } from './topology.js';
 
 /**
@@ -17,17 +17,33 @@ import { TOPOLOGY } from './topology.js';
  * statistics reads (GET and POST queries, meta, versions) and register writes each read back at once — and, while it
  * runs, four drills: (1) kill -9 one instance and restart it, (2) SIGTERM another (rolling deploy) and restart it,
  * (3) stop the replica and start it again, (4) publish a new data set version on the primary with the import CLI.
- * Then checks every acknowledged register write, the shared rate limit, and that no process outlives the cluster.
- * Figures to bench/results/cluster.json.
+ * Then (5) an overload drill: the statistics reads' capacity through the balancer is measured (a closed loop), then
+ * twice that is offered (an open loop) for 15 s; what the instances cannot take they must refuse at once (503 with
+ * Retry-After) while what they admit keeps its latency. Then checks every register write (each carries an
+ * Idempotency-Key and is retried with it until answered: none lost, none stored twice), the shared rate limit, and
+ * that no process outlives the cluster. Figures to bench/results/cluster.json (`--busy`: cluster-busy.json).
+ *
+ * `--busy`: a CPU-bound process (the same loop every run) runs beside the cluster for the whole run, as a shared host
+ * or a batch job during a deploy would.
  *
  * All load comes from one client address, so the per-IP statistics limit is raised for the run; the register's
  * per-token limit stays at its default (100 a minute) and the load spreads its writes over many tokens.
  */
 
 const RATE = Number(process.env.CLUSTER_BENCH_RATE ?? 100); // requests started per second
+const BUSY = process.argv.includes('--busy');
+/** The neighbour of `--busy`: one process hashing in a loop, a whole core when it gets one. */
+const BUSY_LOOP = "const { createHash } = require('node:crypto'); let h = 'x'; for (;;) h = createHash('sha256').update(h).digest('hex');";
+/** The overload drill: how long the capacity is measured and how long twice it is offered. */
+const CAPACITY_SECONDS = 5;
+const OVERLOAD_SECONDS = 15;
+/** Shed requests must be answered within this; admitted ones within the p99 goal (doubled with `--busy`). */
+const SHED_GOAL_MS = 50;
+/** A write the client got no final answer for is retried with its Idempotency-Key for at most this long. */
+const WRITE_RETRY_MS = 30000;
 const MAX_IN_FLIGHT = 64;
 /** The p99 every drill must stay within, restarts included (docs/scaling.md); a drill above it is a missed target. */
-const P99_GOAL_MS = 250;
+const P99_GOAL_MS = BUSY ? 500 : 250;
 const PROVIDERS = 200;
 const ABSENCE = '7d4e2f60-1b3c-4a8e-9f25-6c0a3b9d8e71';
 const ETHNICITY = '9eee125b-5538-49b8-aa49-4fda877b5e57';
@@ -35,7 +51,7 @@ const WEEKLY = '14f4e111-506c-4bb9-86ff-6d4923acdd07';
 /** The drill-4 data set: its new version is published during the load; the load does not read it. */
 const PUBLISHED = 'c5292537-e29a-4dba-a361-8363d2fb08f1';
 
-type Drill = 'warm-up' | 'baseline' | 'kill -9 instance' | 'SIGTERM instance' | 'replica stop/start' | 'publish version' | 'after';
+type Drill = 'warm-up' | 'baseline' | 'kill -9 instance' | 'SIGTERM instance' | 'replica stop/start' | 'publish version' | 'capacity' | 'overload' | 'after';
 interface Sample {
   at: number;
   drill: Drill;
@@ -51,6 +67,10 @@ interface Sample {
   lastName?: string;
   /** Statistics: the request (method and path), to see which ones are slow. */
   request?: string;
+  /** Refused by load shedding: 503 with Retry-After (the client retries after it). */
+  shed?: boolean;
+  /** The last attempt of a request the client may retry (its outcome is the request's). */
+  final: boolean;
 }
 
 interface StatsRequest {
@@ -82,12 +102,13 @@ async function haproxyServers(cluster: Cluster): Promise<Record<string, string>>
   const result: Record<string, string> = {};
   for (const row of rows) {
     const cells = row.split(',');
-    if (cells[0] === 'instances' && cells[1] !== 'BACKEND') result[cells[1]!] = cells[status]!;
+    if (cells[0] === 'instances' && cells[1] !== 'BACKEND' && !cells[1]!.endsWith('-backup')) result[cells[1]!] = cells[status]!;
   }
   return result;
 }
 
 let cluster: Cluster | undefined;
+let neighbour: Managed | undefined;
 
 async function main() {
   const loadBefore = loadavg();
@@ -98,6 +119,10 @@ async function main() {
     process.on(signal, () => {
       void (cluster?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
     });
+  }
+  if (BUSY) {
+    neighbour = startProcess('busy-neighbour', process.execPath, ['-e', BUSY_LOOP], { logDir: path.resolve(process.env.CLUSTER_BENCH_DIR ?? '.data/cluster-bench', 'logs') });
+    say(`--busy: a CPU-bound process (pid ${neighbour.pid}) runs beside the cluster`);
   }
   cluster = await startCluster({
     dir: process.env.CLUSTER_BENCH_DIR ?? '.data/cluster-bench',
@@ -165,56 +190,90 @@ async function main() {
   let inFlight = 0;
   let running = true;
   const t0 = performance.now();
-  const oneStatistics = async () => {
+  /**
+   * A read, retried (at most 3 attempts) after a 503 with Retry-After, as a client honouring it would, and at once
+   * after a cut connection (a read is safe to repeat); not in the overload drill.
+   */
+  const oneStatistics = async (retry = true) => {
     const request = statsRequests[sequence++ % statsRequests.length]!;
-    const begin = performance.now();
-    const current = drill;
-    let status = 0;
-    let servedBy: string | undefined;
-    let wrongData: boolean | undefined;
-    let failure: string | undefined;
-    try {
-      const response = await send(request);
-      const text = await response.text();
-      status = response.status;
-      servedBy = response.headers.get('x-served-by') ?? undefined;
-      if (status === 200 && request.hash) wrongData = sha(text) !== request.hash;
-    } catch (error) {
-      status = 0;
-      failure = describeFetchError(error);
+    for (let attempt = 1; ; attempt++) {
+      const begin = performance.now();
+      const current = drill;
+      let status = 0;
+      let servedBy: string | undefined;
+      let wrongData: boolean | undefined;
+      let failure: string | undefined;
+      let retryAfter: string | null = null;
+      try {
+        const response = await send(request);
+        const text = await response.text();
+        status = response.status;
+        retryAfter = response.headers.get('retry-after');
+        servedBy = response.headers.get('x-served-by') ?? undefined;
+        if (status === 200 && request.hash) wrongData = sha(text) !== request.hash;
+      } catch (error) {
+        status = 0;
+        failure = describeFetchError(error);
+      }
+      const shed = status === 503 && retryAfter !== null;
+      // A read cut mid-answer (its instance killed after the balancer could no longer retry it) is repeated at once.
+      const again = retry && (shed || status === 0) && attempt < 3;
+      samples.push({ at: begin - t0, drill: current, kind: 'statistics', idempotent: true, status, ms: performance.now() - begin, servedBy, wrongData, error: failure, request: `${request.method} ${request.path}`.slice(0, 160), shed, final: !again });
+      if (!again) return;
+      if (shed) await sleep(Number(retryAfter) * 1000);
     }
-    samples.push({ at: begin - t0, drill: current, kind: 'statistics', idempotent: true, status, ms: performance.now() - begin, servedBy, wrongData, error: failure, request: `${request.method} ${request.path}`.slice(0, 160) });
   };
+  const writes: Array<{ lastName: string; key: string; attempts: number; acknowledged: boolean; replayed: boolean }> = [];
+  /**
+   * A create with its Idempotency-Key, retried with the same key until it gets a final answer (a cut connection, a
+   * 5xx, a 409 while the first attempt still runs, a shed 503: after Retry-After or a short pause), for at most
+   * WRITE_RETRY_MS; then read back at once.
+   */
   const oneWrite = async () => {
     const n = sequence++;
     const token = tokens[n % tokens.length]!;
     const lastName = `Drill${stamp}n${n}`;
-    const current = drill;
-    const begin = performance.now();
-    let status = 0;
-    let servedBy: string | undefined;
+    const key = randomUUID();
+    const body = JSON.stringify({ data: benchTrainee('Cluster', lastName) });
+    const first = performance.now();
+    const outcome = { lastName, key, attempts: 0, acknowledged: false, replayed: false };
+    writes.push(outcome);
     let id: string | undefined;
-    let failure: string | undefined;
-    try {
-      const response = await fetch(`${c.url}/api/v2026.1/trainees`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ data: benchTrainee('Cluster', lastName) }),
-        signal: AbortSignal.timeout(30000),
-      });
-      status = response.status;
-      servedBy = response.headers.get('x-served-by') ?? undefined;
-      const body = (await response.json().catch(() => ({}))) as { data?: { trainee_id?: string } };
-      if (status === 201 && body.data?.trainee_id) {
-        id = body.data.trainee_id;
-        acknowledged.set(id, lastName);
+    let servedBy: string | undefined;
+    const current = drill;
+    for (;;) {
+      outcome.attempts++;
+      const begin = performance.now();
+      let status = 0;
+      let failure: string | undefined;
+      let retryAfter: string | null = null;
+      try {
+        const response = await fetch(`${c.url}/api/v2026.1/trainees`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key },
+          body,
+          signal: AbortSignal.timeout(30000),
+        });
+        status = response.status;
+        retryAfter = response.headers.get('retry-after');
+        servedBy = response.headers.get('x-served-by') ?? undefined;
+        const answer = (await response.json().catch(() => ({}))) as { data?: { trainee_id?: string } };
+        if (status === 201 && answer.data?.trainee_id) {
+          id = answer.data.trainee_id;
+          outcome.replayed ||= response.headers.get('idempotent-replayed') === 'true';
+        }
+      } catch (error) {
+        status = 0;
+        failure = describeFetchError(error);
       }
-    } catch (error) {
-      status = 0;
-      failure = describeFetchError(error);
+      const again = (status === 0 || status >= 500 || status === 409) && performance.now() - first < WRITE_RETRY_MS;
+      samples.push({ at: begin - t0, drill: current, kind: 'register create', idempotent: true, status, ms: performance.now() - begin, servedBy, lastName, error: failure, shed: status === 503 && retryAfter !== null, final: !again });
+      if (!again) break;
+      await sleep(retryAfter !== null ? Number(retryAfter) * 1000 : 200 * Math.min(outcome.attempts, 5));
     }
-    samples.push({ at: begin - t0, drill: current, kind: 'register create', idempotent: false, status, ms: performance.now() - begin, servedBy, lastName, error: failure });
     if (!id) return;
+    outcome.acknowledged = true;
+    acknowledged.set(id, lastName);
     // Read your write at once, through the balancer, on whichever instance: the register reads the primary.
     const readBegin = performance.now();
     let readStatus = 0;
@@ -226,12 +285,20 @@ async function main() {
     } catch {
       readStatus = 0;
     }
-    samples.push({ at: readBegin - t0, drill: current, kind: 'register read-back', idempotent: true, status: readStatus, ms: performance.now() - readBegin, servedBy });
+    samples.push({ at: readBegin - t0, drill: current, kind: 'register read-back', idempotent: true, status: readStatus, ms: performance.now() - readBegin, servedBy, final: true });
   };
+  // The mixed load pauses for the overload drill, which brings its own.
+  let paused = false;
   const loop = (async () => {
     let issued = 0;
+    let pausedFor = 0;
     while (running) {
-      const due = Math.floor(((performance.now() - t0) / 1000) * RATE);
+      if (paused) {
+        const pauseStart = performance.now();
+        while (paused && running) await sleep(20);
+        pausedFor += performance.now() - pauseStart;
+      }
+      const due = Math.floor(((performance.now() - t0 - pausedFor) / 1000) * RATE);
       while (issued < due && inFlight < MAX_IN_FLIGHT) {
         issued++;
         inFlight++;
@@ -369,6 +436,39 @@ async function main() {
       apiShowsItAfterCommitMs: Math.round(seen.api! - seen.primary!),
     };
   });
+  await phase('capacity', async () => {
+    paused = true;
+    await waitFor('the mixed load to pause', async () => inFlight === 0, 60000, 20);
+    await sleep(1000);
+    // A closed loop of statistics reads, enough at once to keep both instances busy without reaching their bounds.
+    const until = performance.now() + CAPACITY_SECONDS * 1000;
+    const from = samples.length;
+    await Promise.all(Array.from({ length: 24 }, async () => {
+      while (performance.now() < until) await oneStatistics(false);
+    }));
+    const answered = samples.slice(from).filter((x) => x.status === 200).length;
+    return { concurrency: 24, okPerSecond: Math.round(answered / CAPACITY_SECONDS) };
+  });
+  const capacity = phases.find((x) => x.drill === 'capacity')!.notes.okPerSecond as number;
+  await phase('overload', async () => {
+    // Twice the capacity, offered at a steady rate whatever the answers take (an open loop).
+    const rate = capacity * 2;
+    const begin = performance.now();
+    let issued = 0;
+    let open = 0;
+    while (performance.now() - begin < OVERLOAD_SECONDS * 1000) {
+      const due = Math.floor(((performance.now() - begin) / 1000) * rate);
+      while (issued < due && open < 5000) {
+        issued++;
+        open++;
+        void oneStatistics(false).finally(() => open--);
+      }
+      await sleep(5);
+    }
+    await waitFor('overload requests to finish', async () => open === 0, 60000, 20);
+    paused = false;
+    return { offeredPerSecond: rate, offered: issued };
+  });
   drill = 'after';
   running = false;
   await loop;
@@ -382,10 +482,18 @@ async function main() {
     for (const row of rows) onPrimary.set(String(row.id), String(row.last_name));
   }
   const missingOrWrong = ids.filter((id) => onPrimary.get(id) !== acknowledged.get(id));
-  // Writes the client got no 201 for: did they happen anyway (committed before the instance died)?
-  const failedWrites = samples.filter((s) => s.kind === 'register create' && s.status !== 201);
+  // Writes the client got no 201 for even after its retries: did they happen anyway? And was any write stored twice?
+  const failedWrites = samples.filter((s) => s.kind === 'register create' && s.final && s.status !== 201);
   const failedNames = failedWrites.map((s) => s.lastName!);
   const storedAnyway = failedNames.length === 0 ? 0 : (await primary.db.selectFrom('trainees').select('id').where('last_name', 'in', failedNames).execute()).length;
+  const storedCount = new Map<string, number>();
+  const names = writes.map((w) => w.lastName);
+  for (let i = 0; i < names.length; i += 1000) {
+    const rows = await primary.db.selectFrom('trainees').select('last_name').where('last_name', 'in', names.slice(i, i + 1000)).execute();
+    for (const row of rows) storedCount.set(String(row.last_name), (storedCount.get(String(row.last_name)) ?? 0) + 1);
+  }
+  const writesLost = writes.filter((w) => !storedCount.has(w.lastName)).length;
+  const writesDuplicated = [...storedCount.values()].filter((n) => n > 1).length;
   await waitFor('replica catch-up', async () => {
     const { rows } = await replicaClient.query<{ n: number }>('SELECT count(*)::int AS n FROM trainees WHERE id = ANY($1)', [ids]);
     return rows[0]!.n === ids.length;
@@ -421,6 +529,7 @@ async function main() {
 
   await replicaClient.end();
   await primary.close();
+  if (neighbour) await stopProcess(neighbour, 'SIGKILL');
   const ports = [c.primary.port, c.replica.port, Number(new URL(c.redisUrl).port), Number(new URL(c.url).port), ...c.instances.map((i) => i.port)];
   await c.stop();
   const leftoverGroups = liveGroups();
@@ -430,14 +539,17 @@ async function main() {
   // Figures.
   const drills: Drill[] = ['baseline', 'kill -9 instance', 'SIGTERM instance', 'replica stop/start', 'publish version'];
   const summary = (list: Sample[]) => {
-    const latencies = list.map((s) => s.ms).sort((a, b) => a - b);
+    // Answered requests (a cut connection has no latency to speak of).
+    const latencies = list.filter((s) => s.status !== 0).map((s) => s.ms).sort((a, b) => a - b);
     const byStatus: Record<string, number> = {};
     for (const s of list) byStatus[String(s.status)] = (byStatus[String(s.status)] ?? 0) + 1;
     return {
       requests: list.length,
       byStatus,
-      failedIdempotent: list.filter((s) => s.idempotent && (s.status < 200 || s.status >= 300)).length,
-      failedWrites: list.filter((s) => !s.idempotent && s.status !== 201).length,
+      // A request's outcome is its last attempt's (a shed 503 is retried after its Retry-After).
+      failedIdempotent: list.filter((s) => s.final && s.kind !== 'register create' && (s.status < 200 || s.status >= 300)).length,
+      failedWrites: list.filter((s) => s.final && s.kind === 'register create' && s.status !== 201).length,
+      shed: list.filter((s) => s.shed).length,
       statistics503: list.filter((s) => s.kind === 'statistics' && s.status === 503).length,
       wrongStatisticsAnswers: list.filter((s) => s.wrongData).length,
       readBackNot200: list.filter((s) => s.kind === 'register read-back' && s.status !== 200).length,
@@ -456,6 +568,30 @@ async function main() {
     const p = phases.find((x) => x.drill === d)!;
     return [d, { seconds: Math.round((p.to - p.from) / 100) / 10, ...summary(samples.filter((s) => s.drill === d)), ...p.notes }];
   }));
+  const overloadSamples = samples.filter((x) => x.drill === 'overload');
+  const admitted = overloadSamples.filter((x) => x.status !== 503 && x.status !== 0);
+  const shedSamples = overloadSamples.filter((x) => x.status === 503);
+  const overloadPhase = phases.find((x) => x.drill === 'overload')!;
+  const overloadSeconds = (overloadPhase.to - overloadPhase.from) / 1000;
+  const sortedMs = (list: Sample[]) => list.map((x) => x.ms).sort((a, b) => a - b);
+  const overload = {
+    capacityPerSecond: capacity,
+    offeredPerSecond: overloadPhase.notes.offeredPerSecond as number,
+    offered: overloadSamples.length,
+    seconds: Math.round(overloadSeconds * 10) / 10,
+    admittedOkPerSecond: Math.round((admitted.filter((x) => x.status === 200).length / OVERLOAD_SECONDS) * 10) / 10,
+    admittedShareOfCapacity: Math.round((admitted.filter((x) => x.status === 200).length / OVERLOAD_SECONDS / capacity) * 1000) / 1000,
+    admittedP50Ms: percentile(sortedMs(admitted), 50),
+    admittedP99Ms: percentile(sortedMs(admitted), 99),
+    admittedNot200: admitted.filter((x) => x.status !== 200).length,
+    shed: shedSamples.length,
+    shedWithoutRetryAfter: shedSamples.filter((x) => !x.shed).length,
+    shedP99Ms: percentile(sortedMs(shedSamples), 99),
+    shedMaxMs: Math.round(Math.max(0, ...shedSamples.map((x) => x.ms)) * 10) / 10,
+    shedWithin50Ms: shedSamples.filter((x) => x.ms <= SHED_GOAL_MS).length,
+    noAnswer: overloadSamples.filter((x) => x.status === 0).length,
+    wrongStatisticsAnswers: overloadSamples.filter((x) => x.wrongData).length,
+  };
   const routingSummary = Object.fromEntries(c.instances.map((i) => {
     const own = routing.filter((r) => r.instance === i.name);
     return [i.name, {
@@ -466,19 +602,27 @@ async function main() {
     }];
   }));
   const result = {
-    command: 'npm run bench:cluster',
+    command: BUSY ? 'npm run bench:cluster -- --busy' : 'npm run bench:cluster',
+    busyNeighbour: BUSY ? BUSY_LOOP : null,
     startedAt: started.toISOString(),
     machine: { loadAverageBefore: loadBefore.map((l) => Math.round(l * 100) / 100), loadAverageAfter: loadAfter.map((l) => Math.round(l * 100) / 100), note: 'shared 2-core machine: other builds ran alongside; load generator, HAProxy, both PostgreSQL servers, Redis and both instances on the same cores' },
     topology: { instances: TOPOLOGY.instances, balancer: 'HAProxy (bench/cluster/haproxy.cfg)', primary: 'PostgreSQL 18 (embedded binaries)', replica: `streaming, slot "${TOPOLOGY.replicationSlot}"`, redis: true, instanceEnv: { ...TOPOLOGY.instanceEnv, RATE_LIMIT_STATISTICS_MAX: '1000000000 (one client address)' } },
     load: { requestsPerSecond: RATE, writeShare: '1 in 5 requests creates a trainee, read back at once', statisticsRequests: statsRequests.length, verifiableStatisticsRequests: statsRequests.filter((r) => r.hash).length },
     overall: summary(samples),
     drills: perDrill,
+    overload,
     statisticsRouting: routingSummary,
     registerWrites: {
       acknowledged: ids.length,
       onPrimaryAsAcknowledged: ids.length - missingOrWrong.length,
       missingOrWrong: missingOrWrong.length,
       onReplica: replicaRows[0]!.n,
+      sent: writes.length,
+      retried: writes.filter((w) => w.attempts > 1).length,
+      answeredByReplay: writes.filter((w) => w.replayed).length,
+      maxAttempts: Math.max(0, ...writes.map((w) => w.attempts)),
+      lost: writesLost,
+      storedTwiceOrMore: writesDuplicated,
       notAcknowledged: failedWrites.map((s) => ({ drill: s.drill, status: s.status, error: s.error })),
       notAcknowledgedButStored: storedAnyway,
     },
@@ -487,10 +631,11 @@ async function main() {
     haproxy: haproxyCounters,
     cleanup: { leftoverProcessGroups: leftoverGroups.length, openPorts },
   };
-  await writeFile(path.resolve(import.meta.dirname, '../results/cluster.json'), `${JSON.stringify(result, null, 2)}\n`);
+  const resultFile = BUSY ? 'cluster-busy.json' : 'cluster.json';
+  await writeFile(path.resolve(import.meta.dirname, '../results', resultFile), `${JSON.stringify(result, null, 2)}\n`);
 
   say('');
-  say('drill                 s     requests  errors by status          p50 ms  p99 ms  failed idempotent  failed writes  stats 503  wrong stats');
+  say('drill                 s     requests  errors by status          p50 ms  p99 ms  failed idempotent  failed writes  stats 503  wrong stats  (503: shed, retried after Retry-After)');
   for (const d of drills) {
     const r = perDrill[d] as ReturnType<typeof summary> & { seconds: number };
     const errors = Object.entries(r.byStatus).filter(([s]) => !s.startsWith('2')).map(([s, n]) => `${s}:${n}`).join(' ') || '-';
@@ -500,15 +645,23 @@ async function main() {
     const notes = phases.find((p) => p.drill === d)!.notes;
     if (Object.keys(notes).length > 0) say(`  ${d}: ${JSON.stringify(notes)}`);
   }
-  say(`register writes: ${ids.length} acknowledged, ${ids.length - missingOrWrong.length} on the primary as acknowledged, ${replicaRows[0]!.n} on the replica; ${failedWrites.length} not acknowledged (${failedWrites.map((s) => `${s.drill}: ${s.status || s.error}`).join('; ') || '-'}), of which ${storedAnyway} stored anyway`);
+  say(`overload: ${JSON.stringify(overload)}`);
+  say(`register writes: ${writes.length} sent with an Idempotency-Key, ${result.registerWrites.retried} retried, ${result.registerWrites.answeredByReplay} answered by a replay; ${writesLost} lost, ${writesDuplicated} stored twice; ${ids.length} acknowledged, ${ids.length - missingOrWrong.length} on the primary as acknowledged, ${replicaRows[0]!.n} on the replica; ${failedWrites.length} not acknowledged (${failedWrites.map((s) => `${s.drill}: ${s.status || s.error}`).join('; ') || '-'}), of which ${storedAnyway} stored anyway`);
   say(`rate limit: first 100 answered ${JSON.stringify(rateLimitResult.first100Statuses)}, 101st answered ${rateLimitResult.request101Status}, answered by ${JSON.stringify(rateLimitResult.answeredBy)}`);
   say(`statistics routing: ${JSON.stringify(routingSummary)}`);
   say(`haproxy: ${JSON.stringify(haproxyCounters)}`);
   say(`cleanup: ${leftoverGroups.length} process groups left, open ports ${JSON.stringify(openPorts)}`);
   say(`load average before ${result.machine.loadAverageBefore.join(' ')}, after ${result.machine.loadAverageAfter.join(' ')}`);
-  say('Written to bench/results/cluster.json');
+  say(`Written to bench/results/${resultFile}`);
   const failures = [
-    ...['kill -9 instance', 'SIGTERM instance'].filter((d) => (perDrill[d] as { failedIdempotent: number }).failedIdempotent > 0).map((d) => `failed idempotent requests during ${d}`),
+    ...drills.filter((d) => (perDrill[d] as { failedIdempotent: number }).failedIdempotent > 0).map((d) => `failed idempotent requests during ${d}`),
+    ...drills.filter((d) => (perDrill[d] as { failedWrites: number }).failedWrites > 0).map((d) => `register writes not acknowledged during ${d}`),
+    ...(writesLost > 0 || writesDuplicated > 0 ? [`register writes lost (${writesLost}) or stored twice (${writesDuplicated})`] : []),
+    ...(samples.some((x) => x.drill === 'SIGTERM instance' && (x.status === 0 || (x.final && (x.status < 200 || x.status >= 300)))) ? ['SIGTERM drill: requests failed or cut'] : []),
+    ...(overload.admittedP99Ms > P99_GOAL_MS ? [`overload: p99 of admitted requests above ${P99_GOAL_MS} ms`] : []),
+    ...(overload.shedMaxMs > SHED_GOAL_MS || overload.shedWithoutRetryAfter > 0 ? [`overload: shed requests not all answered 503 with Retry-After within ${SHED_GOAL_MS} ms`] : []),
+    ...(overload.admittedShareOfCapacity < 0.9 ? ['overload: admitted throughput below 90 % of capacity'] : []),
+    ...(overload.noAnswer > 0 || overload.wrongStatisticsAnswers > 0 || overload.admittedNot200 > 0 ? ['overload: requests failed otherwise than shed'] : []),
     ...(result.overall.wrongStatisticsAnswers > 0 ? ['wrong statistics answers'] : []),
     ...(result.overall.readBackNot200 > 0 ? ['register read-backs not found'] : []),
     ...(missingOrWrong.length > 0 ? ['acknowledged writes missing'] : []),

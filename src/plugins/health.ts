@@ -4,10 +4,14 @@ import type { Db } from '../db/database.js';
 import type { ReadRouter } from '../db/read-routing.js';
 import { ServiceUnavailableError } from '../errors.js';
 import { selectOne } from './health-repository.js';
+import type { LoadPressure } from './load-shedding.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** A probe of the instance, not traffic: the start's warm-up does not wait for it (src/app.ts). */
+    /**
+     * A probe of the instance, not traffic (health, metrics): the start's warm-up does not wait for it (src/app.ts) and
+     * load shedding never refuses it (src/plugins/load-shedding.ts).
+     */
     probe?: boolean;
   }
 }
@@ -30,6 +34,17 @@ const HealthSchema = Type.Object(
         { description: 'With a read replica (DATABASE_READ_URL): where statistics reads go, and why not to the replica' },
       ),
     ),
+    load: Type.Optional(
+      Type.Object(
+        {
+          inFlight: Type.Integer({ description: 'Requests being answered (probes not counted)' }),
+          eventLoopDelayMs: Type.Number({ description: 'Mean event-loop delay over the last sample' }),
+          eventLoopUtilization: Type.Number({ description: 'Event-loop utilisation over the last sample, 0-1' }),
+          poolWaiting: Type.Integer({ description: 'Requests waiting for a database connection' }),
+        },
+        { description: 'The instance\'s load: past its bounds (LOAD_SHED_*) it sheds requests and is not ready' },
+      ),
+    ),
   },
   { $id: 'Health' },
 );
@@ -48,6 +63,10 @@ export interface HealthOptions {
   rowIndexes?: { readonly warm: boolean };
   /** The app's own warm-up (route schemas compiled, pool connections open): not ready until it is over. */
   warmUp?: { readonly warm: boolean };
+  /** The instance's load (src/plugins/load-shedding.ts): not ready while it sheds, so a balancer prefers another. */
+  pressure?: () => LoadPressure;
+  /** Stopping (SIGTERM): not ready for the drain period, while requests are still served (src/server.ts). */
+  lifecycle?: { readonly draining: boolean };
 }
 
 /** `SELECT 1`, or a rejection once `ms` have passed (a frozen database never answers). */
@@ -63,7 +82,9 @@ async function probe(db: Db, ms: number): Promise<void> {
   }
 }
 
-export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { db, readDb, probes, readRouting, rowIndexes, warmUp }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
+  app, { db, readDb, probes, readRouting, rowIndexes, warmUp, pressure, lifecycle },
+) => {
   const targets = probes && probes.length > 0 ? probes : readDb && readDb !== db && !readRouting ? [db, readDb] : [db];
   app.addSchema(HealthSchema);
   app.get(
@@ -84,6 +105,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
       },
     },
     async () => {
+      if (lifecycle?.draining) throw new ServiceUnavailableError('The instance is stopping: it finishes the requests it has, and takes no more once the balancer has noticed.');
+      const load = pressure?.();
+      if (load?.overloaded) throw new ServiceUnavailableError(`The instance is overloaded (${load.reason}).`);
       // A balancer sends no traffic to an instance whose row indexes of the versions in use are not loaded yet.
       if (rowIndexes && !rowIndexes.warm) throw new ServiceUnavailableError('The row indexes of the statistics versions in use are still loading.');
       if (warmUp && !warmUp.warm) throw new ServiceUnavailableError('The instance is still warming up (route schemas, database connections).');
@@ -92,7 +116,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
       } catch (error) {
         throw new ServiceUnavailableError('The database is not reachable.', { cause: error });
       }
-      return readRouting ? { status: 'ok' as const, statisticsReads: readRouting.status() } : { status: 'ok' as const };
+      const measures = load && { inFlight: load.inFlight, eventLoopDelayMs: load.eventLoopDelayMs, eventLoopUtilization: load.eventLoopUtilization, poolWaiting: load.poolWaiting };
+      return {
+        status: 'ok' as const,
+        ...(readRouting ? { statisticsReads: readRouting.status() } : {}),
+        ...(measures ? { load: measures } : {}),
+      };
     },
   );
 };

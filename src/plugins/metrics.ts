@@ -179,7 +179,7 @@ export const metricsPlugin = fp<MetricsOptions>(
       latency.observe(labels, reply.elapsedTime / 1000);
     });
 
-    app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    app.get('/metrics', { schema: { hide: true }, config: { probe: true } }, async (_request, reply) => {
       reply.type(registry.contentType);
       return registry.metrics();
     });

@@ -122,6 +122,30 @@ export function duplicateTrainee(existing: unknown[]): RegisterError {
   });
 }
 
+/** 400: an `Idempotency-Key` header that is empty, too long, repeated or not printable ASCII. */
+export function invalidIdempotencyKey(maxLength: number): RegisterError {
+  const message = `Idempotency-Key must be 1 to ${maxLength} printable ASCII characters, sent once`;
+  return new RegisterError(400, 'Bad Request', { errors: entries('InvalidIdempotencyKey', [message]) }, message);
+}
+
+/** 409: the first request with this `Idempotency-Key` is still running (retry after it, as Retry-After says). */
+export function idempotencyKeyInProgress(): RegisterError {
+  const message = 'A request with this Idempotency-Key is still being processed; retry later';
+  return new RegisterError(409, 'Conflict', { errors: entries('IdempotencyKeyInProgress', [message]) }, message);
+}
+
+/** 422: this `Idempotency-Key` was used with another request (method, path or body). */
+export function idempotencyKeyReused(): RegisterError {
+  const message = 'This Idempotency-Key was already used with a different request; use a new key for a new request';
+  return new RegisterError(422, 'Unprocessable Entity', { errors: entries('IdempotencyKeyReused', [message]) }, message);
+}
+
+/** 429: the provider holds as many unexpired `Idempotency-Key`s as it may. */
+export function tooManyIdempotencyKeys(limit: number): RegisterError {
+  const message = `At most ${limit} Idempotency-Keys are kept per provider; retry once older ones have expired`;
+  return new RegisterError(429, 'Too Many Requests', { errors: entries('TooManyIdempotencyKeys', [message]) }, message);
+}
+
 const DEGREE_ATTRIBUTES = new Set([
   'id', 'country', 'grade', 'grade_uuid', 'uk_degree', 'uk_degree_uuid', 'non_uk_degree', 'subject', 'subject_uuid',
   'institution', 'institution_uuid', 'graduation_year', 'locale_code', 'other_grade',

@@ -8,6 +8,7 @@ import type { RegisterContext, RegisterRouteOptions } from './context.js';
 import { degreeRoutes } from './degrees/routes.js';
 import { malformedJson, notFound, registerErrorFormatter, resourceNotFound, traineeNotFound, unauthorized } from './errors.js';
 import { FormBodyError, parseRailsForm } from './form-body.js';
+import { idempotencyPlugin } from './idempotency.js';
 import { registerOpenApiDocument } from './openapi/index.js';
 import { placementRoutes } from './placements/routes.js';
 import { allReferenceData, referenceDataPayload } from './reference-data.js';
@@ -183,6 +184,8 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
     app.addHook('onReady', async () => simulator.start());
     app.addHook('onClose', async () => simulator.close());
   }
+  // Every write route of the versions below takes an Idempotency-Key (src/register/idempotency.ts).
+  await app.register(idempotencyPlugin);
 
   const bodyCache = new TraineeBodyCache();
   for (const [label, version] of Object.entries(VERSION_LABELS)) {

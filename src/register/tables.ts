@@ -166,6 +166,21 @@ export interface TraineeDegreesTable {
 }
 
 /** Every table of the register. */
+/** A register write's Idempotency-Key: held while its first request runs, then that request's response. */
+export interface IdempotencyKeysTable {
+  provider_id: number;
+  environment: string;
+  key: string;
+  fingerprint: string;
+  owner: string | null;
+  locked_until: NullableTimestamp;
+  response_status: number | null;
+  response_headers: JSONColumnType<Record<string, string> | null, string | null, string | null>;
+  response_body: string | null;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+}
+
 export interface RegisterTables {
   providers: ProvidersTable;
   authentication_tokens: AuthenticationTokensTable;
@@ -176,4 +191,5 @@ export interface RegisterTables {
   trainee_list_counts: TraineeListCountsTable;
   trainee_placements: TraineePlacementsTable;
   trainee_degrees: TraineeDegreesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

@@ -101,6 +101,8 @@ function normalised(value: unknown, key = ''): unknown {
     // The rate limit's message counts the window's remaining seconds.
     return value.replace(BASE58_ID, '<id>').replace(UUID, '<uuid>').replace(/requests per \d+ s exceeded; retry after [^.]*\./, 'requests per <n> s exceeded; retry after <time>.');
   }
+  // Readiness reports the instance's event loop as measured at that moment.
+  if (typeof value === 'number' && (key === 'eventLoopDelayMs' || key === 'eventLoopUtilization')) return `<${key}>`;
   if (Array.isArray(value)) return value.map((item) => normalised(item));
   if (value && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalised(v, key === 'file' ? `file.${k}` : k)]));

@@ -19,7 +19,8 @@ describe('health', () => {
   it('is ready when the database answers', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/health/ready' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok' });
+    // With the instance's load (nothing else in progress).
+    expect(res.json()).toEqual({ status: 'ok', load: { inFlight: 0, eventLoopDelayMs: expect.any(Number), eventLoopUtilization: expect.any(Number), poolWaiting: 0 } });
   });
 
   it('echoes a request id', async () => {

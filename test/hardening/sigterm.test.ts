@@ -13,7 +13,8 @@ describe('SIGTERM with requests in flight', () => {
   it('finishes the in-flight request, refuses new connections, then exits 0', async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'sigterm-test-'));
     await chmod(dataDir, 0o755);
-    const server = await startServerProcess(dataDir);
+    // The close that follows the drain, without the drain (which test/foundation/drain.test.ts covers).
+    const server = await startServerProcess(dataDir, { SHUTDOWN_DRAIN_MS: '0' });
     const blocker = embeddedClient(dataDir);
     await blocker.connect();
     // Make the next publications request wait on a lock, so it is still running when SIGTERM arrives.

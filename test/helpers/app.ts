@@ -4,6 +4,12 @@ import { buildApp, type AppDeps } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
+/**
+ * Admission control off unless a test asks for it (test/plugins/load-shedding.test.ts): a test worker sharing a busy
+ * machine, or a test firing many requests at once on purpose, is not an overloaded instance.
+ */
+const WITHOUT_LOAD_SHEDDING = { LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0', LOAD_SHED_MAX_IN_FLIGHT: '1000000', LOAD_SHED_MAX_POOL_WAITING: '1000000' };
+
 export interface TestApp {
   app: FastifyInstance;
   database: TestDatabase;
@@ -22,7 +28,7 @@ export async function buildTestApp(
   // The sandbox's simulated TRN and award wait a day unless a test asks for them: no other test's trainee changes
   // state under it.
   const config = loadConfig({
-    LOG_LEVEL: 'silent', REGISTER_SANDBOX_TRN_DELAY_MS: '86400000', REGISTER_SANDBOX_AWARD_DELAY_MS: '86400000', ...env, DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent', REGISTER_SANDBOX_TRN_DELAY_MS: '86400000', REGISTER_SANDBOX_AWARD_DELAY_MS: '86400000', ...WITHOUT_LOAD_SHEDDING, ...env, DATABASE_URL: database.url,
   });
   const app = await buildApp(config, { db: database.db, pools: { primary: database.pool }, logger: false, ...deps });
   // Used once ready, as a balancer would (the published fixture's row index loads first); tests of the warm-up

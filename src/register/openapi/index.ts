@@ -13,6 +13,7 @@ import { adapterFor, externalName, REGISTER_VERSIONS, type RegisterVersion } fro
 import { actionPaths } from './action-paths.js';
 import { extensionPaths } from './extension-paths.js';
 import { withRegisterExamples } from './examples.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../idempotency.js';
 import { registerEventPaths } from '../events/openapi.js';
 
 type Json = Record<string, unknown>;
@@ -125,6 +126,40 @@ const errors = {
   401: json({ type: 'object', properties: { error: { const: 'Unauthorized' } } }, 'No valid token'),
   404: json(ref('NotFound'), 'Not found (also another provider’s trainee)'),
 };
+
+const idempotencyKeyParameter = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
+  description:
+    'A key of your choice (a new UUID per write) that makes the write safe to retry: the first request with it runs, ' +
+    'and its response is kept for 24 hours; a retry with the same key and the same request gets that response again, ' +
+    'marked `Idempotent-Replayed: true`, without running again (also on another instance). While the first still ' +
+    'runs a retry gets 409 `IdempotencyKeyInProgress` with `Retry-After`; the same key with another method, path or ' +
+    'body 422 `IdempotencyKeyReused`; a malformed key 400 `InvalidIdempotencyKey`; more than 10,000 unexpired keys ' +
+    'per provider 429 `TooManyIdempotencyKeys` (each `{"errors":[{"error","message"}]}`). 5xx and 429 answers are ' +
+    'not kept. Also accepted as a Structured Field string (`"…"`).',
+};
+
+const replayedHeader = {
+  description: '`true` on a response replayed for a retry with the same Idempotency-Key',
+  schema: { type: 'string', enum: ['true'] },
+};
+
+/** Every write takes an optional Idempotency-Key (src/register/idempotency.ts): its parameter and replay header. */
+function withIdempotencyKeys(paths: Json): void {
+  for (const item of Object.values(paths) as Json[]) {
+    for (const [method, value] of Object.entries(item)) {
+      if (!['post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const operation = value as Json;
+      operation.parameters = [...((operation.parameters as unknown[] | undefined) ?? []), idempotencyKeyParameter];
+      for (const [status, response] of Object.entries(operation.responses as Json) as [string, Json][]) {
+        if (status.startsWith('2')) response.headers = { ...(response.headers as Json | undefined), 'Idempotent-Replayed': replayedHeader };
+      }
+    }
+  }
+}
 
 /** `/info`, `/trainees` and `/trainees/{trainee_id}`: the trainee endpoints of every version. */
 function traineePaths(): Json {
@@ -245,6 +280,7 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
     };
   }
   Object.assign(paths, actionPaths(version), registerEventPaths(), extensionPaths(version));
+  withIdempotencyKeys(paths);
   return withRegisterExamples(version, {
     openapi: '3.1.0',
     info: {

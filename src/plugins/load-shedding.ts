@@ -1,0 +1,106 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import underPressure from '@fastify/under-pressure';
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import { ServiceUnavailableError } from '../errors.js';
+
+/** Why an instance sheds load now, and the measures behind it (readiness reports them). */
+export interface LoadPressure {
+  overloaded: boolean;
+  reason?: string;
+  inFlight: number;
+  eventLoopDelayMs: number;
+  eventLoopUtilization: number;
+  poolWaiting: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The instance's load now (src/plugins/load-shedding.ts). */
+    loadPressure(): LoadPressure;
+  }
+}
+
+export interface LoadSheddingOptions {
+  config: Config;
+  /** The database pools whose waiting requests count as pressure. */
+  pools?: Record<string, pg.Pool>;
+}
+
+/** The refusal of a request the instance has no room for: 503, with Retry-After set on the reply. */
+export class OverloadedError extends ServiceUnavailableError {
+  readonly code = 'OVERLOADED';
+  constructor(reason: string) {
+    super(`The service is busy (${reason}). Retry after the time in the Retry-After header.`);
+  }
+}
+
+function poolWaiting(pools: Record<string, pg.Pool>): number {
+  let waiting = 0;
+  for (const pool of Object.values(pools)) waiting += pool.waitingCount;
+  return waiting;
+}
+
+/**
+ * Admission control: a request that arrives while the instance is past one of its bounds (requests being answered,
+ * event-loop delay or utilisation, requests waiting for a database connection; src/config.ts LOAD_SHED_*) is answered
+ * 503 with `Retry-After` at once, in its API's error format (the error goes through the route scope's handler), so
+ * that the requests admitted keep their latency instead of every request queueing and all of them being late.
+ * Probes (`/health/*`, `/metrics`: route config `probe`) are never refused. Root scope: it runs before any API's
+ * authentication.
+ */
+export const loadSheddingPlugin = fp<LoadSheddingOptions>(
+  async (app: FastifyInstance, { config, pools = {} }) => {
+    const retryAfter = String(config.LOAD_SHED_RETRY_AFTER_S);
+    const refuse = (reply: FastifyReply, reason: string): never => {
+      reply.header('retry-after', retryAfter);
+      throw new OverloadedError(reason);
+    };
+    const exempt = (request: FastifyRequest) => request.routeOptions.config?.probe === true;
+
+    let inFlight = 0;
+    app.addHook('onRequest', async (request, reply) => {
+      if (exempt(request)) return;
+      if (inFlight >= config.LOAD_SHED_MAX_IN_FLIGHT) refuse(reply, 'too many requests in progress');
+      if (poolWaiting(pools) >= config.LOAD_SHED_MAX_POOL_WAITING) refuse(reply, 'too many requests waiting for the database');
+      inFlight++;
+      reply.raw.once('close', () => {
+        inFlight--;
+      });
+    });
+
+    // Event-loop delay and utilisation, sampled by @fastify/under-pressure; its onRequest hook refuses through ours.
+    await app.register(underPressure, {
+      maxEventLoopDelay: config.LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS,
+      maxEventLoopUtilization: config.LOAD_SHED_MAX_EVENT_LOOP_UTILIZATION,
+      sampleInterval: config.LOAD_SHED_SAMPLE_INTERVAL_MS,
+      eventLoopUtilizationMode: 'interval',
+      // Only while other requests are being answered: a delayed loop with nothing queued (the start's compiling, a
+      // lone heavy request) is no reason to refuse the one request that comes.
+      pressureHandler: async (request, reply, type) => {
+        if (exempt(request) || inFlight <= 1) return;
+        refuse(reply, type === 'eventLoopDelay' ? 'event loop delayed' : 'event loop saturated');
+      },
+    });
+
+    app.decorate('loadPressure', (): LoadPressure => {
+      const { eventLoopDelay, eventLoopUtilized } = app.memoryUsage();
+      const waiting = poolWaiting(pools);
+      const reason =
+        inFlight >= config.LOAD_SHED_MAX_IN_FLIGHT ? 'too many requests in progress'
+        : waiting >= config.LOAD_SHED_MAX_POOL_WAITING ? 'too many requests waiting for the database'
+        : inFlight > 0 && app.isUnderPressure() ? 'event loop delayed or saturated'
+        : undefined;
+      return {
+        overloaded: reason !== undefined,
+        ...(reason ? { reason } : {}),
+        inFlight,
+        eventLoopDelayMs: Math.round(eventLoopDelay * 10) / 10,
+        eventLoopUtilization: Math.round(eventLoopUtilized * 1000) / 1000,
+        poolWaiting: waiting,
+      };
+    });
+  },
+  { name: 'load-shedding' },
+);
