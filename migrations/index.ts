@@ -14,6 +14,7 @@ import * as rowIndexPieces from './2026-11-28T0300-row-index-pieces.js';
 import * as btreeGin from './2026-11-28T1230-btree-gin.js';
 import * as versionFileDeferred from './2026-11-28T1240-version-file-deferred.js';
 import * as versionLocationLevels from './2026-11-28T2000-version-location-levels.js';
+import * as versionParquet from './2026-11-29T1000-version-parquet.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T1230-btree-gin': btreeGin,
   '2026-11-28T1240-version-file-deferred': versionFileDeferred,
   '2026-11-28T2000-version-location-levels': versionLocationLevels,
+  '2026-11-29T1000-version-parquet': versionParquet,
 };

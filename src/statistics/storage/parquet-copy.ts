@@ -91,6 +91,7 @@ interface BatchColumn {
 class BatchMaker {
   private readonly dictionaryIds = new Map<string, number>();
   private readonly labelVectors = new Map<string, Arrow.Vector<Arrow.Utf8>>();
+  private keysUsed = new WeakSet<Int32Array>();
 
   constructor(
     private readonly arrow: ArrowModule,
@@ -117,7 +118,10 @@ class BatchMaker {
       this.dictionaryIds.set(name, id);
     }
     const type = new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32(), id);
-    const data = arrow.makeData({ type, length: keys.length, nullCount: valid?.nulls ?? 0, nullBitmap: valid?.bitmap, data: keys, dictionary: labels });
+    // Each column its own keys: two columns of one keys buffer make an IPC stream that arrow-rs cannot read.
+    const own = this.keysUsed.has(keys) ? keys.slice() : keys;
+    this.keysUsed.add(own);
+    const data = arrow.makeData({ type, length: keys.length, nullCount: valid?.nulls ?? 0, nullBitmap: valid?.bitmap, data: own, dictionary: labels });
     return { field: new arrow.Field(name, type, true), data };
   }
 
