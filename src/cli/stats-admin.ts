@@ -14,6 +14,7 @@ import {
   withdrawVersion,
 } from '../statistics/lifecycle/service.js';
 import { storeMissingRowIndexes } from '../statistics/query/engine/row-index-store.js';
+import { backfillParquetCopies } from '../statistics/storage/parquet-backfill.js';
 import { parseArguments, requireOptions, runCli } from './run.js';
 import { runWebhooksCommand, WEBHOOKS_USAGE } from './stats-webhooks.js';
 import { webhookSettings } from '../events/webhooks.js';
@@ -35,6 +36,9 @@ Commands:
   add-data-set --publication <id> --title <text> [--summary <text>] [--id <uuid>]
   build-row-indexes                                       store the query row index of every version that has none
                                                           (imported before the stored form existed)
+  backfill-parquet (--all | <versionId>...) [--row-order file|reference-fixture]
+                                                          write the Parquet copy of versions without one from their
+                                                          kept data file (resumable: versions with one are skipped)
   webhooks <add|list|remove|rotate-secret|enable|deliveries|redeliver> ...
                                                           statistics webhook subscriptions (webhooks --help)`;
 
@@ -75,6 +79,8 @@ await runCli(async () => {
       id: { type: 'string' },
       slug: { type: 'string' },
       publication: { type: 'string' },
+      all: { type: 'boolean', default: false },
+      'row-order': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   }, USAGE);
@@ -83,7 +89,7 @@ await runCli(async () => {
     console.log(USAGE);
     return;
   }
-  const commands = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set', 'build-row-indexes'];
+  const commands = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set', 'build-row-indexes', 'backfill-parquet'];
   if (!commands.includes(command)) throw new ValidationError([{ path: 'command', message: `Unknown command "${command}".\n\n${USAGE}` }]);
   if (command === 'preview-token' && values['expires-in-hours'] !== undefined && !/^\d+(\.\d+)?$/.test(values['expires-in-hours'])) {
     throw new ValidationError([{ path: '--expires-in-hours', message: 'must be a number of hours.' }]);
@@ -161,6 +167,25 @@ await runCli(async () => {
           console.log(`Version ${v.id} (${v.rowsTable}): row index stored, ${(v.bytes / 1024 / 1024).toFixed(1)} MB in ${v.seconds.toFixed(1)} s.`),
         );
         console.log(stored === 0 ? 'Every version has its row index stored.' : `Stored ${stored} row indexes.`);
+        break;
+      }
+      case 'backfill-parquet': {
+        const ids = positionals.slice(1);
+        const rowOrder = values['row-order'] ?? 'file';
+        if (rowOrder !== 'file' && rowOrder !== 'reference-fixture') throw new ValidationError([{ path: '--row-order', message: 'must be file or reference-fixture.' }]);
+        if (values.all === (ids.length > 0) || !ids.every((id) => /^\d+$/.test(id))) {
+          throw new ValidationError([{ path: 'versionId', message: `give --all or one or more version ids (numbers).\n\n${USAGE}` }]);
+        }
+        const results = await backfillParquetCopies(db, values.all ? 'all' : ids.map(Number), {
+          rowOrder,
+          onVersion: (v) =>
+            console.log(
+              v.stored
+                ? `Version ${v.versionId}: Parquet copy of ${v.rows} rows stored, ${(v.bytes / 1024 / 1024).toFixed(1)} MB in ${v.seconds.toFixed(1)} s.`
+                : `Version ${v.versionId}: has its Parquet copy already.`,
+            ),
+        });
+        console.log(results.length === 0 ? 'Every version has its Parquet copy.' : `Done: ${results.filter((r) => r.stored).length} Parquet copies stored.`);
         break;
       }
       case 'add-data-set': {
