@@ -5,6 +5,7 @@ import { parse } from 'csv-parse/sync';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { FastifyInstance } from 'fastify';
 import { asyncBufferFromUrl, parquetMetadataAsync, parquetRead } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../src/app.js';
 import { loadConfig } from '../../../src/config.js';
@@ -111,6 +112,7 @@ describe('the Parquet download, read by other tools', () => {
     await parquetRead({
       file,
       metadata,
+      compressors,
       columns: [column],
       rowStart: PARQUET_ROW_GROUP_ROWS,
       rowEnd: 2 * PARQUET_ROW_GROUP_ROWS,
