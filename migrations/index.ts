@@ -16,6 +16,7 @@ import * as versionFileDeferred from './2026-11-28T1240-version-file-deferred.js
 import * as versionLocationLevels from './2026-11-28T2000-version-location-levels.js';
 import * as sandboxDue from './2026-11-29T0800-sandbox-due.js';
 import * as idempotencyKeys from './2026-11-29T1000-idempotency-keys.js';
+import * as versionParquet from './2026-11-29T1000-version-parquet.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T2000-version-location-levels': versionLocationLevels,
   '2026-11-29T0800-sandbox-due': sandboxDue,
   '2026-11-29T1000-idempotency-keys': idempotencyKeys,
+  '2026-11-29T1000-version-parquet': versionParquet,
 };

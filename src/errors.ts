@@ -122,6 +122,13 @@ export class PreconditionFailedError extends AppError {
   }
 }
 
+/** A `Range` that starts past the end of the resource (sent with `Content-Range: bytes *\/<size>`). */
+export class RangeNotSatisfiableError extends AppError {
+  constructor(readonly size: number, detail = `The requested range starts past the end of the file (${size} bytes).`) {
+    super(416, 'Range Not Satisfiable', detail);
+  }
+}
+
 export class UnprocessableError extends AppError {
   constructor(detail?: string, extensions: ProblemExtensions = {}) {
     super(422, 'Unprocessable Entity', detail, extensions);

@@ -15,6 +15,7 @@ import {
   withdrawVersion,
 } from '../statistics/lifecycle/service.js';
 import { rebuildStorage } from '../statistics/storage/rebuild.js';
+import { backfillParquetCopies } from '../statistics/storage/parquet-backfill.js';
 import { parseArguments, requireOptions, runCli } from './run.js';
 import { runWebhooksCommand, WEBHOOKS_USAGE } from './stats-webhooks.js';
 import { webhookSettings } from '../events/webhooks.js';
@@ -38,6 +39,9 @@ Commands:
                                                           rebuild the query engine's stored form from each version's
                                                           Parquet copy: by default of the versions whose stored form is
                                                           missing, of another format or corrupt; --all: of every version
+  backfill-parquet (--all | <versionId>...) [--row-order file|reference-fixture]
+                                                          write the Parquet copy of versions without one from their
+                                                          kept data file (resumable: versions with one are skipped)
   webhooks <add|list|remove|rotate-secret|enable|deliveries|redeliver> ...
                                                           statistics webhook subscriptions (webhooks --help)`;
 
@@ -52,6 +56,7 @@ const OPTIONS = {
   by: { type: 'string' },
   clear: { type: 'boolean', default: false },
   all: { type: 'boolean', default: false },
+  'row-order': { type: 'string' },
   label: { type: 'string' },
   'expires-in-hours': { type: 'string' },
   title: { type: 'string' },
@@ -62,7 +67,7 @@ const OPTIONS = {
   help: { type: 'boolean', default: false },
 } as const;
 
-const COMMANDS = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set', 'rebuild-storage'];
+const COMMANDS = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set', 'rebuild-storage', 'backfill-parquet'];
 
 type Options = ReturnType<typeof parseArguments<{ allowPositionals: true; strict: true; options: typeof OPTIONS }>>['values'];
 
@@ -95,7 +100,7 @@ function printCatalogue(catalogue: Awaited<ReturnType<typeof listCatalogue>>): v
 }
 
 /** Runs one lifecycle command (its name checked) against the primary database. */
-async function runCommand(command: string, values: Options, db: Db, config: Config): Promise<void> {
+async function runCommand(command: string, values: Options, db: Db, config: Config, operands: string[]): Promise<void> {
   const dataSet = values['data-set']!;
   const version = values.version!;
   switch (command) {
@@ -151,6 +156,24 @@ async function runCommand(command: string, values: Options, db: Db, config: Conf
       console.log(`Publication ${id} created.`);
       break;
     }
+    case 'backfill-parquet': {
+      const rowOrder = values['row-order'] ?? 'file';
+      if (rowOrder !== 'file' && rowOrder !== 'reference-fixture') throw new ValidationError([{ path: '--row-order', message: 'must be file or reference-fixture.' }]);
+      if (values.all === (operands.length > 0) || !operands.every((id) => /^\d+$/.test(id))) {
+        throw new ValidationError([{ path: 'versionId', message: `give --all or one or more version ids (numbers).\n\n${USAGE}` }]);
+      }
+      const results = await backfillParquetCopies(db, values.all ? 'all' : operands.map(Number), {
+        rowOrder,
+        onVersion: (v) =>
+          console.log(
+            v.stored
+              ? `Version ${v.versionId}: Parquet copy of ${v.rows} rows stored, ${(v.bytes / 1024 / 1024).toFixed(1)} MB in ${v.seconds.toFixed(1)} s.`
+              : `Version ${v.versionId}: has its Parquet copy already.`,
+          ),
+      });
+      console.log(results.length === 0 ? 'Every version has its Parquet copy.' : `Done: ${results.filter((r) => r.stored).length} Parquet copies stored.`);
+      break;
+    }
     case 'rebuild-storage': {
       if (values['data-set']) required(values, 'version');
       const rebuilt = await rebuildStorage(db, { all: values.all, dataSetId: values['data-set'], version: values.version }, config.QUERY_INDEX_BUILD_TIMEOUT_MS, (v) =>
@@ -184,7 +207,7 @@ await runCli(async () => {
   const config = loadConfig();
   const runtime = await openRuntime(config, { applicationName: 'statistics-admin' });
   try {
-    await runCommand(command, values, runtime.primary.db, config);
+    await runCommand(command, values, runtime.primary.db, config, positionals.slice(1));
   } finally {
     await runtime.close();
   }

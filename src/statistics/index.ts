@@ -8,6 +8,7 @@ import { dataSetRoutes } from './data-sets/routes.js';
 import { versionRoutes } from './versions/routes.js';
 import { metaRoutes } from './meta/routes.js';
 import { dataFileRoutes } from './data-file/routes.js';
+import { parquetFileRoutes } from './parquet-file/routes.js';
 import { ResolvedVersionCache, VersionMetaCache, type QueryEngineChooser } from './query/engine/index.js';
 import type { DataSetVersionRow } from './versions/access.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
@@ -113,7 +114,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
   const routeOptions: StatisticsApiOptions = { engines: options.engines, shared: options.shared };
   // In this order: the OpenAPI document lists paths in the order their routes are added.
-  for (const routes of [publicationRoutes, dataSetRoutes, versionRoutes, metaRoutes, dataFileRoutes]) {
+  for (const routes of [publicationRoutes, dataSetRoutes, versionRoutes, metaRoutes, dataFileRoutes, parquetFileRoutes]) {
     await app.register(routes, routeOptions);
     // The start's other work goes on meanwhile (src/app.ts).
     await nextTurn();

@@ -17,7 +17,7 @@ const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
 export const STATISTICS_TAGS = [
   { name: 'Publications', description: 'Statistics publications with data available for querying' },
-  { name: 'Data sets', description: 'Statistics data sets, their versions, changes, metadata and CSV files' },
+  { name: 'Data sets', description: 'Statistics data sets, their versions, changes, metadata, CSV and Parquet files' },
   { name: 'Query', description: 'Rows of a data set version that match criteria, as JSON or CSV' },
   { name: 'Events', description: 'Changes to data sets and their versions, in commit order' },
   { name: 'Health', description: 'Liveness and readiness of the service' },
@@ -33,6 +33,7 @@ export const STATISTICS_OPERATION_DOCS: OperationDocs = {
   GetDataSetVersionChanges: { tag: 'Data sets', description: 'Says what a version changed relative to the one before: filters, options, indicators, locations and time periods added, updated or deleted.' },
   GetDataSetMeta: { tag: 'Data sets', description: 'Lists what a query can ask for: the filters and their options, indicators, geographic levels, locations and time periods of a version, each with the id a query uses.' },
   DownloadDataSetCsv: { tag: 'Data sets', description: 'Downloads a whole version as the CSV file it was published as, with labels instead of ids.' },
+  DownloadDataSetParquet: { tag: 'Data sets', description: 'Downloads a whole version as a Parquet file (typed columns, labels), or one byte range of it: what R, Python and DuckDB read directly, over HTTP too.' },
   QueryDataSetGet: { tag: 'Query', description: 'Queries a version with criteria in the query string: each criterion narrows the rows (filters of one kind match any option listed). For criteria combined with `and`, `or` and `not`, use the POST form.' },
   QueryDataSetPost: { tag: 'Query', description: 'Queries a version with criteria in a JSON body, combined with `and`, `or` and `not`: the form clients such as eesyapi use.' },
   ListEvents: { tag: 'Events', description: 'Follows what changed in the catalogue (data sets created, versions published, deprecated or withdrawn), oldest first: keep the `nextCursor` of each page and send it as `after` next time.' },
@@ -48,6 +49,8 @@ export interface StatisticsExample extends ExampleRequest {
   status: number;
   /** A CSV answer is shown by its first lines; the test checks that the real one starts with them. */
   firstLines?: number;
+  /** A binary answer is shown by its first characters (a Parquet file: its magic number). */
+  firstCharacters?: number;
   /** The events older than now are deleted first, as retention would after 90 days. */
   purgesEvents?: boolean;
 }
@@ -83,6 +86,11 @@ export const STATISTICS_EXAMPLES: StatisticsExample[] = [
   { operationId: 'GetDataSetMeta', name: 'unknown', summary: 'An id no data set has', status: 404, method: 'GET', path: '/v1/data-sets/{dataSetId}/meta', pathParams: { dataSetId: UNKNOWN_ID } },
   { operationId: 'DownloadDataSetCsv', name: 'csv', summary: 'The CSV file (its first lines)', status: 200, method: 'GET', path: '/v1/data-sets/{dataSetId}/csv', pathParams: dataSet, firstLines: 3 },
   { operationId: 'DownloadDataSetCsv', name: 'unknown-version', summary: 'A version that does not exist', status: 404, method: 'GET', path: '/v1/data-sets/{dataSetId}/csv', pathParams: dataSet, query: { dataSetVersion: '9.0' } },
+  { operationId: 'DownloadDataSetParquet', name: 'parquet', summary: 'The Parquet file (its first 4 bytes: the magic number)', status: 200, method: 'GET', path: '/v1/data-sets/{dataSetId}/parquet', pathParams: dataSet, firstCharacters: 4 },
+  { operationId: 'DownloadDataSetParquet', name: 'magic', summary: 'The first 4 bytes of the Parquet file (a range: the magic number)', status: 206, method: 'GET', path: '/v1/data-sets/{dataSetId}/parquet', pathParams: dataSet, headers: { range: 'bytes=0-3' } },
+  { operationId: 'DownloadDataSetParquet', name: 'range-past-end', summary: 'A range that starts past the end of the file', status: 416, method: 'GET', path: '/v1/data-sets/{dataSetId}/parquet', pathParams: dataSet, headers: { range: 'bytes=999999999-' } },
+  { operationId: 'DownloadDataSetParquet', name: 'unknown-version', summary: 'A version that does not exist', status: 404, method: 'GET', path: '/v1/data-sets/{dataSetId}/parquet', pathParams: dataSet, query: { dataSetVersion: '9.0' } },
+  { operationId: 'DownloadDataSetParquet', name: 'unknown-parameter', summary: 'A parameter the operation does not have', status: 400, method: 'GET', path: '/v1/data-sets/{dataSetId}/parquet', pathParams: dataSet, query: { format: 'csv' } },
   { operationId: 'DownloadDataSetCsv', name: 'unknown-parameter', summary: 'A parameter the operation does not have', status: 400, method: 'GET', path: '/v1/data-sets/{dataSetId}/csv', pathParams: dataSet, query: { version: '1.0' } },
   {
     operationId: 'QueryDataSetGet', name: 'national-enrolments', summary: 'Enrolments and absence in England and Barnet in 2020/21, 2 rows a page', status: 200, method: 'GET', path: QUERY, pathParams: dataSet,

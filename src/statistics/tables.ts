@@ -55,6 +55,16 @@ export interface DataSetVersionFilesTable {
   size_bytes: number;
 }
 
+/** A version's Parquet copy (migration `2026-11-29T1000-version-parquet`). */
+export interface DataSetVersionParquetTable {
+  version_id: number;
+  bytes: Buffer;
+  byte_size: number;
+  sha256: string;
+  format: number;
+  created_at: Generated<Date>;
+}
+
 export interface VersionFiltersTable {
   id: Generated<number>;
   version_id: number;
@@ -153,6 +163,7 @@ export interface StatisticsTables {
   data_sets: DataSetsTable;
   data_set_versions: DataSetVersionsTable;
   data_set_version_files: DataSetVersionFilesTable;
+  data_set_version_parquet: DataSetVersionParquetTable;
   version_filters: VersionFiltersTable;
   version_filter_options: VersionFilterOptionsTable;
   version_indicators: VersionIndicatorsTable;

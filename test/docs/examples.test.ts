@@ -145,15 +145,16 @@ describe('statistics API examples', () => {
     const document = await served(t.app, '/openapi.json');
     const recorded: RecordedDocumentExamples = {};
     for (const example of STATISTICS_EXAMPLES) {
-      const { operationId: _id, name: _name, summary: _summary, status: _status, firstLines: _lines, purgesEvents, ...request } = example;
+      const { operationId: _id, name: _name, summary: _summary, status: _status, firstLines: _lines, firstCharacters: _characters, purgesEvents, ...request } = example;
       if (purgesEvents) await sequencePendingEvents(t.database.db).then(() => purgeEvents(t.database.db, 0, new Date(Date.now() + 60_000)));
       const answer = await send(t.app, '', request);
       expect.soft(answer.status, `${example.operationId} ${example.name}: ${JSON.stringify(answer.body).slice(0, 300)}`).toBe(example.status);
       if (answer.status !== example.status) continue;
       let response = answer.body;
       if (example.firstLines && typeof response === 'string') response = `${response.split('\n').slice(0, example.firstLines).join('\n')}\n`;
+      if (example.firstCharacters && typeof response === 'string') response = response.slice(0, example.firstCharacters);
       const entry: RecordedExample = { name: example.name, summary: example.summary, request: JSON.parse(JSON.stringify(request)), status: answer.status, contentType: answer.contentType, response };
-      if (!example.firstLines) expectValid(document, entry);
+      if (!example.firstLines && !example.firstCharacters) expectValid(document, entry);
       add(recorded, example.operationId, entry);
     }
     // 429: a second request within the window, for every operation that documents it.

@@ -41,6 +41,7 @@ import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges }
 import { appendDataSetEvent, appendDataSetVersionEvent } from '../events/service.js';
 import { loadQueryVersionMeta, rowIndexColumns } from '../query/engine/index.js';
 import { deflateRowIndex, storeDeflatedRowIndex } from '../storage/engine-form.js';
+import { storeVersionParquetCopy } from '../storage/parquet-service.js';
 import type { RowIndexCollector } from './row-collector.js';
 import type { IdMaps } from './metadata.js';
 import type { DataFilePlan } from './data-file.js';
@@ -96,10 +97,10 @@ export interface ImportResult {
   minorChanges: number;
   /**
    * Seconds per phase: reading the rows, metadata, the COPY of the row table, its indexes, what making and storing
-   * the row index adds after them (it is made while PostgreSQL builds the indexes), what storing the data file adds
-   * (it is stored while the rows are read), changes, commit.
+   * the row index adds after them (it is made while PostgreSQL builds the indexes), writing and storing the Parquet
+   * copy, what storing the data file adds (it is stored while the rows are read), changes, commit.
    */
-  timings: Record<'read' | 'metadata' | 'rows' | 'indexes' | 'queryIndex' | 'file' | 'changes' | 'commit', number>;
+  timings: Record<'read' | 'metadata' | 'rows' | 'indexes' | 'queryIndex' | 'parquet' | 'file' | 'changes' | 'commit', number>;
 }
 
 /** What the importer needs of a database: its pool, since COPY needs a raw client. */
@@ -184,7 +185,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await reporting;
     await reportImportProgress(client, staged.rows);
     options.onProgress?.({ rows: staged.rows, seconds: seconds(), fraction: 1, done: true });
-    const timings: ImportResult['timings'] = { read: seconds(), metadata: 0, rows: 0, indexes: 0, queryIndex: 0, file: 0, changes: 0, commit: 0 };
+    const timings: ImportResult['timings'] = { read: seconds(), metadata: 0, rows: 0, indexes: 0, queryIndex: 0, parquet: 0, file: 0, changes: 0, commit: 0 };
     let mark = seconds();
     const lap = (phase: keyof ImportResult['timings']) => {
       const now = seconds();
@@ -198,7 +199,8 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     const maps = await insertVersionMetadata(db, versionId, plan, staged, previousMeta);
     const rowsTable = await setVersionRowsKey(db, versionId);
     lap('metadata');
-    const { facets, indicators } = rowIndexColumns(await loadQueryVersionMeta(db, versionId, rowsTable), true);
+    const queryMeta = await loadQueryVersionMeta(db, versionId, rowsTable);
+    const { facets, indicators } = rowIndexColumns(queryMeta, true);
     const meaning = collectedRowMeaning(collector, plan, staged.levels, maps, options.rowOrder);
     const rowAt = collector.defaultOrder(meaning);
     if (options.rowTable) {
@@ -216,13 +218,15 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     })();
     const rowIndex = (async () => {
       const index = await collector.finish({ ...meaning, facetOrder: facets, indicatorOrder: indicators }, rowAt);
-      return deflateRowIndex(rowsTable, index);
+      return { index, deflated: await deflateRowIndex(rowsTable, index) };
     })();
     const [deflated, indexed] = await Promise.allSettled([rowIndex, tableIndexes]);
     if (indexed.status === 'rejected') throw indexed.reason;
     if (deflated.status === 'rejected') throw deflated.reason;
-    await storeDeflatedRowIndex(db, rowsTable, versionId, deflated.value);
+    await storeDeflatedRowIndex(db, rowsTable, versionId, deflated.value.deflated);
     lap('queryIndex');
+    await storeVersionParquetCopy(db, versionId, deflated.value.index, queryMeta);
+    lap('parquet');
 
     await fileStored;
     lap('file');
@@ -263,7 +267,7 @@ function collectedRowMeaning(collector: RowIndexCollector, plan: DataFilePlan, l
  * The ids of the reference-fixture row order, by row in file order: rows without a school first, from the most
  * detailed level (LA, REG, then the rest), file order within (the ids the reference gave the AbsenceSchool fixture).
  */
-function referenceFixtureRowIds(collector: RowIndexCollector): Int32Array {
+export function referenceFixtureRowIds(collector: RowIndexCollector): Int32Array {
   const group = (r: number) =>
     (collector.localId('l_sch', r) !== 0 ? 3 : 0) + (collector.localId('l_la', r) !== 0 ? 0 : collector.localId('l_reg', r) !== 0 ? 1 : 2);
   const ids = new Int32Array(collector.rows);

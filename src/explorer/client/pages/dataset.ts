@@ -70,6 +70,9 @@ export async function dataSetPage(main: HTMLElement, dataSetId: string): Promise
           h('a', { class: 'govuk-button govuk-button--start', href: `/data-sets/${dataSet.id}/query`, role: 'button', draggable: 'false' }, 'Build a query',
             s('svg', { class: 'govuk-button__start-icon', width: '17.5', height: '19', viewBox: '0 0 33 40', 'aria-hidden': 'true', focusable: 'false' },
               s('path', { fill: 'currentColor', d: 'M0 0h13l20 20-20 20H0l20-20z' }))),
+          h('p', { class: 'govuk-body' },
+            h('a', { class: 'govuk-link', href: `/v1/data-sets/${dataSet.id}/parquet?dataSetVersion=${encodeURIComponent(latest.version)}`, download: '' }, 'Download Parquet'),
+            ` (every row of version ${latest.version}, for R, Python or DuckDB)`),
         ]
       : h('p', { class: 'govuk-body' }, 'This data set has no published version to query yet.'),
     h('h2', { class: 'govuk-heading-l' }, 'Change log'),
