@@ -36,7 +36,7 @@ export function startServerProcess(dataDir: string, env: Record<string, string> 
       const match = output.match(/Service listening on (http:\/\/[^\s]+)/);
       if (match) {
         clearTimeout(timer);
-        resolve({ child, url: match[1], output: () => output });
+        resolve({ child, url: match[1]!, output: () => output });
       }
     };
     child.stdout!.on('data', onData);

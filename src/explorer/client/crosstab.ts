@@ -182,7 +182,7 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
     const base = keyArray(space, rows.length);
     ids.forEach((id, k) => {
       const positions = at.get(id);
-      if (positions) for (let i = 0; i < rows.length; i++) base[i] += positions[i]! * weights[k]!;
+      if (positions) for (let i = 0; i < rows.length; i++) base[i]! += positions[i]! * weights[k]!;
     });
     const indicatorAt = ids.indexOf('indicator');
     return {
