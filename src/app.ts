@@ -120,7 +120,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     // problem details instead of Fastify's own body.
     frameworkErrors: (error, request, reply) => {
       const appError = toAppError(error);
-      return sendError(reply, defaultProblemFormatter(appError, request));
+      void sendError(reply, defaultProblemFormatter(appError, request));
     },
     ajv: {
       customOptions: {

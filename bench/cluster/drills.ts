@@ -169,7 +169,7 @@ async function main() {
     const request = statsRequests[sequence++ % statsRequests.length]!;
     const begin = performance.now();
     const current = drill;
-    let status = 0;
+    let status: number;
     let servedBy: string | undefined;
     let wrongData: boolean | undefined;
     let failure: string | undefined;
@@ -191,7 +191,7 @@ async function main() {
     const lastName = `Drill${stamp}n${n}`;
     const current = drill;
     const begin = performance.now();
-    let status = 0;
+    let status: number;
     let servedBy: string | undefined;
     let id: string | undefined;
     let failure: string | undefined;
@@ -217,7 +217,7 @@ async function main() {
     if (!id) return;
     // Read your write at once, through the balancer, on whichever instance: the register reads the primary.
     const readBegin = performance.now();
-    let readStatus = 0;
+    let readStatus: number;
     try {
       const response = await fetch(`${c.url}/api/v2026.1/trainees/${id}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(30000) });
       readStatus = response.status;
@@ -415,7 +415,7 @@ async function main() {
     const columns = header!.replace(/^# /, '').split(',');
     const pick = (cells: string[], name: string) => Number(cells[columns.indexOf(name)] || 0);
     return Object.fromEntries(rows.map((row) => row.split(',')).filter((cells) => cells[0] === 'instances').map((cells) => [
-      cells[1], { requests: pick(cells, 'stot'), retries: pick(cells, 'wretr'), redispatches: pick(cells, 'wredis'), responses5xx: pick(cells, 'hrsp_5xx'), checksDown: pick(cells, 'chkdown') },
+      cells[1]!, { requests: pick(cells, 'stot'), retries: pick(cells, 'wretr'), redispatches: pick(cells, 'wredis'), responses5xx: pick(cells, 'hrsp_5xx'), checksDown: pick(cells, 'chkdown') },
     ]));
   })();
 

@@ -53,7 +53,7 @@ export const eventsPlugin = fp<{ listenConnection?: pg.ClientConfig; network?: N
       sequencer.start();
       hub.start();
       worker?.start();
-      timer = setInterval(purge, PURGE_INTERVAL_MS);
+      timer = setInterval(() => void purge(), PURGE_INTERVAL_MS);
       timer.unref();
     });
     app.addHook('preClose', async () => {

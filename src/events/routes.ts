@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import type { RegisterRouteOptions } from '../register/context.js';
 import { errorResponses } from '../statistics/schemas.js';
 import { statisticsRequestHook } from '../statistics/http.js';
-import { FEED_PAGE_DEFAULT, FEED_PAGE_MAX, serveFeed, type FeedQuery } from './feed.js';
+import { FEED_PAGE_DEFAULT, FEED_PAGE_MAX, serveFeed } from './feed.js';
 import { REGISTER_EVENT_TYPES, registerEventBody } from './register-events.js';
 import { STATISTICS_EVENT_TYPES, statisticsEventBody } from './statistics-events.js';
 
@@ -87,7 +87,7 @@ export const statisticsEventRoutes: FastifyPluginAsync = async (plugin) => {
       },
     },
     async (request, reply) =>
-      serveFeed(request, reply, request.query as FeedQuery, {
+      serveFeed(request, reply, request.query, {
         scope: { api: 'statistics' },
         types: STATISTICS_EVENT_TYPES,
         render: statisticsEventBody,
@@ -105,7 +105,7 @@ export const registerEventRoutes: FastifyPluginAsync<RegisterRouteOptions> = asy
     { schema: { hide: true, querystring: feedQuery(REGISTER_EVENT_TYPES, 'snake') } },
     async (request, reply) => {
       const { provider, environment } = request.registerContext;
-      return serveFeed(request, reply, request.query as FeedQuery, {
+      return serveFeed(request, reply, request.query, {
         scope: { api: 'register', providerId: provider.id, environment },
         types: REGISTER_EVENT_TYPES,
         render: (event, cursor) => registerEventBody(event, version, cursor),

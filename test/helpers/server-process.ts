@@ -39,8 +39,8 @@ export function startServerProcess(dataDir: string, env: Record<string, string> 
         resolve({ child, url: match[1]!, output: () => output });
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${output}`));
