@@ -314,7 +314,7 @@ function boundConnectByRequestDeadline(pool: pg.Pool, connectionTimeoutMs: numbe
         },
         (error: unknown) => {
           disarm();
-          if (!late) reject(error);
+          if (!late) reject(error as Error);
         },
       );
     });
