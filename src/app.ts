@@ -71,7 +71,7 @@ export interface AppDeps {
   explorerAssets?: ExplorerAssets;
   /**
    * Check each request schema against the JSON Schema meta-schema as it compiles (a test of every route does). Off
-   * by default: Ajv compiles that meta-schema once per schema scope, 40-50 ms on the first request of each.
+   * by default: Ajv would compile that meta-schema once per schema scope, on the first request of each.
    */
   checkRouteSchemas?: boolean;
 }
@@ -129,9 +129,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         allErrors: true,
         coerceTypes: 'array',
         useDefaults: true,
-        // No optimisation pass over the generated code: the query body's validator compiles in 14-21 ms instead of
-        // 42-45 and validates as fast (about 1.2 us a body either way), and a fresh instance's first query compiles
-        // its own (first POST query 171 -> 130 ms, median of 12 fresh servers each way, alternating).
+        // No optimisation pass over the generated code: validators compile in a third of the time and validate as
+        // fast, which shortens a fresh instance's first query (it compiles its own; docs/performance.md).
         code: { optimize: false },
         validateSchema: deps.checkRouteSchemas ?? false,
       },
@@ -201,8 +200,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       .catch((error: unknown) => app.log.warn({ err: error }, 'row index warm-up could not read the versions in use'));
   }
   // Between the larger registrations below (and inside the statistics and register APIs), a turn of the event loop:
-  // the warm-up's database reads go on while the routes are set up, instead of all waiting for the last route (its
-  // 348k-row index then was ready 0.25-0.35 s after the server listened, now about when it does).
+  // the warm-up's database reads go on while the routes are set up, instead of all waiting for the last route (so
+  // the first row index is ready about when the server listens, not after).
   await app.register(metricsPlugin, { pools: deps.pools, importsDb: deps.healthDbs?.[0] ?? deps.db, rowIndexes });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
@@ -233,10 +232,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await app.ready();
   if (!warmedUp) {
     // After the row index warm-up, one step at a time, each waiting while a row index loads (compiling alongside
-    // delayed the first index by 0.45 s) and, for its first 5 s, while requests are being answered or came within the
-    // last REQUESTS_QUIET_MS (a schema compiled between two turns of a request delayed a fresh instance's first query
-    // by 0.1-0.2 s, opening the pools' sixteen connections at once 0.1-0.25 s); then regardless, so that steady
-    // traffic cannot keep the instance unready.
+    // delays it) and, for its first 5 s, while requests are being answered or came within the last
+    // REQUESTS_QUIET_MS (a schema compiled, or the pools' connections opened, between two turns of a request delay
+    // a fresh instance's first answers); then regardless, so that steady traffic cannot keep the instance unready.
     const requestsFirstUntil = Date.now() + 5000;
     const busy = () =>
       rowIndexes.buildsInProgress > 0 ||
