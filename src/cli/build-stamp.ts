@@ -9,7 +9,14 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** What the build reads (tsc's tsconfig.build.json includes, the bundler's and explorer's inputs, the dependencies). */
-export const BUILD_INPUTS = ['src', 'migrations', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
+export const BUILD_INPUTS = [
+  'src',
+  'migrations',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+];
 /** What `npm start` needs from the build. */
 export const BUILD_OUTPUTS = ['dist/server.mjs', 'dist/explorer'];
 export const STAMP_FILE = 'dist/.build-stamp';
@@ -35,7 +42,11 @@ export async function sourceStamp(root: string, inputs: readonly string[] = BUIL
 }
 
 /** Why a build is needed under `root` (an output missing, no stamp, changed inputs), or undefined when it is not. */
-export async function buildNeeded(root: string, stamp: string, outputs: readonly string[] = BUILD_OUTPUTS): Promise<string | undefined> {
+export async function buildNeeded(
+  root: string,
+  stamp: string,
+  outputs: readonly string[] = BUILD_OUTPUTS,
+): Promise<string | undefined> {
   const missing = outputs.find((output) => !existsSync(path.join(root, output)));
   if (missing) return `${missing} is missing`;
   const previous = await readFile(path.join(root, STAMP_FILE), 'utf8').catch(() => undefined);

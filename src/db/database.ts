@@ -312,9 +312,9 @@ function boundConnectByRequestDeadline(pool: pg.Pool, connectionTimeoutMs: numbe
           if (late) client.release();
           else resolve(client);
         },
-        (error: unknown) => {
+        (error: Error) => {
           disarm();
-          if (!late) reject(error as Error);
+          if (!late) reject(error);
         },
       );
     });
