@@ -18,7 +18,7 @@ const { values, positionals } = parseArgs({
   strict: true,
 });
 if (!values['database-url'] || positionals.length === 0) throw new Error('Usage: bench/cold-start.ts --database-url URL [--runs N] SERVER.mjs ...');
-const dataSetId = values['data-set']!;
+const dataSetId = values['data-set'];
 const servers = positionals;
 const samples = new Map(servers.map((server) => [server, { listening: [] as number[], meta: [] as number[], index: [] as number[] }]));
 const serverEnv = { ...process.env, DATABASE_URL: values['database-url'], HOST: '127.0.0.1', SEED_ON_START: 'false', LOG_LEVEL: 'warn' };

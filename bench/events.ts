@@ -134,7 +134,7 @@ await runCli(async () => {
     while (latencies.length < total && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     results.commitToWebhook = { rate: Number(values.rate), seconds: Number(values.seconds), received: latencies.length, of: total, latencyMs: stats(latencies) };
     console.log('commit → webhook', results.commitToWebhook);
-    await app.inject({ method: 'DELETE', url: `/api/v2026.1/webhooks/${sub.json().data.id}`, headers: { authorization: `Bearer ${token}` } });
+    await app.inject({ method: 'DELETE', url: `/api/v2026.1/webhooks/${sub.json<{ data: { id: string } }>().data.id}`, headers: { authorization: `Bearer ${token}` } });
     receiver.close();
     });
 

@@ -61,9 +61,9 @@ try {
   const gin = await time(`CREATE INDEX layout_options_gin ON ${b} USING gin (options); CREATE INDEX layout_locations_gin ON ${b} USING gin (locations);
       CREATE INDEX layout_order ON ${b} (time_period_id DESC, id); ANALYZE ${b}`);
   const size = async (table: string) =>
-    Math.round(Number((await client.query(`SELECT pg_total_relation_size('${table}') AS s`)).rows[0].s) / 1024 / 1024);
+    Math.round(Number((await client.query<{ s: string }>(`SELECT pg_total_relation_size('${table}') AS s`)).rows[0]!.s) / 1024 / 1024);
   // A common option (an ethnicity), an LA and a school type.
-  const pick = async (column: string) => (await client.query(`SELECT ${column} AS v FROM ${a} WHERE ${column} <> 0 GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`)).rows[0].v as number;
+  const pick = async (column: string) => (await client.query<{ v: number }>(`SELECT ${column} AS v FROM ${a} WHERE ${column} <> 0 GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`)).rows[0]!.v;
   const f2 = await pick('f2');
   const f1 = await pick('f1');
   const la = await pick('l_la');

@@ -21,7 +21,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
  */
 const root = path.resolve(import.meta.dirname, '..');
 const { values } = parseArgs({ options: { 'data-dir': { type: 'string', default: '.data/bench-scale' } }, strict: true });
-const embedded = await startEmbeddedPostgres(path.resolve(values['data-dir']!), { database: 'postgres' });
+const embedded = await startEmbeddedPostgres(path.resolve(values['data-dir']), { database: 'postgres' });
 const url = Object.assign(new URL(embedded.url), { pathname: '/bench_scale' }).toString();
 const client = new pg.Client({ connectionString: url });
 await client.connect();

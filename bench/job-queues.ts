@@ -56,7 +56,7 @@ async function startReceiver() {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
-      const { sub, seq } = JSON.parse(body).data as { sub: number; seq: number };
+      const { sub, seq } = (JSON.parse(body) as { data: { sub: number; seq: number } }).data;
       inFlight.set(sub, (inFlight.get(sub) ?? 0) + 1);
       maxInFlight = Math.max(maxInFlight, inFlight.get(sub)!);
       // A little work, so that overlapping sends of one subscription would show.
@@ -96,7 +96,7 @@ const countError = (queue: string, message: string) => {
 
 /** graphile-worker's log: errors counted (a failed attempt is one). */
 const silentGraphileLogger = new Logger(() => (level, message) => {
-  if (level === 'error') countError('graphile-worker', message.split('\n')[0]!);
+  if ((level as string) === 'error') countError('graphile-worker', message.split('\n')[0]!);
 });
 
 interface Queue {

@@ -31,7 +31,7 @@ const { values: flags } = parseArgs({
 });
 const DURATION = Number(flags.duration);
 const CONNECTIONS = Number(flags.connections);
-const POOL_MAX = flags['pool-max']!;
+const POOL_MAX = flags['pool-max'];
 const SEED_TRAINEES = 200;
 const run = promisify(execFile);
 

@@ -191,12 +191,13 @@ async function measure(url: string, variants: Variant[], connections: number, ru
       {
         setupRequest: (request) => {
           const variant = variants[next++ % variants.length]!;
+          const headers: Record<string, string> = variant.body ? { 'content-type': 'application/json' } : {};
           return {
             ...request,
             method: variant.method,
             path: variant.path,
             body: variant.body,
-            headers: variant.body ? { 'content-type': 'application/json' } : ({} as Record<string, string>),
+            headers,
           };
         },
       },

@@ -68,11 +68,11 @@ await runCli(async () => {
     const today = new Date().toISOString().slice(0, 10);
 
     let counter = 0;
-    const rotatingId = () => rotating[counter++ % ROTATING_TRAINEES].id;
+    const rotatingId = () => rotating[counter++ % ROTATING_TRAINEES]!.id;
     const scenarios: Array<{ name: string; setup: (r: BenchRequest) => BenchRequest }> = [
       {
         name: 'defer',
-        setup: (r) => ({ ...r, method: 'POST', path: `${base}/${deferrable[counter++ % DEFERRABLE_TRAINEES].id}/defer`, headers: jsonHeaders, body: JSON.stringify({ data: { defer_date: today } }) }),
+        setup: (r) => ({ ...r, method: 'POST', path: `${base}/${deferrable[counter++ % DEFERRABLE_TRAINEES]!.id}/defer`, headers: jsonHeaders, body: JSON.stringify({ data: { defer_date: today } }) }),
       },
       {
         name: 'add placement',
@@ -84,7 +84,7 @@ await runCli(async () => {
         setup: (r) => {
           const n = counter++;
           const body = { subject: '100425', uk_degree: '083', institution: '0117', grade: '02', graduation_year: 2024 - (Math.floor(n / ROTATING_TRAINEES) % 55) };
-          return { ...r, method: 'POST', path: `${base}/${rotating[n % ROTATING_TRAINEES].id}/degrees`, headers: jsonHeaders, body: JSON.stringify({ data: body }) };
+          return { ...r, method: 'POST', path: `${base}/${rotating[n % ROTATING_TRAINEES]!.id}/degrees`, headers: jsonHeaders, body: JSON.stringify({ data: body }) };
         },
       },
       { name: 'list placements', setup: (r) => ({ ...r, method: 'GET', path: `${base}/${rotatingId()}/placements`, headers }) },

@@ -59,14 +59,14 @@ const { values } = parseArgs({
   },
   strict: true,
 });
-const sizes = [...new Set([SEED_ROWS, ...values.rows!.flatMap((r) => r.split(',')).map(Number)])];
-for (const rows of sizes) if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows must be positive integers (got ${values.rows!.join(' ')})`);
+const sizes = [...new Set([SEED_ROWS, ...values.rows.flatMap((r) => r.split(',')).map(Number)])];
+for (const rows of sizes) if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows must be positive integers (got ${values.rows.join(' ')})`);
 const requestsPerShape = Number(values.requests);
 const catalogueVersions = Number(values.catalogue);
 const catalogueMemoryMb = Number(values['catalogue-memory-mb']);
 const largestSize = Math.max(...sizes);
 const coldLimitMs = Number(values['cold-limit-seconds']) * 1000;
-const dataDir = path.resolve(values['data-dir']!);
+const dataDir = path.resolve(values['data-dir']);
 const filesDir = `${dataDir}-files`;
 
 interface Latency { n: number; p50Ms: number; p99Ms: number; maxMs: number }
@@ -96,8 +96,8 @@ async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEn
   const started = performance.now();
   const child = spawn(process.execPath, [`dist/src/cli/${name}.js`, ...args], { cwd: root, env: { ...env, ...SERVICE_PROCESS_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   let peakRssMb = 0;
   const sampler = setInterval(() => {
     void memoryOf(child.pid!).then((m) => {
@@ -195,7 +195,7 @@ async function measureCatalogue(
   const serverEnv = { ...env, PORT: String(port), HOST: '127.0.0.1', SEED_ON_START: 'false', RATE_LIMIT_STATISTICS_MAX: '1000000000', QUERY_INDEX_MEMORY_MB: String(memoryMb) };
   const overDuckdb = (shapes: Record<string, Latency>) => Object.fromEntries(Object.entries(shapes).map(([name, l]) => [name, Math.round((l.p50Ms / duckP50[name]!) * 100) / 100]));
   // First use: a cold server that no version was ever asked of, measured from its first request.
-  let shapesOf: Shape[][] = [];
+  let shapesOf: Shape[][];
   let firstUse: Record<string, Latency & { engines: Record<string, number> }>;
   const coldServer = startBuiltServer(serverEnv);
   try {

@@ -82,7 +82,7 @@ export interface AppDeps {
   explorerAssets?: ExplorerAssets;
   /**
    * Check each request schema against the JSON Schema meta-schema as it compiles (a test of every route does). Off
-   * by default: Ajv compiles that meta-schema once per schema scope, 40-50 ms on the first request of each.
+   * by default: Ajv would compile that meta-schema once per schema scope, on the first request of each.
    */
   checkRouteSchemas?: boolean;
 }
@@ -127,7 +127,7 @@ function serverOptions(config: Config, deps: AppDeps, schemas: ReturnType<typeof
     // problem details instead of Fastify's own body.
     frameworkErrors: (error, request, reply) => {
       const appError = toAppError(error);
-      return sendError(reply, defaultProblemFormatter(appError, request));
+      void sendError(reply, defaultProblemFormatter(appError, request));
     },
     ajv: {
       customOptions: {
@@ -136,9 +136,8 @@ function serverOptions(config: Config, deps: AppDeps, schemas: ReturnType<typeof
         allErrors: true,
         coerceTypes: 'array',
         useDefaults: true,
-        // No optimisation pass over the generated code: the query body's validator compiles in 14-21 ms instead of
-        // 42-45 and validates as fast (about 1.2 us a body either way), and a fresh instance's first query compiles
-        // its own (first POST query 171 -> 130 ms, median of 12 fresh servers each way, alternating).
+        // No optimisation pass over the generated code: validators compile in a third of the time and validate as
+        // fast, which shortens a fresh instance's first query (it compiles its own; docs/performance.md).
         code: { optimize: false },
         validateSchema: deps.checkRouteSchemas ?? false,
       },
@@ -210,8 +209,8 @@ async function rowIndexesOf(app: FastifyInstance, config: Config, deps: AppDeps)
 /** The app-wide plugins, the event system, both APIs and the explorer, in their order. */
 async function registerModules(app: FastifyInstance, config: Config, deps: AppDeps, rowIndexes: RowIndexStore, traffic: StartupTraffic): Promise<void> {
   // Between the larger registrations below (and inside the statistics and register APIs), a turn of the event loop:
-  // the warm-up's database reads go on while the routes are set up, instead of all waiting for the last route (its
-  // 348k-row index then was ready 0.25-0.35 s after the server listened, now about when it does).
+  // the warm-up's database reads go on while the routes are set up, instead of all waiting for the last route (so
+  // the first row index is ready about when the server listens, not after).
   // Import progress read on the readiness pool (in the server): a scrape never queues behind API traffic.
   const importsDb = deps.healthDbs?.[0] ?? deps.db;
   await app.register(metricsPlugin, { pools: deps.pools, importProgress: () => readRunningImports(importsDb), rowIndexes });

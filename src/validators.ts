@@ -5,8 +5,8 @@
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A uuid in its canonical 8-4-4-4-12 hex form (either case). */
-export function isUuid(value: unknown): value is string {
+/** A uuid in its canonical 8-4-4-4-12 hex form (either case). Not a type guard: a string that fails is still a string. */
+export function isUuid(value: unknown): boolean {
   return typeof value === 'string' && UUID.test(value);
 }
 

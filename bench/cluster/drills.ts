@@ -276,7 +276,7 @@ async function main() {
     acknowledged.set(id, lastName);
     // Read your write at once, through the balancer, on whichever instance: the register reads the primary.
     const readBegin = performance.now();
-    let readStatus = 0;
+    let readStatus: number;
     try {
       const response = await fetch(`${c.url}/api/v2026.1/trainees/${id}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(30000) });
       readStatus = response.status;
@@ -523,7 +523,7 @@ async function main() {
     const columns = header!.replace(/^# /, '').split(',');
     const pick = (cells: string[], name: string) => Number(cells[columns.indexOf(name)] || 0);
     return Object.fromEntries(rows.map((row) => row.split(',')).filter((cells) => cells[0] === 'instances').map((cells) => [
-      cells[1], { requests: pick(cells, 'stot'), retries: pick(cells, 'wretr'), redispatches: pick(cells, 'wredis'), responses5xx: pick(cells, 'hrsp_5xx'), checksDown: pick(cells, 'chkdown') },
+      cells[1]!, { requests: pick(cells, 'stot'), retries: pick(cells, 'wretr'), redispatches: pick(cells, 'wredis'), responses5xx: pick(cells, 'hrsp_5xx'), checksDown: pick(cells, 'chkdown') },
     ]));
   })();
 

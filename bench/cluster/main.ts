@@ -46,7 +46,7 @@ process.on('uncaughtException', (error) => {
 });
 
 try {
-  cluster = await startCluster({ dir: values.dir!, port, log: say });
+  cluster = await startCluster({ dir: values.dir, port, log: say });
 } catch (error) {
   process.stderr.write(`The cluster did not start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);

@@ -68,7 +68,7 @@ async function clearStalePidFile(dir: string): Promise<void> {
   const file = path.join(dir, 'postmaster.pid');
   if (!existsSync(file)) return;
   const pid = Number((await readFile(file, 'utf8')).split('\n')[0]);
-  let running = false;
+  let running: boolean;
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
     running = !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!);

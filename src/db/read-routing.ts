@@ -280,7 +280,7 @@ export function routedReadDatabase(
   cursor: typeof Cursor = Cursor,
 ): RoutedReadDatabase {
   const pool = new RoutedPool(router, primary.pool, replica.pool);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as never, cursor }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool, cursor }) });
   registerConnectionSource(db, pool);
   return {
     db,

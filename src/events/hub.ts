@@ -121,7 +121,7 @@ export class EventHub {
     this.reconnectDelay = Math.min(5000, delay * 2);
     setTimeout(() => {
       this.reconnecting = false;
-      if (!this.closed && !this.client) this.listen().catch((e) => this.reconnectLater(e));
+      if (!this.closed && !this.client) this.listen().catch((e: Error) => this.reconnectLater(e));
     }, delay).unref();
   }
 

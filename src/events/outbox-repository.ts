@@ -235,7 +235,7 @@ export async function readEventPage(
       ORDER BY position LIMIT ${limit}
     ) e ON true`.execute(db);
   const bounds = rows[0]!;
-  const events = rows.filter((row) => row.position !== null).map(({ scanned_through: _t, scanned: _s, ...event }) => event as StoredEvent);
+  const events = rows.filter((row) => row.position !== null).map(({ scanned_through: _t, scanned: _s, ...event }) => event);
   const full = events.length === limit;
   const next = full ? events[events.length - 1]!.position : bounds.scanned_through;
   const hasMore = full ? next < bounds.scanned_through || bounds.scanned === FEED_SCAN_LIMIT : bounds.scanned === FEED_SCAN_LIMIT;

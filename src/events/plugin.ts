@@ -74,7 +74,7 @@ export const eventsPlugin = fp<EventsPluginOptions>(
       sequencer.start();
       hub.start();
       worker?.start();
-      timer = setInterval(purge, PURGE_INTERVAL_MS);
+      timer = setInterval(() => void purge(), PURGE_INTERVAL_MS);
       timer.unref();
     });
     app.addHook('preClose', async () => {

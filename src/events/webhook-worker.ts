@@ -65,7 +65,7 @@ function bodyOf(apis: EventApiAdapters, row: SubscriptionRow, event: StoredEvent
   return JSON.stringify(apis[row.api].webhookBody(event, encodeCursor(event.position), row.api_version));
 }
 
-/** Full jitter on an exponential step: half the step plus a random part of the other half. */
+/** Equal jitter on an exponential step: half the step plus a random part of the other half. */
 export function retryDelayMs(attempts: number, baseMs: number, maxMs: number, random = Math.random): number {
   const step = Math.min(maxMs, baseMs * 2 ** Math.min(30, Math.max(0, attempts - 1)));
   return Math.round(step / 2 + random() * (step / 2));

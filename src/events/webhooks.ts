@@ -97,9 +97,10 @@ async function checkedUrl(raw: unknown, settings: WebhookSettings): Promise<stri
 function checkedTypes(raw: unknown, known: readonly string[]): string[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw) || raw.some((t) => typeof t !== 'string')) throw new UnprocessableError('event_types: a list of event types (empty: all)');
-  const unknown = raw.filter((t) => !known.includes(t));
+  const types = raw as string[];
+  const unknown = types.filter((t) => !known.includes(t));
   if (unknown.length > 0) throw new UnprocessableError(`event_types: unknown ${unknown.map((t) => `"${t}"`).join(', ')}; the types are ${known.join(', ')}`);
-  return [...new Set(raw as string[])];
+  return [...new Set(types)];
 }
 
 /**

@@ -75,7 +75,8 @@ export const jsonBodyPlugin = fp<{ comments?: boolean }>(
       if (shape === 'items') {
         return done(new ValidationError([{ path: 'body', message: `A list or object in the JSON body has more than ${MAX_JSON_ITEMS} items.`, code: 'MaximumItems' }]), undefined);
       }
-      parse(request, text, (error, value) => {
+      // Fastify's default JSON parser is the callback form: it answers through `done`, never a promise.
+      void parse(request, text, (error, value) => {
         if (error) return done(new ValidationError([{ path: 'body', message: 'The request body is not valid JSON.', code: 'InvalidJson' }]), undefined);
         done(null, value);
       });

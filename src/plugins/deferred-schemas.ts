@@ -15,11 +15,11 @@ interface RouteSchema {
 /**
  * Route schemas compiled on a route's first request instead of when the app starts: Fastify compiles every route's
  * request validators (Ajv) and response serializers (fast-json-stringify) before it listens, and with 216 routes (the
- * statistics API at four prefixes, three register versions) that was 0.9 s of the server's 2 s start. A route's
+ * statistics API at four prefixes, three register versions) that was nearly half of the server's start. A route's
  * first request now compiles its own, once (a few ms), and each schema is compiled once per app however many routes
  * share it (the statistics prefixes share theirs). `compileAll` compiles whatever is still pending, one schema per
  * turn of the event loop: the server's warm-up runs it before the instance says ready, paused while a row index loads
- * (compiling alongside delayed the first row index by 0.45 s; src/app.ts), and a test runs it on the whole app, so a
+ * (compiling alongside delays the first row index; src/app.ts), and a test runs it on the whole app, so a
  * schema that does not compile fails there.
  */
 export interface DeferredSchemaCompilers {
@@ -63,7 +63,7 @@ export function deferredSchemaCompilers(): DeferredSchemaCompilers {
     compilersFactory: {
       // The libraries' typings say a compiler takes a schema; Fastify calls it with the route's `{ schema, … }`.
       buildValidator: ((externalSchemas: unknown, options: unknown) => {
-        // Its Ajv instance too (each schema scope gets one, and each compiles Ajv's meta-schema: 0.25 s in all).
+        // Its Ajv instance too (each schema scope gets one, and each compiles Ajv's meta-schema).
         let compiler: ((route: RouteSchema) => Validator) | undefined;
         const compileFor = (route: RouteSchema) => {
           compiler ??= validators(externalSchemas as never, options as never) as unknown as (route: RouteSchema) => Validator;
@@ -84,14 +84,14 @@ export function deferredSchemaCompilers(): DeferredSchemaCompilers {
           },
         );
       }) as unknown as CompilersFactory['buildValidator'],
-      buildSerializer: ((externalSchemas: unknown, options: unknown) => {
+      buildSerializer: (externalSchemas: unknown, options: unknown) => {
         // Only the shared schemas a response refers to: fast-json-stringify checks the depth and validity of every
-        // one it is given on every compile (all the scope's, 0.47 s of the 0.66 s of compiling the whole app).
+        // one it is given on every compile (all the scope's: most of the time of compiling the whole app).
         const shared = (externalSchemas ?? {}) as Record<string, unknown>;
         const compileFor = (route: RouteSchema) =>
           (serializers(referencedSchemas(route.schema, shared), options as never) as (route: RouteSchema) => Serializer)(route);
         return deferring(compileFor, (get) => (data) => get()(data));
-      }) as unknown as CompilersFactory['buildSerializer'],
+      },
     },
     async compileAll(options = {}) {
       let count = 0;

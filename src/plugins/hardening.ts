@@ -26,9 +26,8 @@ export const hardeningPlugin = fp<HardeningOptions>(
   async (app: FastifyInstance, { config }) => {
     // JSON APIs need no CSP of their own; swagger-ui sets a strict one on /docs, the explorer its own.
     await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
-    // Levels for a CPU-bound service: a 10,000-row query page (2.4 MB of JSON) takes 5.4 ms at gzip level 3 and
-    // 14.9 ms at the default 6 (14% larger), 8.9 ms at brotli quality 3 and 18.7 ms at the plugin's default 4 (3%
-    // larger), measured on this 2-core machine; whole-version CSV downloads gain the most.
+    // Low levels for a CPU-bound service: gzip 3 and brotli 3 cost a third to a half of the defaults' CPU for a
+    // response a few percent larger (docs/performance.md); whole-version CSV downloads gain the most.
     await app.register(compress, {
       global: true,
       threshold: 1024,

@@ -80,9 +80,9 @@ export function withExamples(document: Json, docs: OperationDocs, recorded: Reco
     const doc = docs[id];
     if (doc) {
       operation.tags = [doc.tag];
-      operation.description = operation.description ? `${doc.description} ${String(operation.description)}` : doc.description;
+      operation.description = operation.description ? `${doc.description} ${operation.description as string}` : doc.description;
     }
-    const pathItem = (copy.paths as Record<string, Json>)[path];
+    const pathItem = (copy.paths as Record<string, Json>)[path]!; // operationsOf walks copy.paths
     // Successes first: swagger-ui offers the first example of a request body by default.
     const examples = [...(recorded[id] ?? [])].sort((a, b) => Number(a.status >= 400) - Number(b.status >= 400));
     for (const example of examples) {

@@ -58,6 +58,7 @@ export const openApiPlugin = fp(
       uiHooks: {
         // swagger-ui redirects `static/index.html` to the page by rewriting the URL's end, which a query string
         // defeats (`…/index.html?x` was sent to itself in a loop): answer it here, keeping the query.
+        // eslint-disable-next-line @typescript-eslint/no-misused-promises -- swagger-ui types only the callback form; Fastify awaits an async hook
         onRequest: async (request, reply) => {
           if (request.routeOptions.url !== `${DOCS_PREFIX}/static/index.html`) return;
           const queryStart = request.url.indexOf('?');

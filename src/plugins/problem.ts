@@ -85,7 +85,7 @@ export const defaultProblemFormatter: ErrorFormatter = (error, request) => {
 export function fieldErrorsFromValidation(error: FastifyError): FieldError[] {
   const context = (error as { validationContext?: string }).validationContext ?? 'body';
   return capErrors(error.validation ?? []).listed.map((v) => {
-    const params = v.params as Record<string, unknown>;
+    const params = v.params;
     const missing = typeof params?.missingProperty === 'string' ? `/${params.missingProperty}` : '';
     const extra = typeof params?.additionalProperty === 'string' ? `/${params.additionalProperty}` : '';
     const pointer = `${v.instancePath}${missing}${extra}`;

@@ -55,6 +55,7 @@ function conflict(key: string): never {
 
 function assign(target: FormObject, segments: string[], value: string | null, fullKey: string): void {
   const [head, ...rest] = segments;
+  if (head === undefined) return; // keySegments gives at least one segment
   if (rest.length === 0) {
     target[head] = value;
     return;
@@ -71,8 +72,7 @@ function assign(target: FormObject, segments: string[], value: string | null, fu
     }
     // `a[][b]=…`: add to the last hash unless it already holds that key (then start a new one).
     const last = list[list.length - 1];
-    const child = after[0];
-    if (isObject(last) && !(after.length === 1 && child in last) && !(after.length > 1 && keyTaken(last, after))) {
+    if (isObject(last) && !(after.length === 1 && after[0]! in last) && !(after.length > 1 && keyTaken(last, after))) {
       assign(last, after, value, fullKey);
     } else {
       const item = newObject();

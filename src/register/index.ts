@@ -159,7 +159,7 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
   // The real catch-all under a well-formed version runs authentication first: 401 without a valid token, else
   // 404 "Not found" (unknown version or path), or 405 with `Allow` for a known path with another method. Paths whose version segment is malformed: "Resource not found".
   app.setNotFoundHandler(async (request: FastifyRequest, reply: FastifyReply) => {
-    const segment = request.url.split('?')[0].split('/')[2] ?? '';
+    const segment = request.url.split('?')[0]!.split('/')[2] ?? '';
     const found = VERSION_SEGMENT.test(segment) ? await authenticate(request, db, config, tokens) : undefined;
     request.registerProviderId = found?.provider.id ?? null;
     await app.scopeRateLimit(request, reply);

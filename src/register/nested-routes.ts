@@ -35,6 +35,8 @@ type RecordRequest = FastifyRequest<{ Params: Record<string, string> & { trainee
 
 export function registerNestedRecordRoutes<T>(app: FastifyInstance, db: Db, routes: NestedRecordRoutes<T>): void {
   const { collection, idParam, params, record, service } = routes;
+  // The params schema requires the record's id segment.
+  const recordIdOf = (request: RecordRequest): string => request.params[idParam]!;
   const many = `/trainees/:trainee_id/${collection}`;
   const one = `${many}/:${idParam}`;
   const single = Type.Object({ data: record });
@@ -49,20 +51,21 @@ export function registerNestedRecordRoutes<T>(app: FastifyInstance, db: Db, rout
   );
 
   app.get(one, { schema: { hide: true, params, response: { 200: single } } }, async (request) => {
-    const { trainee_id: traineeId, [idParam]: id } = (request as RecordRequest).params;
+    const { trainee_id: traineeId } = (request as RecordRequest).params;
+    const id = recordIdOf(request as RecordRequest);
     return { data: await service.get(db, request.registerContext, traineeId, id) };
   });
 
   const change = async (request: FastifyRequest) => {
     const typed = request as RecordRequest;
-    return { data: await service.change(db, request.registerContext, typed.params[idParam], traineeWriteOf(typed)) };
+    return { data: await service.change(db, request.registerContext, recordIdOf(typed), traineeWriteOf(typed)) };
   };
   app.put(one, { schema: { hide: true, params, response: { 200: single } } }, change);
   app.patch(one, { schema: { hide: true, params, response: { 200: single } } }, change);
 
   app.delete(one, { schema: { hide: true, params, response: { 200: Type.Object({ data: TraineeSchema }) } } }, async (request, reply) => {
     const typed = request as RecordRequest;
-    const { row, body } = await service.remove(db, request.registerContext, typed.params[idParam], traineeWriteOf(typed));
+    const { row, body } = await service.remove(db, request.registerContext, recordIdOf(typed), traineeWriteOf(typed));
     return reply.header('etag', traineeEtag(row)).send({ data: body });
   });
 }

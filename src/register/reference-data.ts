@@ -23,7 +23,7 @@ const FILES: Record<ReferenceField, string> = {
 };
 
 interface YamlValue {
-  id: unknown;
+  id: string | number;
   name?: string;
   display_name?: string;
   start_year?: number | null;
@@ -43,7 +43,7 @@ export interface ReferenceEntry {
 }
 
 interface CodeInfo {
-  id: unknown;
+  id: string | number;
   name: string;
   entry: ReferenceEntry;
 }

@@ -4,7 +4,7 @@ import { referenceData } from './reference-data.js';
 
 /**
  * Loads what the register reads on its first write (the HESA code lists, the funding rules): parsing their YAML
- * takes about a second, which an instance's first create would otherwise wait for (1.1-1.2 s in `bench:cluster`).
+ * is slow enough that an instance's first create would otherwise wait for it (seen in `npm run bench:cluster`).
  */
 export function loadRegisterReferenceData(): void {
   referenceData();

@@ -12,7 +12,7 @@
  * own validation afterwards sees valid input.
  */
 
-import type { FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { TObject } from '@sinclair/typebox';
 import type { FieldError } from '../errors.js';
 import { NotFoundError } from '../errors.js';
@@ -44,6 +44,7 @@ function schemaType(schema: JsonSchema): string | undefined {
 function rawValues(value: unknown): string[] {
   if (value === undefined) return [];
   if (Array.isArray(value)) return value.map(String);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a query value is a string; any other is echoed as JS writes it
   return [String(value)];
 }
 
@@ -80,7 +81,7 @@ function parseScalar(name: string, type: string | undefined, raw: string, errors
 
 /** Step 1: reads the raw query object against the declared parameters. */
 export function bindQuery(raw: Record<string, unknown>, schema: TObject | JsonSchema | undefined): BindResult {
-  const properties = ((schema as JsonSchema | undefined)?.properties ?? {}) as Record<string, JsonSchema>;
+  const properties = ((schema)?.properties ?? {}) as Record<string, JsonSchema>;
   const errors: FieldError[] = [];
   const listInputs = new Map<string, Array<{ index: number; values: string[] }>>();
   const scalarInputs = new Map<string, string[]>();
@@ -128,7 +129,7 @@ export function bindQuery(raw: Record<string, unknown>, schema: TObject | JsonSc
 
 /** Step 2: the declarative rules of the schema (see the module comment), over bound values. */
 export function validateQueryRules(values: BoundQuery, schema: TObject | JsonSchema | undefined): FieldError[] {
-  const properties = ((schema as JsonSchema | undefined)?.properties ?? {}) as Record<string, JsonSchema>;
+  const properties = ((schema)?.properties ?? {}) as Record<string, JsonSchema>;
   const errors: FieldError[] = [];
   for (const [name, property] of Object.entries(properties)) {
     const value = values[name];
@@ -184,7 +185,7 @@ export interface StatisticsRequestOptions {
  * The preValidation hook of a statistics route: uuid path parameters (404), then query binding and rules (400),
  * in the reference's order. Use on every `/v1` route; `request.query` is replaced by the bound values.
  */
-export function statisticsRequestHook(options: StatisticsRequestOptions = {}): preValidationHookHandler {
+export function statisticsRequestHook(options: StatisticsRequestOptions = {}): preValidationAsyncHookHandler {
   return async function statisticsRequest(request: FastifyRequest) {
     const params = (request.params ?? {}) as Record<string, unknown>;
     for (const name of options.uuidParams ?? []) {

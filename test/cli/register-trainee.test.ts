@@ -18,7 +18,7 @@ afterAll(async () => {
 async function command(name: string, ...args: string[]): Promise<string> {
   const log = vi.spyOn(console, 'log').mockImplementation(() => {});
   try {
-    await traineeCommands[name](args, f.database.db);
+    await traineeCommands[name]!(args, f.database.db);
     return log.mock.calls.map((c) => c.join(' ')).join('\n');
   } finally {
     log.mockRestore();
@@ -55,9 +55,9 @@ describe('operator trainee commands', () => {
 
     const audits = await f.database.db.selectFrom('trainee_audits').selectAll().where('trainee_id', '=', id).orderBy('id').execute();
     const byAction = Object.fromEntries(audits.map((a) => [a.action, a]));
-    expect(byAction.receive_trn.token_id).toBeNull();
-    expect(byAction.receive_trn.before).toEqual({ trn: null, state: 'submitted_for_trn' });
-    expect(byAction.award.after).toMatchObject({ state: 'awarded' });
+    expect(byAction.receive_trn!.token_id).toBeNull();
+    expect(byAction.receive_trn!.before).toEqual({ trn: null, state: 'submitted_for_trn' });
+    expect(byAction.award!.after).toMatchObject({ state: 'awarded' });
   });
 
   it('give a deferred or withdrawn trainee its TRN without changing its state', async () => {

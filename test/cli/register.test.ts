@@ -35,7 +35,7 @@ async function command(name: string, ...args: string[]): Promise<string[]> {
   const lines: string[] = [];
   const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
   try {
-    await coreCommands[name](args, t.database.db, t.config);
+    await coreCommands[name]!(args, t.database.db, t.config);
   } finally {
     spy.mockRestore();
   }
@@ -66,7 +66,7 @@ describe('npm run register', () => {
     const list = await command('token:list', '--provider', '33333333');
     expect(list).toHaveLength(2);
     expect(list.join('\n')).not.toContain(token);
-    const firstId = list[0].split('\t')[0];
+    const firstId = list[0]!.split('\t')[0]!;
     await command('token:revoke', firstId);
     const after = await t.app.inject({ method: 'GET', url: '/api/v2026.1/info', headers: { authorization: `Bearer ${token}` } });
     expect(after.statusCode).toBe(401);

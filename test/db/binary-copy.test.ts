@@ -23,7 +23,7 @@ async function read(stream: Buffer, chunkSize: number, fields = 2) {
   for (let at = 0; at < stream.length; at += chunkSize) chunks.push(stream.subarray(at, at + chunkSize));
   const seen: Array<[number, string | null]> = [];
   const count = await readBinaryCopy(Readable.from(chunks), fields, (buffer, offsets, lengths) => {
-    seen.push([buffer.readInt32BE(offsets[0]!), lengths[1]! < 0 ? null : buffer.toString('utf8', offsets[1]!, offsets[1]! + lengths[1]!)]);
+    seen.push([buffer.readInt32BE(offsets[0]), lengths[1]! < 0 ? null : buffer.toString('utf8', offsets[1], offsets[1]! + lengths[1]!)]);
   });
   return { count, seen };
 }
@@ -117,9 +117,9 @@ describe('BinaryCopyWriter', () => {
     const read: Array<[number, string, string]> = [];
     await readBinaryCopy(Readable.from(chunks), 3, (buffer, offsets, lengths) => {
       read.push([
-        buffer.readInt32BE(offsets[0]!),
-        buffer.toString('latin1', offsets[1]!, offsets[1]! + lengths[1]!),
-        buffer.toString('utf8', offsets[2]!, offsets[2]! + lengths[2]!),
+        buffer.readInt32BE(offsets[0]),
+        buffer.toString('latin1', offsets[1], offsets[1]! + lengths[1]!),
+        buffer.toString('utf8', offsets[2], offsets[2]! + lengths[2]!),
       ]);
     });
     expect(read).toEqual(tuples);
@@ -135,7 +135,7 @@ describe('BinaryCopyWriter', () => {
     expect(ended.map((b) => b.length)).toEqual([63, 2]);
     const read: unknown[][] = [];
     await readBinaryCopy(Readable.from(ended), 5, (buffer, offsets, lengths) => {
-      read.push([...[0, 1, 2, 3].map((f) => buffer.readInt32BE(offsets[f]!)), buffer.toString('latin1', offsets[4]!, offsets[4]! + lengths[4]!)]);
+      read.push([...[0, 1, 2, 3].map((f) => buffer.readInt32BE(offsets[f])), buffer.toString('latin1', offsets[4], offsets[4]! + lengths[4]!)]);
     });
     expect(read).toEqual([[1, -2, 3, 2147483647, 'abcdef']]);
   });

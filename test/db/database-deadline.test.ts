@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { to as copyTo } from 'pg-copy-streams';
 import { createDatabase, DatabaseDeadlineError, withPooledClient, withRequestDeadline, type DatabaseHandle } from '../../src/db/database.js';
@@ -19,6 +20,24 @@ afterAll(async () => {
 });
 
 describe('database call deadline', () => {
+  // Why the deadline is not pg's own `query_timeout` (docs/architecture.md, "Database deadlines"): pg rejects the
+  // call but keeps the connection and the statement, so the next call on that client waits behind the unanswered
+  // one and fails too — on a frozen database every pooled client would end up stuck. The guard destroys the connection instead.
+  it("pg's query_timeout gives up on a call but leaves the connection busy with it", async () => {
+    const client = new pg.Client({ connectionString: database.url, query_timeout: 200 });
+    await client.connect();
+    try {
+      const started = Date.now();
+      await expect(client.query('SELECT pg_sleep(1.5)')).rejects.toThrow('Query read timeout');
+      expect(Date.now() - started).toBeLessThan(1000);
+      // The statement still holds the connection: a `SELECT 1` right after cannot run and times out too.
+      await expect(client.query('SELECT 1')).rejects.toThrow('Query read timeout');
+      expect(Date.now() - started).toBeLessThan(1400);
+    } finally {
+      await client.end();
+    }
+  });
+
   it('fails a call the database does not answer in time with a 503, and the pool serves on', async () => {
     const started = Date.now();
     const error = await sql`SELECT pg_sleep(2)`.execute(handle.db).then(() => undefined, (e: unknown) => e);

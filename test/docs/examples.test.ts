@@ -70,7 +70,7 @@ function urlOf(prefix: string, request: ExampleRequest): string {
 }
 
 async function send(app: FastifyInstance, prefix: string, request: ExampleRequest, extraHeaders: Record<string, string> = {}) {
-  const options: InjectOptions = { method: request.method as InjectOptions['method'], url: urlOf(prefix, request), headers: { ...request.headers, ...extraHeaders } };
+  const options: InjectOptions = { method: request.method, url: urlOf(prefix, request), headers: { ...request.headers, ...extraHeaders } };
   if (request.rawBody !== undefined) {
     options.payload = request.rawBody;
     options.headers = { ...options.headers, 'content-type': 'application/json' };
@@ -126,7 +126,7 @@ async function compareOrWrite(file: URL, actual: Record<string, RecordedDocument
 async function served(app: FastifyInstance, url: string): Promise<Json> {
   const response = await app.inject({ method: 'GET', url });
   expect(response.statusCode).toBe(200);
-  return response.json() as Json;
+  return response.json<Json>();
 }
 
 describe('statistics API examples', () => {
@@ -235,9 +235,9 @@ describe('register API examples', () => {
         const first = recorded[id]?.find((e) => e.status < 300);
         expect.soft(first, `${version} ${id} has an example`).toBeDefined();
         if (!first) continue;
-        const answer = await send(limited.app, prefix, first!.request, limitedProvider.auth);
+        const answer = await send(limited.app, prefix, first.request, limitedProvider.auth);
         expect(answer.status, `${version} ${id} past the limit`).toBe(429);
-        const entry: RecordedExample = { name: 'rate-limited', summary: 'Past the rate limit (per provider)', request: first!.request, status: 429, contentType: answer.contentType, response: answer.body };
+        const entry: RecordedExample = { name: 'rate-limited', summary: 'Past the rate limit (per provider)', request: first.request, status: 429, contentType: answer.contentType, response: answer.body };
         expectValid(document, entry);
         add(recorded, id, entry);
       }

@@ -27,7 +27,7 @@ async function openTransaction() {
   await client.connect();
   await client.query('BEGIN');
   const bound = { query: client.query.bind(client), release: () => {} };
-  const trx = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {} } as never }) });
+  const trx = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {} } }) });
   return {
     // A change of the transaction's own, before its event: the transaction is in flight from here on.
     change: () => client.query('SELECT txid_current()'),

@@ -102,7 +102,7 @@ describe('the sequencer', () => {
       },
       end: async () => {},
     };
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: flaky as never }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: flaky }) });
     const warnings: string[] = [];
     const sequencer = new EventSequencer(db, { intervalMs: 5, log: { warn: (_obj, msg) => warnings.push(msg) } });
     const start = (await eventLogState(database.db)).lastPosition;

@@ -46,9 +46,10 @@ describe('the address policy', () => {
     const receiver = await startReceiver();
     const answers = [['127.0.0.1'], ['10.0.0.1']];
     const connects: string[] = [];
+    const loopback = loopbackNetwork().network;
     const network = {
       resolve: async () => answers.shift() ?? [],
-      connect: loopbackNetwork().network.connect,
+      connect: (o: Parameters<typeof loopback.connect>[0]) => loopback.connect(o),
     };
     const spy = { ...network, connect: (o: Parameters<typeof network.connect>[0]) => (connects.push(o.address), network.connect(o)) };
     const base = { url: `http://rebind.test:${receiver.port}/hook`, headers: {}, body: '{}', connectTimeoutMs: 300, totalTimeoutMs: 500, network: spy };

@@ -29,7 +29,7 @@ export const MISSING_CHROMIUM_MESSAGE =
  * Headless Chromium on a fresh profile directory (playwright passes it as --user-data-dir), removed again by
  * `close()`. Downloads are accepted.
  */
-export async function launchChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function launchChromium(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
   if (!chromiumAvailable()) throw new Error(MISSING_CHROMIUM_MESSAGE);
   const profile = mkdtempSync(path.join(tmpdir(), 'explorer-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {

@@ -96,7 +96,7 @@ async function shownTable(page: Page): Promise<ShownTable> {
     const cells: ShownTable['cells'] = [];
     // The body comes in blocks of rows (one <tbody> each), each naming its row headers again.
     for (const tr of [...t.tBodies].flatMap((body) => [...body.rows])) {
-      const ths = [...tr.cells].filter((c) => c.tagName === 'TH') as HTMLTableCellElement[];
+      const ths = [...tr.cells].filter((c): c is HTMLTableCellElement => c.tagName === 'TH');
       // Headers of this row: those still spanning from above, then the ones starting here.
       const start = rowLevels - ths.length;
       ths.forEach((th, i) => (carry[start + i] = { label: th.textContent ?? '', left: th.rowSpan }));
@@ -317,7 +317,7 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
 
     // The table as shown, as CSV: caption, a header line per column group, a line per row with its row headers.
     const [tableDownload] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download this table (CSV)' }).click()]);
-    const tableCsv = parse(readFileSync((await tableDownload.path())!, 'utf8'), { relax_column_count: true }) as string[][];
+    const tableCsv: string[][] = parse(readFileSync((await tableDownload.path()), 'utf8'), { relax_column_count: true });
     expect(tableCsv[0]![0]).toBe(dragged.caption);
     const headerLines = dragged.columns.length;
     expect(tableCsv.length).toBe(1 + headerLines + new Set(dragged.cells.map((c) => c.row.join('|'))).size);
@@ -354,7 +354,7 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
 
     // The CSV download holds the same rows (labels in the CSV, ids in the JSON).
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download all matching rows (CSV)' }).click()]);
-    const csv = parse(readFileSync((await download.path())!, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    const csv = parse<Record<string, string>>(readFileSync((await download.path()), 'utf8'), { columns: true });
     const csvRows = csv.map((r) => [r.time_period, r.geographic_level, r['Local authority'], r.Ethnicity, r['First language'], r['School type'], r.Headcount, r.Percent].join(' | ')).sort();
     const getRows = viaGet.results
       .map((row) => [
@@ -485,7 +485,7 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, '6-chart-bars.png') });
 
     // All 33 London boroughs (the local authorities of the London region in the seeded file), from a link.
-    const seedRows = parse(gunzipSync(readFileSync(path.resolve(import.meta.dirname, '../../seed/spc_pupils_ethnicity_and_language/data.csv.gz'))), { columns: true }) as Array<Record<string, string>>;
+    const seedRows = parse<Record<string, string>>(gunzipSync(readFileSync(path.resolve(import.meta.dirname, '../../seed/spc_pupils_ethnicity_and_language/data.csv.gz'))), { columns: true });
     const boroughs = [...new Set(seedRows.filter((r) => r.geographic_level === 'Local authority' && r.region_name === 'London').map((r) => r.new_la_code))];
     expect(boroughs).toHaveLength(33);
     const la = meta.locations.find((g) => g.level.code === 'LA')!.options as Array<{ id: string; label: string; code?: string }>;

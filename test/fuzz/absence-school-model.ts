@@ -117,7 +117,7 @@ export interface ModelRow {
 
 export function loadModelRows(): ModelRow[] {
   const file = path.resolve(import.meta.dirname, '../../seed/absence-school/data.csv');
-  const csv = parse(readFileSync(file, 'utf8'), { columns: true, bom: true }) as CsvRow[];
+  const csv = parse<CsvRow>(readFileSync(file, 'utf8'), { columns: true, bom: true });
   const byCode = (level: string, key: keyof LocationOption, value: string) =>
     value ? LOCATIONS.find((l) => l.level === level && l[key] === value)?.id : undefined;
   return csv.map((row) => {

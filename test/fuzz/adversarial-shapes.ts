@@ -111,7 +111,7 @@ export async function sendAll(app: FastifyInstance, requests: InjectOptions[], c
       const started = performance.now();
       const response = await app.inject(request);
       const ms = performance.now() - started;
-      const what = `${request.method} ${String(request.url).slice(0, 200)} → ${response.statusCode} ${response.body.slice(0, 300)}`;
+      const what = `${request.method} ${JSON.stringify(request.url ?? '').slice(0, 200)} → ${response.statusCode} ${response.body.slice(0, 300)}`;
       expect(response.statusCode, what).toBeLessThan(500);
       expect(response.rawPayload.byteLength, what).toBeLessThanOrEqual(response.statusCode >= 400 ? MAX_BODY_BYTES : MAX_PAGE_BODY_BYTES);
       expect(ms, what).toBeLessThan(MAX_REQUEST_MS);

@@ -47,7 +47,7 @@ const queryBodyArb = fc.oneof(
         const body: Record<string, unknown> = { pageSize: 5 };
         const path = where.split('.');
         let node = body;
-        for (const key of path.slice(0, -1)) node = (node[key] = {}) as Record<string, unknown>;
+        for (const key of path.slice(0, -1)) node = (node[key] = {});
         node[path.at(-1)!] = value;
         return body;
       }),

@@ -170,7 +170,7 @@ function locationLabel(id: string): string {
 function compareBySorts(a: ResultRow, b: ResultRow, sorts: SortInput[]): number {
   for (const { field, direction } of sorts) {
     const sign = direction === 'Asc' ? 1 : -1;
-    let order = 0;
+    let order: number;
     if (field === 'timePeriod') order = byCodePoint(a.timePeriod.period, b.timePeriod.period);
     else if (field === 'geographicLevel') order = byCodePoint(LEVEL_LABELS[a.geographicLevel]!, LEVEL_LABELS[b.geographicLevel]!);
     else if (field.startsWith('location|')) {
@@ -179,7 +179,7 @@ function compareBySorts(a: ResultRow, b: ResultRow, sorts: SortInput[]): number 
       order = x === y ? 0 : x === undefined ? 1 : y === undefined ? -1 : byCodePoint(locationLabel(x), locationLabel(y));
     } else if (field.startsWith('filter|')) {
       const filterId = field.slice('filter|'.length);
-      const label = (row: ResultRow) => (row.filters[filterId] ? FILTER_OPTIONS[row.filters[filterId]!]!.label : '');
+      const label = (row: ResultRow) => (row.filters[filterId] ? FILTER_OPTIONS[row.filters[filterId]]!.label : '');
       order = byCodePoint(label(a), label(b));
     } else {
       const id = field.slice('indicator|'.length);
@@ -328,7 +328,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
       fc.asyncProperty(criteriaArb, sortsArb, async (criteria, sorts) => {
         const response = await post({ criteria, sorts, pageSize: 1000 });
         expect(response.statusCode, response.body).toBe(200);
-        const body = response.json() as QueryBody;
+        const body = response.json<QueryBody>();
         checkAgainstModel(body, expectedKeys(criteria, undefined), 1, 1000, false);
         for (let i = 1; i < body.results.length; i++) {
           const order = compareBySorts(body.results[i - 1]!, body.results[i]!, sorts);
@@ -386,7 +386,8 @@ describe('random criteria trees as CSV (Accept: text/csv)', () => {
         });
         expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
         expect(response.headers['content-type']).toMatch(/^text\/csv/);
-        const [header, ...records] = parse(response.body, { bom: true }) as string[][];
+        const table: string[][] = parse(response.body, { bom: true });
+        const [header, ...records] = table;
         for (const name of header!) expect(Object.keys(CSV_COLUMNS), `unexpected CSV column ${name}`).toContain(name);
         const test = criteriaTest(criteria);
         const expected = rows.filter(test).map((row) => header!.map((name) => CSV_COLUMNS[name]!(row)).join('|')).sort();

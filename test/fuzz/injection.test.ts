@@ -110,6 +110,7 @@ describe('hostile strings in every statistics parameter', () => {
     for (const template of STATISTICS_TEMPLATES) {
       for (const hostile of HOSTILE_STRINGS) {
         const request = template(hostile);
+        // eslint-disable-next-line no-control-regex -- NUL, CR and LF are what no HTTP header value may carry
         if (request.headers && Object.values(request.headers).some((v) => /[\u0000\r\n]|[^\u0000-\u00ff]/.test(v))) continue;
         const response = await f.app.inject({
           method: request.method,
@@ -184,6 +185,7 @@ describe('hostile strings in every register parameter', () => {
     for (const template of registerTemplates()) {
       for (const hostile of HOSTILE_STRINGS) {
         const request = template(hostile);
+        // eslint-disable-next-line no-control-regex -- NUL, CR and LF are what no HTTP header value may carry
         if (request.headers && Object.values(request.headers).some((v) => /[\u0000\r\n]|[^\u0000-\u00ff]/.test(v))) continue;
         const response = await send(request);
         const text = label({ method: request.method, url: request.path, payload: request.body }, response);
@@ -228,7 +230,7 @@ describe('hostile strings in every register parameter', () => {
           } else {
             // Accepted into a free-text member: the value comes back as sent (or trimmed), never interpreted.
             // (Code members map blanks to their documented defaults, e.g. ethnicity 997, so they are not compared.)
-            const echoed = (response.json() as { data?: Record<string, unknown> }).data?.[field];
+            const echoed = response.json<{ data?: Record<string, unknown> }>().data?.[field];
             if (FREE_TEXT.includes(field) && hostile.trim() !== '' && typeof echoed === 'string') {
               expect([hostile, hostile.trim(), hostile.trim().toUpperCase(), hostile.trim().toLowerCase()], text).toContain(echoed);
               stored += 1;

@@ -70,7 +70,7 @@ function toQuery(params: Array<[string, string]>): string {
 
 function expectNoServerError(response: { statusCode: number; body: string; headers: Record<string, unknown>; json(): unknown }, label: string) {
   expect(response.statusCode, `${label} → ${response.body.slice(0, 300)}`).toBeLessThan(500);
-  if (response.statusCode >= 400 && String(response.headers['content-type'] ?? '').includes('json')) {
+  if (response.statusCode >= 400 && ((response.headers['content-type'] as string | undefined) ?? '').includes('json')) {
     const problem = response.json() as { status?: number; title?: string };
     expect(problem.status, label).toBe(response.statusCode);
     expect(typeof problem.title, label).toBe('string');
@@ -119,7 +119,7 @@ describe('random GET requests on /v1', () => {
           const allowed = params.some(([k]) => k === 'dataSetVersion') ? [200, 400, 404] : [200, 400];
           expect(allowed, `${url} → ${response.body.slice(0, 300)}`).toContain(response.statusCode);
           if (response.statusCode === 400) {
-            const errors = (response.json() as { errors: Array<{ path?: string }> }).errors;
+            const errors = response.json<{ errors: Array<{ path?: string }> }>().errors;
             const keys = params.map(([k]) => k.replace(/\[\d+\]$/, ''));
             for (const error of errors) if (error.path) expect(keys, url).toContain(error.path.replace(/\[\d+\]$/, ''));
           }

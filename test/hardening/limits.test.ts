@@ -15,7 +15,7 @@ afterAll(async () => {
 describe('rate limits', () => {
   it('answers 429 with Retry-After and RateLimit-* headers once a client passes the statistics limit', async () => {
     const statuses: number[] = [];
-    let last;
+    let last: Awaited<ReturnType<typeof t.app.inject>> | undefined;
     for (let i = 0; i < 4; i++) {
       last = await t.app.inject({ method: 'GET', url: '/v1/publications', remoteAddress: '10.9.9.1' });
       statuses.push(last.statusCode);

@@ -36,11 +36,11 @@ export function startServerProcess(dataDir: string, env: Record<string, string> 
       const match = output.match(/Service listening on (http:\/\/[^\s]+)/);
       if (match) {
         clearTimeout(timer);
-        resolve({ child, url: match[1], output: () => output });
+        resolve({ child, url: match[1]!, output: () => output });
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.on('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${output}`));

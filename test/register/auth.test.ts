@@ -43,7 +43,7 @@ describe('register authentication', () => {
     ['a lower-case scheme', { authorization: `bearer ${'x'}` }],
     ['an empty bearer', { authorization: 'Bearer ' }],
   ])('answers 401 {"error":"Unauthorized"} for %s', async (_name, headers) => {
-    const response = await info(headers as Record<string, string>);
+    const response = await info(headers);
     expect(response.statusCode).toBe(401);
     expect(response.json()).toEqual({ error: 'Unauthorized' });
   });

@@ -37,7 +37,7 @@ interface Example {
 
 function readTsv<T>(file: string): T[] {
   const [header, ...lines] = readFileSync(new URL(file, seedDir), 'utf8').trimEnd().split('\n');
-  const names = header.split('\t');
+  const names = header!.split('\t');
   return lines.map((line) => Object.fromEntries(line.split('\t').map((v, i) => [names[i], v])) as T);
 }
 

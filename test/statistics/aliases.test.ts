@@ -105,7 +105,7 @@ describe('one rate limit whichever prefix is used', () => {
 
 describe('the OpenAPI document', () => {
   it('shows the canonical /v1 paths only and names the aliases', async () => {
-    const document = (await t.app.inject({ url: '/openapi.json' })).json() as { info: { description: string }; paths: Record<string, unknown> };
+    const document = (await t.app.inject({ url: '/openapi.json' })).json<{ info: { description: string }; paths: Record<string, unknown> }>();
     const paths = Object.keys(document.paths);
     expect(paths).toContain('/v1/publications');
     expect(paths.filter((p) => p.startsWith('/v1.0') || p.startsWith('/api/v1'))).toEqual([]);

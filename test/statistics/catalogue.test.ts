@@ -359,7 +359,7 @@ describe('GET /v1/data-sets/{dataSetId}/versions/{dataSetVersion}', () => {
   });
 
   it('redirects capitalised paths with 308 to the lower-case path, keeping the query', async () => {
-    const res = await get(`/v1/Data-Sets/${ids.main.toUpperCase()}/versions/V1.0?x=Y`);
+    const res = await get(`/v1/Data-Sets/${ids.main!.toUpperCase()}/versions/V1.0?x=Y`);
     expect(res.statusCode).toBe(308);
     expect(res.headers.location).toBe(`/v1/data-sets/${ids.main}/versions/v1.0?x=Y`);
     const prefix = await get(`/V1/Publications?page=1`);

@@ -119,7 +119,7 @@ function placeRows(rows: ResultRow[], meta: Meta, indicators: IndicatorMeta[]): 
     { id: 'location', label: 'Location', ...group(locationOf, locationList.length,
       (slots) => slots.sort((a, b) => levelRank(a) - levelRank(b) || compareNames(locationList[a]!.label, locationList[b]!.label)),
       (slot) => ({ key: locationList[slot]!.key, label: locationList[slot]!.label })) },
-    ...meta.filters.map((f, k) => ({ id: `filter:${f.id}` as GroupId, label: f.label, ...group(filterOf[k]!, f.options.length, (slots) => slots, (slot) => ({ key: f.options[slot]!.id, label: f.options[slot]!.label })) })),
+    ...meta.filters.map((f, k) => ({ id: `filter:${f.id}`, label: f.label, ...group(filterOf[k]!, f.options.length, (slots) => slots, (slot) => ({ key: f.options[slot]!.id, label: f.options[slot]!.label })) })),
   ];
   // A filter whose options are all missing from the rows (none given) is not a header group.
   const kept = placed.filter((g) => g.options.length > 0);
@@ -182,7 +182,7 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
     const base = keyArray(space, rows.length);
     ids.forEach((id, k) => {
       const positions = at.get(id);
-      if (positions) for (let i = 0; i < rows.length; i++) base[i] += positions[i]! * weights[k]!;
+      if (positions) for (let i = 0; i < rows.length; i++) base[i]! += positions[i]! * weights[k]!;
     });
     const indicatorAt = ids.indexOf('indicator');
     return {

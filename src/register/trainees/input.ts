@@ -108,5 +108,5 @@ export function attributesToColumns(attrs: Attributes): TraineePatch {
   const disabilities: Record<string, string> = {};
   for (const [key, value] of Object.entries(attrs)) if (DISABILITY_KEY.test(key) && !isBlank(value)) disabilities[key] = codeText(value);
   columns.disabilities = JSON.stringify(disabilities);
-  return columns as TraineePatch;
+  return columns;
 }

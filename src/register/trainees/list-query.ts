@@ -29,7 +29,7 @@ export interface TraineeListQuery {
 /** The list's filters from its query string; throws the real 422 (and 404 for `per_page=0`). */
 export function parseTraineeListQuery(query: Record<string, unknown>, today: string): TraineeListQuery {
   const errors: Record<string, string[]> = {};
-  const one = (value: unknown) => (Array.isArray(value) ? value[value.length - 1] : value);
+  const one = (value: unknown): unknown => (Array.isArray(value) ? (value as unknown[])[value.length - 1] : value);
 
   let academicCycle = academicCycleOf(today);
   const cycleParam = one(query.academic_cycle);

@@ -261,7 +261,7 @@ export async function loadPlacementsAndDegrees(db: Executor, traineeId: string):
       (SELECT coalesce(json_agg(p ORDER BY p.created_at, p.id), '[]'::json) FROM trainee_placements p WHERE p.trainee_id = ${traineeId}) AS placements,
       (SELECT coalesce(json_agg(d ORDER BY d.graduation_year, d.created_at, d.id), '[]'::json) FROM trainee_degrees d WHERE d.trainee_id = ${traineeId}) AS degrees
   `.execute(db);
-  const [{ placements, degrees }] = rows;
+  const { placements, degrees } = rows[0]!; // one row: the SELECT has no FROM
   return { placements: placements.map(serializePlacement), degrees: degrees.map(serializeDegree) };
 }
 
@@ -327,7 +327,7 @@ export async function insertNestedRecords(
 ): Promise<void> {
   const fromJson = (table: 'trainee_degrees' | 'trainee_placements', rows: object[]) => {
     if (rows.length === 0) return undefined;
-    const columns = Object.keys(rows[0]).map((c) => sql.ref(c));
+    const columns = Object.keys(rows[0]!).map((c) => sql.ref(c));
     return sql`insert into ${sql.table(table)} (${sql.join(columns)}) select ${sql.join(columns)} from jsonb_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}::jsonb)`;
   };
   const inserts = (table: string, values: Record<string, unknown>) =>

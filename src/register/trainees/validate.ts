@@ -374,7 +374,7 @@ export function checkNestedPlacement(raw: unknown, knownSchoolUrns: ReadonlySet<
   const postcode = isBlank(p.postcode) ? null : codeText(p.postcode).trim();
   let name = isBlank(p.name) ? null : codeText(p.name);
   if (urn !== null && !isUrn(urn)) errors.push('placements_attributes urn is invalid');
-  if (urn !== null && isSpecialUrn(urn)) name = SPECIAL_URNS[urn];
+  if (urn !== null && isSpecialUrn(urn)) name = SPECIAL_URNS[urn]!;
   if (name === null && !(urn !== null && knownSchoolUrns.has(urn))) errors.push("placements_attributes name can't be blank");
   else if (name !== null && name.length > PLACEMENT_NAME_MAX) errors.push(`placements_attributes name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
   if (postcode !== null && !isUkPostcode(postcode)) errors.push('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');

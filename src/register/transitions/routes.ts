@@ -36,7 +36,7 @@ export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async 
   );
 
   app.post<{ Params: { trainee_id: string } }>('/trainees/:trainee_id/recommend-for-qts', { schema: schema(202) }, async (request, reply) => {
-    const successor = request.url.split('?')[0].replace(/recommend-for-qts\/?$/, 'update-qts-or-eyts-status');
+    const successor = request.url.split('?')[0]!.replace(/recommend-for-qts\/?$/, 'update-qts-or-eyts-status');
     reply.header('deprecation', RECOMMEND_FOR_QTS_DEPRECATED_AT);
     reply.header('link', `<${successor}>; rel="successor-version"`);
     return sendTrainee(reply, await recommendForAward(db, request.registerContext, traineeWriteOf(request)), 202);

@@ -9,7 +9,7 @@ import { UnprocessableError } from '../../errors.js';
 import type { RegisterContext, TraineeWrite } from '../context.js';
 import { unprocessableEntries } from '../errors.js';
 import { entryName } from '../reference-data.js';
-import { assertWithdrawable, isTraineeState, nextState, stateAfterTrnReceived, TRANSITIONS, type TraineeState } from '../state-machine.js';
+import { assertWithdrawable, isTraineeState, nextState, stateAfterTrnReceived, TRANSITIONS } from '../state-machine.js';
 import { countDegrees } from '../degrees/repository.js';
 import { countPlacements } from '../placements/repository.js';
 import type { TraineePatch, TraineeRow } from '../trainees/repository.js';
@@ -30,7 +30,7 @@ async function applyStateChange(
 ): Promise<TraineeRow> {
   const before = Object.fromEntries(Object.keys(patch).map((k) => [k, trainee[k as keyof TraineeRow] ?? null]));
   // The audit shows the reasons as the array they are, not as the JSON text the column is written with.
-  const after = { ...patch, ...(typeof patch.withdrawal_reasons === 'string' ? { withdrawal_reasons: JSON.parse(patch.withdrawal_reasons) } : {}) };
+  const after = { ...patch, ...(typeof patch.withdrawal_reasons === 'string' ? { withdrawal_reasons: JSON.parse(patch.withdrawal_reasons) as unknown } : {}) };
   const updated = await updateTraineeAudited(trx, trainee, writer, action, { ...patch, ...bookkeeping }, before, after);
   await appendTraineeStateChanged(trx, owner, trainee.id, { from: trainee.state, to: updated.state, reason, changes: after });
   return updated;
@@ -46,7 +46,7 @@ async function changeState(
 
 export async function deferTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
   return withLockedTrainee(db, context, write, async (trx, trainee) => {
-    const checked = checkDefer(write.data(), trainee.state as TraineeState);
+    const checked = checkDefer(write.data(), trainee.state);
     if (checked.errors.length > 0) throw unprocessableEntries(checked.errors);
     return changeState(trx, trainee, context, 'defer', 'deferral', {
       state: 'deferred',
@@ -82,7 +82,7 @@ export async function recommendForAward(db: Db, context: RegisterContext, write:
     const checked = checkQtsStatus(
       input,
       {
-        state: trainee.state as TraineeState,
+        state: trainee.state,
         itt_start_date: trainee.itt_start_date,
         training_route: entryName('training_route', trainee.training_route) ?? trainee.training_route,
         degreeCount,

@@ -10,7 +10,7 @@ import type { TraineeState } from '../state-machine.js';
 export const REGISTER_VERSIONS = ['v2025.0', 'v2026.0', 'v2026.1'] as const;
 export type RegisterVersion = (typeof REGISTER_VERSIONS)[number];
 
-export const LATEST_VERSION: RegisterVersion = REGISTER_VERSIONS[REGISTER_VERSIONS.length - 1];
+export const LATEST_VERSION: RegisterVersion = REGISTER_VERSIONS[REGISTER_VERSIONS.length - 1]!;
 
 /** The syntax of a version segment (real route constraint); well-formed but unknown versions get the API's 401/404. */
 export const VERSION_SEGMENT = /^v[.0-9]+(-pre|-rc)?$/;

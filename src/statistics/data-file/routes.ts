@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { StatisticsApiOptions } from '../index.js';
 import { ifNoneMatchMatches } from '../../http/conditional.js';
 import { acceptsGzip, attachmentDisposition } from '../../http/downloads.js';
@@ -45,7 +45,7 @@ export const dataFileRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (p
       },
     },
     async (request, reply) => {
-      const query = request.query as Static<typeof CsvQuery>;
+      const query = request.query;
       const download = await openDataFileDownload(db, {
         dataSetId: request.params.dataSetId,
         dataSetVersion: query.dataSetVersion,

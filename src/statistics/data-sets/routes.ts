@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Static } from '@sinclair/typebox';
 import type { StatisticsApiOptions } from '../index.js';
 import { sendCacheable } from '../cache-headers.js';
 import { previewTokenOf } from '../preview-token.js';
@@ -31,7 +30,7 @@ export const dataSetRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
       },
     },
     async (request, reply) => {
-      const query = request.query as Static<typeof PagedQuery>;
+      const query = request.query;
       const body = await listPublicationDataSets(db, request.params.publicationId, { page: query.page ?? 1, pageSize: query.pageSize ?? 10 });
       return sendCacheable(request, reply, body);
     },

@@ -58,6 +58,6 @@ export async function listPublicationDataSets(
 export async function getDataSet(db: Executor, dataSetId: string, previewToken?: string): Promise<DataSetView> {
   const { dataSet } = await resolveDataSet(db, { dataSetId, previewToken });
   const live = await findLatestLiveVersion(db, dataSet.id);
-  const summaries = live ? await loadVersionMetaSummaries(db, [live.id]) : new Map();
-  return dataSetView(dataSet, live, live ? summaries.get(live.id) : undefined);
+  const summary = live ? (await loadVersionMetaSummaries(db, [live.id])).get(live.id) : undefined;
+  return dataSetView(dataSet, live, summary);
 }

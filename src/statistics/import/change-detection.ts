@@ -93,7 +93,7 @@ const stateOf = <O>(change: { previous?: O; current?: O }) => ({
 export function computeChanges(previous: VersionMetaSnapshot, current: VersionMetaSnapshot): ComputedChange[] {
   const out: ComputedChange[] = [];
   const push = <L extends ChangeList>(kind: 'major' | 'minor', list: L, change: ChangeItemByList[L]) =>
-    out.push({ kind, list, change } as ComputedChange);
+    out.push({ kind, list, change });
 
   const filters = diff(
     previous.filters,

@@ -7,7 +7,7 @@ import { previewTokenOf } from '../preview-token.js';
 import { statisticsRequestHook } from '../request-binding.js';
 import { DataSetMetaViewModel, errorResponses, okResponse } from '../schemas.js';
 import { DataSetIdParams, DataSetVersionQueryParameter, notModified, PreviewTokenHeaders } from '../route-params.js';
-import { getDataSetMeta, META_TYPES, type MetaType } from './service.js';
+import { getDataSetMeta, META_TYPES } from './service.js';
 
 const MetaQuery = Type.Object(
   {
@@ -46,7 +46,7 @@ export const metaRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugi
       },
     },
     async (request, reply) => {
-      const query = request.query as { types?: MetaType[]; dataSetVersion?: string };
+      const query = request.query;
       const body = await getDataSetMeta(db, {
         dataSetId: request.params.dataSetId,
         dataSetVersion: query.dataSetVersion,

@@ -17,8 +17,8 @@ export interface PublicationRow {
 function visiblePublications(db: Executor, versionStatuses: readonly VersionStatus[]) {
   return db
     .selectFrom('publications as p')
-    .where(({ exists, selectFrom }) =>
-      exists(selectFrom('data_sets as d').select('d.id').whereRef('d.publication_id', '=', 'p.id').where('d.status', '=', 'Published')),
+    .where((eb) =>
+      eb.exists(eb.selectFrom('data_sets as d').select('d.id').whereRef('d.publication_id', '=', 'p.id').where('d.status', '=', 'Published')),
     )
     .select(['p.id', 'p.title', 'p.slug', 'p.summary'])
     .select((eb) =>

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { StatisticsApiOptions } from '../index.js';
 import { sendCacheable } from '../cache-headers.js';
 import { pagingParameters } from '../paging.js';
@@ -38,7 +38,7 @@ export const publicationRoutes: FastifyPluginAsync<StatisticsApiOptions> = async
       },
     },
     async (request, reply) => {
-      const query = request.query as Static<typeof PublicationListQuery>;
+      const query = request.query;
       const body = await listPublications(db, { search: query.search, page: query.page ?? 1, pageSize: query.pageSize ?? 20 });
       return sendCacheable(request, reply, body);
     },

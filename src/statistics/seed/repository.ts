@@ -28,7 +28,7 @@ export async function anyDataSetWithoutVersions(db: Executor, dataSetIds: readon
     .selectFrom('data_sets as d')
     .select('d.id')
     .where('d.id', 'in', [...dataSetIds])
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('data_set_versions as v').select('v.id').whereRef('v.data_set_id', '=', 'd.id'))))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('data_set_versions as v').select('v.id').whereRef('v.data_set_id', '=', 'd.id'))))
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;

@@ -168,7 +168,7 @@ async function findVersion(db: Executor, dataSetId: string, selector: string | u
     if (!live) throw new NotFoundError(`Data set ${dataSetId} has no published version.`);
     return live;
   }
-  const parsed = parseVersionSelector(selector!);
+  const parsed = parseVersionSelector(selector);
   if (!parsed) throw new NotFoundError(`'${selector}' is not a data set version.`);
   const version =
     parsed.kind === 'exact'

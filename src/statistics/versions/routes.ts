@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { StatisticsApiOptions } from '../index.js';
 import { sendCacheable } from '../cache-headers.js';
 import { previewTokenOf } from '../preview-token.js';
@@ -40,7 +40,7 @@ export const versionRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
       },
     },
     async (request, reply) => {
-      const query = request.query as Static<typeof PagedQuery>;
+      const query = request.query;
       const body = await listVersions(
         db,
         request.params.dataSetId,
@@ -90,7 +90,7 @@ export const versionRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
       },
     },
     async (request, reply) => {
-      const query = request.query as Static<typeof ChangesQuery>;
+      const query = request.query;
       const body = await getVersionChanges(db, {
         dataSetId: request.params.dataSetId,
         dataSetVersion: request.params.dataSetVersion,

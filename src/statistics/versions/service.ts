@@ -81,7 +81,7 @@ function buildChangeSet(rows: Array<{ list: string; change: unknown }>): ChangeS
     else if (name === 'locationOptions') set[name] = groupOptionChanges(changes, 'level');
     else set[name] = changes.map(stateOnly);
   }
-  return set as ChangeSetView;
+  return set;
 }
 
 export async function changeSetsOf(db: Executor, versionIds: readonly number[]) {

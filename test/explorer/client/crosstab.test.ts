@@ -159,7 +159,7 @@ describe('cross-tab', () => {
 
   it('writes the table as shown as CSV, headers repeated, raw values', () => {
     const table = buildCrossTab(rows, meta, meta.indicators, { rows: ['location', 'timePeriod'], columns: ['filter:F2', 'indicator'] });
-    const csv = parse(crossTabCsv('Pupils, by "school"', table), { relax_column_count: true }) as string[][];
+    const csv: string[][] = parse(crossTabCsv('Pupils, by "school"', table), { relax_column_count: true });
     expect(csv).toEqual([
       ['Pupils, by "school": Ethnicity: Total'],
       ['', '', 'Primary', 'Primary', 'Secondary', 'Secondary'],

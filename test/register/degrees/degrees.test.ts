@@ -181,7 +181,7 @@ describe('degrees', () => {
     expect(res.json().data).toMatchObject({ trainee_id: id, degrees: [] });
     const audits = await f.database.db.selectFrom('trainee_audits').selectAll().where('trainee_id', '=', id).orderBy('id').execute();
     expect(audits.map((a) => a.action)).toEqual(['degree.create', 'degree.delete']);
-    expect(audits[1].before).toMatchObject({ degree_id: degree.degree_id });
-    expect(audits[1].token_id).not.toBeNull();
+    expect(audits[1]!.before).toMatchObject({ degree_id: degree.degree_id });
+    expect(audits[1]!.token_id).not.toBeNull();
   });
 });

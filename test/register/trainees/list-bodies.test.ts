@@ -14,7 +14,7 @@ const list = async (version: string) => {
   const response = await t.app.inject({ method: 'GET', url: `/api/${version}/trainees`, headers: p.auth });
   expect(response.statusCode).toBe(200);
   expect(response.headers['content-type']).toMatch(/^application\/json/);
-  return response.json() as { data: Array<Record<string, unknown>>; meta: Record<string, number> };
+  return response.json<{ data: Array<Record<string, unknown>>; meta: Record<string, number> }>();
 };
 
 describe('GET /trainees after changes', () => {

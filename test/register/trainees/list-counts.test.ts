@@ -41,18 +41,18 @@ describe('GET /trainees total_count', () => {
     }
     expect(await totals(provider)).toEqual({ fromCounts: 4, counted: 4 });
 
-    await db.updateTable('trainees').set({ state: 'draft' }).where('id', '=', ids[0]).execute();
+    await db.updateTable('trainees').set({ state: 'draft' }).where('id', '=', ids[0]!).execute();
     expect(await totals(provider)).toEqual({ fromCounts: 3, counted: 3 });
-    await db.updateTable('trainees').set({ state: 'trn_received', trn: '7654321' }).where('id', '=', ids[0]).execute();
+    await db.updateTable('trainees').set({ state: 'trn_received', trn: '7654321' }).where('id', '=', ids[0]!).execute();
     expect(await totals(provider)).toEqual({ fromCounts: 4, counted: 4 });
 
-    await db.updateTable('trainees').set({ discarded_at: new Date() }).where('id', '=', ids[1]).execute();
+    await db.updateTable('trainees').set({ discarded_at: new Date() }).where('id', '=', ids[1]!).execute();
     expect(await totals(provider)).toEqual({ fromCounts: 3, counted: 3 });
 
     await db
       .updateTable('trainees')
       .set({ itt_start_date: `${cycle.year - 1}-09-01`, trainee_start_date: `${cycle.year - 1}-09-01` })
-      .where('id', '=', ids[2])
+      .where('id', '=', ids[2]!)
       .execute();
     expect(await totals(provider)).toEqual({ fromCounts: 2, counted: 2 });
     expect(await totals(provider, cycle.year - 1)).toEqual({ fromCounts: 1, counted: 1 });
@@ -65,7 +65,7 @@ describe('GET /trainees total_count', () => {
     await sql`DELETE FROM trainee_audits WHERE trainee_id = ${ids[3]}`.execute(db);
     await sql`DELETE FROM trainee_placements WHERE trainee_id = ${ids[3]}`.execute(db);
     await sql`DELETE FROM trainee_degrees WHERE trainee_id = ${ids[3]}`.execute(db);
-    await db.deleteFrom('trainees').where('id', '=', ids[3]).execute();
+    await db.deleteFrom('trainees').where('id', '=', ids[3]!).execute();
     expect(await totals(provider)).toEqual({ fromCounts: 1, counted: 1 });
   });
 

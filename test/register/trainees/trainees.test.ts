@@ -351,7 +351,7 @@ describe('concurrent duplicates', () => {
     for (let i = 0; i < 50 && waiting === 0; i++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`.execute(t.database.db);
-      waiting = rows[0].n;
+      waiting = rows[0]!.n;
     }
     expect(waiting).toBe(1);
     expect(settled).toBe(false);
@@ -456,8 +456,8 @@ describe('PUT/PATCH /trainees/{trainee_id}', () => {
     const audits = await t.database.db.selectFrom('trainee_audits').selectAll().where('trainee_id', '=', created.trainee_id).orderBy('id').execute();
     expect(audits.map((a) => a.action)).toEqual(['create', 'update']);
     expect(audits[1]).toMatchObject({ provider_id: p.id, token_id: p.tokenId });
-    expect((audits[1].before as Record<string, unknown>).first_names).toBe('John');
-    expect((audits[1].after as Record<string, unknown>).first_names).toBe('Alice');
+    expect((audits[1]!.before as Record<string, unknown>).first_names).toBe('John');
+    expect((audits[1]!.after as Record<string, unknown>).first_names).toBe('Alice');
   });
 
   it('refuses invalid changes with 422 and changes nothing', async () => {
@@ -555,9 +555,9 @@ describe('GET /trainees', () => {
     for (const [i, id] of ids.entries()) {
       await db.updateTable('trainees').set({ updated_at: new Date(Date.UTC(2026, 0, 1 + i)) }).where('id', '=', id).execute();
     }
-    await db.updateTable('trainees').set({ state: 'deferred' }).where('id', '=', ids[0]).execute();
-    await db.updateTable('trainees').set({ state: 'trn_received', trn: '1234567' }).where('id', 'in', [ids[1], ids[2]]).execute();
-    await db.updateTable('trainees').set({ state: 'draft' }).where('id', '=', ids[5]).execute();
+    await db.updateTable('trainees').set({ state: 'deferred' }).where('id', '=', ids[0]!).execute();
+    await db.updateTable('trainees').set({ state: 'trn_received', trn: '1234567' }).where('id', 'in', [ids[1]!, ids[2]!]).execute();
+    await db.updateTable('trainees').set({ state: 'draft' }).where('id', '=', ids[5]!).execute();
     const lastCycle = (await post('v2026.1', validTrainee({ last_name: 'Old', itt_start_date: `${cycle.year - 1}-09-01`, itt_end_date: `${cycle.year}-07-31` }), lister)).json().data;
     ids.push(lastCycle.trainee_id);
   });
@@ -592,9 +592,9 @@ describe('GET /trainees', () => {
       created.push((await post('v2026.1', validTrainee({ last_name: name }), boundary)).json().data.trainee_id);
     }
     const db = t.database.db;
-    await db.updateTable('trainees').set({ itt_start_date: `${cycle.year}-08-01`, trainee_start_date: null }).where('id', '=', created[0]).execute();
-    await db.updateTable('trainees').set({ itt_start_date: `${cycle.year}-07-31`, trainee_start_date: null }).where('id', '=', created[1]).execute();
-    await db.updateTable('trainees').set({ itt_start_date: `${cycle.year - 1}-09-01`, trainee_start_date: `${cycle.year}-08-01` }).where('id', '=', created[2]).execute();
+    await db.updateTable('trainees').set({ itt_start_date: `${cycle.year}-08-01`, trainee_start_date: null }).where('id', '=', created[0]!).execute();
+    await db.updateTable('trainees').set({ itt_start_date: `${cycle.year}-07-31`, trainee_start_date: null }).where('id', '=', created[1]!).execute();
+    await db.updateTable('trainees').set({ itt_start_date: `${cycle.year - 1}-09-01`, trainee_start_date: `${cycle.year}-08-01` }).where('id', '=', created[2]!).execute();
     const idsOf = async (query: string) => (await list(query, boundary)).json().data.map((d: { trainee_id: string }) => d.trainee_id).sort();
     expect(await idsOf(`?academic_cycle=${cycle.year}`)).toEqual([created[0], created[2]].sort());
     expect(await idsOf(`?academic_cycle=${cycle.year - 1}`)).toEqual([created[1]]);

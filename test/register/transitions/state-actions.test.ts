@@ -40,8 +40,8 @@ describe('POST /trainees/{id}/defer', () => {
     expect(res.headers.etag).toBe(get.headers.etag);
     const rows = await audits(id);
     expect(rows.map((r) => r.action)).toEqual(['defer']);
-    expect(rows[0].after).toMatchObject({ state: 'deferred', defer_date: today() });
-    expect(rows[0].before).toMatchObject({ state: 'trn_received', defer_date: null });
+    expect(rows[0]!.after).toMatchObject({ state: 'deferred', defer_date: today() });
+    expect(rows[0]!.before).toMatchObject({ state: 'trn_received', defer_date: null });
   });
 
   it('honours If-Match: a stale ETag is a 412 that changes nothing, the current one goes through', async () => {
@@ -128,7 +128,7 @@ describe('POST /trainees/{id}/withdraw', () => {
     });
     const rows = await audits(id);
     expect(rows.map((r) => r.action)).toEqual(['withdraw']);
-    expect(rows[0].after).toMatchObject({ state: 'withdrawn', withdrawal_reasons: ['record_added_in_error'] });
+    expect(rows[0]!.after).toMatchObject({ state: 'withdrawn', withdrawal_reasons: ['record_added_in_error'] });
   });
 
   it('takes another_reason and safeguarding_concern_reasons with the reasons that need them', async () => {

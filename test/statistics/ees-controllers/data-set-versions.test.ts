@@ -341,7 +341,7 @@ describe('GetDataSetVersionChangesTests', () => {
           list,
           items.map((item) => {
             const options = item.options as Array<{ previousState?: { label: string }; currentState?: { label: string } }> | undefined;
-            const states = options ?? [item as { previousState?: { label?: string; level?: { code: string } }; currentState?: { label?: string; level?: { code: string } } }];
+            const states = options ?? [item];
             return states.map((s) => (s.previousState ? `-${labelOf(s.previousState)}` : `+${labelOf(s.currentState!)}`)).join(' ');
           }),
         ]),

@@ -101,7 +101,7 @@ async function queryDataSet(options: QueryOptions = {}) {
 async function ok(options: QueryOptions): Promise<QueryBody> {
   const response = await queryDataSet(options);
   expect(response.statusCode, response.body).toBe(200);
-  return response.json() as QueryBody;
+  return response.json<QueryBody>();
 }
 
 

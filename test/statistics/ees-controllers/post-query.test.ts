@@ -75,7 +75,7 @@ async function queryDataSet(request: unknown, options: PostOptions = {}) {
 async function ok(request: unknown, options: PostOptions = {}): Promise<QueryBody> {
   const response = await queryDataSet(request, options);
   expect(response.statusCode, response.body).toBe(200);
-  return response.json() as QueryBody;
+  return response.json<QueryBody>();
 }
 
 const SESS_AUTHORISED = { indicators: [D.IndicatorSessAuthorised] };

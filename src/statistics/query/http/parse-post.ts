@@ -232,7 +232,7 @@ class CriteriaParser {
         this.problems.add(join(path, 'not'), 'NotNull', { value: null });
         return undefined;
       }
-      const item = this.criteria(child!, join(path, 'not'), depth + 1);
+      const item = this.criteria(child, join(path, 'not'), depth + 1);
       return item ? { kind: 'not', item } : undefined;
     }
     return { kind: 'facets', facets: this.facets(value, path) };

@@ -29,7 +29,7 @@ export function matches(row: Row, p: Predicate): boolean {
     case 'not':
       return !matches(row, p.item);
     case 'in': {
-      const found = p.values.includes(row[p.column as keyof Row] as never);
+      const found = p.values.includes(row[p.column as keyof Row]);
       return p.negated ? !found : found;
     }
     case 'compare': {

@@ -229,7 +229,7 @@ describe('RowIndexCollector (the import\'s rows, in file order with file-local i
           const rowIds = shuffledIds ? Int32Array.from(rows.map((_, r) => ((r * 7919) % rows.length) + 1)) : undefined;
           // Row ids a permutation of 1..n only when 7919 and n have no common factor; else file order.
           const ids = rowIds && new Set(rowIds).size === rows.length ? rowIds : undefined;
-          const { collected, fromRows } = bothWays(rows as FileRow[], { tp, facets }, ids, facetOrder);
+          const { collected, fromRows } = bothWays(rows, { tp, facets }, ids, facetOrder);
           expect(encodeRowIndex(await collected, 'v1')).toEqual(encodeRowIndex(fromRows, 'v1'));
         },
       ),

@@ -43,7 +43,7 @@ describe('POST query bodies', () => {
   it('keep the documented names in error paths', async () => {
     const response = await post(JSON.stringify({ PageSize: 0, Criteria: { GeographicLevels: { Eq: 'XX' } } }));
     expect(response.statusCode).toBe(400);
-    const paths = (response.json() as { errors: Array<{ path: string }> }).errors.map((e) => e.path);
+    const paths = response.json<{ errors: Array<{ path: string }> }>().errors.map((e) => e.path);
     expect(paths).toEqual(expect.arrayContaining(['pageSize', 'criteria.geographicLevels.eq']));
   });
 
