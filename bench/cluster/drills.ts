@@ -199,7 +199,7 @@ async function main() {
     for (let attempt = 1; ; attempt++) {
       const begin = performance.now();
       const current = drill;
-      let status = 0;
+      let status: number;
       let servedBy: string | undefined;
       let wrongData: boolean | undefined;
       let failure: string | undefined;
@@ -244,7 +244,7 @@ async function main() {
     for (;;) {
       outcome.attempts++;
       const begin = performance.now();
-      let status = 0;
+      let status: number;
       let failure: string | undefined;
       let retryAfter: string | null = null;
       try {

@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { serveFeed, type FeedQuery } from '../../events/feed.js';
+import { serveFeed } from '../../events/feed.js';
 import { feedQuery } from '../../events/feed-schema.js';
 import type { RegisterRouteOptions } from '../context.js';
 import { REGISTER_EVENT_TYPES, registerEventBody } from './service.js';
@@ -19,7 +19,7 @@ export const registerEventRoutes: FastifyPluginAsync<RegisterRouteOptions> = asy
     { schema: { hide: true, querystring: feedQuery(REGISTER_EVENT_TYPES, RESOURCE) } },
     async (request, reply) => {
       const { provider, environment } = request.registerContext;
-      return serveFeed(request, reply, request.query as FeedQuery, {
+      return serveFeed(request, reply, request.query, {
         scope: { api: 'register', providerId: provider.id, environment },
         types: REGISTER_EVENT_TYPES,
         render: (event, cursor) => registerEventBody(event, version, cursor),

@@ -39,7 +39,7 @@ function rowAnswer(index: number, error: unknown): BatchRowResult {
 }
 
 export async function createTraineeBatch(db: Db, context: RegisterContext, rows: unknown[], enhancedErrors: boolean): Promise<BatchResult> {
-  const answers: BatchRowResult[] = new Array(rows.length);
+  const answers = new Array<BatchRowResult>(rows.length);
   const valid: Array<{ index: number; prepared: PreparedCreate }> = [];
   for (const [index, row] of rows.entries()) {
     try {

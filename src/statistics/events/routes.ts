@@ -5,7 +5,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { serveFeed, type FeedQuery } from '../../events/feed.js';
+import { serveFeed } from '../../events/feed.js';
 import { anonymousClient } from '../../plugins/streaming.js';
 import { feedQuery, STREAM_DESCRIPTION } from '../../events/feed-schema.js';
 import { errorResponses } from '../schemas.js';
@@ -67,7 +67,7 @@ export const statisticsEventRoutes: FastifyPluginAsync = async (plugin) => {
       },
     },
     async (request, reply) =>
-      serveFeed(request, reply, request.query as FeedQuery, {
+      serveFeed(request, reply, request.query, {
         scope: { api: 'statistics' },
         types: STATISTICS_EVENT_TYPES,
         render: statisticsEventBody,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { StatisticsApiOptions } from '../index.js';
 import { addVary } from '../../http/vary.js';
 import { attachmentDisposition } from '../../http/downloads.js';
@@ -66,7 +66,7 @@ export const parquetFileRoutes: FastifyPluginAsync<StatisticsApiOptions> = async
       },
     },
     async (request, reply) => {
-      const query = request.query as Static<typeof ParquetQuery>;
+      const query = request.query;
       const download = await openParquetDownload(db, {
         dataSetId: request.params.dataSetId,
         dataSetVersion: query.dataSetVersion,

@@ -58,9 +58,9 @@ export async function readRowIndexChunks(client: pg.PoolClient, rowsTable: strin
     `COPY (SELECT part, chunk, bytes FROM version_row_index_chunks WHERE rows_table = ${pg.escapeLiteral(rowsTable)} AND (${terms.join(' OR ')})) TO STDOUT (FORMAT binary)`,
   );
   await readBinaryCopy(client.query(copy), 3, (buffer, offsets, lengths) => {
-    const part = buffer.toString('latin1', offsets[0]!, offsets[0]! + lengths[0]!);
+    const part = buffer.toString('latin1', offsets[0], offsets[0]! + lengths[0]!);
     // A copy: the tuple's buffer is the connection's and is reused.
-    found.set(`${part}:${buffer.readInt32BE(offsets[1]!)}`, Buffer.from(buffer.subarray(offsets[2]!, offsets[2]! + lengths[2]!)));
+    found.set(`${part}:${buffer.readInt32BE(offsets[1])}`, Buffer.from(buffer.subarray(offsets[2], offsets[2]! + lengths[2]!)));
   });
   return found;
 }

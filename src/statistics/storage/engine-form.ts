@@ -443,7 +443,7 @@ async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart, tim
       if (i >= INFLATING_AT_ONCE) await inflated[i - INFLATING_AT_ONCE];
       // Reads queue on the one connection, in order. Handled at once, so a failure while an earlier piece is
       // awaited is not unhandled; it surfaces where this piece is awaited.
-      const piece = readInflated(client, rowsTable, part, ranges[i]!, pieceBytes[i]!).then(
+      const piece = readInflated(client, rowsTable, part, ranges[i]!, pieceBytes[i]).then(
         (bytes) => {
           checkChecksum(bytes, header.pieceChecksums[i], `${part} piece ${i} of ${rowsTable}`);
           return bytes;

@@ -415,7 +415,7 @@ function nullTest(data: Arrow.Data): (i: number) => boolean {
   const nulls = data.nullCount;
   if (nulls === 0) return () => false;
   if (nulls === data.length) return () => true;
-  const bitmap = data.nullBitmap!;
+  const bitmap = data.nullBitmap;
   const offset = data.offset;
   return (i) => (bitmap[(offset + i) >>> 3]! & (1 << ((offset + i) & 7))) === 0;
 }

@@ -59,7 +59,7 @@ export async function buildRowIndex(db: Executor, meta: VersionMeta, options: Bu
       for (let c = 0; c < facets.length; c++) facetValues[c] = Number(row[facets[c]!] ?? 0);
       for (let c = 0; c < indicatorColumns.length; c++) {
         const raw = row[indicatorColumns[c]!];
-        indicatorTexts[c] = raw === null || raw === undefined ? '' : String(raw);
+        indicatorTexts[c] = raw === null || raw === undefined ? '' : (raw as number).toString();
       }
       builder.add(Number(row.id), Number(row.time_period_id), String(row.geographic_level), facetValues, indicatorTexts);
     }

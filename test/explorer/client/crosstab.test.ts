@@ -178,7 +178,7 @@ describe('cross-tab', () => {
       indicators: [{ ...meta.indicators[0]!, label: '=HYPERLINK("http://evil.example","x")' }, meta.indicators[1]!],
     };
     const table = buildCrossTab(rows, hostile, hostile.indicators, { rows: ['location', 'timePeriod'], columns: ['filter:F2', 'indicator'] });
-    const csv = parse(crossTabCsv('@SUM(1)', table), { relax_column_count: true }) as string[][];
+    const csv: string[][] = parse(crossTabCsv('@SUM(1)', table), { relax_column_count: true });
     expect(csv[0]![0]).toMatch(/^'@SUM\(1\)/);
     expect(csv[1]).toEqual(['', '', "'=1+1", "'=1+1", "'+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"]);
     expect(csv[2]![2]).toBe('\'=HYPERLINK("http://evil.example","x")');

@@ -48,7 +48,7 @@ async function create(t: TestApp, p: TestProvider, name: string, providerTrainee
   return res.json().data.trainee_id;
 }
 
-const stateOf = async (t: TestApp, p: TestProvider, id: string) => (await call(t, p, 'GET', `/trainees/${id}`)).json() as { state: string; trn: string | null; awarded_at: string | null };
+const stateOf = async (t: TestApp, p: TestProvider, id: string) => (await call(t, p, 'GET', `/trainees/${id}`)).json<{ state: string; trn: string | null; awarded_at: string | null }>();
 
 describe('the sandbox simulates the teacher record service', () => {
   let t: TestApp;

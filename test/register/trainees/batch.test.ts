@@ -47,7 +47,7 @@ describe('POST /trainees/batch', () => {
     const eventsBefore = await createdEvents();
     const res = await f.call('POST', 'v2026.1', '/trainees/batch', { data: rows });
     expect(res.statusCode, res.body.slice(0, 500)).toBe(200);
-    const body = res.json() as { data: Array<{ index: number; status: number; data?: { trainee_id: string; last_name: string }; message?: string; errors?: string[] }>; meta: unknown };
+    const body = res.json<{ data: Array<{ index: number; status: number; data?: { trainee_id: string; last_name: string }; message?: string; errors?: string[] }>; meta: unknown }>();
     expect(body.meta).toEqual({ rows: 100, created: 93, failed: 7 });
     expect(body.data.map((r) => r.index)).toEqual(rows.map((_, i) => i));
     const failed = body.data.filter((r) => r.status !== 201);

@@ -71,7 +71,7 @@ describe('the Parquet download, read by other tools', () => {
       const totalResults = (await getJson(`/v1/data-sets/${dataSetId}/versions/${version}`)).totalResults as number;
       const meta = await getJson(`/v1/data-sets/${dataSetId}/meta?${query}`);
       const csv = await app.inject({ method: 'GET', url: `/v1/data-sets/${dataSetId}/csv?${query}`, headers: { 'accept-encoding': 'identity' } });
-      const records = parse(csv.body, { columns: true, bom: true }) as Array<Record<string, string>>;
+      const records = parse<Record<string, string>>(csv.body, { columns: true, bom: true });
       expect(records.length).toBe(totalResults);
 
       const indicators = (meta.indicators as Array<{ column: string }>).map((i) => i.column);
@@ -103,7 +103,7 @@ describe('the Parquet download, read by other tools', () => {
       received += body.byteLength;
       return new Response(body, { status: response.status, headers: response.headers });
     };
-    const file = await asyncBufferFromUrl({ url, fetch: counting as typeof fetch });
+    const file = await asyncBufferFromUrl({ url, fetch: counting });
     const metadata = await parquetMetadataAsync(file);
     expect(metadata.row_groups.length).toBeGreaterThanOrEqual(3);
     const meta = await getJson(`/v1/data-sets/${largest.dataSetId}/meta?dataSetVersion=${largest.version}`);

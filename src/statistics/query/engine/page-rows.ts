@@ -21,7 +21,7 @@ export function databasePageRows(rows: ReadonlyArray<Record<string, unknown>>): 
     idsOf: (column) => (r) => Number(rows[r]![column]),
     textsOf: (column) => (r) => {
       const value = rows[r]![column];
-      return value === null || value === undefined ? '' : String(value);
+      return value === null || value === undefined ? '' : (value as number).toString();
     },
   };
 }

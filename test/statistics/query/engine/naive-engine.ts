@@ -70,7 +70,7 @@ function compareRows(sorts: readonly SortKey[], a: Row, b: Row): number {
     const descending = sort.direction === 'Desc';
     const x = a[sort.column];
     const y = b[sort.column];
-    let order = 0;
+    let order: number;
     if (sort.kind === 'rank') {
       const rank = (v: unknown) => {
         const at = sort.ranks!.findIndex((r) => r === v || Number(r) === Number(v));

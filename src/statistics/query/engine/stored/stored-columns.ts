@@ -526,7 +526,8 @@ export class StoredColumnsCache {
         return new StoredColumns(rowsTable, readHeader<FacetsHeader>(f, rowsTable), readHeader<ValuesHeader>(v, rowsTable));
       } catch (error) {
         // Of another format, or a header that does not read: as if there were none (the row index store rebuilds it).
-        if (needsRebuild(error) || String((error as { code?: unknown }).code ?? '').startsWith('Z_')) return undefined;
+        const code = (error as { code?: unknown }).code;
+        if (needsRebuild(error) || (typeof code === 'string' && code.startsWith('Z_'))) return undefined;
         throw error;
       }
     }, { ownTimeout: false });
