@@ -39,6 +39,8 @@ declare module 'fastify' {
      * use, not at start (src/plugins/deferred-schemas.ts). A test runs it on the whole app.
      */
     compileDeferredSchemas: () => Promise<number>;
+    /** Settles when `/health/ready` may answer 200: at once, or after the start's warm-up (`warmUpBeforeReady`). */
+    warmedUp: Promise<void>;
   }
 }
 
@@ -230,8 +232,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await nextTurn();
   await app.register(explorerPlugin, { assets: deps.explorerAssets });
 
+  let warmUpOver = () => {};
+  app.decorate('warmedUp', new Promise<void>((resolve) => (warmUpOver = resolve)));
   await app.ready();
-  if (!warmedUp) {
+  if (warmedUp) warmUpOver();
+  else {
     // After the row index warm-up, one step at a time, each waiting while a row index loads (compiling alongside
     // delayed the first index by 0.45 s) and, for its first 5 s, while requests are being answered or came within the
     // last REQUESTS_QUIET_MS (a schema compiled between two turns of a request delayed a fresh instance's first query
@@ -259,6 +264,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       .catch((error: unknown) => app.log.error({ err: error }, 'warm-up failed'))
       .finally(() => {
         warmedUp = true;
+        warmUpOver();
       });
   }
   return app;

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError, capErrors, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
+import { AppError, capErrors, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, NotReadyError, ValidationError, type FieldError } from '../errors.js';
 
 /** RFC 9457 problem details, the default error body of the service. */
 export const ProblemSchema = Type.Object(
@@ -132,6 +132,7 @@ export function sendError(reply: FastifyReply, formatted: FormattedError) {
  * status, code and error count only, never a message built from the input, which could be as large as the input.
  */
 export function logRequestError(request: FastifyRequest, error: unknown, appError: AppError): void {
+  if (appError instanceof NotReadyError) return;
   if (appError.status >= 500) {
     request.log.error({ err: error }, 'request failed');
     return;
