@@ -5,7 +5,10 @@
  * answer the row counts the guide states. (R itself is not run: eesyapi installs only from GitHub.)
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoProviderIfEmpty, DEMO_PROVIDER } from '../../src/register/startup.js';
@@ -14,9 +17,18 @@ import { REGISTER_EXAMPLES } from '../../src/register/openapi/examples.js';
 import { rUseServer } from '../../src/explorer/client/snippets.js';
 import { EXAMPLE_DATA_SET_ID } from '../../src/statistics/openapi-examples.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { createProviderWithToken } from '../register/helpers.js';
 
 const run = promisify(execFile);
 const GUIDE = 'docs/guides.md';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** The text of a `## ` section of the guide. */
 function section(text: string, heading: string): string {
@@ -34,7 +46,8 @@ let t: TestApp;
 let base: string;
 let guide: string;
 beforeAll(async () => {
-  t = await buildTestApp();
+  // As "Follow changes" step 4 starts the server, for a receiver on this machine.
+  t = await buildTestApp({ WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_POLL_MS: '200' });
   // What the first `npm start` on the embedded database does.
   await createDemoProviderIfEmpty(t.database.db, t.config.REGISTER_ENVIRONMENT, tokenSecret(t.config));
   base = await t.app.listen({ host: '127.0.0.1', port: 0 });
@@ -73,6 +86,49 @@ describe('Your first trainee in five minutes', () => {
     const body = /<<'JSON'\n([\s\S]*?)\nJSON\n/.exec(section(guide, 'Your first trainee in five minutes'))![1]!;
     const example = REGISTER_EXAMPLES.find((e) => e.operationId === 'CreateTrainee' && e.name === 'postgraduate')!;
     expect(JSON.parse(body)).toEqual(example.body!('v2026.1'));
+  });
+});
+
+describe('Follow changes', () => {
+  it('runs as written: ?since=, the feed, the live stream, and a signed webhook to a local receiver', { timeout: 120_000 }, async () => {
+    const text = section(guide, 'Follow changes');
+    expect(text).toContain('WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true npm start');
+    const script = fencedBlocks(text, 'sh').join('\n');
+    const provider = await createProviderWithToken(t.database.db, { ukprn: '10000077', name: 'Follow Changes Provider' });
+    const work = await mkdtemp(path.join(tmpdir(), 'follow-changes-'));
+    try {
+      // The receiver writes webhooks.log in the current folder: a scratch one, with the project's packages.
+      await symlink(path.resolve('node_modules'), path.join(work, 'node_modules'));
+      const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
+        cwd: work,
+        env: { ...process.env, BASE: base, TOKEN: provider.token, RECEIVER_PORT: String(await freePort()), LOG_LEVEL: 'silent' },
+        timeout: 110_000,
+      });
+      const lines = stdout.trim().split('\n');
+      expect(lines[0]).toBe('created: 201');
+      expect(lines[1]).toMatch(/^1 trainee\(s\) updated since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      expect(lines.slice(2, 4)).toEqual(['feed: trainee.created', 'event: trainee.created']);
+      expect(lines[4]).toMatch(/^received trainee\.created [1-9A-HJ-NP-Za-km-z]{24} \(signature valid\)$/);
+      expect(lines.slice(5)).toEqual(['succeeded']);
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  });
+
+  it('the refusal of a loopback receiver names the setting for local development', async () => {
+    const strict = await buildTestApp();
+    try {
+      const provider = await createProviderWithToken(strict.database.db, { ukprn: '10000078' });
+      const response = await strict.app.inject({
+        method: 'POST', url: '/api/v2026.1/webhooks', headers: { ...provider.auth, 'content-type': 'application/json' },
+        payload: { data: { url: 'http://127.0.0.1:8443/register-events' } },
+      });
+      expect(response.statusCode).toBe(422);
+      expect(JSON.stringify(response.json())).toContain('WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true');
+      expect(section(guide, 'Follow changes')).toContain('WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true');
+    } finally {
+      await strict.close();
+    }
   });
 });
 
