@@ -1,10 +1,14 @@
 /**
- * docs/guides.md as a new user follows it: "Your first trainee in five minutes" runs its `sh` blocks, as written,
- * with bash against a fresh server on a loopback port (the demo provider made as `npm start` makes it); "From R"
- * shows the explorer's recipe for pointing eesyapi at the server, and the requests its GET and POST queries make
- * answer the row counts the guide states. (R itself is not run: eesyapi installs only from GitHub.)
+ * docs/guides.md as a new user follows it: "Your first trainee in five minutes" and "Follow changes" run their `sh`
+ * blocks, as written, with bash against a fresh server on a loopback port (the demo provider made as `npm start`
+ * makes it; webhooks to a receiver on this machine allowed as the guide's step says); "From R with httr2 and
+ * jsonlite" runs with Rscript (Debian's r-base-core, r-cran-httr2, r-cran-jsonlite: .ci/run installs them), as does
+ * the explorer's httr2 snippet; "From R" shows the explorer's recipe for pointing eesyapi at the server, and the
+ * requests its GET and POST queries make answer the row counts the guide states (eesyapi itself installs only from
+ * GitHub, so it is not run).
  */
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemoProviderIfEmpty, DEMO_PROVIDER } from '../../src/register/startup.js';
 import { tokenSecret } from '../../src/register/tokens.js';
 import { REGISTER_EXAMPLES } from '../../src/register/openapi/examples.js';
-import { rUseServer } from '../../src/explorer/client/snippets.js';
+import { R_AS_ROWS, rHttr2Snippet, rUseServer } from '../../src/explorer/client/snippets.js';
 import { EXAMPLE_DATA_SET_ID } from '../../src/statistics/openapi-examples.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createProviderWithToken } from '../register/helpers.js';
@@ -129,6 +133,51 @@ describe('Follow changes', () => {
     } finally {
       await strict.close();
     }
+  });
+});
+
+/** Rscript from Debian's r-base-core (installed by .ci/run with r-cran-httr2 and r-cran-jsonlite). */
+const RSCRIPT = process.env.RSCRIPT_PATH ?? '/usr/bin/Rscript';
+const rAvailable = existsSync(RSCRIPT);
+if (!rAvailable && process.env.CI) throw new Error(`${RSCRIPT} was not found: apt-get install -y r-base-core r-cran-httr2 r-cran-jsonlite (as .ci/run does)`);
+
+describe.skipIf(!rAvailable)('From R with httr2 and jsonlite', () => {
+  it('runs as written with Rscript: GET, POST and CSV give the rows the guide states, as numbers', { timeout: 120_000 }, async () => {
+    const text = section(guide, 'From R with httr2 and jsonlite');
+    const blocks = fencedBlocks(text, 'r');
+    const code = blocks.join('\n');
+    expect(code).not.toMatch(/eesyapi|install_github|remotes::/);
+    expect([...code.matchAll(/library\((\w+)\)/g)].map((m) => m[1])).toEqual(['httr2', 'jsonlite']);
+    const stated = (name: string) => Number(new RegExp(`nrow\\(${name}\\)\\s+# (\\d+)`).exec(text)![1]);
+    // Each stated row count and the conversion, checked by R itself after the guide's lines.
+    const checks = `
+stopifnot(nrow(england) == ${stated('england')}, nrow(both) == ${stated('both')}, nrow(both_csv) == ${stated('both_csv')})
+stopifnot(is.numeric(england$values.dP0Zw), is.numeric(both$values.IzBzg), is.numeric(both_csv$Enrolments))
+stopifnot(all(both$geographicLevel %in% c("NAT", "LA")))
+cat("checked", sum(both$values.dP0Zw), sum(both_csv$Enrolments), "\\n")
+`;
+    const { stdout } = await run(RSCRIPT, ['--vanilla', '-e', code + checks], { env: { ...process.env, BASE: base }, timeout: 110_000 });
+    expect(stdout).toMatch(/enrolments in England, 2020\/21: [\d,]+/);
+    const sums = /checked (\d+) (\d+)/.exec(stdout);
+    expect(sums, stdout).not.toBeNull();
+    // The JSON values, converted, and the CSV's numbers agree.
+    expect(Number(sums![1])).toBe(Number(sums![2]));
+  });
+
+  it('the explorer gives the same httr2 route beside eesyapi', () => {
+    const input = { origin: 'http://127.0.0.1:3000', dataSetId: EXAMPLE_DATA_SET_ID, postUrl: `http://127.0.0.1:3000/v1/data-sets/${EXAMPLE_DATA_SET_ID}/query`, body: { indicators: ['dP0Zw'] } };
+    const snippet = rHttr2Snippet(input);
+    expect(snippet).toContain('library(httr2)');
+    expect(snippet).not.toContain('eesyapi');
+    expect(section(guide, 'From R with httr2 and jsonlite')).toContain(R_AS_ROWS);
+    expect(snippet).toContain(R_AS_ROWS);
+  });
+
+  it('the explorer’s httr2 snippet runs with Rscript and answers numbers', { timeout: 60_000 }, async () => {
+    const body = { criteria: { and: [{ timePeriods: { eq: { period: '2020/2021', code: 'AY' } } }, { geographicLevels: { eq: 'NAT' } }] }, indicators: ['dP0Zw', 'IzBzg'] };
+    const snippet = rHttr2Snippet({ origin: base, dataSetId: EXAMPLE_DATA_SET_ID, postUrl: `${base}/v1/data-sets/${EXAMPLE_DATA_SET_ID}/query`, body });
+    const { stdout } = await run(RSCRIPT, ['--vanilla', '-e', `${snippet}\nstopifnot(is.numeric(data$values.dP0Zw)); cat("rows", nrow(data), "\\n")`], { timeout: 55_000 });
+    expect(stdout).toMatch(/rows 8\b/);
   });
 });
 

@@ -11,7 +11,7 @@ import { plural } from '../format.js';
 import {
   getUrl, locationKey, parseState, periodKey, postBody, queryPath, stateToSearch, type ChartSettings, type QueryState,
 } from '../query.js';
-import { compactJson, curlCsv, curlGet, curlPost, pythonSnippet, rSnippet } from '../snippets.js';
+import { compactJson, curlCsv, curlGet, curlPost, pythonSnippet, rHttr2Snippet, rSnippet } from '../snippets.js';
 import { STEPS, stepSummaries, type StepNumber } from '../steps.js';
 import { drawCrossTab, layoutControls } from '../table.js';
 import { allVersions } from './dataset.js';
@@ -547,6 +547,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       codeBlock('curl (POST)', curlPost(input), 'curl-post'),
       codeBlock('curl (every row as CSV)', curlCsv(input), 'curl-csv'),
       codeBlock('R (eesyapi)', rSnippet(input), 'r'),
+      codeBlock('R (httr2 and jsonlite, no eesyapi)', rHttr2Snippet(input), 'r-httr2'),
       codeBlock('Python (requests)', pythonSnippet(input), 'python'));
   }
 
