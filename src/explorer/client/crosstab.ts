@@ -6,6 +6,7 @@
 import type { IndicatorMeta, Meta, ResultRow } from './api.js';
 import { compareNames, formatValue } from './format.js';
 import { captionGroups, settle, defaultLayout, type GroupId, type HeaderGroup, type TableLayout } from './layout.js';
+import { locationLabels } from './locations.js';
 import { periodKey } from './query.js';
 
 export interface HeaderSpan {
@@ -31,23 +32,6 @@ export interface CrossTab {
   raw: string[][];
   /** A value as shown: with its indicator's unit and decimal places. */
   shownCell(row: number, column: number): string;
-}
-
-/**
- * Location labels, with the code beside the name where two locations of the data set share a name (the two
- * "Dorset"s of 2019 onwards).
- */
-export function locationLabels(meta: Meta): Map<string, string> {
-  const counts = new Map<string, number>();
-  for (const g of meta.locations) for (const o of g.options) counts.set(o.label, (counts.get(o.label) ?? 0) + 1);
-  const out = new Map<string, string>();
-  for (const g of meta.locations) {
-    for (const o of g.options) {
-      const code = o.code ?? o.urn ?? o.ukprn ?? o.laEstab ?? o.oldCode;
-      out.set(`${g.level.code}|${o.id}`, (counts.get(o.label) ?? 0) > 1 && code ? `${o.label} (${code})` : o.label);
-    }
-  }
-  return out;
 }
 
 /**

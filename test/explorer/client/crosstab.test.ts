@@ -2,9 +2,10 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
 import {
-  type CrossTab, BLOCK_ROWS, keyOrder, buildCrossTab, CELL_EDGES, crossTabCaption, crossTabHeadHtml, crossTabPage, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
+  type CrossTab, BLOCK_ROWS, keyOrder, buildCrossTab, CELL_EDGES, crossTabCaption, crossTabHeadHtml, crossTabPage, headerGroups, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
 } from '../../../src/explorer/client/crosstab.js';
 import { crossTabCsv } from '../../../src/explorer/client/crosstab-csv.js';
+import { locationLabels } from '../../../src/explorer/client/locations.js';
 import {
   canMove, defaultLayout, describeMove, layoutParams, moveGroup, parseLayout, settle, type HeaderGroup,
 } from '../../../src/explorer/client/layout.js';

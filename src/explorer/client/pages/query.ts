@@ -5,7 +5,8 @@
  */
 import { ApiError, apiGet, apiPost, problemMessage, type DataSet, type IndicatorMeta, type Meta, type QueryResponse, type ResultRow, type Warning } from '../api.js';
 import type { ManyLines } from '../chart.js';
-import { buildCrossTab, crossTabCaption, locationLabels, type CrossTab } from '../crosstab.js';
+import { buildCrossTab, crossTabCaption, type CrossTab } from '../crosstab.js';
+import { locationLabels } from '../locations.js';
 import { afterNextPaint, h, replace, uid, type Child } from '../dom.js';
 import { plural } from '../format.js';
 import {
