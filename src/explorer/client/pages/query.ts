@@ -5,7 +5,7 @@
  */
 import { ApiError, apiGet, apiPost, problemMessage, type DataSet, type IndicatorMeta, type Meta, type QueryResponse, type ResultRow, type Warning } from '../api.js';
 import type { ManyLines } from '../chart.js';
-import { buildCrossTab, crossTabCaption, type CrossTab } from '../crosstab.js';
+import { buildCrossTab, crossTabCaption, sortCrossTab, type CrossTab, type CrossTabSort } from '../crosstab.js';
 import { locationLabels } from '../locations.js';
 import { afterNextPaint, h, replace, uid, type Child } from '../dom.js';
 import { plural } from '../format.js';
@@ -14,7 +14,7 @@ import {
 } from '../query.js';
 import { compactJson, curlCsv, curlGet, curlPost, pythonSnippet, rHttr2Snippet, rSnippet } from '../snippets.js';
 import { STEPS, stepSummaries, type StepNumber } from '../steps.js';
-import { drawCrossTab, layoutControls } from '../table.js';
+import { describeSort, drawCrossTab, layoutControls, markSortedColumn, sortControls } from '../table.js';
 import { allVersions } from './dataset.js';
 import { checklist } from './checklist.js';
 import { errorSummary } from './error.js';
@@ -349,11 +349,22 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     const layoutBox = h('div');
     const layoutStatus = h('p', { class: 'govuk-body-s app-layout__status', role: 'status', 'aria-live': 'polite', id: 'layout-status' });
     const chartBox = h('div');
+    const sortBox = h('div');
+    let sort: CrossTabSort | undefined;
     const drawTable = (focusId?: string) => {
       const startedAt = performance.now();
-      table = buildCrossTab(response.results, meta, indicators, state.layout);
+      const built = buildCrossTab(response.results, meta, indicators, state.layout);
+      // A sort by a column that a new layout no longer has is dropped.
+      if (sort?.by === 'column' && sort.column >= built.columnLabels.length) sort = undefined;
+      table = sort ? sortCrossTab(built, sort) : built;
       performance.measure('explorer:crosstab-pivot', { start: startedAt });
-      drawCrossTab(tableBox, pager, table, crossTabCaption(dataSet.title, table), startedAt);
+      markSortedColumn(drawCrossTab(tableBox, pager, table, crossTabCaption(dataSet.title, table), startedAt), sort);
+      replace(sortBox, sortControls(table, sort, (next) => {
+        sort = next;
+        drawTable();
+        layoutStatus.textContent = describeSort(table!, next);
+        document.getElementById(next.direction === 'ascending' ? 'sort-ascending' : 'sort-descending')?.focus();
+      }));
       replace(layoutBox, layoutControls(table, (layout, nextFocus) => {
         state.layout = layout;
         writeUrl();
@@ -376,6 +387,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
       h('details', { class: 'govuk-details app-layout-details' },
         h('summary', { class: 'govuk-details__summary' }, h('span', { class: 'govuk-details__summary-text' }, 'Move and reorder table headers')),
         h('div', { class: 'govuk-details__text' }, layoutBox)),
+      sortBox,
       layoutStatus,
       tableBox,
       pager,
