@@ -294,3 +294,14 @@ describe('sorting the cross-tab', () => {
     expect(describeSort(two, { by: 'label', direction: 'ascending' })).toBe('Table rows sorted by their labels, A to Z.');
   });
 });
+
+describe('the CSV of every matching row', () => {
+  it('loses the location columns no row fills (a region-only query’s "Local authority"), and keeps every other column', async () => {
+    const { withoutEmptyLocationColumns } = await import('../../../src/explorer/client/crosstab-csv.js');
+    const csv = 'time_period,geographic_level,Regional,Local authority,Ethnicity,Headcount\n2021/22,Regional,North East,,Total,5\n2021/22,Regional,"London, Inner",,,7\n';
+    expect(withoutEmptyLocationColumns(csv, ['National', 'Regional', 'Local authority'])).toBe(
+      'time_period,geographic_level,Regional,Ethnicity,Headcount\n2021/22,Regional,North East,Total,5\n2021/22,Regional,"London, Inner",,7\n');
+    const filled = 'geographic_level,Regional,Local authority\nLocal authority,North East,Newcastle\n';
+    expect(withoutEmptyLocationColumns(filled, ['Regional', 'Local authority'])).toBe(filled);
+  });
+});
