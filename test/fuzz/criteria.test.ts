@@ -24,7 +24,7 @@ import {
   type TimePeriodComparators,
   type TimePeriodInput,
 } from './absence-school-model.js';
-import { databaseFingerprint } from './helpers.js';
+import { databaseFingerprint, fuzzRuns } from './helpers.js';
 
 /**
  * Property tests of the statistics query over the AbsenceSchool fixture: random criteria trees (POST, and the
@@ -277,7 +277,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
         expect(response.headers['x-query-engine']).toBe(headerOf[engine]);
         checkAgainstModel(response.json(), expectedKeys(criteria, indicators), paging.page, paging.pageSize);
       }),
-      { seed: SEED, numRuns: 120 },
+      { seed: SEED, numRuns: fuzzRuns(120) },
     );
   }, 90000);
 
@@ -309,7 +309,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
           expect(order, `rows ${i - 1} and ${i} out of order for ${JSON.stringify(sorts)}`).toBeLessThanOrEqual(0);
         }
       }),
-      { seed: SEED + 4, numRuns: 60 },
+      { seed: SEED + 4, numRuns: fuzzRuns(60) },
     );
   }, 90000);
 
@@ -321,7 +321,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
         expect(response.statusCode, response.body).toBe(200);
         checkAgainstModel(response.json(), expectedKeys(facets, undefined), 1, 1000);
       }),
-      { seed: SEED + 1, numRuns: 60 },
+      { seed: SEED + 1, numRuns: fuzzRuns(60) },
     );
   }, 90000);
 });
@@ -366,7 +366,7 @@ describe('random criteria trees as CSV (Accept: text/csv)', () => {
         const expected = rows.filter(test).map((row) => header!.map((name) => CSV_COLUMNS[name]!(row)).join('|')).sort();
         expect(records.map((r) => r.join('|')).sort()).toEqual(expected);
       }),
-      { seed: SEED + 3, numRuns: 40 },
+      { seed: SEED + 3, numRuns: fuzzRuns(40) },
     );
   }, 90000);
 });
@@ -434,7 +434,7 @@ describe('hostile query bodies', () => {
           for (const error of problem.errors) expect(error).toMatchObject({ code: expect.any(String), message: expect.any(String) });
         }
       }),
-      { seed: SEED + 2, numRuns: 300 },
+      { seed: SEED + 2, numRuns: fuzzRuns(300) },
     );
     // Raw, non-JSON and deeply nested payloads.
     const raw = ['{', '{"criteria":', 'null', '[]', '"x"', '{"criteria":{"and":[' + '{"and":['.repeat(40) + ']}'.repeat(40) + ']}}', '\u0000'];

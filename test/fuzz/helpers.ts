@@ -77,3 +77,18 @@ export const HOSTILE_STRINGS: readonly string[] = [
 export function queryString(params: Array<[string, string]>): string {
   return params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
 }
+
+/**
+ * How many cases a fuzz property runs: its default times FUZZ_SCALE (default 1). The defaults are sized so that all
+ * of test/fuzz/ finishes in about a minute on a quiet 2-core machine; CI's deeper run sets FUZZ_SCALE=10 (10,000
+ * adversarial requests per API), a contributor chasing a bug may set 100. The seeds are fixed either way.
+ */
+export function fuzzRuns(defaultRuns: number): number {
+  const scale = Number(process.env.FUZZ_SCALE ?? 1);
+  return Math.max(1, Math.round(defaultRuns * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
+}
+
+/** A fuzz test's time limit: generous for its size (10 s per 100 default cases), never under 2 minutes. */
+export function fuzzTimeoutMs(runs: number): number {
+  return Math.max(120_000, runs * 100);
+}
