@@ -25,6 +25,7 @@ import {
   type TimePeriodInput,
 } from './absence-school-model.js';
 import { databaseFingerprint, fuzzRuns } from './helpers.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 
 /**
  * Property tests of the statistics query over the AbsenceSchool fixture: random criteria trees (POST, and the
@@ -279,7 +280,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
       }),
       { seed: SEED, numRuns: fuzzRuns(120) },
     );
-  }, 90000);
+  }, scaledMs(90000));
 
   it('edge trees: empty facets, empty facets under not, double negation', async () => {
     const cases: Array<[CriteriaInput, number]> = [
@@ -311,7 +312,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
       }),
       { seed: SEED + 4, numRuns: fuzzRuns(60) },
     );
-  }, 90000);
+  }, scaledMs(90000));
 
   it('GET: a facets object as a query string gives the same rows as the model', async () => {
     await fc.assert(
@@ -323,7 +324,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
       }),
       { seed: SEED + 1, numRuns: fuzzRuns(60) },
     );
-  }, 90000);
+  }, scaledMs(90000));
 });
 
 // ---- the CSV form of a query: every matching row (not a page), same rows as the model ----
@@ -368,7 +369,7 @@ describe('random criteria trees as CSV (Accept: text/csv)', () => {
       }),
       { seed: SEED + 3, numRuns: fuzzRuns(40) },
     );
-  }, 90000);
+  }, scaledMs(90000));
 });
 
 // ---- hostile and malformed bodies: never a 5xx, 400 bodies are ValidationProblems naming a path ----
@@ -443,5 +444,5 @@ describe('hostile query bodies', () => {
       expect(response.statusCode, `${payload.slice(0, 30)} → ${response.body}`).toBeLessThan(500);
     }
     expect(await databaseFingerprint(t.database.db)).toEqual(before);
-  }, 90000);
+  }, scaledMs(90000));
 });

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
 import { sequencePendingEvents } from '../../src/events/outbox-repository.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 
 /**
  * A fingerprint of every table the service owns (both APIs, including the statistics row tables): one md5 per
@@ -88,7 +89,7 @@ export function fuzzRuns(defaultRuns: number): number {
   return Math.max(1, Math.round(defaultRuns * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
 }
 
-/** A fuzz test's time limit: generous for its size (10 s per 100 default cases), never under 2 minutes. */
+/** A fuzz test's time limit: 10 s per 100 cases, at least 2 minutes, times the machine's measured slowness. */
 export function fuzzTimeoutMs(runs: number): number {
-  return Math.max(120_000, runs * 100);
+  return scaledMs(Math.max(120_000, runs * 100));
 }

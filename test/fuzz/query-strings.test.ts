@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 import { databaseFingerprint, HOSTILE_STRINGS, fuzzRuns } from './helpers.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 
 /**
  * Random query strings, path ids and headers on every /v1 endpoint never give a 5xx: the answer is a result,
@@ -90,7 +91,7 @@ describe('random GET requests on /v1', () => {
       { seed: SEED, numRuns: fuzzRuns(400) },
     );
     expect(await databaseFingerprint(t.database.db)).toEqual(before);
-  }, 60000);
+  }, scaledMs(60000));
 
   it('mostly well-formed query criteria on the query endpoint give 200 or a 400 naming the parameter', async () => {
     const pools: Record<string, string[]> = {
@@ -129,7 +130,7 @@ describe('random GET requests on /v1', () => {
     );
     // The generator must mostly produce valid queries, or this property would test little.
     expect(statuses.get(200) ?? 0).toBeGreaterThan(100);
-  }, 60000);
+  }, scaledMs(60000));
 
   it('raw (badly encoded) query strings never give a 5xx', async () => {
     const raw = ['%', '%zz', '%00', '&&&', '===', 'a=%E0%A4%A', 'page=%FF', '?', '#x', 'filters.in=%2C%2C', 'indicators[99999999999]=x', 'a[]=1&a[]=2', '%C0%AE%C0%AE/'];

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerFixture, SCHOOL, UK_DEGREE, type RegisterFixture } from '../register/helpers.js';
 import { validTrainee } from '../register/helpers.js';
 import { databaseFingerprint, HOSTILE_STRINGS, REGISTER_TABLES, fuzzRuns } from './helpers.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 
 /**
  * Random register payloads (create/update trainee, placements, degrees, withdraw, defer, QTS status) on every
@@ -159,5 +160,5 @@ describe('random register payloads', () => {
     // Some writes must have got through, or the generator would only exercise the first validation step.
     const succeeded = [...statuses].filter(([s]) => s < 300).reduce((n, [, c]) => n + c, 0);
     expect(succeeded, JSON.stringify([...statuses])).toBeGreaterThan(30);
-  }, 120000);
+  }, scaledMs(120000));
 });

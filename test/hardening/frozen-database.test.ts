@@ -45,7 +45,7 @@ beforeAll(async () => {
     pools: runtime.pools(),
     logger: false,
   });
-}, 180000);
+}, scaledMs(180000));
 
 afterAll(async () => {
   await app?.close();
@@ -127,7 +127,7 @@ describe('frozen database', () => {
     expect((await timedInject(create('Charlie'))).status).toBe(201);
     expect((await timedInject(list)).status).toBe(200);
     expect((await timedInject({ method: 'GET', url: '/v1/publications' })).status).toBe(200);
-  }, 120000);
+  }, scaledMs(120000));
 });
 
 describe('frozen database, default deadlines', () => {
@@ -171,7 +171,7 @@ describe('frozen database, default deadlines', () => {
       await defaultApp.close();
       await defaults.close();
     }
-  }, 120000);
+  }, scaledMs(120000));
 });
 
 describe('frozen database, statistics requests', () => {
@@ -238,5 +238,5 @@ describe('frozen database, statistics requests', () => {
       await statisticsApp.close();
       await defaults.close();
     }
-  }, 120000);
+  }, scaledMs(120000));
 });

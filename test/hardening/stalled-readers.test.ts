@@ -177,14 +177,14 @@ describe('stalled CSV readers', () => {
           SELECT count(*)::int AS n FROM pg_stat_activity
           WHERE application_name = 'stalled-readers-test' AND state <> 'idle' AND pid <> pg_backend_pid()`.execute(database.db);
         return rows[0]!.n === 0 && runtime.read.pool.totalCount === runtime.read.pool.idleCount;
-      }, 20000);
+      }, scaledMs(20000));
       expect(dropped).toBe(true);
       expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
       await checkOthersAnswer(base);
     } finally {
       for (const r of [...readers, ...downloads]) r.destroy();
     }
-  }, 90000);
+  }, scaledMs(90000));
 
   it('caps concurrent query-CSV exports: 429 beyond QUERY_CSV_MAX_PER_CLIENT per client IP, 503 beyond QUERY_CSV_MAX_CONCURRENT', async () => {
     const { base } = await serve({ STREAM_STALL_TIMEOUT_MS: '60000', QUERY_CSV_MAX_PER_CLIENT: '2', QUERY_CSV_MAX_CONCURRENT: '3', TRUST_PROXY: 'true' });
@@ -208,7 +208,7 @@ describe('stalled CSV readers', () => {
     } finally {
       for (const r of readers) r.destroy();
     }
-  }, 60000);
+  }, scaledMs(60000));
 
   it('a burst of 64 expensive statistics requests leaves the register API and /health/live answering', async () => {
     const { base } = await serve({ STREAM_STALL_TIMEOUT_MS: '5000', QUERY_CSV_MAX_PER_CLIENT: '64', QUERY_CSV_MAX_CONCURRENT: '64', REQUEST_TIMEOUT_MS: '5000', DATABASE_STATEMENT_TIMEOUT_MS: '5000' });
@@ -222,7 +222,7 @@ describe('stalled CSV readers', () => {
     const statuses = await Promise.all(burst);
     // Every statistics request got an answer of its own: served, or a clear 503 (its pool busy) / 504 (too slow).
     expect(statuses.filter((s) => s >= 500 && s !== 503 && s !== 504)).toEqual([]);
-  }, 120000);
+  }, scaledMs(120000));
 });
 
 describe('streamed query CSV and the statement timeout', () => {
@@ -252,12 +252,12 @@ describe('streamed query CSV and the statement timeout', () => {
     const { base } = await serve({ DATABASE_STATEMENT_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
     // 216 × 1,000 rows and the header.
     expect(await slowRead(queryUrl(base), 1500)).toBe(216001);
-  }, 60000);
+  }, scaledMs(60000));
 
   it('ends an export past QUERY_CSV_TIMEOUT_MS as an incomplete transfer, never as a CSV that looks complete', async () => {
     const { base } = await serve({ QUERY_CSV_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
     await expect(slowRead(queryUrl(base), 1500)).rejects.toThrow('cut off');
     // The app serves on afterwards.
     expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
-  }, 60000);
+  }, scaledMs(60000));
 });
