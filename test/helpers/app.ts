@@ -16,7 +16,7 @@ export interface TestApp {
  * bring the app's row index store (tests that switch query engines keep a handle on it).
  */
 export async function buildTestApp(
-  env: Record<string, string> = {}, deps: Pick<AppDeps, 'rowIndexes' | 'webhookNetwork' | 'webhookWorker' | 'warmUpBeforeReady' | 'checkRouteSchemas'> = {},
+  env: Record<string, string> = {}, deps: Pick<AppDeps, 'rowIndexes' | 'webhookNetwork' | 'webhookWorker' | 'warmUpBeforeReady' | 'checkRouteSchemas' | 'logger'> = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = loadConfig({ LOG_LEVEL: 'silent', ...env, DATABASE_URL: database.url });
