@@ -48,6 +48,8 @@ declare module 'fastify' {
      * sends no new requests, while every request that still comes is served as usual.
      */
     beginDrain: () => void;
+    /** Settles when `/health/ready` may answer 200: at once, or after the start's warm-up (`warmUpBeforeReady`). */
+    warmedUp: Promise<void>;
   }
 }
 
@@ -257,12 +259,12 @@ async function registerModules(app: FastifyInstance, config: Config, deps: AppDe
  */
 function warmUpAfterReady(
   app: FastifyInstance, deps: AppDeps, schemas: ReturnType<typeof deferredSchemaCompilers>, rowIndexes: RowIndexStore, traffic: StartupTraffic,
+  warmUpOver: () => void,
 ): void {
   // After the row index warm-up, one step at a time, each waiting while a row index loads (compiling alongside
-  // delayed the first index by 0.45 s) and, for its first 5 s, while requests are being answered or came within the
-  // last REQUESTS_QUIET_MS (a schema compiled between two turns of a request delayed a fresh instance's first query
-  // by 0.1-0.2 s, opening the pools' sixteen connections at once 0.1-0.25 s); then regardless, so that steady
-  // traffic cannot keep the instance unready.
+  // delays it) and, for its first 5 s, while requests are being answered or came within the last REQUESTS_QUIET_MS
+  // (a schema compiled, or the pools' connections opened, between two turns of a request delay a fresh instance's
+  // first answers); then regardless, so that steady traffic cannot keep the instance unready.
   const requestsFirstUntil = Date.now() + 5000;
   const busy = () => rowIndexes.buildsInProgress > 0 || (Date.now() < requestsFirstUntil && traffic.busy);
   void rowIndexes.warmUpOver
@@ -283,6 +285,7 @@ function warmUpAfterReady(
     .catch((error: unknown) => app.log.error({ err: error }, 'warm-up failed'))
     .finally(() => {
       traffic.warm = true;
+      warmUpOver();
     });
 }
 
@@ -324,7 +327,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const rowIndexes = await rowIndexesOf(app, config, deps);
   await registerModules(app, config, deps, rowIndexes, traffic);
+  let warmUpOver = () => {};
+  app.decorate('warmedUp', new Promise<void>((resolve) => (warmUpOver = resolve)));
   await app.ready();
-  if (!traffic.warm) warmUpAfterReady(app, deps, schemas, rowIndexes, traffic);
+  if (traffic.warm) warmUpOver();
+  else warmUpAfterReady(app, deps, schemas, rowIndexes, traffic, warmUpOver);
   return app;
 }

@@ -151,6 +151,12 @@ export class CapacityError extends AppError {
   }
 }
 
+/**
+ * `/health/ready` while the instance is still starting (row indexes loading, warm-up): an expected answer that a
+ * balancer polls for, so it is not logged as a failed request (the health route says once that it is not ready yet).
+ */
+export class NotReadyError extends ServiceUnavailableError {}
+
 export class GatewayTimeoutError extends AppError {
   constructor(detail = 'The request took too long to complete.', options?: { cause?: unknown }) {
     super(504, 'Gateway Timeout', detail, {}, options);

@@ -89,7 +89,10 @@ async function main() {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
-  say(`Service listening on ${base}  (API reference: ${base}/docs, health: ${base}/health/ready)`);
+  say(`Service listening on ${base}  (warming up: /health/ready answers 503 until the service says it is ready)`);
+  const started = performance.now();
+  await app.warmedUp;
+  if (!closing) say(`Service ready on ${base} after ${((performance.now() - started) / 1000).toFixed(1)} s  (API reference: ${base}/docs, health: ${base}/health/ready)`);
 }
 
 void main();

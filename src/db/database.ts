@@ -375,6 +375,9 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
       if (closed) return;
       closed = true;
       await db.destroy();
+      // Kysely ends the pool only if it ran a query itself; connections opened on the pool directly (warm-up, raw
+      // COPY) would otherwise stay open until the embedded database's shutdown terminates them, each a warning.
+      if (!pool.ended && !pool.ending) await pool.end();
     },
   };
 }

@@ -290,11 +290,19 @@ class Postmaster {
     if (!running || running.exitCode !== null || running.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       running.once('exit', () => resolve());
-      // SIGINT: PostgreSQL's fast shutdown (sessions are ended, the data is consistent). SIGQUIT after 30 s.
-      running.kill('SIGINT');
+      // SIGTERM: PostgreSQL's smart shutdown, which lets the sessions our pools are closing end by themselves (a fast
+      // shutdown races their goodbyes and each then reports "terminating connection due to administrator command").
+      // SIGINT (fast: sessions are ended, the data is consistent) after 5 s for sessions still open, such as a CLI
+      // joined to this cluster; SIGQUIT after 30 s.
+      running.kill('SIGTERM');
+      const fast = setTimeout(() => running.kill('SIGINT'), 5000);
       const force = setTimeout(() => running.kill('SIGQUIT'), 30000);
+      fast.unref();
       force.unref();
-      running.once('exit', () => clearTimeout(force));
+      running.once('exit', () => {
+        clearTimeout(fast);
+        clearTimeout(force);
+      });
     });
   }
 }

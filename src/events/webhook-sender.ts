@@ -110,7 +110,12 @@ export async function resolveTarget(url: URL, policy: AddressPolicy, network: Ne
   if (addresses.length === 0) throw new WebhookTargetError(`${hostname} does not resolve`);
   if (!policy.allowPrivate) {
     const forbidden = addresses.find(isForbiddenAddress);
-    if (forbidden) throw new WebhookTargetError(`${hostname} resolves to ${forbidden}, a private, loopback, link-local or reserved address`);
+    if (forbidden) {
+      throw new WebhookTargetError(
+        `${hostname} resolves to ${forbidden}, a private, loopback, link-local or reserved address` +
+          ' (to receive webhooks on your own machine in local development, start the service with WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true; never in production)',
+      );
+    }
   }
   return addresses[0]!;
 }

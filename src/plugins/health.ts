@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../db/database.js';
 import type { ReadRouter } from '../db/read-routing.js';
-import { ServiceUnavailableError } from '../errors.js';
+import { NotReadyError, ServiceUnavailableError } from '../errors.js';
 import { selectOne } from './health-repository.js';
 import type { LoadPressure } from './load-shedding.js';
 
@@ -86,6 +86,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
   app, { db, readDb, probes, readRouting, rowIndexes, warmUp, pressure, lifecycle },
 ) => {
   const targets = probes && probes.length > 0 ? probes : readDb && readDb !== db && !readRouting ? [db, readDb] : [db];
+  let startingAnnounced = false;
   app.addSchema(HealthSchema);
   app.get(
     '/health/live',
@@ -104,13 +105,23 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
         response: { 200: Type.Ref('Health'), 503: Type.Ref('Problem') },
       },
     },
-    async () => {
+    async (request) => {
       if (lifecycle?.draining) throw new ServiceUnavailableError('The instance is stopping: it finishes the requests it has, and takes no more once the balancer has noticed.');
       const load = pressure?.();
       if (load?.overloaded) throw new ServiceUnavailableError(`The instance is overloaded (${load.reason}).`);
       // A balancer sends no traffic to an instance whose row indexes of the versions in use are not loaded yet.
-      if (rowIndexes && !rowIndexes.warm) throw new ServiceUnavailableError('The row indexes of the statistics versions in use are still loading.');
-      if (warmUp && !warmUp.warm) throw new ServiceUnavailableError('The instance is still warming up (route schemas, database connections).');
+      const starting =
+        rowIndexes && !rowIndexes.warm
+          ? 'The row indexes of the statistics versions in use are still loading.'
+          : warmUp && !warmUp.warm
+            ? 'The instance is still warming up (route schemas, database connections).'
+            : undefined;
+      if (starting) {
+        // Polled every few seconds while starting: said once, at info (not each poll as a failed request).
+        if (!startingAnnounced) request.log.info({ reason: starting }, 'not ready yet: /health/ready answers 503 until the start-up is over');
+        startingAnnounced = true;
+        throw new NotReadyError(starting);
+      }
       try {
         await Promise.all(targets.map((target) => probe(target, HEALTH_TIMEOUT_MS)));
       } catch (error) {

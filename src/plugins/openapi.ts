@@ -53,7 +53,7 @@ export const openApiPlugin = fp(
     });
     await app.register(swaggerUi, {
       routePrefix: DOCS_PREFIX,
-      uiConfig: { validatorUrl: null, docExpansion: 'list', deepLinking: true, urls: [SERVICE_OPENAPI_DOCUMENT, ...documents].map(({ url, name }) => ({ url, name })) } as Record<string, unknown>,
+      uiConfig: { validatorUrl: null, docExpansion: 'list', defaultModelsExpandDepth: -1, deepLinking: true, urls: [SERVICE_OPENAPI_DOCUMENT, ...documents].map(({ url, name }) => ({ url, name })) } as Record<string, unknown>,
       staticCSP: true,
       uiHooks: {
         // swagger-ui redirects `static/index.html` to the page by rewriting the URL's end, which a query string

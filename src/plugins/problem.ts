@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError, CapacityError, capErrors, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
+import { AppError, CapacityError, capErrors, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, NotReadyError, ValidationError, type FieldError } from '../errors.js';
 
 /** RFC 9457 problem details, the default error body of the service. */
 export const ProblemSchema = Type.Object(
@@ -136,6 +136,7 @@ export function logRequestError(request: FastifyRequest, error: unknown, appErro
     request.log.warn({ status: appError.status, code: appError.name }, appError.detail ?? 'no slot free');
     return;
   }
+  if (appError instanceof NotReadyError) return;
   if (appError.status >= 500) {
     request.log.error({ err: error }, 'request failed');
     return;

@@ -12,6 +12,11 @@ type Json = Record<string, unknown>;
 
 export const EXAMPLE_PUBLICATION_ID = '3f1c2a9e-7d4b-4c55-9a61-2b8f0e6d4a10';
 export const EXAMPLE_DATA_SET_ID = '7d4e2f60-1b3c-4a8e-9f25-6c0a3b9d8e71';
+/**
+ * A data set whose only version is a draft, made by test/docs/examples.test.ts before it records the 403 of every
+ * operation that documents one (without a preview token, neither the data set nor its version is available).
+ */
+export const EXAMPLE_DRAFT_DATA_SET_ID = '5b0c8e1a-3d2f-4c6b-8e9a-7f1d2c3b4a50';
 /** A well-formed id that names nothing. */
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
@@ -93,16 +98,17 @@ export const STATISTICS_EXAMPLES: StatisticsExample[] = [
   { operationId: 'DownloadDataSetParquet', name: 'unknown-parameter', summary: 'A parameter the operation does not have', status: 400, method: 'GET', path: '/v1/data-sets/{dataSetId}/parquet', pathParams: dataSet, query: { format: 'csv' } },
   { operationId: 'DownloadDataSetCsv', name: 'unknown-parameter', summary: 'A parameter the operation does not have', status: 400, method: 'GET', path: '/v1/data-sets/{dataSetId}/csv', pathParams: dataSet, query: { version: '1.0' } },
   {
-    operationId: 'QueryDataSetGet', name: 'national-enrolments', summary: 'Enrolments and absence in England and Barnet in 2020/21, 2 rows a page', status: 200, method: 'GET', path: QUERY, pathParams: dataSet,
-    query: { indicators: 'dP0Zw,IzBzg', 'locations.in': 'NAT|code|E92000001,LA|code|E09000003', 'timePeriods.in': '2020/2021|AY', pageSize: '2' },
+    operationId: 'QueryDataSetGet', name: 'national-enrolments', summary: 'Enrolments and absence, national rows of England in 2020/21 (a location alone would match every row within it), 2 rows a page', status: 200, method: 'GET', path: QUERY, pathParams: dataSet,
+    query: { indicators: 'dP0Zw,IzBzg', 'geographicLevels.in': 'NAT', 'locations.in': 'NAT|code|E92000001', 'timePeriods.in': '2020/2021|AY', pageSize: '2' },
   },
   { operationId: 'QueryDataSetGet', name: 'bad-period', summary: 'A time period without its code', status: 400, method: 'GET', path: QUERY, pathParams: dataSet, query: { indicators: 'dP0Zw', 'timePeriods.in': '2020/2021' } },
   { operationId: 'QueryDataSetGet', name: 'unknown', summary: 'An id no data set has', status: 404, method: 'GET', path: QUERY, pathParams: { dataSetId: UNKNOWN_ID }, query: { indicators: 'dP0Zw' } },
   {
-    operationId: 'QueryDataSetPost', name: 'criteria', summary: 'Year 4 or Year 6 in England, 2020/21, newest period first', status: 200, method: 'POST', path: QUERY, pathParams: dataSet,
+    operationId: 'QueryDataSetPost', name: 'criteria', summary: 'Year 4 or Year 6, national rows of England (the level too: the location alone matches every row within England), 2020/21', status: 200, method: 'POST', path: QUERY, pathParams: dataSet,
     body: {
       criteria: {
         and: [
+          { geographicLevels: { eq: 'NAT' } },
           { locations: { in: [{ level: 'NAT', code: 'E92000001' }] } },
           { timePeriods: { eq: { period: '2020/2021', code: 'AY' } } },
           { filters: { in: ['IzBzg', 'it6Xr'] } },

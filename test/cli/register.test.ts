@@ -17,12 +17,15 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** `npm run register -- <args>` against this file's database, as a separate process (like a script would). */
+/**
+ * `npm run register -- <args>` against this file's database, as a separate process (like a script would), run the
+ * way the npm script runs it: from the bundled file (src/cli/bundled-cli.mjs).
+ */
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: t.database.url, REGISTER_ENVIRONMENT: 'sandbox', LOG_LEVEL: 'silent' };
   delete env.REGISTER_TOKEN_SECRET;
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/register.ts', ...args], { env });
+    const { stdout, stderr } = await run(process.execPath, ['src/cli/bundled-cli.mjs', 'src/cli/register.ts', ...args], { env });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

@@ -10,7 +10,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { OPENAPI_DOCUMENTS } from '../../src/app.js';
 import { operationsOf, type ExampleRequest, type RecordedDocumentExamples, type RecordedExample } from '../../src/plugins/openapi-examples.js';
-import { STATISTICS_EXAMPLES, statisticsRecordedExamples } from '../../src/statistics/openapi-examples.js';
+import { EXAMPLE_DRAFT_DATA_SET_ID, STATISTICS_EXAMPLES, statisticsRecordedExamples } from '../../src/statistics/openapi-examples.js';
 import {
   REGISTER_EXAMPLES,
   registerRecordedExamples,
@@ -26,6 +26,7 @@ import { registerEventApi } from '../../src/register/events/service.js';
 import { statisticsEventApi } from '../../src/statistics/events/service.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createProviderWithToken } from '../register/helpers.js';
+import { createDataSet, importFixtureVersion } from '../helpers/statistics.js';
 
 type Json = Record<string, unknown>;
 const UPDATE = process.env.UPDATE_EXAMPLES === '1';
@@ -134,7 +135,10 @@ describe('statistics API examples', () => {
   let limited: TestApp;
   beforeAll(async () => {
     t = await buildTestApp({ RATE_LIMIT_STATISTICS_MAX: '100000' });
-    limited = await buildTestApp({ RATE_LIMIT_STATISTICS_MAX: '1' });
+    // The service's default limit (the 429's message names it), reached by as many requests first.
+    limited = await buildTestApp();
+    await createDataSet(t.database.db, { id: EXAMPLE_DRAFT_DATA_SET_ID, title: 'A data set not yet published' });
+    await importFixtureVersion(t.database, { dataSetId: EXAMPLE_DRAFT_DATA_SET_ID, version: '1.0', status: 'Draft' });
   });
   afterAll(async () => {
     await t?.close();
@@ -157,8 +161,25 @@ describe('statistics API examples', () => {
       if (!example.firstLines && !example.firstCharacters) expectValid(document, entry);
       add(recorded, example.operationId, entry);
     }
-    // 429: a second request within the window, for every operation that documents it.
-    await limited.app.inject({ method: 'GET', url: '/v1/publications' });
+    // 403: the first example of every operation that documents it, on the draft data set (its version 1.0 named).
+    for (const { path, method, operation } of operationsOf(document)) {
+      if (!(operation.responses as Json)[403]) continue;
+      const first = recorded[operation.operationId as string]![0]!.request;
+      const pinned = first.pathParams?.dataSetVersion !== undefined;
+      const request: ExampleRequest = {
+        ...first,
+        pathParams: { ...first.pathParams, dataSetId: EXAMPLE_DRAFT_DATA_SET_ID, ...(pinned ? { dataSetVersion: '1.0' } : {}) },
+        ...(pinned || path === '/v1/data-sets/{dataSetId}' || path.endsWith('/versions') ? {} : { query: { ...first.query, dataSetVersion: '1.0' } }),
+      };
+      const answer = await send(t.app, '', request);
+      expect.soft(answer.status, `${method} ${path} on a draft: ${JSON.stringify(answer.body)}`).toBe(403);
+      if (answer.status !== 403) continue;
+      const entry: RecordedExample = { name: 'not-available', summary: 'A data set or version not published yet (no preview token)', request, status: 403, contentType: answer.contentType, response: answer.body };
+      expectValid(document, entry);
+      add(recorded, operation.operationId as string, entry);
+    }
+    // 429: past the service's default limit, for every operation that documents it.
+    for (let sent = 0; sent < limited.config.RATE_LIMIT_STATISTICS_MAX; sent += 1) await limited.app.inject({ method: 'GET', url: '/v1/publications' });
     for (const { path, method, operation } of operationsOf(document)) {
       if (!(operation.responses as Json)[429]) continue;
       const first = recorded[operation.operationId as string]![0]!;
@@ -179,7 +200,7 @@ describe('register API examples', () => {
     // The example receiver is on loopback (allowed by the test-only setting) and no worker runs: nothing is sent.
     const webhooks = { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' };
     t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000', ...webhooks }, { webhookWorker: false });
-    limited = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '1', ...webhooks }, { webhookWorker: false });
+    limited = await buildTestApp(webhooks, { webhookWorker: false });
   });
   afterAll(async () => {
     await t?.close();
@@ -226,9 +247,11 @@ describe('register API examples', () => {
           saved[example.saves] = String(data.placement_id ?? data.degree_id ?? data.trainee_id ?? data.id);
         }
       }
-      // 429 for every operation: a second request within the window.
+      // 429 for every operation: past the service's default limit (the message names it), reached by as many requests.
       const limitedProvider = await createProviderWithToken(limited.database.db, { ukprn: `1000000${index + 1}` });
-      await limited.app.inject({ method: 'GET', url: `${prefix}/info`, headers: limitedProvider.auth });
+      for (let sent = 0; sent < limited.config.RATE_LIMIT_REGISTER_MAX; sent += 1) {
+        await limited.app.inject({ method: 'GET', url: `${prefix}/info`, headers: limitedProvider.auth });
+      }
       for (const { operation } of operationsOf(document)) {
         if (!(operation.responses as Json)[429]) continue;
         const id = operation.operationId as string;
@@ -320,8 +343,8 @@ describe('coverage', () => {
     await t?.close();
   });
 
-  /** Statuses no request can produce on demand or without a body: 204 and 304 have none; 403 needs a draft data set; 503/504 a database outage. */
-  const NOT_SHOWN = ['204', '304', '403', '503', '504'];
+  /** Statuses no request can produce on demand or without a body: 204 and 304 have none; 503/504 need a database outage. */
+  const NOT_SHOWN = ['204', '304', '503', '504'];
 
   it(`every operation of every document has request and response examples, counted in ${COUNT_FILE}`, { timeout: 60_000 }, async () => {
     let operations = 0;

@@ -308,7 +308,7 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     // By pointer: drag the indicators onto the outermost row group.
     await page.locator('[data-group="indicator"]').dragTo(page.locator(`[data-axis="rows"] [data-group="${pivoted.rows[0]}"]`));
     await expect.poll(async () => (await page.locator('table[data-crosstab]').getAttribute('data-rows'))?.split(',')[0]).toBe('indicator');
-    await expect.poll(() => page.locator('#layout-status').textContent()).toMatch(/^Indicator moved to position 1 of/);
+    await expect.poll(() => page.locator('#layout-status').textContent()).toMatch(/^Indicator moved to the rows, now first of \d row groups/);
     const dragged = await shownTable(page);
     expectCellsMatch(dragged, api.results, meta, [headcount, percent]);
     expect(await seriousViolations(page)).toEqual([]);
@@ -533,6 +533,54 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
     expect(await seriousViolations(page)).toEqual([]);
     expect(errors).toEqual([]);
   }, 120000);
+
+  it('keeps a line chart’s x labels apart and inside the chart at 320 and 1,280 px, small multiples too; sorts the table, announced', async () => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const meta = (await (await fetch(`${base}/v1/data-sets/${WEEKLY}/meta`)).json()) as Meta;
+    const indicator = meta.indicators.find((i) => i.unit !== 'string')!;
+    expect(meta.timePeriods.length).toBeGreaterThan(12);
+    /** Per chart drawn, the x labels' boxes that overlap a neighbour or stick out of their chart (none expected). */
+    const labelProblems = () => page.$$eval('[data-chart] svg.app-chart', (charts) => charts.flatMap((chart, c) => {
+      const box = chart.getBoundingClientRect();
+      const labels = [...chart.querySelectorAll('[data-x-label]')].map((t) => ({ text: t.textContent, r: t.getBoundingClientRect() }));
+      const problems: string[] = [];
+      if (labels.length < 2) problems.push(`chart ${c}: ${labels.length} labels`);
+      labels.forEach((l, i) => {
+        if (l.r.left < box.left - 0.5 || l.r.right > box.right + 0.5) problems.push(`chart ${c}: "${l.text}" outside`);
+        const next = labels[i + 1];
+        if (next && next.r.left < l.r.right) problems.push(`chart ${c}: "${l.text}" overlaps "${next.text}"`);
+      });
+      return problems;
+    }));
+    for (const width of [1280, 320]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${base}/data-sets/${WEEKLY}/query?geographicLevels.in=REG&indicators=${indicator.id}&chartType=line`);
+      await ready(page);
+      await page.waitForSelector('[data-chart] svg [data-x-label]');
+      expect(await labelProblems(), `${width} px`).toEqual([]);
+      await page.evaluate(() => document.querySelector('[data-chart]')!.scrollIntoView());
+      await page.screenshot({ path: path.join(SCREENSHOTS, `6-chart-weeks-${width}px.png`) });
+      if (await page.getByLabel('Small multiples').isVisible()) {
+        await page.getByLabel('Small multiples').check();
+        await page.waitForSelector('.app-small-multiples__item [data-x-label]');
+        expect(await labelProblems(), `${width} px, small multiples`).toEqual([]);
+      }
+    }
+    // Sorting the table by a column's values, largest first: announced, and the column marked for screen readers.
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const select = page.locator('[data-sort-by]');
+    const column = await select.locator('option').nth(1).getAttribute('value');
+    await select.selectOption(column!);
+    await page.click('#sort-descending');
+    await expect.poll(() => page.locator('#layout-status').textContent()).toMatch(/^Table rows sorted by .+, largest first/);
+    expect(await page.locator('table[data-crosstab] thead tr:last-child th[aria-sort="descending"]').count()).toBe(1);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('sort-descending');
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 180000);
 
   it('draws a large table 10,000 cells a page, each page with all its row headers, and pages on with Next rows', async () => {
     const meta = (await (await fetch(`${base}/v1/data-sets/${ETHNICITY}/meta`)).json()) as Meta;

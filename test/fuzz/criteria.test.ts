@@ -33,7 +33,8 @@ import {
   type TimePeriodComparators,
   type TimePeriodInput,
 } from './absence-school-model.js';
-import { databaseFingerprint } from './helpers.js';
+import { databaseFingerprint, fuzzRuns } from './helpers.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 
 /**
  * Property tests of the statistics query over the AbsenceSchool fixture: random criteria trees (POST, and the
@@ -303,9 +304,9 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
         expect(response.headers['x-query-engine']).toBe(headerOf[engine]);
         checkAgainstModel(response.json(), expectedKeys(criteria, indicators), paging.page, paging.pageSize);
       }),
-      { seed: SEED, numRuns: 120 },
+      { seed: SEED, numRuns: fuzzRuns(120) },
     );
-  }, 90000);
+  }, scaledMs(90000));
 
   it('edge trees: empty facets, empty facets under not, double negation', async () => {
     const cases: Array<[CriteriaInput, number]> = [
@@ -335,9 +336,9 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
           expect(order, `rows ${i - 1} and ${i} out of order for ${JSON.stringify(sorts)}`).toBeLessThanOrEqual(0);
         }
       }),
-      { seed: SEED + 4, numRuns: 60 },
+      { seed: SEED + 4, numRuns: fuzzRuns(60) },
     );
-  }, 90000);
+  }, scaledMs(90000));
 
   it('GET: a facets object as a query string gives the same rows as the model', async () => {
     await fc.assert(
@@ -347,9 +348,9 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
         expect(response.statusCode, response.body).toBe(200);
         checkAgainstModel(response.json(), expectedKeys(facets, undefined), 1, 1000);
       }),
-      { seed: SEED + 1, numRuns: 60 },
+      { seed: SEED + 1, numRuns: fuzzRuns(60) },
     );
-  }, 90000);
+  }, scaledMs(90000));
 });
 
 // ---- the CSV form of a query: every matching row (not a page), same rows as the model ----
@@ -393,9 +394,9 @@ describe('random criteria trees as CSV (Accept: text/csv)', () => {
         const expected = rows.filter(test).map((row) => header!.map((name) => CSV_COLUMNS[name]!(row)).join('|')).sort();
         expect(records.map((r) => r.join('|')).sort()).toEqual(expected);
       }),
-      { seed: SEED + 3, numRuns: 40 },
+      { seed: SEED + 3, numRuns: fuzzRuns(40) },
     );
-  }, 90000);
+  }, scaledMs(90000));
 });
 
 // ---- hostile and malformed bodies: never a 5xx, 400 bodies are ValidationProblems naming a path ----
@@ -461,7 +462,7 @@ describe('hostile query bodies', () => {
           for (const error of problem.errors) expect(error).toMatchObject({ code: expect.any(String), message: expect.any(String) });
         }
       }),
-      { seed: SEED + 2, numRuns: 300 },
+      { seed: SEED + 2, numRuns: fuzzRuns(300) },
     );
     // Raw, non-JSON and deeply nested payloads.
     const raw = ['{', '{"criteria":', 'null', '[]', '"x"', '{"criteria":{"and":[' + '{"and":['.repeat(40) + ']}'.repeat(40) + ']}}', '\u0000'];
@@ -470,5 +471,5 @@ describe('hostile query bodies', () => {
       expect(response.statusCode, `${payload.slice(0, 30)} → ${response.body}`).toBeLessThan(500);
     }
     expect(await databaseFingerprint(t.database.db)).toEqual(before);
-  }, 90000);
+  }, scaledMs(90000));
 });

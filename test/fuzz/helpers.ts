@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/database.js';
 import { sequencePendingEvents } from '../../src/events/outbox-repository.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 
 /**
  * A fingerprint of every table the service owns (both APIs, including the statistics row tables): one md5 per
@@ -76,4 +77,19 @@ export const HOSTILE_STRINGS: readonly string[] = [
 /** For a query string: the value URL-encoded (the raw `%00` is sent as the three characters, encoded). */
 export function queryString(params: Array<[string, string]>): string {
   return params.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+}
+
+/**
+ * How many cases a fuzz property runs: its default times FUZZ_SCALE (default 1). The defaults are sized so that all
+ * of test/fuzz/ finishes in about a minute on a quiet 2-core machine; CI's deeper run sets FUZZ_SCALE=10 (10,000
+ * adversarial requests per API), a contributor chasing a bug may set 100. The seeds are fixed either way.
+ */
+export function fuzzRuns(defaultRuns: number): number {
+  const scale = Number(process.env.FUZZ_SCALE ?? 1);
+  return Math.max(1, Math.round(defaultRuns * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
+}
+
+/** A fuzz test's time limit: 10 s per 100 cases, at least 2 minutes, times the machine's measured slowness. */
+export function fuzzTimeoutMs(runs: number): number {
+  return scaledMs(Math.max(120_000, runs * 100));
 }

@@ -5,6 +5,7 @@ import { createProviderWithToken, validTrainee, type TestProvider } from '../reg
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 import { databaseFingerprint, HOSTILE_STRINGS, REGISTER_TABLES } from './helpers.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 
 /**
  * Every hostile string (SQL injection, `%00`/NUL, path traversal, very long, unicode…) in every string parameter
@@ -126,7 +127,7 @@ describe('hostile strings in every statistics parameter', () => {
     }
     expect(requests).toBeGreaterThan(1000);
     expect(await databaseFingerprint(f.database.db)).toEqual(before);
-  }, 90000);
+  }, scaledMs(90000));
 });
 
 type RegisterRequest = { method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; path: string; body?: unknown; headers?: Record<string, string> };
@@ -193,7 +194,7 @@ describe('hostile strings in every register parameter', () => {
       }
     }
     expect(await databaseFingerprint(f.database.db)).toEqual(before);
-  }, 60000);
+  }, scaledMs(60000));
 
   it('body members of create, update, placements, degrees, defer and withdraw: refused unchanged or stored literally', async () => {
     const writes: Array<[string, (field: string, s: string) => RegisterRequest, string[]]> = [
@@ -245,7 +246,7 @@ describe('hostile strings in every register parameter', () => {
     // Whatever was accepted, every table is still there and the providers and tokens are untouched.
     const tables = await databaseFingerprint(f.database.db, ['public']);
     expect(Object.keys(tables)).toEqual(expect.arrayContaining(['public.trainees', 'public.providers', 'public.authentication_tokens']));
-  }, 90000);
+  }, scaledMs(90000));
 
   it('NUL in an id or a body member is a 404 or a 400 naming the member, not a 500', async () => {
     const missing = await send({ method: 'GET', path: '/trainees/%00' });

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
-import { databaseFingerprint, HOSTILE_STRINGS } from './helpers.js';
+import { databaseFingerprint, HOSTILE_STRINGS, fuzzRuns } from './helpers.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 
 /**
  * Random query strings, path ids and headers on every /v1 endpoint never give a 5xx: the answer is a result,
@@ -87,10 +88,10 @@ describe('random GET requests on /v1', () => {
         const response = await t.app.inject({ method: 'GET', url, headers });
         expectNoServerError(response, `GET ${url}`);
       }),
-      { seed: SEED, numRuns: 400 },
+      { seed: SEED, numRuns: fuzzRuns(400) },
     );
     expect(await databaseFingerprint(t.database.db)).toEqual(before);
-  }, 60000);
+  }, scaledMs(60000));
 
   it('mostly well-formed query criteria on the query endpoint give 200 or a 400 naming the parameter', async () => {
     const pools: Record<string, string[]> = {
@@ -125,11 +126,11 @@ describe('random GET requests on /v1', () => {
           }
         },
       ),
-      { seed: SEED + 2, numRuns: 250 },
+      { seed: SEED + 2, numRuns: fuzzRuns(250) },
     );
     // The generator must mostly produce valid queries, or this property would test little.
     expect(statuses.get(200) ?? 0).toBeGreaterThan(100);
-  }, 60000);
+  }, scaledMs(60000));
 
   it('raw (badly encoded) query strings never give a 5xx', async () => {
     const raw = ['%', '%zz', '%00', '&&&', '===', 'a=%E0%A4%A', 'page=%FF', '?', '#x', 'filters.in=%2C%2C', 'indicators[99999999999]=x', 'a[]=1&a[]=2', '%C0%AE%C0%AE/'];
@@ -144,7 +145,7 @@ describe('random GET requests on /v1', () => {
         }
         expectNoServerError(response, `GET ${url}`);
       }),
-      { seed: SEED + 1, numRuns: 150 },
+      { seed: SEED + 1, numRuns: fuzzRuns(150) },
     );
   });
 

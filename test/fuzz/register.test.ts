@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerFixture, SCHOOL, UK_DEGREE, type RegisterFixture } from '../register/helpers.js';
 import { validTrainee } from '../register/helpers.js';
-import { databaseFingerprint, HOSTILE_STRINGS, REGISTER_TABLES } from './helpers.js';
+import { databaseFingerprint, HOSTILE_STRINGS, REGISTER_TABLES, fuzzRuns } from './helpers.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 
 /**
  * Random register payloads (create/update trainee, placements, degrees, withdraw, defer, QTS status) on every
@@ -154,10 +155,10 @@ describe('random register payloads', () => {
           expect(await databaseFingerprint(f.database.db, REGISTER_SCHEMAS, REGISTER_TABLES), label).toEqual(before);
         }
       }),
-      { seed: SEED, numRuns: 300 },
+      { seed: SEED, numRuns: fuzzRuns(300) },
     );
     // Some writes must have got through, or the generator would only exercise the first validation step.
     const succeeded = [...statuses].filter(([s]) => s < 300).reduce((n, [, c]) => n + c, 0);
     expect(succeeded, JSON.stringify([...statuses])).toBeGreaterThan(30);
-  }, 120000);
+  }, scaledMs(120000));
 });

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { childrenOf } from '../helpers/processes.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 import { createProviderWithToken, validTrainee, type TestProvider } from '../register/helpers.js';
 import { ABSENCE_SCHOOL, createDataSet, importFixtureVersion } from '../helpers/statistics.js';
 
@@ -31,8 +32,9 @@ beforeAll(async () => {
     DATABASE_URL: database.url,
     SEED_ON_START: 'false',
     DATABASE_POOL_MAX: '3',
-    DATABASE_CONNECTION_TIMEOUT_MS: '1000',
-    DATABASE_QUERY_TIMEOUT_MS: '1500',
+    // The bounds below follow from these timeouts: both are multiplied by the machine's measured slowness.
+    DATABASE_CONNECTION_TIMEOUT_MS: String(scaledMs(1000)),
+    DATABASE_QUERY_TIMEOUT_MS: String(scaledMs(1500)),
   });
   runtime = await openRuntime(config);
   provider = await createProviderWithToken(runtime.primary.db);
@@ -43,7 +45,7 @@ beforeAll(async () => {
     pools: runtime.pools(),
     logger: false,
   });
-}, 180000);
+}, scaledMs(180000));
 
 afterAll(async () => {
   await app?.close();
@@ -94,7 +96,7 @@ describe('frozen database', () => {
     try {
       const ready = await timedInject({ method: 'GET', url: '/health/ready' });
       expect(ready.status).toBe(503);
-      expect(ready.ms).toBeLessThan(1000);
+      expect(ready.ms).toBeLessThan(scaledMs(1000));
 
       const [read, write, statistics, again] = await Promise.all([
         timedInject(list),
@@ -105,12 +107,12 @@ describe('frozen database', () => {
       for (const answer of [read, write, statistics]) {
         expect(answer.status).toBe(503);
         // The deadline (1.5 s) or the connection timeout (1 s), with room for a loaded machine; never a hang.
-        expect(answer.ms).toBeLessThan(6000);
+        expect(answer.ms).toBeLessThan(scaledMs(6000));
       }
       expect(JSON.parse(read.body)).toEqual({ error: expect.any(String) });
       expect(JSON.parse(statistics.body)).toMatchObject({ status: 503 });
       expect(again.status).toBe(503);
-      expect(again.ms).toBeLessThan(1000);
+      expect(again.ms).toBeLessThan(scaledMs(1000));
     } finally {
       signalAll(pids, 'SIGCONT');
     }
@@ -125,7 +127,7 @@ describe('frozen database', () => {
     expect((await timedInject(create('Charlie'))).status).toBe(201);
     expect((await timedInject(list)).status).toBe(200);
     expect((await timedInject({ method: 'GET', url: '/v1/publications' })).status).toBe(200);
-  }, 120000);
+  }, scaledMs(120000));
 });
 
 describe('frozen database, default deadlines', () => {
@@ -151,7 +153,7 @@ describe('frozen database, default deadlines', () => {
         const lookup = await timed(info);
         expect(lookup.status).toBe(503);
         // 3 s deadline, with room for a loaded machine (it took over 12 s with the statistics deadline).
-        expect(lookup.ms).toBeLessThan(6000);
+        expect(lookup.ms).toBeLessThan(scaledMs(6000));
         const answers = await Promise.all([
           timed(info),
           timed(list),
@@ -160,7 +162,7 @@ describe('frozen database, default deadlines', () => {
         for (const answer of answers) {
           expect(answer.status).toBe(503);
           // The short deadline on a pooled connection, or the connection timeout (5 s) on a new one.
-          expect(answer.ms).toBeLessThan(10000);
+          expect(answer.ms).toBeLessThan(scaledMs(10000));
         }
       } finally {
         signalAll(pids, 'SIGCONT');
@@ -169,7 +171,7 @@ describe('frozen database, default deadlines', () => {
       await defaultApp.close();
       await defaults.close();
     }
-  }, 120000);
+  }, scaledMs(120000));
 });
 
 describe('frozen database, statistics requests', () => {
@@ -217,7 +219,7 @@ describe('frozen database, statistics requests', () => {
           // after REQUEST_TIMEOUT_MS (30 s).
           expect({ name, status: answer.status, contentType: answer.contentType }).toEqual({ name, status: 503, contentType: 'application/problem+json; charset=utf-8' });
           expect(JSON.parse(answer.body)).toMatchObject({ status: 503, title: 'Service Unavailable', detail: expect.any(String) });
-          expect({ name, within10s: answer.ms < 10000 }).toEqual({ name, within10s: true });
+          expect({ name, within10s: answer.ms < scaledMs(10000) }).toEqual({ name, within10s: true });
         }
       } finally {
         signalAll(pids, 'SIGCONT');
@@ -236,5 +238,5 @@ describe('frozen database, statistics requests', () => {
       await statisticsApp.close();
       await defaults.close();
     }
-  }, 120000);
+  }, scaledMs(120000));
 });

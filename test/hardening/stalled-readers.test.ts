@@ -7,6 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { scaledMs } from '../helpers/machine-speed.js';
 import { ABSENCE_SCHOOL, multiplyFixtureRows } from '../helpers/statistics.js';
 import { createProviderWithToken, validTrainee, type TestProvider } from '../register/helpers.js';
 
@@ -102,9 +103,10 @@ function stalledGet(url: string, headers: Record<string, string>): { status: Pro
 
 /**
  * Status and time of a request, with a client-side limit (status 0 when it did not answer in time): 2 s, 5 s for
- * register writes, which share the test machine's two cores with the readers' sorts and the other test files.
+ * register writes, which share the test machine's two cores with the readers' sorts and the other test files; both
+ * times the machine's measured slowness (test/helpers/machine-speed.ts).
  */
-async function timed(url: string, init: RequestInit = {}, limitMs = 2000): Promise<{ status: number; ms: number }> {
+async function timed(url: string, init: RequestInit = {}, limitMs = scaledMs(2000)): Promise<{ status: number; ms: number }> {
   const started = Date.now();
   try {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(limitMs) });
@@ -129,7 +131,7 @@ async function checkOthersAnswer(base: string): Promise<void> {
       method: 'POST',
       headers: { ...provider.auth, 'content-type': 'application/json' },
       body: JSON.stringify({ data: validTrainee({ first_names: name, last_name: `Reader${name}` }) }),
-    }, 5000);
+    }, scaledMs(5000));
     expect(create.status).toBe(201);
     const [list, live, ready] = await Promise.all([
       timed(`${base}/api/v2026.1/trainees`, { headers: provider.auth }),
@@ -139,7 +141,7 @@ async function checkOthersAnswer(base: string): Promise<void> {
     expect(list.status).toBe(200);
     expect(live.status).toBe(200);
     expect(ready.status).toBe(200);
-    expect(ready.ms).toBeLessThan(2000);
+    expect(ready.ms).toBeLessThan(scaledMs(2000));
   }
 }
 
@@ -175,14 +177,14 @@ describe('stalled CSV readers', () => {
           SELECT count(*)::int AS n FROM pg_stat_activity
           WHERE application_name = 'stalled-readers-test' AND state <> 'idle' AND pid <> pg_backend_pid()`.execute(database.db);
         return rows[0]!.n === 0 && runtime.read.pool.totalCount === runtime.read.pool.idleCount;
-      }, 20000);
+      }, scaledMs(20000));
       expect(dropped).toBe(true);
       expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
       await checkOthersAnswer(base);
     } finally {
       for (const r of [...readers, ...downloads]) r.destroy();
     }
-  }, 90000);
+  }, scaledMs(90000));
 
   it('caps concurrent query-CSV exports: 429 beyond QUERY_CSV_MAX_PER_CLIENT per client IP, 503 beyond QUERY_CSV_MAX_CONCURRENT', async () => {
     const { base } = await serve({ STREAM_STALL_TIMEOUT_MS: '60000', QUERY_CSV_MAX_PER_CLIENT: '2', QUERY_CSV_MAX_CONCURRENT: '3', TRUST_PROXY: 'true' });
@@ -206,7 +208,7 @@ describe('stalled CSV readers', () => {
     } finally {
       for (const r of readers) r.destroy();
     }
-  }, 60000);
+  }, scaledMs(60000));
 
   it('a burst of 64 expensive statistics requests leaves the register API and /health/live answering', async () => {
     const { base } = await serve({ STREAM_STALL_TIMEOUT_MS: '5000', QUERY_CSV_MAX_PER_CLIENT: '64', QUERY_CSV_MAX_CONCURRENT: '64', REQUEST_TIMEOUT_MS: '5000', DATABASE_STATEMENT_TIMEOUT_MS: '5000' });
@@ -220,7 +222,7 @@ describe('stalled CSV readers', () => {
     const statuses = await Promise.all(burst);
     // Every statistics request got an answer of its own: served, or a clear 503 (its pool busy) / 504 (too slow).
     expect(statuses.filter((s) => s >= 500 && s !== 503 && s !== 504)).toEqual([]);
-  }, 120000);
+  }, scaledMs(120000));
 });
 
 describe('streamed query CSV and the statement timeout', () => {
@@ -250,12 +252,12 @@ describe('streamed query CSV and the statement timeout', () => {
     const { base } = await serve({ DATABASE_STATEMENT_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
     // 216 × 1,000 rows and the header.
     expect(await slowRead(queryUrl(base), 1500)).toBe(216001);
-  }, 60000);
+  }, scaledMs(60000));
 
   it('ends an export past QUERY_CSV_TIMEOUT_MS as an incomplete transfer, never as a CSV that looks complete', async () => {
     const { base } = await serve({ QUERY_CSV_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
     await expect(slowRead(queryUrl(base), 1500)).rejects.toThrow('cut off');
     // The app serves on afterwards.
     expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
-  }, 60000);
+  }, scaledMs(60000));
 });

@@ -22,7 +22,7 @@ export interface TestApp {
  * bring the app's row index store (tests that switch query engines keep a handle on it).
  */
 export async function buildTestApp(
-  env: Record<string, string> = {}, deps: Pick<AppDeps, 'rowIndexes' | 'queryEngines' | 'webhookNetwork' | 'webhookWorker' | 'warmUpBeforeReady' | 'checkRouteSchemas'> = {},
+  env: Record<string, string> = {}, deps: Pick<AppDeps, 'rowIndexes' | 'queryEngines' | 'webhookNetwork' | 'webhookWorker' | 'warmUpBeforeReady' | 'checkRouteSchemas' | 'logger'> = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase();
   // The sandbox's simulated TRN and award wait a day unless a test asks for them: no other test's trainee changes

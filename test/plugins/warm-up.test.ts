@@ -26,3 +26,24 @@ describe('warm-up before ready', () => {
     expect(await t.app.compileDeferredSchemas()).toBe(0);
   }, 60000);
 });
+
+describe('warm-up readiness refusals in the log', () => {
+  it('are said once, at info, without an error line or a stack; the app says when it is warm', async () => {
+    const lines: Array<{ level: number; msg: string; err?: unknown }> = [];
+    const stream = { write: (line: string) => void lines.push(JSON.parse(line)) };
+    const t = await buildTestApp({}, { warmUpBeforeReady: true, logger: { level: 'info', stream } });
+    try {
+      const polls: number[] = [];
+      for (let i = 0; i < 5; i++) polls.push((await t.app.inject({ method: 'GET', url: '/health/ready' })).statusCode);
+      expect(polls).toContain(503);
+      await t.app.warmedUp;
+      expect((await t.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200);
+      const notReady = lines.filter((l) => l.msg.startsWith('not ready yet'));
+      expect(notReady).toHaveLength(1);
+      expect(notReady[0]!.level).toBe(30);
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  }, 60000);
+});

@@ -2,7 +2,7 @@ import type { IndicatorMeta, Meta, ResultRow } from './api.js';
 import { h, s } from './dom.js';
 import { compareNames, formatValue, numericValue } from './format.js';
 import { periodKey } from './query.js';
-import { locationLabels } from './crosstab.js';
+import { locationLabels } from './locations.js';
 
 /**
  * The chart: a line chart over time or a horizontal bar chart across locations for one period, drawn as SVG.
@@ -153,6 +153,34 @@ interface LineStyle {
   shape?: (typeof MARKERS)[number];
 }
 
+/** The widest a character of the axis text is (14 px Arial: digits and capitals), so labels are measured unrendered. */
+const TICK_CHAR_WIDTH = 8.2;
+/** The least space between two x labels. */
+const LABEL_GAP = 12;
+
+/**
+ * Which x labels a line chart shows, and where: every `step`-th so that neighbours never overlap at this width, the
+ * first and the last always, each kept inside the chart (a label at an edge is moved in, not clipped); the label
+ * before the last is dropped when the last would touch it.
+ */
+export function xLabels(labels: string[], centres: number[], width: number): Array<{ index: number; x: number }> {
+  if (labels.length === 0) return [];
+  const widest = Math.max(...labels.map((l) => l.length)) * TICK_CHAR_WIDTH;
+  const inside = (x: number) => Math.min(Math.max(x, widest / 2 + 1), width - widest / 2 - 1);
+  const spacing = labels.length > 1 ? Math.abs(centres[1]! - centres[0]!) : Infinity;
+  const step = Math.max(1, Math.ceil((widest + LABEL_GAP) / spacing));
+  const shown: Array<{ index: number; x: number }> = [];
+  for (let i = 0; i < labels.length; i += step) shown.push({ index: i, x: inside(centres[i]!) });
+  const last = labels.length - 1;
+  if (shown[shown.length - 1]!.index !== last) {
+    const end = { index: last, x: inside(centres[last]!) };
+    while (shown.length > 1 && end.x - shown[shown.length - 1]!.x < widest + LABEL_GAP) shown.pop();
+    if (shown.length === 1 && end.x - shown[0]!.x < widest + LABEL_GAP) shown.pop();
+    shown.push(end);
+  }
+  return shown;
+}
+
 /** One line chart (the whole chart, or one of the small multiples) with a shared value scale. */
 function lineSvg(xs: ChartData['xs'], series: Array<{ sr: ChartSeries; style: LineStyle }>, indicator: IndicatorMeta, scale: number[], width: number, height: number, title: string): SVGElement {
   const bottom = 40;
@@ -163,15 +191,14 @@ function lineSvg(xs: ChartData['xs'], series: Array<{ sr: ChartSeries; style: Li
   const xAt = (i: number) => LEFT + (xs.length === 1 ? plotW / 2 : (plotW * i) / (xs.length - 1));
   const yAt = (v: number) => TOP + plotH - ((v - lo) / (hi - lo)) * plotH;
   const fmt = (v: number) => formatValue(String(v), { unit: indicator.unit, decimalPlaces: undefined });
-  // Every other x label on a crowded axis.
-  const step = Math.max(1, Math.ceil((xs.length * 64) / plotW));
+  const labels = xLabels(xs.map((x) => x.label), xs.map((_x, i) => xAt(i)), width);
   const titleId = `chart-title-${Math.random().toString(36).slice(2, 8)}`;
   return s('svg', { viewBox: `0 0 ${width} ${height}`, class: 'app-chart', role: 'img', 'aria-labelledby': titleId },
     s('title', { id: titleId }, title),
     scale.map((t) => s('g', null,
       s('line', { x1: LEFT, x2: width - RIGHT, y1: yAt(t), y2: yAt(t), stroke: '#b1b4b6', 'stroke-width': 1 }),
       s('text', { x: LEFT - 6, y: yAt(t) + 4, 'text-anchor': 'end', class: 'app-chart__tick' }, fmt(t)))),
-    xs.map((x, i) => (i % step === 0 || i === xs.length - 1 ? s('text', { x: xAt(i), y: height - bottom + 18, 'text-anchor': 'middle', class: 'app-chart__tick' }, x.label) : null)),
+    labels.map(({ index, x }) => s('text', { x, y: height - bottom + 18, 'text-anchor': 'middle', class: 'app-chart__tick', 'data-x-label': '' }, xs[index]!.label)),
     series.map(({ sr, style }) => {
       const points = xs.map((x, xi) => ({ xi, v: sr.values.get(x.key) })).filter((p) => p.v?.value !== undefined);
       const d = points.map((p, j) => `${j === 0 ? 'M' : 'L'}${xAt(p.xi).toFixed(1)},${yAt(p.v!.value!).toFixed(1)}`).join('');

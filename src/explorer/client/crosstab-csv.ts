@@ -2,6 +2,7 @@
  * The cross-tab as CSV, in its own module: csv-stringify is a third of the client's code and only the "Download
  * this table" button needs it, so the page loads it on that click.
  */
+import { parse } from 'csv-parse/browser/esm/sync';
 import { stringify } from 'csv-stringify/browser/esm/sync';
 import { escapeFormula } from '../../statistics/csv-formula.js';
 import { crossTabCaption, type CrossTab } from './crosstab.js';
@@ -21,4 +22,19 @@ export function crossTabCsv(title: string, table: CrossTab): string {
   });
   table.raw.forEach((values, i) => lines.push([...table.rowLabels[i]!, ...values]));
   return stringify(lines.map((line) => line.map(escapeFormula)), { record_delimiter: '\r\n' });
+}
+
+/**
+ * The API's CSV of every matching row without the location columns no row fills: the API writes one column per
+ * geographic level of the data set, so a query of regions only has an empty "Local authority" column (and others).
+ * `levelLabels` are the data set's level names, as the CSV's header writes them; other columns are kept as they are.
+ */
+export function withoutEmptyLocationColumns(csv: string, levelLabels: string[]): string {
+  const records = parse(csv, { relax_column_count: true }) as string[][];
+  const header = records[0];
+  if (!header) return csv;
+  const levels = new Set(levelLabels);
+  const dropped = new Set(header.flatMap((name, column) => (levels.has(name) && records.slice(1).every((record) => !record[column]) ? [column] : [])));
+  if (dropped.size === 0) return csv;
+  return stringify(records.map((record) => record.filter((_, column) => !dropped.has(column))));
 }

@@ -4,8 +4,9 @@
  * Pure functions, unit tested.
  */
 import type { IndicatorMeta, Meta, ResultRow } from './api.js';
-import { compareNames, formatValue } from './format.js';
+import { compareNames, formatValue, numericValue } from './format.js';
 import { captionGroups, settle, defaultLayout, type GroupId, type HeaderGroup, type TableLayout } from './layout.js';
+import { locationLabels } from './locations.js';
 import { periodKey } from './query.js';
 
 export interface HeaderSpan {
@@ -31,23 +32,6 @@ export interface CrossTab {
   raw: string[][];
   /** A value as shown: with its indicator's unit and decimal places. */
   shownCell(row: number, column: number): string;
-}
-
-/**
- * Location labels, with the code beside the name where two locations of the data set share a name (the two
- * "Dorset"s of 2019 onwards).
- */
-export function locationLabels(meta: Meta): Map<string, string> {
-  const counts = new Map<string, number>();
-  for (const g of meta.locations) for (const o of g.options) counts.set(o.label, (counts.get(o.label) ?? 0) + 1);
-  const out = new Map<string, string>();
-  for (const g of meta.locations) {
-    for (const o of g.options) {
-      const code = o.code ?? o.urn ?? o.ukprn ?? o.laEstab ?? o.oldCode;
-      out.set(`${g.level.code}|${o.id}`, (counts.get(o.label) ?? 0) > 1 && code ? `${o.label} (${code})` : o.label);
-    }
-  }
-  return out;
 }
 
 /**
@@ -174,28 +158,8 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
   const { groups, at } = placeRows(rows, meta, indicators);
   const chosen = layout ? settle(layout, groups) : defaultLayout(groups);
   const byId = new Map(groups.map((g) => [g.id, g]));
-  const axis = (ids: GroupId[]) => {
-    const sizes = ids.map((id) => byId.get(id)!.options.length);
-    const weights = radix(sizes);
-    // Per row of the answer, its position on this axis without the indicator (the indicator is per cell).
-    const space = sizes.reduce((product, size) => product * size, 1);
-    const base = keyArray(space, rows.length);
-    ids.forEach((id, k) => {
-      const positions = at.get(id);
-      if (positions) for (let i = 0; i < rows.length; i++) base[i]! += positions[i]! * weights[k]!;
-    });
-    const indicatorAt = ids.indexOf('indicator');
-    return {
-      ids, sizes, weights, base,
-      /** How many keys the axis has room for: every combination of its groups' options. */
-      space,
-      /** The indicator's weight: 0 when it is not on this axis. */
-      indicatorWeight: indicatorAt >= 0 ? weights[indicatorAt]! : 0,
-      labels: ids.map((id) => byId.get(id)!.options.map((o) => o.label)),
-    };
-  };
-  const rowAxis = axis(chosen.rows);
-  const columnAxis = axis(chosen.columns);
+  const rowAxis = pivotAxis(chosen.rows, byId, at, rows.length);
+  const columnAxis = pivotAxis(chosen.columns, byId, at, rows.length);
 
   // Each row, per indicator, is one cell. Groups in the caption have one option, so row and column name the cell.
   const cellCount = rows.length * indicators.length;
@@ -218,9 +182,6 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
       raw[rowOrder.positionOf(rowKeys[cell]!)]![columnOrder.positionOf(columnKeys[cell]!)] = values[indicators[ii]!.id] ?? '';
     }
   }
-  const optionAt = (key: number, a: ReturnType<typeof axis>, level: number) => Math.floor(key / a.weights[level]!) % a.sizes[level]!;
-  const labelsOf = (a: ReturnType<typeof axis>, key: number) => a.labels.map((labels, level) => labels[optionAt(key, a, level)]!);
-  const columnLabels = columnList.map((key) => labelsOf(columnAxis, key));
   let rowLabels: string[][] | undefined;
 
   // The indicator of a cell: from the axis that has the indicator group, else the one indicator.
@@ -228,38 +189,6 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
   const columnIndicator = chosen.columns.indexOf('indicator');
   const rowIndicators = rowList.map((key) => (rowIndicator >= 0 ? optionAt(key, rowAxis, rowIndicator) : -1));
   const columnIndicators = columnList.map((key) => (columnIndicator >= 0 ? optionAt(key, columnAxis, columnIndicator) : 0));
-  // Formatting is done per cell drawn and remembered per indicator and value.
-  const shown = indicators.map(() => new Map<string, string>());
-  const shownCell = (r: number, c: number) => {
-    const ii = rowIndicators[r]! >= 0 ? rowIndicators[r]! : columnIndicators[c]!;
-    const value = raw[r]![c]!;
-    const memo = shown[ii] ?? new Map<string, string>();
-    let text = memo.get(value);
-    if (text === undefined) {
-      text = formatValue(value, indicators[ii] ?? { unit: undefined, decimalPlaces: undefined });
-      memo.set(value, text);
-    }
-    return text;
-  };
-
-  // Headers from the keys (keys share their headers down to a level when they agree above its weight): no labels
-  // per row are made for them.
-  const headerSpans = (keys: number[], a: ReturnType<typeof axis>, level: number) => {
-    const out: Array<HeaderSpan | null> = [];
-    let start: HeaderSpan | undefined;
-    let prefix = -1;
-    for (const key of keys) {
-      const here = Math.floor(key / a.weights[level]!);
-      if (start && here === prefix) {
-        start.span += 1;
-        out.push(null);
-      } else {
-        out.push((start = { label: a.labels[level]![here % a.sizes[level]!]!, span: 1 }));
-        prefix = here;
-      }
-    }
-    return out;
-  };
   // The indicator first: "Headcount, Ethnicity: Total, Barnet, 2021/22".
   const caption = captionGroups(chosen, groups).sort((a, b) => Number(b.id === 'indicator') - Number(a.id === 'indicator'));
   return {
@@ -271,10 +200,124 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
     get rowLabels() {
       return (rowLabels ??= rowList.map((key) => labelsOf(rowAxis, key)));
     },
-    columnLabels,
+    columnLabels: columnList.map((key) => labelsOf(columnAxis, key)),
     raw,
-    shownCell,
+    shownCell: cellFormatter(raw, indicators, rowIndicators, columnIndicators),
   };
+}
+
+/** One axis of the pivot: its groups' sizes and weights (a key is a number in that mixed radix), each row's key. */
+interface PivotAxis {
+  sizes: number[];
+  weights: number[];
+  /** Per row of the answer, its position on this axis without the indicator (the indicator is per cell). */
+  base: Int32Array | Float64Array;
+  /** How many keys the axis has room for: every combination of its groups' options. */
+  space: number;
+  /** The indicator's weight: 0 when it is not on this axis. */
+  indicatorWeight: number;
+  labels: string[][];
+}
+
+function pivotAxis(ids: GroupId[], byId: Map<GroupId, HeaderGroup>, at: Map<GroupId, Int32Array>, rowCount: number): PivotAxis {
+  const sizes = ids.map((id) => byId.get(id)!.options.length);
+  const weights = radix(sizes);
+  const space = sizes.reduce((product, size) => product * size, 1);
+  const base = keyArray(space, rowCount);
+  ids.forEach((id, k) => {
+    const positions = at.get(id);
+    if (positions) for (let i = 0; i < rowCount; i++) base[i]! += positions[i]! * weights[k]!;
+  });
+  const indicatorAt = ids.indexOf('indicator');
+  return { sizes, weights, base, space, indicatorWeight: indicatorAt >= 0 ? weights[indicatorAt]! : 0, labels: ids.map((id) => byId.get(id)!.options.map((o) => o.label)) };
+}
+
+const optionAt = (key: number, axis: PivotAxis, level: number) => Math.floor(key / axis.weights[level]!) % axis.sizes[level]!;
+const labelsOf = (axis: PivotAxis, key: number) => axis.labels.map((labels, level) => labels[optionAt(key, axis, level)]!);
+
+/**
+ * Headers from the keys (keys share their headers down to a level when they agree above its weight): no labels per
+ * row are made for them.
+ */
+function headerSpans(keys: number[], axis: PivotAxis, level: number): Array<HeaderSpan | null> {
+  const out: Array<HeaderSpan | null> = [];
+  let start: HeaderSpan | undefined;
+  let prefix = -1;
+  for (const key of keys) {
+    const here = Math.floor(key / axis.weights[level]!);
+    if (start && here === prefix) {
+      start.span += 1;
+      out.push(null);
+    } else {
+      out.push((start = { label: axis.labels[level]![here % axis.sizes[level]!]!, span: 1 }));
+      prefix = here;
+    }
+  }
+  return out;
+}
+
+/** A value as shown, formatted when a cell is drawn and remembered per indicator and value. */
+function cellFormatter(raw: string[][], indicators: IndicatorMeta[], rowIndicators: number[], columnIndicators: number[]): CrossTab['shownCell'] {
+  const shown = indicators.map(() => new Map<string, string>());
+  return (r, c) => {
+    const ii = rowIndicators[r]! >= 0 ? rowIndicators[r]! : columnIndicators[c]!;
+    const value = raw[r]![c]!;
+    const memo = shown[ii] ?? new Map<string, string>();
+    let text = memo.get(value);
+    if (text === undefined) {
+      text = formatValue(value, indicators[ii] ?? { unit: undefined, decimalPlaces: undefined });
+      memo.set(value, text);
+    }
+    return text;
+  };
+}
+
+/** How the table's rows are sorted: by a value column (its numbers; no number last) or by the row labels. */
+export type CrossTabSort = { by: 'column'; column: number; direction: 'ascending' | 'descending' } | { by: 'label'; direction: 'ascending' | 'descending' };
+
+/**
+ * The table with its rows in another order. By labels: the row groups' labels, outermost first, in words order.
+ * By a column: its values as numbers, rows without one last in either direction, ties in the table's own order.
+ * The row headers span the rows that stay together under the same label (all of them, sorted by labels; rarely
+ * any, sorted by values).
+ */
+export function sortCrossTab(table: CrossTab, sort: CrossTabSort): CrossTab {
+  const labels = table.rowLabels;
+  const sign = sort.direction === 'ascending' ? 1 : -1;
+  const order = labels.map((_, i) => i);
+  if (sort.by === 'label') {
+    order.sort((a, b) => {
+      for (let level = 0; level < labels[a]!.length; level++) {
+        const compared = compareNames(labels[a]![level]!, labels[b]![level]!);
+        if (compared !== 0) return sign * compared;
+      }
+      return a - b;
+    });
+  } else {
+    const value = (r: number) => numericValue(table.raw[r]![sort.column]);
+    order.sort((a, b) => {
+      const x = value(a);
+      const y = value(b);
+      if (x === undefined || y === undefined) return x === y ? a - b : x === undefined ? 1 : -1;
+      return x === y ? a - b : sign * (x - y);
+    });
+  }
+  const sortedLabels = order.map((r) => labels[r]!);
+  const rowHeaders = table.layout.rows.map((_, level) => {
+    const out: Array<HeaderSpan | null> = [];
+    let start: HeaderSpan | undefined;
+    sortedLabels.forEach((line, r) => {
+      // A row continues the span above it when it agrees with that row at this level and every outer one.
+      const same = start && r > 0 && line.slice(0, level + 1).every((label, l) => label === sortedLabels[r - 1]![l]);
+      if (same) {
+        start!.span += 1;
+        out.push(null);
+      } else out.push((start = { label: line[level]!, span: 1 }));
+    });
+    return out;
+  });
+  const raw = order.map((r) => table.raw[r]!);
+  return { ...table, rowHeaders, rowLabels: sortedLabels, raw, shownCell: (r, c) => table.shownCell(order[r]!, c) };
 }
 
 /** Cells of one page of the table on screen: the issue's goal is these drawn within 200 ms in Chromium. */

@@ -177,6 +177,17 @@ export function describeLayout(layout: TableLayout, groups: HeaderGroup[]): stri
 }
 
 /** What a move did, in words, followed by the new layout. */
+const ORDINALS = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth'];
+
+/** Where a group now is on its side, in words: "now second of 2 row groups (the innermost)". */
+export function placeInWords(layout: TableLayout, id: GroupId): string {
+  const axis = axisOf(layout, id)!;
+  const list = layout[axis];
+  const at = list.indexOf(id);
+  const where = list.length === 1 ? ' (the only one)' : at === 0 ? ' (the outermost)' : at === list.length - 1 ? ' (the innermost)' : '';
+  return `now ${ORDINALS[at] ?? `number ${at + 1}`} of ${list.length} ${axis === 'rows' ? 'row' : 'column'} ${list.length === 1 ? 'group' : 'groups'}${where}`;
+}
+
 export function describeMove(before: TableLayout, after: TableLayout, id: GroupId, move: LayoutMove, groups: HeaderGroup[]): string {
   const label = groups.find((g) => g.id === id)?.label ?? id;
   const what =
@@ -186,7 +197,7 @@ export function describeMove(before: TableLayout, after: TableLayout, id: GroupI
         ? `${label} moved to the rows.`
         : move === 'toColumns'
           ? `${label} moved to the columns.`
-          : `${label} moved ${move === 'outward' ? 'out' : 'in'} to position ${after[axisOf(after, id)!].indexOf(id) + 1} of ${after[axisOf(after, id)!].length} in the ${axisOf(after, id)}.`;
+          : `${label} moved one place ${move === 'outward' ? 'outward' : 'inward'}, ${placeInWords(after, id)}.`;
   return before === after ? `${label} cannot move that way.` : `${what} ${describeLayout(after, groups)}`;
 }
 

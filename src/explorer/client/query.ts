@@ -3,7 +3,14 @@
  * and, when the API's GET form can say the same thing, as a GET URL. Pure functions, unit tested.
  */
 import { layoutParams, parseLayout, type TableLayout } from './layout.js';
-import { parseStep, type StepNumber } from './steps.js';
+
+/** A builder step, 1-based, as the page and its URL (`step=2`) number them (names: STEPS in steps.ts). */
+export type StepNumber = 1 | 2 | 3 | 4;
+
+export function parseStep(value: string | null): StepNumber | undefined {
+  const n = Number(value);
+  return n === 1 || n === 2 || n === 3 || n === 4 ? n : undefined;
+}
 
 /** A time period as the API's GET form writes it: `2020/2021|AY`. */
 export type PeriodKey = string;

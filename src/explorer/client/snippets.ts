@@ -1,5 +1,6 @@
 /**
- * "Use this query in code": the same query as a curl line, an R snippet for DfE's eesyapi and a Python snippet.
+ * "Use this query in code": the same query as a curl line, R snippets for DfE's eesyapi and for httr2 + jsonlite (CRAN
+ * only), and a Python snippet.
  * Each is meant to run as shown against the server the page came from. Pure functions, unit tested.
  */
 
@@ -81,6 +82,39 @@ data <- query_dataset(
   ${quoted(input.dataSetId)},
   json_query = ${quoted(JSON.stringify(input.body))}
 )
+head(data)
+`;
+}
+
+/**
+ * R that turns a query answer's `results` into one flat data frame with the indicator values as numbers (they arrive
+ * as strings, and a suppressed value as a symbol such as "x", which becomes NA). docs/guides.md's httr2 recipe
+ * defines the same function (a test checks), so the guide and this page give one recipe.
+ */
+export const R_AS_ROWS = `as_rows <- function(answer) {
+  if (length(answer$results) == 0) return(data.frame())
+  rows <- flatten(answer$results)
+  values <- startsWith(names(rows), "values.")
+  rows[values] <- lapply(rows[values], function(v) suppressWarnings(as.numeric(v)))
+  rows
+}`;
+
+/** R with two CRAN packages only (httr2 and jsonlite), for machines that cannot install eesyapi from GitHub. */
+export function rHttr2Snippet(input: SnippetInput): string {
+  return `# Only CRAN packages: install.packages(c("httr2", "jsonlite"))
+library(httr2)
+library(jsonlite)
+
+# Indicator values arrive as strings: as_rows makes them numbers (a suppressed value becomes NA).
+${R_AS_ROWS}
+
+query <- ${quoted(JSON.stringify(input.body))}
+
+data <- request(${quoted(input.postUrl)}) |>
+  req_body_raw(query, type = "application/json") |>
+  req_perform() |>
+  resp_body_json(simplifyVector = TRUE) |>
+  as_rows()
 head(data)
 `;
 }

@@ -3,12 +3,10 @@
  * finished step). Pure functions, unit tested.
  */
 import type { Meta } from './api.js';
-import { locationLabels } from './crosstab.js';
+import { locationLabels } from './locations.js';
 import { locationFromKey, periodKey, type QueryState } from './query.js';
 
 export const STEPS = ['Time periods', 'Locations', 'Filters', 'Indicators'] as const;
-/** 1-based, as the page and its URL (`step=2`) number them. */
-export type StepNumber = 1 | 2 | 3 | 4;
 
 /** At most this many names in a summary line, then "and N more". */
 const SHOWN = 5;
@@ -54,7 +52,4 @@ export function stepSummaries(meta: Meta, state: QueryState): string[][] {
   return [[periods], locations, filters.length ? filters : ['This data set has no filters'], indicators];
 }
 
-export function parseStep(value: string | null): StepNumber | undefined {
-  const n = Number(value);
-  return n === 1 || n === 2 || n === 3 || n === 4 ? n : undefined;
-}
+export { parseStep, type StepNumber } from './query.js';

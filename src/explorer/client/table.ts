@@ -3,9 +3,9 @@
  * body in blocks the browser lays out as they come into view), the pager between pages, and the controls that move
  * and reorder its header groups by keyboard (buttons) or pointer (drag and drop), each move said in a live region.
  */
-import { BLOCK_ROWS, crossTabHeadHtml, crossTabPage, escapeHtml, rowsPerPage, type CrossTab } from './crosstab.js';
-import { afterNextPaint, h, replace } from './dom.js';
-import { axisOf, canMove, describeLayout, describeMove, moveGroup, type Axis, type GroupId, type LayoutMove, type TableLayout } from './layout.js';
+import { BLOCK_ROWS, crossTabHeadHtml, crossTabPage, escapeHtml, rowsPerPage, type CrossTab, type CrossTabSort } from './crosstab.js';
+import { afterNextPaint, h, replace, uid } from './dom.js';
+import { axisOf, canMove, describeLayout, describeMove, moveGroup, placeInWords, type Axis, type GroupId, type LayoutMove, type TableLayout } from './layout.js';
 
 /**
  * Draws one page of the table into `box` (its scroll box) and the pager into `pager`. Sets on the table, read by
@@ -120,6 +120,18 @@ const MOVE_SIGNS: Record<Exclude<LayoutMove, 'swap'>, (axis: Axis) => string> = 
  * has buttons (keyboard) and can be dragged onto another group or list (pointer). `onLayout` gets the new layout;
  * `announce` the sentence for the live region. Focus stays on the moved group.
  */
+/** Why some of a side's move buttons are greyed out, in words (shown above its groups, and read with each such button). */
+export function whyDisabled(table: CrossTab, axis: Axis): string {
+  const list = table.layout[axis];
+  const side = axis === 'rows' ? 'rows' : 'columns';
+  const other = axis === 'rows' ? 'columns' : 'rows';
+  if (list.length === 1) {
+    const name = table.groups.find((g) => g.id === list[0])?.label ?? list[0]!;
+    return `${name} is the only group here, so it cannot move out or in, and the ${side} need at least one group, so it cannot move to the ${other}: move a group from the ${other} here first, drag one, or swap rows and columns.`;
+  }
+  return `The outermost group cannot move further out, nor the innermost further in.`;
+}
+
 export function layoutControls(table: CrossTab, onLayout: (layout: TableLayout, focusId: string) => void, announce: (text: string) => void): HTMLElement {
   const label = (id: GroupId) => table.groups.find((g) => g.id === id)?.label ?? id;
   const apply = (id: GroupId, move: LayoutMove, focus: string) => {
@@ -144,12 +156,13 @@ export function layoutControls(table: CrossTab, onLayout: (layout: TableLayout, 
     const at = target ? list.indexOf(target) : list.length;
     list.splice(at < 0 ? list.length : at, 0, id);
     const after = { rows, columns };
-    announce(`${label(id)} moved to position ${list.indexOf(id) + 1} of ${list.length} in the ${axis}. ${describeLayout(after, table.groups)}`);
+    announce(`${label(id)} moved to the ${axis}, ${placeInWords(after, id)}. ${describeLayout(after, table.groups)}`);
     onLayout(after, `move-${id}-${axis === 'rows' ? 'toColumns' : 'toRows'}`);
   };
   const list = (axis: Axis) =>
     h('div', { class: 'app-layout__axis', 'data-axis': axis },
       h('h3', { class: 'govuk-heading-s govuk-!-margin-bottom-2', id: `layout-${axis}` }, axis === 'rows' ? 'Row groups (outermost first)' : 'Column groups (outermost first)'),
+      h('p', { class: 'govuk-hint govuk-!-font-size-16', id: `layout-${axis}-why`, 'data-why-disabled': '' }, whyDisabled(table, axis)),
       h('ol', { class: 'app-layout__list', 'aria-labelledby': `layout-${axis}`,
         ondragover: (e: Event) => e.preventDefault(),
         ondrop: (e: Event) => { e.preventDefault(); dropOn(undefined, axis); } },
@@ -163,6 +176,7 @@ export function layoutControls(table: CrossTab, onLayout: (layout: TableLayout, 
               (['outward', 'inward', axis === 'rows' ? 'toColumns' : 'toRows'] as const).map((move) =>
                 h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', id: `move-${id}-${move}`,
                   disabled: !canMove(table.layout, id, move), 'aria-label': MOVE_WORDS[move](label(id), axis),
+                  'aria-describedby': canMove(table.layout, id, move) ? null : `layout-${axis}-why`,
                   onclick: () => apply(id, move, `move-${id}-${move === 'toRows' ? 'toColumns' : move === 'toColumns' ? 'toRows' : move}`) },
                   MOVE_SIGNS[move](axis))))))));
   return h('div', { class: 'app-layout' },
@@ -170,4 +184,43 @@ export function layoutControls(table: CrossTab, onLayout: (layout: TableLayout, 
     h('div', { class: 'app-layout__axes' }, list('rows'), list('columns')),
     h('button', { type: 'button', class: 'govuk-button govuk-button--secondary govuk-!-margin-bottom-0', id: 'layout-swap',
       onclick: () => apply(table.layout.rows[0]!, 'swap', 'layout-swap') }, 'Swap rows and columns'));
+}
+
+/** A column's name in words: its column groups' labels, outermost first. */
+function columnName(table: CrossTab, column: number): string {
+  return table.columnLabels[column]!.join(', ');
+}
+
+/** The sentence said when the table is sorted. */
+export function describeSort(table: CrossTab, sort: CrossTabSort): string {
+  if (sort.by === 'label') return `Table rows sorted by their labels, ${sort.direction === 'ascending' ? 'A to Z' : 'Z to A'}.`;
+  return `Table rows sorted by ${columnName(table, sort.column)}, ${sort.direction === 'ascending' ? 'smallest first' : 'largest first'} (rows without a number last).`;
+}
+
+/**
+ * "Sort the rows": by the row labels or by one column's values, either way; buttons and a select, so keyboard and
+ * pointer alike. `onSort` redraws the table; the caller says the sentence in its live region. The sorted column's
+ * header gets `aria-sort` (markSortedColumn), which screen readers read with it.
+ */
+export function sortControls(table: CrossTab, current: CrossTabSort | undefined, onSort: (sort: CrossTabSort) => void): HTMLElement {
+  const id = uid('sort');
+  const select = h('select', { class: 'govuk-select', id, 'data-sort-by': '' },
+    h('option', { value: 'label', selected: current?.by === 'label' }, 'Row labels'),
+    table.columnLabels.map((_, column) =>
+      h('option', { value: String(column), selected: current?.by === 'column' && current.column === column }, columnName(table, column))));
+  const sortOf = (direction: CrossTabSort['direction']): CrossTabSort =>
+    select.value === 'label' ? { by: 'label', direction } : { by: 'column', column: Number(select.value), direction };
+  return h('div', { class: 'app-sort' },
+    h('div', { class: 'govuk-form-group govuk-!-margin-bottom-2' },
+      h('label', { class: 'govuk-label govuk-label--s', for: id }, 'Sort the rows by'), select),
+    h('div', { class: 'govuk-button-group govuk-!-margin-bottom-2' },
+      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', id: 'sort-ascending', onclick: () => onSort(sortOf('ascending')) }, 'Sort ascending'),
+      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', id: 'sort-descending', onclick: () => onSort(sortOf('descending')) }, 'Sort descending')));
+}
+
+/** Marks the sorted column's innermost header (`aria-sort`), as a screen reader expects of a sorted table. */
+export function markSortedColumn(element: HTMLTableElement, sort: CrossTabSort | undefined): void {
+  if (sort?.by !== 'column') return;
+  const headers = element.tHead?.rows[element.tHead.rows.length - 1]?.querySelectorAll('th');
+  headers?.[sort.column]?.setAttribute('aria-sort', sort.direction);
 }

@@ -85,8 +85,11 @@ export function registerEventPaths(): Record<string, unknown> {
       post: {
         summary: 'Subscribe a URL to events (the signing secret is shown once)',
         description:
-          `At most ${MAX_SUBSCRIPTIONS}. The URL must be https and must not resolve to a loopback, private, link-local, unique-local ` +
-          'or metadata address (422 otherwise; checked again at every delivery). Deliveries are POSTs signed per Standard Webhooks ' +
+          `At most ${MAX_SUBSCRIPTIONS}. In production the URL must be https; the sandbox accepts http too. It must not resolve to a ` +
+          'loopback, private, link-local, unique-local or metadata address (422 otherwise; checked again at every delivery) unless ' +
+          'the service runs with `WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true`, a setting for local development that production refuses ' +
+          '(these examples were recorded with it, for a receiver on 127.0.0.1; see docs/guides.md, "Follow changes"). ' +
+          'Deliveries are POSTs signed per Standard Webhooks ' +
           '(`webhook-id` = event id, `webhook-timestamp`, `webhook-signature`), at least once, in order, retried with exponential ' +
           'backoff and jitter for 24 hours; after that the subscription is disabled and a `webhook.disabled` event is written.',
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'object', required: ['url'], properties: { url: { type: 'string' }, event_types: { type: 'array', items: { type: 'string' } } } } } } } } },

@@ -34,6 +34,12 @@ export const FIXTURE_SOURCE = 'absence-school';
 
 export const DEFAULT_SEED_DIR = projectPath('seed');
 
+/**
+ * What seed/catalog.json holds, for the messages and docs that state it: test/docs/facts.test.ts counts the rows the
+ * seed keeps from the files (keepRows applied) and checks this and every document that states it.
+ */
+export const CATALOGUE_FACTS = { publications: 5, dataSets: 6, versions: 8, rows: 928_553 } as const;
+
 export interface SeedOptions {
   log?: (message: string) => void;
   /** Folder with catalog.json and the data folders (default: the project's seed/). */
@@ -248,7 +254,10 @@ export async function seedCatalogueOnStart(context: StartupContext, seedDir = DE
   if (!context.config.SEED_ON_START) return;
   const { primary } = context.runtime;
   if (!(await catalogueSeedPending(primary.db, seedDir))) return;
-  context.log('Seeding the statistics catalogue from seed/catalog.json (about a million rows; this takes under a minute) ...');
+  const { dataSets, versions, rows } = CATALOGUE_FACTS;
+  context.log(
+    `Seeding the statistics catalogue from seed/catalog.json (${dataSets} data sets, ${versions} versions, ${rows.toLocaleString('en-GB')} rows; this takes under a minute) ...`,
+  );
   const result = await seedCatalogue(primary, { seedDir, log: (message) => context.log(`  ${message}`) });
   context.log(`Seeded ${result.dataSets} data sets (${result.versions.length} versions) in ${result.seconds.toFixed(1)} s.`);
 }

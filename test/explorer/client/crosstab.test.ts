@@ -2,9 +2,11 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
 import {
-  type CrossTab, BLOCK_ROWS, keyOrder, buildCrossTab, CELL_EDGES, crossTabCaption, crossTabHeadHtml, crossTabPage, headerGroups, locationLabels, pageRowHeaders, PAGE_CELLS, rowsPerPage, shownCells,
+  type CrossTab, BLOCK_ROWS, keyOrder, buildCrossTab, CELL_EDGES, crossTabCaption, crossTabHeadHtml, crossTabPage, headerGroups, pageRowHeaders, sortCrossTab, PAGE_CELLS, rowsPerPage, shownCells,
 } from '../../../src/explorer/client/crosstab.js';
 import { crossTabCsv } from '../../../src/explorer/client/crosstab-csv.js';
+import { locationLabels } from '../../../src/explorer/client/locations.js';
+import { describeSort } from '../../../src/explorer/client/table.js';
 import {
   canMove, defaultLayout, describeMove, layoutParams, moveGroup, parseLayout, settle, type HeaderGroup,
 } from '../../../src/explorer/client/layout.js';
@@ -84,7 +86,7 @@ describe('cross-tab layout', () => {
     const after = moveGroup(layout, 'location', 'toColumns');
     expect(describeMove(layout, after, 'location', 'toColumns', groups)).toBe('location moved to the columns. Rows: indicator. Columns: timePeriod, then location.');
     expect(describeMove(layout, moveGroup(layout, 'location', 'inward'), 'location', 'inward', groups)).toBe(
-      'location moved in to position 2 of 2 in the rows. Rows: indicator, then location. Columns: timePeriod.',
+      'location moved one place inward, now second of 2 row groups (the innermost). Rows: indicator, then location. Columns: timePeriod.',
     );
     expect(describeMove(layout, layout, 'timePeriod', 'toRows', groups)).toBe('timePeriod cannot move that way.');
   });
@@ -277,5 +279,44 @@ describe('cross-tab', () => {
     expect(measured.filter((t) => t.length === 1).length).toBe(new Set(measured.filter((t) => t.length === 1)).size);
     // A page of Barnet's rows alone: narrower row headers.
     expect(crossTabPage(table, 0, 2, width).columns).toMatch(new RegExp(`^calc\\(${6 * 0.625}em \\+ ${CELL_EDGES.rowHeader}px\\) `));
+  });
+});
+
+describe('sorting the cross-tab', () => {
+  const rows = [
+    row('2020/2021', 'L1', 's1', '30'), row('2020/2021', 'L2', 's1', 'x'), row('2020/2021', 'D1', 's1', '5'),
+    row('2021/2022', 'L1', 's1', '10'), row('2021/2022', 'L2', 's1', '40'), row('2021/2022', 'D1', 's1', '20'),
+  ];
+  const table = buildCrossTab(rows, meta, [meta.indicators[0]!], { rows: ['location'], columns: ['timePeriod'] });
+
+  it('sorts rows by a column’s numbers either way, rows without a number last, cells and headers moving with their rows', () => {
+    const column = table.columnLabels.findIndex((labels) => labels.includes('2020/21'));
+    const up = sortCrossTab(table, { by: 'column', column, direction: 'ascending' });
+    expect(up.rowLabels.map((l) => l[0])).toEqual(['Dorset (E06000059)', 'Barnet', 'Barnsley']);
+    expect(up.raw.map((r) => r[column])).toEqual(['5', '30', 'x']);
+    expect(up.rowHeaders[0]!.map((hd) => hd?.label)).toEqual(['Dorset (E06000059)', 'Barnet', 'Barnsley']);
+    expect(up.shownCell(0, column)).toBe('5');
+    const down = sortCrossTab(table, { by: 'column', column, direction: 'descending' });
+    expect(down.raw.map((r) => r[column])).toEqual(['30', '5', 'x']);
+    expect(describeSort(table, { by: 'column', column, direction: 'descending' })).toBe('Table rows sorted by 2020/21, largest first (rows without a number last).');
+  });
+
+  it('sorts rows by their labels, and keeps spans over rows that stay together', () => {
+    const two = buildCrossTab([...rows, row('2020/2021', 'L1', 's2', '7')], meta, [meta.indicators[0]!], { rows: ['location', 'filter:F2'], columns: ['timePeriod'] });
+    const down = sortCrossTab(two, { by: 'label', direction: 'descending' });
+    expect(down.rowLabels.map((l) => l.join(' / '))).toEqual(['Dorset (E06000059) / Primary', 'Barnsley / Primary', 'Barnet / Secondary', 'Barnet / Primary']);
+    expect(down.rowHeaders[0]!.map((hd) => hd && `${hd.label}×${hd.span}`)).toEqual(['Dorset (E06000059)×1', 'Barnsley×1', 'Barnet×2', null]);
+    expect(describeSort(two, { by: 'label', direction: 'ascending' })).toBe('Table rows sorted by their labels, A to Z.');
+  });
+});
+
+describe('the CSV of every matching row', () => {
+  it('loses the location columns no row fills (a region-only query’s "Local authority"), and keeps every other column', async () => {
+    const { withoutEmptyLocationColumns } = await import('../../../src/explorer/client/crosstab-csv.js');
+    const csv = 'time_period,geographic_level,Regional,Local authority,Ethnicity,Headcount\n2021/22,Regional,North East,,Total,5\n2021/22,Regional,"London, Inner",,,7\n';
+    expect(withoutEmptyLocationColumns(csv, ['National', 'Regional', 'Local authority'])).toBe(
+      'time_period,geographic_level,Regional,Ethnicity,Headcount\n2021/22,Regional,North East,Total,5\n2021/22,Regional,"London, Inner",,7\n');
+    const filled = 'geographic_level,Regional,Local authority\nLocal authority,North East,Newcastle\n';
+    expect(withoutEmptyLocationColumns(filled, ['Regional', 'Local authority'])).toBe(filled);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Meta, ResultRow } from '../../../src/explorer/client/api.js';
 import { describeChangeSet } from '../../../src/explorer/client/changes.js';
-import { axisLabel, buildChartData, niceTicks } from '../../../src/explorer/client/chart.js';
+import { axisLabel, buildChartData, niceTicks, xLabels } from '../../../src/explorer/client/chart.js';
 import { formatValue } from '../../../src/explorer/client/format.js';
 import { chartTotals, warningText } from '../../../src/explorer/client/pages/query.js';
 import { emptyState } from '../../../src/explorer/client/query.js';
@@ -76,6 +76,22 @@ describe('explorer views', () => {
     const bars = buildChartData([row('2021/2022', 'L1', 's1', '5'), row('2020/2021', 'L2', 's1', '4')], meta, 'I1', 'bar', '2020/2021|AY');
     expect(bars.xs).toEqual([{ key: '2020/2021|AY', label: '2020/21' }]);
     expect(bars.series.map((s) => s.label)).toEqual(['Barnsley']);
+  });
+
+  it('spaces a line chart’s x labels by their width, keeps the last inside the chart and never lets two overlap', () => {
+    const weeks = Array.from({ length: 30 }, (_, i) => `2022 Week ${i + 14}`);
+    for (const width of [280, 640, 960]) {
+      const plot = width - 64 - 36;
+      const centres = weeks.map((_, i) => 64 + (plot * i) / (weeks.length - 1));
+      const shown = xLabels(weeks, centres, width);
+      const half = (weeks[0]!.length * 8.2) / 2;
+      expect(shown[0]!.index).toBe(0);
+      expect(shown.at(-1)!.index).toBe(weeks.length - 1);
+      for (const { x } of shown) expect(x - half >= 0 && x + half <= width, `inside ${width}`).toBe(true);
+      for (let i = 1; i < shown.length; i++) expect(shown[i]!.x - shown[i - 1]!.x, `apart at ${width}`).toBeGreaterThanOrEqual(half * 2);
+    }
+    // Few periods: every label.
+    expect(xLabels(['2019/20', '2020/21', '2021/22'], [64, 334, 604], 640).map((l) => l.index)).toEqual([0, 1, 2]);
   });
 
   it('formats values with the indicator’s unit and decimal places, and leaves codes alone', () => {

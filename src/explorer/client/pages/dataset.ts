@@ -3,7 +3,7 @@ import { describeChangeSet } from '../changes.js';
 import { h, s, replace } from '../dom.js';
 import { formatDate, plural } from '../format.js';
 import { statusTag } from './find.js';
-import { dataSetEvents, eventInWords, type DataSetEvent } from '../events.js';
+import { dataSetEvents, eventLine, type DataSetEvent } from '../events.js';
 
 export async function allVersions(dataSetId: string): Promise<DataSetVersion[]> {
   const out: DataSetVersion[] = [];
@@ -80,7 +80,7 @@ export async function dataSetPage(main: HTMLElement, dataSetId: string): Promise
       ? h('p', { class: 'govuk-body' }, 'The change log could not be loaded.')
       : events.length === 0
         ? h('p', { class: 'govuk-body' }, 'No changes recorded yet.')
-        : h('ul', { class: 'govuk-list', 'data-events': '' }, events.map((e) => h('li', null, `${formatDate(e.occurredAt)}: ${eventInWords(e)}`))),
+        : h('ul', { class: 'govuk-list', 'data-events': '' }, events.map((e) => h('li', null, eventLine(e, (number) => versions.find((v) => v.version === number)?.published, formatDate)))),
     h('p', { class: 'govuk-body' }, 'Follow these changes: ', h('code', null, `GET /v1/events?resource=${dataSet.id}`), ' (or as a live stream with ', h('code', null, 'Accept: text/event-stream'), ').'),
     h('h2', { class: 'govuk-heading-l' }, `Versions (${versions.length})`),
     versions.map((v, i) =>

@@ -18,12 +18,13 @@ import { sendQueryCsv } from './csv-response.js';
 
 const ParamsSchema = Type.Object({ dataSetId: Type.String({ description: 'The data set id (a uuid).' }) });
 
-const DESCRIPTION_GET = `Queries a data set version. Criteria as query parameters: \`filters.eq|notEq|in|notIn\` (filter option ids),
+const DESCRIPTION_GET = `Parameters: \`filters.eq|notEq|in|notIn\` (filter option ids),
 \`geographicLevels.*\` (level codes), \`locations.*\` (\`{level}|{property}|{value}\`), \`timePeriods.eq|notEq|in|notIn|gt|gte|lt|lte\`
 (\`{period}|{code}\`), \`indicators\`, \`sorts\` (\`{field}|{direction}\`), \`debug\`, \`page\`, \`pageSize\` (1–10000, default 1000),
-\`dataSetVersion\`. Lists as repeated keys, \`key[0]=\` or comma-separated. \`Accept: text/csv\` streams every matching row as CSV.`;
+\`dataSetVersion\`. Lists as repeated keys, \`key[0]=\` or comma-separated. A location matches every row that lies in it, at any
+level (England: every row): add \`geographicLevels\` for one level's rows. \`Accept: text/csv\` streams every matching row as CSV.`;
 
-const DESCRIPTION_POST = `Queries a data set version with a JSON body \`{criteria, indicators, sorts, debug, page, pageSize}\`; criteria nest
+const DESCRIPTION_POST = `The body: \`{criteria, indicators, sorts, debug, page, pageSize}\`; criteria nest
 \`and\`, \`or\` and \`not\` (at most 32 levels and 1000 conditions). No body (or \`null\`) returns unfiltered results with all
 indicators. \`Accept: text/csv\` streams every matching row as CSV.`;
 
