@@ -11,6 +11,8 @@ import type { QueryRequest } from './engine/criteria.js';
 import { streamQueryCsv } from './engine/csv-output.js';
 import { runQuery, type QueryPage } from './engine/execute.js';
 import { resolveQuery } from './engine/resolve.js';
+import { streamQueryColumnar, type ColumnarFormat } from './http/columnar-output.js';
+import { withLabels } from './labels.js';
 import type { RowIndexStore } from './engine/row-index-store.js';
 import type { ResolvedVersionCache, VersionMetaCache } from './engine/version-meta-cache.js';
 
@@ -60,16 +62,22 @@ export class QueryService {
     const meta = await versionMetas.load(db, version.id, version.rows_table);
     const resolved = resolveQuery(meta, query);
     return {
-      page: () => runQuery(db, meta, resolved, { rowIndexes }),
+      page: async (options = {}) => {
+        const page = await runQuery(db, meta, resolved, { rowIndexes });
+        return options.labels ? { ...page, json: withLabels(meta, page.json) } : page;
+      },
       csv: (reply) => streamQueryCsv(db, meta, resolved, reply, rowIndexes),
+      columnar: (reply, format) => streamQueryColumnar(db, meta, resolved, reply, format, rowIndexes),
     };
   }
 }
 
 /** A query ready to run on its version. */
 export interface PreparedQuery {
-  /** One page of results as JSON (UTF-8 bytes), and the engine that chose its rows. */
-  page(): Promise<QueryPage>;
+  /** One page of results as JSON (UTF-8 bytes), with the labels of its ids when asked, and the engine that chose its rows. */
+  page(options?: { labels?: boolean }): Promise<QueryPage>;
   /** Every matching row as CSV, streamed to `reply` (see streamQueryCsv for its limits). */
   csv(reply: FastifyReply): FastifyReply;
+  /** Every matching row as Parquet or an Arrow IPC stream, streamed to `reply` with the CSV export's limits. */
+  columnar(reply: FastifyReply, format: ColumnarFormat): Promise<FastifyReply>;
 }

@@ -61,7 +61,7 @@ export async function* queryCsvRecords(
   }
 }
 
-async function* matchingPages(db: Db, meta: VersionMeta, query: ResolvedQuery, options: QueryCsvOptions & { rowIndexes?: RowIndexStore }): AsyncGenerator<PageRows> {
+export async function* matchingPages(db: Db, meta: VersionMeta, query: ResolvedQuery, options: QueryCsvOptions & { rowIndexes?: RowIndexStore }): AsyncGenerator<PageRows> {
   const engine = await chooseEngine(db, meta, query, options.rowIndexes, { valuesFromIndex: true });
   if (engine.kind !== 'sql') {
     const deadline = Date.now() + (options.timeoutMs ?? Infinity);

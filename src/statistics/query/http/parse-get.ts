@@ -42,7 +42,7 @@ const COMPARATORS: Record<FacetName, readonly string[]> = {
 const LIST_COMPARATORS = new Set(['in', 'notIn']);
 
 const LIST_PARAMS = new Set<string>(['indicators', 'sorts']);
-const SCALAR_PARAMS = new Set<string>(['dataSetVersion', 'debug', 'page', 'pageSize']);
+const SCALAR_PARAMS = new Set<string>(['dataSetVersion', 'debug', 'labels', 'page', 'pageSize']);
 for (const facet of FACETS) {
   for (const comparator of COMPARATORS[facet]) {
     (LIST_COMPARATORS.has(comparator) ? LIST_PARAMS : SCALAR_PARAMS).add(`${facet}.${comparator}`);
@@ -55,6 +55,8 @@ const PARAM_BY_LOWER_NAME = new Map([...LIST_PARAMS, ...SCALAR_PARAMS].map((name
 export interface ParsedGetQuery {
   dataSetVersion?: string;
   request: QueryRequest;
+  /** `labels=true`: the labels of the page's ids beside the results (labels.ts); a JSON page only. */
+  labels: boolean;
   /**
    * The parameters as bound, under their documented names (lists split, values trimmed, numbers and booleans
    * typed): what the route's declared querystring schema describes.
@@ -114,12 +116,15 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
   };
   const page = parseInteger('page', 1);
   const pageSize = parseInteger('pageSize', DEFAULT_PAGE_SIZE);
-  let debug = false;
-  const debugValue = scalars.get('debug');
-  if (debugValue !== undefined && debugValue !== '') {
-    if (/^true$/i.test(debugValue)) debug = true;
-    else if (!/^false$/i.test(debugValue)) binding.add('debug', 'InvalidValue', { value: debugValue });
-  }
+  const parseBoolean = (name: string): boolean => {
+    const value = scalars.get(name);
+    if (value === undefined || value === '') return false;
+    if (/^true$/i.test(value)) return true;
+    if (!/^false$/i.test(value)) binding.add(name, 'InvalidValue', { value });
+    return false;
+  };
+  const debug = parseBoolean('debug');
+  const labels = parseBoolean('labels');
   if (binding.any) throw binding.error();
 
   const problems = new Problems();
@@ -169,10 +174,12 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
   if (scalars.get('page')) parameters.page = page;
   if (scalars.get('pageSize')) parameters.pageSize = pageSize;
   if (scalars.get('debug')) parameters.debug = debug;
+  if (scalars.get('labels')) parameters.labels = labels;
 
   const hasFacets = Object.keys(facets).length > 0;
   return {
     parameters,
+    labels,
     dataSetVersion: scalars.get('dataSetVersion')?.trim() ? scalars.get('dataSetVersion') : undefined,
     request: {
       criteria: hasFacets ? { kind: 'facets', facets } : undefined,

@@ -1,13 +1,14 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import Negotiator from 'negotiator';
-import { NotFoundError, ValidationError } from '../../../errors.js';
+import { AppError, NotFoundError, ValidationError } from '../../../errors.js';
 import type { StatisticsApiOptions } from '../../index.js';
 import { isUuid, previewTokenOf } from '../../http.js';
 import type { QueryRequest } from '../engine/criteria.js';
 import { ValidationMessages } from '../../errors.js';
 import { parseGetQuery, type RawQuery } from './parse-get.js';
-import { canonicalMemberNames, parsePostBody } from './parse-post.js';
+import { canonicalMemberNames, parsePostQuery } from './parse-post.js';
+import { ARROW_STREAM_MEDIA_TYPE, PARQUET_MEDIA_TYPE } from './columnar-output.js';
 import { DataSetQueryPaginatedList, DataSetQueryRequest, dataSetQueryParameters } from './contract.js';
 import { errorResponses, okResponse, ref } from '../../schemas.js';
 import { QueryService } from '../service.js';
@@ -23,16 +24,29 @@ const DESCRIPTION_POST = `Queries a data set version with a JSON body \`{criteri
 \`and\`, \`or\` and \`not\` (at most 32 levels and 1000 conditions). No body (or \`null\`) returns unfiltered results with all
 indicators. \`Accept: text/csv\` streams every matching row as CSV.`;
 
-/** CSV when `Accept` prefers it to JSON by its q-values (then by specificity and order); JSON otherwise. */
-function wantsCsv(request: FastifyRequest): boolean {
-  if (!request.headers.accept) return false;
-  return new Negotiator(request).mediaType(['application/json', 'text/csv']) === 'text/csv';
+/** What the query endpoints answer in, JSON first (what a wildcard `Accept`, or none, gets). */
+const QUERY_MEDIA_TYPES = ['application/json', 'text/csv', PARQUET_MEDIA_TYPE, ARROW_STREAM_MEDIA_TYPE] as const;
+type QueryMediaType = (typeof QUERY_MEDIA_TYPES)[number];
+
+/**
+ * The media type `Accept` prefers by its q-values (then by specificity and order); JSON without `Accept`. An `Accept`
+ * that allows none of them is a 406 naming them.
+ */
+function negotiate(request: FastifyRequest): QueryMediaType {
+  if (!request.headers.accept?.trim()) return 'application/json';
+  const chosen = new Negotiator(request).mediaType([...QUERY_MEDIA_TYPES]) as QueryMediaType | undefined;
+  if (!chosen) {
+    throw new AppError(406, 'Not Acceptable', `The query endpoints answer in ${QUERY_MEDIA_TYPES.join(', ')}; the Accept header allows none of them.`, {
+      accepted: [...QUERY_MEDIA_TYPES],
+    });
+  }
+  return chosen;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The query as the reference's binding rules read it (set by the query routes' preValidation). */
-    dataSetQuery: { dataSetVersion?: string; query: QueryRequest } | null;
+    dataSetQuery: { dataSetVersion?: string; query: QueryRequest; labels: boolean } | null;
   }
 }
 
@@ -48,12 +62,16 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     rowIndexes: options.rowIndexes,
   });
 
-  async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined, query: QueryRequest) {
+  async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined) {
+    const { query, labels } = request.dataSetQuery!;
+    const mediaType = negotiate(request);
     const target = { dataSetId, dataSetVersion, previewToken: previewTokenOf(request.headers) };
     const prepared = await queries.prepare(target, query);
     reply.header('cache-control', request.headers['preview-token'] ? 'private, no-cache' : 'public, max-age=300, must-revalidate');
-    if (wantsCsv(request)) return prepared.csv(reply);
-    const { json, engine } = await prepared.page();
+    if (mediaType === 'text/csv') return prepared.csv(reply);
+    if (mediaType === PARQUET_MEDIA_TYPE) return prepared.columnar(reply, 'parquet');
+    if (mediaType === ARROW_STREAM_MEDIA_TYPE) return prepared.columnar(reply, 'arrow');
+    const { json, engine } = await prepared.page({ labels });
     return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);
   }
 
@@ -68,7 +86,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       // The reference's binding rules first (its error bodies); the declared schema then checks what they bound.
       preValidation: async (request) => {
         const parsed = parseGetQuery(request.query as RawQuery);
-        request.dataSetQuery = { dataSetVersion: parsed.dataSetVersion, query: parsed.request };
+        request.dataSetQuery = { dataSetVersion: parsed.dataSetVersion, query: parsed.request, labels: parsed.labels };
         request.query = parsed.parameters;
       },
       schema: {
@@ -84,8 +102,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     async (request, reply) => {
       const { dataSetId } = request.params;
       if (!isUuid(dataSetId)) throw new NotFoundError(`No data set ${dataSetId}.`);
-      const { dataSetVersion, query } = request.dataSetQuery!;
-      return answer(request, reply, dataSetId, dataSetVersion, query);
+      return answer(request, reply, dataSetId, request.dataSetQuery!.dataSetVersion);
     },
   );
 
@@ -103,7 +120,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       // The reference's binding rules first (its error bodies); the declared schema then checks the canonical body.
       preValidation: async (request) => {
         const body = canonicalMemberNames(request.body);
-        request.dataSetQuery = { query: parsePostBody(body) };
+        request.dataSetQuery = parsePostQuery(body);
         // No body (or `null`) is an unfiltered query.
         request.body = body ?? null;
       },
@@ -128,7 +145,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       }
       const versionParam = versionKey === undefined ? undefined : raw[versionKey];
       const dataSetVersion = Array.isArray(versionParam) ? versionParam[0] : versionParam;
-      return answer(request, reply, dataSetId, dataSetVersion?.trim() ? dataSetVersion : undefined, request.dataSetQuery!.query);
+      return answer(request, reply, dataSetId, dataSetVersion?.trim() ? dataSetVersion : undefined);
     },
   );
 };
