@@ -15,14 +15,18 @@ import { QueryService } from '../service.js';
 
 const ParamsSchema = Type.Object({ dataSetId: Type.String({ description: 'The data set id (a uuid).' }) });
 
+const EXPORTS = `Every matching row (not one page), with labels: \`Accept: text/csv\` as CSV, \`Accept: ${PARQUET_MEDIA_TYPE}\` as a Parquet
+file, \`Accept: ${ARROW_STREAM_MEDIA_TYPE}\` as an Arrow IPC stream (typed columns; see the guides). Any other \`Accept\` is a 406.`;
+
 const DESCRIPTION_GET = `Queries a data set version. Criteria as query parameters: \`filters.eq|notEq|in|notIn\` (filter option ids),
 \`geographicLevels.*\` (level codes), \`locations.*\` (\`{level}|{property}|{value}\`), \`timePeriods.eq|notEq|in|notIn|gt|gte|lt|lte\`
 (\`{period}|{code}\`), \`indicators\`, \`sorts\` (\`{field}|{direction}\`), \`debug\`, \`page\`, \`pageSize\` (1–10000, default 1000),
-\`dataSetVersion\`. Lists as repeated keys, \`key[0]=\` or comma-separated. \`Accept: text/csv\` streams every matching row as CSV.`;
+\`dataSetVersion\`, \`labels\` (\`true\`: the label of every id in the page). Lists as repeated keys, \`key[0]=\` or comma-separated.
+${EXPORTS}`;
 
 const DESCRIPTION_POST = `Queries a data set version with a JSON body \`{criteria, indicators, sorts, debug, page, pageSize}\`; criteria nest
 \`and\`, \`or\` and \`not\` (at most 32 levels and 1000 conditions). No body (or \`null\`) returns unfiltered results with all
-indicators. \`Accept: text/csv\` streams every matching row as CSV.`;
+indicators; \`"labels": true\` adds the label of every id in the page. ${EXPORTS}`;
 
 /** What the query endpoints answer in, JSON first (what a wildcard `Accept`, or none, gets). */
 const QUERY_MEDIA_TYPES = ['application/json', 'text/csv', PARQUET_MEDIA_TYPE, ARROW_STREAM_MEDIA_TYPE] as const;
@@ -76,8 +80,8 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
   }
 
   const responses = {
-    200: okResponse(DataSetQueryPaginatedList, 'A page of results (or, with `Accept: text/csv`, every matching row as CSV).'),
-    ...errorResponses([400, 403, 404]),
+    200: okResponse(DataSetQueryPaginatedList, 'A page of results (or, by `Accept`, every matching row as CSV, Parquet or an Arrow IPC stream).'),
+    ...errorResponses([400, 403, 404, 406]),
   };
 
   app.get<{ Params: { dataSetId: string } }>(
