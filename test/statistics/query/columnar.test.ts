@@ -6,7 +6,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { Table as WasmTable, writeParquet } from 'parquet-wasm';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
-import { ABSENCE_SCHOOL, createDataSet, importCsvVersion } from '../../helpers/statistics.js';
+import { ABSENCE_SCHOOL, createDataSet, importCsvVersion, multiplyFixtureRows } from '../../helpers/statistics.js';
 import { timeIdentifier } from '../../../src/statistics/standard/time-periods.js';
 
 const PARQUET = 'application/vnd.apache.parquet';
@@ -270,5 +270,32 @@ describe('content negotiation', () => {
       for (const release of held) release();
     }
     expect((await t.app.inject({ url: BASE, headers: { accept: PARQUET } })).statusCode).toBe(200);
+  });
+});
+
+describe('a result of more rows than one record batch', () => {
+  it('holds every row, in the CSV export\'s order, over several record batches', async () => {
+    const large = await buildTestApp();
+    try {
+      // 216 rows × 100: 21,600 rows, more than a batch (16,384).
+      await multiplyFixtureRows(large.database.db, 'absence_x100', 100);
+      const url = `${BASE}?indicators=dP0Zw`;
+      const csv = await large.app.inject({ url, headers: { accept: 'text/csv' } });
+      const csvRows = csv.body.trim().split('\n').slice(1);
+      expect(csvRows).toHaveLength(21600);
+      const parquet = await large.app.inject({ url, headers: { accept: PARQUET } });
+      const file = path.join(dir, 'large.parquet');
+      await writeFile(file, parquet.rawPayload);
+      const groups = (await duck.runAndReadAll(`SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata('${file}')`)).getRowObjectsJS();
+      expect(groups).toEqual([{ n: 1 }]);
+      const rows = await duckRows(parquet.rawPayload);
+      expect(rows).toHaveLength(21600);
+      // The enrolments column of the CSV (its last), row by row.
+      expect(rows.map((r) => String(r.enrolments))).toEqual(csvRows.map((line) => line.slice(line.lastIndexOf(',') + 1)));
+      const arrow = tableFromIPC((await large.app.inject({ url, headers: { accept: ARROW } })).rawPayload);
+      expect(arrow.batches.map((b) => b.numRows)).toEqual([16384, 5216]);
+    } finally {
+      await large.close();
+    }
   });
 });
