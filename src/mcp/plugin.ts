@@ -8,7 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { databaseDeadlinePlugin, jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { installErrorHandling } from '../plugins/problem.js';
-import type { StatisticsApiOptions } from '../statistics/index.js';
+import { statisticsRateLimit, type StatisticsApiOptions } from '../statistics/index.js';
 import { QueryService } from '../statistics/query/service.js';
 import { createMcpServer } from './tools.js';
 
@@ -21,12 +21,7 @@ export const mcpPlugin: FastifyPluginAsync<Pick<StatisticsApiOptions, 'rowIndexe
     exposedHeaders: ['Mcp-Session-Id', 'X-Request-Id', 'Retry-After'],
     maxAge: 86400,
   });
-  await app.register(scopeRateLimitPlugin, {
-    store: options.shared.rateLimits,
-    max: config.RATE_LIMIT_STATISTICS_MAX,
-    windowMs: config.RATE_LIMIT_STATISTICS_WINDOW_MS,
-    key: (request) => `statistics:ip:${request.ip}`,
-  });
+  await app.register(scopeRateLimitPlugin, statisticsRateLimit(config, options.shared));
   await app.register(requestTimeoutPlugin, { timeoutMs: config.REQUEST_TIMEOUT_MS });
   await app.register(databaseDeadlinePlugin, { deadlineMs: config.DATABASE_STATISTICS_DEADLINE_MS, db: app.readDb });
   await app.register(jsonBodyPlugin);

@@ -63,6 +63,21 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Takes one of the app's export slots for the client of `reply` (429 or 503 when none is free) until its response
+ * closes; the signal fires then, so that the export stops reading.
+ */
+export function holdExportSlot(reply: FastifyReply): AbortSignal {
+  const limits = reply.server.streaming;
+  const release = limits ? limits.exports.acquire(reply.request.ip) : () => {};
+  const gone = new AbortController();
+  reply.raw.once('close', () => {
+    release();
+    gone.abort();
+  });
+  return gone.signal;
+}
+
 /** Disconnects the client of `reply` once it has taken no bytes for `timeoutMs` while bytes wait to be sent. */
 export function dropStalledReader(reply: FastifyReply, timeoutMs: number): void {
   const response = reply.raw;

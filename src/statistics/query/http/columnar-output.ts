@@ -37,6 +37,7 @@ import {
 } from 'apache-arrow';
 import type { FastifyReply } from 'fastify';
 import type { Db } from '../../../db/database.js';
+import { holdExportSlot } from '../../../plugins/streaming.js';
 import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../../standard/geographic-levels.js';
 import { timeIdentifier } from '../../standard/time-periods.js';
 import { matchingPages, type QueryCsvOptions } from '../engine/csv-output.js';
@@ -243,14 +244,11 @@ export class ColumnarBatches {
 
   /** Adds a page's rows; yields each batch that fills up. */
   *add(page: PageRows): Generator<RecordBatch> {
-    let writers = this.write.map((w) => w(page));
+    const writers = this.write.map((w) => w(page));
     for (let r = 0; r < page.count; r++) {
       const row = this.length++;
       for (const write of writers) write(r, row);
-      if (this.length === BATCH_ROWS) {
-        yield this.flush()!;
-        writers = this.write.map((w) => w(page));
-      }
+      if (this.length === BATCH_ROWS) yield this.flush()!;
     }
   }
 
@@ -364,23 +362,13 @@ export async function streamQueryColumnar(
   db: Db, meta: VersionMeta, query: ResolvedQuery, reply: FastifyReply, format: ColumnarFormat, rowIndexes?: RowIndexStore,
 ): Promise<FastifyReply> {
   const limits = reply.server.streaming;
-  const release = limits ? limits.exports.acquire(reply.request.ip) : () => {};
-  const gone = new AbortController();
-  reply.raw.once('close', () => {
-    release();
-    gone.abort();
-  });
+  const signal = holdExportSlot(reply);
   let rows = 0;
   const batches = new ColumnarBatches(meta, query);
-  const pages = matchingQueryPages(db, meta, query, { timeoutMs: limits?.queryCsvTimeoutMs, signal: gone.signal, rowIndexes });
+  const pages = matchingQueryPages(db, meta, query, { timeoutMs: limits?.queryCsvTimeoutMs, signal, rowIndexes });
   const source = queryBatches(batches, pages, (n) => (rows = n));
-  let body: Readable;
-  try {
-    body = format === 'parquet' ? await parquetStream(batches.schema, source) : arrowStream(batches.schema, source);
-  } catch (error) {
-    release();
-    throw error;
-  }
+  // The slot is released when the response closes, whether this throws (a 500 then) or not.
+  const body = format === 'parquet' ? await parquetStream(batches.schema, source) : arrowStream(batches.schema, source);
   const name = format === 'parquet' ? 'Parquet' : 'Arrow';
   body.once('error', (error: Error & { code?: unknown }) => {
     if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' || reply.raw.destroyed) {
