@@ -218,16 +218,16 @@ const EXPORT_FORMATS = { csv: 'text/csv', parquet: 'application/vnd.apache.parqu
  * Every matching row of two query shapes (the unfiltered data set and level REG) as CSV, Parquet and Arrow, `runs`
  * times each in turn: the median time to the last byte, Parquet's against CSV's, and the server's RSS growth.
  */
-async function measureExports(url: string, dataSetId: string, pid: number | undefined, runs: number) {
+async function measureExports(url: string, dataSetId: string, pid: number | undefined, runs: number, formats: string[]) {
   const queries = [
     { name: 'unfiltered', variant: { method: 'GET', path: BASE(dataSetId) } as Variant },
     { name: 'level REG', variant: { method: 'GET', path: `${BASE(dataSetId)}?geographicLevels.eq=REG` } as Variant },
   ];
   const results = [];
   for (const query of queries) {
-    const byFormat: Record<string, ExportRun[]> = { csv: [], parquet: [], arrow: [] };
+    const byFormat: Record<string, ExportRun[]> = Object.fromEntries(formats.map((f) => [f, []]));
     for (let run = 0; run < runs; run++) {
-      for (const [format, accept] of Object.entries(EXPORT_FORMATS)) byFormat[format]!.push(await timeExport(url, query.variant, accept, pid));
+      for (const format of formats) byFormat[format]!.push(await timeExport(url, query.variant, EXPORT_FORMATS[format as keyof typeof EXPORT_FORMATS], pid));
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     const summary = Object.fromEntries(
@@ -235,13 +235,10 @@ async function measureExports(url: string, dataSetId: string, pid: number | unde
         format,
         { medianSeconds: median(list.map((r) => r.seconds)), bytes: list[0]!.bytes, maxRssGrowthMb: Math.max(...list.map((r) => r.rssGrowthMb ?? 0)), runs: list },
       ]),
-    ) as unknown as Record<keyof typeof EXPORT_FORMATS, { medianSeconds: number; bytes: number; maxRssGrowthMb: number }>;
-    const ratio = Math.round((summary.parquet.medianSeconds / summary.csv.medianSeconds) * 100) / 100;
-    console.log(
-      `export ${query.name.padEnd(11)} CSV ${summary.csv.medianSeconds} s (${(summary.csv.bytes / 1e6).toFixed(1)} MB)  ` +
-        `Parquet ${summary.parquet.medianSeconds} s (${(summary.parquet.bytes / 1e6).toFixed(1)} MB, ${ratio}x CSV, RSS +${summary.parquet.maxRssGrowthMb} MB)  ` +
-        `Arrow ${summary.arrow.medianSeconds} s (${(summary.arrow.bytes / 1e6).toFixed(1)} MB, RSS +${summary.arrow.maxRssGrowthMb} MB)`,
-    );
+    ) as unknown as Partial<Record<keyof typeof EXPORT_FORMATS, { medianSeconds: number; bytes: number; maxRssGrowthMb: number }>>;
+    const ratio = summary.parquet && summary.csv ? Math.round((summary.parquet.medianSeconds / summary.csv.medianSeconds) * 100) / 100 : undefined;
+    const shown = Object.entries(summary).map(([format, s]) => `${format} ${s.medianSeconds} s (${(s.bytes / 1e6).toFixed(1)} MB, RSS +${s.maxRssGrowthMb} MB)`);
+    console.log(`export ${query.name.padEnd(11)} ${shown.join('  ')}${ratio === undefined ? '' : `  Parquet/CSV ${ratio}x`}`);
     results.push({ name: query.name, path: query.variant.path, parquetToCsvTimeRatio: ratio, target: { parquetToCsvTimeRatioAtMost: 2, parquetRssGrowthMbBelow: 100 }, ...summary });
   }
   return results;
@@ -299,6 +296,9 @@ await runCli(async () => {
       requests: { type: 'string', default: '300' },
       // Runs of each export (CSV, Parquet, Arrow of every matching row); 0 leaves the exports out.
       'export-runs': { type: 'string', default: '3' },
+      // Only some export formats (`parquet,arrow`), and only the exports (not the five queries).
+      'export-formats': { type: 'string', default: 'csv,parquet,arrow' },
+      'exports-only': { type: 'boolean', default: false },
       'data-set': { type: 'string', multiple: true },
       // Written to bench/results/query[-large]-<label>.json instead (e.g. a run with QUERY_VERSION_CACHE_MS=0).
       label: { type: 'string' },
@@ -340,7 +340,7 @@ await runCli(async () => {
       const warmUpSeconds = await warmUp(server.url, queries[2]!.variants[0]!);
       console.log(`\n${target.dataSetId} (${target.rows.toLocaleString('en-GB')} rows): row index ready after ${warmUpSeconds.toFixed(1)} s`);
       const results = [];
-      for (const query of queries) {
+      for (const query of values['exports-only'] ? [] : queries) {
         const check = await send(server.url, query.variants[0]!);
         const body = (await check.json()) as { paging?: { totalResults: number }; results?: unknown[] };
         // A few unmeasured requests from the end of the list warm the JIT; the measured ones are all different.
@@ -366,7 +366,8 @@ await runCli(async () => {
         results.push(entry);
       }
       const exportRuns = Number(values['export-runs']);
-      const exports = exportRuns > 0 ? await measureExports(server.url, target.dataSetId, server.child.pid, exportRuns) : [];
+      const formats = values['export-formats'].split(',').filter((f) => f in EXPORT_FORMATS);
+      const exports = exportRuns > 0 ? await measureExports(server.url, target.dataSetId, server.child.pid, exportRuns, formats) : [];
       const output = {
         benchmark: 'npm run bench (bench/query.ts)',
         dataSetId: target.dataSetId,

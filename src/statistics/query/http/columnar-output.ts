@@ -262,11 +262,33 @@ export class ColumnarBatches {
   }
 }
 
-/** Every batch of a query's matching rows. */
-async function* queryBatches(batches: ColumnarBatches, pages: AsyncIterable<PageRows>, onRows: (rows: number) => void): AsyncGenerator<RecordBatch> {
+/**
+ * Resolves once the response has room for more bytes: the writers' own queues (apache-arrow's IPC writer, the
+ * Parquet writer) take whatever they are given, so the pages are read only as fast as the client takes the bytes.
+ */
+async function responseReady(response: NodeJS.WritableStream & { writableNeedDrain: boolean; destroyed: boolean }): Promise<void> {
+  if (!response.writableNeedDrain || response.destroyed) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
+}
+
+/** Every batch of a query's matching rows, each page read once the response has room for more. */
+async function* queryBatches(
+  batches: ColumnarBatches, pages: AsyncIterable<PageRows>, ready: () => Promise<void>, onRows: (rows: number) => void,
+): AsyncGenerator<RecordBatch> {
   let rows = 0;
   for await (const page of pages) {
-    yield* batches.add(page);
+    for (const batch of batches.add(page)) {
+      yield batch;
+      await ready();
+    }
     rows += page.count;
     onRows(rows);
   }
@@ -366,7 +388,7 @@ export async function streamQueryColumnar(
   let rows = 0;
   const batches = new ColumnarBatches(meta, query);
   const pages = matchingQueryPages(db, meta, query, { timeoutMs: limits?.queryCsvTimeoutMs, signal, rowIndexes });
-  const source = queryBatches(batches, pages, (n) => (rows = n));
+  const source = queryBatches(batches, pages, () => responseReady(reply.raw), (n) => (rows = n));
   // The slot is released when the response closes, whether this throws (a 500 then) or not.
   const body = format === 'parquet' ? await parquetStream(batches.schema, source) : arrowStream(batches.schema, source);
   const name = format === 'parquet' ? 'Parquet' : 'Arrow';
