@@ -274,8 +274,9 @@ describe('content negotiation', () => {
 });
 
 describe('a result of more rows than one record batch', () => {
-  it('holds every row, in the CSV export\'s order, over several record batches', async () => {
-    const large = await buildTestApp();
+  it('holds every row, in the CSV export\'s order, over several record batches', { timeout: 120_000 }, async () => {
+    // inject's socket never counts bytes written, so the stalled-reader check would cut a response taking this long.
+    const large = await buildTestApp({ STREAM_STALL_TIMEOUT_MS: '600000' });
     try {
       // 216 rows × 100: 21,600 rows, more than a batch (16,384).
       await multiplyFixtureRows(large.database.db, 'absence_x100', 100);

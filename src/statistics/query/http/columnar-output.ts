@@ -15,6 +15,8 @@
  * Every text column is dictionary-encoded from the version's metadata (codes, not strings, per row); field metadata
  * carries the API's ids and labels.
  */
+import type { ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -266,8 +268,11 @@ export class ColumnarBatches {
  * Resolves once the response has room for more bytes: the writers' own queues (apache-arrow's IPC writer, the
  * Parquet writer) take whatever they are given, so the pages are read only as fast as the client takes the bytes.
  */
-async function responseReady(response: NodeJS.WritableStream & { writableNeedDrain: boolean; destroyed: boolean }): Promise<void> {
-  if (!response.writableNeedDrain || response.destroyed) return;
+async function responseReady(response: ServerResponse): Promise<void> {
+  // A turn of the event loop first: the pages of the row index come without one, and the bytes of the last batch
+  // reach the response (and so its back-pressure) only in one. Only a response on a network socket drains.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (!(response.socket instanceof Socket) || !response.writableNeedDrain || response.destroyed) return;
   await new Promise<void>((resolve) => {
     const done = () => {
       response.off('drain', done);
