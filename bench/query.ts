@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +19,8 @@ import { freePort, startServer, stopServer } from './server-process.js';
  *
  * Every measured request differs from the others: each query has a list of variants of the same shape (other
  * options, time periods, locations or pages), used in turn and never repeated within a run, so the figures are
- * those of the engine, not of any cache. Results go to bench/results/query.json (the seeded 347,830-row data set)
+ * those of the engine, not of any cache. Then every matching row of two queries as CSV, Parquet and Arrow (time to the last
+ * byte, and the server's RSS growth while it streams: `--export-runs`). Results go to bench/results/query.json (the seeded 347,830-row data set)
  * and bench/results/query-large.json (the 5-million-row data set of bench/generate-large.ts, when present).
  */
 interface Variant {
@@ -169,6 +171,79 @@ async function warmUp(url: string, variant: Variant): Promise<number> {
   }
 }
 
+/** The server's resident set size (Linux `/proc`), in MB; undefined elsewhere. */
+function rssMb(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface ExportRun {
+  seconds: number;
+  bytes: number;
+  /** The server's RSS growth over its RSS before the request, at its highest while the answer streamed. */
+  rssGrowthMb?: number;
+}
+
+/** Every matching row of `variant` with `accept`: seconds to the last byte, bytes, and the server's RSS growth meanwhile. */
+async function timeExport(url: string, variant: Variant, accept: string, pid: number | undefined): Promise<ExportRun> {
+  const before = rssMb(pid);
+  let peak = before ?? 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid) ?? 0)), 25);
+  const started = performance.now();
+  try {
+    const response = await fetch(`${url}${variant.path}`, {
+      method: variant.method,
+      headers: { accept, ...(variant.body ? { 'content-type': 'application/json' } : {}) },
+      body: variant.body,
+    });
+    if (!response.ok) throw new Error(`${accept} export answered ${response.status}: ${await response.text()}`);
+    let bytes = 0;
+    const reader = response.body!.getReader();
+    for (let step = await reader.read(); !step.done; step = await reader.read()) bytes += step.value.byteLength;
+    const seconds = (performance.now() - started) / 1000;
+    return { seconds: Math.round(seconds * 1000) / 1000, bytes, ...(before === undefined ? {} : { rssGrowthMb: Math.round((peak - before) * 10) / 10 }) };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+const EXPORT_FORMATS = { csv: 'text/csv', parquet: 'application/vnd.apache.parquet', arrow: 'application/vnd.apache.arrow.stream' } as const;
+
+/**
+ * Every matching row of two query shapes (the unfiltered data set and level REG) as CSV, Parquet and Arrow, `runs`
+ * times each in turn: the median time to the last byte, Parquet's against CSV's, and the server's RSS growth.
+ */
+async function measureExports(url: string, dataSetId: string, pid: number | undefined, runs: number, formats: string[]) {
+  const queries = [
+    { name: 'unfiltered', variant: { method: 'GET', path: BASE(dataSetId) } as Variant },
+    { name: 'level REG', variant: { method: 'GET', path: `${BASE(dataSetId)}?geographicLevels.eq=REG` } as Variant },
+  ];
+  const results = [];
+  for (const query of queries) {
+    const byFormat: Record<string, ExportRun[]> = Object.fromEntries(formats.map((f) => [f, []]));
+    for (let run = 0; run < runs; run++) {
+      for (const format of formats) byFormat[format]!.push(await timeExport(url, query.variant, EXPORT_FORMATS[format as keyof typeof EXPORT_FORMATS], pid));
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const summary = Object.fromEntries(
+      Object.entries(byFormat).map(([format, list]) => [
+        format,
+        { medianSeconds: median(list.map((r) => r.seconds)), bytes: list[0]!.bytes, maxRssGrowthMb: Math.max(...list.map((r) => r.rssGrowthMb ?? 0)), runs: list },
+      ]),
+    ) as unknown as Partial<Record<keyof typeof EXPORT_FORMATS, { medianSeconds: number; bytes: number; maxRssGrowthMb: number }>>;
+    const ratio = summary.parquet && summary.csv ? Math.round((summary.parquet.medianSeconds / summary.csv.medianSeconds) * 100) / 100 : undefined;
+    const shown = Object.entries(summary).map(([format, s]) => `${format} ${s.medianSeconds} s (${(s.bytes / 1e6).toFixed(1)} MB, RSS +${s.maxRssGrowthMb} MB)`);
+    console.log(`export ${query.name.padEnd(11)} ${shown.join('  ')}${ratio === undefined ? '' : `  Parquet/CSV ${ratio}x`}`);
+    results.push({ name: query.name, path: query.variant.path, parquetToCsvTimeRatio: ratio, target: { parquetToCsvTimeRatioAtMost: 2, parquetRssGrowthMbBelow: 100 }, ...summary });
+  }
+  return results;
+}
+
 interface Measurement {
   connections: number;
   requests: number;
@@ -220,6 +295,11 @@ await runCli(async () => {
   const { values } = parseArgs({
     options: {
       requests: { type: 'string', default: '300' },
+      // Runs of each export (CSV, Parquet, Arrow of every matching row); 0 leaves the exports out.
+      'export-runs': { type: 'string', default: '3' },
+      // Only some export formats (`parquet,arrow`), and only the exports (not the five queries).
+      'export-formats': { type: 'string', default: 'csv,parquet,arrow' },
+      'exports-only': { type: 'boolean', default: false },
       'data-set': { type: 'string', multiple: true },
       // Written to bench/results/query[-large]-<label>.json instead (e.g. a run with QUERY_VERSION_CACHE_MS=0).
       label: { type: 'string' },
@@ -261,7 +341,7 @@ await runCli(async () => {
       const warmUpSeconds = await warmUp(server.url, queries[2]!.variants[0]!);
       console.log(`\n${target.dataSetId} (${target.rows.toLocaleString('en-GB')} rows): row index ready after ${warmUpSeconds.toFixed(1)} s`);
       const results = [];
-      for (const query of queries) {
+      for (const query of values['exports-only'] ? [] : queries) {
         const check = await send(server.url, query.variants[0]!);
         const body = (await check.json()) as { paging?: { totalResults: number }; results?: unknown[] };
         // A few unmeasured requests from the end of the list warm the JIT; the measured ones are all different.
@@ -286,6 +366,9 @@ await runCli(async () => {
         console.log(line);
         results.push(entry);
       }
+      const exportRuns = Number(values['export-runs']);
+      const formats = values['export-formats'].split(',').filter((f) => f in EXPORT_FORMATS);
+      const exports = exportRuns > 0 ? await measureExports(server.url, target.dataSetId, server.child.pid, exportRuns, formats) : [];
       const output = {
         benchmark: 'npm run bench (bench/query.ts)',
         dataSetId: target.dataSetId,
@@ -299,6 +382,7 @@ await runCli(async () => {
           QUERY_INDEX_MEMORY_MB: process.env.QUERY_INDEX_MEMORY_MB ?? '1024 (default)',
         },
         queries: results,
+        exports,
       };
       await mkdir(path.resolve('bench/results'), { recursive: true });
       await writeFile(path.resolve('bench/results', target.file), `${JSON.stringify(output, null, 2)}\n`);

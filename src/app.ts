@@ -25,6 +25,7 @@ import { loadRegisterReferenceData } from './register/warm-up.js';
 import { REGISTER_OPENAPI_DOCUMENTS } from './register/openapi/index.js';
 import type { ExplorerAssets } from './explorer/build.js';
 import { explorerPlugin } from './explorer/plugin.js';
+import { mcpPlugin } from './mcp/plugin.js';
 import { eventsPlugin } from './events/plugin.js';
 import type { NetworkDeps } from './events/webhook-sender.js';
 import { registerEventApi } from './register/events/service.js';
@@ -248,6 +249,8 @@ async function registerModules(app: FastifyInstance, config: Config, deps: AppDe
     await app.register(statisticsApi, { prefix, engines, shared, alias: prefix !== '/v1' });
     await nextTurn();
   }
+  // The MCP endpoint answers from the statistics API's services, with its rate-limit counters and caches.
+  await app.register(mcpPlugin, { prefix: '/mcp', engines, shared });
   await app.register(registerApi, { prefix: '/api' });
   await nextTurn();
   await app.register(explorerPlugin, { assets: deps.explorerAssets });

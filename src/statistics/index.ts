@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { installErrorHandling } from '../plugins/problem.js';
-import { databaseDeadlinePlugin, jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
+import { databaseDeadlinePlugin, jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin, type ScopeRateLimitOptions } from '../plugins/api-scope.js';
 import { statisticsErrorFormatter } from './errors.js';
 import { publicationRoutes } from './publications/routes.js';
 import { dataSetRoutes } from './data-sets/routes.js';
@@ -55,6 +55,16 @@ export function createStatisticsSharedState(config: Config): StatisticsSharedSta
   };
 }
 
+/** The statistics rate limit: one counter per client IP, shared by every scope that serves statistics (`/v1`, `/mcp`). */
+export function statisticsRateLimit(config: Config, shared: StatisticsSharedState): ScopeRateLimitOptions {
+  return {
+    store: shared.rateLimits,
+    max: config.RATE_LIMIT_STATISTICS_MAX,
+    windowMs: config.RATE_LIMIT_STATISTICS_WINDOW_MS,
+    key: (request) => `statistics:ip:${request.ip}`,
+  };
+}
+
 /** A path under one of STATISTICS_PREFIXES. */
 const STATISTICS_PATH = /^\/(api\/)?v1(\.0)?(\/|$)/;
 
@@ -95,12 +105,7 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
       route.schema = { ...route.schema, hide: true };
     });
   }
-  await app.register(scopeRateLimitPlugin, {
-    store: options.shared.rateLimits,
-    max: config.RATE_LIMIT_STATISTICS_MAX,
-    windowMs: config.RATE_LIMIT_STATISTICS_WINDOW_MS,
-    key: (request) => `statistics:ip:${request.ip}`,
-  });
+  await app.register(scopeRateLimitPlugin, statisticsRateLimit(config, options.shared));
   await app.register(requestTimeoutPlugin, { timeoutMs: config.REQUEST_TIMEOUT_MS });
   await app.register(databaseDeadlinePlugin, { deadlineMs: config.DATABASE_STATISTICS_DEADLINE_MS, db: app.readDb });
   await app.register(jsonBodyPlugin, { comments: true });

@@ -104,6 +104,11 @@ export const STATISTICS_EXAMPLES: StatisticsExample[] = [
   { operationId: 'QueryDataSetGet', name: 'bad-period', summary: 'A time period without its code', status: 400, method: 'GET', path: QUERY, pathParams: dataSet, query: { indicators: 'dP0Zw', 'timePeriods.in': '2020/2021' } },
   { operationId: 'QueryDataSetGet', name: 'unknown', summary: 'An id no data set has', status: 404, method: 'GET', path: QUERY, pathParams: { dataSetId: UNKNOWN_ID }, query: { indicators: 'dP0Zw' } },
   {
+    operationId: 'QueryDataSetGet', name: 'labels', summary: 'The same page with the labels of its ids (`labels=true`)', status: 200, method: 'GET', path: QUERY, pathParams: dataSet,
+    query: { indicators: 'dP0Zw', 'locations.in': 'LA|code|E09000003', 'timePeriods.in': '2020/2021|AY', pageSize: '1', labels: 'true' },
+  },
+  { operationId: 'QueryDataSetGet', name: 'not-acceptable', summary: 'An Accept header that allows none of the types the query answers in', status: 406, method: 'GET', path: QUERY, pathParams: dataSet, headers: { accept: 'text/html' } },
+  {
     operationId: 'QueryDataSetPost', name: 'criteria', summary: 'Year 4 or Year 6, national rows of England (the level too: the location alone matches every row within England), 2020/21', status: 200, method: 'POST', path: QUERY, pathParams: dataSet,
     body: {
       criteria: {
@@ -124,6 +129,7 @@ export const STATISTICS_EXAMPLES: StatisticsExample[] = [
     body: { criteria: { geographicLevels: { eq: 'Country' } }, indicators: [] },
   },
   { operationId: 'QueryDataSetPost', name: 'unknown', summary: 'An id no data set has', status: 404, method: 'POST', path: QUERY, pathParams: { dataSetId: UNKNOWN_ID }, body: { indicators: ['dP0Zw'] } },
+  { operationId: 'QueryDataSetPost', name: 'not-acceptable', summary: 'An Accept header that allows none of the types the query answers in', status: 406, method: 'POST', path: QUERY, pathParams: dataSet, headers: { accept: 'application/xml' }, body: { indicators: ['dP0Zw'] } },
   { operationId: 'ListEvents', name: 'page', summary: 'The first 2 events kept', status: 200, method: 'GET', path: '/v1/events', query: { limit: '2' } },
   { operationId: 'ListEvents', name: 'unknown-type', summary: 'An event type that does not exist', status: 400, method: 'GET', path: '/v1/events', query: { type: 'data_set.exploded' } },
   {

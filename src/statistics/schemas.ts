@@ -452,13 +452,14 @@ export function registerStatisticsSchemas(app: FastifyInstance): void {
  * The error responses of a statistics route, for its `response` schema. They match statisticsErrorFormatter's
  * bodies exactly (fast-json-stringify serialises error bodies with these too).
  */
-export function errorResponses(statuses: ReadonlyArray<400 | 403 | 404>) {
+export function errorResponses(statuses: ReadonlyArray<400 | 403 | 404 | 406>) {
   const descriptions: Record<number, string> = {
     429: 'Too Many Requests: the rate limit of the client was exceeded (see `Retry-After`).',
     504: 'Gateway Timeout: the request took longer than the service allows.',
     400: 'The request is not valid: a ValidationProblem listing every problem (`UnknownField`, `InvalidValue`, `AllowedValue`, `InclusiveBetween`, ...).',
     403: 'Forbidden: the data set or version is not available (not published, or no valid preview token).',
     404: 'Not Found: no such publication, data set or version (an id that is not a uuid, or a version that does not match).',
+    406: 'Not Acceptable: the `Accept` header allows none of the media types the endpoint answers in (listed in `accepted`).',
   };
   const responses: Record<number, unknown> = {};
   for (const status of [...statuses, 429, 504]) {

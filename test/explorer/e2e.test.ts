@@ -5,6 +5,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { tableFromIPC } from 'apache-arrow';
 import type { FastifyInstance } from 'fastify';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -370,6 +372,16 @@ describe.skipIf(skip)('explorer in headless Chromium', () => {
       ].join(' | '))
       .sort();
     expect(csvRows).toEqual(getRows);
+
+    // The Parquet and Arrow downloads hold the same rows as typed columns (DuckDB reads the Parquet file).
+    const [parquetDownload] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download all matching rows (Parquet)' }).click()]);
+    expect(parquetDownload.suggestedFilename()).toMatch(/-query\.parquet$/);
+    const duck = await (await DuckDBInstance.create(':memory:')).connect();
+    const parquetRows = (await duck.runAndReadAll(`SELECT la_name, headcount FROM read_parquet('${await parquetDownload.path()}')`)).getRowObjectsJS();
+    expect(parquetRows.map((r) => `${String(r.la_name)} | ${String(r.headcount)}`).sort()).toEqual(csv.map((r) => `${r['Local authority']} | ${Number(r.Headcount)}`).sort());
+    duck.closeSync();
+    const [arrowDownload] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download all matching rows (Arrow)' }).click()]);
+    expect(tableFromIPC(readFileSync((await arrowDownload.path())!)).numRows).toBe(csv.length);
 
     // The code snippets run as shown and answer the same rows (curl always; Python when requests is installed).
     await expect(page.locator('[data-code="r"]').textContent()).resolves.toContain(`query_dataset(\n  "${ETHNICITY}",`);

@@ -8,11 +8,13 @@ import type { Db } from '../../db/database.js';
 import { NotFoundError } from '../../errors.js';
 import { escapeFormula } from '../csv-formula.js';
 import { resolveDataSetVersion, type DataSetVersionRow } from '../versions/access.js';
+import { withLabels } from './labels.js';
 import {
   csvHeader,
   csvRecords,
   resolveQuery,
   writeResponseJson,
+  type PageRows,
   type QueryEngineChooser,
   type QueryRequest,
   type ResolvedQuery,
@@ -44,13 +46,23 @@ export interface QueryPage {
   engine: string;
 }
 
-export interface QueryCsvOptions {
+export interface QueryExportOptions {
   /** The export's own time bound (QUERY_CSV_TIMEOUT_MS), not the single queries' statement timeout. */
   timeoutMs?: number;
-  /** Counts the rows written (for the log line of an export that stops early). */
-  onRows?: (rows: number) => void;
   /** Fires when the client is gone: the export stops at once. */
   signal?: AbortSignal;
+}
+
+export interface QueryCsvOptions extends QueryExportOptions {
+  /** Counts the rows written (for the log line of an export that stops early). */
+  onRows?: (rows: number) => void;
+}
+
+/** Every matching row of a query, a page at a time, with the version's metadata and the resolved query to write them. */
+export interface QueryExport {
+  meta: VersionMeta;
+  query: ResolvedQuery;
+  pages: AsyncIterable<PageRows>;
 }
 
 /** Every matching row as CSV: the header and the records, with labels, formulas neutralised. */
@@ -92,21 +104,28 @@ export class QueryService {
     return { meta, query: resolveQuery(meta, request) };
   }
 
-  /** One page of results. */
-  async page(target: QueryTarget, request: QueryRequest): Promise<QueryPage> {
+  /** One page of results; with `labels`, the label of every id in it beside them (labels.ts). */
+  async page(target: QueryTarget, request: QueryRequest, options: { labels?: boolean } = {}): Promise<QueryPage> {
     const { meta, query } = await this.prepare(target, request);
     const engine = await this.options.engines.choose({ db: this.options.db, meta }, query, 'page');
     const { total, rows } = await engine.page(query, (query.page - 1) * query.pageSize, query.pageSize);
-    return { json: writeResponseJson(meta, query, rows, total), engine: engine.name };
+    const json = writeResponseJson(meta, query, rows, total);
+    return { json: options.labels ? withLabels(meta, json) : json, engine: engine.name };
   }
 
-  /** Every matching row (not one page) as CSV records with labels, read from the engine a page at a time. */
-  async csv(target: QueryTarget, request: QueryRequest, options: QueryCsvOptions = {}): Promise<QueryCsv> {
+  /** Every matching row (not one page), read from the engine a page at a time: what every export writes. */
+  async exportRows(target: QueryTarget, request: QueryRequest, options: QueryExportOptions = {}): Promise<QueryExport> {
     const { meta, query } = await this.prepare(target, request);
     const engine = await this.options.engines.choose({ db: this.options.db, meta }, query, 'export');
+    return { meta, query, pages: engine.pages(query, EXPORT_PAGE_ROWS, options) };
+  }
+
+  /** Every matching row as CSV records with labels. */
+  async csv(target: QueryTarget, request: QueryRequest, options: QueryCsvOptions = {}): Promise<QueryCsv> {
+    const { meta, query, pages } = await this.exportRows(target, request, options);
     async function* records(): AsyncGenerator<string[]> {
       let rows = 0;
-      for await (const page of engine.pages(query, EXPORT_PAGE_ROWS, options)) {
+      for await (const page of pages) {
         for (const record of csvRecords(meta, query, page)) yield record.map(escapeFormula);
         rows += page.count;
         options.onRows?.(rows);

@@ -28,33 +28,34 @@ function codeBlock(title: string, text: string, testId: string): HTMLElement {
   return h('div', { class: 'app-code-block' }, h('h3', { class: 'govuk-heading-s', id: `${id}-h` }, title), button, pre);
 }
 
-/** "Download and share": the table as shown, every matching row (CSV), and the permalink. */
+/** "Download and share": the table as shown, every matching row (CSV, Parquet or Arrow), and the permalink. */
 export function takeAway(view: QueryView): HTMLElement {
   const { dataSet, dataSetId, meta, state } = view;
   const permalink = `${location.origin}${location.pathname}?${stateToSearch(state)}`;
   const status = h('p', { class: 'govuk-body-s', 'aria-live': 'polite' });
-  const save = (blob: Blob, suffix: string) => {
+  const save = (blob: Blob, suffix: string, extension = 'csv') => {
     const url = URL.createObjectURL(blob);
-    const a = h('a', { href: url, download: `${dataSet.title.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}-${suffix}.csv` });
+    const a = h('a', { href: url, download: `${dataSet.title.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}-${suffix}.${extension}` });
     document.body.appendChild(a);
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10000);
   };
-  const download = async () => {
-    status.textContent = 'Preparing the CSV…';
+  // Every matching row, in the format asked for (the API's `Accept`): CSV, Parquet or an Arrow IPC stream.
+  const download = (format: { name: string; accept: string; extension: string }) => async () => {
+    status.textContent = `Preparing the ${format.name}…`;
     try {
       const { page: _p, pageSize: _s, ...csvBody } = postBody(state);
-      const response = await fetch(queryPath(dataSetId, state), { method: 'POST', headers: { accept: 'text/csv', 'content-type': 'application/json' }, body: JSON.stringify(csvBody) });
+      const response = await fetch(queryPath(dataSetId, state), { method: 'POST', headers: { accept: format.accept, 'content-type': 'application/json' }, body: JSON.stringify(csvBody) });
       if (!response.ok) throw new ApiError(response.status, problemMessage(response.status, await response.json().catch(() => undefined)), undefined);
       let blob = await response.blob();
       // Some levels chosen: their empty neighbours' columns go (parsed here, so not for a very large file).
-      if (state.geographicLevels.length > 0 && blob.size < CSV_TIDY_LIMIT_BYTES) {
+      if (format.extension === 'csv' && state.geographicLevels.length > 0 && blob.size < CSV_TIDY_LIMIT_BYTES) {
         const { withoutEmptyLocationColumns } = await import('../crosstab-csv.js');
         blob = new Blob([withoutEmptyLocationColumns(await blob.text(), meta.geographicLevels.map((l) => l.label))], { type: 'text/csv;charset=utf-8' });
       }
-      save(blob, 'query');
-      status.textContent = `Downloaded the CSV (${blob.size.toLocaleString('en-GB')} bytes).`;
+      save(blob, 'query', format.extension);
+      status.textContent = `Downloaded the ${format.name} (${blob.size.toLocaleString('en-GB')} bytes).`;
     } catch (error) {
       status.textContent = `The download failed: ${(error as Error).message}`;
     }
@@ -74,7 +75,9 @@ export function takeAway(view: QueryView): HTMLElement {
   return h('div', null,
     h('div', { class: 'govuk-button-group' },
       h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-table', onclick: downloadTable }, 'Download this table (CSV)'),
-      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-csv', onclick: download }, 'Download all matching rows (CSV)')),
+      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-csv', onclick: download({ name: 'CSV', accept: 'text/csv', extension: 'csv' }) }, 'Download all matching rows (CSV)'),
+      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-parquet', onclick: download({ name: 'Parquet file', accept: 'application/vnd.apache.parquet', extension: 'parquet' }) }, 'Download all matching rows (Parquet)'),
+      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-arrow', onclick: download({ name: 'Arrow stream', accept: 'application/vnd.apache.arrow.stream', extension: 'arrows' }) }, 'Download all matching rows (Arrow)')),
     status,
     h('div', { class: 'govuk-form-group' },
       h('label', { class: 'govuk-label', for: 'permalink' }, 'Link to this query'),

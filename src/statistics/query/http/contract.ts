@@ -14,6 +14,9 @@ import { GEOGRAPHIC_LEVEL_CODES } from '../../standard/geographic-levels.js';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+const LABELS_DESCRIPTION =
+  'With `true`, the response adds `labels`: the label of every id in the page (results unchanged). Ignored for CSV, Parquet and Arrow, which hold labels.';
+
 const GeographicLevelCode = Type.String({ description: `A geographic level code: ${GEOGRAPHIC_LEVEL_CODES.join(', ')}.` });
 
 export const DataSetQueryLocation = Type.Object(
@@ -85,6 +88,7 @@ export const DataSetQueryRequest = Type.Object(
     indicators: Type.Optional(nullable(Type.Array(nullable(Type.String()), { description: 'Indicator ids; all indicators when absent.' }))),
     sorts: Type.Optional(nullable(Type.Array(ref(DataSetQuerySort)))),
     debug: Type.Optional(nullable(Type.Boolean({ description: 'Labels instead of ids in the results.' }))),
+    labels: Type.Optional(nullable(Type.Boolean({ description: LABELS_DESCRIPTION }))),
     page: Type.Optional(nullable(Type.Integer({ description: 'Page number (from 1).' }))),
     pageSize: Type.Optional(nullable(Type.Integer({ description: 'Results per page (1–10000, default 1000).' }))),
   },
@@ -116,6 +120,7 @@ export function dataSetQueryParameters() {
       indicators: list('Indicator ids; all indicators when absent.'),
       sorts: list('Sorts: `{field}|{Asc|Desc}`.'),
       debug: Type.Optional(Type.Boolean({ description: 'Labels instead of ids in the results.' })),
+      labels: Type.Optional(Type.Boolean({ description: LABELS_DESCRIPTION })),
       page: Type.Optional(Type.Integer({ description: 'Page number (from 1).' })),
       pageSize: Type.Optional(Type.Integer({ description: 'Results per page (1–10000, default 1000).' })),
       dataSetVersion: one('The version to query (`1.0`, `1.*`, `*`); the latest published when absent.'),
@@ -150,11 +155,26 @@ export const DataSetQueryWarning = Type.Object(
   { $id: 'WarningViewModel', additionalProperties: false },
 );
 
+const labelsById = (description: string) => Type.Record(Type.String(), Type.String(), { description });
+
+export const DataSetQueryLabels = Type.Object(
+  {
+    timePeriods: labelsById('Label by time period, keyed `{period}|{code}` (`2021/2022|AY` → `2021/22`).'),
+    geographicLevels: labelsById('Label by geographic level code.'),
+    locations: labelsById('Label by location id.'),
+    filters: labelsById('Label by filter id.'),
+    filterOptions: labelsById('Label by filter option id.'),
+    indicators: labelsById('Label by indicator id.'),
+  },
+  { $id: 'DataSetQueryLabelsViewModel', additionalProperties: false, description: 'The labels of every id in the page (only with `labels`).' },
+);
+
 export const DataSetQueryPaginatedList = Type.Object(
   {
     paging: ref(PagingViewModel),
     results: Type.Array(ref(DataSetQueryResult)),
     warnings: Type.Array(ref(DataSetQueryWarning)),
+    labels: Type.Optional(ref(DataSetQueryLabels)),
   },
   { $id: 'DataSetQueryPaginatedListViewModel', additionalProperties: false },
 );
@@ -170,6 +190,7 @@ const QUERY_SCHEMAS = [
   DataSetQueryResultTimePeriod,
   DataSetQueryResult,
   DataSetQueryWarning,
+  DataSetQueryLabels,
   DataSetQueryPaginatedList,
 ];
 

@@ -42,7 +42,7 @@ const COMPARATORS: Record<FacetName, readonly string[]> = {
 const LIST_COMPARATORS = new Set(['in', 'notIn']);
 
 const LIST_PARAMS = new Set<string>(['indicators', 'sorts']);
-const SCALAR_PARAMS = new Set<string>(['dataSetVersion', 'debug', 'page', 'pageSize']);
+const SCALAR_PARAMS = new Set<string>(['dataSetVersion', 'debug', 'labels', 'page', 'pageSize']);
 for (const facet of FACETS) {
   for (const comparator of COMPARATORS[facet]) {
     (LIST_COMPARATORS.has(comparator) ? LIST_PARAMS : SCALAR_PARAMS).add(`${facet}.${comparator}`);
@@ -55,6 +55,8 @@ const PARAM_BY_LOWER_NAME = new Map([...LIST_PARAMS, ...SCALAR_PARAMS].map((name
 export interface ParsedGetQuery {
   dataSetVersion?: string;
   request: QueryRequest;
+  /** `labels=true`: the labels of the page's ids beside the results (labels.ts); a JSON page only. */
+  labels: boolean;
   /**
    * The parameters as bound, under their documented names (lists split, values trimmed, numbers and booleans
    * typed): what the route's declared querystring schema describes.
@@ -106,8 +108,8 @@ function listValues({ lists }: BoundKeys, name: string): Array<string | null> | 
   return values.map((v) => (v.trim() === '' ? null : v.trim()));
 }
 
-/** `page`, `pageSize` and `debug`: integers and a boolean that do not parse are binding problems. */
-function bindScalars({ scalars }: BoundKeys, binding: Problems): { page: number; pageSize: number; debug: boolean } {
+/** `page`, `pageSize`, `debug` and `labels`: integers and booleans that do not parse are binding problems. */
+function bindScalars({ scalars }: BoundKeys, binding: Problems): { page: number; pageSize: number; debug: boolean; labels: boolean } {
   const parseInteger = (name: string, fallback: number): number => {
     const value = scalars.get(name);
     if (value === undefined || value === '') return fallback;
@@ -119,13 +121,14 @@ function bindScalars({ scalars }: BoundKeys, binding: Problems): { page: number;
   };
   const page = parseInteger('page', 1);
   const pageSize = parseInteger('pageSize', DEFAULT_PAGE_SIZE);
-  let debug = false;
-  const debugValue = scalars.get('debug');
-  if (debugValue !== undefined && debugValue !== '') {
-    if (/^true$/i.test(debugValue)) debug = true;
-    else if (!/^false$/i.test(debugValue)) binding.add('debug', 'InvalidValue', { value: debugValue });
-  }
-  return { page, pageSize, debug };
+  const parseBoolean = (name: string): boolean => {
+    const value = scalars.get(name);
+    if (value === undefined || value === '') return false;
+    if (/^true$/i.test(value)) return true;
+    if (!/^false$/i.test(value)) binding.add(name, 'InvalidValue', { value });
+    return false;
+  };
+  return { page, pageSize, debug: parseBoolean('debug'), labels: parseBoolean('labels') };
 }
 
 /** The facet criteria (`filters.eq`, `timePeriods.gte`, …), each value checked. */
@@ -164,7 +167,7 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
   const binding = new Problems();
   const bound = bindKeys(query, binding);
   const { scalars, lists } = bound;
-  const { page, pageSize, debug } = bindScalars(bound, binding);
+  const { page, pageSize, debug, labels } = bindScalars(bound, binding);
   if (binding.any) throw binding.error();
 
   const problems = new Problems();
@@ -194,10 +197,12 @@ export function parseGetQuery(query: RawQuery): ParsedGetQuery {
   if (scalars.get('page')) parameters.page = page;
   if (scalars.get('pageSize')) parameters.pageSize = pageSize;
   if (scalars.get('debug')) parameters.debug = debug;
+  if (scalars.get('labels')) parameters.labels = labels;
 
   const hasFacets = Object.keys(facets).length > 0;
   return {
     parameters,
+    labels,
     dataSetVersion: scalars.get('dataSetVersion')?.trim() ? scalars.get('dataSetVersion') : undefined,
     request: {
       criteria: hasFacets ? { kind: 'facets', facets } : undefined,

@@ -30,7 +30,7 @@ function join(path: string, member: string): string {
 /** Every member name of a query body, by its lower-case form. */
 const MEMBER_BY_LOWER_NAME = new Map(
   [
-    'criteria', 'indicators', 'sorts', 'debug', 'page', 'pageSize', 'and', 'or', 'not',
+    'criteria', 'indicators', 'sorts', 'debug', 'labels', 'page', 'pageSize', 'and', 'or', 'not',
     'filters', 'geographicLevels', 'locations', 'timePeriods', 'eq', 'notEq', 'in', 'notIn', 'gt', 'gte', 'lt', 'lte',
     'field', 'direction', 'level', 'id', 'code', 'oldCode', 'urn', 'laEstab', 'ukprn', 'period',
   ].map((name) => [name.toLowerCase(), name]),
@@ -77,10 +77,16 @@ function integerMember(value: Json): Json {
  * tree is bounded in depth and size so a hostile body cannot exhaust the stack or build a runaway query.
  */
 export function parsePostBody(body: unknown): QueryRequest {
+  return parsePostQuery(body).query;
+}
+
+/** A POST query body as the query (`parsePostBody`) and `labels` (the labels of the page's ids beside the results). */
+export function parsePostQuery(body: unknown): { query: QueryRequest; labels: boolean } {
   const binding = new Problems();
   const problems = new Problems();
   const request: QueryRequest = { debug: false, page: 1, pageSize: DEFAULT_PAGE_SIZE };
-  if (body === null || body === undefined) return request;
+  let labels = false;
+  if (body === null || body === undefined) return { query: request, labels };
   if (!isObject(body)) throw new ValidationError([{ path: '', code: 'InvalidValue', message: 'Must be a valid value. Check that the type and format are correct.', detail: { value: null } }]);
 
   const parser = new CriteriaParser(binding, problems);
@@ -114,6 +120,11 @@ export function parsePostBody(body: unknown): QueryRequest {
         if (typeof value !== 'boolean') binding.add(key, 'InvalidValue');
         else request.debug = value;
         break;
+      case 'labels':
+        if (value === null) break;
+        if (typeof value !== 'boolean') binding.add(key, 'InvalidValue');
+        else labels = value;
+        break;
       case 'page':
       case 'pageSize':
         if (value === null) break;
@@ -133,7 +144,7 @@ export function parsePostBody(body: unknown): QueryRequest {
   }
   checkPaging(problems, request.page, request.pageSize);
   if (problems.any) throw problems.error();
-  return request;
+  return { query: request, labels };
 }
 
 function parseSorts(binding: Problems, problems: Problems, value: Json): SortRequest[] | undefined {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import Negotiator from 'negotiator';
-import { NotFoundError, ValidationError } from '../../../errors.js';
+import { AppError, NotFoundError, ValidationError } from '../../../errors.js';
 import { holdExportSlot } from '../../../plugins/streaming.js';
 import type { StatisticsApiOptions } from '../../index.js';
 import { isUuid } from '../../../validators.js';
@@ -10,7 +10,8 @@ import { previewTokenOf } from '../../preview-token.js';
 import type { QueryRequest } from '../engine/index.js';
 import { ValidationMessages } from '../../errors.js';
 import { parseGetQuery, type RawQuery } from './parse-get.js';
-import { canonicalMemberNames, parsePostBody } from './parse-post.js';
+import { canonicalMemberNames, parsePostQuery } from './parse-post.js';
+import { ARROW_STREAM_MEDIA_TYPE, PARQUET_MEDIA_TYPE, streamQueryColumnar } from './columnar-output.js';
 import { DataSetQueryPaginatedList, DataSetQueryRequest, dataSetQueryParameters } from './contract.js';
 import { errorResponses, okResponse, ref } from '../../schemas.js';
 import { QueryService } from '../service.js';
@@ -18,26 +19,42 @@ import { sendQueryCsv } from './csv-response.js';
 
 const ParamsSchema = Type.Object({ dataSetId: Type.String({ description: 'The data set id (a uuid).' }) });
 
-const DESCRIPTION_GET = `Parameters: \`filters.eq|notEq|in|notIn\` (filter option ids),
+const EXPORTS = `Every matching row (not one page), with labels: \`Accept: text/csv\` as CSV, \`Accept: ${PARQUET_MEDIA_TYPE}\` as a Parquet
+file, \`Accept: ${ARROW_STREAM_MEDIA_TYPE}\` as an Arrow IPC stream (typed columns; see the guides). Any other \`Accept\` is a 406.`;
+
+const DESCRIPTION_GET = `Queries a data set version. Criteria as query parameters: \`filters.eq|notEq|in|notIn\` (filter option ids),
 \`geographicLevels.*\` (level codes), \`locations.*\` (\`{level}|{property}|{value}\`), \`timePeriods.eq|notEq|in|notIn|gt|gte|lt|lte\`
 (\`{period}|{code}\`), \`indicators\`, \`sorts\` (\`{field}|{direction}\`), \`debug\`, \`page\`, \`pageSize\` (1–10000, default 1000),
-\`dataSetVersion\`. Lists as repeated keys, \`key[0]=\` or comma-separated. A location matches every row that lies in it, at any
-level (England: every row): add \`geographicLevels\` for one level's rows. \`Accept: text/csv\` streams every matching row as CSV.`;
+\`dataSetVersion\`, \`labels\` (\`true\`: the label of every id in the page). Lists as repeated keys, \`key[0]=\` or comma-separated.
+${EXPORTS}`;
 
-const DESCRIPTION_POST = `The body: \`{criteria, indicators, sorts, debug, page, pageSize}\`; criteria nest
+const DESCRIPTION_POST = `Queries a data set version with a JSON body \`{criteria, indicators, sorts, debug, page, pageSize}\`; criteria nest
 \`and\`, \`or\` and \`not\` (at most 32 levels and 1000 conditions). No body (or \`null\`) returns unfiltered results with all
-indicators. \`Accept: text/csv\` streams every matching row as CSV.`;
+indicators; \`"labels": true\` adds the label of every id in the page. ${EXPORTS}`;
 
-/** CSV when `Accept` prefers it to JSON by its q-values (then by specificity and order); JSON otherwise. */
-function wantsCsv(request: FastifyRequest): boolean {
-  if (!request.headers.accept) return false;
-  return new Negotiator(request).mediaType(['application/json', 'text/csv']) === 'text/csv';
+/** What the query endpoints answer in, JSON first (what a wildcard `Accept`, or none, gets). */
+const QUERY_MEDIA_TYPES = ['application/json', 'text/csv', PARQUET_MEDIA_TYPE, ARROW_STREAM_MEDIA_TYPE] as const;
+type QueryMediaType = (typeof QUERY_MEDIA_TYPES)[number];
+
+/**
+ * The media type `Accept` prefers by its q-values (then by specificity and order); JSON without `Accept`. An `Accept`
+ * that allows none of them is a 406 naming them.
+ */
+function negotiate(request: FastifyRequest): QueryMediaType {
+  if (!request.headers.accept?.trim()) return 'application/json';
+  const chosen = new Negotiator(request).mediaType([...QUERY_MEDIA_TYPES]) as QueryMediaType | undefined;
+  if (!chosen) {
+    throw new AppError(406, 'Not Acceptable', `The query endpoints answer in ${QUERY_MEDIA_TYPES.join(', ')}; the Accept header allows none of them.`, {
+      accepted: [...QUERY_MEDIA_TYPES],
+    });
+  }
+  return chosen;
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The query as the reference's binding rules read it (set by the query routes' preValidation). */
-    dataSetQuery: { dataSetVersion?: string; query: QueryRequest } | null;
+    dataSetQuery: { dataSetVersion?: string; query: QueryRequest; labels: boolean } | null;
   }
 }
 
@@ -53,20 +70,23 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     engines: options.engines,
   });
 
-  async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined, query: QueryRequest) {
+  async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined) {
+    const { query, labels } = request.dataSetQuery!;
+    const mediaType = negotiate(request);
     const target = { dataSetId, dataSetVersion, previewToken: previewTokenOf(request.headers) };
-    const csv = wantsCsv(request);
     // An export's slot is taken before the first await and given back when the response closes, whenever that is.
-    if (csv) holdExportSlot(reply);
+    if (mediaType !== 'application/json') holdExportSlot(reply);
     reply.header('cache-control', cacheControlFor(request));
-    if (csv) return sendQueryCsv(reply, (csvOptions) => queries.csv(target, query, csvOptions));
-    const { json, engine } = await queries.page(target, query);
+    if (mediaType === 'text/csv') return sendQueryCsv(reply, (csvOptions) => queries.csv(target, query, csvOptions));
+    if (mediaType === PARQUET_MEDIA_TYPE) return streamQueryColumnar(reply, 'parquet', (exportOptions) => queries.exportRows(target, query, exportOptions));
+    if (mediaType === ARROW_STREAM_MEDIA_TYPE) return streamQueryColumnar(reply, 'arrow', (exportOptions) => queries.exportRows(target, query, exportOptions));
+    const { json, engine } = await queries.page(target, query, { labels });
     return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);
   }
 
   const responses = {
-    200: okResponse(DataSetQueryPaginatedList, 'A page of results (or, with `Accept: text/csv`, every matching row as CSV).'),
-    ...errorResponses([400, 403, 404]),
+    200: okResponse(DataSetQueryPaginatedList, 'A page of results (or, by `Accept`, every matching row as CSV, Parquet or an Arrow IPC stream).'),
+    ...errorResponses([400, 403, 404, 406]),
   };
 
   app.get<{ Params: { dataSetId: string } }>(
@@ -75,7 +95,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       // The reference's binding rules first (its error bodies); the declared schema then checks what they bound.
       preValidation: async (request) => {
         const parsed = parseGetQuery(request.query as RawQuery);
-        request.dataSetQuery = { dataSetVersion: parsed.dataSetVersion, query: parsed.request };
+        request.dataSetQuery = { dataSetVersion: parsed.dataSetVersion, query: parsed.request, labels: parsed.labels };
         request.query = parsed.parameters;
       },
       schema: {
@@ -91,8 +111,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     async (request, reply) => {
       const { dataSetId } = request.params;
       if (!isUuid(dataSetId)) throw new NotFoundError(`No data set ${dataSetId}.`);
-      const { dataSetVersion, query } = request.dataSetQuery!;
-      return answer(request, reply, dataSetId, dataSetVersion, query);
+      return answer(request, reply, dataSetId, request.dataSetQuery!.dataSetVersion);
     },
   );
 
@@ -110,7 +129,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       // The reference's binding rules first (its error bodies); the declared schema then checks the canonical body.
       preValidation: async (request) => {
         const body = canonicalMemberNames(request.body);
-        request.dataSetQuery = { query: parsePostBody(body) };
+        request.dataSetQuery = parsePostQuery(body);
         // No body (or `null`) is an unfiltered query.
         request.body = body ?? null;
       },
@@ -135,7 +154,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       }
       const versionParam = versionKey === undefined ? undefined : raw[versionKey];
       const dataSetVersion = Array.isArray(versionParam) ? versionParam[0] : versionParam;
-      return answer(request, reply, dataSetId, dataSetVersion?.trim() ? dataSetVersion : undefined, request.dataSetQuery!.query);
+      return answer(request, reply, dataSetId, dataSetVersion?.trim() ? dataSetVersion : undefined);
     },
   );
 };

@@ -9,6 +9,7 @@ import { RowIndexStore } from '../../../../src/statistics/query/engine/index.js'
 import { loadQueryVersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
 import { PagingViewModel } from '../../../../src/statistics/schemas.js';
 import {
+  DataSetQueryLabels,
   DataSetQueryPaginatedList,
   DataSetQueryResult,
   DataSetQueryResultTimePeriod,
@@ -41,13 +42,14 @@ afterAll(async () => {
 
 describe('the documented response schema', () => {
   const ajv = new Ajv({ allErrors: true, strict: false });
-  for (const schema of [PagingViewModel, DataSetQueryResultTimePeriod, DataSetQueryResult, DataSetQueryWarning]) ajv.addSchema(schema);
+  for (const schema of [PagingViewModel, DataSetQueryResultTimePeriod, DataSetQueryResult, DataSetQueryWarning, DataSetQueryLabels]) ajv.addSchema(schema);
   const validate = ajv.compile(DataSetQueryPaginatedList);
 
   it.each([
     ['the row-index engine', 'index', `${url}?geographicLevels.eq=NAT&pageSize=5`],
     ['the row-index engine, debug and a warning', 'index', `${url}?filters.eq=nothing&debug=true`],
     ['the row-index engine, an indicator sort', 'index', `${url}?sorts=indicator|dP0Zw|Desc&pageSize=5`],
+    ['the row-index engine, with labels', 'index', `${url}?geographicLevels.eq=LA&pageSize=5&labels=true`],
   ])('holds for %s', async (_name, engine, path) => {
     const response = await t.app.inject({ url: path });
     expect(response.statusCode).toBe(200);

@@ -1,0 +1,397 @@
+/**
+ * Every matching row of a query as a Parquet file or an Arrow IPC stream: typed columns with labels, written batch by
+ * batch from the pages of rows every export reads (`QueryService.exportRows`), with back-pressure from the response, so
+ * no more than a batch or two of rows is ever held whatever the number of matching rows.
+ *
+ * The columns (docs/guides.md describes them for analysts):
+ * - `time_period` (`2021/2022`), `time_period_code` (`AY`), `time_identifier` (`Academic year`);
+ * - `geographic_level` (`LA`) and `geographic_level_name` (`Local authority`);
+ * - per geographic level of the version (lower-case code, e.g. `la`): `la_id` (the API's location id), `la_code`
+ *   (its code; the URN for schools, the UKPRN for providers) and `la_name`; null on rows of other levels;
+ * - per filter, its column name (`school_type`) holding the option's label;
+ * - per indicator, its column name (`enrolments`) as a DOUBLE, and `enrolments_marker`: a value that is not a number
+ *   in the file (a suppression marker such as `c`, `x`, `z`, `low`) is null in the DOUBLE column and kept as it is in
+ *   the marker column, which is null wherever the value is a number (or blank).
+ * Every text column is dictionary-encoded from the version's metadata (codes, not strings, per row); field metadata
+ * carries the API's ids and labels.
+ */
+import type { ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  Dictionary,
+  Field,
+  Float64,
+  Int32,
+  makeData,
+  RecordBatch,
+  RecordBatchStreamWriter,
+  Schema,
+  Struct,
+  Table,
+  tableToIPC,
+  Utf8,
+  vectorFromArray,
+  type Data,
+  type DataType,
+  type Vector,
+} from 'apache-arrow';
+import type { FastifyReply } from 'fastify';
+import { holdExportSlot } from '../../../plugins/streaming.js';
+import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../../standard/geographic-levels.js';
+import { timeIdentifier } from '../../standard/time-periods.js';
+import type { LocationMeta, PageRows, ResolvedQuery, VersionMeta } from '../engine/index.js';
+import type { QueryExport, QueryExportOptions } from '../service.js';
+
+export const PARQUET_MEDIA_TYPE = 'application/vnd.apache.parquet';
+export const ARROW_STREAM_MEDIA_TYPE = 'application/vnd.apache.arrow.stream';
+export type ColumnarFormat = 'parquet' | 'arrow';
+
+/** Rows per Arrow record batch (and so per Parquet row-group piece): a few MB of columns at most. */
+export const BATCH_ROWS = 16384;
+/** Rows per Parquet row group: the writer holds one row group's encoded pages until it is complete. */
+const ROW_GROUP_ROWS = 65536;
+
+
+const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+
+/** A text column dictionary-encoded: per row an index into the dictionary (or null). */
+class DictionaryColumn {
+  readonly field: Field;
+  private readonly type: Dictionary<Utf8, Int32>;
+  private readonly dictionary: Vector<Utf8>;
+  private indices = new Int32Array(BATCH_ROWS);
+  private validity = new Uint8Array(BATCH_ROWS / 8);
+  private nulls = 0;
+
+  constructor(name: string, values: ReadonlyArray<string | null>, id: number, metadata?: Record<string, string>) {
+    this.type = new Dictionary(new Utf8(), new Int32(), id, false);
+    this.dictionary = vectorFromArray(values as Array<string | null>, new Utf8());
+    this.field = new Field(name, this.type, true, metadata ? new Map(Object.entries(metadata)) : undefined);
+  }
+
+  /** Row `row`'s index into the dictionary; negative: null. */
+  set(row: number, index: number): void {
+    if (index < 0) {
+      this.nulls++;
+      return;
+    }
+    this.indices[row] = index;
+    this.validity[row >> 3]! |= 1 << (row & 7);
+  }
+
+  take(length: number): Data {
+    const data = makeData({
+      type: this.type,
+      length,
+      nullCount: this.nulls,
+      nullBitmap: this.nulls > 0 ? this.validity.slice(0, Math.ceil(length / 8)) : null,
+      data: this.indices.slice(0, length),
+      dictionary: this.dictionary,
+    });
+    this.validity.fill(0);
+    this.nulls = 0;
+    return data;
+  }
+}
+
+/** An indicator: its numbers as DOUBLE, and what is not a number in its marker column. */
+class IndicatorColumns {
+  readonly fields: [Field, Field];
+  private values = new Float64Array(BATCH_ROWS);
+  private validity = new Uint8Array(BATCH_ROWS / 8);
+  private nulls = 0;
+  private markers: Array<string | null> = new Array<string | null>(BATCH_ROWS).fill(null);
+
+  constructor(name: string, metadata: Record<string, string>) {
+    const meta = new Map(Object.entries(metadata));
+    this.fields = [new Field(name, new Float64(), true, meta), new Field(`${name}_marker`, new Utf8(), true, meta)];
+  }
+
+  set(row: number, text: string): void {
+    const trimmed = text.trim();
+    if (trimmed !== '' && NUMBER.test(trimmed)) {
+      this.values[row] = Number(trimmed);
+      this.validity[row >> 3]! |= 1 << (row & 7);
+      return;
+    }
+    this.nulls++;
+    if (trimmed !== '') this.markers[row] = text;
+  }
+
+  take(length: number): [Data, Data] {
+    const numbers = makeData({
+      type: new Float64(),
+      length,
+      nullCount: this.nulls,
+      nullBitmap: this.nulls > 0 ? this.validity.slice(0, Math.ceil(length / 8)) : null,
+      data: this.values.slice(0, length),
+    });
+    const markers = vectorFromArray(this.markers.slice(0, length), new Utf8()).data[0]!;
+    this.validity.fill(0);
+    this.nulls = 0;
+    this.markers.fill(null);
+    return [numbers, markers];
+  }
+}
+
+/** A map from ids to their position in a list. */
+function positions<T>(items: readonly T[], idOf: (item: T) => number | string): Map<number | string, number> {
+  return new Map(items.map((item, i) => [idOf(item), i]));
+}
+
+function locationCode(location: LocationMeta): string | null {
+  if (location.level === 'SCH') return location.urn;
+  if (location.level === 'PROV') return location.ukprn;
+  return location.code;
+}
+
+/**
+ * The query's rows as Arrow record batches of BATCH_ROWS rows (the last one shorter; none for no rows, the schema
+ * alone says what the columns are).
+ */
+export class ColumnarBatches {
+  readonly schema: Schema;
+  private readonly write: Array<(page: PageRows) => (r: number, row: number) => void>;
+  private readonly take: Array<(length: number) => Data[]>;
+  private length = 0;
+
+  constructor(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>) {
+    let dictionaryId = 0;
+    const fields: Field[] = [];
+    this.write = [];
+    this.take = [];
+    const dictionary = (name: string, values: ReadonlyArray<string | null>, metadata?: Record<string, string>) => {
+      const column = new DictionaryColumn(name, values, dictionaryId++, metadata);
+      fields.push(column.field);
+      this.take.push((length) => [column.take(length)]);
+      return column;
+    };
+
+    const periods = meta.timePeriods;
+    const periodAt = positions(periods, (t) => t.id);
+    const timeColumns = [
+      dictionary('time_period', periods.map((t) => t.period)),
+      dictionary('time_period_code', periods.map((t) => t.code)),
+      dictionary('time_identifier', periods.map((t) => timeIdentifier(t.code)?.label ?? t.code)),
+    ];
+    this.write.push((page) => (r, row) => {
+      const index = periodAt.get(page.timePeriodId(r)) ?? -1;
+      for (const column of timeColumns) column.set(row, index);
+    });
+
+    const levels = [...meta.levels].sort();
+    const levelAt = positions(levels, (code) => code);
+    const levelColumns = [dictionary('geographic_level', levels), dictionary('geographic_level_name', levels.map((l) => GEOGRAPHIC_LEVEL_LABELS[l] ?? l))];
+    this.write.push((page) => (r, row) => {
+      const index = levelAt.get(page.levelCode(r)) ?? -1;
+      for (const column of levelColumns) column.set(row, index);
+    });
+
+    for (const level of meta.locationLevels) {
+      const locations = meta.locationsByLevel.get(level) ?? [];
+      const locationAt = positions(locations, (l) => l.id);
+      const prefix = level.toLowerCase();
+      const columns = [
+        dictionary(`${prefix}_id`, locations.map((l) => l.publicId), { level }),
+        dictionary(`${prefix}_code`, locations.map(locationCode), { level }),
+        dictionary(`${prefix}_name`, locations.map((l) => l.label), { level }),
+      ];
+      const column = locationColumn(level);
+      this.write.push((page) => {
+        const idAt = page.idsOf(column);
+        return (r, row) => {
+          const index = locationAt.get(idAt(r)) ?? -1;
+          for (const c of columns) c.set(row, index);
+        };
+      });
+    }
+
+    for (const filter of meta.filters) {
+      const options = [...meta.optionsById.values()].filter((o) => o.filter === filter);
+      const optionAt = positions(options, (o) => o.id);
+      const column = dictionary(filter.columnName, options.map((o) => o.label), { id: filter.publicId, label: filter.label });
+      this.write.push((page) => {
+        const idAt = page.idsOf(filter.column);
+        return (r, row) => column.set(row, optionAt.get(idAt(r)) ?? -1);
+      });
+    }
+
+    for (const indicator of query.indicators) {
+      const columns = new IndicatorColumns(indicator.columnName, { id: indicator.publicId, label: indicator.label });
+      fields.push(...columns.fields);
+      this.take.push((length) => columns.take(length));
+      this.write.push((page) => {
+        const textAt = page.textsOf(indicator.column);
+        return (r, row) => columns.set(row, textAt(r));
+      });
+    }
+    this.schema = new Schema(fields);
+  }
+
+  /** Adds a page's rows; yields each batch that fills up. */
+  *add(page: PageRows): Generator<RecordBatch> {
+    const writers = this.write.map((w) => w(page));
+    for (let r = 0; r < page.count; r++) {
+      const row = this.length++;
+      for (const write of writers) write(r, row);
+      if (this.length === BATCH_ROWS) yield this.flush()!;
+    }
+  }
+
+  /** The rows added since the last batch, as one (none when there are none). */
+  flush(): RecordBatch | undefined {
+    if (this.length === 0) return undefined;
+    const length = this.length;
+    this.length = 0;
+    const children = this.take.flatMap((take) => take(length));
+    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields as Array<Field<DataType>>), length, children }));
+  }
+}
+
+/**
+ * Resolves once the response has room for more bytes: the writers' own queues (apache-arrow's IPC writer, the
+ * Parquet writer) take whatever they are given, so the pages are read only as fast as the client takes the bytes.
+ */
+async function responseReady(response: ServerResponse): Promise<void> {
+  // A turn of the event loop first: the pages of the row index come without one, and the bytes of the last batch
+  // reach the response (and so its back-pressure) only in one. Only a response on a network socket drains.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (!(response.socket instanceof Socket) || !response.writableNeedDrain || response.destroyed) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.on('drain', done);
+    response.on('close', done);
+  });
+}
+
+/** Every batch of a query's matching rows, each page read once the response has room for more. */
+async function* queryBatches(
+  batches: ColumnarBatches, pages: AsyncIterable<PageRows>, ready: () => Promise<void>, onRows: (rows: number) => void,
+): AsyncGenerator<RecordBatch> {
+  let rows = 0;
+  for await (const page of pages) {
+    for (const batch of batches.add(page)) {
+      yield batch;
+      await ready();
+    }
+    rows += page.count;
+    onRows(rows);
+  }
+  const last = batches.flush();
+  if (last) yield last;
+}
+
+/** The Arrow IPC stream of the batches: schema, dictionaries once, the batches, end of stream. */
+function arrowStream(schema: Schema, batches: AsyncIterable<RecordBatch>): Readable {
+  const writer = RecordBatchStreamWriter.throughNode({ autoDestroy: true });
+  const input = Readable.from(
+    (async function* () {
+      let any = false;
+      for await (const batch of batches) {
+        any = true;
+        yield batch;
+      }
+      // No rows: the schema still tells the reader the columns.
+      if (!any) yield emptyBatch(schema);
+    })(),
+    { objectMode: true, highWaterMark: 1 },
+  );
+  pipeline(input, writer).catch((error: unknown) => writer.destroy(error as Error));
+  return writer as unknown as Readable;
+}
+
+/** A batch of no rows: what the stream of a query without results holds, so that its columns are still known. */
+function emptyBatch(schema: Schema): RecordBatch {
+  const children = schema.fields.map((f) =>
+    f.type instanceof Dictionary ? makeData({ type: f.type, length: 0, dictionary: vectorFromArray([], new Utf8()) }) : vectorFromArray([], f.type).data[0]!,
+  );
+  return new RecordBatch(schema, makeData({ type: new Struct(schema.fields as Array<Field<DataType>>), length: 0, children }));
+}
+
+type ParquetWasm = typeof import('parquet-wasm');
+let parquetWasm: Promise<ParquetWasm> | undefined;
+
+/** The Parquet writer (WebAssembly), compiled on first use rather than at every start. */
+function loadParquetWasm(): Promise<ParquetWasm> {
+  return (parquetWasm ??= import('parquet-wasm'));
+}
+
+/** A Parquet file of the batches, written row group by row group (ZSTD, dictionary-encoded text columns). */
+async function parquetStream(schema: Schema, batches: AsyncIterable<RecordBatch>): Promise<Readable> {
+  const wasm = await loadParquetWasm();
+  const properties = new wasm.WriterPropertiesBuilder()
+    .setCompression(wasm.Compression.ZSTD)
+    .setDictionaryEnabled(true)
+    .setMaxRowGroupSize(ROW_GROUP_ROWS)
+    .setCreatedBy('education-statistics-api')
+    .build();
+  const iterator = batches[Symbol.asyncIterator]();
+  let any = false;
+  const toWasm = (batch: RecordBatch) => {
+    const table = wasm.Table.fromIPCStream(tableToIPC(new Table([batch]), 'stream'));
+    const converted = table.recordBatch(0)!;
+    table.free();
+    return converted;
+  };
+  const input = new ReadableStream(
+    {
+      async pull(controller) {
+        try {
+          const step = await iterator.next();
+          if (!step.done) {
+            any = true;
+            controller.enqueue(toWasm(step.value));
+            return;
+          }
+          if (!any) controller.enqueue(toWasm(emptyBatch(schema)));
+          controller.close();
+        } catch (error) {
+          controller.error(error);
+        }
+      },
+      async cancel() {
+        await iterator.return?.();
+      },
+    },
+    { highWaterMark: 1 },
+  );
+  const output = await wasm.transformParquetStream(input, properties);
+  return Readable.fromWeb(output as import('node:stream/web').ReadableStream<Uint8Array>);
+}
+
+/**
+ * Streams every matching row of a query as Parquet or as an Arrow IPC stream, with the CSV export's limits: one of
+ * the app's export slots for as long as the response is open (429 or 503 when none is free), its time bound
+ * (QUERY_CSV_TIMEOUT_MS), and the client's going away stopping the read. A failure mid-stream is logged and aborts
+ * the response, so the client sees an incomplete transfer, never a file that looks complete.
+ */
+export async function streamQueryColumnar(
+  reply: FastifyReply, format: ColumnarFormat, exportRows: (options: QueryExportOptions) => Promise<QueryExport>,
+): Promise<FastifyReply> {
+  const limits = reply.server.streaming;
+  const signal = holdExportSlot(reply);
+  let rows = 0;
+  const { meta, query, pages } = await exportRows({ timeoutMs: limits?.queryCsvTimeoutMs, signal });
+  const batches = new ColumnarBatches(meta, query);
+  const source = queryBatches(batches, pages, () => responseReady(reply.raw), (n) => (rows = n));
+  // The slot is released when the response closes, whether this throws (a 500 then) or not.
+  const body = format === 'parquet' ? await parquetStream(batches.schema, source) : arrowStream(batches.schema, source);
+  const name = format === 'parquet' ? 'Parquet' : 'Arrow';
+  body.once('error', (error: Error & { code?: unknown }) => {
+    if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' || reply.raw.destroyed) {
+      reply.log.info({ rows }, `${name} query export abandoned by the client`);
+    } else {
+      const reason = error.code === '57014' ? `stopped by its time bound (QUERY_CSV_TIMEOUT_MS=${limits?.queryCsvTimeoutMs} ms)` : 'failed';
+      reply.log.error({ err: error, rows }, `${name} query export ${reason} after ${rows} rows; the response is cut off`);
+    }
+  });
+  reply.header('content-type', format === 'parquet' ? PARQUET_MEDIA_TYPE : ARROW_STREAM_MEDIA_TYPE);
+  reply.header('content-disposition', `attachment; filename="query.${format === 'parquet' ? 'parquet' : 'arrows'}"`);
+  return reply.send(body);
+}
