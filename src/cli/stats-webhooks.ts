@@ -2,7 +2,8 @@
  * `npm run stats-admin -- webhooks <command>`: the operator's statistics webhook subscriptions. The statistics API
  * is public and read-only, with no token that could own a subscription, so the operator adds them for subscribers
  * (docs/architecture.md, "Change events"). Argument parsing and printing only: the rules are the webhook service's
- * (src/events/webhooks.ts; the data set a subscription follows is checked here), shared with the providers' subscriptions, and the same worker delivers both.
+ * (src/events/webhooks.ts), shared with the providers' subscriptions, and the same worker delivers both; that the
+ * data set a subscription follows exists is checked here (the webhook service reads no API's tables).
  * A secret (on add and rotate-secret) is printed once, alone on the last line, so scripts can take `tail -n 1`.
  */
 import { parseArgs } from 'node:util';
