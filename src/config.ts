@@ -39,11 +39,12 @@ export const ConfigSchema = Type.Object({
   SEED_ON_START: Type.Boolean({ default: true }),
   // Load shedding (src/plugins/load-shedding.ts): a request that arrives while the instance is past one of these
   // bounds is answered 503 with Retry-After at once instead of queueing (health probes and /metrics never are):
-  // requests being answered at once; the event loop's mean delay over the last sample (0 = not checked); its
-  // utilisation over the last sample, 0-1 (0 = not checked); requests waiting for a database connection, all pools
-  // together; how often delay and utilisation are sampled; the Retry-After sent, in seconds.
+  // requests being answered at once per API; the event loop's mean delay over the last sample (0 = not checked: on
+  // a host shared with other CPU-bound work it measures the host, and the bound on requests in progress already
+  // refuses once requests slow down); its utilisation over the last sample, 0-1 (0 = not checked); requests waiting
+  // for a connection of the API's pools; how often delay and utilisation are sampled; the Retry-After, in seconds.
   LOAD_SHED_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, default: 48 }),
-  LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 150 }),
+  LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 0 }),
   LOAD_SHED_MAX_EVENT_LOOP_UTILIZATION: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
   LOAD_SHED_MAX_POOL_WAITING: Type.Integer({ minimum: 1, default: 32 }),
   LOAD_SHED_SAMPLE_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 10000, default: 250 }),

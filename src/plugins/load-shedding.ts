@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import underPressure from '@fastify/under-pressure';
 import type pg from 'pg';
@@ -16,6 +16,13 @@ export interface LoadPressure {
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Whose bounds the route's requests count against (`register`, `statistics`; set for a whole API scope by
+     * `admissionGroup`): a burst on one API is refused without refusing the other's requests.
+     */
+    admissionGroup?: string;
+  }
   interface FastifyInstance {
     /** The instance's load now (src/plugins/load-shedding.ts). */
     loadPressure(): LoadPressure;
@@ -36,18 +43,28 @@ export class OverloadedError extends ServiceUnavailableError {
   }
 }
 
-function poolWaiting(pools: Record<string, pg.Pool>): number {
+/** Requests waiting for a connection of the group's pools (named `<group>` or `<group>-…`), else of every pool. */
+function poolWaiting(pools: Record<string, pg.Pool>, group?: string): number {
+  const own = Object.entries(pools).filter(([name]) => group !== undefined && (name === group || name.startsWith(`${group}-`)));
   let waiting = 0;
-  for (const pool of Object.values(pools)) waiting += pool.waitingCount;
+  for (const [, pool] of own.length > 0 ? own : Object.entries(pools)) waiting += pool.waitingCount;
   return waiting;
+}
+
+/** An `onRoute` hook for an API's scope: its routes count against the bounds of `group` (see FastifyContextConfig). */
+export function admissionGroup(group: string): (route: RouteOptions) => void {
+  return (route) => {
+    route.config = { ...(route.config as object | undefined), admissionGroup: group };
+  };
 }
 
 /**
  * Admission control: a request that arrives while the instance is past one of its bounds (requests being answered,
  * event-loop delay or utilisation, requests waiting for a database connection; src/config.ts LOAD_SHED_*) is answered
  * 503 with `Retry-After` at once, in its API's error format (the error goes through the route scope's handler), so
- * that the requests admitted keep their latency instead of every request queueing and all of them being late.
- * Probes (`/health/*`, `/metrics`: route config `probe`) are never refused. Root scope: it runs before any API's
+ * that the requests admitted keep their latency instead of every request queueing and all of them being late. Each
+ * API counts its own requests and pool waits (route config `admissionGroup`), so a burst on one does not refuse the
+ * other's requests. Readiness reports 503 while an API is at its bound of requests in progress. Probes (`/health/*`, `/metrics`: route config `probe`) are never refused. Root scope: it runs before any API's
  * authentication.
  */
 export const loadSheddingPlugin = fp<LoadSheddingOptions>(
@@ -59,14 +76,18 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
     };
     const exempt = (request: FastifyRequest) => request.routeOptions.config?.probe === true;
 
-    let inFlight = 0;
+    // Requests in progress per admission group (the service's own routes: no group).
+    const inFlight = new Map<string | undefined, number>();
+    const inFlightOf = (request: FastifyRequest) => inFlight.get(request.routeOptions.config?.admissionGroup) ?? 0;
     app.addHook('onRequest', async (request, reply) => {
       if (exempt(request)) return;
-      if (inFlight >= config.LOAD_SHED_MAX_IN_FLIGHT) refuse(reply, 'too many requests in progress');
-      if (poolWaiting(pools) >= config.LOAD_SHED_MAX_POOL_WAITING) refuse(reply, 'too many requests waiting for the database');
-      inFlight++;
+      const group = request.routeOptions.config?.admissionGroup;
+      const current = inFlight.get(group) ?? 0;
+      if (current >= config.LOAD_SHED_MAX_IN_FLIGHT) refuse(reply, 'too many requests in progress');
+      if (poolWaiting(pools, group) >= config.LOAD_SHED_MAX_POOL_WAITING) refuse(reply, 'too many requests waiting for the database');
+      inFlight.set(group, current + 1);
       reply.raw.once('close', () => {
-        inFlight--;
+        inFlight.set(group, (inFlight.get(group) ?? 1) - 1);
       });
     });
 
@@ -79,7 +100,7 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
       // Only while other requests are being answered: a delayed loop with nothing queued (the start's compiling, a
       // lone heavy request) is no reason to refuse the one request that comes.
       pressureHandler: async (request, reply, type) => {
-        if (exempt(request) || inFlight <= 1) return;
+        if (exempt(request) || inFlightOf(request) <= 1) return;
         refuse(reply, type === 'eventLoopDelay' ? 'event loop delayed' : 'event loop saturated');
       },
     });
@@ -87,15 +108,18 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
     app.decorate('loadPressure', (): LoadPressure => {
       const { eventLoopDelay, eventLoopUtilized } = app.memoryUsage();
       const waiting = poolWaiting(pools);
+      const total = [...inFlight.values()].reduce((sum, n) => sum + n, 0);
+      const groups = [...inFlight.keys()];
+      // Requests waiting for one API's pool (stalled clients holding its connections) do not make the instance
+      // unready: the other API, and the readiness probe on its own pool, still answer.
       const reason =
-        inFlight >= config.LOAD_SHED_MAX_IN_FLIGHT ? 'too many requests in progress'
-        : waiting >= config.LOAD_SHED_MAX_POOL_WAITING ? 'too many requests waiting for the database'
-        : inFlight > 0 && app.isUnderPressure() ? 'event loop delayed or saturated'
+        groups.some((g) => (inFlight.get(g) ?? 0) >= config.LOAD_SHED_MAX_IN_FLIGHT) ? 'too many requests in progress'
+        : total > 0 && app.isUnderPressure() ? 'event loop delayed or saturated'
         : undefined;
       return {
         overloaded: reason !== undefined,
         ...(reason ? { reason } : {}),
-        inFlight,
+        inFlight: total,
         eventLoopDelayMs: Math.round(eventLoopDelay * 10) / 10,
         eventLoopUtilization: Math.round(eventLoopUtilized * 1000) / 1000,
         poolWaiting: waiting,

@@ -23,6 +23,7 @@ import { registerEventRoutes } from './events/routes.js';
 import { registerWebhookRoutes } from './events/webhook-routes.js';
 import { LATEST_VERSION, VERSION_ADAPTERS, VERSION_LABELS, VERSION_SEGMENT } from './versions/index.js';
 import { nextTurn } from '../event-loop.js';
+import { admissionGroup } from '../plugins/load-shedding.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -141,6 +142,8 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
   // Refuses to start production with the public development key.
   tokenSecret(config);
   const tokens = new TokenCache(config.REGISTER_TOKEN_CACHE_MS);
+  // Its requests have their own load-shedding bounds (src/plugins/load-shedding.ts).
+  app.addHook('onRoute', admissionGroup('register'));
   app.decorateRequest('registerContext', null as unknown as RegisterContext);
   app.decorateRequest('registerProviderId', null);
   await app.register(jsonBodyPlugin);

@@ -1,3 +1,4 @@
+import { admissionGroup } from '../plugins/load-shedding.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { installErrorHandling } from '../plugins/problem.js';
@@ -91,6 +92,8 @@ export async function redirectCapitalisedPath(request: FastifyRequest, reply: Fa
 /** The public statistics data set API, mounted at each of STATISTICS_PREFIXES. */
 export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
   const { config } = app;
+  // Its requests have their own load-shedding bounds (src/plugins/load-shedding.ts).
+  app.addHook('onRoute', admissionGroup('statistics'));
   // This scope's own protection, so that it covers exactly the routes the router gives it (a percent-encoded
   // `/%761/…` included). CORS first: a 429 or 504 must still be readable by the browser that caused it.
   await app.register(openCorsPlugin, {
