@@ -15,6 +15,7 @@ import * as btreeGin from './2026-11-28T1230-btree-gin.js';
 import * as versionFileDeferred from './2026-11-28T1240-version-file-deferred.js';
 import * as versionLocationLevels from './2026-11-28T2000-version-location-levels.js';
 import * as sandboxDue from './2026-11-29T0800-sandbox-due.js';
+import * as listCountShard from './2026-11-29T0810-list-count-shard.js';
 import * as idempotencyKeys from './2026-11-29T1000-idempotency-keys.js';
 import * as versionParquet from './2026-11-29T1000-version-parquet.js';
 
@@ -39,6 +40,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28T1240-version-file-deferred': versionFileDeferred,
   '2026-11-28T2000-version-location-levels': versionLocationLevels,
   '2026-11-29T0800-sandbox-due': sandboxDue,
+  '2026-11-29T0810-list-count-shard': listCountShard,
   '2026-11-29T1000-idempotency-keys': idempotencyKeys,
   '2026-11-29T1000-version-parquet': versionParquet,
 };

@@ -37,6 +37,8 @@ export interface ClearedCounts {
  * their cursors where they are (later events have later positions).
  */
 export async function deleteProviderData(trx: Executor, providerId: number, environment: RegisterEnvironment): Promise<ClearedCounts> {
+  // All the deleted rows count in one shard (migration 2026-11-29T0810): no deadlock with a concurrent batch.
+  await sql`select set_config('register.list_count_shard', ${String(Math.floor(Math.random() * 16))}, true)`.execute(trx);
   await trx.deleteFrom('trainee_audits').where('provider_id', '=', providerId).execute();
   const trainees = await trx.deleteFrom('trainees').where('provider_id', '=', providerId).executeTakeFirst();
   const inbox = await trx.deleteFrom('event_inbox').where('api', '=', 'register').where('provider_id', '=', providerId).where('environment', '=', environment).executeTakeFirst();

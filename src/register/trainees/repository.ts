@@ -90,13 +90,18 @@ export function duplicateLockKey(providerId: number, dateOfBirth: string, lastNa
   return `register-trainee:${providerId}:${dateOfBirth}:${lastName.toLowerCase()}`;
 }
 
-/** Takes the duplicate locks of these keys (`duplicateLockKey`) until the transaction ends. */
+/**
+ * Takes the duplicate locks of these keys (`duplicateLockKey`) until the transaction ends. A batch also counts all
+ * its trainees in one trainee_list_counts shard (migration 2026-11-29T0810), so two batches never deadlock on shards.
+ */
 export async function lockDuplicateCandidates(trx: Executor, keys: string[]): Promise<void> {
   if (keys.length === 1) {
     await sql`select pg_advisory_xact_lock(hashtext(${keys[0]}))`.execute(trx);
     return;
   }
-  await sql`select pg_advisory_xact_lock(h) from (select distinct hashtext(k) as h from unnest(${keys}::text[]) k order by h) locks`.execute(trx);
+  await sql`
+    select set_config('register.list_count_shard', ${String(Math.floor(Math.random() * 16))}, true), pg_advisory_xact_lock(h)
+    from (select distinct hashtext(k) as h from unnest(${keys}::text[]) k order by h) locks`.execute(trx);
 }
 
 export async function insertTraineeRow(trx: Executor, row: TraineeInsert): Promise<TraineeRow> {

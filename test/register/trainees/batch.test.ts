@@ -111,6 +111,18 @@ describe('POST /trainees/batch', () => {
     expect(await Promise.all([count('trainees'), count('trainee_audits'), events()])).toEqual(before);
   });
 
+  it('concurrent batches all succeed (no deadlock on the list counts) and the list total stays exact', async () => {
+    const before = (await f.call('GET', 'v2026.1', '/trainees?per_page=1')).json().meta.total_count as number;
+    const answers = await Promise.all(
+      [0, 1, 2, 3].map((b) => f.call('POST', 'v2026.1', '/trainees/batch', { data: Array.from({ length: 30 }, (_, i) => row(1000 + b * 30 + i, { last_name: `Concurrent${b}x${i}` })) })),
+    );
+    for (const res of answers) {
+      expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
+      expect(res.json().meta).toEqual({ rows: 30, created: 30, failed: 0 });
+    }
+    expect((await f.call('GET', 'v2026.1', '/trainees?per_page=1')).json().meta.total_count).toBe(before + 120);
+  });
+
   it('1 MB of junk: a bounded error, as for any body', async () => {
     const junk = 'x'.repeat(1024 * 1024);
     for (const payload of [junk, `{"data":[${'"x",'.repeat(200_000)}"x"]}`, `{"data":"${'x'.repeat(1024 * 1024 - 20)}"}`]) {
@@ -128,6 +140,6 @@ describe('POST /trainees/batch', () => {
       const res = await f.call('POST', version, '/trainees/batch', { data: [row(400)] });
       expect(res.statusCode).toBe(405);
     }
-    expect(await count('trainees')).toBe(95);
+    expect(await count('trainees')).toBe(215);
   });
 });
