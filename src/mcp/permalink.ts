@@ -98,7 +98,7 @@ export function explorerPermalink(
           locationLevels.add(item.level);
         }
       } else if (facet === 'timePeriods') {
-        state.timePeriods = { mode: 'list', items: items.filter(isObject).map((t) => periodKey({ period: String(t.period), code: String(t.code) })) };
+        state.timePeriods = { mode: 'list', items: items.filter(isObject).map((t) => periodKey({ period: String(t.period as string), code: String(t.code as string) })) };
       }
     }
   }

@@ -54,7 +54,7 @@ function poolWaiting(pools: Record<string, pg.Pool>, group?: string): number {
 /** An `onRoute` hook for an API's scope: its routes count against the bounds of `group` (see FastifyContextConfig). */
 export function admissionGroup(group: string): (route: RouteOptions) => void {
   return (route) => {
-    route.config = { ...(route.config as object | undefined), admissionGroup: group };
+    route.config = { ...(route.config), admissionGroup: group };
   };
 }
 

@@ -30,7 +30,7 @@ export function crossTabCsv(title: string, table: CrossTab): string {
  * `levelLabels` are the data set's level names, as the CSV's header writes them; other columns are kept as they are.
  */
 export function withoutEmptyLocationColumns(csv: string, levelLabels: string[]): string {
-  const records = parse(csv, { relax_column_count: true }) as string[][];
+  const records: string[][] = parse(csv, { relax_column_count: true });
   const header = records[0];
   if (!header) return csv;
   const levels = new Set(levelLabels);

@@ -24,7 +24,7 @@ function toQuery(value: unknown, prefix: string): string[] {
   if (value === null) return [encodeURIComponent(prefix)];
   if (Array.isArray(value)) return value.flatMap((item) => toQuery(item, `${prefix}[]`));
   if (typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => toQuery(v, `${prefix}[${k}]`));
-  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- null, arrays and objects are handled above: a scalar
+   
   return [`${encodeURIComponent(prefix)}=${encodeURIComponent(String(value))}`];
 }
 const form = (data: unknown) => toQuery(data, 'data').join('&');

@@ -50,7 +50,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
   });
   const results = h('div', { id: 'results' });
   const resultsCount: ResultsCount = {
-    update: count.update,
+    update: () => count.update(),
     show: (response) => count.show(response),
     resultsShown: () => {
       resultsShown = true;

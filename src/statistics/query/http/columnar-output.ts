@@ -303,12 +303,13 @@ function arrowStream(schema: Schema, batches: AsyncIterable<RecordBatch>): Reada
     { objectMode: true, highWaterMark: 1 },
   );
   pipeline(input, writer).catch((error: unknown) => writer.destroy(error as Error));
-  return writer as unknown as Readable;
+  return writer;
 }
 
 /** A batch of no rows: what the stream of a query without results holds, so that its columns are still known. */
 function emptyBatch(schema: Schema): RecordBatch {
-  const children = schema.fields.map((f) =>
+  const children: Array<Data<DataType>> = schema.fields.map((f): Data<DataType> =>
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-return -- apache-arrow types vectorFromArray's data as Data<any>
     f.type instanceof Dictionary ? makeData({ type: f.type, length: 0, dictionary: vectorFromArray([], new Utf8()) }) : vectorFromArray([], f.type).data[0]!,
   );
   return new RecordBatch(schema, makeData({ type: new Struct(schema.fields as Array<Field<DataType>>), length: 0, children }));

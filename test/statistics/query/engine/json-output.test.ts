@@ -26,7 +26,7 @@ function expectedResponse(meta: VersionMeta, query: ResolvedQuery, rows: Array<R
     const values: Record<string, string> = {};
     for (const indicator of query.indicators) {
       const value = row[indicator.column];
-      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- an indicator cell is a string or a number
+       
       values[query.debug ? `${indicator.publicId} :: ${indicator.columnName}` : indicator.publicId] = value === null || value === undefined ? '' : String(value);
     }
     return { timePeriod: { code: timePeriod?.code ?? '', period: timePeriod?.period ?? '' }, geographicLevel: String(row.geographic_level), locations, filters, values };
