@@ -95,17 +95,27 @@ function cite(dataSet: DataSetView, version: string, permalink: { url: string; e
   return `Source: "${dataSet.title}" (data set ${dataSet.id}, version ${version}), Department for Education. Explorer: ${link}`;
 }
 
+/** Every tool only reads, and asking twice gives the same answer. */
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
 export function createMcpServer(deps: McpToolDeps): McpServer {
   const server = new McpServer({ name: 'education-statistics', version: '1.0.0' }, { instructions: SERVER_INSTRUCTIONS });
-  const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+  registerSearchPublications(server, deps);
+  registerSearchDataSets(server, deps);
+  registerMetadataTool(server, deps);
+  registerQueryTool(server, deps);
+  return server;
+}
 
+/** search_publications: publications by words of their title or summary. */
+function registerSearchPublications(server: McpServer, deps: McpToolDeps): void {
   server.registerTool(
     'search_publications',
     {
       title: 'Search publications',
       description: 'Publications (statistical releases) whose title or summary matches every word of `query` (prefixes match), best first.',
       inputSchema: { query: z.string().min(1).max(200).describe('Words to look for, e.g. "pupil absence".') },
-      annotations: readOnly,
+      annotations: READ_ONLY,
     },
     ({ query }) =>
       guarded(deps, async () => {
@@ -117,7 +127,10 @@ export function createMcpServer(deps: McpToolDeps): McpServer {
         );
       }),
   );
+}
 
+/** search_data_sets: data sets by words of their title or summary. */
+function registerSearchDataSets(server: McpServer, deps: McpToolDeps): void {
   server.registerTool(
     'search_data_sets',
     {
@@ -125,7 +138,7 @@ export function createMcpServer(deps: McpToolDeps): McpServer {
       description:
         'Data sets whose title or summary, or whose publication\'s title or summary, holds every word of `query` (prefixes match). Gives each data set\'s id, latest version, time periods and levels covered.',
       inputSchema: { query: z.string().min(1).max(200).describe('Words to look for, e.g. "absence" or "attendance weekly".') },
-      annotations: readOnly,
+      annotations: READ_ONLY,
     },
     ({ query }) =>
       guarded(deps, async () => {
@@ -150,7 +163,10 @@ export function createMcpServer(deps: McpToolDeps): McpServer {
         });
       }),
   );
+}
 
+/** get_data_set_metadata: a version's filters, indicators, levels, locations and periods with ids and labels. */
+function registerMetadataTool(server: McpServer, deps: McpToolDeps): void {
   server.registerTool(
     'get_data_set_metadata',
     {
@@ -160,7 +176,7 @@ export function createMcpServer(deps: McpToolDeps): McpServer {
         dataSetId: z.string().describe('The data set id (a uuid, from search_data_sets).'),
         dataSetVersion: z.string().max(20).optional().describe('A version (`1.0`, `1.*`); the latest published when absent.'),
       },
-      annotations: readOnly,
+      annotations: READ_ONLY,
     },
     ({ dataSetId: id, dataSetVersion }) =>
       guarded(deps, async () => {
@@ -195,7 +211,10 @@ export function createMcpServer(deps: McpToolDeps): McpServer {
         });
       }),
   );
+}
 
+/** query_data_set: a query in the API's POST form, answered as a labelled table citing its source. */
+function registerQueryTool(server: McpServer, deps: McpToolDeps): void {
   const Sort = z.object({ field: z.string().describe('`timePeriod`, `geographicLevel`, `location|{level}`, `filter|{filterId}` or `indicator|{indicatorId}`.'), direction: z.enum(['Asc', 'Desc']) });
   server.registerTool(
     'query_data_set',
@@ -210,7 +229,7 @@ export function createMcpServer(deps: McpToolDeps): McpServer {
         sorts: z.array(Sort).max(10).optional(),
         maxRows: z.number().int().min(1).max(MAX_QUERY_ROWS).optional().describe(`Rows to show (default ${DEFAULT_QUERY_ROWS}).`),
       },
-      annotations: readOnly,
+      annotations: READ_ONLY,
     },
     (input) =>
       guarded(deps, async () => {
@@ -238,8 +257,6 @@ export function createMcpServer(deps: McpToolDeps): McpServer {
         });
       }),
   );
-
-  return server;
 }
 
 interface QueryPageJson {

@@ -199,34 +199,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     const maps = await insertVersionMetadata(db, versionId, plan, staged, previousMeta);
     const rowsTable = await setVersionRowsKey(db, versionId);
     lap('metadata');
-    const queryMeta = await loadQueryVersionMeta(db, versionId, rowsTable);
-    const { facets, indicators } = rowIndexColumns(queryMeta, true);
-    const meaning = collectedRowMeaning(collector, plan, staged.levels, maps, options.rowOrder);
-    const rowAt = collector.defaultOrder(meaning);
-    if (options.rowTable) {
-      await createRowTable(client, rowsTable, plan);
-      await copyRowTable(client, rowsTable, collector.rowTableCopy(meaning, rowAt));
-      lap('rows');
-    }
-    // With `rowTable`, PostgreSQL indexes the row table while this process makes the query engine's row index; on
-    // two cores the two take about as long as the indexes alone. The first index statement is sent before the row
-    // index takes the main thread; both are waited for before anything else is sent on the client.
-    const tableIndexes = (async () => {
-      if (!options.rowTable) return;
-      await prepareVersionRowsForQuery(db, rowsTable, collector.varyingColumns());
-      lap('indexes');
-    })();
-    const rowIndex = (async () => {
-      const index = await collector.finish({ ...meaning, facetOrder: facets, indicatorOrder: indicators }, rowAt);
-      return { index, deflated: await deflateRowIndex(rowsTable, index) };
-    })();
-    const [deflated, indexed] = await Promise.allSettled([rowIndex, tableIndexes]);
-    if (indexed.status === 'rejected') throw indexed.reason;
-    if (deflated.status === 'rejected') throw deflated.reason;
-    await storeDeflatedRowIndex(db, rowsTable, versionId, deflated.value.deflated);
-    lap('queryIndex');
-    await storeVersionParquetCopy(db, versionId, deflated.value.index, queryMeta);
-    lap('parquet');
+    await storeVersionRows(client, db, { versionId, rowsTable, plan, staged, maps, collector, options }, lap);
 
     await fileStored;
     lap('file');
@@ -248,6 +221,55 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await plan.batches.return(undefined).catch(() => {});
     client.release();
   }
+}
+
+/** What the import knows of a version's rows once its metadata is in: what storing them needs. */
+interface CollectedVersion {
+  versionId: number;
+  rowsTable: string;
+  plan: DataFilePlan;
+  staged: Awaited<ReturnType<typeof stageRows>>;
+  maps: IdMaps;
+  collector: RowIndexCollector;
+  options: ImportOptions;
+}
+
+/**
+ * Import phase 4: the collected rows in default order as the query engine's row index (deflated and stored: its
+ * engine form) and as the version's Parquet copy of record; with `rowTable`, also the row table and its indexes.
+ */
+async function storeVersionRows(
+  client: pg.PoolClient, db: Kysely<Database>, version: CollectedVersion, lap: (phase: keyof ImportResult['timings']) => void,
+): Promise<void> {
+  const { versionId, rowsTable, plan, staged, maps, collector, options } = version;
+  const queryMeta = await loadQueryVersionMeta(db, versionId, rowsTable);
+  const { facets, indicators } = rowIndexColumns(queryMeta, true);
+  const meaning = collectedRowMeaning(collector, plan, staged.levels, maps, options.rowOrder);
+  const rowAt = collector.defaultOrder(meaning);
+  if (options.rowTable) {
+    await createRowTable(client, rowsTable, plan);
+    await copyRowTable(client, rowsTable, collector.rowTableCopy(meaning, rowAt));
+    lap('rows');
+  }
+  // With `rowTable`, PostgreSQL indexes the row table while this process makes the query engine's row index; on
+  // two cores the two take about as long as the indexes alone. The first index statement is sent before the row
+  // index takes the main thread; both are waited for before anything else is sent on the client.
+  const tableIndexes = (async () => {
+    if (!options.rowTable) return;
+    await prepareVersionRowsForQuery(db, rowsTable, collector.varyingColumns());
+    lap('indexes');
+  })();
+  const rowIndex = (async () => {
+    const index = await collector.finish({ ...meaning, facetOrder: facets, indicatorOrder: indicators }, rowAt);
+    return { index, deflated: await deflateRowIndex(rowsTable, index) };
+  })();
+  const [deflated, indexed] = await Promise.allSettled([rowIndex, tableIndexes]);
+  if (indexed.status === 'rejected') throw indexed.reason;
+  if (deflated.status === 'rejected') throw deflated.reason;
+  await storeDeflatedRowIndex(db, rowsTable, versionId, deflated.value.deflated);
+  lap('queryIndex');
+  await storeVersionParquetCopy(db, versionId, deflated.value.index, queryMeta);
+  lap('parquet');
 }
 
 /** What the collected rows' file-local ids stand for: their final ids, and their row ids in the row order asked for. */
