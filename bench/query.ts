@@ -47,17 +47,25 @@ function latency(samples: number[]): Latency {
   return { n: sorted.length, p50Ms: round(at(0.5)), p90Ms: round(at(0.9)), p99Ms: round(at(0.99)), maxMs: round(sorted.at(-1) ?? NaN) };
 }
 
-/** Until the version's in-memory index answers (the server answers from the stored columns meanwhile). */
+/** Until the version's in-memory index answers (the server answers from the stored columns meanwhile): its seconds. */
 async function warmUp(url: string, variant: ShapeVariant): Promise<number> {
   const started = Date.now();
   for (;;) {
     const response = await fetchVariant(url, variant);
     await response.arrayBuffer();
     // QUERY_INDEX_MEMORY_MB=0 measures the other engines alone.
-    if (response.headers.get('x-query-engine') === 'index' || process.env.QUERY_INDEX_MEMORY_MB === '0') return (Date.now() - started) / 1000;
+    if (response.headers.get('x-query-engine') === 'index' || process.env.QUERY_INDEX_MEMORY_MB === '0') break;
     if (Date.now() - started > 300000) throw new Error('The row index was not ready after 300 s');
     await new Promise((r) => setTimeout(r, 200));
   }
+  const indexSeconds = (Date.now() - started) / 1000;
+  // And until it says ready, as a balancer waits: its start-up warm-up (route schemas compiled, code lists loaded,
+  // pool connections opened) runs until then and would be measured with the queries.
+  while ((await fetch(`${url}/health/ready`)).status !== 200) {
+    if (Date.now() - started > 300000) throw new Error('The server was not ready after 300 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return indexSeconds;
 }
 
 interface Measurement {
@@ -107,33 +115,41 @@ async function measure(url: string, variants: ShapeVariant[], connections: numbe
   };
 }
 
-/** One request at a time, each the next variant, timed client-side from the send to the last byte (sub-millisecond). */
-async function measureSequential(url: string, variants: ShapeVariant[]): Promise<Latency & { engines: Record<string, number> }> {
-  const samples: number[] = [];
-  const engines: Record<string, number> = {};
-  for (const variant of variants) {
-    const started = performance.now();
-    const response = await fetchVariant(url, variant);
-    await response.arrayBuffer();
-    samples.push(performance.now() - started);
-    if (response.status !== 200) throw new Error(`${variant.http.method} ${variant.http.path} answered ${response.status}`);
-    const engine = response.headers.get('x-query-engine') ?? '?';
-    engines[engine] = (engines[engine] ?? 0) + 1;
-  }
-  return { ...latency(samples), engines };
+/** One variant over HTTP, timed client-side from the send to the last byte (sub-millisecond). */
+async function timeHttp(url: string, variant: ShapeVariant): Promise<{ ms: number; engine: string }> {
+  const started = performance.now();
+  const response = await fetchVariant(url, variant);
+  await response.arrayBuffer();
+  const ms = performance.now() - started;
+  if (response.status !== 200) throw new Error(`${variant.http.method} ${variant.http.path} answered ${response.status}`);
+  return { ms, engine: response.headers.get('x-query-engine') ?? '?' };
 }
 
-/** The same variants in DuckDB, one at a time: the count and the page, rows read into JS values. */
-async function measureDuck(connection: DuckDBConnection, table: string, variants: ShapeVariant[]): Promise<Latency> {
-  const samples: number[] = [];
-  for (const variant of variants) {
-    const statements = duckStatements(variant.duck, table);
-    const started = performance.now();
-    (await connection.runAndReadAll(statements.count)).getRows();
-    (await connection.runAndReadAll(statements.page)).getRows();
-    samples.push(performance.now() - started);
+/** The same variant in DuckDB: the count and the page, rows read into JS values. */
+async function timeDuck(connection: DuckDBConnection, table: string, variant: ShapeVariant): Promise<number> {
+  const statements = duckStatements(variant.duck, table);
+  const started = performance.now();
+  (await connection.runAndReadAll(statements.count)).getRows();
+  (await connection.runAndReadAll(statements.page)).getRows();
+  return performance.now() - started;
+}
+
+/**
+ * Each variant asked of the server and of DuckDB in turn (which goes first alternates), one at a time, so that both
+ * see the machine's load of the same moments: on a shared machine that moves more than either engine does.
+ */
+async function measurePaired(url: string, connection: DuckDBConnection, table: string, variants: ShapeVariant[]) {
+  const http: number[] = [];
+  const duck: number[] = [];
+  const engines: Record<string, number> = {};
+  for (const [i, variant] of variants.entries()) {
+    if (i % 2 === 1) duck.push(await timeDuck(connection, table, variant));
+    const answer = await timeHttp(url, variant);
+    http.push(answer.ms);
+    engines[answer.engine] = (engines[answer.engine] ?? 0) + 1;
+    if (i % 2 === 0) duck.push(await timeDuck(connection, table, variant));
   }
-  return latency(samples);
+  return { http: { ...latency(http), engines }, duckdb: latency(duck) };
 }
 
 /** The data set's rows as zstd Parquet with the file order as `row_id` (kept in `filesDir` between runs), as a DuckDB view. */
@@ -223,11 +239,9 @@ await runCli(async () => {
         // A few unmeasured requests from the end of the list warm the JIT (and DuckDB's file cache); the measured ones
         // are all different from them, from the check above and from each other.
         const warming = shape.variants.slice(-WARM_UP_REQUESTS);
-        for (const variant of warming) await (await fetchVariant(server.url, variant)).arrayBuffer();
-        await measureDuck(duck, table, warming);
+        await measurePaired(server.url, duck, table, warming);
         const measured = shape.variants.slice(1, -WARM_UP_REQUESTS).slice(0, amount);
-        const single = await measureSequential(server.url, measured);
-        const duckdb = await measureDuck(duck, table, measured);
+        const { http: single, duckdb } = await measurePaired(server.url, duck, table, measured);
         const overDuckdbP50 = Math.round((single.p50Ms / duckdb.p50Ms) * 100) / 100;
         const entry: Record<string, unknown> = {
           name: shape.name,
@@ -258,7 +272,7 @@ await runCli(async () => {
         machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg() },
         method:
           'one request at a time over HTTP (fetch, timed to the last byte) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); '
-          + 'then the same variants in DuckDB in process (one connection) over zstd Parquet of the same CSV rows, the count and the page as SQL, rows read into JS values',
+          + 'each variant also asked of DuckDB, in turn with the server (alternating which goes first), in process (one connection) over zstd Parquet of the same CSV rows, the count and the page as SQL, rows read into JS values',
         rowIndexReadyAfterSeconds: warmUpSeconds,
         serverSettings: {
           QUERY_VERSION_CACHE_MS: process.env.QUERY_VERSION_CACHE_MS ?? '1000 (default)',
