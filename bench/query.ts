@@ -1,247 +1,72 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import autocannon from 'autocannon';
 import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
-import { loadQueryVersionMeta, type VersionMeta } from '../src/statistics/query/engine/version-meta-cache.js';
 import { findLatestLiveVersion } from '../src/statistics/versions/access.js';
-import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID, shuffle } from './datasets.js';
+import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID } from './datasets.js';
+import { writeLargeCsv } from './large-csv.js';
+import { duckStatements, fetchShapes, fetchVariant, type Shape, type ShapeVariant } from './scale-shapes.js';
 import { freePort, startServer, stopServer } from './server-process.js';
+import { EXPORT_FORMATS, measureExports } from './query-exports.js';
 
 /**
- * `npm run bench`: the five queries of issue 8 against a server started in a separate process on the seeded
- * catalogue (DATA_DIR / DATABASE_URL as configured), with autocannon over HTTP.
+ * `npm run bench [-- --requests 100] [--data-set <id>] [--label <name>]`: the five query shapes (bench/scale-shapes.ts,
+ * the same as `npm run bench:scale`) against a server started in a separate process on the seeded catalogue
+ * (DATA_DIR / DATABASE_URL as configured), one request at a time over HTTP (and autocannon with ten connections for
+ * the first shape), and the same variants as SQL in DuckDB
+ * (`@duckdb/node-api`, in process, count and page like the API) over zstd Parquet of the same CSV rows, in the same run.
  *
- * Every measured request differs from the others: each query has a list of variants of the same shape (other
- * options, time periods, locations or pages), used in turn and never repeated within a run, so the figures are
- * those of the engine, not of any cache. Then every matching row of two queries as CSV, Parquet and Arrow (time to the last
- * byte, and the server's RSS growth while it streams: `--export-runs`). Results go to bench/results/query.json (the seeded 347,830-row data set)
- * and bench/results/query-large.json (the 5-million-row data set of bench/generate-large.ts, when present).
+ * Every measured request differs from every other one of the run (other options, time periods, locations, pages or
+ * indicator subsets of the same shape; at most as many requests as a shape has variants), so no cache of the server
+ * answers a measured request twice. The figure that counts is each shape's p50 ÷ DuckDB's p50 on the same variants:
+ * on a shared machine absolute times move with the load, the ratio much less. Results go to
+ * bench/results/query.json (the seeded 347,830-row data set) and bench/results/query-large.json (the 5-million-row
+ * data set of bench/generate-large.ts, when present; its CSV is made again under --files-dir for DuckDB).
  */
-interface Variant {
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
+
+/** Each shape's p50 ÷ DuckDB's p50 should be at most this (issue 42). */
+const GOAL_OVER_DUCKDB = 0.1;
+/** Unmeasured requests per shape first (from the end of its variants, never among the measured ones). */
+const WARM_UP_REQUESTS = 5;
+
+const root = path.resolve(import.meta.dirname, '..');
+const SEED_CSV = path.join(root, 'seed/spc_pupils_fsm_ethnicity_yrgp/data.csv.gz');
+
+interface Latency { n: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number }
+
+function latency(samples: number[]): Latency {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
+  const round = (x: number) => Math.round(x * 100) / 100;
+  return { n: sorted.length, p50Ms: round(at(0.5)), p90Ms: round(at(0.9)), p99Ms: round(at(0.99)), maxMs: round(sorted.at(-1) ?? NaN) };
 }
 
-interface QueryShape {
-  name: string;
-  description: string;
-  target: { p50Ms: number; minRequestsPerSecond?: number };
-  variants: Variant[];
-}
-
-const BASE = (dataSetId: string) => `/v1/data-sets/${dataSetId}/query`;
-
-function option(meta: VersionMeta, column: string, label: string): string {
-  for (const o of meta.optionsByPublicId.values()) if (o.filter.columnName === column && o.label === label) return o.publicId;
-  throw new Error(`No option "${label}" in filter ${column}`);
-}
-
-function options(meta: VersionMeta, column: string): string[] {
-  return [...meta.optionsByPublicId.values()].filter((o) => o.filter.columnName === column).map((o) => o.publicId);
-}
-
-function post(dataSetId: string, body: unknown): Variant {
-  return { method: 'POST', path: BASE(dataSetId), body: JSON.stringify(body) };
-}
-
-function get(dataSetId: string, query: Record<string, string>): Variant {
-  return { method: 'GET', path: `${BASE(dataSetId)}?${new URLSearchParams(query).toString()}` };
-}
-
-function shapes(dataSetId: string, meta: VersionMeta): QueryShape[] {
-  const periods = meta.timePeriods.filter((t) => t.code === 'AY').map((t) => t.period);
-  const recent = periods.slice(-7);
-  const tp = (period: string) => ({ period, code: 'AY' });
-  const regions = meta.locationsByLevel.get('REG') ?? [];
-  const las = meta.locationsByLevel.get('LA') ?? [];
-
-  // 1. phase = State-funded primary, LA, 2021/22, characteristic = Total; variants: other phases, years, characteristics.
-  const phases = options(meta, 'phase_type_grouping');
-  const characteristics = options(meta, 'characteristic');
-  const simple: Variant[] = [];
-  const primary = option(meta, 'phase_type_grouping', 'State-funded primary');
-  const total = option(meta, 'characteristic', 'Total');
-  const indicatorSubsets = (() => {
-    const ids = meta.indicators.map((i) => i.publicId);
-    return Array.from({ length: (1 << ids.length) - 1 }, (_, mask) => ids.filter((_, i) => ((mask + 1) >> i) & 1));
-  })();
-  const simpleBody = (phase: string, characteristic: string, period: string, level: string, indicators?: string[]) => ({
-    ...(indicators ? { indicators } : {}),
-    criteria: { and: [{ filters: { eq: phase } }, { filters: { eq: characteristic } }, { geographicLevels: { eq: level } }, { timePeriods: { eq: tp(period) } }] },
-  });
-  simple.push(post(dataSetId, simpleBody(primary, total, '2021/2022', 'LA')));
-  // LA variants first (measured with one connection), then REG and NAT ones (for the ten-connection run).
-  for (const level of ['LA', 'REG', 'NAT']) for (const period of recent) for (const phase of phases) for (const characteristic of characteristics) {
-    if (phase === primary && characteristic === total && period === '2021/2022' && level === 'LA') continue;
-    simple.push(post(dataSetId, simpleBody(phase, characteristic, period, level)));
-  }
-  // More of the same shape for the ten-connection run: each with a subset of the indicators.
-  for (const indicators of indicatorSubsets.slice(0, -1)) for (const level of ['REG', 'NAT']) for (const period of recent) for (const phase of phases) {
-    for (const characteristic of characteristics) simple.push(post(dataSetId, simpleBody(phase, characteristic, period, level, indicators)));
-  }
-
-  // 2. (characteristic in [Asian - Indian, Black - Black African, Year 7] OR fsm = known eligible) AND NOT London
-  //    AND time period >= 2018/19 AND level in (REG, LA), page 2; variants: other excluded regions, start years, pages.
-  const fsmKnown = [...meta.optionsByPublicId.values()].find((o) => o.filter.columnName === 'fsm_eligibility' && /^Known to be eligible/.test(o.label))!.publicId;
-  const complexBody = (regionCode: string, from: string, page: number) => ({
-    criteria: {
-      and: [
-        {
-          or: [
-            { filters: { in: ['Asian - Indian', 'Black - Black African', 'Year 7'].map((l) => option(meta, 'characteristic', l)) } },
-            { filters: { eq: fsmKnown } },
-          ],
-        },
-        { not: { locations: { eq: { level: 'REG', code: regionCode } } } },
-        { timePeriods: { gte: tp(from) } },
-        { geographicLevels: { in: ['REG', 'LA'] } },
-      ],
-    },
-    page,
-    pageSize: 1000,
-  });
-  const complex: Variant[] = [post(dataSetId, complexBody('E12000007', '2018/2019', 2))];
-  for (const page of [2, 3, 4, 5, 6, 7, 8, 9]) for (const from of periods.slice(-5)) for (const region of regions) {
-    if (region.code === 'E12000007' && from === '2018/2019' && page === 2) continue;
-    if (region.code) complex.push(post(dataSetId, complexBody(region.code, from, page)));
-  }
-
-  // 3. unfiltered, page 1 of 1000; variants: the other pages.
-  const unfiltered: Variant[] = [];
-  for (let page = 1; page <= 400; page++) unfiltered.push(get(dataSetId, { page: String(page) }));
-
-  // 4. one location, LA E09000033, all years; variants: every other LA.
-  const oneLocation: Variant[] = [get(dataSetId, { 'locations.eq': 'LA|code|E09000033' })];
-  for (const la of las) if (la.code && la.code !== 'E09000033') oneLocation.push(get(dataSetId, { 'locations.eq': `LA|code|${la.code}` }));
-
-  // 5. level REG, pageSize 10000; variants: pages, one year left out, indicator subsets.
-  const indicatorIds = meta.indicators.map((i) => i.publicId);
-  const subsets = Array.from({ length: (1 << indicatorIds.length) - 1 }, (_, mask) => indicatorIds.filter((_, i) => ((mask + 1) >> i) & 1));
-  const bigPage: Variant[] = [get(dataSetId, { 'geographicLevels.eq': 'REG', pageSize: '10000' })];
-  for (const page of ['1', '2']) for (const left of ['', ...recent]) for (const subset of subsets) {
-    const query: Record<string, string> = { 'geographicLevels.eq': 'REG', pageSize: '10000', page, indicators: subset.join(',') };
-    if (left) query['timePeriods.notEq'] = `${left}|AY`;
-    bigPage.push(get(dataSetId, query));
-  }
-
-  return [
-    {
-      name: '1-simple',
-      description: 'phase = State-funded primary, level LA, 2021/22 AY, characteristic = Total',
-      target: { p50Ms: 5, minRequestsPerSecond: 800 },
-      variants: [simple[0]!, ...shuffle(simple.slice(1).filter((v) => v.body!.includes('"LA"'))), ...shuffle(simple.slice(1).filter((v) => !v.body!.includes('"LA"')))],
-    },
-    {
-      name: '2-complex',
-      description: '(characteristic in [Asian - Indian, Black - Black African, Year 7] OR fsm known eligible) AND NOT London AND >= 2018/19 AND level in [REG, LA], page 2 of 1000',
-      target: { p50Ms: 20 },
-      variants: [complex[0]!, ...shuffle(complex.slice(1))],
-    },
-    { name: '3-unfiltered', description: 'no criteria, page 1 of 1000', target: { p50Ms: 10 }, variants: unfiltered },
-    { name: '4-one-location', description: 'LA E09000033, all years', target: { p50Ms: 8 }, variants: [oneLocation[0]!, ...shuffle(oneLocation.slice(1))] },
-    { name: '5-big-page', description: 'level REG, pageSize 10000', target: { p50Ms: 60 }, variants: [bigPage[0]!, ...shuffle(bigPage.slice(1))] },
-  ];
-}
-
-async function send(url: string, variant: Variant): Promise<Response> {
-  return fetch(`${url}${variant.path}`, {
-    method: variant.method,
-    headers: variant.body ? { 'content-type': 'application/json' } : {},
-    body: variant.body,
-  });
-}
-
-/** Until the version's in-memory index is built (the server answers from SQL meanwhile). */
-async function warmUp(url: string, variant: Variant): Promise<number> {
+/** Until the version's in-memory index answers (the server answers from the stored columns meanwhile): its seconds. */
+async function warmUp(url: string, variant: ShapeVariant): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const response = await send(url, variant);
+    const response = await fetchVariant(url, variant);
     await response.arrayBuffer();
-    // QUERY_INDEX_MEMORY_MB=0 measures the SQL engine alone.
-    if (response.headers.get('x-query-engine') === 'index' || process.env.QUERY_INDEX_MEMORY_MB === '0') return (Date.now() - started) / 1000;
+    // QUERY_INDEX_MEMORY_MB=0 measures the other engines alone.
+    if (response.headers.get('x-query-engine') === 'index' || process.env.QUERY_INDEX_MEMORY_MB === '0') break;
     if (Date.now() - started > 300000) throw new Error('The row index was not ready after 300 s');
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-/** The server's resident set size (Linux `/proc`), in MB; undefined elsewhere. */
-function rssMb(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) / 1024 : undefined;
-  } catch {
-    return undefined;
+  const indexSeconds = (Date.now() - started) / 1000;
+  // And until it says ready, as a balancer waits: its start-up warm-up (route schemas compiled, code lists loaded,
+  // pool connections opened) runs until then and would be measured with the queries.
+  while ((await fetch(`${url}/health/ready`)).status !== 200) {
+    if (Date.now() - started > 300000) throw new Error('The server was not ready after 300 s');
+    await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-interface ExportRun {
-  seconds: number;
-  bytes: number;
-  /** The server's RSS growth over its RSS before the request, at its highest while the answer streamed. */
-  rssGrowthMb?: number;
-}
-
-/** Every matching row of `variant` with `accept`: seconds to the last byte, bytes, and the server's RSS growth meanwhile. */
-async function timeExport(url: string, variant: Variant, accept: string, pid: number | undefined): Promise<ExportRun> {
-  const before = rssMb(pid);
-  let peak = before ?? 0;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid) ?? 0)), 25);
-  const started = performance.now();
-  try {
-    const response = await fetch(`${url}${variant.path}`, {
-      method: variant.method,
-      headers: { accept, ...(variant.body ? { 'content-type': 'application/json' } : {}) },
-      body: variant.body,
-    });
-    if (!response.ok) throw new Error(`${accept} export answered ${response.status}: ${await response.text()}`);
-    let bytes = 0;
-    const reader = response.body!.getReader();
-    for (let step = await reader.read(); !step.done; step = await reader.read()) bytes += step.value.byteLength;
-    const seconds = (performance.now() - started) / 1000;
-    return { seconds: Math.round(seconds * 1000) / 1000, bytes, ...(before === undefined ? {} : { rssGrowthMb: Math.round((peak - before) * 10) / 10 }) };
-  } finally {
-    clearInterval(sampler);
-  }
-}
-
-const EXPORT_FORMATS = { csv: 'text/csv', parquet: 'application/vnd.apache.parquet', arrow: 'application/vnd.apache.arrow.stream' } as const;
-
-/**
- * Every matching row of two query shapes (the unfiltered data set and level REG) as CSV, Parquet and Arrow, `runs`
- * times each in turn: the median time to the last byte, Parquet's against CSV's, and the server's RSS growth.
- */
-async function measureExports(url: string, dataSetId: string, pid: number | undefined, runs: number, formats: string[]) {
-  const queries = [
-    { name: 'unfiltered', variant: { method: 'GET', path: BASE(dataSetId) } as Variant },
-    { name: 'level REG', variant: { method: 'GET', path: `${BASE(dataSetId)}?geographicLevels.eq=REG` } as Variant },
-  ];
-  const results = [];
-  for (const query of queries) {
-    const byFormat: Record<string, ExportRun[]> = Object.fromEntries(formats.map((f) => [f, []]));
-    for (let run = 0; run < runs; run++) {
-      for (const format of formats) byFormat[format]!.push(await timeExport(url, query.variant, EXPORT_FORMATS[format as keyof typeof EXPORT_FORMATS], pid));
-    }
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    const summary = Object.fromEntries(
-      Object.entries(byFormat).map(([format, list]) => [
-        format,
-        { medianSeconds: median(list.map((r) => r.seconds)), bytes: list[0]!.bytes, maxRssGrowthMb: Math.max(...list.map((r) => r.rssGrowthMb ?? 0)), runs: list },
-      ]),
-    ) as unknown as Partial<Record<keyof typeof EXPORT_FORMATS, { medianSeconds: number; bytes: number; maxRssGrowthMb: number }>>;
-    const ratio = summary.parquet && summary.csv ? Math.round((summary.parquet.medianSeconds / summary.csv.medianSeconds) * 100) / 100 : undefined;
-    const shown = Object.entries(summary).map(([format, s]) => `${format} ${s.medianSeconds} s (${(s.bytes / 1e6).toFixed(1)} MB, RSS +${s.maxRssGrowthMb} MB)`);
-    console.log(`export ${query.name.padEnd(11)} ${shown.join('  ')}${ratio === undefined ? '' : `  Parquet/CSV ${ratio}x`}`);
-    results.push({ name: query.name, path: query.variant.path, parquetToCsvTimeRatio: ratio, target: { parquetToCsvTimeRatioAtMost: 2, parquetRssGrowthMbBelow: 100 }, ...summary });
-  }
-  return results;
+  return indexSeconds;
 }
 
 interface Measurement {
@@ -256,7 +81,7 @@ interface Measurement {
   non2xx: number;
 }
 
-async function measure(url: string, variants: Variant[], connections: number, run: { amount: number } | { duration: number }): Promise<Measurement> {
+async function measure(url: string, variants: ShapeVariant[], connections: number, run: { amount: number } | { duration: number }): Promise<Measurement> {
   let next = 0;
   const result = await autocannon({
     url,
@@ -264,15 +89,15 @@ async function measure(url: string, variants: Variant[], connections: number, ru
     ...('amount' in run ? { amount: Math.min(run.amount, variants.length) } : { duration: run.duration }),
     requests: [
       {
+        // Called for every request (autocannon rebuilds a request that has a setupRequest), so each one is the next variant.
         setupRequest: (request) => {
-          const variant = variants[next++ % variants.length]!;
-          const headers: Record<string, string> = variant.body ? { 'content-type': 'application/json' } : {};
+          const { http } = variants[next++ % variants.length]!;
           return {
             ...request,
-            method: variant.method,
-            path: variant.path,
-            body: variant.body,
-            headers,
+            method: http.method,
+            path: http.path,
+            body: http.body,
+            headers: http.body ? { 'content-type': 'application/json' } : ({}),
           };
         },
       },
@@ -291,39 +116,107 @@ async function measure(url: string, variants: Variant[], connections: number, ru
   };
 }
 
+/** One variant over HTTP, timed client-side from the send to the last byte (sub-millisecond). */
+async function timeHttp(url: string, variant: ShapeVariant): Promise<{ ms: number; engine: string }> {
+  const started = performance.now();
+  const response = await fetchVariant(url, variant);
+  await response.arrayBuffer();
+  const ms = performance.now() - started;
+  if (response.status !== 200) throw new Error(`${variant.http.method} ${variant.http.path} answered ${response.status}`);
+  return { ms, engine: response.headers.get('x-query-engine') ?? '?' };
+}
+
+/** The same variant in DuckDB: the count and the page, rows read into JS values. */
+async function timeDuck(connection: DuckDBConnection, table: string, variant: ShapeVariant): Promise<number> {
+  const statements = duckStatements(variant.duck, table);
+  const started = performance.now();
+  (await connection.runAndReadAll(statements.count)).getRows();
+  (await connection.runAndReadAll(statements.page)).getRows();
+  return performance.now() - started;
+}
+
+/**
+ * Each variant asked of the server and of DuckDB in turn (which goes first alternates), one at a time, so that both
+ * see the machine's load of the same moments: on a shared machine that moves more than either engine does.
+ */
+async function measurePaired(url: string, connection: DuckDBConnection, table: string, variants: ShapeVariant[]) {
+  const http: number[] = [];
+  const duck: number[] = [];
+  const engines: Record<string, number> = {};
+  for (const [i, variant] of variants.entries()) {
+    if (i % 2 === 1) duck.push(await timeDuck(connection, table, variant));
+    const answer = await timeHttp(url, variant);
+    http.push(answer.ms);
+    engines[answer.engine] = (engines[answer.engine] ?? 0) + 1;
+    if (i % 2 === 0) duck.push(await timeDuck(connection, table, variant));
+  }
+  return { http: { ...latency(http), engines }, duckdb: latency(duck) };
+}
+
+/** The data set's rows as zstd Parquet with the file order as `row_id` (kept in `filesDir` between runs), as a DuckDB view. */
+async function duckTable(duck: DuckDBConnection, filesDir: string, dataSetId: string, rows: number): Promise<string> {
+  let csv = SEED_CSV;
+  if (dataSetId !== FSM_DATA_SET_ID) {
+    csv = path.join(filesDir, `rows-${rows}.csv.gz`);
+    if (!existsSync(csv)) {
+      console.log(`Generating the ${rows.toLocaleString('en-GB')} rows of bench/generate-large.ts for DuckDB ...`);
+      await writeLargeCsv(SEED_CSV, `${csv}.part`, rows);
+      await rename(`${csv}.part`, csv);
+    }
+  }
+  const parquet = path.join(filesDir, `rows-${rows}.parquet`);
+  if (!existsSync(parquet)) {
+    await duck.run(
+      `COPY (SELECT row_number() OVER () AS row_id, * FROM read_csv('${csv}', header = true, quote = '"')) TO '${parquet}.part' (FORMAT parquet, COMPRESSION zstd)`,
+    );
+    await rename(`${parquet}.part`, parquet);
+  }
+  const table = `rows_${rows}`;
+  await duck.run(`CREATE OR REPLACE VIEW ${table} AS SELECT * FROM read_parquet('${parquet}')`);
+  return table;
+}
+
+const TARGET_P50_MS: Record<string, number> = { '1-simple': 5, '2-complex': 20, '3-unfiltered': 10, '4-one-location': 8, '5-big-page': 60 };
+
 await runCli(async () => {
   const { values } = parseArgs({
     options: {
-      requests: { type: 'string', default: '300' },
-      // Runs of each export (CSV, Parquet, Arrow of every matching row); 0 leaves the exports out.
-      'export-runs': { type: 'string', default: '3' },
-      // Only some export formats (`parquet,arrow`), and only the exports (not the five queries).
-      'export-formats': { type: 'string', default: 'csv,parquet,arrow' },
-      'exports-only': { type: 'boolean', default: false },
+      // Measured requests per shape (fewer where a shape has fewer variants: none is sent twice).
+      requests: { type: 'string', default: '100' },
       'data-set': { type: 'string', multiple: true },
       // Written to bench/results/query[-large]-<label>.json instead (e.g. a run with QUERY_VERSION_CACHE_MS=0).
       label: { type: 'string' },
+      // The CSV and Parquet files DuckDB reads, kept between runs.
+      'files-dir': { type: 'string', default: '.data/bench-query-files' },
+      // Runs of each export (CSV, Parquet, Arrow of every matching row, bench/query-exports.ts); 0 leaves them out.
+      'export-runs': { type: 'string', default: '3' },
+      // Only some export formats (`parquet,arrow`), and only the exports (not the five shapes).
+      'export-formats': { type: 'string', default: 'csv,parquet,arrow' },
+      'exports-only': { type: 'boolean', default: false },
     },
     strict: true,
   });
   const amount = Number(values.requests);
+  const filesDir = path.resolve(values['files-dir']);
+  await mkdir(filesDir, { recursive: true });
   const config = loadConfig();
   const runtime = await openRuntime(config, { applicationName: 'bench-query' });
+  const duckInstance = await DuckDBInstance.create(':memory:');
+  const duck = await duckInstance.connect();
   let server: { child: ChildProcess; url: string } | undefined;
   try {
-    const targets: Array<{ dataSetId: string; file: string; meta: VersionMeta; rows: number }> = [];
+    const targets: Array<{ dataSetId: string; file: string; rows: number }> = [];
     for (const [dataSetId, file] of [
       [FSM_DATA_SET_ID, 'query.json'],
       [LARGE_DATA_SET_ID, 'query-large.json'],
     ] as const) {
       if (values['data-set'] && !values['data-set'].includes(dataSetId)) continue;
       const version = await findLatestLiveVersion(runtime.read.db, dataSetId);
-      if (!version?.rows_table) {
+      if (!version) {
         console.log(`Data set ${dataSetId} is not loaded; skipped (${dataSetId === FSM_DATA_SET_ID ? 'npm run seed' : 'npx tsx bench/generate-large.ts'}).`);
         continue;
       }
-      const labelled = values.label ? file.replace('.json', `-${values.label}.json`) : file;
-      targets.push({ dataSetId, file: labelled, meta: await loadQueryVersionMeta(runtime.read.db, version.id, version.rows_table), rows: version.total_results });
+      targets.push({ dataSetId, file: values.label ? file.replace('.json', `-${values.label}.json`) : file, rows: version.total_results });
     }
     if (targets.length === 0) throw new Error('No data set to benchmark.');
 
@@ -337,31 +230,42 @@ await runCli(async () => {
     };
     console.log(`Server at ${server.url}`);
     for (const target of targets) {
-      const queries = shapes(target.dataSetId, target.meta);
-      const warmUpSeconds = await warmUp(server.url, queries[2]!.variants[0]!);
-      console.log(`\n${target.dataSetId} (${target.rows.toLocaleString('en-GB')} rows): row index ready after ${warmUpSeconds.toFixed(1)} s`);
-      const results = [];
-      for (const query of values['exports-only'] ? [] : queries) {
-        const check = await send(server.url, query.variants[0]!);
+      const table = await duckTable(duck, filesDir, target.dataSetId, target.rows);
+      const shapes: Shape[] = await fetchShapes(server.url, target.dataSetId);
+      const warmUpSeconds = await warmUp(server.url, shapes[2]!.variants[0]!);
+      const loadAtStart = os.loadavg();
+      console.log(`\n${target.dataSetId} (${target.rows.toLocaleString('en-GB')} rows): row index ready after ${warmUpSeconds.toFixed(1)} s; load ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}`);
+      const results: Array<Record<string, unknown>> = [];
+      for (const shape of values['exports-only'] ? ([] as Shape[]) : shapes) {
+        const first = shape.variants[0]!;
+        const check = await fetchVariant(server.url, first);
         const body = (await check.json()) as { paging?: { totalResults: number }; results?: unknown[] };
-        // A few unmeasured requests from the end of the list warm the JIT; the measured ones are all different.
-        for (const variant of query.variants.slice(-5)) await (await send(server.url, variant)).arrayBuffer();
-        const measured = query.variants.slice(0, -5);
-        const single = await measure(server.url, measured, 1, { amount });
+        const duckCount = Number((await duck.runAndReadAll(duckStatements(first.duck, table).count)).getRows()[0]![0]);
+        if (body.paging?.totalResults !== duckCount) throw new Error(`${shape.name}: the API counts ${body.paging?.totalResults}, DuckDB ${duckCount}`);
+        // A few unmeasured requests from the end of the list warm the JIT (and DuckDB's file cache); the measured ones
+        // are all different from them, from the check above and from each other.
+        const warming = shape.variants.slice(-WARM_UP_REQUESTS);
+        await measurePaired(server.url, duck, table, warming);
+        const measured = shape.variants.slice(1, -WARM_UP_REQUESTS).slice(0, amount);
+        const { http: single, duckdb } = await measurePaired(server.url, duck, table, measured);
+        const overDuckdbP50 = Math.round((single.p50Ms / duckdb.p50Ms) * 100) / 100;
         const entry: Record<string, unknown> = {
-          name: query.name,
-          description: query.description,
+          name: shape.name,
+          description: shape.description,
           firstVariant: { totalResults: body.paging?.totalResults, results: body.results?.length },
-          variantsAvailable: measured.length,
-          target: query.target,
+          variantsAvailable: shape.variants.length,
+          target: { p50Ms: TARGET_P50_MS[shape.name], overDuckdbP50: GOAL_OVER_DUCKDB },
           oneConnection: single,
+          duckdb,
+          overDuckdbP50,
         };
-        let line = `${query.name.padEnd(16)} total ${String(body.paging?.totalResults).padStart(9)}  p50 ${single.latencyMs.p50} ms  p99 ${single.latencyMs.p99} ms  (1 conn, ${single.requests} req)`;
-        if (query.name === '1-simple') {
-          const rest = measured.slice(single.requests);
+        let line = `${shape.name.padEnd(16)} p50 ${single.p50Ms} ms  p99 ${single.p99Ms} ms  (${single.n} distinct requests)`
+          + `  DuckDB p50 ${duckdb.p50Ms} ms  ÷ DuckDB ${overDuckdbP50}`;
+        if (shape.name === '1-simple') {
+          const rest = shape.variants.slice(1 + single.n, -WARM_UP_REQUESTS);
           const ten = await measure(server.url, rest, 10, { duration: 3 });
           entry.tenConnections = ten;
-          line += `; 10 conn: ${ten.requestsPerSecond} req/s p50 ${ten.latencyMs.p50} ms (${ten.requests} req in 3 s${ten.variantsRepeated ? ', some variants repeated' : ''})`;
+          line += `; 10 conn: ${ten.requestsPerSecond} req/s p50 ${ten.latencyMs.p50} ms (${ten.requests} req${ten.variantsRepeated ? ', some variants repeated' : ''})`;
         }
         console.log(line);
         results.push(entry);
@@ -374,22 +278,27 @@ await runCli(async () => {
         dataSetId: target.dataSetId,
         rows: target.rows,
         measuredAt: new Date().toISOString(),
-        machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverageAtEnd: os.loadavg() },
-        method: 'autocannon over HTTP against a separate server process; every measured request is a different variant of the query shape (no repeats); no result cache exists',
+        machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg() },
+        method:
+          'one request at a time over HTTP (fetch, timed to the last byte) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); '
+          + 'each variant also asked of DuckDB, in turn with the server (alternating which goes first), in process (one connection) over zstd Parquet of the same CSV rows, the count and the page as SQL, rows read into JS values',
         rowIndexReadyAfterSeconds: warmUpSeconds,
         serverSettings: {
           QUERY_VERSION_CACHE_MS: process.env.QUERY_VERSION_CACHE_MS ?? '1000 (default)',
           QUERY_INDEX_MEMORY_MB: process.env.QUERY_INDEX_MEMORY_MB ?? '1024 (default)',
         },
+        overDuckdbP50: Object.fromEntries(results.map((r) => [r.name, r.overDuckdbP50])),
         queries: results,
         exports,
       };
       await mkdir(path.resolve('bench/results'), { recursive: true });
       await writeFile(path.resolve('bench/results', target.file), `${JSON.stringify(output, null, 2)}\n`);
-      console.log(`Wrote bench/results/${target.file}`);
+      console.log(`÷ DuckDB p50: ${Object.values(output.overDuckdbP50).join(' / ')} (goal ≤ ${GOAL_OVER_DUCKDB} each)\nWrote bench/results/${target.file}`);
     }
   } finally {
     if (server) await stopServer(server.child);
+    duck.closeSync();
+    duckInstance.closeSync();
     await runtime.close();
   }
 });

@@ -61,7 +61,11 @@ export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page:
   const { timePeriods, locations, filters } = fragmentsOf(meta, query.debug);
   const locationColumns = locations.map(([column, map]) => [page.idsOf(column), map] as const);
   const filterColumns = filters.map(([column, map]) => [page.idsOf(column), map] as const);
-  const indicators = query.indicators.map((i) => [page.textsOf(i.column), JSON.stringify(query.debug ? `${i.publicId} :: ${i.columnName}` : i.publicId)] as const);
+  const indicators = query.indicators.map((i) => {
+    const textAt = page.textsOf(i.column);
+    const literalAt = page.jsonTextsOf?.(i.column) ?? ((r: number) => JSON.stringify(textAt(r)));
+    return [literalAt, `${JSON.stringify(query.debug ? `${i.publicId} :: ${i.columnName}` : i.publicId)}:`] as const;
+  });
   const paging = { page: query.page, pageSize: query.pageSize, totalResults: total, totalPages: totalPages(total, query.pageSize) };
 
   const pieces: Buffer[] = [];
@@ -78,9 +82,8 @@ export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page:
       if (fragment) filterPart += filterPart ? `,${fragment}` : fragment;
     }
     let valuePart = '';
-    for (const [textAt, key] of indicators) {
-      const fragment = `${key}:${JSON.stringify(textAt(r))}`;
-      valuePart += valuePart ? `,${fragment}` : fragment;
+    for (const [literalAt, keyColon] of indicators) {
+      valuePart += valuePart ? `,${keyColon}${literalAt(r)}` : keyColon + literalAt(r);
     }
     text +=
       `${r > 0 ? ',' : ''}{"timePeriod":${timePeriods.get(page.timePeriodId(r)) ?? '{"code":"","period":""}'},"geographicLevel":${JSON.stringify(page.levelCode(r))},` +

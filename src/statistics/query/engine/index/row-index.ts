@@ -171,6 +171,9 @@ export function indicatorTextOf(column: Omit<IndicatorColumn, 'values'>, positio
   return String(unscaled(value, column.scale));
 }
 
+/** An indicator column's non-number texts as JSON string literals, made on a page's first need of them. */
+const quotedTexts = new WeakMap<IndicatorColumn, string[]>();
+
 /** An indicator column's number as it is held (`m / 10^scale`). */
 function unscaled(value: number, scale: number): number {
   return scale === 0 ? value : value / POWERS_OF_TEN[scale]!;
@@ -371,6 +374,26 @@ export class RowIndex {
   indicatorText(column: string, position: number): string {
     const values = this.parts.indicators.get(column)!;
     return indicatorTextOf(values, position, values.values[position]!);
+  }
+
+  /**
+   * An indicator column's values as JSON string literals, by position (the column must be held): a number's text
+   * needs no escaping, so only the column's other texts go through JSON.stringify, each once per column.
+   */
+  indicatorJsonTexts(column: string): (position: number) => string {
+    const values = this.parts.indicators.get(column);
+    // A page of no rows asks too while the column is not held (the index's values part loading).
+    if (!values) return (position) => JSON.stringify(this.indicatorText(column, position));
+    let quoted = quotedTexts.get(values);
+    if (!quoted) quotedTexts.set(values, (quoted = values.texts.map((text) => JSON.stringify(text))));
+    const { textPositions, textCodes, scale } = values;
+    const numbers = values.values;
+    const texts = quoted;
+    if (textPositions.length === 0) return (position) => `"${unscaled(numbers[position]!, scale)}"`;
+    return (position) => {
+      const k = binarySearch(textPositions, position);
+      return k >= 0 ? texts[textCodes[k]!]! : `"${unscaled(numbers[position]!, scale)}"`;
+    };
   }
 
   /** Whether the index holds these indicator columns (else their values come from the database). */
