@@ -92,12 +92,13 @@ async function measure(url: string, variants: ShapeVariant[], connections: numbe
         // Called for every request (autocannon rebuilds a request that has a setupRequest), so each one is the next variant.
         setupRequest: (request) => {
           const { http } = variants[next++ % variants.length]!;
+          const headers: Record<string, string> = http.body ? { 'content-type': 'application/json' } : {};
           return {
             ...request,
             method: http.method,
             path: http.path,
             body: http.body,
-            headers: http.body ? { 'content-type': 'application/json' } : ({}),
+            headers,
           };
         },
       },
@@ -287,7 +288,7 @@ await runCli(async () => {
           QUERY_VERSION_CACHE_MS: process.env.QUERY_VERSION_CACHE_MS ?? '1000 (default)',
           QUERY_INDEX_MEMORY_MB: process.env.QUERY_INDEX_MEMORY_MB ?? '1024 (default)',
         },
-        overDuckdbP50: Object.fromEntries(results.map((r) => [r.name, r.overDuckdbP50])),
+        overDuckdbP50: Object.fromEntries(results.map((r): [string, unknown] => [String(r.name), r.overDuckdbP50])),
         queries: results,
         exports,
       };
