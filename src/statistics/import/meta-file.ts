@@ -116,26 +116,7 @@ export async function readMetaFile(path: string, fileName: string, dataHeader: R
         problems.add({ file: fileName, line, column: 'col_type', message: `The meta file describes more than ${formatLimit(IMPORT_LIMITS.filters)} filters, the limit.` });
       }
     } else if (type === 'indicator') {
-      const unitText = cell(row, 'indicator_unit');
-      const unit = INDICATOR_UNITS[unitText];
-      if (unit === undefined) {
-        problems.add({
-          file: fileName,
-          line,
-          column: 'indicator_unit',
-          message: `Unknown indicator unit "${unitText}"; allowed: ${Object.keys(INDICATOR_UNITS).filter(Boolean).join(', ')} or empty.`,
-        });
-      }
-      const dpText = cell(row, 'indicator_dp');
-      let decimalPlaces: number | null = null;
-      if (dpText !== '') {
-        if (!/^\d{1,2}$/.test(dpText)) {
-          problems.add({ file: fileName, line, column: 'indicator_dp', message: `"${dpText}" is not a whole number of decimal places.` });
-        } else {
-          decimalPlaces = Number(dpText);
-        }
-      }
-      indicators.push({ column, label, unit: unit ?? '', decimalPlaces, line });
+      indicators.push(indicatorOf(column, label, cell(row, 'indicator_unit'), cell(row, 'indicator_dp'), { file: fileName, line }, problems));
       if (indicators.length > IMPORT_LIMITS.indicators) {
         problems.add({ file: fileName, line, column: 'col_type', message: `The meta file describes more than ${formatLimit(IMPORT_LIMITS.indicators)} indicators, the limit.` });
       }
@@ -151,4 +132,25 @@ export async function readMetaFile(path: string, fileName: string, dataHeader: R
   }
   problems.throwIfAny();
   return { filters, indicators };
+}
+
+/** An indicator's row of the meta file: its unit and decimal places checked (problems collected with the row's line). */
+function indicatorOf(column: string, label: string, unitText: string, dpText: string, at: { file: string; line: number }, problems: ProblemCollector): MetaIndicator {
+  const unit = INDICATOR_UNITS[unitText];
+  if (unit === undefined) {
+    problems.add({
+      ...at,
+      column: 'indicator_unit',
+      message: `Unknown indicator unit "${unitText}"; allowed: ${Object.keys(INDICATOR_UNITS).filter(Boolean).join(', ')} or empty.`,
+    });
+  }
+  let decimalPlaces: number | null = null;
+  if (dpText !== '') {
+    if (!/^\d{1,2}$/.test(dpText)) {
+      problems.add({ ...at, column: 'indicator_dp', message: `"${dpText}" is not a whole number of decimal places.` });
+    } else {
+      decimalPlaces = Number(dpText);
+    }
+  }
+  return { column, label, unit: unit ?? '', decimalPlaces, line: at.line };
 }
