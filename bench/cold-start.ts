@@ -13,20 +13,36 @@ import { FSM_DATA_SET_ID } from './datasets.js';
  * (`--cpu-prof --cpu-prof-dir=DIR` profiles its start).
  */
 const { values, positionals } = parseArgs({
-  options: { 'database-url': { type: 'string' }, runs: { type: 'string', default: '8' }, 'data-set': { type: 'string', default: FSM_DATA_SET_ID } },
+  options: {
+    'database-url': { type: 'string' },
+    runs: { type: 'string', default: '8' },
+    'data-set': { type: 'string', default: FSM_DATA_SET_ID },
+  },
   allowPositionals: true,
   strict: true,
 });
-if (!values['database-url'] || positionals.length === 0) throw new Error('Usage: bench/cold-start.ts --database-url URL [--runs N] SERVER.mjs ...');
+if (!values['database-url'] || positionals.length === 0)
+  throw new Error('Usage: bench/cold-start.ts --database-url URL [--runs N] SERVER.mjs ...');
 const dataSetId = values['data-set'];
 const servers = positionals;
-const samples = new Map(servers.map((server) => [server, { listening: [] as number[], meta: [] as number[], index: [] as number[] }]));
-const serverEnv = { ...process.env, DATABASE_URL: values['database-url'], HOST: '127.0.0.1', SEED_ON_START: 'false', LOG_LEVEL: 'warn' };
+const samples = new Map(
+  servers.map((server) => [server, { listening: [] as number[], meta: [] as number[], index: [] as number[] }]),
+);
+const serverEnv = {
+  ...process.env,
+  DATABASE_URL: values['database-url'],
+  HOST: '127.0.0.1',
+  SEED_ON_START: 'false',
+  LOG_LEVEL: 'warn',
+};
 
 // An untimed first start: the client's own first fetch, and the variants from the metadata.
 const shapes = await (async () => {
   const port = await freePort();
-  const { child, listening } = startBuiltServer({ ...serverEnv, PORT: String(port), QUERY_INDEX_WARM_VERSIONS: '0' }, { file: servers[0]! });
+  const { child, listening } = startBuiltServer(
+    { ...serverEnv, PORT: String(port), QUERY_INDEX_WARM_VERSIONS: '0' },
+    { file: servers[0]! },
+  );
   try {
     await listening;
     return await fetchShapes(`http://127.0.0.1:${port}`, dataSetId);
@@ -54,7 +70,8 @@ async function coldStart(server: string): Promise<{ listening: number; meta: num
       for (const shape of shapes) {
         const response = await fetchVariant(url, shape.variants[i % shape.variants.length]!);
         await response.arrayBuffer();
-        if (response.headers.get('x-query-engine') === 'index') return { listening: listened, meta: metaAnswered, index: performance.now() - started };
+        if (response.headers.get('x-query-engine') === 'index')
+          return { listening: listened, meta: metaAnswered, index: performance.now() - started };
       }
     }
   } finally {
@@ -73,5 +90,7 @@ for (let run = 0; run < Number(values.runs); run++) {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 for (const [server, kept] of samples) {
-  console.log(`${server}: start → listening ${median(kept.listening).toFixed(0)} ms, → metadata ${median(kept.meta).toFixed(0)} ms, → row index answering ${median(kept.index).toFixed(0)} ms (medians of ${kept.index.length})`);
+  console.log(
+    `${server}: start → listening ${median(kept.listening).toFixed(0)} ms, → metadata ${median(kept.meta).toFixed(0)} ms, → row index answering ${median(kept.index).toFixed(0)} ms (medians of ${kept.index.length})`,
+  );
 }

@@ -30,8 +30,20 @@ const probes: Probe[] = [
   { name: 'meta', method: 'GET', path: `${base}/meta` },
   { name: 'versions', method: 'GET', path: `${base}/versions` },
   { name: 'query, unfiltered, page 1 of 1000', method: 'POST', path: `${base}/query`, headers: json, body: 'null' },
-  { name: 'query, unfiltered, page 300 of 1000 (offset 299,000)', method: 'POST', path: `${base}/query`, headers: json, body: JSON.stringify({ page: 300, pageSize: 1000 }) },
-  { name: 'query, level REG, pageSize 10000', method: 'POST', path: `${base}/query`, headers: json, body: JSON.stringify({ criteria: { geographicLevels: { eq: 'REG' } }, pageSize: 10000 }) },
+  {
+    name: 'query, unfiltered, page 300 of 1000 (offset 299,000)',
+    method: 'POST',
+    path: `${base}/query`,
+    headers: json,
+    body: JSON.stringify({ page: 300, pageSize: 1000 }),
+  },
+  {
+    name: 'query, level REG, pageSize 10000',
+    method: 'POST',
+    path: `${base}/query`,
+    headers: json,
+    body: JSON.stringify({ criteria: { geographicLevels: { eq: 'REG' } }, pageSize: 10000 }),
+  },
   { name: 'query CSV, every row (347,830)', method: 'GET', path: `${base}/query`, headers: { accept: 'text/csv' } },
   { name: 'data file CSV', method: 'GET', path: `${base}/csv` },
 ];
@@ -56,7 +68,11 @@ try {
     let bytes = 0;
     for (let i = 0; i < REPEAT; i++) {
       const started = performance.now();
-      const response = await fetch(`http://127.0.0.1:${port}${probe.path}`, { method: probe.method, headers: probe.headers, body: probe.body });
+      const response = await fetch(`http://127.0.0.1:${port}${probe.path}`, {
+        method: probe.method,
+        headers: probe.headers,
+        body: probe.body,
+      });
       firstByteMs.push(performance.now() - started);
       if (response.status !== 200) throw new Error(`${probe.name}: ${response.status} ${await response.text()}`);
       bytes = 0;
@@ -71,7 +87,9 @@ try {
       firstByteMs: { median: Math.round(median(firstByteMs)), max: Math.round(Math.max(...firstByteMs)) },
       totalMs: { median: Math.round(median(totalMs)), max: Math.round(Math.max(...totalMs)) },
     };
-    console.log(`${entry.name}: first byte ${entry.firstByteMs.median} ms (max ${entry.firstByteMs.max}), total ${entry.totalMs.median} ms (max ${entry.totalMs.max}), ${bytes} bytes`);
+    console.log(
+      `${entry.name}: first byte ${entry.firstByteMs.median} ms (max ${entry.firstByteMs.max}), total ${entry.totalMs.median} ms (max ${entry.totalMs.max}), ${bytes} bytes`,
+    );
     results.push(entry);
   }
 } finally {
@@ -80,12 +98,23 @@ try {
 
 const output = {
   measuredAt: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverageAtEnd: os.loadavg() },
+  machine: {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    node: process.version,
+    loadAverageAtEnd: os.loadavg(),
+  },
   dataSetId: FSM_DATA_SET_ID,
-  settings: { QUERY_INDEX_MEMORY_MB: '0', DATABASE_STATISTICS_DEADLINE_MS: config.DATABASE_STATISTICS_DEADLINE_MS, repeat: REPEAT },
+  settings: {
+    QUERY_INDEX_MEMORY_MB: '0',
+    DATABASE_STATISTICS_DEADLINE_MS: config.DATABASE_STATISTICS_DEADLINE_MS,
+    repeat: REPEAT,
+  },
   slowestFirstByteMs: Math.max(...results.map((r) => r.firstByteMs.max)),
   requests: results,
 };
 await mkdir(path.resolve('bench/results'), { recursive: true });
 await writeFile(path.resolve('bench/results/deadline.json'), `${JSON.stringify(output, null, 2)}\n`);
-console.log(`Slowest first byte ${output.slowestFirstByteMs} ms (deadline ${config.DATABASE_STATISTICS_DEADLINE_MS} ms). Wrote bench/results/deadline.json`);
+console.log(
+  `Slowest first byte ${output.slowestFirstByteMs} ms (deadline ${config.DATABASE_STATISTICS_DEADLINE_MS} ms). Wrote bench/results/deadline.json`,
+);

@@ -47,7 +47,11 @@ async function main() {
   const assets = await buildExplorerAssets();
   const js = assets.files.get(assets.script)!;
   const css = assets.files.get(assets.stylesheet)!;
-  const chunks = assets.chunks.map((file) => ({ file, bytes: assets.files.get(file)!.body.length, gzipBytes: assets.files.get(file)!.gzip!.length }));
+  const chunks = assets.chunks.map((file) => ({
+    file,
+    bytes: assets.files.get(file)!.body.length,
+    gzipBytes: assets.files.get(file)!.gzip!.length,
+  }));
   const kb = (bytes: number) => Math.round((bytes / 1024) * 10) / 10;
   const chunkGzip = chunks.reduce((sum, c) => sum + c.gzipBytes, 0);
   const bundle = {
@@ -59,14 +63,36 @@ async function main() {
     totalGzipKB: kb(js.gzip!.length + css.gzip!.length + chunkGzip),
     goalKB: 250,
   };
-  console.log(`bundle: ${bundle.script.file} ${bundle.script.gzipBytes} B gzipped, ${bundle.stylesheet.file} ${bundle.stylesheet.gzipBytes} B gzipped, ${chunks.length} chunks ${chunkGzip} B gzipped (${chunks.map((c) => `${c.file} ${c.gzipBytes}`).join(', ')}); total ${bundle.totalGzipKB} KB`);
+  console.log(
+    `bundle: ${bundle.script.file} ${bundle.script.gzipBytes} B gzipped, ${bundle.stylesheet.file} ${bundle.stylesheet.gzipBytes} B gzipped, ${chunks.length} chunks ${chunkGzip} B gzipped (${chunks.map((c) => `${c.file} ${c.gzipBytes}`).join(', ')}); total ${bundle.totalGzipKB} KB`,
+  );
 
   const port = await freePort();
   const dataDir = process.env.DATA_DIR ?? path.resolve('.data/bench-explorer');
-  const server = await startServer({ ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_ON_START: 'true' }, 600000);
+  const server = await startServer(
+    {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      SEED_ON_START: 'true',
+    },
+    600000,
+  );
   const base = `http://127.0.0.1:${port}`;
   const loads: Record<string, { readyMs: number[]; loadEventMs: number[] }> = {};
-  const crossTab = { url: '', cells: 0, pageRows: '', firstDrawMs: [] as number[], builtMs: [] as number[], pivotMs: [] as number[], domMs: [] as number[], paintMs: [] as number[], nextPageMs: [] as number[] };
+  const crossTab = {
+    url: '',
+    cells: 0,
+    pageRows: '',
+    firstDrawMs: [] as number[],
+    builtMs: [] as number[],
+    pivotMs: [] as number[],
+    domMs: [] as number[],
+    paintMs: [] as number[],
+    nextPageMs: [] as number[],
+  };
   try {
     // One warm-up request per page, so the figures are of a running service (query indexes, connection pool).
     for (const url of Object.values(PAGES)) await fetch(base + url);
@@ -90,10 +116,14 @@ async function main() {
           await close();
         }
       }
-      console.log(`${name} (${url}): shown with data after median ${median(loads[name].readyMs)} ms (max ${Math.max(...loads[name].readyMs)}), load event median ${median(loads[name].loadEventMs)} ms`);
+      console.log(
+        `${name} (${url}): shown with data after median ${median(loads[name].readyMs)} ms (max ${Math.max(...loads[name].readyMs)}), load event median ${median(loads[name].loadEventMs)} ms`,
+      );
     }
     // The large cross-tab, its URL from the metadata's ids.
-    const meta = (await (await fetch(`${base}/v1/data-sets/${ETHNICITY}/meta`)).json()) as { filters: Array<{ id: string; label: string; options: Array<{ id: string; label: string }> }> };
+    const meta = (await (await fetch(`${base}/v1/data-sets/${ETHNICITY}/meta`)).json()) as {
+      filters: Array<{ id: string; label: string; options: Array<{ id: string; label: string }> }>;
+    };
     const language = meta.filters.find((f) => f.label === 'First language')!;
     const tableUrl = `/data-sets/${ETHNICITY}/query?timePeriods.in=2021/2022|AY&geographicLevels.in=LA&filters.${language.id}=${language.options.find((o) => o.label === 'Total')!.id}`;
     await fetch(base + tableUrl);
@@ -105,8 +135,11 @@ async function main() {
         const table = await page.waitForSelector('table[data-crosstab][data-complete]', { timeout: 60000 });
         // No named functions inside: tsx would wrap them in a helper the page does not have.
         const figures = await table.evaluate((t) => {
-          const [pivotMs, domMs, paintMs] = ['explorer:crosstab-pivot', 'explorer:crosstab-dom', 'explorer:crosstab-paint'].map((name) =>
-            Math.round(performance.getEntriesByName(name, 'measure')[0]?.duration ?? NaN));
+          const [pivotMs, domMs, paintMs] = [
+            'explorer:crosstab-pivot',
+            'explorer:crosstab-dom',
+            'explorer:crosstab-paint',
+          ].map((name) => Math.round(performance.getEntriesByName(name, 'measure')[0]?.duration ?? NaN));
           return {
             cells: Number((t as HTMLElement).dataset.cells),
             pageRows: (t as HTMLElement).dataset.pageRows ?? '',
@@ -126,24 +159,42 @@ async function main() {
         crossTab.paintMs.push(figures.paintMs);
         // The next page, drawn when asked for.
         await page.click('#crosstab-next');
-        const next = await page.waitForSelector('table[data-crosstab][data-complete]:not([data-page-rows^="1-"])', { timeout: 60000 });
+        const next = await page.waitForSelector('table[data-crosstab][data-complete]:not([data-page-rows^="1-"])', {
+          timeout: 60000,
+        });
         crossTab.nextPageMs.push(await next.evaluate((t) => Number((t as HTMLElement).dataset.firstDrawMs)));
       } finally {
         await close();
       }
     }
-    console.log(`cross-tab (${crossTab.cells} cells, first page rows ${crossTab.pageRows}): first 10,000 drawn after median ${median(crossTab.firstDrawMs)} ms (max ${Math.max(...crossTab.firstDrawMs)}; medians: pivot ${median(crossTab.pivotMs)} ms, DOM ${median(crossTab.domMs)} ms, style, layout and paint ${median(crossTab.paintMs)} ms); next page after median ${median(crossTab.nextPageMs)} ms`);
+    console.log(
+      `cross-tab (${crossTab.cells} cells, first page rows ${crossTab.pageRows}): first 10,000 drawn after median ${median(crossTab.firstDrawMs)} ms (max ${Math.max(...crossTab.firstDrawMs)}; medians: pivot ${median(crossTab.pivotMs)} ms, DOM ${median(crossTab.domMs)} ms, style, layout and paint ${median(crossTab.paintMs)} ms); next page after median ${median(crossTab.nextPageMs)} ms`,
+    );
     crossTab.url = tableUrl;
   } finally {
     await stopServer(server);
   }
   const result = {
     date: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, loadAverageAtStart, loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100), node: process.version },
+    machine: {
+      cpus: os.cpus().length,
+      loadAverageAtStart,
+      loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
+      node: process.version,
+    },
     runsPerPage: RUNS,
     bundle,
     firstLoad: Object.fromEntries(
-      Object.entries(loads).map(([name, v]) => [name, { url: PAGES[name as keyof typeof PAGES], medianReadyMs: median(v.readyMs), maxReadyMs: Math.max(...v.readyMs), medianLoadEventMs: median(v.loadEventMs), readyMs: v.readyMs }]),
+      Object.entries(loads).map(([name, v]) => [
+        name,
+        {
+          url: PAGES[name as keyof typeof PAGES],
+          medianReadyMs: median(v.readyMs),
+          maxReadyMs: Math.max(...v.readyMs),
+          medianLoadEventMs: median(v.loadEventMs),
+          readyMs: v.readyMs,
+        },
+      ]),
     ),
     goalFirstLoadMs: 1000,
     crossTab: {
@@ -168,8 +219,12 @@ async function main() {
   console.log('wrote bench/results/explorer.json');
   const missed = [
     bundle.totalGzipKB >= 250 ? `bundle ${bundle.totalGzipKB} KB gzipped (goal < 250 KB)` : '',
-    result.firstLoad.find!.medianReadyMs >= 1000 ? `/ shown after ${result.firstLoad.find!.medianReadyMs} ms (goal < 1 s)` : '',
-    result.crossTab.medianFirstDrawMs >= FIRST_CELLS_GOAL_MS ? `first 10,000 cells after ${result.crossTab.medianFirstDrawMs} ms (goal < ${FIRST_CELLS_GOAL_MS} ms)` : '',
+    result.firstLoad.find!.medianReadyMs >= 1000
+      ? `/ shown after ${result.firstLoad.find!.medianReadyMs} ms (goal < 1 s)`
+      : '',
+    result.crossTab.medianFirstDrawMs >= FIRST_CELLS_GOAL_MS
+      ? `first 10,000 cells after ${result.crossTab.medianFirstDrawMs} ms (goal < ${FIRST_CELLS_GOAL_MS} ms)`
+      : '',
   ].filter(Boolean);
   if (missed.length > 0) {
     console.error(`explorer goals not met: ${missed.join('; ')}`);

@@ -28,14 +28,23 @@ await runCli(async () => {
   const tempDir = await mkdtemp(path.join(tmpdir(), 'bench-large-'));
   try {
     const { db } = runtime.primary;
-    const existing = await db.selectFrom('data_set_versions').select('id').where('data_set_id', '=', LARGE_DATA_SET_ID).executeTakeFirst();
+    const existing = await db
+      .selectFrom('data_set_versions')
+      .select('id')
+      .where('data_set_id', '=', LARGE_DATA_SET_ID)
+      .executeTakeFirst();
     if (existing) {
       console.log(`Data set ${LARGE_DATA_SET_ID} already has a version; nothing to do.`);
       return;
     }
     await db
       .insertInto('publications')
-      .values({ id: PUBLICATION_ID, title: 'Schools, pupils and their characteristics', slug: 'schools-pupils-and-their-characteristics', summary: '' })
+      .values({
+        id: PUBLICATION_ID,
+        title: 'Schools, pupils and their characteristics',
+        slug: 'schools-pupils-and-their-characteristics',
+        summary: '',
+      })
       .onConflict((oc) => oc.column('id').doNothing())
       .execute();
     await db
@@ -52,7 +61,9 @@ await runCli(async () => {
     const dataPath = path.join(tempDir, 'data.csv.gz');
     const started = Date.now();
     const written = await writeLargeCsv(path.join(DEFAULT_SEED_DIR, SOURCE, 'data.csv.gz'), dataPath, rows);
-    console.log(`Generated ${written.toLocaleString('en-GB')} rows in ${((Date.now() - started) / 1000).toFixed(1)} s; importing ...`);
+    console.log(
+      `Generated ${written.toLocaleString('en-GB')} rows in ${((Date.now() - started) / 1000).toFixed(1)} s; importing ...`,
+    );
     const result = await importDataSetVersion(runtime.primary, {
       dataSetId: LARGE_DATA_SET_ID,
       version: '1.0',
@@ -60,7 +71,9 @@ await runCli(async () => {
       metaPath: path.join(DEFAULT_SEED_DIR, SOURCE, 'meta.csv'),
       notes: 'Generated for the query benchmark.',
     });
-    console.log(`Imported ${result.rows.toLocaleString('en-GB')} rows as ${LARGE_DATA_SET_ID} v${result.version} in ${result.seconds.toFixed(1)} s.`);
+    console.log(
+      `Imported ${result.rows.toLocaleString('en-GB')} rows as ${LARGE_DATA_SET_ID} v${result.version} in ${result.seconds.toFixed(1)} s.`,
+    );
   } finally {
     await rm(tempDir, { recursive: true, force: true });
     await runtime.close();

@@ -24,11 +24,21 @@ const source = path.join(root, 'seed/spc_pupils_fsm_ethnicity_yrgp');
 const runs = Number(process.env.RUNS ?? 3);
 const { values: args } = parseArgs({ options: { rows: { type: 'string' } }, strict: true });
 const generatedRows = args.rows === undefined ? undefined : Number(args.rows);
-if (generatedRows !== undefined && (!Number.isInteger(generatedRows) || generatedRows < 1)) throw new Error(`--rows must be a positive integer (got ${args.rows})`);
+if (generatedRows !== undefined && (!Number.isInteger(generatedRows) || generatedRows < 1))
+  throw new Error(`--rows must be a positive integer (got ${args.rows})`);
 const generatedPath = path.join(os.tmpdir(), `bench-import-${process.pid}.csv.gz`);
 if (generatedRows !== undefined) {
   console.log(`Generating ${generatedRows.toLocaleString('en-GB')} rows ...`);
-  execFileSync(process.execPath, ['--import', 'tsx', '-e', `import('./bench/large-csv.ts').then((m) => m.writeLargeCsv(${JSON.stringify(path.join(source, 'data.csv.gz'))}, ${JSON.stringify(generatedPath)}, ${generatedRows}))`], { cwd: root, stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '-e',
+      `import('./bench/large-csv.ts').then((m) => m.writeLargeCsv(${JSON.stringify(path.join(source, 'data.csv.gz'))}, ${JSON.stringify(generatedPath)}, ${generatedRows}))`,
+    ],
+    { cwd: root, stdio: 'inherit' },
+  );
 }
 const dataPath = generatedRows === undefined ? path.join(source, 'data.csv.gz') : generatedPath;
 
@@ -64,10 +74,18 @@ try {
     const handle = createDatabase(withDatabase(adminUrl, name), { max: 2 });
     try {
       await migrateToLatestOrThrow(handle.db);
-      await handle.db.insertInto('publications').values({ id: '638482b6-d015-4798-a1a4-e2311253b3e1', title: 'Bench', slug: 'bench' }).execute();
+      await handle.db
+        .insertInto('publications')
+        .values({ id: '638482b6-d015-4798-a1a4-e2311253b3e1', title: 'Bench', slug: 'bench' })
+        .execute();
       await handle.db
         .insertInto('data_sets')
-        .values({ id: 'c5292537-e29a-4dba-a361-8363d2fb08f1', publication_id: '638482b6-d015-4798-a1a4-e2311253b3e1', title: 'FSM', superseding_data_set_id: null })
+        .values({
+          id: 'c5292537-e29a-4dba-a361-8363d2fb08f1',
+          publication_id: '638482b6-d015-4798-a1a4-e2311253b3e1',
+          title: 'FSM',
+          superseding_data_set_id: null,
+        })
         .execute();
       const result = await importDataSetVersion(handle, {
         dataSetId: 'c5292537-e29a-4dba-a361-8363d2fb08f1',
@@ -84,7 +102,9 @@ try {
         timings: Object.fromEntries(Object.entries(result.timings).map(([k, v]) => [k, round(v)])),
       };
       results.push(run);
-      console.log(`run ${i + 1}: ${run.rows} rows in ${run.seconds} s (${run.rowsPerSecond} rows/s) ${JSON.stringify(run.timings)}`);
+      console.log(
+        `run ${i + 1}: ${run.rows} rows in ${run.seconds} s (${run.rowsPerSecond} rows/s) ${JSON.stringify(run.timings)}`,
+      );
     } finally {
       await handle.close();
       const cleanup = new pg.Client({ connectionString: adminUrl });
@@ -107,17 +127,26 @@ const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
 const targets: { seconds?: number; rowsPerSecond?: number; peakRssMb: number } =
   generatedRows === undefined ? { seconds: 5, peakRssMb: 300 } : { rowsPerSecond: 250000, peakRssMb: 500 };
 const report = {
-  benchmark: generatedRows === undefined
-    ? 'import spc_pupils_fsm_ethnicity_yrgp (data.csv.gz, 347,830 rows, 72 MB of CSV)'
-    : `import spc_pupils_fsm_ethnicity_yrgp repeated to ${generatedRows.toLocaleString('en-GB')} rows (bench/large-csv.ts)`,
+  benchmark:
+    generatedRows === undefined
+      ? 'import spc_pupils_fsm_ethnicity_yrgp (data.csv.gz, 347,830 rows, 72 MB of CSV)'
+      : `import spc_pupils_fsm_ethnicity_yrgp repeated to ${generatedRows.toLocaleString('en-GB')} rows (bench/large-csv.ts)`,
   measuredAt: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverage1m: os.loadavg()[0] },
+  machine: {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    node: process.version,
+    loadAverage1m: os.loadavg()[0],
+  },
   medianSeconds: median.seconds,
   medianRowsPerSecond: median.rowsPerSecond,
   peakRssMb,
   mallocMmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null,
   targets,
-  meetsTargets: median.seconds <= (targets.seconds ?? Infinity) && median.rowsPerSecond >= (targets.rowsPerSecond ?? 0) && peakRssMb <= targets.peakRssMb,
+  meetsTargets:
+    median.seconds <= (targets.seconds ?? Infinity) &&
+    median.rowsPerSecond >= (targets.rowsPerSecond ?? 0) &&
+    peakRssMb <= targets.peakRssMb,
   runs: results,
   note: 'Seconds are wall time of importDataSetVersion (read, metadata, the row index made and stored, stored file, changes, commit). Peak RSS is the importing Node process (PostgreSQL runs in its own process).',
 };

@@ -20,14 +20,20 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
  * Writes bench/results/index-load.json. The choice and its reasons are in docs/architecture.md.
  */
 const root = path.resolve(import.meta.dirname, '..');
-const { values } = parseArgs({ options: { 'data-dir': { type: 'string', default: '.data/bench-scale' } }, strict: true });
+const { values } = parseArgs({
+  options: { 'data-dir': { type: 'string', default: '.data/bench-scale' } },
+  strict: true,
+});
 const embedded = await startEmbeddedPostgres(path.resolve(values['data-dir']), { database: 'postgres' });
 const url = Object.assign(new URL(embedded.url), { pathname: '/bench_scale' }).toString();
 const client = new pg.Client({ connectionString: url });
 await client.connect();
 await client.query('SET statement_timeout = 0');
 
-interface Arrays { ints: Map<string, Int32Array>; numbers: Map<string, Float64Array> }
+interface Arrays {
+  ints: Map<string, Int32Array>;
+  numbers: Map<string, Float64Array>;
+}
 
 async function columnsOf(table: string): Promise<{ ints: string[]; texts: string[] }> {
   const { rows } = await client.query<{ column_name: string; data_type: string }>(
@@ -77,7 +83,11 @@ async function viaCopyBinary(table: string, n: number, ints: string[], texts: st
   const levelTarget = arrays.ints.get(LEVEL)!;
   const numberTargets = texts.map((c) => (c === LEVEL ? undefined : arrays.numbers.get(c)!));
   const levels = new Map<string, number>();
-  const stream = client.query(copyTo(`COPY (SELECT ${order.join(', ')} FROM stats_data.${table} ORDER BY time_period_id DESC, id) TO STDOUT (FORMAT binary)`));
+  const stream = client.query(
+    copyTo(
+      `COPY (SELECT ${order.join(', ')} FROM stats_data.${table} ORDER BY time_period_id DESC, id) TO STDOUT (FORMAT binary)`,
+    ),
+  );
   let pending: Buffer = Buffer.alloc(0);
   let headerDone = false;
   let p = 0;
@@ -91,15 +101,24 @@ async function viaCopyBinary(table: string, n: number, ints: string[], texts: st
     for (;;) {
       if (at + 2 > buffer.length) break;
       const fields = buffer.readInt16BE(at);
-      if (fields === -1) { at = buffer.length; break; }
+      if (fields === -1) {
+        at = buffer.length;
+        break;
+      }
       // Is the whole tuple here?
       let end = at + 2;
       let complete = true;
       for (let f = 0; f < fields; f++) {
-        if (end + 4 > buffer.length) { complete = false; break; }
+        if (end + 4 > buffer.length) {
+          complete = false;
+          break;
+        }
         const length = buffer.readInt32BE(end);
         end += 4 + (length > 0 ? length : 0);
-        if (end > buffer.length) { complete = false; break; }
+        if (end > buffer.length) {
+          complete = false;
+          break;
+        }
       }
       if (!complete) break;
       let field = at + 2;
@@ -135,7 +154,8 @@ const CHUNK = 8 * 1024 * 1024;
 
 function serialize(arrays: Arrays): Buffer {
   const parts: Buffer[] = [];
-  for (const a of [...arrays.ints.values(), ...arrays.numbers.values()]) parts.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+  for (const a of [...arrays.ints.values(), ...arrays.numbers.values()])
+    parts.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
   return Buffer.concat(parts);
 }
 
@@ -147,10 +167,15 @@ async function writeSnapshot(arrays: Arrays): Promise<{ seconds: number; rawMb: 
   await client.query('CREATE TABLE bench_index_snapshot (chunk integer PRIMARY KEY, bytes bytea NOT NULL)');
   await client.query('ALTER TABLE bench_index_snapshot ALTER COLUMN bytes SET STORAGE EXTERNAL');
   for (let i = 0; i * CHUNK < packed.length; i++) {
-    await client.query('INSERT INTO bench_index_snapshot VALUES ($1, $2)', [i, packed.subarray(i * CHUNK, (i + 1) * CHUNK)]);
+    await client.query('INSERT INTO bench_index_snapshot VALUES ($1, $2)', [
+      i,
+      packed.subarray(i * CHUNK, (i + 1) * CHUNK),
+    ]);
   }
   const seconds = (performance.now() - started) / 1000;
-  const { rows } = await client.query<{ bytes: string }>(`SELECT pg_total_relation_size('bench_index_snapshot') AS bytes`);
+  const { rows } = await client.query<{ bytes: string }>(
+    `SELECT pg_total_relation_size('bench_index_snapshot') AS bytes`,
+  );
   return { seconds, rawMb: raw.length / 2 ** 20, storedMb: Number(rows[0]!.bytes) / 2 ** 20 };
 }
 
@@ -171,8 +196,10 @@ async function readSnapshot(like: Arrays, n: number): Promise<Arrays> {
 }
 
 function same(a: Arrays, b: Arrays): boolean {
-  for (const [name, column] of a.ints) if (Buffer.compare(Buffer.from(column.buffer), Buffer.from(b.ints.get(name)!.buffer)) !== 0) return false;
-  for (const [name, column] of a.numbers) if (Buffer.compare(Buffer.from(column.buffer), Buffer.from(b.numbers.get(name)!.buffer)) !== 0) return false;
+  for (const [name, column] of a.ints)
+    if (Buffer.compare(Buffer.from(column.buffer), Buffer.from(b.ints.get(name)!.buffer)) !== 0) return false;
+  for (const [name, column] of a.numbers)
+    if (Buffer.compare(Buffer.from(column.buffer), Buffer.from(b.numbers.get(name)!.buffer)) !== 0) return false;
   return true;
 }
 
@@ -184,7 +211,9 @@ const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
 
 const results = [];
 try {
-  const { rows: versions } = await client.query<{ rows_table: string; total_results: number }>('SELECT rows_table, total_results FROM data_set_versions ORDER BY total_results');
+  const { rows: versions } = await client.query<{ rows_table: string; total_results: number }>(
+    'SELECT rows_table, total_results FROM data_set_versions ORDER BY total_results',
+  );
   for (const version of versions) {
     const { ints, texts } = await columnsOf(version.rows_table);
     const n = version.total_results;
@@ -198,7 +227,12 @@ try {
       loadAverage1m: [loadAtStart, os.loadavg()[0]],
       cursorSeconds,
       copyBinarySeconds: copySeconds,
-      snapshot: { writeSeconds: Math.round(snapshot.seconds * 100) / 100, rawMb: Math.round(snapshot.rawMb), storedMb: Math.round(snapshot.storedMb), readSeconds: snapshotSeconds },
+      snapshot: {
+        writeSeconds: Math.round(snapshot.seconds * 100) / 100,
+        rawMb: Math.round(snapshot.rawMb),
+        storedMb: Math.round(snapshot.storedMb),
+        readSeconds: snapshotSeconds,
+      },
       identical: same(fromCursor, fromCopy) && same(fromCopy, fromSnapshot),
     };
     console.log(JSON.stringify(result));
@@ -211,5 +245,8 @@ try {
 }
 await mkdir(path.join(root, 'bench/results'), { recursive: true });
 const file = path.join(root, 'bench/results/index-load.json');
-await writeFile(file, `${JSON.stringify({ benchmark: 'npx tsx bench/index-load.ts', measuredAt: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, versions: results }, null, 2)}\n`);
+await writeFile(
+  file,
+  `${JSON.stringify({ benchmark: 'npx tsx bench/index-load.ts', measuredAt: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, versions: results }, null, 2)}\n`,
+);
 console.log(`Wrote ${path.relative(root, file)}`);

@@ -43,7 +43,12 @@ const RATE = 100;
 const RATE_SECONDS = 20;
 const CONCURRENCY = 4;
 
-interface Attempt { sub: number; seq: number; ok: boolean; at: number }
+interface Attempt {
+  sub: number;
+  seq: number;
+  ok: boolean;
+  at: number;
+}
 
 /** The receiver: records every attempt; with `failOnce`, the first attempt of each subscription's FAIL_SEQ answers 500. */
 async function startReceiver() {
@@ -74,16 +79,31 @@ async function startReceiver() {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     attempts,
-    get maxInFlight() { return maxInFlight; },
-    reset(fail: boolean) { attempts.length = 0; maxInFlight = 0; failOnce = fail; failed.clear(); },
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }),
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    reset(fail: boolean) {
+      attempts.length = 0;
+      maxInFlight = 0;
+      failOnce = fail;
+      failed.clear();
+    },
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(r);
+      }),
   };
 }
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 /** POSTs one event to the receiver; throws on anything but 2xx (the queue then retries it). */
 async function post(url: string, sub: number, seq: number): Promise<void> {
-  const res = await fetch(url, { method: 'POST', body: JSON.stringify({ data: { sub, seq } }), headers: { 'content-type': 'application/json' } });
+  const res = await fetch(url, {
+    method: 'POST',
+    body: JSON.stringify({ data: { sub, seq } }),
+    headers: { 'content-type': 'application/json' },
+  });
   if (!res.ok) throw new Error(`HTTP ${res.status}`);
 }
 
@@ -106,7 +126,8 @@ interface Queue {
   stop(): Promise<void>;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 function summarise(receiver: Receiver, expected: number, queuedAt: Map<string, number>) {
   const firstOk = new Map<string, number>();
@@ -125,8 +146,18 @@ function summarise(receiver: Receiver, expected: number, queuedAt: Map<string, n
   }
   const latencies = [...firstOk].map(([key, at]) => at - queuedAt.get(key)!).sort((a, b) => a - b);
   return {
-    delivered: firstOk.size, of: expected, outOfOrder, doubleSends: okSends - firstOk.size, maxInFlightPerSubscription: receiver.maxInFlight,
-    latencyMs: latencies.length ? { p50: +percentile(latencies, 50).toFixed(1), p99: +percentile(latencies, 99).toFixed(1), max: +latencies.at(-1)!.toFixed(1) } : null,
+    delivered: firstOk.size,
+    of: expected,
+    outOfOrder,
+    doubleSends: okSends - firstOk.size,
+    maxInFlightPerSubscription: receiver.maxInFlight,
+    latencyMs: latencies.length
+      ? {
+          p50: +percentile(latencies, 50).toFixed(1),
+          p99: +percentile(latencies, 99).toFixed(1),
+          max: +latencies.at(-1)!.toFixed(1),
+        }
+      : null,
   };
 }
 
@@ -153,7 +184,10 @@ async function measure(queue: Queue, receiver: Receiver) {
     }
     await waitFor(receiver, SUBSCRIPTIONS * ORDER_EVENTS, 60_000);
     await new Promise((r) => setTimeout(r, 1000));
-    result.order = { ...summarise(receiver, SUBSCRIPTIONS * ORDER_EVENTS, queuedAt), msUntilAllDelivered: +(performance.now() - began - 1000).toFixed(0) };
+    result.order = {
+      ...summarise(receiver, SUBSCRIPTIONS * ORDER_EVENTS, queuedAt),
+      msUntilAllDelivered: +(performance.now() - began - 1000).toFixed(0),
+    };
     console.log(queue.name, 'order', result.order);
 
     // rate
@@ -169,13 +203,20 @@ async function measure(queue: Queue, receiver: Receiver) {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const sub = i % SUBSCRIPTIONS;
       const seq = Math.floor(i / SUBSCRIPTIONS);
-      chains[sub] = chains[sub]!.then(() => queue.enqueue(sub, seq)).then(() => void queuedAt.set(`${sub}:${seq}`, performance.now()));
+      chains[sub] = chains[sub]!.then(() => queue.enqueue(sub, seq)).then(
+        () => void queuedAt.set(`${sub}:${seq}`, performance.now()),
+      );
     }
     await Promise.all(chains);
     const enqueueSeconds = (performance.now() - start) / 1000;
     await waitFor(receiver, total, 30_000);
     await new Promise((r) => setTimeout(r, 1000));
-    result.rate = { eventsPerSecond: RATE, seconds: RATE_SECONDS, achievedEnqueueSeconds: +enqueueSeconds.toFixed(1), ...summarise(receiver, total, queuedAt) };
+    result.rate = {
+      eventsPerSecond: RATE,
+      seconds: RATE_SECONDS,
+      achievedEnqueueSeconds: +enqueueSeconds.toFixed(1),
+      ...summarise(receiver, total, queuedAt),
+    };
     console.log(queue.name, 'rate', result.rate);
   } finally {
     await queue.stop();
@@ -187,17 +228,31 @@ await runCli(async () => {
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) throw new Error('DATABASE_URL required: a database of its own for this benchmark');
   const config = loadConfig({
-    ...process.env, LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_POLL_MS: '1000', WEBHOOK_CONCURRENCY: String(CONCURRENCY),
-    WEBHOOK_RETRY_BASE_MS: '1000', WEBHOOK_RETRY_MAX_MS: '5000',
+    ...process.env,
+    LOG_LEVEL: 'silent',
+    WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+    WEBHOOK_POLL_MS: '1000',
+    WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+    WEBHOOK_RETRY_BASE_MS: '1000',
+    WEBHOOK_RETRY_MAX_MS: '5000',
   });
   const receiver = await startReceiver();
   const results: Record<string, unknown> = {
     machine: { cpus: os.cpus().length, node: process.version, loadAverageAtStart: os.loadavg() },
-    setup: { subscriptions: SUBSCRIPTIONS, workers: 2, concurrencyPerWorker: CONCURRENCY, orderEventsPerSubscription: ORDER_EVENTS, failedFirstAttemptOfEvent: FAIL_SEQ },
+    setup: {
+      subscriptions: SUBSCRIPTIONS,
+      workers: 2,
+      concurrencyPerWorker: CONCURRENCY,
+      orderEventsPerSubscription: ORDER_EVENTS,
+      failedFirstAttemptOfEvent: FAIL_SEQ,
+    },
   };
 
   // Ours: two app instances (each its own pool and WebhookWorker) on one database.
-  const runtimes = [await openRuntime(config, { migrate: true, applicationName: 'bench-job-queues-a' }), await openRuntime(config, { applicationName: 'bench-job-queues-b' })];
+  const runtimes = [
+    await openRuntime(config, { migrate: true, applicationName: 'bench-job-queues-a' }),
+    await openRuntime(config, { applicationName: 'bench-job-queues-b' }),
+  ];
   const db = runtimes[0]!.primary.db;
   // A clean start for the two libraries' schemas (the database is this benchmark's own).
   await sql`DROP SCHEMA IF EXISTS pgboss CASCADE`.execute(db);
@@ -209,18 +264,51 @@ await runCli(async () => {
   const ours: Queue = {
     name: 'ours (deliveries table, lease per subscription)',
     async start() {
-      const publication = (await sql<{ id: string }>`INSERT INTO publications (id, title, slug, summary) VALUES (gen_random_uuid(), 'Bench job queues', 'bench-job-queues-' || gen_random_uuid(), '') RETURNING id`.execute(db)).rows[0]!.id;
+      const publication = (
+        await sql<{
+          id: string;
+        }>`INSERT INTO publications (id, title, slug, summary) VALUES (gen_random_uuid(), 'Bench job queues', 'bench-job-queues-' || gen_random_uuid(), '') RETURNING id`.execute(
+          db,
+        )
+      ).rows[0]!.id;
       for (let i = 0; i < SUBSCRIPTIONS; i++) {
-        const { rows } = await sql<{ id: string }>`INSERT INTO data_sets (id, publication_id, title, summary, status) VALUES (gen_random_uuid(), ${publication}, ${`Bench ${i}`}, '', 'Draft') RETURNING id`.execute(db);
+        const { rows } = await sql<{
+          id: string;
+        }>`INSERT INTO data_sets (id, publication_id, title, summary, status) VALUES (gen_random_uuid(), ${publication}, ${`Bench ${i}`}, '', 'Draft') RETURNING id`.execute(
+          db,
+        );
         dataSets.push(rows[0]!.id);
       }
-      for (const dataSet of dataSets) subscriptions.push((await createSubscription(db, STATISTICS_OWNER, { url: receiver.url }, STATISTICS_EVENT_TYPES, settings, dataSet)).id);
-      apps = await Promise.all(runtimes.map((r) => buildApp(config, { db: r.primary.db, logger: false, webhookNetwork: systemNetwork })));
+      for (const dataSet of dataSets)
+        subscriptions.push(
+          (
+            await createSubscription(
+              db,
+              STATISTICS_OWNER,
+              { url: receiver.url },
+              STATISTICS_EVENT_TYPES,
+              settings,
+              dataSet,
+            )
+          ).id,
+        );
+      apps = await Promise.all(
+        runtimes.map((r) => buildApp(config, { db: r.primary.db, logger: false, webhookNetwork: systemNetwork })),
+      );
       await Promise.all(apps.map((a) => a.ready()));
     },
     async enqueue(sub, seq) {
-      await db.transaction().execute((trx) =>
-        appendEvent(trx, { api: 'statistics', type: 'data_set.created', resourceType: 'data_set', resourceId: dataSets[sub]!, payload: { sub, seq } }));
+      await db
+        .transaction()
+        .execute((trx) =>
+          appendEvent(trx, {
+            api: 'statistics',
+            type: 'data_set.created',
+            resourceType: 'data_set',
+            resourceId: dataSets[sub]!,
+            payload: { sub, seq },
+          }),
+        );
     },
     async stop() {
       await Promise.all(apps.map((a) => a.close()));
@@ -233,7 +321,10 @@ await runCli(async () => {
   const pgBoss: Queue = {
     name: 'pg-boss 10 (singleton queue, singletonKey per subscription)',
     async start() {
-      bosses = [new PgBoss({ connectionString: databaseUrl, max: 6, schedule: false }), new PgBoss({ connectionString: databaseUrl, max: 6, schedule: false })];
+      bosses = [
+        new PgBoss({ connectionString: databaseUrl, max: 6, schedule: false }),
+        new PgBoss({ connectionString: databaseUrl, max: 6, schedule: false }),
+      ];
       for (const boss of bosses) {
         boss.on('error', (error) => countError('pg-boss', error.message));
         await boss.start();
@@ -241,7 +332,11 @@ await runCli(async () => {
       await bosses[0]!.createQueue('deliver', { name: 'deliver', policy: 'singleton', retryLimit: 20, retryDelay: 1 });
       for (const boss of bosses) {
         for (let i = 0; i < CONCURRENCY; i++) {
-          await boss.work<{ sub: number; seq: number }>('deliver', { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => post(receiver.url, job!.data.sub, job!.data.seq));
+          await boss.work<{ sub: number; seq: number }>(
+            'deliver',
+            { batchSize: 1, pollingIntervalSeconds: 0.5 },
+            async ([job]) => post(receiver.url, job!.data.sub, job!.data.seq),
+          );
         }
       }
     },
@@ -258,15 +353,27 @@ await runCli(async () => {
   const pgBossPerQueue: Queue = {
     name: 'pg-boss 10 (a singleton queue per subscription)',
     async start() {
-      perQueueBosses = [new PgBoss({ connectionString: databaseUrl, max: 6, schedule: false }), new PgBoss({ connectionString: databaseUrl, max: 6, schedule: false })];
+      perQueueBosses = [
+        new PgBoss({ connectionString: databaseUrl, max: 6, schedule: false }),
+        new PgBoss({ connectionString: databaseUrl, max: 6, schedule: false }),
+      ];
       for (const boss of perQueueBosses) {
         boss.on('error', (error) => countError('pg-boss per queue', error.message));
         await boss.start();
       }
       for (let sub = 0; sub < SUBSCRIPTIONS; sub++) {
-        await perQueueBosses[0]!.createQueue(`deliver-${sub}`, { name: `deliver-${sub}`, policy: 'singleton', retryLimit: 20, retryDelay: 1 });
+        await perQueueBosses[0]!.createQueue(`deliver-${sub}`, {
+          name: `deliver-${sub}`,
+          policy: 'singleton',
+          retryLimit: 20,
+          retryDelay: 1,
+        });
         for (const boss of perQueueBosses) {
-          await boss.work<{ sub: number; seq: number }>(`deliver-${sub}`, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => post(receiver.url, job!.data.sub, job!.data.seq));
+          await boss.work<{ sub: number; seq: number }>(
+            `deliver-${sub}`,
+            { batchSize: 1, pollingIntervalSeconds: 0.5 },
+            async ([job]) => post(receiver.url, job!.data.sub, job!.data.seq),
+          );
         }
       }
     },
@@ -285,11 +392,30 @@ await runCli(async () => {
   const graphile: Queue = {
     name: 'graphile-worker 0.17 (queueName per subscription)',
     async start() {
-      pools = [new pg.Pool({ connectionString: databaseUrl, max: 6 }), new pg.Pool({ connectionString: databaseUrl, max: 6 })];
+      pools = [
+        new pg.Pool({ connectionString: databaseUrl, max: 6 }),
+        new pg.Pool({ connectionString: databaseUrl, max: 6 }),
+      ];
       await runMigrations({ pgPool: pools[0]! });
       utils = await makeWorkerUtils({ pgPool: pools[0]! });
-      const taskList = { deliver: async (payload: unknown) => { const { sub, seq } = payload as { sub: number; seq: number }; await post(receiver.url, sub, seq); } };
-      runners = await Promise.all(pools.map((pgPool) => runGraphile({ pgPool, taskList, concurrency: CONCURRENCY, noHandleSignals: true, pollInterval: 500, logger: silentGraphileLogger })));
+      const taskList = {
+        deliver: async (payload: unknown) => {
+          const { sub, seq } = payload as { sub: number; seq: number };
+          await post(receiver.url, sub, seq);
+        },
+      };
+      runners = await Promise.all(
+        pools.map((pgPool) =>
+          runGraphile({
+            pgPool,
+            taskList,
+            concurrency: CONCURRENCY,
+            noHandleSignals: true,
+            pollInterval: 500,
+            logger: silentGraphileLogger,
+          }),
+        ),
+      );
     },
     async enqueue(sub, seq) {
       await utils.addJob('deliver', { sub, seq }, { queueName: `s${sub}`, maxAttempts: 20 });

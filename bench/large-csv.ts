@@ -11,14 +11,18 @@ import { createGunzip, createGzip } from 'node:zlib';
 export async function writeLargeCsv(source: string, target: string, rows: number): Promise<number> {
   const lines: string[] = [];
   let header = '';
-  for await (const line of createInterface({ input: createReadStream(source).pipe(createGunzip()), crlfDelay: Infinity })) {
+  for await (const line of createInterface({
+    input: createReadStream(source).pipe(createGunzip()),
+    crlfDelay: Infinity,
+  })) {
     if (!header) header = line;
     else if (line) lines.push(line);
   }
   const out = createGzip({ level: 1 });
   const file = createWriteStream(target);
   out.pipe(file);
-  const write = (text: string) => (out.write(text) ? undefined : new Promise<void>((resolve) => out.once('drain', resolve)));
+  const write = (text: string) =>
+    out.write(text) ? undefined : new Promise<void>((resolve) => out.once('drain', resolve));
   await write(`${header}\n`);
   let written = 0;
   for (let copy = 0; written < rows; copy++) {

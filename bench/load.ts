@@ -78,13 +78,25 @@ await runCli(async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
   const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
 
-  console.log(`Seeding the statistics catalogue (npm run seed; data sets already loaded are skipped) in ${config.DATABASE_URL ? 'DATABASE_URL' : dataDir} ...`);
+  console.log(
+    `Seeding the statistics catalogue (npm run seed; data sets already loaded are skipped) in ${config.DATABASE_URL ? 'DATABASE_URL' : dataDir} ...`,
+  );
   const seedOutput = await npmRun('seed', [], env);
-  console.log(seedOutput.trim().split('\n').filter((l) => l.startsWith('Seeded')).join('\n'));
+  console.log(
+    seedOutput
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('Seeded'))
+      .join('\n'),
+  );
 
   const ukprn = String(Date.now()).slice(-8);
   await npmRun('register', ['provider:create', '--ukprn', ukprn, '--name', `Load provider ${ukprn}`], env);
-  const token = (await npmRun('register', ['token:create', '--provider', ukprn, '--name', 'bench:load'], env)).trim().split('\n').pop()!.trim();
+  const token = (await npmRun('register', ['token:create', '--provider', ukprn, '--name', 'bench:load'], env))
+    .trim()
+    .split('\n')
+    .pop()!
+    .trim();
   console.log(`Provider ${ukprn} and its token created with npm run register.`);
 
   const port = await freePort();
@@ -107,8 +119,13 @@ await runCli(async () => {
     // Seed trainees for the register reads and updates.
     const seeded: string[] = [];
     for (let i = 0; i < SEED_TRAINEES; i++) {
-      const response = await fetch(`${origin}/api/v2026.1/trainees`, { method: 'POST', headers: jsonAuth, body: JSON.stringify({ data: trainee(`Seed${ukprn}n${i}`) }) });
-      if (response.status !== 201) throw new Error(`seeding trainees failed: ${response.status} ${await response.text()}`);
+      const response = await fetch(`${origin}/api/v2026.1/trainees`, {
+        method: 'POST',
+        headers: jsonAuth,
+        body: JSON.stringify({ data: trainee(`Seed${ukprn}n${i}`) }),
+      });
+      if (response.status !== 201)
+        throw new Error(`seeding trainees failed: ${response.status} ${await response.text()}`);
       seeded.push(((await response.json()) as { data: { trainee_id: string } }).data.trainee_id);
     }
 
@@ -121,41 +138,99 @@ await runCli(async () => {
     const pick = <T>(items: T[], n: number) => items[n % items.length]!;
 
     type Kind =
-      | 'stats GET query' | 'stats POST query' | 'stats meta' | 'stats catalogue' | 'stats CSV'
-      | 'register get' | 'register list' | 'register create' | 'register update';
+      | 'stats GET query'
+      | 'stats POST query'
+      | 'stats meta'
+      | 'stats catalogue'
+      | 'stats CSV'
+      | 'register get'
+      | 'register list'
+      | 'register create'
+      | 'register update';
     let n = 0;
     const created = new Map<string, string>();
     const builders: Array<[Kind, number, () => BenchRequest]> = [
-      ['stats GET query', 20, () => {
-        const i = n++;
-        return { method: 'GET', path: `/v1/data-sets/${FSM}/query?indicators=${pick(indicators, i)}&filters.eq=${pick(options, i)}&geographicLevels.eq=${pick(levels, i >> 2)}&timePeriods.eq=${encodeURIComponent(pick(periods, i >> 3))}&pageSize=100` };
-      }],
-      ['stats POST query', 15, () => {
-        const i = n++;
-        const body = {
-          criteria: { and: [{ filters: { in: [pick(options, i), pick(options, i + 7)] } }, { not: { geographicLevels: { eq: pick(levels, i) } } }] },
-          indicators: [pick(indicators, i), pick(indicators, i + 1)],
-          sorts: [{ field: 'timePeriod', direction: i % 2 ? 'Asc' : 'Desc' }],
-          page: (i % 5) + 1,
-          pageSize: 50,
-        };
-        return { method: 'POST', path: `/v1/data-sets/${FSM}/query`, headers: json, body: JSON.stringify(body) };
-      }],
+      [
+        'stats GET query',
+        20,
+        () => {
+          const i = n++;
+          return {
+            method: 'GET',
+            path: `/v1/data-sets/${FSM}/query?indicators=${pick(indicators, i)}&filters.eq=${pick(options, i)}&geographicLevels.eq=${pick(levels, i >> 2)}&timePeriods.eq=${encodeURIComponent(pick(periods, i >> 3))}&pageSize=100`,
+          };
+        },
+      ],
+      [
+        'stats POST query',
+        15,
+        () => {
+          const i = n++;
+          const body = {
+            criteria: {
+              and: [
+                { filters: { in: [pick(options, i), pick(options, i + 7)] } },
+                { not: { geographicLevels: { eq: pick(levels, i) } } },
+              ],
+            },
+            indicators: [pick(indicators, i), pick(indicators, i + 1)],
+            sorts: [{ field: 'timePeriod', direction: i % 2 ? 'Asc' : 'Desc' }],
+            page: (i % 5) + 1,
+            pageSize: 50,
+          };
+          return { method: 'POST', path: `/v1/data-sets/${FSM}/query`, headers: json, body: JSON.stringify(body) };
+        },
+      ],
       ['stats meta', 10, () => ({ method: 'GET', path: `/v1/data-sets/${pick(ALL_DATA_SETS, n++)}/meta` })],
-      ['stats catalogue', 10, () => {
-        const i = n++;
-        const paths = ['/v1/publications?pageSize=20', `/v1/data-sets/${pick(ALL_DATA_SETS, i)}`, `/v1/data-sets/${pick(ALL_DATA_SETS, i)}/versions`];
-        return { method: 'GET', path: pick(paths, i) };
-      }],
+      [
+        'stats catalogue',
+        10,
+        () => {
+          const i = n++;
+          const paths = [
+            '/v1/publications?pageSize=20',
+            `/v1/data-sets/${pick(ALL_DATA_SETS, i)}`,
+            `/v1/data-sets/${pick(ALL_DATA_SETS, i)}/versions`,
+          ];
+          return { method: 'GET', path: pick(paths, i) };
+        },
+      ],
       ['stats CSV', 5, () => ({ method: 'GET', path: `/v1/data-sets/${ABSENCE}/csv` })],
-      ['register get', 15, () => ({ method: 'GET', path: `/api/v2026.1/trainees/${pick(seeded, n++)}`, headers: auth })],
-      ['register list', 5, () => ({ method: 'GET', path: `/api/v2026.1/trainees?per_page=50&page=${(n++ % 4) + 1}`, headers: auth })],
-      ['register create', 12, () => ({ method: 'POST', path: '/api/v2026.1/trainees', headers: jsonAuth, body: JSON.stringify({ data: trainee(`Run${ukprn}n${n++}`) }) })],
-      ['register update', 8, () => ({ method: 'PATCH', path: `/api/v2026.1/trainees/${pick(seeded, n)}`, headers: jsonAuth, body: JSON.stringify({ data: { middle_names: `Update${n++}` } }) })],
+      [
+        'register get',
+        15,
+        () => ({ method: 'GET', path: `/api/v2026.1/trainees/${pick(seeded, n++)}`, headers: auth }),
+      ],
+      [
+        'register list',
+        5,
+        () => ({ method: 'GET', path: `/api/v2026.1/trainees?per_page=50&page=${(n++ % 4) + 1}`, headers: auth }),
+      ],
+      [
+        'register create',
+        12,
+        () => ({
+          method: 'POST',
+          path: '/api/v2026.1/trainees',
+          headers: jsonAuth,
+          body: JSON.stringify({ data: trainee(`Run${ukprn}n${n++}`) }),
+        }),
+      ],
+      [
+        'register update',
+        8,
+        () => ({
+          method: 'PATCH',
+          path: `/api/v2026.1/trainees/${pick(seeded, n)}`,
+          headers: jsonAuth,
+          body: JSON.stringify({ data: { middle_names: `Update${n++}` } }),
+        }),
+      ],
     ];
     // A fixed, interleaved schedule of kinds by weight (100 slots).
     const schedule: Kind[] = [];
-    for (let slot = 0; schedule.length < 100; slot++) for (const [kind, weight] of builders) if (slot < weight) schedule.push(kind);
+    for (let slot = 0; schedule.length < 100; slot++)
+      for (const [kind, weight] of builders) if (slot < weight) schedule.push(kind);
     const byKind = new Map(builders.map(([kind, , build]) => [kind, build]));
     const stats = new Map<Kind, { statuses: Record<string, number>; latencies: number[] }>();
     for (const [kind] of builders) stats.set(kind, { statuses: {}, latencies: [] });
@@ -197,7 +272,10 @@ await runCli(async () => {
       await Promise.all(
         ids.slice(i, i + 20).map(async (id) => {
           const response = await fetch(`${origin}/api/v2026.1/trainees/${id}`, { headers: auth });
-          const body = response.status === 200 ? ((await response.json()) as { data?: { last_name?: string }; last_name?: string }) : undefined;
+          const body =
+            response.status === 200
+              ? ((await response.json()) as { data?: { last_name?: string }; last_name?: string })
+              : undefined;
           const lastName = body?.data?.last_name ?? body?.last_name;
           if (lastName !== created.get(id)) missing.push(id);
         }),
@@ -224,27 +302,51 @@ await runCli(async () => {
     const create201 = stats.get('register create')!.statuses['201'] ?? 0;
 
     const statusTotals: Record<string, number> = {};
-    for (const entry of stats.values()) for (const [status, count] of Object.entries(entry.statuses)) statusTotals[status] = (statusTotals[status] ?? 0) + count;
+    for (const entry of stats.values())
+      for (const [status, count] of Object.entries(entry.statuses))
+        statusTotals[status] = (statusTotals[status] ?? 0) + count;
     const non2xxByStatus = Object.fromEntries(Object.entries(statusTotals).filter(([s]) => !s.startsWith('2')));
-    const serverErrors = Object.entries(statusTotals).filter(([s]) => s.startsWith('5')).reduce((sum, [, c]) => sum + c, 0);
+    const serverErrors = Object.entries(statusTotals)
+      .filter(([s]) => s.startsWith('5'))
+      .reduce((sum, [, c]) => sum + c, 0);
     const perKind = [...stats].map(([kind, entry]) => {
       const sorted = [...entry.latencies].sort((a, b) => a - b);
       return {
         kind,
         requests: sorted.length,
         statuses: entry.statuses,
-        clientLatencyMs: { p50: Math.round(percentile(sorted, 50) * 10) / 10, p99: Math.round(percentile(sorted, 99) * 10) / 10 },
+        clientLatencyMs: {
+          p50: Math.round(percentile(sorted, 50) * 10) / 10,
+          p99: Math.round(percentile(sorted, 99) * 10) / 10,
+        },
       };
     });
     const output = {
       benchmark: 'bench:load — mixed statistics and register workload against a server in a separate process',
       measuredAt: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model.trim(), node: process.version, loadAverage1mAtEnd: Math.round(os.loadavg()[0]! * 100) / 100 },
-      settings: { connections: CONNECTIONS, durationSeconds: DURATION, databasePoolMax: Number(POOL_MAX), rateLimitsRaisedTo: 1000000000, seededTrainees: SEED_TRAINEES, mixPercent: Object.fromEntries(builders.map(([k, w]) => [k, w])) },
+      machine: {
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model.trim(),
+        node: process.version,
+        loadAverage1mAtEnd: Math.round(os.loadavg()[0]! * 100) / 100,
+      },
+      settings: {
+        connections: CONNECTIONS,
+        durationSeconds: DURATION,
+        databasePoolMax: Number(POOL_MAX),
+        rateLimitsRaisedTo: 1000000000,
+        seededTrainees: SEED_TRAINEES,
+        mixPercent: Object.fromEntries(builders.map(([k, w]) => [k, w])),
+      },
       totals: {
         requests: result.requests.total,
         requestsPerSecond: Math.round(result.requests.average),
-        latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+        latencyMs: {
+          p50: result.latency.p50,
+          p90: result.latency.p90,
+          p99: result.latency.p99,
+          max: result.latency.max,
+        },
         non2xx: result.non2xx,
         non2xxByStatus,
         serverErrors5xx: serverErrors,
@@ -261,13 +363,25 @@ await runCli(async () => {
       },
       perKind,
       targets: { serverErrors5xx: 0, lostWrites: 0 },
-      meetsTargets: serverErrors === 0 && missing.length === 0 && notInDatabase.length === 0 && unobserved >= 0 && unobserved <= CONNECTIONS,
+      meetsTargets:
+        serverErrors === 0 &&
+        missing.length === 0 &&
+        notInDatabase.length === 0 &&
+        unobserved >= 0 &&
+        unobserved <= CONNECTIONS,
     };
     await mkdir('bench/results', { recursive: true });
     await writeFile('bench/results/load.json', `${JSON.stringify(output, null, 2)}\n`);
 
     const rows = perKind
-      .map((k) => `| ${k.kind} | ${k.requests} | ${k.clientLatencyMs.p50} | ${k.clientLatencyMs.p99} | ${Object.entries(k.statuses).map(([s, c]) => `${s}: ${c}`).join(', ')} |`)
+      .map(
+        (k) =>
+          `| ${k.kind} | ${k.requests} | ${k.clientLatencyMs.p50} | ${k.clientLatencyMs.p99} | ${Object.entries(
+            k.statuses,
+          )
+            .map(([s, c]) => `${s}: ${c}`)
+            .join(', ')} |`,
+      )
       .join('\n');
     const fragment = `### Mixed load (\`npm run bench:load\`)
 
@@ -280,7 +394,13 @@ autocannon with ${CONNECTIONS} connections for ${DURATION} s. The load generator
 |---|---|
 | Requests | ${output.totals.requests} (${output.totals.requestsPerSecond} req/s) |
 | Latency p50 / p90 / p99 / max | ${output.totals.latencyMs.p50} / ${output.totals.latencyMs.p90} / ${output.totals.latencyMs.p99} / ${output.totals.latencyMs.max} ms |
-| Non-2xx by status | ${Object.keys(non2xxByStatus).length ? Object.entries(non2xxByStatus).map(([s, c]) => `${s}: ${c}`).join(', ') : 'none'} |
+| Non-2xx by status | ${
+      Object.keys(non2xxByStatus).length
+        ? Object.entries(non2xxByStatus)
+            .map(([s, c]) => `${s}: ${c}`)
+            .join(', ')
+        : 'none'
+    } |
 | 5xx | ${serverErrors} |
 | Connection errors / timeouts | ${output.totals.connectionErrors} / ${output.totals.timeouts} |
 | Trainees created (201) | ${create201}; read back unchanged: ${output.writes.readBackOk}; lost: ${output.writes.lost} |
@@ -297,9 +417,15 @@ Targets: zero 5xx, zero lost writes — ${output.meetsTargets ? 'met' : 'NOT met
     await mkdir('docs', { recursive: true });
     await writeFile('docs/.performance-load.md', fragment);
 
-    console.log(`${output.totals.requests} requests, ${output.totals.requestsPerSecond} req/s, p50 ${output.totals.latencyMs.p50} ms, p99 ${output.totals.latencyMs.p99} ms`);
-    console.log(`non-2xx by status: ${JSON.stringify(non2xxByStatus)}; 5xx: ${serverErrors}; connection errors: ${result.errors}`);
-    console.log(`writes: ${create201} created (201), ${output.writes.readBackOk} read back, ${missing.length} lost, ${notInDatabase.length} missing from the database; ${unobserved} more committed while in flight at the stop`);
+    console.log(
+      `${output.totals.requests} requests, ${output.totals.requestsPerSecond} req/s, p50 ${output.totals.latencyMs.p50} ms, p99 ${output.totals.latencyMs.p99} ms`,
+    );
+    console.log(
+      `non-2xx by status: ${JSON.stringify(non2xxByStatus)}; 5xx: ${serverErrors}; connection errors: ${result.errors}`,
+    );
+    console.log(
+      `writes: ${create201} created (201), ${output.writes.readBackOk} read back, ${missing.length} lost, ${notInDatabase.length} missing from the database; ${unobserved} more committed while in flight at the stop`,
+    );
     console.log('wrote bench/results/load.json and docs/.performance-load.md');
     if (!output.meetsTargets) process.exitCode = 1;
   } finally {

@@ -39,13 +39,25 @@ const WARM_UP_REQUESTS = 5;
 const root = path.resolve(import.meta.dirname, '..');
 const SEED_CSV = path.join(root, 'seed/spc_pupils_fsm_ethnicity_yrgp/data.csv.gz');
 
-interface Latency { n: number; p50Ms: number; p90Ms: number; p99Ms: number; maxMs: number }
+interface Latency {
+  n: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
 
 function latency(samples: number[]): Latency {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
   const round = (x: number) => Math.round(x * 100) / 100;
-  return { n: sorted.length, p50Ms: round(at(0.5)), p90Ms: round(at(0.9)), p99Ms: round(at(0.99)), maxMs: round(sorted.at(-1) ?? NaN) };
+  return {
+    n: sorted.length,
+    p50Ms: round(at(0.5)),
+    p90Ms: round(at(0.9)),
+    p99Ms: round(at(0.99)),
+    maxMs: round(sorted.at(-1) ?? NaN),
+  };
 }
 
 /** Until the version's in-memory index answers (the server answers from the stored columns meanwhile): its seconds. */
@@ -81,7 +93,12 @@ interface Measurement {
   non2xx: number;
 }
 
-async function measure(url: string, variants: ShapeVariant[], connections: number, run: { amount: number } | { duration: number }): Promise<Measurement> {
+async function measure(
+  url: string,
+  variants: ShapeVariant[],
+  connections: number,
+  run: { amount: number } | { duration: number },
+): Promise<Measurement> {
   let next = 0;
   const result = await autocannon({
     url,
@@ -109,7 +126,13 @@ async function measure(url: string, variants: ShapeVariant[], connections: numbe
   return {
     connections,
     requests: result.requests.total,
-    latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, mean: result.latency.average, max: result.latency.max },
+    latencyMs: {
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      mean: result.latency.average,
+      max: result.latency.max,
+    },
     requestsPerSecond: Math.round(requestsPerSecond * 10) / 10,
     variantsRepeated: next > variants.length,
     errors: result.errors,
@@ -123,7 +146,8 @@ async function timeHttp(url: string, variant: ShapeVariant): Promise<{ ms: numbe
   const response = await fetchVariant(url, variant);
   await response.arrayBuffer();
   const ms = performance.now() - started;
-  if (response.status !== 200) throw new Error(`${variant.http.method} ${variant.http.path} answered ${response.status}`);
+  if (response.status !== 200)
+    throw new Error(`${variant.http.method} ${variant.http.path} answered ${response.status}`);
   return { ms, engine: response.headers.get('x-query-engine') ?? '?' };
 }
 
@@ -177,7 +201,13 @@ async function duckTable(duck: DuckDBConnection, filesDir: string, dataSetId: st
   return table;
 }
 
-const TARGET_P50_MS: Record<string, number> = { '1-simple': 5, '2-complex': 20, '3-unfiltered': 10, '4-one-location': 8, '5-big-page': 60 };
+const TARGET_P50_MS: Record<string, number> = {
+  '1-simple': 5,
+  '2-complex': 20,
+  '3-unfiltered': 10,
+  '4-one-location': 8,
+  '5-big-page': 60,
+};
 
 await runCli(async () => {
   const { values } = parseArgs({
@@ -214,17 +244,28 @@ await runCli(async () => {
       if (values['data-set'] && !values['data-set'].includes(dataSetId)) continue;
       const version = await findLatestLiveVersion(runtime.read.db, dataSetId);
       if (!version) {
-        console.log(`Data set ${dataSetId} is not loaded; skipped (${dataSetId === FSM_DATA_SET_ID ? 'npm run seed' : 'npx tsx bench/generate-large.ts'}).`);
+        console.log(
+          `Data set ${dataSetId} is not loaded; skipped (${dataSetId === FSM_DATA_SET_ID ? 'npm run seed' : 'npx tsx bench/generate-large.ts'}).`,
+        );
         continue;
       }
-      targets.push({ dataSetId, file: values.label ? file.replace('.json', `-${values.label}.json`) : file, rows: version.total_results });
+      targets.push({
+        dataSetId,
+        file: values.label ? file.replace('.json', `-${values.label}.json`) : file,
+        rows: version.total_results,
+      });
     }
     if (targets.length === 0) throw new Error('No data set to benchmark.');
 
     const port = await freePort();
     server = {
       child: await startServer({
-        ...process.env, PORT: String(port), HOST: '127.0.0.1', SEED_ON_START: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_STATISTICS_MAX: '1000000000',
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        SEED_ON_START: 'false',
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_STATISTICS_MAX: '1000000000',
         ...(config.DATABASE_URL ? {} : { DATA_DIR: config.DATA_DIR }),
       }),
       url: `http://127.0.0.1:${port}`,
@@ -235,14 +276,17 @@ await runCli(async () => {
       const shapes: Shape[] = await fetchShapes(server.url, target.dataSetId);
       const warmUpSeconds = await warmUp(server.url, shapes[2]!.variants[0]!);
       const loadAtStart = os.loadavg();
-      console.log(`\n${target.dataSetId} (${target.rows.toLocaleString('en-GB')} rows): row index ready after ${warmUpSeconds.toFixed(1)} s; load ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}`);
+      console.log(
+        `\n${target.dataSetId} (${target.rows.toLocaleString('en-GB')} rows): row index ready after ${warmUpSeconds.toFixed(1)} s; load ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}`,
+      );
       const results: Array<Record<string, unknown>> = [];
       for (const shape of values['exports-only'] ? ([] as Shape[]) : shapes) {
         const first = shape.variants[0]!;
         const check = await fetchVariant(server.url, first);
         const body = (await check.json()) as { paging?: { totalResults: number }; results?: unknown[] };
         const duckCount = Number((await duck.runAndReadAll(duckStatements(first.duck, table).count)).getRows()[0]![0]);
-        if (body.paging?.totalResults !== duckCount) throw new Error(`${shape.name}: the API counts ${body.paging?.totalResults}, DuckDB ${duckCount}`);
+        if (body.paging?.totalResults !== duckCount)
+          throw new Error(`${shape.name}: the API counts ${body.paging?.totalResults}, DuckDB ${duckCount}`);
         // A few unmeasured requests from the end of the list warm the JIT (and DuckDB's file cache); the measured ones
         // are all different from them, from the check above and from each other.
         const warming = shape.variants.slice(-WARM_UP_REQUESTS);
@@ -260,8 +304,9 @@ await runCli(async () => {
           duckdb,
           overDuckdbP50,
         };
-        let line = `${shape.name.padEnd(16)} p50 ${single.p50Ms} ms  p99 ${single.p99Ms} ms  (${single.n} distinct requests)`
-          + `  DuckDB p50 ${duckdb.p50Ms} ms  ÷ DuckDB ${overDuckdbP50}`;
+        let line =
+          `${shape.name.padEnd(16)} p50 ${single.p50Ms} ms  p99 ${single.p99Ms} ms  (${single.n} distinct requests)` +
+          `  DuckDB p50 ${duckdb.p50Ms} ms  ÷ DuckDB ${overDuckdbP50}`;
         if (shape.name === '1-simple') {
           const rest = shape.variants.slice(1 + single.n, -WARM_UP_REQUESTS);
           const ten = await measure(server.url, rest, 10, { duration: 3 });
@@ -273,16 +318,23 @@ await runCli(async () => {
       }
       const exportRuns = Number(values['export-runs']);
       const formats = values['export-formats'].split(',').filter((f) => f in EXPORT_FORMATS);
-      const exports = exportRuns > 0 ? await measureExports(server.url, target.dataSetId, server.child.pid, exportRuns, formats) : [];
+      const exports =
+        exportRuns > 0 ? await measureExports(server.url, target.dataSetId, server.child.pid, exportRuns, formats) : [];
       const output = {
         benchmark: 'npm run bench (bench/query.ts)',
         dataSetId: target.dataSetId,
         rows: target.rows,
         measuredAt: new Date().toISOString(),
-        machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg() },
+        machine: {
+          cpus: os.cpus().length,
+          cpuModel: os.cpus()[0]?.model,
+          node: process.version,
+          loadAverageAtStart: loadAtStart,
+          loadAverageAtEnd: os.loadavg(),
+        },
         method:
-          'one request at a time over HTTP (fetch, timed to the last byte) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); '
-          + 'each variant also asked of DuckDB, in turn with the server (alternating which goes first), in process (one connection) over zstd Parquet of the same CSV rows, the count and the page as SQL, rows read into JS values',
+          'one request at a time over HTTP (fetch, timed to the last byte) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); ' +
+          'each variant also asked of DuckDB, in turn with the server (alternating which goes first), in process (one connection) over zstd Parquet of the same CSV rows, the count and the page as SQL, rows read into JS values',
         rowIndexReadyAfterSeconds: warmUpSeconds,
         serverSettings: {
           QUERY_VERSION_CACHE_MS: process.env.QUERY_VERSION_CACHE_MS ?? '1000 (default)',
@@ -294,7 +346,9 @@ await runCli(async () => {
       };
       await mkdir(path.resolve('bench/results'), { recursive: true });
       await writeFile(path.resolve('bench/results', target.file), `${JSON.stringify(output, null, 2)}\n`);
-      console.log(`÷ DuckDB p50: ${Object.values(output.overDuckdbP50).join(' / ')} (goal ≤ ${GOAL_OVER_DUCKDB} each)\nWrote bench/results/${target.file}`);
+      console.log(
+        `÷ DuckDB p50: ${Object.values(output.overDuckdbP50).join(' / ')} (goal ≤ ${GOAL_OVER_DUCKDB} each)\nWrote bench/results/${target.file}`,
+      );
     }
   } finally {
     if (server) await stopServer(server.child);

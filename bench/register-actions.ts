@@ -18,7 +18,9 @@ import { freePort, registerBenchServerEnv, startServer, stopServer } from './ser
  * trainee cannot be deferred again); placements and degrees rotate over the seeded trainees. Figures go to
  * bench/results/register-actions.json. No targets are set by the issue; these are for comparison between runs.
  */
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '4' }, connections: { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: { duration: { type: 'string', default: '4' }, connections: { type: 'string', default: '10' } },
+});
 const DURATION = Number(values.duration);
 const CONNECTIONS = Number(values.connections);
 const ROTATING_TRAINEES = 200;
@@ -30,8 +32,6 @@ interface BenchRequest {
   body?: string;
   headers?: Record<string, string>;
 }
-
-
 
 await runCli(async () => {
   const dataDir = process.env.DATA_DIR ?? '.data/bench-register-actions';
@@ -46,18 +46,37 @@ await runCli(async () => {
       .values({ ukprn, name: `Actions bench ${ukprn}` })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const { token } = await createToken(db, { providerUkprn: ukprn, environment: config.REGISTER_ENVIRONMENT, secret: tokenSecret(config) });
+    const { token } = await createToken(db, {
+      providerUkprn: ukprn,
+      environment: config.REGISTER_ENVIRONMENT,
+      secret: tokenSecret(config),
+    });
 
     // Trainees straight into the table (the API only creates submitted_for_trn ones; defer needs trn_received too).
     const row = () => ({
-      id: newSlug(), provider_id: providerId, state: 'trn_received' as const, trn: '1234567', first_names: 'Bench', last_name: 'Actions',
-      date_of_birth: '1990-01-01', sex: '10', training_route: '12', course_subject_1: '100425', course_age_range: '13918',
-      study_mode: '01', itt_start_date: '2025-09-01', itt_end_date: '2026-07-31', disabilities: '{}',
+      id: newSlug(),
+      provider_id: providerId,
+      state: 'trn_received' as const,
+      trn: '1234567',
+      first_names: 'Bench',
+      last_name: 'Actions',
+      date_of_birth: '1990-01-01',
+      sex: '10',
+      training_route: '12',
+      course_subject_1: '100425',
+      course_age_range: '13918',
+      study_mode: '01',
+      itt_start_date: '2025-09-01',
+      itt_end_date: '2026-07-31',
+      disabilities: '{}',
     });
     const rotating = Array.from({ length: ROTATING_TRAINEES }, row);
     const deferrable = Array.from({ length: DEFERRABLE_TRAINEES }, row);
     for (let i = 0; i < deferrable.length; i += 1000) {
-      await db.insertInto('trainees').values([...(i === 0 ? rotating : []), ...deferrable.slice(i, i + 1000)]).execute();
+      await db
+        .insertInto('trainees')
+        .values([...(i === 0 ? rotating : []), ...deferrable.slice(i, i + 1000)])
+        .execute();
     }
 
     const port = await freePort();
@@ -72,41 +91,83 @@ await runCli(async () => {
     const scenarios: Array<{ name: string; setup: (r: BenchRequest) => BenchRequest }> = [
       {
         name: 'defer',
-        setup: (r) => ({ ...r, method: 'POST', path: `${base}/${deferrable[counter++ % DEFERRABLE_TRAINEES]!.id}/defer`, headers: jsonHeaders, body: JSON.stringify({ data: { defer_date: today } }) }),
+        setup: (r) => ({
+          ...r,
+          method: 'POST',
+          path: `${base}/${deferrable[counter++ % DEFERRABLE_TRAINEES]!.id}/defer`,
+          headers: jsonHeaders,
+          body: JSON.stringify({ data: { defer_date: today } }),
+        }),
       },
       {
         name: 'add placement',
-        setup: (r) => ({ ...r, method: 'POST', path: `${base}/${rotatingId()}/placements`, headers: jsonHeaders, body: JSON.stringify({ data: { name: 'Bench school', postcode: 'BN1 1AA' } }) }),
+        setup: (r) => ({
+          ...r,
+          method: 'POST',
+          path: `${base}/${rotatingId()}/placements`,
+          headers: jsonHeaders,
+          body: JSON.stringify({ data: { name: 'Bench school', postcode: 'BN1 1AA' } }),
+        }),
       },
       {
         name: 'add degree',
         // A different graduation year per round over the trainees, so none is a duplicate (409).
         setup: (r) => {
           const n = counter++;
-          const body = { subject: '100425', uk_degree: '083', institution: '0117', grade: '02', graduation_year: 2024 - (Math.floor(n / ROTATING_TRAINEES) % 55) };
-          return { ...r, method: 'POST', path: `${base}/${rotating[n % ROTATING_TRAINEES]!.id}/degrees`, headers: jsonHeaders, body: JSON.stringify({ data: body }) };
+          const body = {
+            subject: '100425',
+            uk_degree: '083',
+            institution: '0117',
+            grade: '02',
+            graduation_year: 2024 - (Math.floor(n / ROTATING_TRAINEES) % 55),
+          };
+          return {
+            ...r,
+            method: 'POST',
+            path: `${base}/${rotating[n % ROTATING_TRAINEES]!.id}/degrees`,
+            headers: jsonHeaders,
+            body: JSON.stringify({ data: body }),
+          };
         },
       },
-      { name: 'list placements', setup: (r) => ({ ...r, method: 'GET', path: `${base}/${rotatingId()}/placements`, headers }) },
-      { name: 'list degrees', setup: (r) => ({ ...r, method: 'GET', path: `${base}/${rotatingId()}/degrees`, headers }) },
+      {
+        name: 'list placements',
+        setup: (r) => ({ ...r, method: 'GET', path: `${base}/${rotatingId()}/placements`, headers }),
+      },
+      {
+        name: 'list degrees',
+        setup: (r) => ({ ...r, method: 'GET', path: `${base}/${rotatingId()}/degrees`, headers }),
+      },
     ];
 
     const results = [];
     for (const scenario of scenarios) {
       counter = 0;
-      const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, duration: DURATION, requests: [{ setupRequest: scenario.setup }] });
+      const result = await autocannon({
+        url: `http://127.0.0.1:${port}`,
+        connections: CONNECTIONS,
+        duration: DURATION,
+        requests: [{ setupRequest: scenario.setup }],
+      });
       const entry = {
         scenario: scenario.name,
         connections: CONNECTIONS,
         durationSeconds: DURATION,
         requests: result.requests.total,
         requestsPerSecond: Math.round(result.requests.average),
-        latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+        latencyMs: {
+          p50: result.latency.p50,
+          p90: result.latency.p90,
+          p99: result.latency.p99,
+          max: result.latency.max,
+        },
         errors: result.errors,
         non2xx: result.non2xx,
       };
       results.push(entry);
-      console.log(`${entry.scenario.padEnd(16)} p50 ${entry.latencyMs.p50} ms  p90 ${entry.latencyMs.p90} ms  p99 ${entry.latencyMs.p99} ms  ${entry.requestsPerSecond} req/s  non-2xx ${entry.non2xx}`);
+      console.log(
+        `${entry.scenario.padEnd(16)} p50 ${entry.latencyMs.p50} ms  p90 ${entry.latencyMs.p90} ms  p99 ${entry.latencyMs.p99} ms  ${entry.requestsPerSecond} req/s  non-2xx ${entry.non2xx}`,
+      );
     }
     await mkdir('bench/results', { recursive: true });
     await writeFile(

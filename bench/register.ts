@@ -21,7 +21,11 @@ import { benchTrainee } from './trainee-payload.js';
  * then `--duration` seconds measured. The benchmarked provider shares the table with 100 others (see below).
  */
 const { values } = parseArgs({
-  options: { duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '10' }, warmup: { type: 'string', default: '2' } },
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+  },
 });
 const DURATION = Number(values.duration);
 // Seconds of the same requests before each measurement, unrecorded: a freshly started server runs its code paths
@@ -42,7 +46,9 @@ interface BenchRequest {
 // Each created trainee comes with a placement and a degree, as a provider's record system sends them.
 const NESTED = {
   placements_attributes: [{ urn: '900020' }],
-  degrees_attributes: [{ grade: '02', subject: '100485', institution: '0117', uk_degree: '083', graduation_year: '2003' }],
+  degrees_attributes: [
+    { grade: '02', subject: '100485', institution: '0117', uk_degree: '083', graduation_year: '2003' },
+  ],
 };
 const trainee = (lastName: string) => benchTrainee('Bench', lastName, NESTED);
 
@@ -52,7 +58,11 @@ const trainee = (lastName: string) => benchTrainee('Bench', lastName, NESTED);
  * provider's trainees the planner rightly scans the whole table, which is not the case to measure.
  */
 async function seedBackgroundTrainees(db: Kysely<Database>, sourceProviderId: number): Promise<void> {
-  const { n } = await db.selectFrom('providers').where('name', 'like', 'Bench background %').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const { n } = await db
+    .selectFrom('providers')
+    .where('name', 'like', 'Bench background %')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   if (Number(n) >= BACKGROUND_PROVIDERS) return;
   const { rows } = await sql<{ column_name: string }>`
     SELECT column_name FROM information_schema.columns
@@ -60,7 +70,9 @@ async function seedBackgroundTrainees(db: Kysely<Database>, sourceProviderId: nu
   const columns = rows.map((r) => sql.ref(r.column_name));
   await sql`
     INSERT INTO providers (ukprn, name)
-    SELECT (20000000 + g)::text, 'Bench background ' || g FROM generate_series(1, ${BACKGROUND_PROVIDERS}) g`.execute(db);
+    SELECT (20000000 + g)::text, 'Bench background ' || g FROM generate_series(1, ${BACKGROUND_PROVIDERS}) g`.execute(
+    db,
+  );
   await sql`
     INSERT INTO trainees (id, provider_id, ${sql.join(columns)})
     SELECT substr(md5(random()::text || clock_timestamp()::text), 1, 24), p.id, ${sql.join(rows.map((r) => sql.ref(`t.${r.column_name}`)))}
@@ -76,8 +88,16 @@ await runCli(async () => {
   try {
     // A provider and token of this run.
     const ukprn = String(Date.now()).slice(-8);
-    const { id: providerId } = await runtime.primary.db.insertInto('providers').values({ ukprn, name: `Bench provider ${ukprn}` }).returning('id').executeTakeFirstOrThrow();
-    const { token } = await createToken(runtime.primary.db, { providerUkprn: ukprn, environment: config.REGISTER_ENVIRONMENT, secret: tokenSecret(config) });
+    const { id: providerId } = await runtime.primary.db
+      .insertInto('providers')
+      .values({ ukprn, name: `Bench provider ${ukprn}` })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const { token } = await createToken(runtime.primary.db, {
+      providerUkprn: ukprn,
+      environment: config.REGISTER_ENVIRONMENT,
+      secret: tokenSecret(config),
+    });
     const port = await freePort();
     server = await startServer(registerBenchServerEnv(dataDir, port));
     const base = `http://127.0.0.1:${port}/api/v2026.1`;
@@ -87,23 +107,46 @@ await runCli(async () => {
 
     const ids: string[] = [];
     for (let i = 0; i < SEED_TRAINEES; i++) {
-      const response = await fetch(`${base}/trainees`, { method: 'POST', headers: jsonHeaders, body: JSON.stringify({ data: trainee(`Seed${ukprn}x${i}`) }) });
+      const response = await fetch(`${base}/trainees`, {
+        method: 'POST',
+        headers: jsonHeaders,
+        body: JSON.stringify({ data: trainee(`Seed${ukprn}x${i}`) }),
+      });
       if (response.status !== 201) throw new Error(`seeding failed: ${response.status} ${await response.text()}`);
       ids.push(((await response.json()) as { data: { trainee_id: string } }).data.trainee_id);
     }
     await seedBackgroundTrainees(runtime.primary.db, providerId);
-    const { tableTrainees } = await runtime.primary.db.selectFrom('trainees').select((eb) => eb.fn.countAll<string>().as('tableTrainees')).executeTakeFirstOrThrow();
+    const { tableTrainees } = await runtime.primary.db
+      .selectFrom('trainees')
+      .select((eb) => eb.fn.countAll<string>().as('tableTrainees'))
+      .executeTakeFirstOrThrow();
 
     let counter = 0;
-    const listPage = (r: BenchRequest): BenchRequest => ({ ...r, method: 'GET', path: `/api/v2026.1/trainees?per_page=50&page=${(counter++ % (SEED_TRAINEES / 50)) + 1}`, headers });
+    const listPage = (r: BenchRequest): BenchRequest => ({
+      ...r,
+      method: 'GET',
+      path: `/api/v2026.1/trainees?per_page=50&page=${(counter++ % (SEED_TRAINEES / 50)) + 1}`,
+      headers,
+    });
     // `vacuum`: the table as autovacuum leaves it (trainees_list_idx answers from the index alone). Without it, the
     // trainees the create scenario just inserted are still heap fetches for the list's count: measured, no target.
-    const scenarios: Array<{ name: string; targetP50Ms: number | null; vacuum: boolean; setup: (r: BenchRequest) => BenchRequest }> = [
+    const scenarios: Array<{
+      name: string;
+      targetP50Ms: number | null;
+      vacuum: boolean;
+      setup: (r: BenchRequest) => BenchRequest;
+    }> = [
       {
         name: 'create',
         targetP50Ms: 20,
         vacuum: true,
-        setup: (r) => ({ ...r, method: 'POST', path: '/api/v2026.1/trainees', headers: jsonHeaders, body: JSON.stringify({ data: trainee(`Run${ukprn}x${counter++}`) }) }),
+        setup: (r) => ({
+          ...r,
+          method: 'POST',
+          path: '/api/v2026.1/trainees',
+          headers: jsonHeaders,
+          body: JSON.stringify({ data: trainee(`Run${ukprn}x${counter++}`) }),
+        }),
       },
       {
         // Issue 46: a 100-row batch create (the v2026.1 extension) in ≤ 300 ms p50.
@@ -111,18 +154,32 @@ await runCli(async () => {
         targetP50Ms: 300,
         vacuum: true,
         setup: (r) => ({
-          ...r, method: 'POST', path: '/api/v2026.1/trainees/batch', headers: jsonHeaders,
+          ...r,
+          method: 'POST',
+          path: '/api/v2026.1/trainees/batch',
+          headers: jsonHeaders,
           body: JSON.stringify({ data: Array.from({ length: 100 }, () => trainee(`Batch${ukprn}x${counter++}`)) }),
         }),
       },
       { name: 'list 50, just after the creates, before vacuum', targetP50Ms: null, vacuum: false, setup: listPage },
-      { name: 'get', targetP50Ms: 10, vacuum: true, setup: (r) => ({ ...r, method: 'GET', path: `/api/v2026.1/trainees/${ids[counter++ % ids.length]}`, headers }) },
+      {
+        name: 'get',
+        targetP50Ms: 10,
+        vacuum: true,
+        setup: (r) => ({ ...r, method: 'GET', path: `/api/v2026.1/trainees/${ids[counter++ % ids.length]}`, headers }),
+      },
       { name: 'list 50', targetP50Ms: 10, vacuum: true, setup: listPage },
       {
         name: 'update',
         targetP50Ms: 20,
         vacuum: true,
-        setup: (r) => ({ ...r, method: 'PATCH', path: `/api/v2026.1/trainees/${ids[counter % ids.length]}`, headers: jsonHeaders, body: JSON.stringify({ data: { first_names: `Bench${counter++}` } }) }),
+        setup: (r) => ({
+          ...r,
+          method: 'PATCH',
+          path: `/api/v2026.1/trainees/${ids[counter % ids.length]}`,
+          headers: jsonHeaders,
+          body: JSON.stringify({ data: { first_names: `Bench${counter++}` } }),
+        }),
       },
     ];
 
@@ -148,15 +205,25 @@ await runCli(async () => {
         tableVacuumed: scenario.vacuum,
         requests: result.requests.total,
         requestsPerSecond: Math.round(result.requests.average),
-        latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+        latencyMs: {
+          p50: result.latency.p50,
+          p90: result.latency.p90,
+          p99: result.latency.p99,
+          max: result.latency.max,
+        },
         targetP50Ms: scenario.targetP50Ms,
         meetsTarget: scenario.targetP50Ms === null ? null : result.latency.p50 <= scenario.targetP50Ms,
         errors: result.errors,
         non2xx: result.non2xx,
       };
       results.push(row);
-      const verdict = row.targetP50Ms === null ? 'no target' : `target p50 ≤ ${row.targetP50Ms} ms: ${row.meetsTarget ? 'met' : 'NOT met'}`;
-      console.log(`${row.scenario.padEnd(8)} p50 ${row.latencyMs.p50} ms  p90 ${row.latencyMs.p90} ms  p99 ${row.latencyMs.p99} ms  ${row.requestsPerSecond} req/s  non-2xx ${row.non2xx}  (${verdict})`);
+      const verdict =
+        row.targetP50Ms === null
+          ? 'no target'
+          : `target p50 ≤ ${row.targetP50Ms} ms: ${row.meetsTarget ? 'met' : 'NOT met'}`;
+      console.log(
+        `${row.scenario.padEnd(8)} p50 ${row.latencyMs.p50} ms  p90 ${row.latencyMs.p90} ms  p99 ${row.latencyMs.p99} ms  ${row.requestsPerSecond} req/s  non-2xx ${row.non2xx}  (${verdict})`,
+      );
     }
     await mkdir('bench/results', { recursive: true });
     await writeFile(

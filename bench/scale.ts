@@ -60,7 +60,9 @@ const { values } = parseArgs({
   strict: true,
 });
 const sizes = [...new Set([SEED_ROWS, ...values.rows.flatMap((r) => r.split(',')).map(Number)])];
-for (const rows of sizes) if (!Number.isInteger(rows) || rows < 1) throw new Error(`--rows must be positive integers (got ${values.rows.join(' ')})`);
+for (const rows of sizes)
+  if (!Number.isInteger(rows) || rows < 1)
+    throw new Error(`--rows must be positive integers (got ${values.rows.join(' ')})`);
 const requestsPerShape = Number(values.requests);
 const catalogueVersions = Number(values.catalogue);
 const catalogueMemoryMb = Number(values['catalogue-memory-mb']);
@@ -69,7 +71,12 @@ const coldLimitMs = Number(values['cold-limit-seconds']) * 1000;
 const dataDir = path.resolve(values['data-dir']);
 const filesDir = `${dataDir}-files`;
 
-interface Latency { n: number; p50Ms: number; p99Ms: number; maxMs: number }
+interface Latency {
+  n: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
 
 function latency(samples: number[]): Latency {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -92,9 +99,17 @@ async function memoryOf(pid: number): Promise<{ peakMb: number; rssMb: number } 
 const loadAverage = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
 
 /** Runs a CLI of the service compiled, as production runs it (`node dist/src/cli/<name>.js`, the service process environment), sampling its peak RSS. */
-async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ output: string; seconds: number; peakRssMb: number }> {
+async function runServiceCli(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ output: string; seconds: number; peakRssMb: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [`dist/src/cli/${name}.js`, ...args], { cwd: root, env: { ...env, ...SERVICE_PROCESS_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [`dist/src/cli/${name}.js`, ...args], {
+    cwd: root,
+    env: { ...env, ...SERVICE_PROCESS_ENV },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -110,14 +125,23 @@ async function runServiceCli(name: string, args: string[], env: NodeJS.ProcessEn
   return { output, seconds: (performance.now() - started) / 1000, peakRssMb };
 }
 
-async function send(url: string, variant: ShapeVariant): Promise<{ ms: number; engine: string; totalResults?: number; status: number }> {
+async function send(
+  url: string,
+  variant: ShapeVariant,
+): Promise<{ ms: number; engine: string; totalResults?: number; status: number }> {
   const started = performance.now();
   const response = await fetchVariant(url, variant);
   const text = await response.text();
   const ms = performance.now() - started;
-  if (response.status !== 200) throw new Error(`${variant.http.method} ${variant.http.path} answered ${response.status}: ${text.slice(0, 500)}`);
+  if (response.status !== 200)
+    throw new Error(`${variant.http.method} ${variant.http.path} answered ${response.status}: ${text.slice(0, 500)}`);
   const total = text.match(/"totalResults":(\d+)/)?.[1];
-  return { ms, engine: response.headers.get('x-query-engine') ?? '?', totalResults: total ? Number(total) : undefined, status: response.status };
+  return {
+    ms,
+    engine: response.headers.get('x-query-engine') ?? '?',
+    totalResults: total ? Number(total) : undefined,
+    status: response.status,
+  };
 }
 
 /** Resolves once the server's /metrics shows no row index loading, or at `deadline` (a performance.now() time). */
@@ -130,7 +154,12 @@ async function untilNoRowIndexLoading(url: string, deadline: number): Promise<vo
 }
 
 /** `count` requests per shape, each a different variant, one at a time; the first two of each are unmeasured. */
-async function measureHttp(url: string, shapes: Shape[], count: number, offset: number): Promise<Record<string, Latency & { engines: Record<string, number> }>> {
+async function measureHttp(
+  url: string,
+  shapes: Shape[],
+  count: number,
+  offset: number,
+): Promise<Record<string, Latency & { engines: Record<string, number> }>> {
   const result: Record<string, Latency & { engines: Record<string, number> }> = {};
   for (const shape of shapes) {
     const samples: number[] = [];
@@ -146,7 +175,12 @@ async function measureHttp(url: string, shapes: Shape[], count: number, offset: 
   return result;
 }
 
-async function measureDuck(connection: DuckDBConnection, shapes: Shape[], count: number, offset: number): Promise<Record<string, Latency>> {
+async function measureDuck(
+  connection: DuckDBConnection,
+  shapes: Shape[],
+  count: number,
+  offset: number,
+): Promise<Record<string, Latency>> {
   const result: Record<string, Latency> = {};
   for (const shape of shapes) {
     const samples: number[] = [];
@@ -169,7 +203,15 @@ async function measureDuck(connection: DuckDBConnection, shapes: Shape[], count:
  * then a second server on the same database (a restart), the same rounds once its /health/ready says ready.
  */
 async function measureCatalogue(
-  rows: number, csv: string, first: string, env: NodeJS.ProcessEnv, databaseUrl: string, duckP50: Record<string, number>, versions: number, memoryMb: number, count: number,
+  rows: number,
+  csv: string,
+  first: string,
+  env: NodeJS.ProcessEnv,
+  databaseUrl: string,
+  duckP50: Record<string, number>,
+  versions: number,
+  memoryMb: number,
+  count: number,
 ): Promise<CatalogueResult> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
@@ -183,7 +225,11 @@ async function measureCatalogue(
         [id, PUBLICATION_ID, `Scale benchmark catalogue ${k}: ${rows.toLocaleString('en-GB')} rows`],
       );
       console.log(`  catalogue: importing version ${k} of ${versions} ...`);
-      const imported = await runServiceCli('import', ['--data-set', id, '--version', '1.0', '--data', csv, '--meta', path.join(SEED_SOURCE, 'meta.csv')], env);
+      const imported = await runServiceCli(
+        'import',
+        ['--data-set', id, '--version', '1.0', '--data', csv, '--meta', path.join(SEED_SOURCE, 'meta.csv')],
+        env,
+      );
       importSeconds.push(Math.round(imported.seconds * 10) / 10);
       dataSetIds.push(id);
     }
@@ -192,8 +238,18 @@ async function measureCatalogue(
   }
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const serverEnv = { ...env, PORT: String(port), HOST: '127.0.0.1', SEED_ON_START: 'false', RATE_LIMIT_STATISTICS_MAX: '1000000000', QUERY_INDEX_MEMORY_MB: String(memoryMb) };
-  const overDuckdb = (shapes: Record<string, Latency>) => Object.fromEntries(Object.entries(shapes).map(([name, l]) => [name, Math.round((l.p50Ms / duckP50[name]!) * 100) / 100]));
+  const serverEnv = {
+    ...env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SEED_ON_START: 'false',
+    RATE_LIMIT_STATISTICS_MAX: '1000000000',
+    QUERY_INDEX_MEMORY_MB: String(memoryMb),
+  };
+  const overDuckdb = (shapes: Record<string, Latency>) =>
+    Object.fromEntries(
+      Object.entries(shapes).map(([name, l]) => [name, Math.round((l.p50Ms / duckP50[name]!) * 100) / 100]),
+    );
   // First use: a cold server that no version was ever asked of, measured from its first request.
   let shapesOf: Shape[][];
   let firstUse: Record<string, Latency & { engines: Record<string, number> }>;
@@ -213,12 +269,15 @@ async function measureCatalogue(
     await server.listening;
     for (;;) {
       if ((await fetch(`${url}/health/ready`)).status === 200) break;
-      if (performance.now() - started > 120000) throw new Error('the restarted catalogue server was not ready within 120 s');
+      if (performance.now() - started > 120000)
+        throw new Error('the restarted catalogue server was not ready within 120 s');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const readySeconds = Math.round((performance.now() - started) / 10) / 100;
     const shapes = await catalogueRounds(url, shapesOf, count);
-    const metrics = (await (await fetch(`${url}/metrics`)).text()).split('\n').filter((line) => line.startsWith('statistics_row_index'));
+    const metrics = (await (await fetch(`${url}/metrics`)).text())
+      .split('\n')
+      .filter((line) => line.startsWith('statistics_row_index'));
     const memory = await memoryOf(server.child.pid!);
     return {
       versions: dataSetIds.length,
@@ -238,7 +297,11 @@ async function measureCatalogue(
 }
 
 /** Every shape asked of every version in turn, `count` rounds (each request a different variant). */
-async function catalogueRounds(url: string, shapesOf: Shape[][], count: number): Promise<Record<string, Latency & { engines: Record<string, number> }>> {
+async function catalogueRounds(
+  url: string,
+  shapesOf: Shape[][],
+  count: number,
+): Promise<Record<string, Latency & { engines: Record<string, number> }>> {
   const samples = new Map<string, { ms: number[]; engines: Record<string, number> }>();
   for (let round = 0; round < count; round++) {
     for (let v = 0; v < shapesOf.length; v++) {
@@ -280,7 +343,13 @@ interface SizeResult {
   dataSetId: string;
   measuredAt: string;
   loadAverage: { atStart: number[]; atEnd: number[] };
-  import: { seconds: number; importerSeconds: number; rowsPerSecond: number; peakRssMb: number; phases?: Record<string, number> };
+  import: {
+    seconds: number;
+    importerSeconds: number;
+    rowsPerSecond: number;
+    peakRssMb: number;
+    phases?: Record<string, number>;
+  };
   storage: {
     rowTable?: { heapMb: number; indexesMb: number; toastMb: number; totalMb: number };
     storedRowIndexMb: { facets: number; values: number };
@@ -291,7 +360,11 @@ interface SizeResult {
     totalOverParquet: number;
   };
   duckdb: { csvToParquetSeconds: number; csvRowsPerSecond: number };
-  coldStart: { listeningSeconds: number; rowIndexAnsweringSeconds: number | null; coldWindow: Record<string, Latency & { engines: Record<string, number> }> };
+  coldStart: {
+    listeningSeconds: number;
+    rowIndexAnsweringSeconds: number | null;
+    coldWindow: Record<string, Latency & { engines: Record<string, number> }>;
+  };
   warm: Record<string, Latency & { engines: Record<string, number> }>;
   /** With the index off (QUERY_INDEX_MEMORY_MB=0): what answers a version not in memory. */
   coldPath: Record<string, Latency & { engines: Record<string, number> }>;
@@ -326,23 +399,37 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
 
     // Import with the real importer, in its own process.
     console.log(`Importing ${rows.toLocaleString('en-GB')} rows ...`);
-    const imported = await runServiceCli('import', ['--data-set', dataSetId, '--version', '1.0', '--data', csv, '--meta', path.join(SEED_SOURCE, 'meta.csv')], env);
+    const imported = await runServiceCli(
+      'import',
+      ['--data-set', dataSetId, '--version', '1.0', '--data', csv, '--meta', path.join(SEED_SOURCE, 'meta.csv')],
+      env,
+    );
     const importerSeconds = Number(imported.output.match(/rows in ([\d.]+) s/)?.[1] ?? NaN);
     // The importer's `Phases: read 1.2 s, metadata 0.1 s, …` line.
     const phases = Object.fromEntries(
-      [...(imported.output.match(/Phases: (.*)\./)?.[1] ?? '').matchAll(/(\w+) ([\d.]+) s/g)].map((m) => [m[1]!, Number(m[2])]),
+      [...(imported.output.match(/Phases: (.*)\./)?.[1] ?? '').matchAll(/(\w+) ([\d.]+) s/g)].map((m) => [
+        m[1]!,
+        Number(m[2]),
+      ]),
     );
-    console.log(`  ${importerSeconds} s in the importer (${JSON.stringify(phases)}), ${imported.seconds.toFixed(1)} s wall, peak RSS ${imported.peakRssMb} MB`);
+    console.log(
+      `  ${importerSeconds} s in the importer (${JSON.stringify(phases)}), ${imported.seconds.toFixed(1)} s wall, peak RSS ${imported.peakRssMb} MB`,
+    );
 
     // Storage in PostgreSQL.
-    const { rows: [version] } = await client.query<{ rows_table: string; total_results: number; file_bytes: string }>(
+    const {
+      rows: [version],
+    } = await client.query<{ rows_table: string; total_results: number; file_bytes: string }>(
       `SELECT v.rows_table, v.total_results, (SELECT octet_length(f.content_gzip)::bigint FROM data_set_version_files f WHERE f.version_id = v.id) AS file_bytes
          FROM data_set_versions v WHERE v.data_set_id = $1`,
       [dataSetId],
     );
-    if (!version || version.total_results !== rows) throw new Error(`The import of ${dataSetId} has ${version?.total_results} rows, expected ${rows}`);
+    if (!version || version.total_results !== rows)
+      throw new Error(`The import of ${dataSetId} has ${version?.total_results} rows, expected ${rows}`);
     // Its row table, where it has one (the importer writes none by default: the stored row index holds the rows).
-    const { rows: [sizes] } = await client.query<{ heap: string; indexes: string; total: string }>(
+    const {
+      rows: [sizes],
+    } = await client.query<{ heap: string; indexes: string; total: string }>(
       `SELECT coalesce(pg_relation_size(t), 0) AS heap, coalesce(pg_indexes_size(t), 0) AS indexes, coalesce(pg_total_relation_size(t), 0) AS total
          FROM (SELECT to_regclass($1) AS t) r`,
       [`stats_data.${version.rows_table}`],
@@ -379,7 +466,9 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       rowsOverParquet: Math.round(((total + storedIndex) / parquetBytes) * 10) / 10,
       totalOverParquet: Math.round(((total + storedIndex + file) / parquetBytes) * 10) / 10,
     };
-    console.log(`  storage ${storage.totalMb} MB (row table ${storage.rowTable.totalMb}, stored row index ${mb(storedIndex)}, file ${storage.storedFileGzipMb}) vs Parquet ${storage.parquetZstdMb} MB`);
+    console.log(
+      `  storage ${storage.totalMb} MB (row table ${storage.rowTable.totalMb}, stored row index ${mb(storedIndex)}, file ${storage.storedFileGzipMb}) vs Parquet ${storage.parquetZstdMb} MB`,
+    );
 
     // The server, cold: spawn, then the five shapes in turn until the row index answers. The import's dirty pages
     // are written first, so the figure is the server's start, not the database's checkpoint after a 5M-row import
@@ -387,7 +476,13 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     await client.query('CHECKPOINT');
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const serverEnv = { ...env, PORT: String(port), HOST: '127.0.0.1', SEED_ON_START: 'false', RATE_LIMIT_STATISTICS_MAX: '1000000000' };
+    const serverEnv = {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SEED_ON_START: 'false',
+      RATE_LIMIT_STATISTICS_MAX: '1000000000',
+    };
     // The variants of the shapes are made from the version's metadata before the timed start, so the cold window
     // counts the server's time, not this client's making them (0.1 s) or its first fetch; with QUERY_INDEX_WARM_VERSIONS=0
     // this server neither loads nor notes the use of any row index.
@@ -409,7 +504,9 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       const listeningSeconds = await cold.listening;
       // What a client asks first; its answer is the one read above.
       await (await fetch(`${url}/v1/data-sets/${dataSetId}/meta`)).arrayBuffer();
-      const coldSamples = new Map<string, { ms: number[]; engines: Record<string, number> }>(shapes.map((s) => [s.name, { ms: [], engines: {} }]));
+      const coldSamples = new Map<string, { ms: number[]; engines: Record<string, number> }>(
+        shapes.map((s) => [s.name, { ms: [], engines: {} }]),
+      );
       let readySeconds: number | null = null;
       for (let i = 0; readySeconds === null && performance.now() - spawned < coldLimitMs; i++) {
         for (const shape of shapes) {
@@ -426,9 +523,13 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       coldStart = {
         listeningSeconds: Math.round(listeningSeconds * 100) / 100,
         rowIndexAnsweringSeconds: readySeconds === null ? null : Math.round(readySeconds * 100) / 100,
-        coldWindow: Object.fromEntries([...coldSamples].map(([name, s]) => [name, { ...latency(s.ms), engines: s.engines }])),
+        coldWindow: Object.fromEntries(
+          [...coldSamples].map(([name, s]) => [name, { ...latency(s.ms), engines: s.engines }]),
+        ),
       };
-      console.log(`  cold start: listening after ${coldStart.listeningSeconds} s, row index answering after ${coldStart.rowIndexAnsweringSeconds ?? `more than ${coldLimitMs / 1000}`} s`);
+      console.log(
+        `  cold start: listening after ${coldStart.listeningSeconds} s, row index answering after ${coldStart.rowIndexAnsweringSeconds ?? `more than ${coldLimitMs / 1000}`} s`,
+      );
       // Warm means the whole index: the index answers once its facets are in, and until its values part is in too a
       // page's values come from PostgreSQL by row id (at 20M rows that took the first shape's whole run).
       await untilNoRowIndexLoading(url, spawned + coldLimitMs);
@@ -459,8 +560,15 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     const catalogue =
       catalogueVersions > 1 && rows === largestSize
         ? await measureCatalogue(
-            rows, csv, dataSetId, env, databaseUrl, Object.fromEntries(Object.entries(duckdbQueries).map(([name, l]) => [name, l.p50Ms])),
-            catalogueVersions, catalogueMemoryMb, requestsPerShape,
+            rows,
+            csv,
+            dataSetId,
+            env,
+            databaseUrl,
+            Object.fromEntries(Object.entries(duckdbQueries).map(([name, l]) => [name, l.p50Ms])),
+            catalogueVersions,
+            catalogueMemoryMb,
+            requestsPerShape,
           )
         : undefined;
     if (catalogue) console.log(JSON.stringify({ catalogue }, null, 1));
@@ -469,19 +577,36 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       dataSetId,
       measuredAt: new Date().toISOString(),
       loadAverage: { atStart, atEnd: loadAverage() },
-      import: { seconds: Math.round(imported.seconds * 100) / 100, importerSeconds, rowsPerSecond: Math.round(rows / importerSeconds), peakRssMb: imported.peakRssMb, phases },
+      import: {
+        seconds: Math.round(imported.seconds * 100) / 100,
+        importerSeconds,
+        rowsPerSecond: Math.round(rows / importerSeconds),
+        peakRssMb: imported.peakRssMb,
+        phases,
+      },
       storage,
-      duckdb: { csvToParquetSeconds: Math.round(csvToParquetSeconds * 100) / 100, csvRowsPerSecond: Math.round(rows / csvToParquetSeconds) },
+      duckdb: {
+        csvToParquetSeconds: Math.round(csvToParquetSeconds * 100) / 100,
+        csvRowsPerSecond: Math.round(rows / csvToParquetSeconds),
+      },
       coldStart,
       warm,
       coldPath,
       duckdbQueries,
-      coldPathOverDuckdbP50: Object.fromEntries(shapes.map((s) => [s.name, Math.round((coldPath[s.name]!.p50Ms / duckdbQueries[s.name]!.p50Ms) * 100) / 100])),
+      coldPathOverDuckdbP50: Object.fromEntries(
+        shapes.map((s) => [s.name, Math.round((coldPath[s.name]!.p50Ms / duckdbQueries[s.name]!.p50Ms) * 100) / 100]),
+      ),
       serverRssMb,
       countsAgree,
       ...(catalogue ? { catalogue } : {}),
     };
-    console.log(JSON.stringify({ warm: result.warm, coldPath: result.coldPath, duckdb: result.duckdbQueries, countsAgree }, null, 1));
+    console.log(
+      JSON.stringify(
+        { warm: result.warm, coldPath: result.coldPath, duckdb: result.duckdbQueries, countsAgree },
+        null,
+        1,
+      ),
+    );
     return result;
   } finally {
     await client.end();
@@ -503,40 +628,100 @@ function renderTable(results: SizeResult[]): string {
   const shapeNames = Object.keys(sorted[0]?.warm ?? {});
   const lines = [
     head,
-    row('measured at (UTC), load average 1/5/15 min at start → end', (r) => `${r.measuredAt.slice(0, 16).replace('T', ' ')}, ${r.loadAverage.atStart.join('/')} → ${r.loadAverage.atEnd.join('/')}`),
-    row('import: rows/s (importer\'s own time) / peak RSS of the importing process', (r) => `${fmt(r.import.rowsPerSecond)} rows/s (${fmt(r.import.importerSeconds, 1)} s) / ${fmt(r.import.peakRssMb)} MB`),
+    row(
+      'measured at (UTC), load average 1/5/15 min at start → end',
+      (r) =>
+        `${r.measuredAt.slice(0, 16).replace('T', ' ')}, ${r.loadAverage.atStart.join('/')} → ${r.loadAverage.atEnd.join('/')}`,
+    ),
+    row(
+      "import: rows/s (importer's own time) / peak RSS of the importing process",
+      (r) =>
+        `${fmt(r.import.rowsPerSecond)} rows/s (${fmt(r.import.importerSeconds, 1)} s) / ${fmt(r.import.peakRssMb)} MB`,
+    ),
     row('import phases, s (read + COPY, metadata, row table, its indexes, row index, file, changes, commit)', (r) =>
-      r.import.phases ? Object.values(r.import.phases).map((seconds) => fmt(seconds, 1)).join(' / ') : 'not recorded'),
+      r.import.phases
+        ? Object.values(r.import.phases)
+            .map((seconds) => fmt(seconds, 1))
+            .join(' / ')
+        : 'not recorded',
+    ),
     row('DuckDB reads the CSV (to Parquet)', (r) => `${fmt(r.duckdb.csvRowsPerSecond)} rows/s`),
     row('storage in PostgreSQL: all (row table + stored row index + data file gzip)', (r) =>
-      r.storage.rowTable ? `${fmt(r.storage.totalMb)} MB (${fmt(r.storage.rowTable.totalMb)} + ${fmt(r.storage.storedRowIndexMb.facets + r.storage.storedRowIndexMb.values, 1)} + ${fmt(r.storage.storedFileGzipMb, 1)})` : 'not recorded'),
-    row('stored row index (deflated): facets part / values part', (r) => `${fmt(r.storage.storedRowIndexMb.facets, 1)} MB / ${fmt(r.storage.storedRowIndexMb.values, 1)} MB`),
-    row('zstd Parquet of the same rows; PostgreSQL ÷ Parquet: the rows / all', (r) => `${fmt(r.storage.parquetZstdMb, 1)} MB; ${fmt(r.storage.rowsOverParquet, 1)}× / ${fmt(r.storage.totalOverParquet, 1)}×`),
-    row('server start → listening / → row index answering', (r) => `${fmt(r.coldStart.listeningSeconds, 1)} s / ${r.coldStart.rowIndexAnsweringSeconds === null ? 'never (limit)' : `${fmt(r.coldStart.rowIndexAnsweringSeconds, 1)} s`}`),
-    row('server RSS with the row index (without: it was never ready)', (r) => `${fmt(r.serverRssMb.withIndex)} MB${r.coldStart.rowIndexAnsweringSeconds === null ? ' (without)' : ''}`),
-    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — cold window`, (r) => { const c = r.coldStart.coldWindow[name]; return c && c.n ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (n ${c.n})` : '—'; })),
-    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — cold path (index off: stored columns) · DuckDB · cold ÷ DuckDB p50`, (r) => `${fmt(r.coldPath?.[name]?.p50Ms, 1)} / ${fmt(r.coldPath?.[name]?.p99Ms, 1)} (${enginesOf(r.coldPath?.[name]?.engines ?? {})}) · ${fmt(r.duckdbQueries[name]?.p50Ms, 1)} / ${fmt(r.duckdbQueries[name]?.p99Ms, 1)} · ${fmt(r.coldPathOverDuckdbP50?.[name], 2)}×`)),
-    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — warm (row index; "SQL" where the index never answered)`, (r) => {
-      const warm = r.warm[name];
-      return `${fmt(warm?.p50Ms, 1)} / ${fmt(warm?.p99Ms, 1)}${warm && !warm.engines.index ? ' (SQL)' : ''}`;
-    })),
-    row('catalogue: versions of this size under QUERY_INDEX_MEMORY_MB; a restarted server: start → ready, RSS at the end', (r) =>
-      r.catalogue
-        ? `${r.catalogue.versions} under ${fmt(r.catalogue.memoryBudgetMb)} MB; ${r.catalogue.restartReadySeconds === undefined ? '(no restart measured)' : `${fmt(r.catalogue.restartReadySeconds, 1)} s`}, RSS ${fmt(r.catalogue.serverRssMb.atEnd)} MB (peak ${fmt(r.catalogue.serverRssMb.peak)})${r.catalogue.note ? `; ${r.catalogue.note}` : ''}`
-        : '—'),
-    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — catalogue, first use: every request from a cold server's first (engines) · ÷ DuckDB p50`, (r) => {
-      const c = r.catalogue?.firstUse?.[name];
-      return c ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (${enginesOf(c.engines)}) · ${fmt(r.catalogue!.firstUseOverDuckdbP50?.[name], 2)}×` : '—';
-    })),
-    ...shapeNames.map((name) => row(`${name}: p50 / p99 ms — catalogue, a restarted server once ready (engines) · ÷ DuckDB p50`, (r) => {
-      const c = r.catalogue?.firstUse ? r.catalogue.shapes[name] : undefined;
-      return c ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (${enginesOf(c.engines)}) · ${fmt(r.catalogue!.overDuckdbP50[name], 2)}×` : '—';
-    })),
+      r.storage.rowTable
+        ? `${fmt(r.storage.totalMb)} MB (${fmt(r.storage.rowTable.totalMb)} + ${fmt(r.storage.storedRowIndexMb.facets + r.storage.storedRowIndexMb.values, 1)} + ${fmt(r.storage.storedFileGzipMb, 1)})`
+        : 'not recorded',
+    ),
+    row(
+      'stored row index (deflated): facets part / values part',
+      (r) => `${fmt(r.storage.storedRowIndexMb.facets, 1)} MB / ${fmt(r.storage.storedRowIndexMb.values, 1)} MB`,
+    ),
+    row(
+      'zstd Parquet of the same rows; PostgreSQL ÷ Parquet: the rows / all',
+      (r) =>
+        `${fmt(r.storage.parquetZstdMb, 1)} MB; ${fmt(r.storage.rowsOverParquet, 1)}× / ${fmt(r.storage.totalOverParquet, 1)}×`,
+    ),
+    row(
+      'server start → listening / → row index answering',
+      (r) =>
+        `${fmt(r.coldStart.listeningSeconds, 1)} s / ${r.coldStart.rowIndexAnsweringSeconds === null ? 'never (limit)' : `${fmt(r.coldStart.rowIndexAnsweringSeconds, 1)} s`}`,
+    ),
+    row(
+      'server RSS with the row index (without: it was never ready)',
+      (r) => `${fmt(r.serverRssMb.withIndex)} MB${r.coldStart.rowIndexAnsweringSeconds === null ? ' (without)' : ''}`,
+    ),
+    ...shapeNames.map((name) =>
+      row(`${name}: p50 / p99 ms — cold window`, (r) => {
+        const c = r.coldStart.coldWindow[name];
+        return c && c.n ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (n ${c.n})` : '—';
+      }),
+    ),
+    ...shapeNames.map((name) =>
+      row(
+        `${name}: p50 / p99 ms — cold path (index off: stored columns) · DuckDB · cold ÷ DuckDB p50`,
+        (r) =>
+          `${fmt(r.coldPath?.[name]?.p50Ms, 1)} / ${fmt(r.coldPath?.[name]?.p99Ms, 1)} (${enginesOf(r.coldPath?.[name]?.engines ?? {})}) · ${fmt(r.duckdbQueries[name]?.p50Ms, 1)} / ${fmt(r.duckdbQueries[name]?.p99Ms, 1)} · ${fmt(r.coldPathOverDuckdbP50?.[name], 2)}×`,
+      ),
+    ),
+    ...shapeNames.map((name) =>
+      row(`${name}: p50 / p99 ms — warm (row index; "SQL" where the index never answered)`, (r) => {
+        const warm = r.warm[name];
+        return `${fmt(warm?.p50Ms, 1)} / ${fmt(warm?.p99Ms, 1)}${warm && !warm.engines.index ? ' (SQL)' : ''}`;
+      }),
+    ),
+    row(
+      'catalogue: versions of this size under QUERY_INDEX_MEMORY_MB; a restarted server: start → ready, RSS at the end',
+      (r) =>
+        r.catalogue
+          ? `${r.catalogue.versions} under ${fmt(r.catalogue.memoryBudgetMb)} MB; ${r.catalogue.restartReadySeconds === undefined ? '(no restart measured)' : `${fmt(r.catalogue.restartReadySeconds, 1)} s`}, RSS ${fmt(r.catalogue.serverRssMb.atEnd)} MB (peak ${fmt(r.catalogue.serverRssMb.peak)})${r.catalogue.note ? `; ${r.catalogue.note}` : ''}`
+          : '—',
+    ),
+    ...shapeNames.map((name) =>
+      row(
+        `${name}: p50 / p99 ms — catalogue, first use: every request from a cold server's first (engines) · ÷ DuckDB p50`,
+        (r) => {
+          const c = r.catalogue?.firstUse?.[name];
+          return c
+            ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (${enginesOf(c.engines)}) · ${fmt(r.catalogue!.firstUseOverDuckdbP50?.[name], 2)}×`
+            : '—';
+        },
+      ),
+    ),
+    ...shapeNames.map((name) =>
+      row(`${name}: p50 / p99 ms — catalogue, a restarted server once ready (engines) · ÷ DuckDB p50`, (r) => {
+        const c = r.catalogue?.firstUse ? r.catalogue.shapes[name] : undefined;
+        return c
+          ? `${fmt(c.p50Ms, 1)} / ${fmt(c.p99Ms, 1)} (${enginesOf(c.engines)}) · ${fmt(r.catalogue!.overDuckdbP50[name], 2)}×`
+          : '—';
+      }),
+    ),
   ];
   return lines.join('\n');
 }
 
-const enginesOf = (engines: Record<string, number>) => Object.entries(engines).map(([engine, n]) => `${engine} ${n}`).join(', ');
+const enginesOf = (engines: Record<string, number>) =>
+  Object.entries(engines)
+    .map(([engine, n]) => `${engine} ${n}`)
+    .join(', ');
 
 async function writeDocsTable(results: SizeResult[]): Promise<void> {
   const docs = await readFile(DOCS_FILE, 'utf8');
@@ -574,25 +759,37 @@ try {
   await runServiceCli('migrate', [], { ...process.env, DATABASE_URL: databaseUrl });
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  await client.query(`INSERT INTO publications (id, title, slug, summary) VALUES ($1, 'Scale benchmark', 'scale-benchmark', '') ON CONFLICT (id) DO NOTHING`, [PUBLICATION_ID]);
+  await client.query(
+    `INSERT INTO publications (id, title, slug, summary) VALUES ($1, 'Scale benchmark', 'scale-benchmark', '') ON CONFLICT (id) DO NOTHING`,
+    [PUBLICATION_ID],
+  );
   await client.end();
-  const previous = existsSync(RESULTS_FILE) ? ((JSON.parse(await readFile(RESULTS_FILE, 'utf8')) as { sizes: SizeResult[] }).sizes ?? []) : [];
+  const previous = existsSync(RESULTS_FILE)
+    ? ((JSON.parse(await readFile(RESULTS_FILE, 'utf8')) as { sizes: SizeResult[] }).sizes ?? [])
+    : [];
   const bySize = new Map(previous.map((r) => [r.rows, r]));
   for (const rows of sizes) {
     const result = await measureSize(rows, databaseUrl, duck);
     bySize.set(rows, result);
     const report = {
       benchmark: 'npm run bench:scale (bench/scale.ts)',
-      machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version, memoryGb: Math.round(os.totalmem() / 2 ** 30) },
+      machine: {
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model,
+        node: process.version,
+        memoryGb: Math.round(os.totalmem() / 2 ** 30),
+      },
       method:
-        'Import with `npm run import` in its own process (peak RSS sampled from /proc every 100 ms); storage: the stored row index\'s and the data file\'s bytes, and pg_total_relation_size of a row table where there is one; ' +
+        "Import with `npm run import` in its own process (peak RSS sampled from /proc every 100 ms); storage: the stored row index's and the data file's bytes, and pg_total_relation_size of a row table where there is one; " +
         'the server spawned in its own process on the same embedded PostgreSQL (whose caches are warm from the import); latencies client-side over HTTP, one request at a time, each a different variant; ' +
         'DuckDB in process (one connection) over zstd Parquet of the same CSV rows, the count and the page of each variant as SQL, rows read into JS values.',
       sizes: [...bySize.values()].sort((a, b) => a.rows - b.rows),
     };
     await writeFile(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
     await writeDocsTable(report.sizes);
-    console.log(`Wrote ${path.relative(root, RESULTS_FILE)} and the table in docs/performance.md (${rows.toLocaleString('en-GB')} rows)`);
+    console.log(
+      `Wrote ${path.relative(root, RESULTS_FILE)} and the table in docs/performance.md (${rows.toLocaleString('en-GB')} rows)`,
+    );
   }
 } finally {
   duck.closeSync();

@@ -37,7 +37,10 @@ function listening(child: ChildProcess, started: number, name: string): Promise<
 
 /** Starts `src/server.ts` in its own process with `env`; resolves once it listens. */
 export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 120000): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`server did not start within ${timeoutMs / 1000} s`)), timeoutMs);
@@ -56,12 +59,15 @@ export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 120000): P
  * listens, or rejects with its last output if it exits first.
  */
 export function startBuiltServer(
-  env: NodeJS.ProcessEnv, options: { file?: string; nodeArgs?: string[] } = {},
+  env: NodeJS.ProcessEnv,
+  options: { file?: string; nodeArgs?: string[] } = {},
 ): { child: ChildProcess; listening: Promise<number> } {
   const started = performance.now();
   const file = options.file ?? 'dist/server.mjs';
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--enable-source-maps', file], {
-    cwd: root, env: { ...env, ...SERVICE_PROCESS_ENV }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: root,
+    env: { ...env, ...SERVICE_PROCESS_ENV },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   return { child, listening: listening(child, started, file) };
 }

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import Fastify, { LogController, type FastifyHttpOptions, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyHttpOptions,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { openPoolConnections, type Db } from './db/database.js';
@@ -16,10 +23,26 @@ import { loadSheddingPlugin } from './plugins/load-shedding.js';
 import { streamingPlugin } from './plugins/streaming.js';
 import type pg from 'pg';
 import { healthRoutes } from './plugins/health.js';
-import { defaultProblemFormatter, installErrorHandling, ProblemSchema, sendError, toAppError } from './plugins/problem.js';
-import { createStatisticsSharedState, redirectCapitalisedPath, STATISTICS_PREFIXES, statisticsApi } from './statistics/index.js';
+import {
+  defaultProblemFormatter,
+  installErrorHandling,
+  ProblemSchema,
+  sendError,
+  toAppError,
+} from './plugins/problem.js';
+import {
+  createStatisticsSharedState,
+  redirectCapitalisedPath,
+  STATISTICS_PREFIXES,
+  statisticsApi,
+} from './statistics/index.js';
 import { readRunningImports } from './statistics/import/repository.js';
-import { loadQueryVersionMeta, RowIndexStore, StandardEngineChooser, type QueryEngineChooser } from './statistics/query/engine/index.js';
+import {
+  loadQueryVersionMeta,
+  RowIndexStore,
+  StandardEngineChooser,
+  type QueryEngineChooser,
+} from './statistics/query/engine/index.js';
 import { registerApi } from './register/index.js';
 import { loadRegisterReferenceData } from './register/warm-up.js';
 import { REGISTER_OPENAPI_DOCUMENTS } from './register/openapi/index.js';
@@ -106,10 +129,17 @@ export function acceptedRequestId(header: string | string[] | undefined): string
 export const REDACTED_HEADERS = ['req.headers.authorization', 'req.headers["preview-token"]', 'req.headers.cookie'];
 
 /** The Fastify instance's options: logging, request ids, timeouts, routing and Ajv's settings. */
-function serverOptions(config: Config, deps: AppDeps, schemas: ReturnType<typeof deferredSchemaCompilers>): FastifyHttpOptions<Server> {
+function serverOptions(
+  config: Config,
+  deps: AppDeps,
+  schemas: ReturnType<typeof deferredSchemaCompilers>,
+): FastifyHttpOptions<Server> {
   return {
     schemaController: { compilersFactory: schemas.compilersFactory },
-    logger: deps.logger === undefined ? boundedLoggerOptions({ level: config.LOG_LEVEL, redact: REDACTED_HEADERS }) : deps.logger,
+    logger:
+      deps.logger === undefined
+        ? boundedLoggerOptions({ level: config.LOG_LEVEL, redact: REDACTED_HEADERS })
+        : deps.logger,
     // One line per request (onResponse below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // A client's X-Request-Id is kept (and echoed) only when it is a short token of safe characters; anything else
@@ -122,7 +152,10 @@ function serverOptions(config: Config, deps: AppDeps, schemas: ReturnType<typeof
     // fire after up to 45 s): checked every second, a slow-header client gets its 408 within a second of the timeout.
     requestTimeout: config.REQUEST_TIMEOUT_MS + 5000,
     keepAliveTimeout: 5000,
-    http: { headersTimeout: config.HEADERS_TIMEOUT_MS, connectionsCheckingInterval: Math.min(1000, config.HEADERS_TIMEOUT_MS) },
+    http: {
+      headersTimeout: config.HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.min(1000, config.HEADERS_TIMEOUT_MS),
+    },
     trustProxy: config.TRUST_PROXY,
     // Repeated slashes count as one (`/api/v2026.1//trainees`), as the register's real router treats them.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
@@ -210,28 +243,49 @@ async function rowIndexesOf(app: FastifyInstance, config: Config, deps: AppDeps)
 }
 
 /** The app-wide plugins, the event system, both APIs and the explorer, in their order. */
-async function registerModules(app: FastifyInstance, config: Config, deps: AppDeps, rowIndexes: RowIndexStore, traffic: StartupTraffic): Promise<void> {
+async function registerModules(
+  app: FastifyInstance,
+  config: Config,
+  deps: AppDeps,
+  rowIndexes: RowIndexStore,
+  traffic: StartupTraffic,
+): Promise<void> {
   // Between the larger registrations below (and inside the statistics and register APIs), a turn of the event loop:
   // the warm-up's database reads go on while the routes are set up, instead of all waiting for the last route (so
   // the first row index is ready about when the server listens, not after).
   // Import progress read on the readiness pool (in the server): a scrape never queues behind API traffic.
   const importsDb = deps.healthDbs?.[0] ?? deps.db;
-  await app.register(metricsPlugin, { pools: deps.pools, importProgress: () => readRunningImports(importsDb), rowIndexes });
+  await app.register(metricsPlugin, {
+    pools: deps.pools,
+    importProgress: () => readRunningImports(importsDb),
+    rowIndexes,
+  });
   // After the metrics' hooks, so that the requests it refuses are counted too.
   await app.register(loadSheddingPlugin, { config, pools: deps.pools });
   await app.register(hardeningPlugin, { config });
   await app.register(streamingPlugin, { config });
   await nextTurn();
   // The statistics API's groups, descriptions and recorded examples (src/statistics/openapi-examples.ts).
-  await app.register(openApiPlugin, { documents: REGISTER_OPENAPI_DOCUMENTS, transformDocument: withStatisticsExamples });
+  await app.register(openApiPlugin, {
+    documents: REGISTER_OPENAPI_DOCUMENTS,
+    transformDocument: withStatisticsExamples,
+  });
   await nextTurn();
   const lifecycle = { draining: false };
   app.decorate('beginDrain', () => {
     lifecycle.draining = true;
   });
   await app.register(healthRoutes, {
-    db: deps.db, readDb: deps.readDb, probes: deps.healthDbs, readRouting: deps.readRouting, rowIndexes,
-    warmUp: { get warm() { return traffic.warm; } },
+    db: deps.db,
+    readDb: deps.readDb,
+    probes: deps.healthDbs,
+    readRouting: deps.readRouting,
+    rowIndexes,
+    warmUp: {
+      get warm() {
+        return traffic.warm;
+      },
+    },
     pressure: () => app.loadPressure(),
     lifecycle,
   });
@@ -261,7 +315,11 @@ async function registerModules(app: FastifyInstance, config: Config, deps: AppDe
  * and the pools' connections opened, each step waiting while the instance is busy; then it says warm.
  */
 function warmUpAfterReady(
-  app: FastifyInstance, deps: AppDeps, schemas: ReturnType<typeof deferredSchemaCompilers>, rowIndexes: RowIndexStore, traffic: StartupTraffic,
+  app: FastifyInstance,
+  deps: AppDeps,
+  schemas: ReturnType<typeof deferredSchemaCompilers>,
+  rowIndexes: RowIndexStore,
+  traffic: StartupTraffic,
   warmUpOver: () => void,
 ): void {
   // After the row index warm-up, one step at a time, each waiting while a row index loads (compiling alongside

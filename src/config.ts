@@ -175,10 +175,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = withDefaults as Config;
   // Production tokens must never be hashed with the built-in development key.
   if (config.REGISTER_ENVIRONMENT === 'production' && !config.REGISTER_TOKEN_SECRET) {
-    throw new ConfigError('Invalid environment variable REGISTER_TOKEN_SECRET: required (at least 16 characters) when REGISTER_ENVIRONMENT is production');
+    throw new ConfigError(
+      'Invalid environment variable REGISTER_TOKEN_SECRET: required (at least 16 characters) when REGISTER_ENVIRONMENT is production',
+    );
   }
   if (config.REGISTER_ENVIRONMENT === 'production' && config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES) {
-    throw new ConfigError('Invalid environment variable WEBHOOK_ALLOW_PRIVATE_ADDRESSES: only for development and tests, never when REGISTER_ENVIRONMENT is production');
+    throw new ConfigError(
+      'Invalid environment variable WEBHOOK_ALLOW_PRIVATE_ADDRESSES: only for development and tests, never when REGISTER_ENVIRONMENT is production',
+    );
   }
   return config;
 }

@@ -124,7 +124,10 @@ export class PreconditionFailedError extends AppError {
 
 /** A `Range` that starts past the end of the resource (sent with `Content-Range: bytes *\/<size>`). */
 export class RangeNotSatisfiableError extends AppError {
-  constructor(readonly size: number, detail = `The requested range starts past the end of the file (${size} bytes).`) {
+  constructor(
+    readonly size: number,
+    detail = `The requested range starts past the end of the file (${size} bytes).`,
+  ) {
     super(416, 'Range Not Satisfiable', detail);
   }
 }
@@ -163,7 +166,19 @@ export class GatewayTimeoutError extends AppError {
   }
 }
 
-const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
+const unavailableCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
 
 /**
  * Errors that come from the database layer and mean "not now" rather than "bug": the database is down,
@@ -174,8 +189,12 @@ export function classifyInfrastructureError(error: unknown): AppError | undefine
   const { code, message } = error as { code?: unknown; message?: unknown };
   const text = typeof message === 'string' ? message : '';
   if (code === '57014') return new GatewayTimeoutError(undefined, { cause: error });
-  if ((typeof code === 'string' && unavailableCodes.has(code)) ||
-      /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|the database system is (starting up|shutting down)|Client has encountered a connection error/i.test(text)) {
+  if (
+    (typeof code === 'string' && unavailableCodes.has(code)) ||
+    /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|the database system is (starting up|shutting down)|Client has encountered a connection error/i.test(
+      text,
+    )
+  ) {
     return new ServiceUnavailableError(undefined, { cause: error });
   }
   return undefined;

@@ -1,5 +1,11 @@
 import type { Config } from './config.js';
-import { createDatabase, guardedCursorClass, queryDeadlineMs, type DatabaseHandle, type DatabaseOptions } from './db/database.js';
+import {
+  createDatabase,
+  guardedCursorClass,
+  queryDeadlineMs,
+  type DatabaseHandle,
+  type DatabaseOptions,
+} from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { migrateToLatestOrThrow } from './db/migrate.js';
 import { HEALTH_TIMEOUT_MS } from './plugins/health.js';
@@ -53,8 +59,14 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     applicationName: options.applicationName,
     onPoolError: options.onDatabaseError ?? ((error: Error) => log(`database connection error: ${error.message}`)),
   };
-  const primary = createDatabase(databaseUrl, { ...poolOptions, max: config.DATABASE_REGISTER_POOL_MAX ?? config.DATABASE_POOL_MAX });
-  const statisticsOptions: DatabaseOptions = { ...poolOptions, max: config.DATABASE_STATISTICS_POOL_MAX ?? config.DATABASE_POOL_MAX };
+  const primary = createDatabase(databaseUrl, {
+    ...poolOptions,
+    max: config.DATABASE_REGISTER_POOL_MAX ?? config.DATABASE_POOL_MAX,
+  });
+  const statisticsOptions: DatabaseOptions = {
+    ...poolOptions,
+    max: config.DATABASE_STATISTICS_POOL_MAX ?? config.DATABASE_POOL_MAX,
+  };
   // The statistics API's pool on the primary: all of its reads without a replica, its fallback with one.
   const statisticsPrimary = createDatabase(databaseUrl, statisticsOptions);
   const replica = config.DATABASE_READ_URL ? createDatabase(config.DATABASE_READ_URL, statisticsOptions) : undefined;
@@ -63,7 +75,12 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     : undefined;
   const read =
     replica && readRouting
-      ? routedReadDatabase(readRouting, statisticsPrimary, replica, guardedCursorClass(queryDeadlineMs(statisticsOptions)))
+      ? routedReadDatabase(
+          readRouting,
+          statisticsPrimary,
+          replica,
+          guardedCursorClass(queryDeadlineMs(statisticsOptions)),
+        )
       : statisticsPrimary;
   // Readiness probes the primary only: a replica that is down or lagging takes itself out of reads (readRouting).
   const health = [
@@ -94,7 +111,11 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     databaseUrl,
     embedded,
     pools() {
-      const pools: Record<string, DatabaseHandle['pool']> = { register: primary.pool, statistics: statisticsPrimary.pool, health: health[0]!.pool };
+      const pools: Record<string, DatabaseHandle['pool']> = {
+        register: primary.pool,
+        statistics: statisticsPrimary.pool,
+        health: health[0]!.pool,
+      };
       if (replica) pools['statistics-replica'] = replica.pool;
       return pools;
     },

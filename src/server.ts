@@ -82,7 +82,9 @@ async function main() {
   try {
     await app.listen({ port: config.PORT, host: config.HOST });
   } catch (error) {
-    process.stderr.write(`Could not listen on ${config.HOST}:${config.PORT}: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `Could not listen on ${config.HOST}:${config.PORT}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     await runtime.close();
     process.exit(1);
   }
@@ -92,7 +94,10 @@ async function main() {
   say(`Service listening on ${base}  (warming up: /health/ready answers 503 until the service says it is ready)`);
   const started = performance.now();
   await app.warmedUp;
-  if (!closing) say(`Service ready on ${base} after ${((performance.now() - started) / 1000).toFixed(1)} s  (API reference: ${base}/docs, health: ${base}/health/ready)`);
+  if (!closing)
+    say(
+      `Service ready on ${base} after ${((performance.now() - started) / 1000).toFixed(1)} s  (API reference: ${base}/docs, health: ${base}/health/ready)`,
+    );
 }
 
 void main();

@@ -5,8 +5,29 @@ import { Redis } from 'ioredis';
 import { createDatabase } from '../../src/db/database.js';
 import { migrateToLatestOrThrow } from '../../src/db/migrate.js';
 import { seedCatalogue } from '../../src/statistics/seed/service.js';
-import { createReplica, ensureDatabase, initPrimary, pgUrl, postgresBinary, standbySettings, startServer, stopServer, waitForReplay, type PgServer } from './postgres.js';
-import { freePort, liveGroups, portOpen, reapRecordedGroups, recordGroups, startProcess, stopProcess, waitFor, type Managed } from './processes.js';
+import {
+  createReplica,
+  ensureDatabase,
+  initPrimary,
+  pgUrl,
+  postgresBinary,
+  standbySettings,
+  startServer,
+  stopServer,
+  waitForReplay,
+  type PgServer,
+} from './postgres.js';
+import {
+  freePort,
+  liveGroups,
+  portOpen,
+  reapRecordedGroups,
+  recordGroups,
+  startProcess,
+  stopProcess,
+  waitFor,
+  type Managed,
+} from './processes.js';
 import { haproxyEnv, TOPOLOGY } from './topology.js';
 import { SERVICE_PROCESS_ENV } from '../../src/process-env.js';
 
@@ -16,7 +37,8 @@ import { SERVICE_PROCESS_ENV } from '../../src/process-env.js';
  * dependency order, stopped in reverse; every process runs in its own process group.
  */
 
-export const HAPROXY_INSTALL_HINT = 'HAProxy is not installed. On Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y haproxy';
+export const HAPROXY_INSTALL_HINT =
+  'HAProxy is not installed. On Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y haproxy';
 
 export interface ClusterOptions {
   /** Where the databases, logs and state live (reused by the next start: the seed is done once). */
@@ -73,7 +95,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   await mkdir(logDir, { recursive: true });
   // A previous run killed with SIGKILL had no chance to stop its processes: stop them now.
   const groupsFile = path.join(dir, 'process-groups.json');
-  const reaped = await reapRecordedGroups(groupsFile, [await postgresBinary(), 'redis-server', 'haproxy', 'dist/server.mjs']);
+  const reaped = await reapRecordedGroups(groupsFile, [
+    await postgresBinary(),
+    'redis-server',
+    'haproxy',
+    'dist/server.mjs',
+  ]);
   if (reaped > 0) log(`Stopped ${reaped} processes left by an earlier run that was killed`);
   log('Building the service (npm run build) ...');
   execFileSync('npm', ['run', 'build'], { cwd: path.resolve(import.meta.dirname, '../..'), stdio: 'ignore' });
@@ -89,7 +116,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
   try {
     const [primaryPort, replicaPort, redisPort, balancerPort, statsPort, ...instancePorts] = await Promise.all([
-      freePort(), freePort(), freePort(), options.port ? Promise.resolve(options.port) : freePort(), freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+      options.port ? Promise.resolve(options.port) : freePort(),
+      freePort(),
       ...Array.from({ length: TOPOLOGY.instances }, () => freePort()),
     ]);
     if (await portOpen(balancerPort)) throw new Error(`Port ${balancerPort} is in use; pass another with --port.`);
@@ -116,7 +147,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     try {
       await migrateToLatestOrThrow(handle.db);
       const result = await seedCatalogue(handle, { dataSetIds: options.seedDataSets });
-      if (result.versions.length > 0) log(`  seeded ${result.versions.length} versions in ${result.seconds.toFixed(1)} s`);
+      if (result.versions.length > 0)
+        log(`  seeded ${result.versions.length} versions in ${result.seconds.toFixed(1)} s`);
     } finally {
       await handle.close();
     }
@@ -124,20 +156,34 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     log('  the replica has replayed it');
 
     log(`Redis on 127.0.0.1:${redisPort}`);
-    const redis = startProcess('redis', 'redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', ...TOPOLOGY.redisArgs], { logDir });
+    const redis = startProcess(
+      'redis',
+      'redis-server',
+      ['--port', String(redisPort), '--bind', '127.0.0.1', ...TOPOLOGY.redisArgs],
+      { logDir },
+    );
     started.push(() => stopProcess(redis, 'SIGTERM'));
-    await waitFor('Redis', async () => {
-      const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        return (await client.ping()) === 'PONG';
-      } finally {
-        client.disconnect();
-      }
-    }, 20000, 100);
+    await waitFor(
+      'Redis',
+      async () => {
+        const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        client.on('error', () => undefined);
+        try {
+          await client.connect();
+          return (await client.ping()) === 'PONG';
+        } finally {
+          client.disconnect();
+        }
+      },
+      20000,
+      100,
+    );
 
-    const instances: Instance[] = instancePorts.map((port, i) => ({ name: `app${i + 1}`, port, url: `http://127.0.0.1:${port}` }));
+    const instances: Instance[] = instancePorts.map((port, i) => ({
+      name: `app${i + 1}`,
+      port,
+      url: `http://127.0.0.1:${port}`,
+    }));
     const startInstance = async (index: number) => {
       const instance = instances[index]!;
       const env = {
@@ -159,7 +205,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       });
       instance.process = child;
       await Promise.race([
-        waitFor(`instance ${instance.name}`, async () => (await fetch(`${instance.url}/health/ready`)).status === 200, 120000, 200),
+        waitFor(
+          `instance ${instance.name}`,
+          async () => (await fetch(`${instance.url}/health/ready`)).status === 200,
+          120000,
+          200,
+        ),
         child.exited.then(({ code, signal }) => {
           throw new Error(`instance ${instance.name} exited (${code ?? signal}):\n${child.tail()}`);
         }),
@@ -180,7 +231,14 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     log(`HAProxy on ${url} (status page http://127.0.0.1:${statsPort}/)`);
     const haproxy = startProcess('haproxy', 'haproxy', ['-f', TOPOLOGY.haproxyConfig, '-db'], {
       logDir,
-      env: { ...process.env, ...haproxyEnv(`127.0.0.1:${balancerPort}`, `127.0.0.1:${statsPort}`, instances.map((i) => `127.0.0.1:${i.port}`)) },
+      env: {
+        ...process.env,
+        ...haproxyEnv(
+          `127.0.0.1:${balancerPort}`,
+          `127.0.0.1:${statsPort}`,
+          instances.map((i) => `127.0.0.1:${i.port}`),
+        ),
+      },
     });
     started.push(() => stopProcess(haproxy, 'SIGTERM', 5000));
     await Promise.race([

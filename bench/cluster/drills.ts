@@ -33,7 +33,8 @@ import { TOPOLOGY } from './topology.js';
 const RATE = Number(process.env.CLUSTER_BENCH_RATE ?? 100); // requests started per second
 const BUSY = process.argv.includes('--busy');
 /** The neighbour of `--busy`: one process hashing in a loop, a whole core when it gets one. */
-const BUSY_LOOP = "const { createHash } = require('node:crypto'); let h = 'x'; for (;;) h = createHash('sha256').update(h).digest('hex');";
+const BUSY_LOOP =
+  "const { createHash } = require('node:crypto'); let h = 'x'; for (;;) h = createHash('sha256').update(h).digest('hex');";
 /** The overload drill: how long the capacity is measured and how long twice it is offered. */
 const CAPACITY_SECONDS = 5;
 const OVERLOAD_SECONDS = 15;
@@ -51,7 +52,16 @@ const WEEKLY = '14f4e111-506c-4bb9-86ff-6d4923acdd07';
 /** The drill-4 data set: its new version is published during the load; the load does not read it. */
 const PUBLISHED = 'c5292537-e29a-4dba-a361-8363d2fb08f1';
 
-type Drill = 'warm-up' | 'baseline' | 'kill -9 instance' | 'SIGTERM instance' | 'replica stop/start' | 'publish version' | 'capacity' | 'overload' | 'after';
+type Drill =
+  | 'warm-up'
+  | 'baseline'
+  | 'kill -9 instance'
+  | 'SIGTERM instance'
+  | 'replica stop/start'
+  | 'publish version'
+  | 'capacity'
+  | 'overload'
+  | 'after';
 interface Sample {
   at: number;
   drill: Drill;
@@ -86,7 +96,9 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 function describeFetchError(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return [error instanceof Error ? error.message : String(error), cause?.code ?? cause?.message].filter(Boolean).join(': ');
+  return [error instanceof Error ? error.message : String(error), cause?.code ?? cause?.message]
+    .filter(Boolean)
+    .join(': ');
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -102,7 +114,8 @@ async function haproxyServers(cluster: Cluster): Promise<Record<string, string>>
   const result: Record<string, string> = {};
   for (const row of rows) {
     const cells = row.split(',');
-    if (cells[0] === 'instances' && cells[1] !== 'BACKEND' && !cells[1]!.endsWith('-backup')) result[cells[1]!] = cells[status]!;
+    if (cells[0] === 'instances' && cells[1] !== 'BACKEND' && !cells[1]!.endsWith('-backup'))
+      result[cells[1]!] = cells[status]!;
   }
   return result;
 }
@@ -121,7 +134,9 @@ async function main() {
     });
   }
   if (BUSY) {
-    neighbour = startProcess('busy-neighbour', process.execPath, ['-e', BUSY_LOOP], { logDir: path.resolve(process.env.CLUSTER_BENCH_DIR ?? '.data/cluster-bench', 'logs') });
+    neighbour = startProcess('busy-neighbour', process.execPath, ['-e', BUSY_LOOP], {
+      logDir: path.resolve(process.env.CLUSTER_BENCH_DIR ?? '.data/cluster-bench', 'logs'),
+    });
     say(`--busy: a CPU-bound process (pid ${neighbour.pid}) runs beside the cluster`);
   }
   cluster = await startCluster({
@@ -139,7 +154,11 @@ async function main() {
   const tokens: string[] = [];
   for (let i = 0; i < PROVIDERS + 1; i++) {
     const value = `1${String(stamp % 10000).padStart(4, '0')}${String(i).padStart(3, '0')}`;
-    await primary.db.insertInto('providers').values({ ukprn: value, name: `Cluster drill provider ${value}` }).onConflict((oc) => oc.column('ukprn').doNothing()).execute();
+    await primary.db
+      .insertInto('providers')
+      .values({ ukprn: value, name: `Cluster drill provider ${value}` })
+      .onConflict((oc) => oc.column('ukprn').doNothing())
+      .execute();
     tokens.push((await createToken(primary.db, { providerUkprn: value, environment: 'sandbox' })).token);
   }
   const rateLimitToken = tokens.pop()!;
@@ -153,7 +172,10 @@ async function main() {
   const indicators = meta.indicators.map((i) => i.id);
   const statsRequests: StatsRequest[] = [
     { method: 'GET', path: `/v1/data-sets/${ABSENCE}/query?pageSize=50` },
-    { method: 'GET', path: `/v1/data-sets/${ABSENCE}/query?indicators=${indicators[0]}&filters.eq=${options[0]}&pageSize=100` },
+    {
+      method: 'GET',
+      path: `/v1/data-sets/${ABSENCE}/query?indicators=${indicators[0]}&filters.eq=${options[0]}&pageSize=100`,
+    },
     { method: 'GET', path: `/v1/data-sets/${ETHNICITY}/query?pageSize=100` },
     { method: 'GET', path: `/v1/data-sets/${WEEKLY}/meta` },
     { method: 'GET', path: `/v1/data-sets/${ETHNICITY}/versions` },
@@ -218,12 +240,26 @@ async function main() {
       const shed = status === 503 && retryAfter !== null;
       // A read cut mid-answer (its instance killed after the balancer could no longer retry it) is repeated at once.
       const again = retry && (shed || status === 0) && attempt < 3;
-      samples.push({ at: begin - t0, drill: current, kind: 'statistics', idempotent: true, status, ms: performance.now() - begin, servedBy, wrongData, error: failure, request: `${request.method} ${request.path}`.slice(0, 160), shed, final: !again });
+      samples.push({
+        at: begin - t0,
+        drill: current,
+        kind: 'statistics',
+        idempotent: true,
+        status,
+        ms: performance.now() - begin,
+        servedBy,
+        wrongData,
+        error: failure,
+        request: `${request.method} ${request.path}`.slice(0, 160),
+        shed,
+        final: !again,
+      });
       if (!again) return;
       if (shed) await sleep(Number(retryAfter) * 1000);
     }
   };
-  const writes: Array<{ lastName: string; key: string; attempts: number; acknowledged: boolean; replayed: boolean }> = [];
+  const writes: Array<{ lastName: string; key: string; attempts: number; acknowledged: boolean; replayed: boolean }> =
+    [];
   /**
    * A create with its Idempotency-Key, retried with the same key until it gets a final answer (a cut connection, a
    * 5xx, a 409 while the first attempt still runs, a shed 503: after Retry-After or a short pause), for at most
@@ -267,7 +303,19 @@ async function main() {
         failure = describeFetchError(error);
       }
       const again = (status === 0 || status >= 500 || status === 409) && performance.now() - first < WRITE_RETRY_MS;
-      samples.push({ at: begin - t0, drill: current, kind: 'register create', idempotent: true, status, ms: performance.now() - begin, servedBy, lastName, error: failure, shed: status === 503 && retryAfter !== null, final: !again });
+      samples.push({
+        at: begin - t0,
+        drill: current,
+        kind: 'register create',
+        idempotent: true,
+        status,
+        ms: performance.now() - begin,
+        servedBy,
+        lastName,
+        error: failure,
+        shed: status === 503 && retryAfter !== null,
+        final: !again,
+      });
       if (!again) break;
       await sleep(retryAfter !== null ? Number(retryAfter) * 1000 : 200 * Math.min(outcome.attempts, 5));
     }
@@ -278,14 +326,26 @@ async function main() {
     const readBegin = performance.now();
     let readStatus: number;
     try {
-      const response = await fetch(`${c.url}/api/v2026.1/trainees/${id}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(30000) });
+      const response = await fetch(`${c.url}/api/v2026.1/trainees/${id}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(30000),
+      });
       readStatus = response.status;
       servedBy = response.headers.get('x-served-by') ?? undefined;
       await response.arrayBuffer();
     } catch {
       readStatus = 0;
     }
-    samples.push({ at: readBegin - t0, drill: current, kind: 'register read-back', idempotent: true, status: readStatus, ms: performance.now() - readBegin, servedBy, final: true });
+    samples.push({
+      at: readBegin - t0,
+      drill: current,
+      kind: 'register read-back',
+      idempotent: true,
+      status: readStatus,
+      ms: performance.now() - readBegin,
+      servedBy,
+      final: true,
+    });
   };
   // The mixed load pauses for the overload drill, which brings its own.
   let paused = false;
@@ -314,14 +374,19 @@ async function main() {
   const routing: Array<{ at: number; instance: string; reads: string; replica: string; lagMs: number | null }> = [];
   const routingLoop = (async () => {
     while (running) {
-      await Promise.all(c.instances.map(async (instance) => {
-        try {
-          const body = (await (await fetch(`${instance.url}/health/ready`, { signal: AbortSignal.timeout(1000) })).json()) as { statisticsReads?: { reads: string; replica: string; lagMs: number | null } };
-          if (body.statisticsReads) routing.push({ at: performance.now() - t0, instance: instance.name, ...body.statisticsReads });
-        } catch {
-          // the instance is down in a drill
-        }
-      }));
+      await Promise.all(
+        c.instances.map(async (instance) => {
+          try {
+            const body = (await (
+              await fetch(`${instance.url}/health/ready`, { signal: AbortSignal.timeout(1000) })
+            ).json()) as { statisticsReads?: { reads: string; replica: string; lagMs: number | null } };
+            if (body.statisticsReads)
+              routing.push({ at: performance.now() - t0, instance: instance.name, ...body.statisticsReads });
+          } catch {
+            // the instance is down in a drill
+          }
+        }),
+      );
       await sleep(250);
     }
   })();
@@ -349,14 +414,22 @@ async function main() {
     await sleep(1000);
     const killedAt = performance.now();
     await c.stopInstance(0, 'SIGKILL');
-    const markedDown = await waitFor('HAProxy to mark app1 down', async () => (await haproxyServers(c)).app1?.startsWith('DOWN') && performance.now(), 30000, 50);
+    const markedDown = await waitFor(
+      'HAProxy to mark app1 down',
+      async () => (await haproxyServers(c)).app1?.startsWith('DOWN') && performance.now(),
+      30000,
+      50,
+    );
     await sleep(2000);
     const restartAt = performance.now();
     await c.startInstance(0);
     await waitFor('app1 back in HAProxy', allUp, 60000, 100);
     const backAt = performance.now();
     await sleep(3000);
-    return { markedDownAfterMs: Math.round(markedDown - killedAt), restartToBackInPoolMs: Math.round(backAt - restartAt) };
+    return {
+      markedDownAfterMs: Math.round(markedDown - killedAt),
+      restartToBackInPoolMs: Math.round(backAt - restartAt),
+    };
   });
   await phase('SIGTERM instance', async () => {
     await sleep(1000);
@@ -375,7 +448,16 @@ async function main() {
     const stopAt = performance.now();
     await c.stopReplica();
     const readsEverywhere = async (where: string) => {
-      const results = await Promise.all(c.instances.map(async (i) => ((await (await fetch(`${i.url}/health/ready`, { signal: AbortSignal.timeout(1000) })).json()) as { statisticsReads: { reads: string } }).statisticsReads.reads));
+      const results = await Promise.all(
+        c.instances.map(
+          async (i) =>
+            (
+              (await (await fetch(`${i.url}/health/ready`, { signal: AbortSignal.timeout(1000) })).json()) as {
+                statisticsReads: { reads: string };
+              }
+            ).statisticsReads.reads,
+        ),
+      );
       return results.every((r) => r === where) && performance.now();
     };
     const fallback = await waitFor('reads on the primary', () => readsEverywhere('primary'), 30000, 50);
@@ -395,27 +477,61 @@ async function main() {
     const catalogue = await readCatalogue();
     const source = catalogue.dataSets.find((d) => d.id === PUBLISHED)!.versions[0]!.source;
     const files = sourceFiles(DEFAULT_SEED_DIR, source);
-    const latest = await primary.db.selectFrom('data_set_versions').select((eb) => eb.fn.max('major').as('major')).where('data_set_id', '=', PUBLISHED).executeTakeFirstOrThrow();
+    const latest = await primary.db
+      .selectFrom('data_set_versions')
+      .select((eb) => eb.fn.max('major').as('major'))
+      .where('data_set_id', '=', PUBLISHED)
+      .executeTakeFirstOrThrow();
     const version = `${Number(latest.major) + 1}.0`;
     const findOn = async (query: (sql: string, params: unknown[]) => Promise<{ rowCount: number | null }>) =>
-      ((await query('SELECT 1 FROM data_set_versions WHERE data_set_id = $1 AND major = $2 AND minor = 0', [PUBLISHED, Number(latest.major) + 1])).rowCount ?? 0) > 0;
+      ((
+        await query('SELECT 1 FROM data_set_versions WHERE data_set_id = $1 AND major = $2 AND minor = 0', [
+          PUBLISHED,
+          Number(latest.major) + 1,
+        ])
+      ).rowCount ?? 0) > 0;
     await replicaClient.connect();
     const begin = performance.now();
-    const cli = spawn(process.execPath, ['--import', 'tsx', 'src/cli/import.ts', '--data-set', PUBLISHED, '--version', version, '--data', files.dataPath, '--meta', files.metaPath], {
-      env: { ...process.env, DATABASE_URL: c.primaryUrl, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const cli = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/import.ts',
+        '--data-set',
+        PUBLISHED,
+        '--version',
+        version,
+        '--data',
+        files.dataPath,
+        '--meta',
+        files.metaPath,
+      ],
+      {
+        env: { ...process.env, DATABASE_URL: c.primaryUrl, LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     const exited = new Promise<number | null>((resolve) => cli.once('exit', resolve));
     // Watch primary, replica and the API (through the balancer) every 10 ms for the new version.
-    const seen: Record<'primary' | 'replica' | 'api', number | undefined> = { primary: undefined, replica: undefined, api: undefined };
+    const seen: Record<'primary' | 'replica' | 'api', number | undefined> = {
+      primary: undefined,
+      replica: undefined,
+      api: undefined,
+    };
     const watch = async (key: keyof typeof seen, probe: () => Promise<boolean>) => {
-      await waitFor(`version ${version} on ${key}`, async () => {
-        if (await probe()) {
-          seen[key] = performance.now();
-          return true;
-        }
-        return false;
-      }, 300000, 10);
+      await waitFor(
+        `version ${version} on ${key}`,
+        async () => {
+          if (await probe()) {
+            seen[key] = performance.now();
+            return true;
+          }
+          return false;
+        },
+        300000,
+        10,
+      );
     };
     await Promise.all([
       watch('primary', () => findOn((sql, params) => primary.pool.query(sql, params))),
@@ -443,9 +559,11 @@ async function main() {
     // A closed loop of statistics reads, enough at once to keep both instances busy without reaching their bounds.
     const until = performance.now() + CAPACITY_SECONDS * 1000;
     const from = samples.length;
-    await Promise.all(Array.from({ length: 24 }, async () => {
-      while (performance.now() < until) await oneStatistics(false);
-    }));
+    await Promise.all(
+      Array.from({ length: 24 }, async () => {
+        while (performance.now() < until) await oneStatistics(false);
+      }),
+    );
     const answered = samples.slice(from).filter((x) => x.status === 200).length;
     return { concurrency: 24, okPerSecond: Math.round(answered / CAPACITY_SECONDS) };
   });
@@ -478,42 +596,72 @@ async function main() {
   const ids = [...acknowledged.keys()];
   const onPrimary = new Map<string, string>();
   for (let i = 0; i < ids.length; i += 1000) {
-    const rows = await primary.db.selectFrom('trainees').select(['id', 'last_name']).where('id', 'in', ids.slice(i, i + 1000)).execute();
+    const rows = await primary.db
+      .selectFrom('trainees')
+      .select(['id', 'last_name'])
+      .where('id', 'in', ids.slice(i, i + 1000))
+      .execute();
     for (const row of rows) onPrimary.set(String(row.id), String(row.last_name));
   }
   const missingOrWrong = ids.filter((id) => onPrimary.get(id) !== acknowledged.get(id));
   // Writes the client got no 201 for even after its retries: did they happen anyway? And was any write stored twice?
   const failedWrites = samples.filter((s) => s.kind === 'register create' && s.final && s.status !== 201);
   const failedNames = failedWrites.map((s) => s.lastName!);
-  const storedAnyway = failedNames.length === 0 ? 0 : (await primary.db.selectFrom('trainees').select('id').where('last_name', 'in', failedNames).execute()).length;
+  const storedAnyway =
+    failedNames.length === 0
+      ? 0
+      : (await primary.db.selectFrom('trainees').select('id').where('last_name', 'in', failedNames).execute()).length;
   const storedCount = new Map<string, number>();
   const names = writes.map((w) => w.lastName);
   for (let i = 0; i < names.length; i += 1000) {
-    const rows = await primary.db.selectFrom('trainees').select('last_name').where('last_name', 'in', names.slice(i, i + 1000)).execute();
+    const rows = await primary.db
+      .selectFrom('trainees')
+      .select('last_name')
+      .where('last_name', 'in', names.slice(i, i + 1000))
+      .execute();
     for (const row of rows) storedCount.set(String(row.last_name), (storedCount.get(String(row.last_name)) ?? 0) + 1);
   }
   const writesLost = writes.filter((w) => !storedCount.has(w.lastName)).length;
   const writesDuplicated = [...storedCount.values()].filter((n) => n > 1).length;
-  await waitFor('replica catch-up', async () => {
-    const { rows } = await replicaClient.query<{ n: number }>('SELECT count(*)::int AS n FROM trainees WHERE id = ANY($1)', [ids]);
-    return rows[0]!.n === ids.length;
-  }, 60000, 200).catch(() => undefined);
-  const { rows: replicaRows } = await replicaClient.query<{ n: number }>('SELECT count(*)::int AS n FROM trainees WHERE id = ANY($1)', [ids]);
+  await waitFor(
+    'replica catch-up',
+    async () => {
+      const { rows } = await replicaClient.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM trainees WHERE id = ANY($1)',
+        [ids],
+      );
+      return rows[0]!.n === ids.length;
+    },
+    60000,
+    200,
+  ).catch(() => undefined);
+  const { rows: replicaRows } = await replicaClient.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM trainees WHERE id = ANY($1)',
+    [ids],
+  );
 
   // The shared rate limit: one token's 101st request in a minute is refused, whichever instance answers.
   // (The token's provider has no trainees: the list answers 404 "No trainees found" until the limit answers 429.)
   const rateLimit: Array<{ status: number; servedBy: string | null; remaining: string | null }> = [];
   for (let i = 0; i < 101; i++) {
-    const response = await fetch(`${c.url}/api/v2026.1/trainees?per_page=1`, { headers: { authorization: `Bearer ${rateLimitToken}` } });
+    const response = await fetch(`${c.url}/api/v2026.1/trainees?per_page=1`, {
+      headers: { authorization: `Bearer ${rateLimitToken}` },
+    });
     await response.arrayBuffer();
-    rateLimit.push({ status: response.status, servedBy: response.headers.get('x-served-by'), remaining: response.headers.get('ratelimit-remaining') });
+    rateLimit.push({
+      status: response.status,
+      servedBy: response.headers.get('x-served-by'),
+      remaining: response.headers.get('ratelimit-remaining'),
+    });
   }
   const rateLimitResult = {
     first100Ok: rateLimit.slice(0, 100).every((r) => r.status !== 429 && r.status < 500),
     first100Statuses: [...new Set(rateLimit.slice(0, 100).map((r) => r.status))],
     remainingAfter1And100: [rateLimit[0]!.remaining, rateLimit[99]!.remaining],
     request101Status: rateLimit[100]!.status,
-    answeredBy: Object.fromEntries(c.instances.map((i) => [i.name, rateLimit.filter((r) => r.servedBy === i.name).length])),
+    answeredBy: Object.fromEntries(
+      c.instances.map((i) => [i.name, rateLimit.filter((r) => r.servedBy === i.name).length]),
+    ),
   };
 
   // HAProxy's own counters: retries and redispatches per instance.
@@ -522,32 +670,57 @@ async function main() {
     const [header, ...rows] = text.trim().split('\n');
     const columns = header!.replace(/^# /, '').split(',');
     const pick = (cells: string[], name: string) => Number(cells[columns.indexOf(name)] || 0);
-    return Object.fromEntries(rows.map((row) => row.split(',')).filter((cells) => cells[0] === 'instances').map((cells) => [
-      cells[1]!, { requests: pick(cells, 'stot'), retries: pick(cells, 'wretr'), redispatches: pick(cells, 'wredis'), responses5xx: pick(cells, 'hrsp_5xx'), checksDown: pick(cells, 'chkdown') },
-    ]));
+    return Object.fromEntries(
+      rows
+        .map((row) => row.split(','))
+        .filter((cells) => cells[0] === 'instances')
+        .map((cells) => [
+          cells[1]!,
+          {
+            requests: pick(cells, 'stot'),
+            retries: pick(cells, 'wretr'),
+            redispatches: pick(cells, 'wredis'),
+            responses5xx: pick(cells, 'hrsp_5xx'),
+            checksDown: pick(cells, 'chkdown'),
+          },
+        ]),
+    );
   })();
 
   await replicaClient.end();
   await primary.close();
   if (neighbour) await stopProcess(neighbour, 'SIGKILL');
-  const ports = [c.primary.port, c.replica.port, Number(new URL(c.redisUrl).port), Number(new URL(c.url).port), ...c.instances.map((i) => i.port)];
+  const ports = [
+    c.primary.port,
+    c.replica.port,
+    Number(new URL(c.redisUrl).port),
+    Number(new URL(c.url).port),
+    ...c.instances.map((i) => i.port),
+  ];
   await c.stop();
   const leftoverGroups = liveGroups();
-  const openPorts = (await Promise.all(ports.map(async (port) => ((await portOpen(port)) ? port : undefined)))).filter((p) => p !== undefined);
+  const openPorts = (await Promise.all(ports.map(async (port) => ((await portOpen(port)) ? port : undefined)))).filter(
+    (p) => p !== undefined,
+  );
   const loadAfter = loadavg();
 
   // Figures.
   const drills: Drill[] = ['baseline', 'kill -9 instance', 'SIGTERM instance', 'replica stop/start', 'publish version'];
   const summary = (list: Sample[]) => {
     // Answered requests (a cut connection has no latency to speak of).
-    const latencies = list.filter((s) => s.status !== 0).map((s) => s.ms).sort((a, b) => a - b);
+    const latencies = list
+      .filter((s) => s.status !== 0)
+      .map((s) => s.ms)
+      .sort((a, b) => a - b);
     const byStatus: Record<string, number> = {};
     for (const s of list) byStatus[String(s.status)] = (byStatus[String(s.status)] ?? 0) + 1;
     return {
       requests: list.length,
       byStatus,
       // A request's outcome is its last attempt's (a shed 503 is retried after its Retry-After).
-      failedIdempotent: list.filter((s) => s.final && s.kind !== 'register create' && (s.status < 200 || s.status >= 300)).length,
+      failedIdempotent: list.filter(
+        (s) => s.final && s.kind !== 'register create' && (s.status < 200 || s.status >= 300),
+      ).length,
       failedWrites: list.filter((s) => s.final && s.kind === 'register create' && s.status !== 201).length,
       shed: list.filter((s) => s.shed).length,
       statistics503: list.filter((s) => s.kind === 'statistics' && s.status === 503).length,
@@ -555,19 +728,44 @@ async function main() {
       readBackNot200: list.filter((s) => s.kind === 'register read-back' && s.status !== 200).length,
       p50Ms: percentile(latencies, 50),
       p99Ms: percentile(latencies, 99),
-      p99MsByKind: Object.fromEntries((['statistics', 'register create', 'register read-back'] as const).map((kind) => [
-        kind, percentile(list.filter((s) => s.kind === kind).map((s) => s.ms).sort((a, b) => a - b), 99),
-      ])),
+      p99MsByKind: Object.fromEntries(
+        (['statistics', 'register create', 'register read-back'] as const).map((kind) => [
+          kind,
+          percentile(
+            list
+              .filter((s) => s.kind === kind)
+              .map((s) => s.ms)
+              .sort((a, b) => a - b),
+            99,
+          ),
+        ]),
+      ),
       // What the tail is made of.
-      slowest: [...list].sort((a, b) => b.ms - a.ms).slice(0, 5).map((s) => ({
-        ms: Math.round(s.ms), kind: s.kind, request: s.request, servedBy: s.servedBy, atS: Math.round(s.at / 100) / 10,
-      })),
+      slowest: [...list]
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 5)
+        .map((s) => ({
+          ms: Math.round(s.ms),
+          kind: s.kind,
+          request: s.request,
+          servedBy: s.servedBy,
+          atS: Math.round(s.at / 100) / 10,
+        })),
     };
   };
-  const perDrill = Object.fromEntries(drills.map((d) => {
-    const p = phases.find((x) => x.drill === d)!;
-    return [d, { seconds: Math.round((p.to - p.from) / 100) / 10, ...summary(samples.filter((s) => s.drill === d)), ...p.notes }];
-  }));
+  const perDrill = Object.fromEntries(
+    drills.map((d) => {
+      const p = phases.find((x) => x.drill === d)!;
+      return [
+        d,
+        {
+          seconds: Math.round((p.to - p.from) / 100) / 10,
+          ...summary(samples.filter((s) => s.drill === d)),
+          ...p.notes,
+        },
+      ];
+    }),
+  );
   const overloadSamples = samples.filter((x) => x.drill === 'overload');
   const admitted = overloadSamples.filter((x) => x.status !== 503 && x.status !== 0);
   const shedSamples = overloadSamples.filter((x) => x.status === 503);
@@ -580,7 +778,8 @@ async function main() {
     offered: overloadSamples.length,
     seconds: Math.round(overloadSeconds * 10) / 10,
     admittedOkPerSecond: Math.round((admitted.filter((x) => x.status === 200).length / OVERLOAD_SECONDS) * 10) / 10,
-    admittedShareOfCapacity: Math.round((admitted.filter((x) => x.status === 200).length / OVERLOAD_SECONDS / capacity) * 1000) / 1000,
+    admittedShareOfCapacity:
+      Math.round((admitted.filter((x) => x.status === 200).length / OVERLOAD_SECONDS / capacity) * 1000) / 1000,
     admittedP50Ms: percentile(sortedMs(admitted), 50),
     admittedP99Ms: percentile(sortedMs(admitted), 99),
     admittedNot200: admitted.filter((x) => x.status !== 200).length,
@@ -592,22 +791,43 @@ async function main() {
     noAnswer: overloadSamples.filter((x) => x.status === 0).length,
     wrongStatisticsAnswers: overloadSamples.filter((x) => x.wrongData).length,
   };
-  const routingSummary = Object.fromEntries(c.instances.map((i) => {
-    const own = routing.filter((r) => r.instance === i.name);
-    return [i.name, {
-      checks: own.length,
-      onPrimary: own.filter((r) => r.reads === 'primary').length,
-      states: [...new Set(own.map((r) => r.replica))],
-      maxLagMs: Math.max(0, ...own.map((r) => r.lagMs ?? 0)),
-    }];
-  }));
+  const routingSummary = Object.fromEntries(
+    c.instances.map((i) => {
+      const own = routing.filter((r) => r.instance === i.name);
+      return [
+        i.name,
+        {
+          checks: own.length,
+          onPrimary: own.filter((r) => r.reads === 'primary').length,
+          states: [...new Set(own.map((r) => r.replica))],
+          maxLagMs: Math.max(0, ...own.map((r) => r.lagMs ?? 0)),
+        },
+      ];
+    }),
+  );
   const result = {
     command: BUSY ? 'npm run bench:cluster -- --busy' : 'npm run bench:cluster',
     busyNeighbour: BUSY ? BUSY_LOOP : null,
     startedAt: started.toISOString(),
-    machine: { loadAverageBefore: loadBefore.map((l) => Math.round(l * 100) / 100), loadAverageAfter: loadAfter.map((l) => Math.round(l * 100) / 100), note: 'shared 2-core machine: other builds ran alongside; load generator, HAProxy, both PostgreSQL servers, Redis and both instances on the same cores' },
-    topology: { instances: TOPOLOGY.instances, balancer: 'HAProxy (bench/cluster/haproxy.cfg)', primary: 'PostgreSQL 18 (embedded binaries)', replica: `streaming, slot "${TOPOLOGY.replicationSlot}"`, redis: true, instanceEnv: { ...TOPOLOGY.instanceEnv, RATE_LIMIT_STATISTICS_MAX: '1000000000 (one client address)' } },
-    load: { requestsPerSecond: RATE, writeShare: '1 in 5 requests creates a trainee, read back at once', statisticsRequests: statsRequests.length, verifiableStatisticsRequests: statsRequests.filter((r) => r.hash).length },
+    machine: {
+      loadAverageBefore: loadBefore.map((l) => Math.round(l * 100) / 100),
+      loadAverageAfter: loadAfter.map((l) => Math.round(l * 100) / 100),
+      note: 'shared 2-core machine: other builds ran alongside; load generator, HAProxy, both PostgreSQL servers, Redis and both instances on the same cores',
+    },
+    topology: {
+      instances: TOPOLOGY.instances,
+      balancer: 'HAProxy (bench/cluster/haproxy.cfg)',
+      primary: 'PostgreSQL 18 (embedded binaries)',
+      replica: `streaming, slot "${TOPOLOGY.replicationSlot}"`,
+      redis: true,
+      instanceEnv: { ...TOPOLOGY.instanceEnv, RATE_LIMIT_STATISTICS_MAX: '1000000000 (one client address)' },
+    },
+    load: {
+      requestsPerSecond: RATE,
+      writeShare: '1 in 5 requests creates a trainee, read back at once',
+      statisticsRequests: statsRequests.length,
+      verifiableStatisticsRequests: statsRequests.filter((r) => r.hash).length,
+    },
     overall: summary(samples),
     drills: perDrill,
     overload,
@@ -635,39 +855,69 @@ async function main() {
   await writeFile(path.resolve(import.meta.dirname, '../results', resultFile), `${JSON.stringify(result, null, 2)}\n`);
 
   say('');
-  say('drill                 s     requests  errors by status          p50 ms  p99 ms  failed idempotent  failed writes  stats 503  wrong stats  (503: shed, retried after Retry-After)');
+  say(
+    'drill                 s     requests  errors by status          p50 ms  p99 ms  failed idempotent  failed writes  stats 503  wrong stats  (503: shed, retried after Retry-After)',
+  );
   for (const d of drills) {
     const r = perDrill[d] as ReturnType<typeof summary> & { seconds: number };
-    const errors = Object.entries(r.byStatus).filter(([s]) => !s.startsWith('2')).map(([s, n]) => `${s}:${n}`).join(' ') || '-';
-    say(`${d.padEnd(20)} ${String(r.seconds).padStart(5)} ${String(r.requests).padStart(8)}  ${errors.padEnd(24)} ${String(r.p50Ms).padStart(7)} ${String(r.p99Ms).padStart(7)} ${String(r.failedIdempotent).padStart(18)} ${String(r.failedWrites).padStart(14)} ${String(r.statistics503).padStart(10)} ${String(r.wrongStatisticsAnswers).padStart(12)}`);
+    const errors =
+      Object.entries(r.byStatus)
+        .filter(([s]) => !s.startsWith('2'))
+        .map(([s, n]) => `${s}:${n}`)
+        .join(' ') || '-';
+    say(
+      `${d.padEnd(20)} ${String(r.seconds).padStart(5)} ${String(r.requests).padStart(8)}  ${errors.padEnd(24)} ${String(r.p50Ms).padStart(7)} ${String(r.p99Ms).padStart(7)} ${String(r.failedIdempotent).padStart(18)} ${String(r.failedWrites).padStart(14)} ${String(r.statistics503).padStart(10)} ${String(r.wrongStatisticsAnswers).padStart(12)}`,
+    );
   }
   for (const d of drills) {
     const notes = phases.find((p) => p.drill === d)!.notes;
     if (Object.keys(notes).length > 0) say(`  ${d}: ${JSON.stringify(notes)}`);
   }
   say(`overload: ${JSON.stringify(overload)}`);
-  say(`register writes: ${writes.length} sent with an Idempotency-Key, ${result.registerWrites.retried} retried, ${result.registerWrites.answeredByReplay} answered by a replay; ${writesLost} lost, ${writesDuplicated} stored twice; ${ids.length} acknowledged, ${ids.length - missingOrWrong.length} on the primary as acknowledged, ${replicaRows[0]!.n} on the replica; ${failedWrites.length} not acknowledged (${failedWrites.map((s) => `${s.drill}: ${s.status || s.error}`).join('; ') || '-'}), of which ${storedAnyway} stored anyway`);
-  say(`rate limit: first 100 answered ${JSON.stringify(rateLimitResult.first100Statuses)}, 101st answered ${rateLimitResult.request101Status}, answered by ${JSON.stringify(rateLimitResult.answeredBy)}`);
+  say(
+    `register writes: ${writes.length} sent with an Idempotency-Key, ${result.registerWrites.retried} retried, ${result.registerWrites.answeredByReplay} answered by a replay; ${writesLost} lost, ${writesDuplicated} stored twice; ${ids.length} acknowledged, ${ids.length - missingOrWrong.length} on the primary as acknowledged, ${replicaRows[0]!.n} on the replica; ${failedWrites.length} not acknowledged (${failedWrites.map((s) => `${s.drill}: ${s.status || s.error}`).join('; ') || '-'}), of which ${storedAnyway} stored anyway`,
+  );
+  say(
+    `rate limit: first 100 answered ${JSON.stringify(rateLimitResult.first100Statuses)}, 101st answered ${rateLimitResult.request101Status}, answered by ${JSON.stringify(rateLimitResult.answeredBy)}`,
+  );
   say(`statistics routing: ${JSON.stringify(routingSummary)}`);
   say(`haproxy: ${JSON.stringify(haproxyCounters)}`);
   say(`cleanup: ${leftoverGroups.length} process groups left, open ports ${JSON.stringify(openPorts)}`);
-  say(`load average before ${result.machine.loadAverageBefore.join(' ')}, after ${result.machine.loadAverageAfter.join(' ')}`);
+  say(
+    `load average before ${result.machine.loadAverageBefore.join(' ')}, after ${result.machine.loadAverageAfter.join(' ')}`,
+  );
   say(`Written to bench/results/${resultFile}`);
   const failures = [
-    ...drills.filter((d) => (perDrill[d] as { failedIdempotent: number }).failedIdempotent > 0).map((d) => `failed idempotent requests during ${d}`),
-    ...drills.filter((d) => (perDrill[d] as { failedWrites: number }).failedWrites > 0).map((d) => `register writes not acknowledged during ${d}`),
-    ...(writesLost > 0 || writesDuplicated > 0 ? [`register writes lost (${writesLost}) or stored twice (${writesDuplicated})`] : []),
-    ...(samples.some((x) => x.drill === 'SIGTERM instance' && (x.status === 0 || (x.final && (x.status < 200 || x.status >= 300)))) ? ['SIGTERM drill: requests failed or cut'] : []),
+    ...drills
+      .filter((d) => (perDrill[d] as { failedIdempotent: number }).failedIdempotent > 0)
+      .map((d) => `failed idempotent requests during ${d}`),
+    ...drills
+      .filter((d) => (perDrill[d] as { failedWrites: number }).failedWrites > 0)
+      .map((d) => `register writes not acknowledged during ${d}`),
+    ...(writesLost > 0 || writesDuplicated > 0
+      ? [`register writes lost (${writesLost}) or stored twice (${writesDuplicated})`]
+      : []),
+    ...(samples.some(
+      (x) => x.drill === 'SIGTERM instance' && (x.status === 0 || (x.final && (x.status < 200 || x.status >= 300))),
+    )
+      ? ['SIGTERM drill: requests failed or cut']
+      : []),
     ...(overload.admittedP99Ms > P99_GOAL_MS ? [`overload: p99 of admitted requests above ${P99_GOAL_MS} ms`] : []),
-    ...(overload.shedMaxMs > SHED_GOAL_MS || overload.shedWithoutRetryAfter > 0 ? [`overload: shed requests not all answered 503 with Retry-After within ${SHED_GOAL_MS} ms`] : []),
+    ...(overload.shedMaxMs > SHED_GOAL_MS || overload.shedWithoutRetryAfter > 0
+      ? [`overload: shed requests not all answered 503 with Retry-After within ${SHED_GOAL_MS} ms`]
+      : []),
     ...(overload.admittedShareOfCapacity < 0.9 ? ['overload: admitted throughput below 90 % of capacity'] : []),
-    ...(overload.noAnswer > 0 || overload.wrongStatisticsAnswers > 0 || overload.admittedNot200 > 0 ? ['overload: requests failed otherwise than shed'] : []),
+    ...(overload.noAnswer > 0 || overload.wrongStatisticsAnswers > 0 || overload.admittedNot200 > 0
+      ? ['overload: requests failed otherwise than shed']
+      : []),
     ...(result.overall.wrongStatisticsAnswers > 0 ? ['wrong statistics answers'] : []),
     ...(result.overall.readBackNot200 > 0 ? ['register read-backs not found'] : []),
     ...(missingOrWrong.length > 0 ? ['acknowledged writes missing'] : []),
     ...(!rateLimitResult.first100Ok || rateLimitResult.request101Status !== 429 ? ['rate limit not shared'] : []),
     ...(leftoverGroups.length > 0 || openPorts.length > 0 ? ['processes outlived the cluster'] : []),
-    ...drills.filter((d) => (perDrill[d] as { p99Ms: number }).p99Ms > P99_GOAL_MS).map((d) => `p99 of ${d} above ${P99_GOAL_MS} ms`),
+    ...drills
+      .filter((d) => (perDrill[d] as { p99Ms: number }).p99Ms > P99_GOAL_MS)
+      .map((d) => `p99 of ${d} above ${P99_GOAL_MS} ms`),
   ];
   if (failures.length > 0) {
     say(`TARGETS MISSED: ${failures.join('; ')}`);
@@ -678,7 +928,7 @@ async function main() {
 }
 
 main().catch(async (error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   await cluster?.stop().catch(() => killAllSync());
   process.exit(1);
 });

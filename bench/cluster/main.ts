@@ -54,7 +54,9 @@ try {
 if (stopping) await new Promise(() => {});
 say('');
 say(`Cluster ready: ${cluster.url}  (API reference ${cluster.url}/docs, balancer status ${cluster.statsUrl})`);
-say(`  instances:  ${cluster.instances.map((i) => `${i.name} ${i.url}`).join(', ')}  (${TOPOLOGY.instances} behind HAProxy)`);
+say(
+  `  instances:  ${cluster.instances.map((i) => `${i.name} ${i.url}`).join(', ')}  (${TOPOLOGY.instances} behind HAProxy)`,
+);
 say(`  primary:    ${cluster.primaryUrl}`);
 say(`  replica:    ${cluster.replicaUrl}  (streaming, slot "${TOPOLOGY.replicationSlot}")`);
 say(`  redis:      ${cluster.redisUrl}`);

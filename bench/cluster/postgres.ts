@@ -85,21 +85,39 @@ export async function startServer(server: PgServer, settings: Record<string, str
   server.process = startProcess(
     server.name,
     await postgresBinary(),
-    ['-D', server.dir, '-p', String(server.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', ...settingsFlags(settings)],
+    [
+      '-D',
+      server.dir,
+      '-p',
+      String(server.port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      ...settingsFlags(settings),
+    ],
     { logDir, ...ids, env: { ...process.env, LC_MESSAGES: 'C' } },
   );
   const started = server.process;
   await Promise.race([
-    waitFor(`PostgreSQL ${server.name}`, async () => {
-      const client = new pg.Client({ connectionString: pgUrl(server.port, 'postgres'), connectionTimeoutMillis: 1000 });
-      try {
-        await client.connect();
-        await client.query('SELECT 1');
-        return true;
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-    }, 120000, 200),
+    waitFor(
+      `PostgreSQL ${server.name}`,
+      async () => {
+        const client = new pg.Client({
+          connectionString: pgUrl(server.port, 'postgres'),
+          connectionTimeoutMillis: 1000,
+        });
+        try {
+          await client.connect();
+          await client.query('SELECT 1');
+          return true;
+        } finally {
+          await client.end().catch(() => undefined);
+        }
+      },
+      120000,
+      200,
+    ),
     started.exited.then(({ code, signal }) => {
       throw new Error(`PostgreSQL ${server.name} exited (${code ?? signal}):\n${started.tail()}`);
     }),
@@ -124,8 +142,24 @@ export async function ensureDatabase(port: number, name: string = TOPOLOGY.datab
 }
 
 // Contents PostgreSQL's own base backup leaves out: server state that a new server must not inherit.
-const SKIP_CONTENTS = new Set(['pg_wal', 'pg_replslot', 'pg_dynshmem', 'pg_notify', 'pg_serial', 'pg_snapshots', 'pg_stat_tmp', 'pg_subtrans']);
-const SKIP_FILES = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'tablespace_map', 'standby.signal', 'recovery.signal']);
+const SKIP_CONTENTS = new Set([
+  'pg_wal',
+  'pg_replslot',
+  'pg_dynshmem',
+  'pg_notify',
+  'pg_serial',
+  'pg_snapshots',
+  'pg_stat_tmp',
+  'pg_subtrans',
+]);
+const SKIP_FILES = new Set([
+  'postmaster.pid',
+  'postmaster.opts',
+  'backup_label',
+  'tablespace_map',
+  'standby.signal',
+  'recovery.signal',
+]);
 
 /** Copies a live data directory; files that vanish while copying (temporary files) are skipped. */
 async function copyDataDir(from: string, to: string, top = true): Promise<void> {
@@ -184,7 +218,9 @@ export async function createReplica(primary: PgServer, replicaDir: string): Prom
     try {
       await copyDataDir(primary.dir, replicaDir);
     } finally {
-      const { rows } = await client.query<{ labelfile: string; spcmapfile: string | null }>('SELECT labelfile, spcmapfile FROM pg_backup_stop(false)');
+      const { rows } = await client.query<{ labelfile: string; spcmapfile: string | null }>(
+        'SELECT labelfile, spcmapfile FROM pg_backup_stop(false)',
+      );
       await writeFile(path.join(replicaDir, 'backup_label'), rows[0]!.labelfile);
       if (rows[0]!.spcmapfile) await writeFile(path.join(replicaDir, 'tablespace_map'), rows[0]!.spcmapfile);
     }
@@ -217,10 +253,18 @@ export async function waitForReplay(primaryPort: number, replicaPort: number, ti
   try {
     const { rows } = await primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
     const target = rows[0]!.lsn;
-    await waitFor('replica replay', async () => {
-      const result = await replica.query<{ caught: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught', [target]);
-      return result.rows[0]!.caught;
-    }, timeoutMs, 50);
+    await waitFor(
+      'replica replay',
+      async () => {
+        const result = await replica.query<{ caught: boolean }>(
+          'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught',
+          [target],
+        );
+        return result.rows[0]!.caught;
+      },
+      timeoutMs,
+      50,
+    );
   } finally {
     await primary.end();
     await replica.end();

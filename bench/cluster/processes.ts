@@ -1,5 +1,14 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  type WriteStream,
+} from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -25,7 +34,14 @@ export function startProcess(
   name: string,
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; uid?: number; gid?: number; logDir: string; cwd?: string; onLine?: (line: string) => void },
+  options: {
+    env?: NodeJS.ProcessEnv;
+    uid?: number;
+    gid?: number;
+    logDir: string;
+    cwd?: string;
+    onLine?: (line: string) => void;
+  },
 ): Managed {
   mkdirSync(options.logDir, { recursive: true });
   const log: WriteStream = createWriteStream(path.join(options.logDir, `${name}.log`), { flags: 'a' });
@@ -105,7 +121,11 @@ export function groupAlive(pgid: number): boolean {
 }
 
 /** Sends `signal` to the process (not its group: PostgreSQL and Node shut their children down themselves), waits. */
-export async function stopProcess(managed: Managed, signal: NodeJS.Signals = 'SIGTERM', graceMs = 30000): Promise<void> {
+export async function stopProcess(
+  managed: Managed,
+  signal: NodeJS.Signals = 'SIGTERM',
+  graceMs = 30000,
+): Promise<void> {
   if (managed.child.exitCode === null && managed.child.signalCode === null) {
     managed.child.kill(signal);
     const timer = setTimeout(() => killGroup(managed.pid, 'SIGKILL'), graceMs);
@@ -162,7 +182,12 @@ export async function reapRecordedGroups(file: string, programs: string[]): Prom
   }
   const killed = recorded.filter((pgid) => groupMembers(pgid).some((m) => programs.some((p) => m.cmdline.includes(p))));
   for (const pgid of killed) killGroup(pgid, 'SIGKILL');
-  await waitFor('the processes of the earlier run to end', async () => killed.every((pgid) => !groupAlive(pgid)), 15000, 50);
+  await waitFor(
+    'the processes of the earlier run to end',
+    async () => killed.every((pgid) => !groupAlive(pgid)),
+    15000,
+    50,
+  );
   rmSync(file, { force: true });
   return killed.length;
 }
@@ -187,7 +212,12 @@ export function portOpen(port: number): Promise<boolean> {
   });
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number, intervalMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -198,7 +228,9 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
       lastError = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(`${what}: not ready within ${Math.round(timeoutMs / 1000)} s${lastError instanceof Error ? ` (${lastError.message})` : ''}`);
+      throw new Error(
+        `${what}: not ready within ${Math.round(timeoutMs / 1000)} s${lastError instanceof Error ? ` (${lastError.message})` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

@@ -28,11 +28,14 @@ const ownDirnamePlugin: Plugin = {
   setup(build) {
     for (const name of READS_OWN_FILES) {
       const packageDir = path.dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
-      build.onLoad({ filter: new RegExp(`${packageDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\\/].*\\.js$`) }, async (args) => {
-        const within = path.relative(packageDir, path.dirname(args.path)).split(path.sep).join('/');
-        const dirname = `require('node:path').join(require('node:path').dirname(require.resolve(${JSON.stringify(`${name}/package.json`)})), ${JSON.stringify(within)})`;
-        return { contents: `var __dirname = ${dirname};\n${await readFile(args.path, 'utf8')}`, loader: 'js' };
-      });
+      build.onLoad(
+        { filter: new RegExp(`${packageDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\\/].*\\.js$`) },
+        async (args) => {
+          const within = path.relative(packageDir, path.dirname(args.path)).split(path.sep).join('/');
+          const dirname = `require('node:path').join(require('node:path').dirname(require.resolve(${JSON.stringify(`${name}/package.json`)})), ${JSON.stringify(within)})`;
+          return { contents: `var __dirname = ${dirname};\n${await readFile(args.path, 'utf8')}`, loader: 'js' };
+        },
+      );
     }
   },
 };
@@ -53,7 +56,9 @@ async function bundleServer(outDir: string): Promise<void> {
     external: EXTERNAL,
     plugins: [ownDirnamePlugin],
     // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
-    banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
+    },
     sourcemap: true,
     // Stack traces need only the mappings: without the sources' text the map is a third of the size, and Node 20
     // (which reads and parses it whole at start under --enable-source-maps) listens sooner.
@@ -68,7 +73,13 @@ async function bundleServer(outDir: string): Promise<void> {
 
 await runCli(async () => {
   const { values } = parseArguments(
-    { options: { 'explorer-only': { type: 'boolean', default: false }, out: { type: 'string', default: projectPath('dist') } }, strict: true },
+    {
+      options: {
+        'explorer-only': { type: 'boolean', default: false },
+        out: { type: 'string', default: projectPath('dist') },
+      },
+      strict: true,
+    },
     USAGE,
   );
   const outDir = path.resolve(values.out);

@@ -21,4 +21,3 @@ await runCli(async () => {
     await handle.close();
   }
 });
-

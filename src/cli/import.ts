@@ -10,25 +10,27 @@ const USAGE = `Usage: npm run import -- --data-set <id> --version <x.y[.z]> --da
                       [--draft] [--notes <text>] [--release-title <text>] [--release-slug <slug>] [--published-at <ISO time>]
                       [--row-order file|reference-fixture]   (row ids: file order, the default, or the reference's AbsenceSchool ids)`;
 
-
 /** `npm run import`: imports one data set version from a data CSV and a meta CSV (atomically). */
 await runCli(async () => {
-  const { values } = parseArguments({
-    options: {
-      'data-set': { type: 'string' },
-      version: { type: 'string' },
-      data: { type: 'string' },
-      meta: { type: 'string' },
-      draft: { type: 'boolean', default: false },
-      notes: { type: 'string' },
-      'release-title': { type: 'string' },
-      'release-slug': { type: 'string' },
-      'published-at': { type: 'string' },
-      'row-order': { type: 'string', default: 'file' },
-      help: { type: 'boolean', default: false },
+  const { values } = parseArguments(
+    {
+      options: {
+        'data-set': { type: 'string' },
+        version: { type: 'string' },
+        data: { type: 'string' },
+        meta: { type: 'string' },
+        draft: { type: 'boolean', default: false },
+        notes: { type: 'string' },
+        'release-title': { type: 'string' },
+        'release-slug': { type: 'string' },
+        'published-at': { type: 'string' },
+        'row-order': { type: 'string', default: 'file' },
+        help: { type: 'boolean', default: false },
+      },
+      strict: true,
     },
-    strict: true,
-  }, USAGE);
+    USAGE,
+  );
   if (values.help) {
     console.log(USAGE);
     return;

@@ -18,7 +18,11 @@ import { todayUtc } from '../register/values.js';
 /** The environment whose feed the commands' events go to: the configured one (REGISTER_ENVIRONMENT's default without it). */
 const environmentOf = (config?: Config): RegisterEnvironment => config?.REGISTER_ENVIRONMENT ?? 'sandbox';
 
-function positionals<const Names extends readonly string[]>(args: string[], names: Names, usage: string): { [K in keyof Names]: string } {
+function positionals<const Names extends readonly string[]>(
+  args: string[],
+  names: Names,
+  usage: string,
+): { [K in keyof Names]: string } {
   const values = args.filter((a) => !a.startsWith('--'));
   if (values.length !== names.length || args.length !== names.length) throw new UnprocessableError(`Usage: ${usage}`);
   return values as { [K in keyof Names]: string };

@@ -10,7 +10,13 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { AppError } from '../errors.js';
-import { createProvider, createTrainingPartner, discardProvider, listProviders, saveSchool } from '../register/organisations/service.js';
+import {
+  createProvider,
+  createTrainingPartner,
+  discardProvider,
+  listProviders,
+  saveSchool,
+} from '../register/organisations/service.js';
 import { createToken, listTokens, revokeToken, tokenSecret } from '../register/tokens.js';
 import { openRuntime } from '../runtime.js';
 import { traineeCommands } from './register-trainee.js';
@@ -40,7 +46,11 @@ function required(value: string | boolean | undefined, flag: string): string {
 
 export const coreCommands: Record<string, RegisterCommand> = {
   async 'provider:create'(args, db) {
-    const { values } = options(args, { ukprn: { type: 'string' }, name: { type: 'string' }, unaccredited: { type: 'boolean' } });
+    const { values } = options(args, {
+      ukprn: { type: 'string' },
+      name: { type: 'string' },
+      unaccredited: { type: 'boolean' },
+    });
     const ukprn = required(values.ukprn, '--ukprn');
     const name = required(values.name, '--name');
     if (!isUkprn(ukprn)) throw new UsageError(`--ukprn must be 8 digits (got "${ukprn}")`);
@@ -62,7 +72,11 @@ export const coreCommands: Record<string, RegisterCommand> = {
   },
 
   async 'token:create'(args, db, config) {
-    const { values } = options(args, { provider: { type: 'string' }, expires: { type: 'string' }, name: { type: 'string' } });
+    const { values } = options(args, {
+      provider: { type: 'string' },
+      expires: { type: 'string' },
+      name: { type: 'string' },
+    });
     const ukprn = required(values.provider, '--provider');
     const created = await db.transaction().execute((trx) =>
       createToken(trx, {
@@ -73,7 +87,9 @@ export const coreCommands: Record<string, RegisterCommand> = {
         name: typeof values.name === 'string' ? values.name : undefined,
       }),
     );
-    console.log(`Created ${config.REGISTER_ENVIRONMENT} token ${created.id} "${created.name}" for ${created.provider.name} (UKPRN ${created.provider.ukprn}), valid until ${created.expiresAt} (exclusive).`);
+    console.log(
+      `Created ${config.REGISTER_ENVIRONMENT} token ${created.id} "${created.name}" for ${created.provider.name} (UKPRN ${created.provider.ukprn}), valid until ${created.expiresAt} (exclusive).`,
+    );
     console.log('It is shown only this once:');
     console.log(created.token);
   },
@@ -81,7 +97,8 @@ export const coreCommands: Record<string, RegisterCommand> = {
   async 'token:revoke'(args, db) {
     const { values, positionals } = options(args, { id: { type: 'string' } });
     const id = Number(values.id ?? positionals[0]);
-    if (!Number.isInteger(id) || id <= 0) throw new UsageError('token:revoke needs a token id (see token:list): token:revoke <id>');
+    if (!Number.isInteger(id) || id <= 0)
+      throw new UsageError('token:revoke needs a token id (see token:list): token:revoke <id>');
     await revokeToken(db, id);
     console.log(`Revoked token ${id}.`);
   },
@@ -91,16 +108,36 @@ export const coreCommands: Record<string, RegisterCommand> = {
     const tokens = await listTokens(db, typeof values.provider === 'string' ? values.provider : undefined);
     if (tokens.length === 0) console.log('No tokens.');
     for (const t of tokens) {
-      console.log([t.id, t.ukprn, t.environment, t.status, `expires ${t.expiresAt}`, `last used ${t.lastUsedAt ? t.lastUsedAt.toISOString() : 'never'}`, t.name].join('\t'));
+      console.log(
+        [
+          t.id,
+          t.ukprn,
+          t.environment,
+          t.status,
+          `expires ${t.expiresAt}`,
+          `last used ${t.lastUsedAt ? t.lastUsedAt.toISOString() : 'never'}`,
+          t.name,
+        ].join('\t'),
+      );
     }
   },
 
   async 'school:create'(args, db) {
-    const { values } = options(args, { urn: { type: 'string' }, name: { type: 'string' }, postcode: { type: 'string' }, town: { type: 'string' } });
+    const { values } = options(args, {
+      urn: { type: 'string' },
+      name: { type: 'string' },
+      postcode: { type: 'string' },
+      town: { type: 'string' },
+    });
     const urn = required(values.urn, '--urn');
     if (!isUrn(urn)) throw new UsageError(`--urn must be 6 digits (got "${urn}")`);
     const optional = (value: string | boolean | undefined) => (typeof value === 'string' ? value : null);
-    await saveSchool(db, { urn, name: required(values.name, '--name'), postcode: optional(values.postcode), town: optional(values.town) });
+    await saveSchool(db, {
+      urn,
+      name: required(values.name, '--name'),
+      postcode: optional(values.postcode),
+      town: optional(values.town),
+    });
     console.log(`School ${urn} saved.`);
   },
 

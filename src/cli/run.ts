@@ -11,11 +11,14 @@ export async function runCli(body: () => Promise<void>): Promise<void> {
     await body();
   } catch (error) {
     if (error instanceof ValidationError) {
-      process.stderr.write(`Error: ${error.title}\n${error.errors.map((e) => `  ${e.path}: ${e.message}`).join('\n')}\n`);
+      process.stderr.write(
+        `Error: ${error.title}\n${error.errors.map((e) => `  ${e.path}: ${e.message}`).join('\n')}\n`,
+      );
     } else {
       const message = error instanceof Error ? error.message : String(error);
       process.stderr.write(`Error: ${message}\n`);
-      if (error instanceof Error && /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '')) process.stderr.write(`${error.stack}\n`);
+      if (error instanceof Error && /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? ''))
+        process.stderr.write(`${error.stack}\n`);
     }
     process.exitCode = 1;
   }
@@ -26,7 +29,10 @@ export function parseArguments<T extends ParseArgsConfig>(config: T, usage: stri
   try {
     return parseArgs(config);
   } catch (error) {
-    throw new ValidationError([{ path: 'arguments', message: `${(error as Error).message}\n\n${usage}` }], 'Invalid arguments.');
+    throw new ValidationError(
+      [{ path: 'arguments', message: `${(error as Error).message}\n\n${usage}` }],
+      'Invalid arguments.',
+    );
   }
 }
 
@@ -34,6 +40,9 @@ export function parseArguments<T extends ParseArgsConfig>(config: T, usage: stri
 export function requireOptions(values: Record<string, unknown>, names: readonly string[], usage: string): void {
   const missing = names.filter((n) => values[n] === undefined || values[n] === '');
   if (missing.length > 0) {
-    throw new ValidationError([{ path: 'arguments', message: `${missing.map((n) => `--${n}`).join(', ')} required.\n\n${usage}` }], 'Missing arguments.');
+    throw new ValidationError(
+      [{ path: 'arguments', message: `${missing.map((n) => `--${n}`).join(', ')} required.\n\n${usage}` }],
+      'Missing arguments.',
+    );
   }
 }

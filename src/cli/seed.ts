@@ -15,7 +15,10 @@ await runCli(async () => {
   try {
     ({ values } = parseArgs({ options: { 'data-set': { type: 'string', multiple: true } }, strict: true }));
   } catch (error) {
-    throw new ValidationError([{ path: 'arguments', message: `${(error as Error).message}\n\nUsage: npm run seed [-- --data-set <id> ...]` }], 'Invalid arguments.');
+    throw new ValidationError(
+      [{ path: 'arguments', message: `${(error as Error).message}\n\nUsage: npm run seed [-- --data-set <id> ...]` }],
+      'Invalid arguments.',
+    );
   }
   const runtime = await openRuntime(loadConfig(), { applicationName: 'statistics-seed' });
   try {

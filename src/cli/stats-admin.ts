@@ -49,7 +49,6 @@ function required(values: Record<string, unknown>, ...names: string[]): void {
   requireOptions(values, names, USAGE);
 }
 
-
 const OPTIONS = {
   'data-set': { type: 'string' },
   version: { type: 'string' },
@@ -67,9 +66,25 @@ const OPTIONS = {
   help: { type: 'boolean', default: false },
 } as const;
 
-const COMMANDS = ['list', 'publish', 'withdraw', 'deprecate', 'delete-draft', 'deprecate-data-set', 'withdraw-data-set', 'supersede', 'preview-token', 'add-publication', 'add-data-set', 'rebuild-storage', 'backfill-parquet'];
+const COMMANDS = [
+  'list',
+  'publish',
+  'withdraw',
+  'deprecate',
+  'delete-draft',
+  'deprecate-data-set',
+  'withdraw-data-set',
+  'supersede',
+  'preview-token',
+  'add-publication',
+  'add-data-set',
+  'rebuild-storage',
+  'backfill-parquet',
+];
 
-type Options = ReturnType<typeof parseArguments<{ allowPositionals: true; strict: true; options: typeof OPTIONS }>>['values'];
+type Options = ReturnType<
+  typeof parseArguments<{ allowPositionals: true; strict: true; options: typeof OPTIONS }>
+>['values'];
 
 /** `webhooks …`: the operator's statistics webhook subscriptions (src/cli/stats-webhooks.ts). */
 async function runWebhooks(args: string[]): Promise<void> {
@@ -88,7 +103,9 @@ async function runWebhooks(args: string[]): Promise<void> {
 
 function printCatalogue(catalogue: Awaited<ReturnType<typeof listCatalogue>>): void {
   for (const d of catalogue) {
-    console.log(`${d.id}  ${d.status.padEnd(10)} ${d.title}${d.supersedingDataSetId ? `  (superseded by ${d.supersedingDataSetId})` : ''}`);
+    console.log(
+      `${d.id}  ${d.status.padEnd(10)} ${d.title}${d.supersedingDataSetId ? `  (superseded by ${d.supersedingDataSetId})` : ''}`,
+    );
     for (const v of d.versions) {
       console.log(
         `    v${v.version.padEnd(8)} ${v.status.padEnd(10)} ${v.rows.toLocaleString('en-GB').padStart(9)} rows` +
@@ -146,21 +163,31 @@ async function runCommand(command: string, values: Options, db: Db, config: Conf
         label: values.label,
         expiresInHours: values['expires-in-hours'] === undefined ? undefined : Number(values['expires-in-hours']),
       });
-      console.log(`Preview token ${token.id} for data set ${token.dataSetId} version ${token.version}, expires ${token.expires.toISOString()}.`);
+      console.log(
+        `Preview token ${token.id} for data set ${token.dataSetId} version ${token.version}, expires ${token.expires.toISOString()}.`,
+      );
       console.log(`Send it as the request header:  preview-token: ${token.id}`);
       break;
     }
     case 'add-publication': {
       required(values, 'title');
-      const id = await addPublication(db, { id: values.id, title: values.title!, summary: values.summary, slug: values.slug });
+      const id = await addPublication(db, {
+        id: values.id,
+        title: values.title!,
+        summary: values.summary,
+        slug: values.slug,
+      });
       console.log(`Publication ${id} created.`);
       break;
     }
     case 'backfill-parquet': {
       const rowOrder = values['row-order'] ?? 'file';
-      if (rowOrder !== 'file' && rowOrder !== 'reference-fixture') throw new ValidationError([{ path: '--row-order', message: 'must be file or reference-fixture.' }]);
-      if (values.all === (operands.length > 0) || !operands.every((id) => /^\d+$/.test(id))) {
-        throw new ValidationError([{ path: 'versionId', message: `give --all or one or more version ids (numbers).\n\n${USAGE}` }]);
+      if (rowOrder !== 'file' && rowOrder !== 'reference-fixture')
+        throw new ValidationError([{ path: '--row-order', message: 'must be file or reference-fixture.' }]);
+      if (values.all === operands.length > 0 || !operands.every((id) => /^\d+$/.test(id))) {
+        throw new ValidationError([
+          { path: 'versionId', message: `give --all or one or more version ids (numbers).\n\n${USAGE}` },
+        ]);
       }
       const results = await backfillParquetCopies(db, values.all ? 'all' : operands.map(Number), {
         rowOrder,
@@ -171,21 +198,40 @@ async function runCommand(command: string, values: Options, db: Db, config: Conf
               : `Version ${v.versionId}: has its Parquet copy already.`,
           ),
       });
-      console.log(results.length === 0 ? 'Every version has its Parquet copy.' : `Done: ${results.filter((r) => r.stored).length} Parquet copies stored.`);
+      console.log(
+        results.length === 0
+          ? 'Every version has its Parquet copy.'
+          : `Done: ${results.filter((r) => r.stored).length} Parquet copies stored.`,
+      );
       break;
     }
     case 'rebuild-storage': {
       if (values['data-set']) required(values, 'version');
-      const rebuilt = await rebuildStorage(db, { all: values.all, dataSetId: values['data-set'], version: values.version }, config.QUERY_INDEX_BUILD_TIMEOUT_MS, (v) =>
-        console.log(`Version ${v.id}: stored form rebuilt from its ${v.from === 'parquet' ? 'Parquet copy' : 'row table'}, ${v.rows} rows in ${v.seconds.toFixed(1)} s.`),
+      const rebuilt = await rebuildStorage(
+        db,
+        { all: values.all, dataSetId: values['data-set'], version: values.version },
+        config.QUERY_INDEX_BUILD_TIMEOUT_MS,
+        (v) =>
+          console.log(
+            `Version ${v.id}: stored form rebuilt from its ${v.from === 'parquet' ? 'Parquet copy' : 'row table'}, ${v.rows} rows in ${v.seconds.toFixed(1)} s.`,
+          ),
       );
-      console.log(rebuilt === 0 ? "Every version's stored form is current." : `Rebuilt the stored form of ${rebuilt} version(s).`);
+      console.log(
+        rebuilt === 0 ? "Every version's stored form is current." : `Rebuilt the stored form of ${rebuilt} version(s).`,
+      );
       break;
     }
     case 'add-data-set': {
       required(values, 'publication', 'title');
-      const id = await addDataSet(db, { id: values.id, publicationId: values.publication!, title: values.title!, summary: values.summary });
-      console.log(`Data set ${id} created (Draft until its first version is published). Import a version with npm run import.`);
+      const id = await addDataSet(db, {
+        id: values.id,
+        publicationId: values.publication!,
+        title: values.title!,
+        summary: values.summary,
+      });
+      console.log(
+        `Data set ${id} created (Draft until its first version is published). Import a version with npm run import.`,
+      );
       break;
     }
   }
@@ -200,8 +246,13 @@ await runCli(async () => {
     console.log(USAGE);
     return;
   }
-  if (!COMMANDS.includes(command)) throw new ValidationError([{ path: 'command', message: `Unknown command "${command}".\n\n${USAGE}` }]);
-  if (command === 'preview-token' && values['expires-in-hours'] !== undefined && !/^\d+(\.\d+)?$/.test(values['expires-in-hours'])) {
+  if (!COMMANDS.includes(command))
+    throw new ValidationError([{ path: 'command', message: `Unknown command "${command}".\n\n${USAGE}` }]);
+  if (
+    command === 'preview-token' &&
+    values['expires-in-hours'] !== undefined &&
+    !/^\d+(\.\d+)?$/.test(values['expires-in-hours'])
+  ) {
     throw new ValidationError([{ path: '--expires-in-hours', message: 'must be a number of hours.' }]);
   }
   const config = loadConfig();

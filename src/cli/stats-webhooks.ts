@@ -13,8 +13,15 @@ import { dataSetExists } from '../statistics/lifecycle/repository.js';
 import { STATISTICS_EVENT_TYPES } from '../statistics/events/service.js';
 import { isUuid } from '../validators.js';
 import {
-  changeSubscription, createSubscription, deleteSubscription, listDeliveries, listStatisticsSubscriptions, redeliverById, rotateSecret,
-  STATISTICS_OWNER, type WebhookSettings,
+  changeSubscription,
+  createSubscription,
+  deleteSubscription,
+  listDeliveries,
+  listStatisticsSubscriptions,
+  redeliverById,
+  rotateSecret,
+  STATISTICS_OWNER,
+  type WebhookSettings,
 } from '../events/webhooks.js';
 
 export const WEBHOOKS_USAGE = `Usage: npm run stats-admin -- webhooks <command> [options]
@@ -62,15 +69,32 @@ export async function runWebhooksCommand(args: string[], db: Db, settings: Webho
   const [command, ...rest] = args;
   switch (command) {
     case 'add': {
-      const { values, positionals } = parse(rest, { url: { type: 'string' }, types: { type: 'string' }, 'data-set': { type: 'string' } });
+      const { values, positionals } = parse(rest, {
+        url: { type: 'string' },
+        types: { type: 'string' },
+        'data-set': { type: 'string' },
+      });
       if (positionals.length > 0) usage(`Unexpected argument "${positionals[0]}".`);
       if (!values.url) usage('--url required.');
-      const eventTypes = (values.types ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+      const eventTypes = (values.types ?? '')
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== '');
       const dataSetId = values['data-set'] ?? null;
-      if (dataSetId !== null && !(isUuid(dataSetId) && (await dataSetExists(db, dataSetId)))) throw new UnprocessableError(`data set ${dataSetId}: no data set with this id`);
-      const created = await createSubscription(db, STATISTICS_OWNER, { url: values.url, event_types: eventTypes }, STATISTICS_EVENT_TYPES, settings, dataSetId);
+      if (dataSetId !== null && !(isUuid(dataSetId) && (await dataSetExists(db, dataSetId))))
+        throw new UnprocessableError(`data set ${dataSetId}: no data set with this id`);
+      const created = await createSubscription(
+        db,
+        STATISTICS_OWNER,
+        { url: values.url, event_types: eventTypes },
+        STATISTICS_EVENT_TYPES,
+        settings,
+        dataSetId,
+      );
       console.log(`Added statistics webhook subscription ${created.id}: ${created.url}`);
-      console.log(`  ${types(created.event_types)}, ${values['data-set'] ? `data set ${values['data-set']}` : 'every data set'}; events from now on.`);
+      console.log(
+        `  ${types(created.event_types)}, ${values['data-set'] ? `data set ${values['data-set']}` : 'every data set'}; events from now on.`,
+      );
       console.log('Its signing secret is shown only this once:');
       console.log(created.secret);
       return;
@@ -80,7 +104,15 @@ export async function runWebhooksCommand(args: string[], db: Db, settings: Webho
       const rows = await listStatisticsSubscriptions(db);
       if (rows.length === 0) console.log('No statistics webhook subscriptions.');
       for (const row of rows) {
-        console.log([row.id, row.enabled ? 'enabled' : 'disabled', row.url, types(row.event_types), row.data_set_id ?? 'every data set'].join('\t'));
+        console.log(
+          [
+            row.id,
+            row.enabled ? 'enabled' : 'disabled',
+            row.url,
+            types(row.event_types),
+            row.data_set_id ?? 'every data set',
+          ].join('\t'),
+        );
         if (row.disabled_reason) console.log(`\t${row.disabled_reason}`);
       }
       return;
@@ -94,7 +126,9 @@ export async function runWebhooksCommand(args: string[], db: Db, settings: Webho
     case 'rotate-secret': {
       const id = one(parse(rest, {}).positionals, 'The subscription id');
       const rotated = await rotateSecret(db, STATISTICS_OWNER, id, settings);
-      console.log(`New signing secret for ${id}; the previous one also signs until ${rotated.previous_secret_expires_at ?? 'now (no overlap)'}.`);
+      console.log(
+        `New signing secret for ${id}; the previous one also signs until ${rotated.previous_secret_expires_at ?? 'now (no overlap)'}.`,
+      );
       console.log('It is shown only this once:');
       console.log(rotated.secret);
       return;
@@ -111,11 +145,22 @@ export async function runWebhooksCommand(args: string[], db: Db, settings: Webho
       const limit = Number(values.limit ?? 50);
       const before = values.before === undefined ? undefined : Number(values.before);
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) usage('--limit must be a whole number from 1 to 100.');
-      if (before !== undefined && !(Number.isSafeInteger(before) && before > 0)) usage('--before must be a delivery id.');
+      if (before !== undefined && !(Number.isSafeInteger(before) && before > 0))
+        usage('--before must be a delivery id.');
       const rows = await listDeliveries(db, STATISTICS_OWNER, id, limit, before);
       if (rows.length === 0) console.log('No deliveries.');
       for (const d of rows) {
-        console.log([d.id, d.status, d.event_type, d.event_id, `${d.attempts} attempts`, d.last_status ?? '-', d.last_error ?? ''].join('\t'));
+        console.log(
+          [
+            d.id,
+            d.status,
+            d.event_type,
+            d.event_id,
+            `${d.attempts} attempts`,
+            d.last_status ?? '-',
+            d.last_error ?? '',
+          ].join('\t'),
+        );
       }
       return;
     }

@@ -13,7 +13,11 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 export type TupleVisitor = (buffer: Buffer, offsets: Int32Array, lengths: Int32Array) => void;
 
 /** Calls `visit` for every tuple of the stream, in order; returns the number of tuples. */
-export async function readBinaryCopy(stream: AsyncIterable<Buffer> | Iterable<Buffer>, fieldCount: number, visit: TupleVisitor): Promise<number> {
+export async function readBinaryCopy(
+  stream: AsyncIterable<Buffer> | Iterable<Buffer>,
+  fieldCount: number,
+  visit: TupleVisitor,
+): Promise<number> {
   const offsets = new Int32Array(fieldCount);
   const lengths = new Int32Array(fieldCount);
   let pending: Buffer = Buffer.alloc(0);
@@ -74,7 +78,10 @@ export async function readBinaryCopy(stream: AsyncIterable<Buffer> | Iterable<Bu
  * into one buffer first (a copy into fresh memory that holds the server's main thread for as long as the piece is
  * large). Resolves with the field's length once the trailer is read, or undefined when there is no tuple.
  */
-export async function streamBinaryCopyField(stream: AsyncIterable<Buffer> | Iterable<Buffer>, write: (bytes: Buffer) => void): Promise<number | undefined> {
+export async function streamBinaryCopyField(
+  stream: AsyncIterable<Buffer> | Iterable<Buffer>,
+  write: (bytes: Buffer) => void,
+): Promise<number | undefined> {
   // The framing (signature, flags and extension; the tuple's field count, then the field's length; the trailer) is
   // gathered in `framing` until a part of it is complete; the field's bytes pass through.
   let framing: Buffer = Buffer.alloc(0);
@@ -94,7 +101,8 @@ export async function streamBinaryCopyField(stream: AsyncIterable<Buffer> | Iter
       }
       if (stage === 'done') throw new Error('A binary COPY stream goes on after its trailer');
       // 19 header bytes, then as many as the extension's length (bytes 15-18) says.
-      const needed = stage === 'header' ? (framing.length >= 19 ? 19 + framing.readUInt32BE(15) : 19) : stage === 'length' ? 4 : 2;
+      const needed =
+        stage === 'header' ? (framing.length >= 19 ? 19 + framing.readUInt32BE(15) : 19) : stage === 'length' ? 4 : 2;
       const piece = chunk.subarray(at, at + needed - framing.length);
       framing = framing.length === 0 ? piece : Buffer.concat([framing, piece]);
       at += piece.length;

@@ -114,7 +114,10 @@ export function databaseAnswersProbe(db: Db, timeoutMs: number): () => Promise<b
     const outOfTime = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
-    const answered = withCallDeadline(timeoutMs, () => sql`SELECT 1`.execute(db)).then(() => true, () => false);
+    const answered = withCallDeadline(timeoutMs, () => sql`SELECT 1`.execute(db)).then(
+      () => true,
+      () => false,
+    );
     try {
       return await Promise.race([answered, outOfTime]);
     } finally {
@@ -148,19 +151,26 @@ function effectiveDeadline(sessionDeadline: number, caller = callerDeadline.getS
  * function that disarms it. Past a request's deadline whose database still answers, the call waits on until the
  * session's deadline.
  */
-function armCallDeadline(sessionDeadline: number, caller: CallerDeadline | undefined, expire: (error: DatabaseDeadlineError) => void): () => void {
+function armCallDeadline(
+  sessionDeadline: number,
+  caller: CallerDeadline | undefined,
+  expire: (error: DatabaseDeadlineError) => void,
+): () => void {
   const deadline = effectiveDeadline(sessionDeadline, caller);
   if (deadline <= 0) return () => {};
   const started = Date.now();
   let disarmed = false;
   const arm = (ms: number, onTimeout: () => void) => setTimeout(onTimeout, ms).unref();
   let timer = arm(deadline, () => {
-    const databaseAnswers = caller && 'until' in caller && deadline < sessionDeadline ? caller.databaseAnswers : undefined;
+    const databaseAnswers =
+      caller && 'until' in caller && deadline < sessionDeadline ? caller.databaseAnswers : undefined;
     if (!databaseAnswers) return expire(new DatabaseDeadlineError(deadline));
     void databaseAnswers().then((answers) => {
       if (disarmed) return;
       if (!answers) return expire(new DatabaseDeadlineError(deadline));
-      timer = arm(Math.max(1, sessionDeadline - (Date.now() - started)), () => expire(new DatabaseDeadlineError(sessionDeadline)));
+      timer = arm(Math.max(1, sessionDeadline - (Date.now() - started)), () =>
+        expire(new DatabaseDeadlineError(sessionDeadline)),
+      );
     });
   });
   return () => {
@@ -187,7 +197,12 @@ function guardQueries(client: pg.PoolClient, deadlineMs: number): void {
     const [config] = args;
     const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
     if (submittable || args.some((arg) => typeof arg === 'function')) return query(...args);
-    const text = typeof config === 'string' ? config : typeof (config as { text?: unknown })?.text === 'string' ? (config as { text: string }).text : '';
+    const text =
+      typeof config === 'string'
+        ? config
+        : typeof (config as { text?: unknown })?.text === 'string'
+          ? (config as { text: string }).text
+          : '';
     const deadline = localDeadline ?? sessionDeadline;
     const caller = callerDeadline.getStore();
     const setting = SET_STATEMENT_TIMEOUT.exec(text);
@@ -235,7 +250,8 @@ export function guardedCursorClass(deadlineMs: number): typeof Cursor {
       this.abortSignal?.addEventListener(
         'abort',
         () => {
-          if (this.reading) destroyConnection(this.link, new Error('The cursor was abandoned while a read was waiting.'));
+          if (this.reading)
+            destroyConnection(this.link, new Error('The cursor was abandoned while a read was waiting.'));
         },
         { once: true },
       );
@@ -250,7 +266,9 @@ export function guardedCursorClass(deadlineMs: number): typeof Cursor {
     override read(maxRows: number, callback?: Cursor.ResultCallback<Row>): Promise<Row[]> | undefined {
       if (callback) return super.read(maxRows, callback);
       if (this.abortSignal?.aborted) return Promise.reject(new Error('The cursor was abandoned.'));
-      const disarm = armCallDeadline(deadlineMs, this.caller ?? callerDeadline.getStore(), (error) => destroyConnection(this.link, error));
+      const disarm = armCallDeadline(deadlineMs, this.caller ?? callerDeadline.getStore(), (error) =>
+        destroyConnection(this.link, error),
+      );
       this.reading = true;
       return super.read(maxRows).finally(() => {
         this.reading = false;
@@ -271,10 +289,13 @@ export function guardedCursorClass(deadlineMs: number): typeof Cursor {
           resolve();
         };
         // A connection that stops answering while closing is destroyed too; either way the cursor is finished.
-        const timer = setTimeout(() => {
-          destroyConnection(link, new DatabaseDeadlineError(deadlineMs));
-          done();
-        }, deadlineMs > 0 ? deadlineMs : 5000);
+        const timer = setTimeout(
+          () => {
+            destroyConnection(link, new DatabaseDeadlineError(deadlineMs));
+            done();
+          },
+          deadlineMs > 0 ? deadlineMs : 5000,
+        );
         timer.unref();
         link.once('end', done);
         super.close().then(done, done);
@@ -359,13 +380,19 @@ export async function openPoolConnections(pools: Record<string, pg.Pool>): Promi
   await Promise.all(
     Object.entries(pools)
       .filter(([name]) => name !== 'health')
-      .map(([, pool]) => Promise.all(Array.from({ length: Math.min(pool.options.max ?? 10, 8) }, () => pool.query('SELECT 1'))).catch(() => undefined)),
+      .map(([, pool]) =>
+        Promise.all(Array.from({ length: Math.min(pool.options.max ?? 10, 8) }, () => pool.query('SELECT 1'))).catch(
+          () => undefined,
+        ),
+      ),
   );
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): DatabaseHandle {
   const pool = createPool(url, options);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: guardedCursorClass(queryDeadlineMs(options)) }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool, cursor: guardedCursorClass(queryDeadlineMs(options)) }),
+  });
   connectionSources.set(db, pool);
   let closed = false;
   return {
@@ -404,10 +431,14 @@ export function registerConnectionSource(db: Db, source: ConnectionSource): void
  * the request's deadline as for its other calls.
  */
 export async function withPooledClient<T>(
-  db: Executor, timeoutMs: number, work: (client: pg.PoolClient) => Promise<T>, options: { ownTimeout?: boolean } = {},
+  db: Executor,
+  timeoutMs: number,
+  work: (client: pg.PoolClient) => Promise<T>,
+  options: { ownTimeout?: boolean } = {},
 ): Promise<T> {
   const source = connectionSources.get(db);
-  if (!source) throw new Error('withPooledClient needs a database made by createDatabase (or the read router), not a transaction');
+  if (!source)
+    throw new Error('withPooledClient needs a database made by createDatabase (or the read router), not a transaction');
   const statementTimeoutMs = Math.max(1, Math.floor(timeoutMs));
   const client = await source.connect();
   const connection = (client as unknown as { connection?: WithStream }).connection;

@@ -85,7 +85,9 @@ async function packagedBinaries(): Promise<Binaries> {
     const module = (await import(name)) as { initdb: string; postgres: string };
     return { initdb: module.initdb, postgres: module.postgres };
   } catch {
-    throw new Error(`no PostgreSQL binaries for ${os.platform()}-${os.arch()} (package ${name}); set DATABASE_URL to use your own PostgreSQL`);
+    throw new Error(
+      `no PostgreSQL binaries for ${os.platform()}-${os.arch()} (package ${name}); set DATABASE_URL to use your own PostgreSQL`,
+    );
   }
 }
 
@@ -109,7 +111,10 @@ function postgresUser(): RunAs | undefined {
       execFileSync('useradd', ['-g', USER, '-M', '-s', '/usr/sbin/nologin', USER], { stdio: 'ignore' });
       return ids();
     } catch (error) {
-      throw new Error(`running as root, and the "${USER}" system user to run PostgreSQL as could not be created (${(error as Error).message}); run as another user or set DATABASE_URL`, { cause: error });
+      throw new Error(
+        `running as root, and the "${USER}" system user to run PostgreSQL as could not be created (${(error as Error).message}); run as another user or set DATABASE_URL`,
+        { cause: error },
+      );
     }
   }
 }
@@ -129,7 +134,12 @@ function reachable(target: string, user: RunAs): boolean {
     const stat = statSync(dir);
     if (!stat.isDirectory()) continue;
     const mode = stat.mode;
-    const ok = stat.uid === user.uid ? (mode & 0o100) !== 0 : stat.gid === user.gid ? (mode & 0o010) !== 0 : (mode & 0o001) !== 0;
+    const ok =
+      stat.uid === user.uid
+        ? (mode & 0o100) !== 0
+        : stat.gid === user.gid
+          ? (mode & 0o010) !== 0
+          : (mode & 0o001) !== 0;
     if (!ok) return false;
   }
   return true;
@@ -140,12 +150,20 @@ function reachable(target: string, user: RunAs): boolean {
  * user cannot enter (a 0700 home such as /root), the binaries are copied to SHARED_ROOT once, and the cluster lives
  * in SHARED_ROOT too, with `<dataDir>/postgres` a symlink to it (so backups and tools find it where documented).
  */
-async function placeForUser(binaries: Binaries, clusterDir: string, user: RunAs): Promise<{ binaries: Binaries; clusterDir: string }> {
+async function placeForUser(
+  binaries: Binaries,
+  clusterDir: string,
+  user: RunAs,
+): Promise<{ binaries: Binaries; clusterDir: string }> {
   let placed = binaries;
   const binDir = path.dirname(binaries.postgres);
   if (!reachable(binDir, user)) {
     const nativeDir = path.dirname(binDir);
-    const version = createHash('sha1').update(nativeDir).update(String(statSync(binaries.postgres).size)).digest('hex').slice(0, 12);
+    const version = createHash('sha1')
+      .update(nativeDir)
+      .update(String(statSync(binaries.postgres).size))
+      .digest('hex')
+      .slice(0, 12);
     const copy = path.join(SHARED_ROOT, `postgres-binaries-${version}`);
     if (!existsSync(path.join(copy, 'bin', path.basename(binaries.postgres)))) {
       await mkdir(SHARED_ROOT, { recursive: true });
@@ -173,15 +191,22 @@ async function placeForUser(binaries: Binaries, clusterDir: string, user: RunAs)
     await symlink(realCluster, clusterDir);
   }
   if (!reachable(path.dirname(realCluster), user)) {
-    throw new Error(`the "${USER}" user that runs the embedded PostgreSQL cannot reach ${realCluster}; set DATA_DIR to a directory it can reach, or DATABASE_URL`);
+    throw new Error(
+      `the "${USER}" user that runs the embedded PostgreSQL cannot reach ${realCluster}; set DATA_DIR to a directory it can reach, or DATABASE_URL`,
+    );
   }
   return { binaries: placed, clusterDir: realCluster };
 }
 
 function locale(): string {
   try {
-    const available = new Set(execFileSync('locale', ['-a'], { encoding: 'utf8' }).split(/\r?\n/).map((l) => l.trim()));
-    for (const candidate of ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8', 'C.utf8']) if (available.has(candidate)) return candidate;
+    const available = new Set(
+      execFileSync('locale', ['-a'], { encoding: 'utf8' })
+        .split(/\r?\n/)
+        .map((l) => l.trim()),
+    );
+    for (const candidate of ['en_US.UTF-8', 'C.UTF-8', 'en_US.utf8', 'C.utf8'])
+      if (available.has(candidate)) return candidate;
   } catch {
     // no `locale` command
   }
@@ -198,13 +223,24 @@ function run(command: string, args: string[], options: { user?: RunAs; env: Node
     child.on('error', (error) => reject(new Error(`${path.basename(command)} could not be run: ${error.message}`)));
     child.on('close', (code, signal) => {
       if (code === 0) resolve();
-      else reject(new Error(`${path.basename(command)} failed (${signal ?? `exit code ${code}`}): ${output.trim().split('\n').slice(-3).join(' ')}`));
+      else
+        reject(
+          new Error(
+            `${path.basename(command)} failed (${signal ?? `exit code ${code}`}): ${output.trim().split('\n').slice(-3).join(' ')}`,
+          ),
+        );
     });
   });
 }
 
 /** Creates a new cluster in `clusterDir` (password auth for the `postgres` role), as `user` when given. */
-async function initdb(clusterDir: string, binaries: Binaries, user: RunAs | undefined, lang: string, env: NodeJS.ProcessEnv): Promise<void> {
+async function initdb(
+  clusterDir: string,
+  binaries: Binaries,
+  user: RunAs | undefined,
+  lang: string,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   await mkdir(path.dirname(clusterDir), { recursive: true });
   await mkdir(clusterDir, { recursive: true, mode: 0o700 });
   if (user) await chown(clusterDir, user.uid, user.gid);
@@ -212,9 +248,21 @@ async function initdb(clusterDir: string, binaries: Binaries, user: RunAs | unde
   await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
   if (user) await chown(passwordFile, user.uid, user.gid);
   try {
-    await run(binaries.initdb, [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`, `--lc-messages=${lang}`], { user, env });
+    await run(
+      binaries.initdb,
+      [
+        `--pgdata=${clusterDir}`,
+        '--auth=scram-sha-256',
+        `--username=${USER}`,
+        `--pwfile=${passwordFile}`,
+        `--lc-messages=${lang}`,
+      ],
+      { user, env },
+    );
   } catch (error) {
-    throw new Error(`The embedded PostgreSQL could not be initialised in ${clusterDir}: ${(error as Error).message}`, { cause: error });
+    throw new Error(`The embedded PostgreSQL could not be initialised in ${clusterDir}: ${(error as Error).message}`, {
+      cause: error,
+    });
   } finally {
     await rm(passwordFile, { force: true });
   }
@@ -250,7 +298,18 @@ class Postmaster {
       let ready = false;
       const postgres = spawn(
         this.binaries.postgres,
-        ['-D', this.clusterDir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'unix_socket_directories='],
+        [
+          '-D',
+          this.clusterDir,
+          '-p',
+          String(this.port),
+          '-c',
+          'listen_addresses=127.0.0.1',
+          '-c',
+          'max_connections=200',
+          '-c',
+          'unix_socket_directories=',
+        ],
         // Its own process group: a Ctrl-C in the terminal reaches the server only, which stops the database last.
         { ...this.user, env: this.env, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
       );
@@ -277,7 +336,11 @@ class Postmaster {
           process.removeListener('exit', this.killOnExit);
         }
         if (!ready) {
-          reject(new Error(`The embedded PostgreSQL in ${this.clusterDir} did not start (${signal ?? `exit code ${code}`}): ${output.trim().split('\n').slice(-3).join(' ')}`));
+          reject(
+            new Error(
+              `The embedded PostgreSQL in ${this.clusterDir} did not start (${signal ?? `exit code ${code}`}): ${output.trim().split('\n').slice(-3).join(' ')}`,
+            ),
+          );
         } else {
           this.log(`postgres exited (${signal ?? `exit code ${code}`})`);
         }

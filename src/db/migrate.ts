@@ -2,7 +2,11 @@ import { Migrator, type Kysely, type MigrationResult } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 
 export class MigrationError extends Error {
-  constructor(message: string, readonly results: MigrationResult[] = [], options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly results: MigrationResult[] = [],
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'MigrationError';
   }
@@ -15,11 +19,9 @@ export async function migrateToLatestOrThrow<Schema>(db: Kysely<Schema>): Promis
   if (error) {
     const failed = results.find((r) => r.status === 'Error');
     const reason = error instanceof Error ? error.message : JSON.stringify(error);
-    throw new MigrationError(
-      `Migration ${failed ? `"${failed.migrationName}" ` : ''}failed: ${reason}`,
-      results,
-      { cause: error },
-    );
+    throw new MigrationError(`Migration ${failed ? `"${failed.migrationName}" ` : ''}failed: ${reason}`, results, {
+      cause: error,
+    });
   }
   return results;
 }

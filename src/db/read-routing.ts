@@ -157,7 +157,8 @@ export class ReadRouter {
       );
       replayed = rows[0]!.standby && rows[0]!.replayed ? parseLsn(rows[0]!.replayed) : null;
     } catch (error) {
-      if (this.onReplica || this.state === 'starting') this.log(`read replica unreachable (${describe(error)}); statistics reads go to the primary`);
+      if (this.onReplica || this.state === 'starting')
+        this.log(`read replica unreachable (${describe(error)}); statistics reads go to the primary`);
       this.lagMs = null;
       this.setState('down', `replica unreachable: ${describe(error)}`);
       return;
@@ -173,7 +174,10 @@ export class ReadRouter {
     const firstUnreplayed = this.samples.find((sample) => sample.lsn > replayed);
     this.lagMs = firstUnreplayed ? Date.now() - firstUnreplayed.at : 0;
     if (this.lagMs > this.maxLagMs) {
-      if (this.onReplica) this.log(`read replica ${this.lagMs} ms behind (bound ${this.maxLagMs} ms); statistics reads go to the primary`);
+      if (this.onReplica)
+        this.log(
+          `read replica ${this.lagMs} ms behind (bound ${this.maxLagMs} ms); statistics reads go to the primary`,
+        );
       this.setState('lagging', `replica ${this.lagMs} ms behind the primary (bound ${this.maxLagMs} ms)`);
       return;
     }
@@ -245,10 +249,11 @@ class RoutedPool {
       const router = this.router;
       const query = (...args: unknown[]) => {
         const result = (client.query as (...a: unknown[]) => unknown)(...args);
-        if (result instanceof Promise) return result.catch((error: unknown) => {
-          router.reportFailure(error);
-          throw error;
-        });
+        if (result instanceof Promise)
+          return result.catch((error: unknown) => {
+            router.reportFailure(error);
+            throw error;
+          });
         return result;
       };
       proxy = new Proxy(client, {

@@ -7,7 +7,7 @@ export const STREAM_DESCRIPTION =
   '`id: <cursor>`, `event: <type>`, `data: <event JSON>`; a reconnecting client sends `Last-Event-ID` (browsers do) ' +
   'and gets every event after it (a cursor beyond the newest event answers 400); a comment line is sent when idle (heartbeat). Without a cursor the stream starts ' +
   'at the newest event. Streams count against the per-client limits (429 beyond `EVENTS_STREAM_MAX_PER_CLIENT`; an ' +
-  'IPv6 client by its /64) and the total (503; a share is kept for providers\' authenticated streams), ' +
+  "IPv6 client by its /64) and the total (503; a share is kept for providers' authenticated streams), " +
   'and a client that stops reading is disconnected. A cursor older than the retention period answers 410: re-read ' +
   'the current state, then follow the feed again from its start.';
 
@@ -15,10 +15,24 @@ export const STREAM_DESCRIPTION =
 export function feedQuery(types: readonly string[], resource: string) {
   return Type.Object(
     {
-      after: Type.Optional(Type.String({ description: 'The cursor to continue after (an event\'s `cursor`, or the page\'s next cursor). Omitted: from the oldest event kept.' })),
-      type: Type.Optional(Type.String({ description: `Only these event types, comma-separated: ${types.join(', ')}.` })),
+      after: Type.Optional(
+        Type.String({
+          description:
+            "The cursor to continue after (an event's `cursor`, or the page's next cursor). Omitted: from the oldest event kept.",
+        }),
+      ),
+      type: Type.Optional(
+        Type.String({ description: `Only these event types, comma-separated: ${types.join(', ')}.` }),
+      ),
       resource: Type.Optional(Type.String({ description: resource })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FEED_PAGE_MAX, default: FEED_PAGE_DEFAULT, description: 'Events per page.' })),
+      limit: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: FEED_PAGE_MAX,
+          default: FEED_PAGE_DEFAULT,
+          description: 'Events per page.',
+        }),
+      ),
     },
     { additionalProperties: false },
   );

@@ -13,7 +13,15 @@ import { ValidationError } from '../errors.js';
 import { whenAborted, type ExportSlots, type SlotClient } from '../plugins/streaming.js';
 import type { EventBatch, EventHub } from './hub.js';
 import type { EventSequencer } from './sequencer.js';
-import { decodeCursor, encodeCursor, eventLogState, readEventPage, type FeedFilter, type FeedScope, type StoredEvent } from './outbox-repository.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  eventLogState,
+  readEventPage,
+  type FeedFilter,
+  type FeedScope,
+  type StoredEvent,
+} from './outbox-repository.js';
 
 export const FEED_PAGE_DEFAULT = 100;
 export const FEED_PAGE_MAX = 500;
@@ -51,39 +59,84 @@ export interface FeedDeps {
 }
 
 function filterOf(query: FeedQuery, view: FeedView): FeedFilter {
-  const types = query.type ? query.type.split(',').map((t) => t.trim()).filter((t) => t !== '') : [];
+  const types = query.type
+    ? query.type
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== '')
+    : [];
   const unknown = types.filter((t) => !view.types.includes(t));
   if (unknown.length > 0) {
-    throw new ValidationError([{ path: 'type', message: `Unknown event type ${unknown.map((t) => `"${t}"`).join(', ')}; the types are ${view.types.join(', ')}.`, code: 'AllowedValue' }]);
+    throw new ValidationError([
+      {
+        path: 'type',
+        message: `Unknown event type ${unknown.map((t) => `"${t}"`).join(', ')}; the types are ${view.types.join(', ')}.`,
+        code: 'AllowedValue',
+      },
+    ]);
   }
   return { types, resourceId: query.resource || undefined };
 }
 
 export function wantsEventStream(request: FastifyRequest): boolean {
-  return (request.headers.accept ?? '').split(',').some((part) => part.trim().toLowerCase().startsWith('text/event-stream'));
+  return (request.headers.accept ?? '')
+    .split(',')
+    .some((part) => part.trim().toLowerCase().startsWith('text/event-stream'));
 }
 
 /** Answers the request: a page, or a stream when the client accepts `text/event-stream`. */
-export async function serveFeed(request: FastifyRequest, reply: FastifyReply, query: FeedQuery, view: FeedView, deps: FeedDeps) {
+export async function serveFeed(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  query: FeedQuery,
+  view: FeedView,
+  deps: FeedDeps,
+) {
   const filter = filterOf(query, view);
   if (!wantsEventStream(request)) {
     const after = query.after !== undefined ? decodeCursor(query.after, 'after') : undefined;
     await deps.sequencer.catchUp();
-    const page = await readEventPage(deps.db, view.scope, after, filter, query.limit ?? FEED_PAGE_DEFAULT, deps.retentionDays);
+    const page = await readEventPage(
+      deps.db,
+      view.scope,
+      after,
+      filter,
+      query.limit ?? FEED_PAGE_DEFAULT,
+      deps.retentionDays,
+    );
     reply.header('cache-control', 'no-store');
-    return view.page(page.events.map((e) => view.render(e, encodeCursor(e.position))), encodeCursor(page.next), page.hasMore);
+    return view.page(
+      page.events.map((e) => view.render(e, encodeCursor(e.position))),
+      encodeCursor(page.next),
+      page.hasMore,
+    );
   }
   const lastEventId = request.headers['last-event-id'];
-  const resumeFrom = typeof lastEventId === 'string' && lastEventId !== '' ? decodeCursor(lastEventId, 'Last-Event-ID') : query.after !== undefined ? decodeCursor(query.after, 'after') : undefined;
+  const resumeFrom =
+    typeof lastEventId === 'string' && lastEventId !== ''
+      ? decodeCursor(lastEventId, 'Last-Event-ID')
+      : query.after !== undefined
+        ? decodeCursor(query.after, 'after')
+        : undefined;
   // The slot first, before any await: it is given back when the response closes, whenever the client goes.
   const gone = deps.slots.hold(reply, view.client);
   await deps.sequencer.catchUp();
   const head = (await eventLogState(deps.db)).lastPosition;
   if (resumeFrom !== undefined && resumeFrom > head) {
-    throw new ValidationError([{ path: lastEventId ? 'Last-Event-ID' : 'after', message: 'The cursor is beyond the newest event, so it is not one this feed gave out; reconnect without it to start at the newest event.', code: 'InvalidCursor' }]);
+    throw new ValidationError([
+      {
+        path: lastEventId ? 'Last-Event-ID' : 'after',
+        message:
+          'The cursor is beyond the newest event, so it is not one this feed gave out; reconnect without it to start at the newest event.',
+        code: 'InvalidCursor',
+      },
+    ]);
   }
   // Checked before the stream starts, so a bad or expired cursor is an ordinary error response (400, 410).
-  const first = resumeFrom === undefined ? undefined : await readEventPage(deps.db, view.scope, resumeFrom, filter, FEED_PAGE_MAX, deps.retentionDays);
+  const first =
+    resumeFrom === undefined
+      ? undefined
+      : await readEventPage(deps.db, view.scope, resumeFrom, filter, FEED_PAGE_MAX, deps.retentionDays);
   const start = resumeFrom ?? head;
   const stream = new PassThrough();
   const session = new StreamSession(stream, view, filter, deps, start);
@@ -105,9 +158,15 @@ export async function serveFeed(request: FastifyRequest, reply: FastifyReply, qu
 
 function matches(event: StoredEvent, scope: FeedScope, filter: FeedFilter): boolean {
   if (event.api !== scope.api) return false;
-  if (scope.api === 'register' && (event.provider_id !== scope.providerId || event.environment !== scope.environment)) return false;
+  if (scope.api === 'register' && (event.provider_id !== scope.providerId || event.environment !== scope.environment))
+    return false;
   if (filter.types && filter.types.length > 0 && !filter.types.includes(event.type)) return false;
-  if (filter.resourceId !== undefined && event.resource_id !== filter.resourceId && event.parent_id !== filter.resourceId) return false;
+  if (
+    filter.resourceId !== undefined &&
+    event.resource_id !== filter.resourceId &&
+    event.parent_id !== filter.resourceId
+  )
+    return false;
   return true;
 }
 
@@ -169,7 +228,14 @@ class StreamSession {
     try {
       do {
         this.behind = false;
-        const page = await readEventPage(this.deps.db, this.view.scope, this.cursor, this.filter, FEED_PAGE_MAX, this.deps.retentionDays);
+        const page = await readEventPage(
+          this.deps.db,
+          this.view.scope,
+          this.cursor,
+          this.filter,
+          FEED_PAGE_MAX,
+          this.deps.retentionDays,
+        );
         if (this.closed) return;
         this.takePage(page);
         if (page.hasMore) this.behind = true;
@@ -188,7 +254,8 @@ class StreamSession {
       void this.catchUp();
       return;
     }
-    for (const event of batch.events) if (event.position > this.cursor && matches(event, this.view.scope, this.filter)) this.send(event);
+    for (const event of batch.events)
+      if (event.position > this.cursor && matches(event, this.view.scope, this.filter)) this.send(event);
     this.cursor = Math.max(this.cursor, batch.to);
   }
 

@@ -43,7 +43,10 @@ export class EventHub {
     private readonly db: Db,
     private readonly options: EventHubOptions,
   ) {
-    this.reads = new CoalescedTask(() => this.readNew(), (error) => options.log.warn({ err: error.message }, 'event hub could not read new events'));
+    this.reads = new CoalescedTask(
+      () => this.readNew(),
+      (error) => options.log.warn({ err: error.message }, 'event hub could not read new events'),
+    );
   }
 
   /** The last position handed to listeners. */

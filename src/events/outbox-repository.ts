@@ -141,7 +141,9 @@ export async function sequencePendingEvents(db: Db, limit = SEQUENCE_BATCH_LIMIT
 }
 
 /** Whose events a reader may see: the public statistics feed, or one provider's register feed in one environment. */
-export type FeedScope = { api: 'statistics' } | { api: 'register'; providerId: number; environment: 'production' | 'sandbox' };
+export type FeedScope =
+  | { api: 'statistics' }
+  | { api: 'register'; providerId: number; environment: 'production' | 'sandbox' };
 
 export interface FeedFilter {
   /** Only these event types (none: all). */
@@ -172,7 +174,13 @@ export function encodeCursor(position: number): string {
 export function decodeCursor(cursor: string, parameter: string): number {
   const match = /^ev1\.(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
   if (!match || encodeCursor(Number(match[1])) !== cursor) {
-    throw new ValidationError([{ path: parameter, message: `"${cursor}" is not a cursor of this feed; use the "cursor" of an event or the next cursor of a page.`, code: 'InvalidCursor' }]);
+    throw new ValidationError([
+      {
+        path: parameter,
+        message: `"${cursor}" is not a cursor of this feed; use the "cursor" of an event or the next cursor of a page.`,
+        code: 'InvalidCursor',
+      },
+    ]);
   }
   return Number(match[1]);
 }
@@ -190,13 +198,17 @@ export class CursorExpiredError extends AppError {
 }
 
 export async function eventLogState(db: Executor): Promise<{ lastPosition: number; purgedThrough: number }> {
-  const row = await db.selectFrom('event_log_state').select(['last_position', 'purged_through']).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('event_log_state')
+    .select(['last_position', 'purged_through'])
+    .executeTakeFirstOrThrow();
   return { lastPosition: row.last_position, purgedThrough: row.purged_through };
 }
 
 /** Every scope's events after `after`, in position order, at most `limit` (the hub's read of what is new). */
 export async function readEventsAfter(db: Executor, after: number, limit: number): Promise<StoredEvent[]> {
-  const { rows } = await sql<StoredEvent>`SELECT * FROM events WHERE position > ${after} ORDER BY position LIMIT ${limit}`.execute(db);
+  const { rows } =
+    await sql<StoredEvent>`SELECT * FROM events WHERE position > ${after} ORDER BY position LIMIT ${limit}`.execute(db);
   return rows;
 }
 
@@ -211,7 +223,12 @@ function scoped(scope: FeedScope) {
  * FEED_SCAN_LIMIT events of the scope. A cursor older than retention is a 410 (`retentionDays` names the setting).
  */
 export async function readEventPage(
-  db: Executor, scope: FeedScope, after: number | undefined, filter: FeedFilter, limit: number, retentionDays: number,
+  db: Executor,
+  scope: FeedScope,
+  after: number | undefined,
+  filter: FeedFilter,
+  limit: number,
+  retentionDays: number,
 ): Promise<EventPage> {
   const state = await eventLogState(db);
   if (after !== undefined && after < state.purgedThrough) throw new CursorExpiredError(retentionDays);
@@ -220,7 +237,9 @@ export async function readEventPage(
   const filters = [
     sql`true`,
     ...(types ? [sql`e.type IN (${sql.join(types.map((t) => sql`${t}`))})`] : []),
-    ...(filter.resourceId !== undefined ? [sql`(e.resource_id = ${filter.resourceId} OR e.parent_id = ${filter.resourceId})`] : []),
+    ...(filter.resourceId !== undefined
+      ? [sql`(e.resource_id = ${filter.resourceId} OR e.parent_id = ${filter.resourceId})`]
+      : []),
   ];
   const { rows } = await sql<StoredEvent & { scanned_through: number; scanned: number }>`
     WITH scanned AS (
@@ -235,10 +254,14 @@ export async function readEventPage(
       ORDER BY position LIMIT ${limit}
     ) e ON true`.execute(db);
   const bounds = rows[0]!;
-  const events = rows.filter((row) => row.position !== null).map(({ scanned_through: _t, scanned: _s, ...event }) => event);
+  const events = rows
+    .filter((row) => row.position !== null)
+    .map(({ scanned_through: _t, scanned: _s, ...event }) => event);
   const full = events.length === limit;
   const next = full ? events[events.length - 1]!.position : bounds.scanned_through;
-  const hasMore = full ? next < bounds.scanned_through || bounds.scanned === FEED_SCAN_LIMIT : bounds.scanned === FEED_SCAN_LIMIT;
+  const hasMore = full
+    ? next < bounds.scanned_through || bounds.scanned === FEED_SCAN_LIMIT
+    : bounds.scanned === FEED_SCAN_LIMIT;
   return { events, next, hasMore, horizon: state.lastPosition };
 }
 
@@ -247,7 +270,11 @@ export async function readEventPage(
  * together only roughly (the time is the transaction's start), so it deletes every event up to the highest position
  * that is old enough: what is left is always one unbroken run of positions.
  */
-export async function purgeEvents(db: Executor, retentionDays: number, now = new Date()): Promise<{ deleted: number; purgedThrough: number }> {
+export async function purgeEvents(
+  db: Executor,
+  retentionDays: number,
+  now = new Date(),
+): Promise<{ deleted: number; purgedThrough: number }> {
   const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
   const { rows } = await sql<{ deleted: number; purged_through: number }>`
     WITH horizon AS (
@@ -260,6 +287,8 @@ export async function purgeEvents(db: Executor, retentionDays: number, now = new
       RETURNING purged_through
     )
     SELECT (SELECT count(*) FROM removed)::int AS deleted,
-           coalesce((SELECT purged_through FROM moved), (SELECT purged_through FROM event_log_state))::bigint AS purged_through`.execute(db);
+           coalesce((SELECT purged_through FROM moved), (SELECT purged_through FROM event_log_state))::bigint AS purged_through`.execute(
+    db,
+  );
   return { deleted: rows[0]!.deleted, purgedThrough: rows[0]!.purged_through };
 }

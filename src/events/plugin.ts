@@ -43,13 +43,22 @@ export interface EventsPluginOptions {
 export const eventsPlugin = fp<EventsPluginOptions>(
   async (app: FastifyInstance, options) => {
     const { config, db } = app;
-    const hub = new EventHub(db, { listenConnection: options.listenConnection, pollMs: config.EVENTS_POLL_MS, log: app.log });
+    const hub = new EventHub(db, {
+      listenConnection: options.listenConnection,
+      pollMs: config.EVENTS_POLL_MS,
+      log: app.log,
+    });
     const sequencer = new EventSequencer(db, { intervalMs: config.EVENTS_SEQUENCE_INTERVAL_MS, log: app.log });
     const deps: FeedDeps = {
       db,
       hub,
       sequencer,
-      slots: new ExportSlots(config.EVENTS_STREAM_MAX_PER_CLIENT, config.EVENTS_STREAM_MAX_CONCURRENT, 'event streams', config.EVENTS_STREAM_RESERVED_FOR_PROVIDERS),
+      slots: new ExportSlots(
+        config.EVENTS_STREAM_MAX_PER_CLIENT,
+        config.EVENTS_STREAM_MAX_CONCURRENT,
+        'event streams',
+        config.EVENTS_STREAM_RESERVED_FOR_PROVIDERS,
+      ),
       retentionDays: config.EVENTS_RETENTION_DAYS,
       heartbeatMs: config.EVENTS_HEARTBEAT_MS,
       openStreams: new Set(),
@@ -61,13 +70,23 @@ export const eventsPlugin = fp<EventsPluginOptions>(
       options.webhookWorker === false
         ? undefined
         : new WebhookWorker(db, {
-            config, hub, network: webhooks.network, policy: webhooks.policy, retentionDays: config.EVENTS_RETENTION_DAYS, apis: options.apis, log: app.log,
+            config,
+            hub,
+            network: webhooks.network,
+            policy: webhooks.policy,
+            retentionDays: config.EVENTS_RETENTION_DAYS,
+            apis: options.apis,
+            log: app.log,
           });
     app.decorate('webhookDelivery', worker);
     const purge = () =>
       Promise.all([
-        purgeEvents(db, config.EVENTS_RETENTION_DAYS).catch((error: Error) => app.log.warn({ err: error.message }, 'event retention purge failed')),
-        purgeDeliveries(db, config.WEBHOOK_DELIVERY_RETENTION_DAYS).catch((error: Error) => app.log.warn({ err: error.message }, 'webhook delivery retention purge failed')),
+        purgeEvents(db, config.EVENTS_RETENTION_DAYS).catch((error: Error) =>
+          app.log.warn({ err: error.message }, 'event retention purge failed'),
+        ),
+        purgeDeliveries(db, config.WEBHOOK_DELIVERY_RETENTION_DAYS).catch((error: Error) =>
+          app.log.warn({ err: error.message }, 'webhook delivery retention purge failed'),
+        ),
       ]);
     let timer: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {

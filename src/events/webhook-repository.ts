@@ -5,7 +5,17 @@ import type { FeedScope } from './outbox-repository.js';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from './tables.js';
 
 /** What a subscription's answers show. */
-const COLUMNS = ['id', 'url', 'event_types', 'enabled', 'disabled_reason', 'created_at', 'api_version', 'previous_secret_expires_at', 'data_set_id'] as const;
+const COLUMNS = [
+  'id',
+  'url',
+  'event_types',
+  'enabled',
+  'disabled_reason',
+  'created_at',
+  'api_version',
+  'previous_secret_expires_at',
+  'data_set_id',
+] as const;
 
 function ownedBy(scope: FeedScope) {
   return scope.api === 'statistics'
@@ -13,14 +23,17 @@ function ownedBy(scope: FeedScope) {
     : sql<boolean>`api = 'register' AND provider_id = ${scope.providerId} AND environment = ${scope.environment}`;
 }
 
-
 /** Holds the owner's key until the transaction ends (two concurrent creates cannot both pass the limit). */
 export async function lockOwner(trx: Executor, scope: FeedScope): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtext(${`webhooks:${JSON.stringify(scope)}`}))`.execute(trx);
 }
 
 export async function countSubscriptions(db: Executor, scope: FeedScope): Promise<number> {
-  const { count } = await db.selectFrom('webhook_subscriptions').select((eb) => eb.fn.countAll<number>().as('count')).where(ownedBy(scope)).executeTakeFirstOrThrow();
+  const { count } = await db
+    .selectFrom('webhook_subscriptions')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where(ownedBy(scope))
+    .executeTakeFirstOrThrow();
   return Number(count);
 }
 
@@ -30,7 +43,12 @@ export async function insertSubscription(db: Executor, row: Insertable<WebhookSu
 
 /** The owner's subscription with this id (every column), or undefined. */
 export async function findSubscription(db: Executor, scope: FeedScope, id: string) {
-  return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).where(ownedBy(scope)).executeTakeFirst();
+  return db
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('id', '=', id)
+    .where(ownedBy(scope))
+    .executeTakeFirst();
 }
 
 export async function listSubscriptionRows(db: Executor, scope: FeedScope) {
@@ -38,7 +56,12 @@ export async function listSubscriptionRows(db: Executor, scope: FeedScope) {
 }
 
 export async function updateSubscription(db: Executor, id: string, patch: Updateable<WebhookSubscriptionsTable>) {
-  return db.updateTable('webhook_subscriptions').set(patch).where('id', '=', id).returning(COLUMNS).executeTakeFirstOrThrow();
+  return db
+    .updateTable('webhook_subscriptions')
+    .set(patch)
+    .where('id', '=', id)
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
 }
 
 export async function deleteSubscriptionRow(db: Executor, id: string): Promise<void> {
@@ -56,7 +79,11 @@ export async function requeueFailedDeliveries(db: Executor, subscriptionId: stri
 }
 
 /** The id of the owner's subscription that has the delivery `deliveryId`, or undefined. */
-export async function findDeliverySubscription(db: Executor, scope: FeedScope, deliveryId: number): Promise<string | undefined> {
+export async function findDeliverySubscription(
+  db: Executor,
+  scope: FeedScope,
+  deliveryId: number,
+): Promise<string | undefined> {
   const row = await db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_subscriptions', 'webhook_subscriptions.id', 'd.subscription_id')
@@ -80,7 +107,12 @@ export async function requeueDelivery(db: Executor, subscriptionId: string, deli
 
 /** A subscription's deliveries, newest first (at most `limit`, before the delivery id `before`). */
 export async function listDeliveryRows(db: Executor, subscriptionId: string, limit: number, before?: number) {
-  let query = db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).orderBy('id', 'desc').limit(limit);
+  let query = db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('subscription_id', '=', subscriptionId)
+    .orderBy('id', 'desc')
+    .limit(limit);
   if (before !== undefined) query = query.where('id', '<', before);
   return query.execute();
 }
@@ -100,13 +132,24 @@ export async function subscriptionsBehind(db: Executor): Promise<string[]> {
 
 /** The subscription while enabled, locked for the transaction; undefined when disabled, gone or locked by another. */
 export async function lockEnabledSubscription(trx: Executor, id: string) {
-  return trx.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).where('enabled', '=', true).forUpdate().skipLocked().executeTakeFirst();
+  return trx
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('id', '=', id)
+    .where('enabled', '=', true)
+    .forUpdate()
+    .skipLocked()
+    .executeTakeFirst();
 }
 
 /** Queues deliveries; one already queued for the same event is left as it is. */
 export async function insertDeliveries(trx: Executor, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
   if (rows.length === 0) return;
-  await trx.insertInto('webhook_deliveries').values(rows).onConflict((oc) => oc.columns(['subscription_id', 'event_position']).doNothing()).execute();
+  await trx
+    .insertInto('webhook_deliveries')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['subscription_id', 'event_position']).doNothing())
+    .execute();
 }
 
 export async function setSubscriptionCursor(trx: Executor, id: string, cursor: number): Promise<void> {
@@ -141,7 +184,12 @@ export async function dueSubscriptions(db: Executor, limit: number): Promise<Due
 }
 
 /** Takes the subscription's lease for `instance` unless another instance holds it; true when taken. */
-export async function claimSubscription(db: Executor, id: string, instance: string, leaseSeconds: number): Promise<boolean> {
+export async function claimSubscription(
+  db: Executor,
+  id: string,
+  instance: string,
+  leaseSeconds: number,
+): Promise<boolean> {
   const claimed = await sql<{ id: string }>`
     UPDATE webhook_subscriptions SET lease_owner = ${instance}, lease_until = now() + make_interval(secs => ${leaseSeconds})
     WHERE id = ${id} AND enabled AND (lease_until IS NULL OR lease_until < now()) RETURNING id`.execute(db);
@@ -150,12 +198,21 @@ export async function claimSubscription(db: Executor, id: string, instance: stri
 
 /** Gives the lease back, if `instance` still holds it. */
 export async function releaseSubscription(db: Executor, id: string, instance: string): Promise<void> {
-  await sql`UPDATE webhook_subscriptions SET lease_owner = NULL, lease_until = NULL WHERE id = ${id} AND lease_owner = ${instance}`.execute(db);
+  await sql`UPDATE webhook_subscriptions SET lease_owner = NULL, lease_until = NULL WHERE id = ${id} AND lease_owner = ${instance}`.execute(
+    db,
+  );
 }
 
 /** The subscription's oldest pending deliveries, in event order. */
 export async function pendingDeliveries(db: Executor, subscriptionId: string, limit: number) {
-  return db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).where('status', '=', 'pending').orderBy('event_position').limit(limit).execute();
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('subscription_id', '=', subscriptionId)
+    .where('status', '=', 'pending')
+    .orderBy('event_position')
+    .limit(limit)
+    .execute();
 }
 
 export interface DeliveryAttempt {
@@ -185,7 +242,11 @@ export async function recordAttempt(db: Executor, attempt: DeliveryAttempt): Pro
 }
 
 export async function disableSubscription(trx: Executor, id: string, reason: string): Promise<void> {
-  await trx.updateTable('webhook_subscriptions').set({ enabled: false, disabled_reason: reason }).where('id', '=', id).execute();
+  await trx
+    .updateTable('webhook_subscriptions')
+    .set({ enabled: false, disabled_reason: reason })
+    .where('id', '=', id)
+    .execute();
 }
 
 /**
@@ -195,6 +256,8 @@ export async function disableSubscription(trx: Executor, id: string, reason: str
 export async function purgeDeliveries(db: Executor, days: number): Promise<number> {
   const deleted = await sql`
     DELETE FROM webhook_deliveries
-    WHERE status <> 'pending' AND coalesce(last_attempt_at, created_at) < now() - make_interval(days => ${days})`.execute(db);
+    WHERE status <> 'pending' AND coalesce(last_attempt_at, created_at) < now() - make_interval(days => ${days})`.execute(
+    db,
+  );
   return Number(deleted.numAffectedRows ?? 0n);
 }

@@ -30,7 +30,9 @@ export const systemNetwork: NetworkDeps = {
     return (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
   },
   connect({ address, port, servername, secure }) {
-    return secure ? tls.connect({ host: address, port, servername: net.isIP(servername) ? undefined : servername }) : net.connect({ host: address, port });
+    return secure
+      ? tls.connect({ host: address, port, servername: net.isIP(servername) ? undefined : servername })
+      : net.connect({ host: address, port });
   },
 };
 
@@ -43,16 +45,38 @@ export interface AddressPolicy {
 
 const blocked = new net.BlockList();
 for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(network, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
   // ::/96 holds the unspecified and loopback addresses and the deprecated IPv4-compatible form (`::127.0.0.1`), which
   // some stacks still route to the IPv4 address.
-  ['::', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) blocked.addSubnet(network, prefix, 'ipv6');
+  ['::', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  blocked.addSubnet(network, prefix, 'ipv6');
 
 /** Whether an address is one a webhook must never reach (IPv4-mapped IPv6 is judged as the IPv4 address it maps). */
 export function isForbiddenAddress(address: string): boolean {
@@ -185,13 +209,21 @@ async function attempt(options: SendOptions, opened: (socket: net.Socket) => voi
       port,
       path: `${url.pathname}${url.search}`,
       headers: {
-        ...options.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(options.body),
-        'user-agent': 'education-api-webhooks/1', connection: 'close',
+        ...options.headers,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(options.body),
+        'user-agent': 'education-api-webhooks/1',
+        connection: 'close',
       },
       // No agent: with one, Node would open its own connection (resolving the name again) and ignore this.
       agent: undefined,
       createConnection: () => {
-        const socket = options.network.connect({ address, port, servername: url.hostname.replace(/^\[|\]$/g, ''), secure });
+        const socket = options.network.connect({
+          address,
+          port,
+          servername: url.hostname.replace(/^\[|\]$/g, ''),
+          secure,
+        });
         opened(socket);
         socket.setTimeout(options.connectTimeoutMs, () => {
           if (socket.connecting) socket.destroy(new Error(`no connection within ${options.connectTimeoutMs} ms`));
@@ -204,11 +236,18 @@ async function attempt(options: SendOptions, opened: (socket: net.Socket) => voi
     // Node drops an upgrade nobody handles without an error or a close on the request: settled here.
     request.on('upgrade', (response, socket) => {
       socket.destroy();
-      finish({ ok: false, status: response.statusCode ?? 101, error: `HTTP ${response.statusCode ?? 101}: the receiver switched protocols instead of answering` });
+      finish({
+        ok: false,
+        status: response.statusCode ?? 101,
+        error: `HTTP ${response.statusCode ?? 101}: the receiver switched protocols instead of answering`,
+      });
     });
     let answered = false;
     // Closed with no status: a failure now. After a status, the response's own events settle it.
-    request.on('close', () => answered || finish({ ok: false, status: null, error: 'the connection closed before an answer' }));
+    request.on(
+      'close',
+      () => answered || finish({ ok: false, status: null, error: 'the connection closed before an answer' }),
+    );
     request.on('response', (response) => {
       answered = true;
       const status = response.statusCode ?? 0;
@@ -217,7 +256,8 @@ async function attempt(options: SendOptions, opened: (socket: net.Socket) => voi
       const done = () => {
         const text = Buffer.concat(chunks).toString('utf8').slice(0, 200);
         if (status >= 200 && status < 300) finish({ ok: true, status, error: null });
-        else if (status >= 300 && status < 400) finish({ ok: false, status, error: `redirect to ${response.headers.location ?? '(none)'} not followed` });
+        else if (status >= 300 && status < 400)
+          finish({ ok: false, status, error: `redirect to ${response.headers.location ?? '(none)'} not followed` });
         else finish({ ok: false, status, error: `HTTP ${status}${text ? `: ${text}` : ''}` });
       };
       response.on('data', (chunk: Buffer) => {

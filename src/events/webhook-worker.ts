@@ -36,8 +36,17 @@ import type { EventHub } from './hub.js';
 import { encodeCursor, readEventPage, type FeedScope, type StoredEvent } from './outbox-repository.js';
 import { signatureHeader } from './webhooks.js';
 import {
-  claimSubscription, disableSubscription, dueSubscriptions, insertDeliveries, loadSubscription, lockEnabledSubscription, pendingDeliveries, recordAttempt,
-  releaseSubscription, setSubscriptionCursor, subscriptionsBehind,
+  claimSubscription,
+  disableSubscription,
+  dueSubscriptions,
+  insertDeliveries,
+  loadSubscription,
+  lockEnabledSubscription,
+  pendingDeliveries,
+  recordAttempt,
+  releaseSubscription,
+  setSubscriptionCursor,
+  subscriptionsBehind,
 } from './webhook-repository.js';
 import { sendWebhook, type AddressPolicy, type NetworkDeps } from './webhook-sender.js';
 
@@ -58,7 +67,9 @@ const STUCK_GRACE_MS = 5000;
 type SubscriptionRow = Awaited<ReturnType<typeof loadSubscription>>;
 
 function scopeOf(row: SubscriptionRow): FeedScope {
-  return row.api === 'statistics' ? { api: 'statistics' } : { api: 'register', providerId: row.provider_id!, environment: row.environment! };
+  return row.api === 'statistics'
+    ? { api: 'statistics' }
+    : { api: 'register', providerId: row.provider_id!, environment: row.environment! };
 }
 
 function bodyOf(apis: EventApiAdapters, row: SubscriptionRow, event: StoredEvent): string {
@@ -101,7 +112,10 @@ export class WebhookWorker {
     private readonly db: Db,
     private readonly options: WebhookWorkerOptions,
   ) {
-    this.rounds = new CoalescedTask(() => this.round(), (error) => options.log.warn({ err: error.message }, 'webhook worker round failed'));
+    this.rounds = new CoalescedTask(
+      () => this.round(),
+      (error) => options.log.warn({ err: error.message }, 'webhook worker round failed'),
+    );
   }
 
   start(): void {
@@ -124,7 +138,8 @@ export class WebhookWorker {
 
   private watch(): void {
     const { stuck } = this.status();
-    if (stuck > 0 && stuck !== this.stuckReported) this.options.log.warn({ stuck }, 'webhook attempts are running past their deadline');
+    if (stuck > 0 && stuck !== this.stuckReported)
+      this.options.log.warn({ stuck }, 'webhook attempts are running past their deadline');
     this.stuckReported = stuck;
   }
 
@@ -144,10 +159,25 @@ export class WebhookWorker {
         const row = await lockEnabledSubscription(trx, id);
         if (!row) return;
         const filter = { types: row.event_types, resourceId: row.data_set_id ?? undefined };
-        const page = await readEventPage(trx, scopeOf(row), row.cursor, filter, FAN_OUT_PAGE, this.options.retentionDays);
-        await insertDeliveries(trx, page.events.map((event) => ({
-          subscription_id: row.id, event_position: event.position, event_id: event.id, event_type: event.type, body: bodyOf(this.options.apis, row, event), next_attempt_at: new Date(),
-        })));
+        const page = await readEventPage(
+          trx,
+          scopeOf(row),
+          row.cursor,
+          filter,
+          FAN_OUT_PAGE,
+          this.options.retentionDays,
+        );
+        await insertDeliveries(
+          trx,
+          page.events.map((event) => ({
+            subscription_id: row.id,
+            event_position: event.position,
+            event_id: event.id,
+            event_type: event.type,
+            body: bodyOf(this.options.apis, row, event),
+            next_attempt_at: new Date(),
+          })),
+        );
         const cursor = page.hasMore ? page.next : Math.max(page.next, page.horizon);
         await setSubscriptionCursor(trx, row.id, cursor);
         // More to fan out: one more round after this one.
@@ -160,7 +190,10 @@ export class WebhookWorker {
     const { config } = this.options;
     const perOwner = Math.min(config.WEBHOOK_CONCURRENCY_PER_OWNER, config.WEBHOOK_CONCURRENCY);
     if (this.inFlight >= config.WEBHOOK_CONCURRENCY) return;
-    for (const { id, owner } of await dueSubscriptions(this.db, config.WEBHOOK_CONCURRENCY - this.inFlight + DUE_CANDIDATES)) {
+    for (const { id, owner } of await dueSubscriptions(
+      this.db,
+      config.WEBHOOK_CONCURRENCY - this.inFlight + DUE_CANDIDATES,
+    )) {
       if (this.closed || this.inFlight >= config.WEBHOOK_CONCURRENCY) break;
       // An owner at its share waits for one of its own slots; the other owners' subscriptions go first.
       if ((this.ownerSlots.get(owner) ?? 0) >= perOwner) continue;
@@ -168,7 +201,9 @@ export class WebhookWorker {
       if (!(await claimSubscription(this.db, id, this.instance, leaseMs / 1000))) continue;
       this.take(owner);
       const sending: Promise<void> = this.deliverClaimed(id)
-        .catch((error: Error) => this.options.log.warn({ err: error.message, subscription: id }, 'webhook delivery failed'))
+        .catch((error: Error) =>
+          this.options.log.warn({ err: error.message, subscription: id }, 'webhook delivery failed'),
+        )
         .finally(async () => {
           // The slot is given back first, whatever happened, before anything that could fail or wait.
           this.give(owner);
@@ -210,7 +245,12 @@ export class WebhookWorker {
       if (Date.now() - claimed >= CLAIM_TIME_SHARE_MS) return;
       const now = new Date();
       const secrets = [subscription.secret];
-      if (subscription.previous_secret && subscription.previous_secret_expires_at && subscription.previous_secret_expires_at > now) secrets.push(subscription.previous_secret);
+      if (
+        subscription.previous_secret &&
+        subscription.previous_secret_expires_at &&
+        subscription.previous_secret_expires_at > now
+      )
+        secrets.push(subscription.previous_secret);
       const attempt = Symbol(id);
       this.attempts.set(attempt, Date.now());
       const result = await sendWebhook({
@@ -229,10 +269,21 @@ export class WebhookWorker {
       const attempts = delivery.attempts + 1;
       const givenUp = !result.ok && Date.now() - delivery.created_at.getTime() >= config.WEBHOOK_RETRY_WINDOW_MS;
       const status = result.ok ? 'succeeded' : givenUp ? 'failed' : 'pending';
-      const next = result.ok || givenUp ? now : new Date(Date.now() + retryDelayMs(attempts, config.WEBHOOK_RETRY_BASE_MS, config.WEBHOOK_RETRY_MAX_MS));
+      const next =
+        result.ok || givenUp
+          ? now
+          : new Date(Date.now() + retryDelayMs(attempts, config.WEBHOOK_RETRY_BASE_MS, config.WEBHOOK_RETRY_MAX_MS));
       const recorded = await recordAttempt(this.db, {
-        subscriptionId: id, instance: this.instance, leaseSeconds, deliveryId: delivery.id, status, attempts, at: now,
-        httpStatus: result.status, error: result.error?.slice(0, 500) ?? null, nextAttemptAt: next,
+        subscriptionId: id,
+        instance: this.instance,
+        leaseSeconds,
+        deliveryId: delivery.id,
+        status,
+        attempts,
+        at: now,
+        httpStatus: result.status,
+        error: result.error?.slice(0, 500) ?? null,
+        nextAttemptAt: next,
       });
       if (!recorded) return;
       if (givenUp) await this.disable(subscription, result.error ?? 'failed');
@@ -253,7 +304,8 @@ export class WebhookWorker {
       await disableSubscription(trx, subscription.id, reason);
       await this.options.apis[subscription.api].subscriptionDisabled?.(trx, subscription, reason);
     });
-    if (subscription.api === 'statistics') this.options.log.warn({ subscription: subscription.id, reason }, 'statistics webhook subscription disabled');
+    if (subscription.api === 'statistics')
+      this.options.log.warn({ subscription: subscription.id, reason }, 'statistics webhook subscription disabled');
   }
 
   async close(): Promise<void> {

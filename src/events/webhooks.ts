@@ -10,10 +10,26 @@ import type { Db, Executor } from '../db/database.js';
 import { NotFoundError, UnprocessableError } from '../errors.js';
 import { eventLogState, type FeedScope } from './outbox-repository.js';
 import {
-  countSubscriptions, deleteSubscriptionRow, findDeliverySubscription, findSubscription, insertSubscription, listDeliveryRows, listSubscriptionRows, lockOwner, requeueDelivery,
-  requeueFailedDeliveries, updateSubscription,
+  countSubscriptions,
+  deleteSubscriptionRow,
+  findDeliverySubscription,
+  findSubscription,
+  insertSubscription,
+  listDeliveryRows,
+  listSubscriptionRows,
+  lockOwner,
+  requeueDelivery,
+  requeueFailedDeliveries,
+  updateSubscription,
 } from './webhook-repository.js';
-import { checkWebhookUrl, resolveTarget, systemNetwork, WebhookTargetError, type AddressPolicy, type NetworkDeps } from './webhook-sender.js';
+import {
+  checkWebhookUrl,
+  resolveTarget,
+  systemNetwork,
+  WebhookTargetError,
+  type AddressPolicy,
+  type NetworkDeps,
+} from './webhook-sender.js';
 
 /** Subscriptions one owner (a provider in an environment) may have. */
 export const MAX_SUBSCRIPTIONS = 10;
@@ -47,7 +63,10 @@ export interface WebhookSettings {
 /** The deployment's webhook settings: the app's and the operator commands' alike. */
 export function webhookSettings(config: Config, network: NetworkDeps = systemNetwork): WebhookSettings {
   return {
-    policy: { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES, allowHttp: config.REGISTER_ENVIRONMENT !== 'production' },
+    policy: {
+      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES,
+      allowHttp: config.REGISTER_ENVIRONMENT !== 'production',
+    },
     network,
     secretOverlapHours: config.WEBHOOK_SECRET_OVERLAP_HOURS,
   };
@@ -66,8 +85,14 @@ export function signatureHeader(secrets: string[], eventId: string, at: Date, bo
 }
 
 function view(row: {
-  id: string; url: string; event_types: string[]; enabled: boolean; disabled_reason: string | null; created_at: Date;
-  api_version: string | null; previous_secret_expires_at: Date | null;
+  id: string;
+  url: string;
+  event_types: string[];
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: Date;
+  api_version: string | null;
+  previous_secret_expires_at: Date | null;
 }) {
   return {
     id: row.id,
@@ -76,14 +101,20 @@ function view(row: {
     enabled: row.enabled,
     disabled_reason: row.disabled_reason,
     api_version: row.api_version,
-    previous_secret_expires_at: row.previous_secret_expires_at && row.previous_secret_expires_at > new Date() ? row.previous_secret_expires_at.toISOString() : null,
+    previous_secret_expires_at:
+      row.previous_secret_expires_at && row.previous_secret_expires_at > new Date()
+        ? row.previous_secret_expires_at.toISOString()
+        : null,
     created_at: row.created_at.toISOString(),
   };
 }
 export type SubscriptionView = ReturnType<typeof view>;
 
 async function checkedUrl(raw: unknown, settings: WebhookSettings): Promise<string> {
-  if (typeof raw !== 'string' || raw.trim() === '') throw new UnprocessableError(settings.policy.allowHttp ? 'url: required, an http or https URL' : 'url: required, an https URL');
+  if (typeof raw !== 'string' || raw.trim() === '')
+    throw new UnprocessableError(
+      settings.policy.allowHttp ? 'url: required, an http or https URL' : 'url: required, an https URL',
+    );
   try {
     const url = checkWebhookUrl(raw.trim(), settings.policy);
     await resolveTarget(url, settings.policy, settings.network);
@@ -96,10 +127,14 @@ async function checkedUrl(raw: unknown, settings: WebhookSettings): Promise<stri
 
 function checkedTypes(raw: unknown, known: readonly string[]): string[] {
   if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw) || raw.some((t) => typeof t !== 'string')) throw new UnprocessableError('event_types: a list of event types (empty: all)');
+  if (!Array.isArray(raw) || raw.some((t) => typeof t !== 'string'))
+    throw new UnprocessableError('event_types: a list of event types (empty: all)');
   const types = raw as string[];
   const unknown = types.filter((t) => !known.includes(t));
-  if (unknown.length > 0) throw new UnprocessableError(`event_types: unknown ${unknown.map((t) => `"${t}"`).join(', ')}; the types are ${known.join(', ')}`);
+  if (unknown.length > 0)
+    throw new UnprocessableError(
+      `event_types: unknown ${unknown.map((t) => `"${t}"`).join(', ')}; the types are ${known.join(', ')}`,
+    );
   return [...new Set(types)];
 }
 
@@ -108,35 +143,42 @@ function checkedTypes(raw: unknown, known: readonly string[]): string[] {
  * module knows no API's resources): only the events of that data set and its versions.
  */
 export async function createSubscription(
-  db: Db, owner: SubscriptionOwner, input: SubscriptionInput, knownTypes: readonly string[], settings: WebhookSettings, dataSetId: string | null = null,
+  db: Db,
+  owner: SubscriptionOwner,
+  input: SubscriptionInput,
+  knownTypes: readonly string[],
+  settings: WebhookSettings,
+  dataSetId: string | null = null,
 ): Promise<SubscriptionView & { secret: string }> {
   const url = await checkedUrl(input.url, settings);
   const types = checkedTypes(input.event_types, knownTypes);
   if (dataSetId !== null) {
-    if (owner.scope.api !== 'statistics') throw new UnprocessableError('data_set_id: only statistics subscriptions follow one data set');
+    if (owner.scope.api !== 'statistics')
+      throw new UnprocessableError('data_set_id: only statistics subscriptions follow one data set');
   }
   const secret = newSigningSecret();
   const limit = owner.scope.api === 'statistics' ? MAX_STATISTICS_SUBSCRIPTIONS : MAX_SUBSCRIPTIONS;
   return db.transaction().execute(async (trx) => {
     // Counted under a lock of the owner's key, so two concurrent creates cannot both pass the limit.
     await lockOwner(trx, owner.scope);
-    if ((await countSubscriptions(trx, owner.scope)) >= limit) throw new UnprocessableError(`At most ${limit} webhook subscriptions; delete one first.`);
+    if ((await countSubscriptions(trx, owner.scope)) >= limit)
+      throw new UnprocessableError(`At most ${limit} webhook subscriptions; delete one first.`);
     const scope = owner.scope;
     const row = await insertSubscription(trx, {
-        api: scope.api,
-        provider_id: scope.api === 'register' ? scope.providerId : null,
-        environment: scope.api === 'register' ? scope.environment : null,
-        api_version: owner.apiVersion ?? null,
-        url,
-        event_types: types,
-        secret,
-        previous_secret: null,
-        previous_secret_expires_at: null,
-        disabled_reason: null,
-        cursor: (await eventLogState(trx)).lastPosition,
-        lease_owner: null,
-        lease_until: null,
-        data_set_id: dataSetId,
+      api: scope.api,
+      provider_id: scope.api === 'register' ? scope.providerId : null,
+      environment: scope.api === 'register' ? scope.environment : null,
+      api_version: owner.apiVersion ?? null,
+      url,
+      event_types: types,
+      secret,
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      disabled_reason: null,
+      cursor: (await eventLogState(trx)).lastPosition,
+      lease_owner: null,
+      lease_until: null,
+      data_set_id: dataSetId,
     });
     return { ...view(row), secret };
   });
@@ -155,7 +197,9 @@ export async function listSubscriptions(db: Executor, owner: SubscriptionOwner):
 }
 
 /** The operator's statistics subscriptions, with the data set each follows (null: every data set). */
-export async function listStatisticsSubscriptions(db: Executor): Promise<(SubscriptionView & { data_set_id: string | null })[]> {
+export async function listStatisticsSubscriptions(
+  db: Executor,
+): Promise<(SubscriptionView & { data_set_id: string | null })[]> {
   const rows = await listSubscriptionRows(db, STATISTICS_OWNER.scope);
   return rows.map((row) => ({ ...view(row), data_set_id: row.data_set_id }));
 }
@@ -166,7 +210,12 @@ export async function getSubscription(db: Executor, owner: SubscriptionOwner, id
 
 /** Changes the URL or types, or re-enables a disabled subscription (its failed delivery is then tried again first). */
 export async function changeSubscription(
-  db: Db, owner: SubscriptionOwner, id: string, input: SubscriptionInput, knownTypes: readonly string[], settings: WebhookSettings,
+  db: Db,
+  owner: SubscriptionOwner,
+  id: string,
+  input: SubscriptionInput,
+  knownTypes: readonly string[],
+  settings: WebhookSettings,
 ): Promise<SubscriptionView> {
   const existing = await findOwned(db, owner, id);
   const patch: { url?: string; event_types?: string[]; enabled?: boolean; disabled_reason?: null } = {};
@@ -196,7 +245,11 @@ export async function rotateSecret(db: Executor, owner: SubscriptionOwner, id: s
   const existing = await findOwned(db, owner, id);
   const secret = newSigningSecret();
   const expires = new Date(Date.now() + settings.secretOverlapHours * 3600_000);
-  const row = await updateSubscription(db, id, { secret, previous_secret: existing.secret, previous_secret_expires_at: expires });
+  const row = await updateSubscription(db, id, {
+    secret,
+    previous_secret: existing.secret,
+    previous_secret_expires_at: expires,
+  });
   return { ...view(row), secret };
 }
 
@@ -214,7 +267,13 @@ export interface DeliveryView {
 }
 
 /** The subscription's deliveries, newest first (at most `limit`, before the delivery id `before`). */
-export async function listDeliveries(db: Executor, owner: SubscriptionOwner, id: string, limit: number, before?: number): Promise<DeliveryView[]> {
+export async function listDeliveries(
+  db: Executor,
+  owner: SubscriptionOwner,
+  id: string,
+  limit: number,
+  before?: number,
+): Promise<DeliveryView[]> {
   await findOwned(db, owner, id);
   const rows = await listDeliveryRows(db, id, limit, before);
   return rows.map((row) => ({
@@ -240,6 +299,7 @@ export async function redeliver(db: Executor, owner: SubscriptionOwner, id: stri
 /** Sends a delivery of one of the owner's subscriptions again, named by the delivery's id alone; returns the subscription's id. */
 export async function redeliverById(db: Executor, owner: SubscriptionOwner, deliveryId: number): Promise<string> {
   const subscriptionId = await findDeliverySubscription(db, owner.scope, deliveryId);
-  if (!subscriptionId || !(await requeueDelivery(db, subscriptionId, deliveryId))) throw new NotFoundError(`Delivery ${deliveryId} not found`);
+  if (!subscriptionId || !(await requeueDelivery(db, subscriptionId, deliveryId)))
+    throw new NotFoundError(`Delivery ${deliveryId} not found`);
   return subscriptionId;
 }

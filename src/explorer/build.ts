@@ -156,7 +156,11 @@ export async function buildExplorerAssets(): Promise<ExplorerAssets> {
   const chunks: string[] = [];
   const outputs = result.metafile.outputs;
   // The metafile names files relative to the working directory; `import()` targets are entry points there too.
-  const entries = new Set([path.join(CLIENT_DIR, 'main.ts'), path.join(CLIENT_DIR, 'styles.css')].map((file) => path.relative(process.cwd(), file)));
+  const entries = new Set(
+    [path.join(CLIENT_DIR, 'main.ts'), path.join(CLIENT_DIR, 'styles.css')].map((file) =>
+      path.relative(process.cwd(), file),
+    ),
+  );
   for (const output of result.outputFiles) {
     const base = path.basename(output.path);
     const ext = path.extname(base);
@@ -179,19 +183,29 @@ export async function buildExplorerAssets(): Promise<ExplorerAssets> {
     }
     return seen;
   };
-  const keyOf = (file: string) => Object.keys(outputs).find((key) => outputs[key]!.entryPoint === path.relative(process.cwd(), file));
+  const keyOf = (file: string) =>
+    Object.keys(outputs).find((key) => outputs[key]!.entryPoint === path.relative(process.cwd(), file));
   const mainKey = keyOf(path.join(CLIENT_DIR, 'main.ts'));
   const queryKey = keyOf(path.join(CLIENT_DIR, 'pages', 'query.ts'));
   const mainPreload = [...staticImports(mainKey)];
-  const queryPreload = queryKey ? [queryKey, ...staticImports(queryKey)].filter((key) => !mainPreload.includes(key)) : [];
+  const queryPreload = queryKey
+    ? [queryKey, ...staticImports(queryKey)].filter((key) => !mainPreload.includes(key))
+    : [];
   const names = (keys: string[]) => keys.map((key) => path.basename(key));
   for (const folder of ['images']) {
     for (const file of await readdir(path.join(GOVUK_DIR, 'assets', folder))) {
-      files.set(`${folder}/${file}`, await asset(await readFile(path.join(GOVUK_DIR, 'assets', folder, file)), file, false));
+      files.set(
+        `${folder}/${file}`,
+        await asset(await readFile(path.join(GOVUK_DIR, 'assets', folder, file)), file, false),
+      );
     }
   }
   const html = await asset(Buffer.from(pageHtml(script, stylesheet, names(mainPreload))), 'index.html', false);
-  const queryHtml = await asset(Buffer.from(pageHtml(script, stylesheet, names([...mainPreload, ...queryPreload]))), 'index.html', false);
+  const queryHtml = await asset(
+    Buffer.from(pageHtml(script, stylesheet, names([...mainPreload, ...queryPreload]))),
+    'index.html',
+    false,
+  );
   return { html, queryHtml, files, script, stylesheet, chunks: chunks.sort() };
 }
 
@@ -223,9 +237,19 @@ export async function writeExplorerAssets(dir: string, assets: ExplorerAssets): 
   const files: ExplorerManifest['files'] = [];
   for (const [name, file] of assets.files) {
     await write(path.join('assets', name), file);
-    files.push({ name, contentType: file.contentType, immutable: file.immutable, compressed: Boolean(file.gzip && file.br) });
+    files.push({
+      name,
+      contentType: file.contentType,
+      immutable: file.immutable,
+      compressed: Boolean(file.gzip && file.br),
+    });
   }
-  const manifest: ExplorerManifest = { script: assets.script, stylesheet: assets.stylesheet, chunks: assets.chunks, files };
+  const manifest: ExplorerManifest = {
+    script: assets.script,
+    stylesheet: assets.stylesheet,
+    chunks: assets.chunks,
+    files,
+  };
   await writeFile(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
@@ -238,7 +262,12 @@ export async function readExplorerAssets(dir: string): Promise<ExplorerAssets | 
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  const read = async (file: string, contentType: string, immutable: boolean, compressed: boolean): Promise<ExplorerAsset> => {
+  const read = async (
+    file: string,
+    contentType: string,
+    immutable: boolean,
+    compressed: boolean,
+  ): Promise<ExplorerAsset> => {
     const [body, gzipped, brotli] = await Promise.all([
       readFile(path.join(dir, file)),
       compressed ? readFile(path.join(dir, `${file}.gz`)) : undefined,
@@ -250,7 +279,9 @@ export async function readExplorerAssets(dir: string): Promise<ExplorerAssets | 
   const [html, queryHtml, ...assets] = await Promise.all([
     read('index.html', TYPES['.html']!, false, true),
     read('query.html', TYPES['.html']!, false, true),
-    ...manifest.files.map((file) => read(path.join('assets', file.name), file.contentType, file.immutable, file.compressed)),
+    ...manifest.files.map((file) =>
+      read(path.join('assets', file.name), file.contentType, file.immutable, file.compressed),
+    ),
   ]);
   return {
     html,

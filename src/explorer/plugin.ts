@@ -25,7 +25,12 @@ export const EXPLORER_CSP = [
 ].join('; ');
 
 /** The paths the client renders (deep links), each answered with the page shell. */
-export const EXPLORER_PAGES = ['/', '/data-sets/:dataSetId', '/data-sets/:dataSetId/query', '/publications/:publicationId'] as const;
+export const EXPLORER_PAGES = [
+  '/',
+  '/data-sets/:dataSetId',
+  '/data-sets/:dataSetId/query',
+  '/publications/:publicationId',
+] as const;
 /** The query builder's path: its shell also preloads the query page's code. */
 const QUERY_PAGE: (typeof EXPLORER_PAGES)[number] = '/data-sets/:dataSetId/query';
 

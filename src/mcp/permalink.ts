@@ -19,7 +19,8 @@ export interface Permalink {
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function listOf(comparators: JsonObject): { items: Json[]; exact: boolean } {
   const items: Json[] = [];
@@ -69,7 +70,10 @@ export function explorerPermalink(
       if (!isObject(comparators)) continue;
       if (facet === 'timePeriods' && ('gte' in comparators || 'lte' in comparators)) {
         const { gte, lte, ...rest } = comparators;
-        const key = (value: Json) => (isObject(value) && typeof value.period === 'string' && typeof value.code === 'string' ? periodKey({ period: value.period, code: value.code }) : undefined);
+        const key = (value: Json) =>
+          isObject(value) && typeof value.period === 'string' && typeof value.code === 'string'
+            ? periodKey({ period: value.period, code: value.code })
+            : undefined;
         state.timePeriods = { mode: 'range', from: gte ? key(gte) : undefined, to: lte ? key(lte) : undefined };
         if (Object.values(rest).some((v) => v !== null)) exact = false;
         continue;
@@ -92,13 +96,20 @@ export function explorerPermalink(
           if (!isObject(item) || typeof item.level !== 'string') continue;
           const group = meta.locations.find((l) => l.level.code === item.level);
           const [property, value] = Object.entries(item).find(([k]) => k !== 'level') ?? [];
-          const matches = (group?.options ?? []).filter((o) => (o as Record<string, unknown>)[property ?? 'id'] === value);
+          const matches = (group?.options ?? []).filter(
+            (o) => (o as Record<string, unknown>)[property ?? 'id'] === value,
+          );
           if (matches.length === 0) exact = false;
           for (const location of matches) state.locations.push(locationKey(item.level, location.id));
           locationLevels.add(item.level);
         }
       } else if (facet === 'timePeriods') {
-        state.timePeriods = { mode: 'list', items: items.filter(isObject).map((t) => periodKey({ period: String(t.period as string), code: String(t.code as string) })) };
+        state.timePeriods = {
+          mode: 'list',
+          items: items
+            .filter(isObject)
+            .map((t) => periodKey({ period: String(t.period as string), code: String(t.code as string) })),
+        };
       }
     }
   }
@@ -109,7 +120,8 @@ export function explorerPermalink(
     levels.add(level);
   }
   state.geographicLevels = [...levels];
-  state.indicators = query.indicators && query.indicators.length > 0 ? query.indicators : meta.indicators.map((i) => i.id);
+  state.indicators =
+    query.indicators && query.indicators.length > 0 ? query.indicators : meta.indicators.map((i) => i.id);
   if (query.sorts && query.sorts.length > 0) {
     state.sort = `${query.sorts[0]!.field}|${query.sorts[0]!.direction}`;
     if (query.sorts.length > 1) exact = false;

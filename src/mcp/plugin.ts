@@ -6,7 +6,13 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { databaseDeadlinePlugin, jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
+import {
+  databaseDeadlinePlugin,
+  jsonBodyPlugin,
+  openCorsPlugin,
+  requestTimeoutPlugin,
+  scopeRateLimitPlugin,
+} from '../plugins/api-scope.js';
 import { installErrorHandling } from '../plugins/problem.js';
 import { statisticsRateLimit, type StatisticsApiOptions } from '../statistics/index.js';
 import { QueryService } from '../statistics/query/service.js';
@@ -50,7 +56,8 @@ export const mcpPlugin: FastifyPluginAsync<Pick<StatisticsApiOptions, 'engines' 
     });
     await server.connect(transport);
     // The headers this scope's hooks set (CORS, rate limit, request id) go out with the transport's response.
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     await transport.handleRequest(request.raw, reply.raw, request.body);
   });
@@ -60,7 +67,14 @@ export const mcpPlugin: FastifyPluginAsync<Pick<StatisticsApiOptions, 'engines' 
     reply
       .code(405)
       .header('allow', 'POST')
-      .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send requests with POST.' }, id: null });
+      .send({
+        jsonrpc: '2.0',
+        error: {
+          code: -32000,
+          message: 'Method not allowed: this MCP endpoint is stateless; send requests with POST.',
+        },
+        id: null,
+      });
   app.get('/', { schema: { hide: true } }, notAllowed);
   app.delete('/', { schema: { hide: true } }, notAllowed);
 };

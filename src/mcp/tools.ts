@@ -62,7 +62,10 @@ function toolError(error: unknown, log: McpToolDeps['log']): CallToolResult {
 async function guarded(deps: McpToolDeps, run: () => Promise<CallToolResult>): Promise<CallToolResult> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AppError(504, 'Gateway Timeout', `The tool did not complete within ${deps.timeoutMs} ms.`)), deps.timeoutMs);
+    timer = setTimeout(
+      () => reject(new AppError(504, 'Gateway Timeout', `The tool did not complete within ${deps.timeoutMs} ms.`)),
+      deps.timeoutMs,
+    );
   });
   try {
     return await Promise.race([run(), timeout]);
@@ -87,11 +90,15 @@ function markdownCell(value: string): string {
 }
 
 function markdownTable(columns: string[], rows: string[][]): string {
-  return [columns, columns.map(() => '---'), ...rows].map((cells) => `| ${cells.map(markdownCell).join(' | ')} |`).join('\n');
+  return [columns, columns.map(() => '---'), ...rows]
+    .map((cells) => `| ${cells.map(markdownCell).join(' | ')} |`)
+    .join('\n');
 }
 
 function cite(dataSet: DataSetView, version: string, permalink: { url: string; exact: boolean }): string {
-  const link = permalink.exact ? permalink.url : `${permalink.url} (the nearest the explorer can show; the query itself is in the API's form)`;
+  const link = permalink.exact
+    ? permalink.url
+    : `${permalink.url} (the nearest the explorer can show; the query itself is in the API's form)`;
   return `Source: "${dataSet.title}" (data set ${dataSet.id}, version ${version}), Department for Education. Explorer: ${link}`;
 }
 
@@ -99,7 +106,10 @@ function cite(dataSet: DataSetView, version: string, permalink: { url: string; e
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 export function createMcpServer(deps: McpToolDeps): McpServer {
-  const server = new McpServer({ name: 'education-statistics', version: '1.0.0' }, { instructions: SERVER_INSTRUCTIONS });
+  const server = new McpServer(
+    { name: 'education-statistics', version: '1.0.0' },
+    { instructions: SERVER_INSTRUCTIONS },
+  );
   registerSearchPublications(server, deps);
   registerSearchDataSets(server, deps);
   registerMetadataTool(server, deps);
@@ -113,7 +123,8 @@ function registerSearchPublications(server: McpServer, deps: McpToolDeps): void 
     'search_publications',
     {
       title: 'Search publications',
-      description: 'Publications (statistical releases) whose title or summary matches every word of `query` (prefixes match), best first.',
+      description:
+        'Publications (statistical releases) whose title or summary matches every word of `query` (prefixes match), best first.',
       inputSchema: { query: z.string().min(1).max(200).describe('Words to look for, e.g. "pupil absence".') },
       annotations: READ_ONLY,
     },
@@ -122,7 +133,9 @@ function registerSearchPublications(server: McpServer, deps: McpToolDeps): void 
         const { paging, results } = await listPublications(deps.db, { search: query, page: 1, pageSize: 20 });
         const lines = results.map((p) => `- ${p.title} (publication ${p.id}): ${p.summary}`);
         return text(
-          results.length === 0 ? `No publication matches "${query}".` : `${paging.totalResults} publication(s) match "${query}"${paging.totalResults > results.length ? `; the first ${results.length}` : ''}:\n${lines.join('\n')}`,
+          results.length === 0
+            ? `No publication matches "${query}".`
+            : `${paging.totalResults} publication(s) match "${query}"${paging.totalResults > results.length ? `; the first ${results.length}` : ''}:\n${lines.join('\n')}`,
           { totalResults: paging.totalResults, publications: results },
         );
       }),
@@ -136,15 +149,23 @@ function registerSearchDataSets(server: McpServer, deps: McpToolDeps): void {
     {
       title: 'Search data sets',
       description:
-        'Data sets whose title or summary, or whose publication\'s title or summary, holds every word of `query` (prefixes match). Gives each data set\'s id, latest version, time periods and levels covered.',
-      inputSchema: { query: z.string().min(1).max(200).describe('Words to look for, e.g. "absence" or "attendance weekly".') },
+        "Data sets whose title or summary, or whose publication's title or summary, holds every word of `query` (prefixes match). Gives each data set's id, latest version, time periods and levels covered.",
+      inputSchema: {
+        query: z.string().min(1).max(200).describe('Words to look for, e.g. "absence" or "attendance weekly".'),
+      },
       annotations: READ_ONLY,
     },
     ({ query }) =>
       guarded(deps, async () => {
         const wanted = words(query);
-        if (wanted.length === 0) throw new ValidationError([{ path: 'query', code: 'NotEmpty', message: 'Give at least one word to look for.' }]);
-        const { results: publications } = await listPublications(deps.db, { page: 1, pageSize: MAX_SEARCHED_PUBLICATIONS });
+        if (wanted.length === 0)
+          throw new ValidationError([
+            { path: 'query', code: 'NotEmpty', message: 'Give at least one word to look for.' },
+          ]);
+        const { results: publications } = await listPublications(deps.db, {
+          page: 1,
+          pageSize: MAX_SEARCHED_PUBLICATIONS,
+        });
         const found: Array<{ publication: PublicationSummary; dataSet: DataSetView }> = [];
         for (const publication of publications) {
           const { results } = await listPublicationDataSets(deps.db, publication.id, { page: 1, pageSize: 100 });
@@ -155,12 +176,23 @@ function registerSearchDataSets(server: McpServer, deps: McpToolDeps): void {
         }
         const lines = found.map(({ publication, dataSet }) => {
           const latest = dataSet.latestVersion;
-          const coverage = latest ? `, version ${latest.version}, ${latest.timePeriods.start} to ${latest.timePeriods.end}, levels ${latest.geographicLevels.join(', ')}` : '';
+          const coverage = latest
+            ? `, version ${latest.version}, ${latest.timePeriods.start} to ${latest.timePeriods.end}, levels ${latest.geographicLevels.join(', ')}`
+            : '';
           return `- "${dataSet.title}" (data set ${dataSet.id}${coverage}) in "${publication.title}". Explorer: ${deps.origin}/data-sets/${dataSet.id}`;
         });
-        return text(found.length === 0 ? `No data set matches "${query}".` : `${found.length} data set(s) match "${query}":\n${lines.join('\n')}`, {
-          dataSets: found.map(({ publication, dataSet }) => ({ ...dataSet, publication: { id: publication.id, title: publication.title }, explorerUrl: `${deps.origin}/data-sets/${dataSet.id}` })),
-        });
+        return text(
+          found.length === 0
+            ? `No data set matches "${query}".`
+            : `${found.length} data set(s) match "${query}":\n${lines.join('\n')}`,
+          {
+            dataSets: found.map(({ publication, dataSet }) => ({
+              ...dataSet,
+              publication: { id: publication.id, title: publication.title },
+              explorerUrl: `${deps.origin}/data-sets/${dataSet.id}`,
+            })),
+          },
+        );
       }),
   );
 }
@@ -170,11 +202,15 @@ function registerMetadataTool(server: McpServer, deps: McpToolDeps): void {
   server.registerTool(
     'get_data_set_metadata',
     {
-      title: 'Read a data set\'s metadata',
+      title: "Read a data set's metadata",
       description: `A data set version's filters (with their options), indicators, geographic levels and locations, and time periods, each with its id and label: the ids query_data_set takes. At most ${MAX_META_OPTIONS} options per filter or level are listed (the number of the rest is stated; query by location code instead).`,
       inputSchema: {
         dataSetId: z.string().describe('The data set id (a uuid, from search_data_sets).'),
-        dataSetVersion: z.string().max(20).optional().describe('A version (`1.0`, `1.*`); the latest published when absent.'),
+        dataSetVersion: z
+          .string()
+          .max(20)
+          .optional()
+          .describe('A version (`1.0`, `1.*`); the latest published when absent.'),
       },
       annotations: READ_ONLY,
     },
@@ -183,7 +219,10 @@ function registerMetadataTool(server: McpServer, deps: McpToolDeps): void {
         const dataSet = await getDataSet(deps.db, dataSetId(id));
         const meta = await getDataSetMeta(deps.db, { dataSetId: id, dataSetVersion });
         const version = dataSetVersion ?? dataSet.latestVersion?.version ?? '';
-        const capped = <T>(items: T[]) => ({ items: items.slice(0, MAX_META_OPTIONS), more: Math.max(0, items.length - MAX_META_OPTIONS) });
+        const capped = <T>(items: T[]) => ({
+          items: items.slice(0, MAX_META_OPTIONS),
+          more: Math.max(0, items.length - MAX_META_OPTIONS),
+        });
         const filters = meta.filters.map((f) => {
           const { items, more } = capped(f.options);
           return { id: f.id, column: f.column, label: f.label, options: items, ...(more ? { moreOptions: more } : {}) };
@@ -195,9 +234,15 @@ function registerMetadataTool(server: McpServer, deps: McpToolDeps): void {
         const lines = [
           `"${dataSet.title}" (data set ${dataSet.id}, version ${version}).`,
           `Indicators: ${meta.indicators.map((i) => `${i.label} [${i.id}]${i.unit ? ` (${i.unit})` : ''}`).join('; ')}.`,
-          ...filters.map((f) => `Filter ${f.label} [${f.id}]: ${f.options.map((o) => `${o.label} [${o.id}]`).join('; ')}${f.moreOptions ? `; and ${f.moreOptions} more` : ''}.`),
+          ...filters.map(
+            (f) =>
+              `Filter ${f.label} [${f.id}]: ${f.options.map((o) => `${o.label} [${o.id}]`).join('; ')}${f.moreOptions ? `; and ${f.moreOptions} more` : ''}.`,
+          ),
           `Geographic levels: ${meta.geographicLevels.map((l) => `${l.label} [${l.code}]`).join('; ')}.`,
-          ...locations.map((l) => `Locations at ${l.level.label}: ${l.options.map((o) => `${o.label} [${o.id}]`).join('; ')}${l.moreOptions ? `; and ${l.moreOptions} more` : ''}.`),
+          ...locations.map(
+            (l) =>
+              `Locations at ${l.level.label}: ${l.options.map((o) => `${o.label} [${o.id}]`).join('; ')}${l.moreOptions ? `; and ${l.moreOptions} more` : ''}.`,
+          ),
           `Time periods: ${meta.timePeriods.map((t) => `${t.label} [${t.period}|${t.code}]`).join('; ')}.`,
           `Explorer: ${deps.origin}/data-sets/${dataSet.id}`,
         ];
@@ -215,7 +260,14 @@ function registerMetadataTool(server: McpServer, deps: McpToolDeps): void {
 
 /** query_data_set: a query in the API's POST form, answered as a labelled table citing its source. */
 function registerQueryTool(server: McpServer, deps: McpToolDeps): void {
-  const Sort = z.object({ field: z.string().describe('`timePeriod`, `geographicLevel`, `location|{level}`, `filter|{filterId}` or `indicator|{indicatorId}`.'), direction: z.enum(['Asc', 'Desc']) });
+  const Sort = z.object({
+    field: z
+      .string()
+      .describe(
+        '`timePeriod`, `geographicLevel`, `location|{level}`, `filter|{filterId}` or `indicator|{indicatorId}`.',
+      ),
+    direction: z.enum(['Asc', 'Desc']),
+  });
   server.registerTool(
     'query_data_set',
     {
@@ -224,54 +276,110 @@ function registerQueryTool(server: McpServer, deps: McpToolDeps): void {
       inputSchema: {
         dataSetId: z.string().describe('The data set id (a uuid).'),
         dataSetVersion: z.string().max(20).optional().describe('A version; the latest published when absent.'),
-        criteria: z.record(z.string(), z.unknown()).optional().describe('Criteria in the API\'s POST form; no criteria: every row.'),
+        criteria: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe("Criteria in the API's POST form; no criteria: every row."),
         indicators: z.array(z.string()).max(100).optional().describe('Indicator ids; every indicator when absent.'),
         sorts: z.array(Sort).max(10).optional(),
-        maxRows: z.number().int().min(1).max(MAX_QUERY_ROWS).optional().describe(`Rows to show (default ${DEFAULT_QUERY_ROWS}).`),
+        maxRows: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_QUERY_ROWS)
+          .optional()
+          .describe(`Rows to show (default ${DEFAULT_QUERY_ROWS}).`),
       },
       annotations: READ_ONLY,
     },
     (input) =>
       guarded(deps, async () => {
         const id = dataSetId(input.dataSetId);
-        const given = { criteria: input.criteria, indicators: input.indicators, sorts: input.sorts, pageSize: input.maxRows ?? DEFAULT_QUERY_ROWS };
+        const given = {
+          criteria: input.criteria,
+          indicators: input.indicators,
+          sorts: input.sorts,
+          pageSize: input.maxRows ?? DEFAULT_QUERY_ROWS,
+        };
         // The members given, as the API reads a POST body.
         const body = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
         const { query } = parsePostQuery(canonicalMemberNames(body));
         const dataSet = await getDataSet(deps.db, id);
         const version = input.dataSetVersion ?? dataSet.latestVersion?.version;
-        const answer = await deps.queries.page({ dataSetId: id, dataSetVersion: version, previewToken: undefined }, query, { labels: true });
+        const answer = await deps.queries.page(
+          { dataSetId: id, dataSetVersion: version, previewToken: undefined },
+          query,
+          { labels: true },
+        );
         const meta = await getDataSetMeta(deps.db, { dataSetId: id, dataSetVersion: version });
         const page = JSON.parse(answer.json.toString('utf8')) as QueryPageJson;
         const table = labelledTable(page, meta);
-        const permalink = explorerPermalink(deps.origin, id, input.dataSetVersion, { criteria: input.criteria, indicators: input.indicators, sorts: input.sorts }, meta);
+        const permalink = explorerPermalink(
+          deps.origin,
+          id,
+          input.dataSetVersion,
+          { criteria: input.criteria, indicators: input.indicators, sorts: input.sorts },
+          meta,
+        );
         const total = page.paging.totalResults;
         const shown = `Showing ${page.results.length} of ${total} matching row(s)${total > page.results.length ? ' (narrow the criteria, or download every row from the explorer link)' : ''}.`;
-        const warnings = page.warnings.filter((w) => w.code !== 'NoResults').map((w) => `Warning: ${w.message}${w.detail ? ` ${JSON.stringify(w.detail)}` : ''}`);
-        return text([shown, ...warnings, '', markdownTable(table.columns, table.rows), '', cite(dataSet, version ?? '', permalink)].join('\n'), {
-          source: { dataSetId: id, title: dataSet.title, version, permalink: permalink.url, permalinkExact: permalink.exact },
-          totalResults: total,
-          columns: table.columns,
-          rows: table.rows,
-          warnings: page.warnings,
-        });
+        const warnings = page.warnings
+          .filter((w) => w.code !== 'NoResults')
+          .map((w) => `Warning: ${w.message}${w.detail ? ` ${JSON.stringify(w.detail)}` : ''}`);
+        return text(
+          [
+            shown,
+            ...warnings,
+            '',
+            markdownTable(table.columns, table.rows),
+            '',
+            cite(dataSet, version ?? '', permalink),
+          ].join('\n'),
+          {
+            source: {
+              dataSetId: id,
+              title: dataSet.title,
+              version,
+              permalink: permalink.url,
+              permalinkExact: permalink.exact,
+            },
+            totalResults: total,
+            columns: table.columns,
+            rows: table.rows,
+            warnings: page.warnings,
+          },
+        );
       }),
   );
 }
 
 interface QueryPageJson {
   paging: { totalResults: number };
-  results: Array<{ timePeriod: { period: string; code: string }; geographicLevel: string; locations: Record<string, string>; filters: Record<string, string>; values: Record<string, string> }>;
+  results: Array<{
+    timePeriod: { period: string; code: string };
+    geographicLevel: string;
+    locations: Record<string, string>;
+    filters: Record<string, string>;
+    values: Record<string, string>;
+  }>;
   warnings: Array<{ code: string; message: string; detail?: unknown }>;
   labels: QueryLabels;
 }
 
 /** The page as a table of labels: time period, level, a column per level's location, per filter, per indicator. */
 function labelledTable(page: QueryPageJson, meta: DataSetMetaView): { columns: string[]; rows: string[][] } {
-  const levels = meta.locations.map((l) => l.level).filter((level) => page.results.some((r) => r.locations[level.code] !== undefined));
+  const levels = meta.locations
+    .map((l) => l.level)
+    .filter((level) => page.results.some((r) => r.locations[level.code] !== undefined));
   const filters = meta.filters.filter((f) => page.results.some((r) => r.filters[f.id] !== undefined));
   const indicators = meta.indicators.filter((i) => page.results.some((r) => r.values[i.id] !== undefined));
-  const columns = ['Time period', 'Geographic level', ...levels.map((l) => l.label), ...filters.map((f) => f.label), ...indicators.map((i) => (i.unit ? `${i.label} (${i.unit})` : i.label))];
+  const columns = [
+    'Time period',
+    'Geographic level',
+    ...levels.map((l) => l.label),
+    ...filters.map((f) => f.label),
+    ...indicators.map((i) => (i.unit ? `${i.label} (${i.unit})` : i.label)),
+  ];
   const { labels } = page;
   const rows = page.results.map((r) => [
     labels.timePeriods[`${r.timePeriod.period}|${r.timePeriod.code}`] ?? r.timePeriod.period,

@@ -66,18 +66,43 @@ export const jsonBodyPlugin = fp<{ comments?: boolean }>(
     app.removeContentTypeParser('application/json');
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
       // Every comment starts with `/`: a body without one is not copied (a large body costs only its parse).
-      const text = options.comments && (body as string).includes('/') ? stripJsonComments(body as string) : (body as string);
+      const text =
+        options.comments && (body as string).includes('/') ? stripJsonComments(body as string) : (body as string);
       if (text.trim() === '') return done(null, undefined);
       const shape = jsonShapeProblem(text, MAX_JSON_DEPTH, MAX_JSON_ITEMS);
       if (shape === 'depth') {
-        return done(new ValidationError([{ path: 'body', message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, code: 'MaximumDepth' }]), undefined);
+        return done(
+          new ValidationError([
+            {
+              path: 'body',
+              message: `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`,
+              code: 'MaximumDepth',
+            },
+          ]),
+          undefined,
+        );
       }
       if (shape === 'items') {
-        return done(new ValidationError([{ path: 'body', message: `A list or object in the JSON body has more than ${MAX_JSON_ITEMS} items.`, code: 'MaximumItems' }]), undefined);
+        return done(
+          new ValidationError([
+            {
+              path: 'body',
+              message: `A list or object in the JSON body has more than ${MAX_JSON_ITEMS} items.`,
+              code: 'MaximumItems',
+            },
+          ]),
+          undefined,
+        );
       }
       // Fastify's default JSON parser is the callback form: it answers through `done`, never a promise.
       void parse(request, text, (error, value) => {
-        if (error) return done(new ValidationError([{ path: 'body', message: 'The request body is not valid JSON.', code: 'InvalidJson' }]), undefined);
+        if (error)
+          return done(
+            new ValidationError([
+              { path: 'body', message: 'The request body is not valid JSON.', code: 'InvalidJson' },
+            ]),
+            undefined,
+          );
         done(null, value);
       });
     });
@@ -122,7 +147,11 @@ export const scopeRateLimitPlugin = fp<ScopeRateLimitOptions & { hook?: boolean 
       max: options.max,
       timeWindow: options.windowMs,
       errorResponseBuilder: (_request, context) =>
-        new AppError(429, 'Too Many Requests', `Rate limit of ${context.max} requests per ${Math.round(context.ttl / 1000)} s exceeded; retry after ${context.after}.`),
+        new AppError(
+          429,
+          'Too Many Requests',
+          `Rate limit of ${context.max} requests per ${Math.round(context.ttl / 1000)} s exceeded; retry after ${context.after}.`,
+        ),
     });
     const hook = app.rateLimit();
     app.decorate('scopeRateLimit', hook as (request: FastifyRequest, reply: FastifyReply) => Promise<void>);

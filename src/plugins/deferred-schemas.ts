@@ -3,7 +3,9 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';
 import { nextTurn, whileBusy } from '../event-loop.js';
 
-type CompilersFactory = Required<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>>;
+type CompilersFactory = Required<
+  NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
+>;
 
 type Serializer = (data: unknown) => string;
 type Validator = ((data: unknown) => unknown) & { errors?: unknown };
@@ -36,7 +38,10 @@ export function deferredSchemaCompilers(): DeferredSchemaCompilers {
   const pending = new Set<() => void>();
 
   /** `compile` deferred until the first call (or compileAll); one per schema object. */
-  function deferring<F extends (data: unknown) => unknown>(compileFor: (route: RouteSchema) => F, wrap: (get: () => F) => F) {
+  function deferring<F extends (data: unknown) => unknown>(
+    compileFor: (route: RouteSchema) => F,
+    wrap: (get: () => F) => F,
+  ) {
     const bySchema = new WeakMap<object, F>();
     return (route: RouteSchema): F => {
       const key = typeof route.schema === 'object' && route.schema !== null ? route.schema : undefined;
@@ -66,12 +71,15 @@ export function deferredSchemaCompilers(): DeferredSchemaCompilers {
         // Its Ajv instance too (each schema scope gets one, and each compiles Ajv's meta-schema).
         let compiler: ((route: RouteSchema) => Validator) | undefined;
         const compileFor = (route: RouteSchema) => {
-          compiler ??= validators(externalSchemas as never, options as never) as unknown as (route: RouteSchema) => Validator;
+          compiler ??= validators(externalSchemas as never, options as never) as unknown as (
+            route: RouteSchema,
+          ) => Validator;
           return compiler(route);
         };
         return deferring(
           // A custom validator compiler gets header schemas as written: lower-cased here, as Fastify's own does.
-          (route) => compileFor(route.httpPart === 'headers' ? { ...route, schema: lowerCaseHeaderNames(route.schema) } : route),
+          (route) =>
+            compileFor(route.httpPart === 'headers' ? { ...route, schema: lowerCaseHeaderNames(route.schema) } : route),
           (get) => {
             // Fastify reads a failed validation's `errors` from the function it called.
             const validator: Validator = (data) => {
@@ -89,7 +97,9 @@ export function deferredSchemaCompilers(): DeferredSchemaCompilers {
         // one it is given on every compile (all the scope's: most of the time of compiling the whole app).
         const shared = (externalSchemas ?? {}) as Record<string, unknown>;
         const compileFor = (route: RouteSchema) =>
-          (serializers(referencedSchemas(route.schema, shared), options as never) as (route: RouteSchema) => Serializer)(route);
+          (
+            serializers(referencedSchemas(route.schema, shared), options as never) as (route: RouteSchema) => Serializer
+          )(route);
         return deferring(compileFor, (get) => (data) => get()(data));
       },
     },
@@ -140,7 +150,13 @@ function lowerCaseHeaderNames(schema: unknown): unknown {
   const { properties, required } = schema as { properties?: Record<string, unknown>; required?: string[] };
   return {
     ...schema,
-    ...(properties ? { properties: Object.fromEntries(Object.entries(properties).map(([name, value]) => [name.toLowerCase(), value])) } : {}),
+    ...(properties
+      ? {
+          properties: Object.fromEntries(
+            Object.entries(properties).map(([name, value]) => [name.toLowerCase(), value]),
+          ),
+        }
+      : {}),
     ...(required ? { required: required.map((name) => name.toLowerCase()) } : {}),
   };
 }

@@ -38,12 +38,22 @@ export const hardeningPlugin = fp<HardeningOptions>(
       // more in set-up, hand-offs and its pipeline's abort signal than compressing such a page does. Larger ones
       // (10,000-row pages) and CSV streams still go through a stream, so the loop is never held long.
       syncThreshold: 512 * 1024,
-      brotliOptions: { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 3, [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT } },
+      brotliOptions: {
+        params: {
+          [zlibConstants.BROTLI_PARAM_QUALITY]: 3,
+          [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
+        },
+      },
     });
 
     // Loaded only when used: the client library alone takes 0.1 s to load.
     const redis = config.REDIS_URL
-      ? new (await import('ioredis')).Redis(config.REDIS_URL, { connectTimeout: 1000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+      ? new (await import('ioredis')).Redis(config.REDIS_URL, {
+          connectTimeout: 1000,
+          maxRetriesPerRequest: 1,
+          enableOfflineQueue: false,
+          lazyConnect: false,
+        })
       : undefined;
     if (redis) {
       redis.on('error', (error) => app.log.warn({ err: error.message }, 'rate-limit store error'));

@@ -31,7 +31,9 @@ const HealthSchema = Type.Object(
           maxLagMs: Type.Integer(),
           reason: Type.Optional(Type.String()),
         },
-        { description: 'With a read replica (DATABASE_READ_URL): where statistics reads go, and why not to the replica' },
+        {
+          description: 'With a read replica (DATABASE_READ_URL): where statistics reads go, and why not to the replica',
+        },
       ),
     ),
     load: Type.Optional(
@@ -42,7 +44,7 @@ const HealthSchema = Type.Object(
           eventLoopUtilization: Type.Number({ description: 'Event-loop utilisation over the last sample, 0-1' }),
           poolWaiting: Type.Integer({ description: 'Requests waiting for a database connection' }),
         },
-        { description: 'The instance\'s load: past its bounds (LOAD_SHED_*) it sheds requests and is not ready' },
+        { description: "The instance's load: past its bounds (LOAD_SHED_*) it sheds requests and is not ready" },
       ),
     ),
   },
@@ -83,14 +85,23 @@ async function probe(db: Db, ms: number): Promise<void> {
 }
 
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
-  app, { db, readDb, probes, readRouting, rowIndexes, warmUp, pressure, lifecycle },
+  app,
+  { db, readDb, probes, readRouting, rowIndexes, warmUp, pressure, lifecycle },
 ) => {
   const targets = probes && probes.length > 0 ? probes : readDb && readDb !== db && !readRouting ? [db, readDb] : [db];
   let startingAnnounced = false;
   app.addSchema(HealthSchema);
   app.get(
     '/health/live',
-    { config: { probe: true }, schema: { tags: ['Health'], operationId: 'GetLiveness', summary: 'The process is up', response: { 200: Type.Ref('Health') } } },
+    {
+      config: { probe: true },
+      schema: {
+        tags: ['Health'],
+        operationId: 'GetLiveness',
+        summary: 'The process is up',
+        response: { 200: Type.Ref('Health') },
+      },
+    },
     async () => ({ status: 'ok' as const }),
   );
   app.get(
@@ -106,7 +117,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
       },
     },
     async (request) => {
-      if (lifecycle?.draining) throw new ServiceUnavailableError('The instance is stopping: it finishes the requests it has, and takes no more once the balancer has noticed.');
+      if (lifecycle?.draining)
+        throw new ServiceUnavailableError(
+          'The instance is stopping: it finishes the requests it has, and takes no more once the balancer has noticed.',
+        );
       const load = pressure?.();
       if (load?.overloaded) throw new ServiceUnavailableError(`The instance is overloaded (${load.reason}).`);
       // A balancer sends no traffic to an instance whose row indexes of the versions in use are not loaded yet.
@@ -118,7 +132,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
             : undefined;
       if (starting) {
         // Polled every few seconds while starting: said once, at info (not each poll as a failed request).
-        if (!startingAnnounced) request.log.info({ reason: starting }, 'not ready yet: /health/ready answers 503 until the start-up is over');
+        if (!startingAnnounced)
+          request.log.info({ reason: starting }, 'not ready yet: /health/ready answers 503 until the start-up is over');
         startingAnnounced = true;
         throw new NotReadyError(starting);
       }
@@ -127,7 +142,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
       } catch (error) {
         throw new ServiceUnavailableError('The database is not reachable.', { cause: error });
       }
-      const measures = load && { inFlight: load.inFlight, eventLoopDelayMs: load.eventLoopDelayMs, eventLoopUtilization: load.eventLoopUtilization, poolWaiting: load.poolWaiting };
+      const measures = load && {
+        inFlight: load.inFlight,
+        eventLoopDelayMs: load.eventLoopDelayMs,
+        eventLoopUtilization: load.eventLoopUtilization,
+        poolWaiting: load.poolWaiting,
+      };
       return {
         status: 'ok' as const,
         ...(readRouting ? { statisticsReads: readRouting.status() } : {}),

@@ -45,7 +45,9 @@ export class OverloadedError extends ServiceUnavailableError {
 
 /** Requests waiting for a connection of the group's pools (named `<group>` or `<group>-…`), else of every pool. */
 function poolWaiting(pools: Record<string, pg.Pool>, group?: string): number {
-  const own = Object.entries(pools).filter(([name]) => group !== undefined && (name === group || name.startsWith(`${group}-`)));
+  const own = Object.entries(pools).filter(
+    ([name]) => group !== undefined && (name === group || name.startsWith(`${group}-`)),
+  );
   let waiting = 0;
   for (const [, pool] of own.length > 0 ? own : Object.entries(pools)) waiting += pool.waitingCount;
   return waiting;
@@ -54,7 +56,7 @@ function poolWaiting(pools: Record<string, pg.Pool>, group?: string): number {
 /** An `onRoute` hook for an API's scope: its routes count against the bounds of `group` (see FastifyContextConfig). */
 export function admissionGroup(group: string): (route: RouteOptions) => void {
   return (route) => {
-    route.config = { ...(route.config), admissionGroup: group };
+    route.config = { ...route.config, admissionGroup: group };
   };
 }
 
@@ -84,7 +86,8 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
       const group = request.routeOptions.config?.admissionGroup;
       const current = inFlight.get(group) ?? 0;
       if (current >= config.LOAD_SHED_MAX_IN_FLIGHT) refuse(reply, 'too many requests in progress');
-      if (poolWaiting(pools, group) >= config.LOAD_SHED_MAX_POOL_WAITING) refuse(reply, 'too many requests waiting for the database');
+      if (poolWaiting(pools, group) >= config.LOAD_SHED_MAX_POOL_WAITING)
+        refuse(reply, 'too many requests waiting for the database');
       inFlight.set(group, current + 1);
       reply.raw.once('close', () => {
         inFlight.set(group, (inFlight.get(group) ?? 1) - 1);
@@ -112,10 +115,11 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
       const groups = [...inFlight.keys()];
       // Requests waiting for one API's pool (stalled clients holding its connections) do not make the instance
       // unready: the other API, and the readiness probe on its own pool, still answer.
-      const reason =
-        groups.some((g) => (inFlight.get(g) ?? 0) >= config.LOAD_SHED_MAX_IN_FLIGHT) ? 'too many requests in progress'
-        : total > 0 && app.isUnderPressure() ? 'event loop delayed or saturated'
-        : undefined;
+      const reason = groups.some((g) => (inFlight.get(g) ?? 0) >= config.LOAD_SHED_MAX_IN_FLIGHT)
+        ? 'too many requests in progress'
+        : total > 0 && app.isUnderPressure()
+          ? 'event loop delayed or saturated'
+          : undefined;
       return {
         overloaded: reason !== undefined,
         ...(reason ? { reason } : {}),

@@ -14,7 +14,9 @@ const LOG_OBJECT_MAX_KEYS = 40;
 const LOG_MAX_DEPTH = 4;
 
 function boundString(value: string): string {
-  return value.length > LOG_STRING_MAX_CHARS ? `${value.slice(0, LOG_STRING_MAX_CHARS)}…(+${value.length - LOG_STRING_MAX_CHARS} chars)` : value;
+  return value.length > LOG_STRING_MAX_CHARS
+    ? `${value.slice(0, LOG_STRING_MAX_CHARS)}…(+${value.length - LOG_STRING_MAX_CHARS} chars)`
+    : value;
 }
 
 /** A copy of `value` within the bounds above; errors are left to pino's error serializer (their line is capped). */
@@ -49,7 +51,8 @@ export function cappedLines(destination: LineDestination, maxBytes = LOG_LINE_MA
   return {
     write(line: string) {
       // Characters ≤ bytes ≤ 3 × characters (UTF-16 to UTF-8): the exact count only near the cap.
-      if (line.length * 3 <= maxBytes || (line.length <= maxBytes && Buffer.byteLength(line) <= maxBytes)) return destination.write(line);
+      if (line.length * 3 <= maxBytes || (line.length <= maxBytes && Buffer.byteLength(line) <= maxBytes))
+        return destination.write(line);
       const head = /^\{"level":(\d+),"time":(\d+)/.exec(line);
       const msg = /"msg":"((?:[^"\\]|\\.){0,200})/.exec(line);
       return destination.write(
@@ -77,7 +80,10 @@ export function boundedLoggerOptions(
     hooks: {
       // A message (or printf argument) built from input is shortened like any other string.
       logMethod(args, method) {
-        return method.apply(this, args.map((arg) => (typeof arg === 'string' ? boundString(arg) : arg)) as Parameters<typeof method>);
+        return method.apply(
+          this,
+          args.map((arg) => (typeof arg === 'string' ? boundString(arg) : arg)) as Parameters<typeof method>,
+        );
       },
     },
     stream: cappedLines(destination),

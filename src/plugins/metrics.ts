@@ -5,7 +5,14 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 
 /** What /metrics shows of the statistics query's row indexes (the app's row index store). */
 export interface RowIndexStatusSource {
-  status(): { ready: number; loading: number; backingOff: number; bytes: number; rowsRead: number; outcomes: Record<string, number> };
+  status(): {
+    ready: number;
+    loading: number;
+    backingOff: number;
+    bytes: number;
+    rowsRead: number;
+    outcomes: Record<string, number>;
+  };
 }
 
 /** The statistics imports running now (any process) and the rows they have read. */
@@ -53,7 +60,9 @@ function oncePerScrape(read?: () => Promise<ImportProgress>): () => Promise<Impo
       try {
         return await Promise.race([
           read(),
-          new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), IMPORT_PROGRESS_TIMEOUT_MS))),
+          new Promise<undefined>(
+            (resolve) => (timer = setTimeout(() => resolve(undefined), IMPORT_PROGRESS_TIMEOUT_MS)),
+          ),
         ]);
       } catch {
         return undefined;

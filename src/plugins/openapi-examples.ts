@@ -64,7 +64,10 @@ function addExample(target: Json, name: string, summary: string, value: unknown)
 }
 
 function parametersOf(pathItem: Json, operation: Json): Json[] {
-  return [...((pathItem.parameters as Json[] | undefined) ?? []), ...((operation.parameters as Json[] | undefined) ?? [])];
+  return [
+    ...((pathItem.parameters as Json[] | undefined) ?? []),
+    ...((operation.parameters as Json[] | undefined) ?? []),
+  ];
 }
 
 /**
@@ -80,20 +83,29 @@ export function withExamples(document: Json, docs: OperationDocs, recorded: Reco
     const doc = docs[id];
     if (doc) {
       operation.tags = [doc.tag];
-      operation.description = operation.description ? `${doc.description} ${operation.description as string}` : doc.description;
+      operation.description = operation.description
+        ? `${doc.description} ${operation.description as string}`
+        : doc.description;
     }
     const pathItem = (copy.paths as Record<string, Json>)[path]!; // operationsOf walks copy.paths
     // Successes first: swagger-ui offers the first example of a request body by default.
     const examples = [...(recorded[id] ?? [])].sort((a, b) => Number(a.status >= 400) - Number(b.status >= 400));
     for (const example of examples) {
       const { request } = example;
-      const values: Array<[string, Record<string, string> | undefined]> = [['path', request.pathParams], ['query', request.query], ['header', request.headers]];
+      const values: Array<[string, Record<string, string> | undefined]> = [
+        ['path', request.pathParams],
+        ['query', request.query],
+        ['header', request.headers],
+      ];
       for (const [location, given] of values) {
         for (const [name, value] of Object.entries(given ?? {})) {
-          const parameter = parametersOf(pathItem, operation).find((p) => p.in === location && String(p.name).toLowerCase() === name.toLowerCase());
+          const parameter = parametersOf(pathItem, operation).find(
+            (p) => p.in === location && String(p.name).toLowerCase() === name.toLowerCase(),
+          );
           // A path parameter is shared by the operations of its path: its first example is the one shown.
           if (parameter && location === 'path') parameter.example ??= value;
-          else if (parameter && !(parameter.examples as Json | undefined)?.[example.name]) addExample(parameter, example.name, example.summary, value);
+          else if (parameter && !(parameter.examples as Json | undefined)?.[example.name])
+            addExample(parameter, example.name, example.summary, value);
         }
       }
       const content = (operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
@@ -103,8 +115,9 @@ export function withExamples(document: Json, docs: OperationDocs, recorded: Reco
       if (!example.contentType) continue;
       const responses = (operation.responses ??= {}) as Record<string, Json>;
       const response = responses[String(example.status)];
-      if (!response) throw new Error(`${id}: example ${example.name} answers ${example.status}, which the document does not list`);
-      const media = ((response.content ??= {}) as Record<string, Json>);
+      if (!response)
+        throw new Error(`${id}: example ${example.name} answers ${example.status}, which the document does not list`);
+      const media = (response.content ??= {}) as Record<string, Json>;
       const type = example.contentType.split(';')[0]!.trim();
       const entry = (media[type] ??= { schema: { type: 'string' } });
       addExample(entry, example.name, example.summary, example.response);

@@ -14,7 +14,11 @@ export interface OpenApiDocument {
 const DOCS_PREFIX = '/docs';
 
 /** The service-wide document, generated from the route schemas by this plugin. */
-export const SERVICE_OPENAPI_DOCUMENT: OpenApiDocument = { file: 'openapi.json', url: '/openapi.json', name: 'Service (statistics /v1)' };
+export const SERVICE_OPENAPI_DOCUMENT: OpenApiDocument = {
+  file: 'openapi.json',
+  url: '/openapi.json',
+  name: 'Service (statistics /v1)',
+};
 
 export interface OpenApiPluginOptions {
   /** The documents the APIs serve themselves (the register's per version), offered in /docs after the service's. */
@@ -46,14 +50,21 @@ export const openApiPlugin = fp(
         security: [],
         servers: [{ url: '/', description: 'This server' }],
       },
-      transformObject: (document) => transformDocument((document as { openapiObject: Record<string, unknown> }).openapiObject),
+      transformObject: (document) =>
+        transformDocument((document as { openapiObject: Record<string, unknown> }).openapiObject),
       refResolver: {
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },
     });
     await app.register(swaggerUi, {
       routePrefix: DOCS_PREFIX,
-      uiConfig: { validatorUrl: null, docExpansion: 'list', defaultModelsExpandDepth: -1, deepLinking: true, urls: [SERVICE_OPENAPI_DOCUMENT, ...documents].map(({ url, name }) => ({ url, name })) } as Record<string, unknown>,
+      uiConfig: {
+        validatorUrl: null,
+        docExpansion: 'list',
+        defaultModelsExpandDepth: -1,
+        deepLinking: true,
+        urls: [SERVICE_OPENAPI_DOCUMENT, ...documents].map(({ url, name }) => ({ url, name })),
+      } as Record<string, unknown>,
       staticCSP: true,
       uiHooks: {
         // swagger-ui redirects `static/index.html` to the page by rewriting the URL's end, which a query string

@@ -1,6 +1,16 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { AppError, CapacityError, capErrors, classifyInfrastructureError, MethodNotAllowedError, NotFoundError, NotReadyError, ValidationError, type FieldError } from '../errors.js';
+import {
+  AppError,
+  CapacityError,
+  capErrors,
+  classifyInfrastructureError,
+  MethodNotAllowedError,
+  NotFoundError,
+  NotReadyError,
+  ValidationError,
+  type FieldError,
+} from '../errors.js';
 
 /** RFC 9457 problem details, the default error body of the service. */
 export const ProblemSchema = Type.Object(
@@ -19,7 +29,9 @@ export const ProblemSchema = Type.Object(
         ),
       ),
     ),
-    omittedErrors: Type.Optional(Type.Integer({ minimum: 1, description: 'Errors found beyond the first 100 listed in `errors`, only counted' })),
+    omittedErrors: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Errors found beyond the first 100 listed in `errors`, only counted' }),
+    ),
   },
   { $id: 'Problem', additionalProperties: true, description: 'RFC 9457 problem details' },
 );
@@ -67,7 +79,11 @@ export const defaultProblemFormatter: ErrorFormatter = (error, request) => {
     ...error.extensions,
   };
   if (error instanceof ValidationError) {
-    body.errors = error.errors.map((e) => ({ pointer: e.path, detail: e.message, ...(e.code ? { code: e.code } : {}) }));
+    body.errors = error.errors.map((e) => ({
+      pointer: e.path,
+      detail: e.message,
+      ...(e.code ? { code: e.code } : {}),
+    }));
     if (error.omittedErrors > 0) body.omittedErrors = error.omittedErrors;
   } else if (error.detail && error.status < 500) {
     body.detail = error.detail;
@@ -98,7 +114,12 @@ export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) {
-    return new ValidationError(fieldErrorsFromValidation(fastifyError), undefined, undefined, capErrors(fastifyError.validation).omitted);
+    return new ValidationError(
+      fieldErrorsFromValidation(fastifyError),
+      undefined,
+      undefined,
+      capErrors(fastifyError.validation).omitted,
+    );
   }
   const infrastructure = classifyInfrastructureError(error);
   if (infrastructure) return infrastructure;
@@ -112,10 +133,22 @@ export function toAppError(error: unknown): AppError {
 
 function titleFor(status: number): string {
   const titles: Record<number, string> = {
-    400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-    406: 'Not Acceptable', 408: 'Request Timeout', 409: 'Conflict', 411: 'Length Required', 412: 'Precondition Failed',
-    413: 'Payload Too Large', 414: 'URI Too Long', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
-    429: 'Too Many Requests', 431: 'Request Header Fields Too Large',
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'Not Found',
+    405: 'Method Not Allowed',
+    406: 'Not Acceptable',
+    408: 'Request Timeout',
+    409: 'Conflict',
+    411: 'Length Required',
+    412: 'Precondition Failed',
+    413: 'Payload Too Large',
+    414: 'URI Too Long',
+    415: 'Unsupported Media Type',
+    422: 'Unprocessable Entity',
+    429: 'Too Many Requests',
+    431: 'Request Header Fields Too Large',
   };
   return titles[status] ?? 'Error';
 }
@@ -165,7 +198,9 @@ export function installErrorHandler(app: FastifyInstance, formatter: ErrorFormat
 export function installErrorHandling(app: FastifyInstance, formatter: ErrorFormatter = defaultProblemFormatter) {
   installErrorHandler(app, formatter);
   app.setNotFoundHandler((request, reply) => {
-    const error = methodNotAllowed(app, request, reply) ?? new NotFoundError(`No resource at ${request.method} ${request.url.split('?')[0]}`);
+    const error =
+      methodNotAllowed(app, request, reply) ??
+      new NotFoundError(`No resource at ${request.method} ${request.url.split('?')[0]}`);
     return sendError(reply, formatter(error, request));
   });
 }
@@ -177,7 +212,11 @@ const ROUTE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
  * `Allow` header is set on `reply`), else undefined (a 404). OPTIONS is left out: CORS preflight routes match any
  * path of their scope.
  */
-export function methodNotAllowed(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): MethodNotAllowedError | undefined {
+export function methodNotAllowed(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): MethodNotAllowedError | undefined {
   const url = request.url.split('?')[0]!;
   const allow = ROUTE_METHODS.filter((method) => method !== request.method && app.findRoute({ method, url }) !== null);
   if (allow.length === 0) return undefined;

@@ -31,8 +31,14 @@ export function clientKeyOf(ip: string): string {
   const [head = '', tail] = ip.toLowerCase().split('%')[0]!.split('::');
   const groups = head === '' ? [] : head.split(':');
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
-  const all = tail === undefined ? groups : [...groups, ...Array<string>(Math.max(0, 8 - groups.length - tailGroups.length)).fill('0'), ...tailGroups];
-  return `${all.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const all =
+    tail === undefined
+      ? groups
+      : [...groups, ...Array<string>(Math.max(0, 8 - groups.length - tailGroups.length)).fill('0'), ...tailGroups];
+  return `${all
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /** An anonymous client, counted by its address (an IPv6 one by its /64). */
@@ -93,7 +99,10 @@ export class ExportSlots {
   private acquire(client: SlotClient): () => void {
     const mine = this.perClient.get(client.key) ?? 0;
     if (mine >= this.maxPerClient) {
-      throw new CapacityError(429, `At most ${this.maxPerClient} ${this.what} may run at once per client; retry when one has finished.`);
+      throw new CapacityError(
+        429,
+        `At most ${this.maxPerClient} ${this.what} may run at once per client; retry when one has finished.`,
+      );
     }
     const anonymousLimit = this.maxTotal - Math.min(this.reservedForAuthenticated, this.maxTotal - 1);
     if (this.total >= this.maxTotal || (!client.authenticated && this.anonymous >= anonymousLimit)) {
@@ -157,22 +166,28 @@ export function dropStalledReader(reply: FastifyReply, timeoutMs: number): void 
   const response = reply.raw;
   let lastWritten = -1;
   let since = Date.now();
-  const timer = setInterval(() => {
-    const socket = response.socket;
-    if (!socket || socket.destroyed) return clearInterval(timer);
-    const written = socket.bytesWritten;
-    const waiting = response.writableNeedDrain || socket.writableLength > 0;
-    if (written !== lastWritten || !waiting) {
-      lastWritten = written;
-      since = Date.now();
-      return;
-    }
-    if (Date.now() - since >= timeoutMs) {
-      clearInterval(timer);
-      reply.log.warn({ stalledMs: Date.now() - since, bytesWritten: written }, 'client stopped reading a response; disconnecting it');
-      socket.destroy();
-    }
-  }, Math.max(50, Math.min(1000, Math.floor(timeoutMs / 4))));
+  const timer = setInterval(
+    () => {
+      const socket = response.socket;
+      if (!socket || socket.destroyed) return clearInterval(timer);
+      const written = socket.bytesWritten;
+      const waiting = response.writableNeedDrain || socket.writableLength > 0;
+      if (written !== lastWritten || !waiting) {
+        lastWritten = written;
+        since = Date.now();
+        return;
+      }
+      if (Date.now() - since >= timeoutMs) {
+        clearInterval(timer);
+        reply.log.warn(
+          { stalledMs: Date.now() - since, bytesWritten: written },
+          'client stopped reading a response; disconnecting it',
+        );
+        socket.destroy();
+      }
+    },
+    Math.max(50, Math.min(1000, Math.floor(timeoutMs / 4))),
+  );
   timer.unref();
   // Finished: every byte is with the operating system, nothing is left held here.
   response.once('finish', () => clearInterval(timer));

@@ -17,7 +17,12 @@ export interface RegisterErrorEntry {
 
 /** An error whose exact response body is known; the formatter sends `body` unchanged. */
 export class RegisterError extends AppError {
-  constructor(status: number, title: string, readonly body: unknown, detail?: string) {
+  constructor(
+    status: number,
+    title: string,
+    readonly body: unknown,
+    detail?: string,
+  ) {
     super(status, title, detail ?? title);
   }
 
@@ -29,12 +34,18 @@ export class RegisterError extends AppError {
 }
 
 // The real message uses a typographic apostrophe (U+2019).
-export const STATE_TRANSITION_MESSAGE = 'It’s not possible to perform this action while the trainee is in its current state';
+export const STATE_TRANSITION_MESSAGE =
+  'It’s not possible to perform this action while the trainee is in its current state';
 
 /** 422 `StateTransitionError`: a locked trainee, or a withdraw whose preconditions fail. */
 export class StateTransitionError extends RegisterError {
   constructor() {
-    super(422, 'StateTransitionError', { errors: entries('StateTransitionError', [STATE_TRANSITION_MESSAGE]) }, STATE_TRANSITION_MESSAGE);
+    super(
+      422,
+      'StateTransitionError',
+      { errors: entries('StateTransitionError', [STATE_TRANSITION_MESSAGE]) },
+      STATE_TRANSITION_MESSAGE,
+    );
   }
 }
 
@@ -64,7 +75,9 @@ export function resourceNotFound(): RegisterError {
 
 /** 422 `{"errors":["Param is missing or the value is empty or invalid: data"]}`. */
 export function missingData(): RegisterError {
-  return new RegisterError(422, 'Unprocessable Entity', { errors: ['Param is missing or the value is empty or invalid: data'] });
+  return new RegisterError(422, 'Unprocessable Entity', {
+    errors: ['Param is missing or the value is empty or invalid: data'],
+  });
 }
 
 /** 400 for a body that is not JSON: `{"errors":["<parser message>"]}`. */
@@ -78,14 +91,20 @@ export function malformedJson(message: string): RegisterError {
  */
 function capped(messages: string[]): { listed: string[]; omitted: { omitted_errors?: number }; detail: string } {
   const { listed, omitted: rest } = capErrors(messages);
-  const detail = listed.slice(0, 5).join('; ').slice(0, 1000) + (messages.length > 5 ? `; and ${messages.length - 5} more` : '');
+  const detail =
+    listed.slice(0, 5).join('; ').slice(0, 1000) + (messages.length > 5 ? `; and ${messages.length - 5} more` : '');
   return { listed, omitted: rest > 0 ? { omitted_errors: rest } : {}, detail };
 }
 
 /** 422 with one `{"error":"UnprocessableEntity","message"}` entry per message (nested endpoints and actions). */
 export function unprocessableEntries(messages: string[]): RegisterError {
   const { listed, omitted, detail } = capped(messages);
-  return new RegisterError(422, 'Unprocessable Entity', { errors: entries('UnprocessableEntity', listed), ...omitted }, detail);
+  return new RegisterError(
+    422,
+    'Unprocessable Entity',
+    { errors: entries('UnprocessableEntity', listed), ...omitted },
+    detail,
+  );
 }
 
 function pluralErrors(count: number): string {
@@ -99,7 +118,12 @@ function pluralErrors(count: number): string {
 export function traineeValidationError(messages: string[], enhanced = false): RegisterError {
   const message = `Validation failed: ${pluralErrors(messages.length)} prohibited this trainee from being saved`;
   const { listed, omitted, detail } = capped(messages);
-  return new RegisterError(422, 'Unprocessable Entity', { message, errors: enhanced ? enhanceErrors(listed) : listed, ...omitted }, detail);
+  return new RegisterError(
+    422,
+    'Unprocessable Entity',
+    { message, errors: enhanced ? enhanceErrors(listed) : listed, ...omitted },
+    detail,
+  );
 }
 
 /** 422 of list filters: `{"message":"Validation failed: N errors prohibited this request being run","errors":{param:[...]}}`. */
@@ -111,7 +135,10 @@ export function filterValidationError(errors: Record<string, string[]>): Registe
 
 /** 409 duplicate degree, with the existing degree(s) the new one duplicates in `data`. */
 export function duplicateDegree(existing: unknown[]): RegisterError {
-  return new RegisterError(409, 'Conflict', { errors: entries('Conflict', ['This is a duplicate degree']), data: existing });
+  return new RegisterError(409, 'Conflict', {
+    errors: entries('Conflict', ['This is a duplicate degree']),
+    data: existing,
+  });
 }
 
 /** 409 duplicate trainee, with the existing records in `data`. */
@@ -137,7 +164,12 @@ export function idempotencyKeyInProgress(): RegisterError {
 /** 422: this `Idempotency-Key` was used with another request (method, path or body). */
 export function idempotencyKeyReused(): RegisterError {
   const message = 'This Idempotency-Key was already used with a different request; use a new key for a new request';
-  return new RegisterError(422, 'Unprocessable Entity', { errors: entries('IdempotencyKeyReused', [message]) }, message);
+  return new RegisterError(
+    422,
+    'Unprocessable Entity',
+    { errors: entries('IdempotencyKeyReused', [message]) },
+    message,
+  );
 }
 
 /** 429: the provider holds as many unexpired `Idempotency-Key`s as it may. */
@@ -147,8 +179,20 @@ export function tooManyIdempotencyKeys(limit: number): RegisterError {
 }
 
 const DEGREE_ATTRIBUTES = new Set([
-  'id', 'country', 'grade', 'grade_uuid', 'uk_degree', 'uk_degree_uuid', 'non_uk_degree', 'subject', 'subject_uuid',
-  'institution', 'institution_uuid', 'graduation_year', 'locale_code', 'other_grade',
+  'id',
+  'country',
+  'grade',
+  'grade_uuid',
+  'uk_degree',
+  'uk_degree_uuid',
+  'non_uk_degree',
+  'subject',
+  'subject_uuid',
+  'institution',
+  'institution_uuid',
+  'graduation_year',
+  'locale_code',
+  'other_grade',
 ]);
 const PLACEMENT_ATTRIBUTES = new Set(['urn', 'name', 'postcode']);
 
@@ -195,7 +239,8 @@ export function registerErrorFormatter(error: AppError, _request: FastifyRequest
   if (error instanceof RegisterError) return { status: error.status, body: error.body, contentType: json };
   switch (error.status) {
     case 400: {
-      const message = error instanceof ValidationError ? (error.errors[0]?.message ?? error.title) : (error.detail ?? error.title);
+      const message =
+        error instanceof ValidationError ? (error.errors[0]?.message ?? error.title) : (error.detail ?? error.title);
       return { status: 400, body: { errors: [message] }, contentType: json };
     }
     case 401:
@@ -208,7 +253,12 @@ export function registerErrorFormatter(error: AppError, _request: FastifyRequest
     case 500:
       return { status: 500, body: { error: 'Internal server error' }, contentType: json };
     default:
-      if (error.status >= 500) return { status: error.status, body: { error: error.detail ?? error.title }, contentType: json };
-      return { status: error.status, body: { errors: [{ error: error.title.replace(/\s+/g, ''), message: error.detail ?? error.title }] }, contentType: json };
+      if (error.status >= 500)
+        return { status: error.status, body: { error: error.detail ?? error.title }, contentType: json };
+      return {
+        status: error.status,
+        body: { errors: [{ error: error.title.replace(/\s+/g, ''), message: error.detail ?? error.title }] },
+        contentType: json,
+      };
   }
 }

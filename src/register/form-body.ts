@@ -47,7 +47,8 @@ function keySegments(key: string): string[] {
 /** Hashes without a prototype, so keys such as `__proto__` are plain keys. */
 const newObject = (): FormObject => Object.create(null) as FormObject;
 
-const isObject = (value: unknown): value is FormObject => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is FormObject =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 function conflict(key: string): never {
   throw new FormBodyError(`The request body is not valid form data: conflicting shapes for '${key}'.`);
@@ -118,13 +119,15 @@ export function parseRailsForm(body: string): Record<string, unknown> {
     const pair = body.slice(start, end);
     start = end + 1;
     if (pair === '') continue;
-    if (++pairs > FORM_MAX_PAIRS) throw new FormBodyError(`The request body is not valid form data: more than ${FORM_MAX_PAIRS} parameters.`);
+    if (++pairs > FORM_MAX_PAIRS)
+      throw new FormBodyError(`The request body is not valid form data: more than ${FORM_MAX_PAIRS} parameters.`);
     const eq = pair.indexOf('=');
     const key = decode(eq < 0 ? pair : pair.slice(0, eq));
     if (key === '') continue;
     const value = eq < 0 ? null : decode(pair.slice(eq + 1));
     const segments = keySegments(key);
-    if (segments.length > FORM_MAX_DEPTH) throw new FormBodyError(`The request body is not valid form data: '${key.slice(0, 100)}' nests too deeply.`);
+    if (segments.length > FORM_MAX_DEPTH)
+      throw new FormBodyError(`The request body is not valid form data: '${key.slice(0, 100)}' nests too deeply.`);
     assign(result, segments, value, key);
   }
   return result;

@@ -16,11 +16,14 @@ interface FundingRulesFile {
     valid_course_age_range_codes: string[];
     fund_code_exception: { cycles_start_years: number[]; allocation_subjects: string[] };
   };
-  cycles: Record<string, {
-    start_year: number;
-    funded_training_routes?: Array<{ name: string; code: string }>;
-    funding_methods?: Array<{ funding_type: FundingType; training_route: string; allocation_subjects: string[] }>;
-  }>;
+  cycles: Record<
+    string,
+    {
+      start_year: number;
+      funded_training_routes?: Array<{ name: string; code: string }>;
+      funding_methods?: Array<{ funding_type: FundingType; training_route: string; allocation_subjects: string[] }>;
+    }
+  >;
 }
 
 interface AllocationSubjectsFile {
@@ -50,15 +53,25 @@ export function loadFundingTables(dir = fundingDir): FundingTables {
   const methods = new Map<number, Set<string>>();
   for (const cycle of Object.values(rules.cycles)) {
     const rows = cycle.funding_methods ?? [];
-    fundedRoutes.set(cycle.start_year, new Set([...(cycle.funded_training_routes ?? []).map((r) => r.name), ...rows.map((r) => r.training_route)]));
-    methods.set(cycle.start_year, new Set(rows.flatMap((r) => r.allocation_subjects.map((s) => `${r.funding_type}|${r.training_route}|${s}`))));
+    fundedRoutes.set(
+      cycle.start_year,
+      new Set([...(cycle.funded_training_routes ?? []).map((r) => r.name), ...rows.map((r) => r.training_route)]),
+    );
+    methods.set(
+      cycle.start_year,
+      new Set(rows.flatMap((r) => r.allocation_subjects.map((s) => `${r.funding_type}|${r.training_route}|${s}`))),
+    );
   }
   return {
-    fundingTypes: new Map(Object.entries(rules.meta.funding_method_codes).map(([code, v]) => [code, v.funding_type ?? null])),
+    fundingTypes: new Map(
+      Object.entries(rules.meta.funding_method_codes).map(([code, v]) => [code, v.funding_type ?? null]),
+    ),
     ageRangeCodes: new Set(rules.meta.valid_course_age_range_codes.map(String)),
     exceptionStartYears: rules.meta.fund_code_exception.cycles_start_years,
     exceptionSubjects: new Set(rules.meta.fund_code_exception.allocation_subjects),
-    allocationSubject: new Map(Object.entries(subjects.course_subject_1_index).map(([code, v]) => [code, v.allocation_subject])),
+    allocationSubject: new Map(
+      Object.entries(subjects.course_subject_1_index).map(([code, v]) => [code, v.allocation_subject]),
+    ),
     fundedRoutes,
     methods,
   };
@@ -105,15 +118,20 @@ export function fundingErrors(input: FundingInput, data: FundingTables = funding
   const subjectName = courseSubject1 === undefined ? '' : nameOrCode('course_subject', courseSubject1);
   const allocation = courseSubject1 === undefined ? undefined : data.allocationSubject.get(courseSubject1);
   if (fundCode !== '7') {
-    const exception = input.exceptionStartYears.includes(cycle) && allocation !== undefined && data.exceptionSubjects.has(allocation);
+    const exception =
+      input.exceptionStartYears.includes(cycle) && allocation !== undefined && data.exceptionSubjects.has(allocation);
     if (!exception) {
-      errors.push(`funding_method '${type}' is not allowed when fund_code is '${fundCode ?? ''}' and course_subject_1 is '${subjectName}'`);
+      errors.push(
+        `funding_method '${type}' is not allowed when fund_code is '${fundCode ?? ''}' and course_subject_1 is '${subjectName}'`,
+      );
       return errors;
     }
   }
   const exists = allocation !== undefined && (data.methods.get(cycle)?.has(`${type}|${route}|${allocation}`) ?? false);
   if (!exists) {
-    errors.push(`funding_method '${type}' is not allowed when training_route is '${route}' and course_subject_1 is '${subjectName}' in academic cycle '${cycle} to ${cycle + 1}'`);
+    errors.push(
+      `funding_method '${type}' is not allowed when training_route is '${route}' and course_subject_1 is '${subjectName}' in academic cycle '${cycle} to ${cycle + 1}'`,
+    );
   }
   return errors;
 }

@@ -8,7 +8,8 @@ import { missingData } from './errors.js';
 
 /** The `data` object of a write; missing, not an object, or empty → 422 "Param is missing…" (Rails' `params.expect`). */
 export function requestData(body: unknown): Record<string, unknown> {
-  const data = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).data : undefined;
+  const data =
+    body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).data : undefined;
   if (!data || typeof data !== 'object' || Array.isArray(data) || Object.keys(data).length === 0) throw missingData();
   return data as Record<string, unknown>;
 }

@@ -20,18 +20,27 @@ export interface KeyRecord {
   response: StoredResponse | null;
 }
 
-const keyMatches = (id: KeyId) => sql`provider_id = ${id.providerId} AND environment = ${id.environment} AND key = ${id.key}`;
+const keyMatches = (id: KeyId) =>
+  sql`provider_id = ${id.providerId} AND environment = ${id.environment} AND key = ${id.key}`;
 
 /** The key's unexpired row, or undefined. */
 export async function findKey(db: Executor, id: KeyId): Promise<KeyRecord | undefined> {
-  const { rows } = await sql<{ fingerprint: string; response_status: number | null; response_headers: Record<string, string> | null; response_body: string | null }>`
+  const { rows } = await sql<{
+    fingerprint: string;
+    response_status: number | null;
+    response_headers: Record<string, string> | null;
+    response_body: string | null;
+  }>`
     SELECT fingerprint, response_status, response_headers, response_body FROM idempotency_keys
     WHERE ${keyMatches(id)} AND expires_at > now()`.execute(db);
   const row = rows[0];
   if (!row) return undefined;
   return {
     fingerprint: row.fingerprint,
-    response: row.response_status === null ? null : { status: row.response_status, headers: row.response_headers ?? {}, body: row.response_body ?? '' },
+    response:
+      row.response_status === null
+        ? null
+        : { status: row.response_status, headers: row.response_headers ?? {}, body: row.response_body ?? '' },
   };
 }
 
@@ -49,7 +58,9 @@ export async function countKeys(db: Executor, providerId: number, environment: s
   };
   const n = await count();
   if (n < limit) return n;
-  await sql`DELETE FROM idempotency_keys WHERE provider_id = ${providerId} AND environment = ${environment} AND expires_at <= now()`.execute(db);
+  await sql`DELETE FROM idempotency_keys WHERE provider_id = ${providerId} AND environment = ${environment} AND expires_at <= now()`.execute(
+    db,
+  );
   return count();
 }
 
@@ -59,7 +70,9 @@ export async function countKeys(db: Executor, providerId: number, environment: s
  * lock ran out). False when another request holds it or its response is stored.
  */
 export async function claimKey(
-  db: Executor, id: KeyId, claim: { fingerprint: string; owner: string; lockMs: number; ttlSeconds: number },
+  db: Executor,
+  id: KeyId,
+  claim: { fingerprint: string; owner: string; lockMs: number; ttlSeconds: number },
 ): Promise<boolean> {
   const { rows } = await sql<{ claimed: boolean }>`
     INSERT INTO idempotency_keys AS held (provider_id, environment, key, fingerprint, owner, locked_until, expires_at)
@@ -75,7 +88,12 @@ export async function claimKey(
 }
 
 /** Stores the response of the owner's request (and ends its lock); false when the key is no longer the owner's. */
-export async function storeResponse(db: Executor, id: KeyId, owner: string, response: StoredResponse): Promise<boolean> {
+export async function storeResponse(
+  db: Executor,
+  id: KeyId,
+  owner: string,
+  response: StoredResponse,
+): Promise<boolean> {
   const result = await sql`
     UPDATE idempotency_keys SET response_status = ${response.status}, response_headers = ${JSON.stringify(response.headers)}::jsonb,
       response_body = ${response.body}, owner = NULL, locked_until = NULL

@@ -15,8 +15,21 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { withCallDeadline } from '../db/database.js';
-import { idempotencyKeyInProgress, idempotencyKeyReused, invalidIdempotencyKey, tooManyIdempotencyKeys } from './errors.js';
-import { claimKey, countKeys, findKey, releaseKey, storeResponse, type KeyId, type StoredResponse } from './idempotency-repository.js';
+import {
+  idempotencyKeyInProgress,
+  idempotencyKeyReused,
+  invalidIdempotencyKey,
+  tooManyIdempotencyKeys,
+} from './errors.js';
+import {
+  claimKey,
+  countKeys,
+  findKey,
+  releaseKey,
+  storeResponse,
+  type KeyId,
+  type StoredResponse,
+} from './idempotency-repository.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -78,14 +91,26 @@ export const idempotencyPlugin = fp(
       if (!WRITE_METHODS.has(request.method) || request.routeOptions.config?.idempotency === false) return;
       const key = idempotencyKeyOf(request);
       if (key === undefined || !request.registerContext) return;
-      const id: KeyId = { providerId: request.registerContext.provider.id, environment: request.registerContext.environment, key };
+      const id: KeyId = {
+        providerId: request.registerContext.provider.id,
+        environment: request.registerContext.environment,
+        key,
+      };
       const fingerprint = fingerprintOf(request);
       const owner = randomUUID();
-      const claim = { fingerprint, owner, lockMs: config.IDEMPOTENCY_LOCK_MS, ttlSeconds: config.IDEMPOTENCY_KEY_TTL_S };
+      const claim = {
+        fingerprint,
+        owner,
+        lockMs: config.IDEMPOTENCY_LOCK_MS,
+        ttlSeconds: config.IDEMPOTENCY_KEY_TTL_S,
+      };
       const outcome = await deadline(async () => {
         const existing = await findKey(db, id);
         if (!existing) {
-          if ((await countKeys(db, id.providerId, id.environment, config.IDEMPOTENCY_MAX_KEYS_PER_PROVIDER)) >= config.IDEMPOTENCY_MAX_KEYS_PER_PROVIDER) {
+          if (
+            (await countKeys(db, id.providerId, id.environment, config.IDEMPOTENCY_MAX_KEYS_PER_PROVIDER)) >=
+            config.IDEMPOTENCY_MAX_KEYS_PER_PROVIDER
+          ) {
             throw tooManyIdempotencyKeys(config.IDEMPOTENCY_MAX_KEYS_PER_PROVIDER);
           }
         } else if (existing.fingerprint !== fingerprint) {
@@ -118,7 +143,11 @@ export const idempotencyPlugin = fp(
       held.delete(request);
       const status = reply.statusCode;
       try {
-        if (status >= 500 || status === 429 || (typeof payload !== 'string' && payload !== null && payload !== undefined && !Buffer.isBuffer(payload))) {
+        if (
+          status >= 500 ||
+          status === 429 ||
+          (typeof payload !== 'string' && payload !== null && payload !== undefined && !Buffer.isBuffer(payload))
+        ) {
           await deadline(() => releaseKey(db, key.id, key.owner));
           return payload;
         }

@@ -6,7 +6,14 @@ import { jsonBodyPlugin, scopeRateLimitPlugin } from '../plugins/api-scope.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import type { RegisterContext, RegisterRouteOptions } from './context.js';
 import { degreeRoutes } from './degrees/routes.js';
-import { malformedJson, notFound, registerErrorFormatter, resourceNotFound, traineeNotFound, unauthorized } from './errors.js';
+import {
+  malformedJson,
+  notFound,
+  registerErrorFormatter,
+  resourceNotFound,
+  traineeNotFound,
+  unauthorized,
+} from './errors.js';
 import { FormBodyError, parseRailsForm } from './form-body.js';
 import { idempotencyPlugin } from './idempotency.js';
 import { registerOpenApiDocument } from './openapi/index.js';
@@ -114,7 +121,8 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
     '/reference-data',
     { schema: { hide: true }, config: { registerPublic: true } },
     async (request) => {
-      if (!VERSION_ADAPTERS[version].referenceData) throw notFound(`Reference data is not available for version '${label}'`);
+      if (!VERSION_ADAPTERS[version].referenceData)
+        throw notFound(`Reference data is not available for version '${label}'`);
       const field = typeof request.query.field === 'string' ? request.query.field : '';
       if (field === '') return allReferenceData();
       const payload = referenceDataPayload(field);
@@ -123,7 +131,9 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
     },
   );
 
-  app.get('/openapi.json', { schema: { hide: true }, config: { registerPublic: true } }, async () => registerOpenApiDocument(version));
+  app.get('/openapi.json', { schema: { hide: true }, config: { registerPublic: true } }, async () =>
+    registerOpenApiDocument(version),
+  );
 
   // Not `options` itself: it carries this scope's prefix, which the children would add a second time.
   const routeOptions: RegisterRouteOptions = { version, label, bodyCache, tokens };
@@ -154,7 +164,9 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
     max: config.RATE_LIMIT_REGISTER_MAX,
     windowMs: config.RATE_LIMIT_REGISTER_WINDOW_MS,
     key: (request) =>
-      request.registerProviderId === null ? `register:ip:${request.ip}` : `register:provider:${request.registerProviderId}`,
+      request.registerProviderId === null
+        ? `register:ip:${request.ip}`
+        : `register:provider:${request.registerProviderId}`,
   });
 
   installErrorHandler(app, registerErrorFormatter);
@@ -166,7 +178,11 @@ export const registerApi: FastifyPluginAsync = async (app: FastifyInstance) => {
     const found = VERSION_SEGMENT.test(segment) ? await authenticate(request, db, config, tokens) : undefined;
     request.registerProviderId = found?.provider.id ?? null;
     await app.scopeRateLimit(request, reply);
-    const error = !VERSION_SEGMENT.test(segment) ? resourceNotFound() : found ? (methodNotAllowed(app, request, reply) ?? notFound()) : unauthorized();
+    const error = !VERSION_SEGMENT.test(segment)
+      ? resourceNotFound()
+      : found
+        ? (methodNotAllowed(app, request, reply) ?? notFound())
+        : unauthorized();
     return sendError(reply, registerErrorFormatter(error, request));
   });
 

@@ -41,13 +41,19 @@ export function registerNestedRecordRoutes<T>(app: FastifyInstance, db: Db, rout
   const one = `${many}/:${idParam}`;
   const single = Type.Object({ data: record });
 
-  app.get(many, { schema: { hide: true, params: TraineeParams, response: { 200: Type.Object({ data: Type.Array(record) }) } } }, async (request) => {
-    const { trainee_id: traineeId } = (request as RecordRequest).params;
-    return { data: await service.list(db, request.registerContext, traineeId) };
-  });
+  app.get(
+    many,
+    { schema: { hide: true, params: TraineeParams, response: { 200: Type.Object({ data: Type.Array(record) }) } } },
+    async (request) => {
+      const { trainee_id: traineeId } = (request as RecordRequest).params;
+      return { data: await service.list(db, request.registerContext, traineeId) };
+    },
+  );
 
   app.post(many, { schema: { hide: true, params: TraineeParams, response: { 201: single } } }, async (request, reply) =>
-    reply.code(201).send({ data: await service.create(db, request.registerContext, traineeWriteOf(request as RecordRequest)) }),
+    reply
+      .code(201)
+      .send({ data: await service.create(db, request.registerContext, traineeWriteOf(request as RecordRequest)) }),
   );
 
   app.get(one, { schema: { hide: true, params, response: { 200: single } } }, async (request) => {
@@ -63,9 +69,13 @@ export function registerNestedRecordRoutes<T>(app: FastifyInstance, db: Db, rout
   app.put(one, { schema: { hide: true, params, response: { 200: single } } }, change);
   app.patch(one, { schema: { hide: true, params, response: { 200: single } } }, change);
 
-  app.delete(one, { schema: { hide: true, params, response: { 200: Type.Object({ data: TraineeSchema }) } } }, async (request, reply) => {
-    const typed = request as RecordRequest;
-    const { row, body } = await service.remove(db, request.registerContext, recordIdOf(typed), traineeWriteOf(typed));
-    return reply.header('etag', traineeEtag(row)).send({ data: body });
-  });
+  app.delete(
+    one,
+    { schema: { hide: true, params, response: { 200: Type.Object({ data: TraineeSchema }) } } },
+    async (request, reply) => {
+      const typed = request as RecordRequest;
+      const { row, body } = await service.remove(db, request.registerContext, recordIdOf(typed), traineeWriteOf(typed));
+      return reply.header('etag', traineeEtag(row)).send({ data: body });
+    },
+  );
 }

@@ -8,18 +8,46 @@ import { projectPath } from '../paths.js';
 import { parseYaml } from './yaml.js';
 
 export const REFERENCE_DATA_FIELDS = [
-  'country', 'course_age_range', 'course_subject', 'degree_subject', 'degree_grade', 'degree_type', 'disability',
-  'ethnicity', 'fund_code', 'funding_method', 'institution', 'itt_aim', 'nationality', 'itt_qualification_aim', 'sex',
-  'study_mode', 'training_route', 'training_initiative',
+  'country',
+  'course_age_range',
+  'course_subject',
+  'degree_subject',
+  'degree_grade',
+  'degree_type',
+  'disability',
+  'ethnicity',
+  'fund_code',
+  'funding_method',
+  'institution',
+  'itt_aim',
+  'nationality',
+  'itt_qualification_aim',
+  'sex',
+  'study_mode',
+  'training_route',
+  'training_initiative',
 ] as const;
 export type ReferenceField = (typeof REFERENCE_DATA_FIELDS)[number];
 
 const FILES: Record<ReferenceField, string> = {
-  country: 'country', course_age_range: 'course_age_range', course_subject: 'course_subject',
-  degree_subject: 'degree_subject', degree_grade: 'degree_grade', degree_type: 'degree_type', disability: 'disability',
-  ethnicity: 'ethnicities', fund_code: 'fund_code', funding_method: 'funding_method', institution: 'institution',
-  itt_aim: 'itt_aim', nationality: 'nationality', itt_qualification_aim: 'itt_qualification_aim', sex: 'sex',
-  study_mode: 'study_mode', training_route: 'training_route', training_initiative: 'training_initiative',
+  country: 'country',
+  course_age_range: 'course_age_range',
+  course_subject: 'course_subject',
+  degree_subject: 'degree_subject',
+  degree_grade: 'degree_grade',
+  degree_type: 'degree_type',
+  disability: 'disability',
+  ethnicity: 'ethnicities',
+  fund_code: 'fund_code',
+  funding_method: 'funding_method',
+  institution: 'institution',
+  itt_aim: 'itt_aim',
+  nationality: 'nationality',
+  itt_qualification_aim: 'itt_qualification_aim',
+  sex: 'sex',
+  study_mode: 'study_mode',
+  training_route: 'training_route',
+  training_initiative: 'training_initiative',
 };
 
 interface YamlValue {
@@ -151,19 +179,33 @@ export function inclusionMessage(attribute: string, value: unknown, field: Refer
 export const WITHDRAWAL_TRIGGERS = ['provider', 'trainee'] as const;
 export const WITHDRAWAL_FUTURE_INTEREST = ['yes', 'no', 'unknown'] as const;
 
-export const WITHDRAWAL_REASONS_BY_TRIGGER: Readonly<Record<(typeof WITHDRAWAL_TRIGGERS)[number], readonly string[]>> = {
-  provider: [
-    'record_added_in_error', 'mandatory_reasons', 'stopped_responding_to_messages', 'unacceptable_behaviour',
-    'lack_of_progress_during_placements', 'did_not_make_progress', 'not_meeting_qts_standards', 'safeguarding_concerns',
-    'had_to_withdraw_trainee_another_reason',
-  ],
-  trainee: [
-    'unacceptable_behaviour', 'did_not_make_progress', 'lack_of_progress_during_placements', 'trainee_workload_issues',
-    'not_meeting_qts_standards', 'change_in_personal_or_health_circumstances', 'does_not_want_to_become_a_teacher',
-    'never_intended_to_obtain_qts', 'moved_to_different_itt_course', 'safeguarding_concerns',
-    'trainee_chose_to_withdraw_another_reason',
-  ],
-};
+export const WITHDRAWAL_REASONS_BY_TRIGGER: Readonly<Record<(typeof WITHDRAWAL_TRIGGERS)[number], readonly string[]>> =
+  {
+    provider: [
+      'record_added_in_error',
+      'mandatory_reasons',
+      'stopped_responding_to_messages',
+      'unacceptable_behaviour',
+      'lack_of_progress_during_placements',
+      'did_not_make_progress',
+      'not_meeting_qts_standards',
+      'safeguarding_concerns',
+      'had_to_withdraw_trainee_another_reason',
+    ],
+    trainee: [
+      'unacceptable_behaviour',
+      'did_not_make_progress',
+      'lack_of_progress_during_placements',
+      'trainee_workload_issues',
+      'not_meeting_qts_standards',
+      'change_in_personal_or_health_circumstances',
+      'does_not_want_to_become_a_teacher',
+      'never_intended_to_obtain_qts',
+      'moved_to_different_itt_course',
+      'safeguarding_concerns',
+      'trainee_chose_to_withdraw_another_reason',
+    ],
+  };
 
 export const WITHDRAWAL_REASON_NAMES: Readonly<Record<string, string>> = {
   record_added_in_error: 'This training record was added in error',

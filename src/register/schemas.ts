@@ -6,7 +6,8 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { externalName, type RegisterVersion } from './versions/index.js';
 
-const nullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
+const nullableString = (description?: string) =>
+  Type.Union([Type.String(), Type.Null()], description ? { description } : {});
 const dateTime = Type.String({ format: 'date-time' });
 
 export const PlacementSchema = Type.Object(
@@ -44,14 +45,15 @@ export const DegreeSchema = Type.Object(
 );
 
 /** The trainee body (its fields differ by version; see openapi/index.ts), documented as an open object here. */
-export const TraineeSchema = Type.Object({}, { additionalProperties: true, description: 'The trainee, as GET /trainees/{trainee_id} returns it' });
+export const TraineeSchema = Type.Object(
+  {},
+  { additionalProperties: true, description: 'The trainee, as GET /trainees/{trainee_id} returns it' },
+);
 
 /** Every register error body of these endpoints: `{"errors":[…]}`, with `data` for a 409. */
 export const RegisterErrorsSchema = Type.Object(
   {
-    errors: Type.Array(
-      Type.Union([Type.Object({ error: Type.String(), message: Type.String() }), Type.String()]),
-    ),
+    errors: Type.Array(Type.Union([Type.Object({ error: Type.String(), message: Type.String() }), Type.String()])),
     data: Type.Optional(Type.Array(Type.Unknown())),
   },
   { additionalProperties: true, description: 'Register error body' },
@@ -77,7 +79,9 @@ export function withdrawBody(version: RegisterVersion) {
       [dateField]: Type.String({ format: 'date', description: 'Required; not before the ITT start date' }),
       trigger: Type.Union([Type.Literal('provider'), Type.Literal('trainee')]),
       future_interest: Type.Union([Type.Literal('yes'), Type.Literal('no'), Type.Literal('unknown')]),
-      reasons: Type.Array(Type.String(), { description: 'Withdrawal reason codes valid for the trigger (GET /reference-data)' }),
+      reasons: Type.Array(Type.String(), {
+        description: 'Withdrawal reason codes valid for the trigger (GET /reference-data)',
+      }),
       another_reason: Type.Optional(Type.String({ description: 'Required when a reason ends in another_reason' })),
       safeguarding_concern_reasons: Type.Optional(Type.String({ description: 'Required with safeguarding_concerns' })),
     }),
@@ -85,7 +89,9 @@ export function withdrawBody(version: RegisterVersion) {
 }
 
 export const QtsBody = wrap(
-  Type.Object({ qts_standards_met_date: Type.String({ format: 'date', description: 'Not in the future, not before ITT start' }) }),
+  Type.Object({
+    qts_standards_met_date: Type.String({ format: 'date', description: 'Not in the future, not before ITT start' }),
+  }),
 );
 
 export const PlacementBody = wrap(
@@ -99,7 +105,9 @@ export const PlacementBody = wrap(
 export const DegreeBody = wrap(
   Type.Object({
     subject: Type.Optional(Type.String()),
-    graduation_year: Type.Optional(Type.Union([Type.Integer(), Type.String()], { description: 'YYYY, YYYY-MM-DD or an integer' })),
+    graduation_year: Type.Optional(
+      Type.Union([Type.Integer(), Type.String()], { description: 'YYYY, YYYY-MM-DD or an integer' }),
+    ),
     country: Type.Optional(nullableString('Blank or XF/XG/XH/XI/XK (or an institution) makes a UK degree')),
     uk_degree: Type.Optional(nullableString()),
     non_uk_degree: Type.Optional(nullableString()),

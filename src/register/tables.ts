@@ -48,7 +48,14 @@ export interface TrainingPartnersTable {
 export interface TraineesTable {
   id: string;
   provider_id: number;
-  state: 'draft' | 'submitted_for_trn' | 'trn_received' | 'recommended_for_award' | 'withdrawn' | 'deferred' | 'awarded';
+  state:
+    | 'draft'
+    | 'submitted_for_trn'
+    | 'trn_received'
+    | 'recommended_for_award'
+    | 'withdrawn'
+    | 'deferred'
+    | 'awarded';
   trn: string | null;
   lock_version: Generated<number>;
   record_source: Generated<string>;

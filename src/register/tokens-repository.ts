@@ -4,8 +4,16 @@ import type { Executor } from '../db/database.js';
 import type { RegisterEnvironment } from './tokens.js';
 
 /** Any token of an environment other than `environment` (its environment), or undefined. */
-export async function findTokenOfOtherEnvironment(db: Executor, environment: RegisterEnvironment): Promise<{ environment: string } | undefined> {
-  return db.selectFrom('authentication_tokens').select('environment').where('environment', '<>', environment).limit(1).executeTakeFirst();
+export async function findTokenOfOtherEnvironment(
+  db: Executor,
+  environment: RegisterEnvironment,
+): Promise<{ environment: string } | undefined> {
+  return db
+    .selectFrom('authentication_tokens')
+    .select('environment')
+    .where('environment', '<>', environment)
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /** The active, unexpired token with this hash in this environment, with its provider (not soft-deleted). */
@@ -28,13 +36,24 @@ export async function markTokenUsed(db: Executor, tokenId: number, now: Date): P
     .updateTable('authentication_tokens')
     .set({ last_used_at: now })
     .where('id', '=', tokenId)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`date_trunc('day', now())`)]))
+    .where((eb) =>
+      eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`date_trunc('day', now())`)]),
+    )
     .execute();
 }
 
 /** The provider (not soft-deleted) with this UKPRN, locked until the transaction ends. */
-export async function findProviderForUpdate(db: Executor, ukprn: string): Promise<{ id: number; ukprn: string; name: string } | undefined> {
-  return db.selectFrom('providers').select(['id', 'ukprn', 'name']).where('ukprn', '=', ukprn).where('discarded_at', 'is', null).forUpdate().executeTakeFirst();
+export async function findProviderForUpdate(
+  db: Executor,
+  ukprn: string,
+): Promise<{ id: number; ukprn: string; name: string } | undefined> {
+  return db
+    .selectFrom('providers')
+    .select(['id', 'ukprn', 'name'])
+    .where('ukprn', '=', ukprn)
+    .where('discarded_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /** Active tokens of a provider that expire after `today`. */
@@ -52,9 +71,20 @@ export async function countActiveTokens(db: Executor, providerId: number, today:
 /** Inserts a token; undefined when its hash is taken already (the caller draws another). */
 export async function insertToken(
   db: Executor,
-  token: { provider_id: number; name: string; token_hash: string; environment: RegisterEnvironment; expires_at: string },
+  token: {
+    provider_id: number;
+    name: string;
+    token_hash: string;
+    environment: RegisterEnvironment;
+    expires_at: string;
+  },
 ): Promise<{ id: number } | undefined> {
-  return db.insertInto('authentication_tokens').values(token).onConflict((oc) => oc.column('token_hash').doNothing()).returning('id').executeTakeFirst();
+  return db
+    .insertInto('authentication_tokens')
+    .values(token)
+    .onConflict((oc) => oc.column('token_hash').doNothing())
+    .returning('id')
+    .executeTakeFirst();
 }
 
 /** Revokes an active token; false when no active token has this id. */

@@ -8,7 +8,14 @@ import type { Executor } from '../db/database.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { todayUtc } from './values.js';
 import {
-  countActiveTokens, findActiveTokenByHash, findProviderForUpdate, findTokenOfOtherEnvironment, insertToken, listTokenRows, markTokenUsed, revokeActiveToken,
+  countActiveTokens,
+  findActiveTokenByHash,
+  findProviderForUpdate,
+  findTokenOfOtherEnvironment,
+  insertToken,
+  listTokenRows,
+  markTokenUsed,
+  revokeActiveToken,
 } from './tokens-repository.js';
 
 export type RegisterEnvironment = 'production' | 'sandbox';
@@ -23,7 +30,10 @@ export class RegisterEnvironmentError extends Error {}
  * The secret the environment's token key is derived from. Production never uses the public development key,
  * whether by default or set explicitly.
  */
-export function tokenSecret(config: { REGISTER_TOKEN_SECRET?: string; REGISTER_ENVIRONMENT?: RegisterEnvironment }): string {
+export function tokenSecret(config: {
+  REGISTER_TOKEN_SECRET?: string;
+  REGISTER_ENVIRONMENT?: RegisterEnvironment;
+}): string {
   const secret = config.REGISTER_TOKEN_SECRET ?? DEVELOPMENT_TOKEN_SECRET;
   if (config.REGISTER_ENVIRONMENT === 'production' && secret.trim() === DEVELOPMENT_TOKEN_SECRET) {
     throw new RegisterEnvironmentError(
@@ -107,10 +117,18 @@ export async function authenticateToken(
   return authenticateHash(db, hashToken(token, environment, secret), environment);
 }
 
-async function authenticateHash(db: Executor, hash: string, environment: RegisterEnvironment): Promise<AuthenticatedToken | undefined> {
+async function authenticateHash(
+  db: Executor,
+  hash: string,
+  environment: RegisterEnvironment,
+): Promise<AuthenticatedToken | undefined> {
   const row = await findActiveTokenByHash(db, hash, environment);
   if (!row) return undefined;
-  return { tokenId: row.tokenId, lastUsedAt: row.last_used_at, provider: { id: row.providerId, ukprn: row.ukprn, name: row.name } };
+  return {
+    tokenId: row.tokenId,
+    lastUsedAt: row.last_used_at,
+    provider: { id: row.providerId, ukprn: row.ukprn, name: row.name },
+  };
 }
 
 /**
@@ -127,7 +145,12 @@ export class TokenCache {
   }
 
   /** The provider behind `token` (from the cache while fresh, else looked up and kept), or undefined. */
-  async authenticate(db: Executor, token: string, environment: RegisterEnvironment, secret?: string): Promise<AuthenticatedToken | undefined> {
+  async authenticate(
+    db: Executor,
+    token: string,
+    environment: RegisterEnvironment,
+    secret?: string,
+  ): Promise<AuthenticatedToken | undefined> {
     const hash = hashToken(token, environment, secret);
     const cached = this.entries?.get(hash);
     if (cached) return cached;
@@ -174,12 +197,16 @@ export async function createToken(db: Executor, input: CreateTokenInput): Promis
   const today = input.today ?? todayUtc();
   const latest = addMonths(today, MAX_TOKEN_MONTHS);
   const expiresAt = input.expiresAt ?? latest;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(expiresAt) || Number.isNaN(Date.parse(`${expiresAt}T00:00:00Z`)) ||
-      new Date(`${expiresAt}T00:00:00Z`).toISOString().slice(0, 10) !== expiresAt) {
+  if (
+    !/^\d{4}-\d{2}-\d{2}$/.test(expiresAt) ||
+    Number.isNaN(Date.parse(`${expiresAt}T00:00:00Z`)) ||
+    new Date(`${expiresAt}T00:00:00Z`).toISOString().slice(0, 10) !== expiresAt
+  ) {
     throw new TokenRuleError(`--expires must be a date YYYY-MM-DD (got "${expiresAt}")`);
   }
   if (expiresAt <= today) throw new TokenRuleError(`--expires must be in the future (after ${today})`);
-  if (expiresAt > latest) throw new TokenRuleError(`--expires must be at most ${MAX_TOKEN_MONTHS} months ahead (${latest} at the latest)`);
+  if (expiresAt > latest)
+    throw new TokenRuleError(`--expires must be at most ${MAX_TOKEN_MONTHS} months ahead (${latest} at the latest)`);
   const name = input.name ?? `Token created ${today}`;
   if (name.trim() === '') throw new TokenRuleError('--name must not be empty');
   if (name.length > 200) throw new TokenRuleError('--name is too long (maximum is 200 characters)');
@@ -188,12 +215,18 @@ export async function createToken(db: Executor, input: CreateTokenInput): Promis
   const provider = await findProviderForUpdate(db, input.providerUkprn);
   if (!provider) throw new TokenRuleError(`No provider with UKPRN ${input.providerUkprn}`);
   if ((await countActiveTokens(db, provider.id, today)) >= MAX_ACTIVE_TOKENS) {
-    throw new TokenRuleError(`Provider ${provider.ukprn} already has ${MAX_ACTIVE_TOKENS} active tokens; revoke one first`);
+    throw new TokenRuleError(
+      `Provider ${provider.ukprn} already has ${MAX_ACTIVE_TOKENS} active tokens; revoke one first`,
+    );
   }
   for (;;) {
     const token = generateToken(input.environment);
     const inserted = await insertToken(db, {
-      provider_id: provider.id, name, token_hash: hashToken(token, input.environment, input.secret), environment: input.environment, expires_at: expiresAt,
+      provider_id: provider.id,
+      name,
+      token_hash: hashToken(token, input.environment, input.secret),
+      environment: input.environment,
+      expires_at: expiresAt,
     });
     if (inserted) return { id: inserted.id, token, name, expiresAt, provider };
   }

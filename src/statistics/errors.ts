@@ -22,8 +22,10 @@ export const ValidationMessages = {
   greaterThanOrEqual: (comparisonValue: number) => `Must be greater than or equal to '${comparisonValue}'.`,
   lessThanOrEqual: (comparisonValue: number) => `Must be less than or equal to '${comparisonValue}'.`,
   inclusiveBetween: (from: number, to: number) => `Must be between ${from} and ${to} (inclusive).`,
-  minimumLength: (minLength: number, totalLength: number) => `Must be at least ${minLength} characters (was ${totalLength}).`,
-  maximumLength: (maxLength: number, totalLength: number) => `Must be ${maxLength} characters or fewer (was ${totalLength}).`,
+  minimumLength: (minLength: number, totalLength: number) =>
+    `Must be at least ${minLength} characters (was ${totalLength}).`,
+  maximumLength: (maxLength: number, totalLength: number) =>
+    `Must be ${maxLength} characters or fewer (was ${totalLength}).`,
   // The query's rules.
   LocationFormat: 'Must be a location in the correct format.',
   LocationAllowedLevel: 'Must be a location with an allowed level.',
@@ -69,7 +71,11 @@ export interface StatisticsErrorViewModel {
 
 /** Builders for the common field errors, so every endpoint words them the same way. */
 export const fieldErrors = {
-  unknownField: (path: string): FieldError => ({ path, code: 'UnknownField', message: ValidationMessages.UnknownField }),
+  unknownField: (path: string): FieldError => ({
+    path,
+    code: 'UnknownField',
+    message: ValidationMessages.UnknownField,
+  }),
   invalidValue: (path: string, value?: unknown): FieldError => ({
     path,
     code: 'InvalidValue',
@@ -141,7 +147,10 @@ function splitAjvPath(path: string): { context: AjvContext; segments: string[] }
   for (const context of AJV_CONTEXTS) {
     if (path === context || path.startsWith(`${context}/`)) {
       const pointer = path.slice(context.length);
-      const segments = pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+      const segments = pointer
+        .split('/')
+        .slice(1)
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
       return { context, segments };
     }
   }
@@ -164,7 +173,8 @@ function subSchema(schema: unknown, segments: readonly string[]): JsonSchema | u
     if (!current || typeof current !== 'object') return undefined;
     const properties = current.properties as Record<string, JsonSchema> | undefined;
     if (properties && segment in properties) current = properties[segment];
-    else if (/^\d+$/.test(segment) && current.items && typeof current.items === 'object') current = current.items as JsonSchema;
+    else if (/^\d+$/.test(segment) && current.items && typeof current.items === 'object')
+      current = current.items as JsonSchema;
     else return undefined;
   }
   return current;
@@ -181,10 +191,40 @@ function valueAt(data: unknown, segments: readonly string[]): unknown {
 
 /** Ajv's keywords; a FieldError with another code was made by our own code and is kept as it is. */
 const AJV_KEYWORDS = new Set([
-  'additionalProperties', 'required', 'enum', 'const', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum',
-  'minLength', 'maxLength', 'minItems', 'maxItems', 'uniqueItems', 'type', 'format', 'pattern', 'anyOf', 'oneOf', 'allOf',
-  'not', 'if', 'then', 'else', 'multipleOf', 'minProperties', 'maxProperties', 'propertyNames', 'dependentRequired',
-  'unevaluatedProperties', 'unevaluatedItems', 'contains', 'items', 'additionalItems', 'false schema',
+  'additionalProperties',
+  'required',
+  'enum',
+  'const',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'type',
+  'format',
+  'pattern',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'multipleOf',
+  'minProperties',
+  'maxProperties',
+  'propertyNames',
+  'dependentRequired',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'contains',
+  'items',
+  'additionalItems',
+  'false schema',
 ]);
 
 function mapAjvFieldError(error: FieldError, request: FastifyRequest): FieldError {
@@ -193,7 +233,14 @@ function mapAjvFieldError(error: FieldError, request: FastifyRequest): FieldErro
   const { context, segments } = split;
   const routeSchema = (request.routeOptions?.schema ?? {}) as Record<string, unknown>;
   const schema = subSchema(routeSchema[context], segments);
-  const data = context === 'querystring' ? request.query : context === 'body' ? request.body : context === 'params' ? request.params : request.headers;
+  const data =
+    context === 'querystring'
+      ? request.query
+      : context === 'body'
+        ? request.body
+        : context === 'params'
+          ? request.params
+          : request.headers;
   const value = valueAt(data, segments);
   const path = toStatisticsPath(segments);
   const params = (error.detail ?? {}) as Record<string, unknown>;
@@ -213,7 +260,8 @@ function mapAjvFieldError(error: FieldError, request: FastifyRequest): FieldErro
     case 'exclusiveMaximum': {
       const minimum = typeof schema?.minimum === 'number' ? schema.minimum : undefined;
       const maximum = typeof schema?.maximum === 'number' ? schema.maximum : undefined;
-      if (minimum !== undefined && maximum !== undefined) return fieldErrors.inclusiveBetween(path, value, minimum, maximum);
+      if (minimum !== undefined && maximum !== undefined)
+        return fieldErrors.inclusiveBetween(path, value, minimum, maximum);
       if (minimum !== undefined) return fieldErrors.greaterThanOrEqual(path, value, minimum);
       if (maximum !== undefined) return fieldErrors.lessThanOrEqual(path, value, maximum);
       return fieldErrors.invalidValue(path);
@@ -223,7 +271,9 @@ function mapAjvFieldError(error: FieldError, request: FastifyRequest): FieldErro
         ? fieldErrors.minimumLength(path, value, Number(params.limit))
         : fieldErrors.notEmpty(path, value);
     case 'maxLength':
-      return typeof value === 'string' ? fieldErrors.maximumLength(path, value, Number(params.limit)) : fieldErrors.invalidValue(path);
+      return typeof value === 'string'
+        ? fieldErrors.maximumLength(path, value, Number(params.limit))
+        : fieldErrors.invalidValue(path);
     case 'minItems':
       return fieldErrors.notEmpty(path, value);
     default:
@@ -264,7 +314,9 @@ export const statisticsErrorFormatter: ErrorFormatter = (given: AppError, reques
   // does not decompress, a content type that does not parse): one error with the framework's message.
   const error =
     given.status === 400 && !(given instanceof ValidationError)
-      ? new ValidationError([{ path: '', code: 'InvalidValue', message: given.detail ?? ValidationMessages.InvalidValue }])
+      ? new ValidationError([
+          { path: '', code: 'InvalidValue', message: given.detail ?? ValidationMessages.InvalidValue },
+        ])
       : given;
   if (error instanceof ValidationError) {
     const mapped = dedupe(

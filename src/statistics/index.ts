@@ -2,7 +2,14 @@ import { admissionGroup } from '../plugins/load-shedding.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { installErrorHandling } from '../plugins/problem.js';
-import { databaseDeadlinePlugin, jsonBodyPlugin, openCorsPlugin, requestTimeoutPlugin, scopeRateLimitPlugin, type ScopeRateLimitOptions } from '../plugins/api-scope.js';
+import {
+  databaseDeadlinePlugin,
+  jsonBodyPlugin,
+  openCorsPlugin,
+  requestTimeoutPlugin,
+  scopeRateLimitPlugin,
+  type ScopeRateLimitOptions,
+} from '../plugins/api-scope.js';
 import { statisticsErrorFormatter } from './errors.js';
 import { publicationRoutes } from './publications/routes.js';
 import { dataSetRoutes } from './data-sets/routes.js';
@@ -71,7 +78,9 @@ const STATISTICS_PATH = /^\/(api\/)?v1(\.0)?(\/|$)/;
 
 /** Lower-cases a path's letters but not its percent-escapes (`%2A` stays `%2A`: it names the same character). */
 function lowerCasePath(path: string): string {
-  return path.replace(/%[0-9A-Fa-f]{2}|[^%]+|%/g, (part) => (part.length === 3 && part[0] === '%' ? part : part.toLowerCase()));
+  return path.replace(/%[0-9A-Fa-f]{2}|[^%]+|%/g, (part) =>
+    part.length === 3 && part[0] === '%' ? part : part.toLowerCase(),
+  );
 }
 
 /**
@@ -100,7 +109,15 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
     origin: '*',
     methods: ['GET', 'HEAD', 'POST'],
     allowedHeaders: ['Content-Type', 'Accept', 'preview-token', 'If-None-Match', 'X-Request-Id', 'Last-Event-ID'],
-    exposedHeaders: ['ETag', 'Content-Disposition', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    exposedHeaders: [
+      'ETag',
+      'Content-Disposition',
+      'X-Request-Id',
+      'Retry-After',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+    ],
     maxAge: 86400,
   });
   if (options.alias) {
@@ -122,7 +139,14 @@ export const statisticsApi: FastifyPluginAsync<StatisticsApiOptions> = async (ap
   // Only our own options: passing `options` on would pass its `prefix` too, and the routes would sit at /v1/v1.
   const routeOptions: StatisticsApiOptions = { engines: options.engines, shared: options.shared };
   // In this order: the OpenAPI document lists paths in the order their routes are added.
-  for (const routes of [publicationRoutes, dataSetRoutes, versionRoutes, metaRoutes, dataFileRoutes, parquetFileRoutes]) {
+  for (const routes of [
+    publicationRoutes,
+    dataSetRoutes,
+    versionRoutes,
+    metaRoutes,
+    dataFileRoutes,
+    parquetFileRoutes,
+  ]) {
     await app.register(routes, routeOptions);
     // The start's other work goes on meanwhile (src/app.ts).
     await nextTurn();

@@ -4,7 +4,9 @@ import { Type, type TProperties } from '@sinclair/typebox';
 /** `page` and `pageSize` query parameters with the reference's defaults and bounds. */
 export function pagingParameters(defaultPageSize: number, maxPageSize: number) {
   return {
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'The page of results to fetch. Minimum 1.' })),
+    page: Type.Optional(
+      Type.Integer({ minimum: 1, default: 1, description: 'The page of results to fetch. Minimum 1.' }),
+    ),
     pageSize: Type.Optional(
       Type.Integer({
         minimum: 1,

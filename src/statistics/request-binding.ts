@@ -81,7 +81,7 @@ function parseScalar(name: string, type: string | undefined, raw: string, errors
 
 /** Step 1: reads the raw query object against the declared parameters. */
 export function bindQuery(raw: Record<string, unknown>, schema: TObject | JsonSchema | undefined): BindResult {
-  const properties = ((schema)?.properties ?? {}) as Record<string, JsonSchema>;
+  const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const errors: FieldError[] = [];
   const listInputs = new Map<string, Array<{ index: number; values: string[] }>>();
   const scalarInputs = new Map<string, string[]>();
@@ -113,7 +113,9 @@ export function bindQuery(raw: Record<string, unknown>, schema: TObject | JsonSc
   const values: BoundQuery = {};
   for (const [name, entries] of listInputs) {
     // Indexed keys in index order, then plain repeated keys in request order.
-    const ordered = [...entries].sort((a, b) => (a.index === -1 ? Infinity : a.index) - (b.index === -1 ? Infinity : b.index));
+    const ordered = [...entries].sort(
+      (a, b) => (a.index === -1 ? Infinity : a.index) - (b.index === -1 ? Infinity : b.index),
+    );
     values[name] = splitListValues(ordered.flatMap((e) => e.values));
   }
   for (const [name, raws] of scalarInputs) {
@@ -129,7 +131,7 @@ export function bindQuery(raw: Record<string, unknown>, schema: TObject | JsonSc
 
 /** Step 2: the declarative rules of the schema (see the module comment), over bound values. */
 export function validateQueryRules(values: BoundQuery, schema: TObject | JsonSchema | undefined): FieldError[] {
-  const properties = ((schema)?.properties ?? {}) as Record<string, JsonSchema>;
+  const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const errors: FieldError[] = [];
   for (const [name, property] of Object.entries(properties)) {
     const value = values[name];
@@ -141,10 +143,12 @@ export function validateQueryRules(values: BoundQuery, schema: TObject | JsonSch
       if (Array.isArray(items.enum)) {
         const allowed = items.enum as string[];
         list.forEach((item, i) => {
-          if (item === null || !allowed.includes(item)) errors.push(fieldErrors.allowedValue(`${name}[${i}]`, item, [...allowed].sort()));
+          if (item === null || !allowed.includes(item))
+            errors.push(fieldErrors.allowedValue(`${name}[${i}]`, item, [...allowed].sort()));
         });
       }
-      if (list.length === 0 && Array.isArray(items.enum)) errors.push(fieldErrors.allowedValue(`${name}[0]`, null, [...(items.enum as string[])].sort()));
+      if (list.length === 0 && Array.isArray(items.enum))
+        errors.push(fieldErrors.allowedValue(`${name}[0]`, null, [...(items.enum as string[])].sort()));
       continue;
     }
     if (typeof value === 'number') {
@@ -153,7 +157,8 @@ export function validateQueryRules(values: BoundQuery, schema: TObject | JsonSch
       const tooSmall = minimum !== undefined && value < minimum;
       const tooBig = maximum !== undefined && value > maximum;
       if (tooSmall || tooBig) {
-        if (minimum !== undefined && maximum !== undefined) errors.push(fieldErrors.inclusiveBetween(name, value, minimum, maximum));
+        if (minimum !== undefined && maximum !== undefined)
+          errors.push(fieldErrors.inclusiveBetween(name, value, minimum, maximum));
         else if (minimum !== undefined) errors.push(fieldErrors.greaterThanOrEqual(name, value, minimum));
         else errors.push(fieldErrors.lessThanOrEqual(name, value, maximum!));
       }

@@ -22,9 +22,19 @@ const DateTime = (description: string) => Type.String({ format: 'date-time', des
 export const ErrorViewModel = Type.Object(
   {
     message: Type.String({ description: 'What is wrong, in words.' }),
-    code: Type.String({ description: 'A machine-readable code such as `UnknownField`, `InvalidValue`, `AllowedValue`, `InclusiveBetween`.' }),
-    path: Type.Optional(Type.String({ description: 'Where the problem is: a query parameter or JSON path such as `types[1]` or `criteria.filters.in[2]`. Omitted for problems with the whole request.' })),
-    detail: Type.Optional(Type.Unknown({ description: 'Details of the problem, such as the `value` given and the `allowed` values.' })),
+    code: Type.String({
+      description:
+        'A machine-readable code such as `UnknownField`, `InvalidValue`, `AllowedValue`, `InclusiveBetween`.',
+    }),
+    path: Type.Optional(
+      Type.String({
+        description:
+          'Where the problem is: a query parameter or JSON path such as `types[1]` or `criteria.filters.in[2]`. Omitted for problems with the whole request.',
+      }),
+    ),
+    detail: Type.Optional(
+      Type.Unknown({ description: 'Details of the problem, such as the `value` given and the `allowed` values.' }),
+    ),
   },
   { $id: 'ErrorViewModel', additionalProperties: false },
 );
@@ -36,7 +46,11 @@ export const ValidationProblemViewModel = Type.Object(
     status: Type.Integer({ examples: [400] }),
     errors: Type.Array(ref(ErrorViewModel)),
     omittedErrors: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'Problems found beyond the first 100 listed in `errors`, only counted (not in the reference service).' }),
+      Type.Integer({
+        minimum: 1,
+        description:
+          'Problems found beyond the first 100 listed in `errors`, only counted (not in the reference service).',
+      }),
     ),
     traceId: Type.String(),
   },
@@ -50,8 +64,17 @@ export const ValidationProblemViewModel = Type.Object(
         title: 'One or more validation errors occurred.',
         status: 400,
         errors: [
-          { message: 'Must be between 1 and 40 (inclusive).', code: 'InclusiveBetween', path: 'pageSize', detail: { from: 1, to: 40, value: 41 } },
-          { message: 'The field was not expected in the request and should be removed.', code: 'UnknownField', path: 'foo' },
+          {
+            message: 'Must be between 1 and 40 (inclusive).',
+            code: 'InclusiveBetween',
+            path: 'pageSize',
+            detail: { from: 1, to: 40, value: 41 },
+          },
+          {
+            message: 'The field was not expected in the request and should be removed.',
+            code: 'UnknownField',
+            path: 'foo',
+          },
         ],
         traceId: '0HN7VQ7K3LJ5S:00000001',
       },
@@ -68,7 +91,11 @@ export const ProblemDetailsViewModel = Type.Object(
     instance: Type.Optional(Type.String()),
     traceId: Type.Optional(Type.String()),
   },
-  { $id: 'ProblemDetailsViewModel', additionalProperties: true, description: 'RFC 9457 problem details (403, 404, 429, 5xx).' },
+  {
+    $id: 'ProblemDetailsViewModel',
+    additionalProperties: true,
+    description: 'RFC 9457 problem details (403, 404, 429, 5xx).',
+  },
 );
 
 // -- paging ----------------------------------------------------------------------------------------------------
@@ -120,7 +147,11 @@ export const DataSetStatusSchema = Type.Union(
   { description: 'Published, Deprecated or Withdrawn (Draft only with a preview token).' },
 );
 export const DataSetVersionStatusSchema = DataSetStatusSchema;
-export const DataSetVersionTypeSchema = Type.Union([Type.Literal('Major'), Type.Literal('Minor'), Type.Literal('Patch')]);
+export const DataSetVersionTypeSchema = Type.Union([
+  Type.Literal('Major'),
+  Type.Literal('Minor'),
+  Type.Literal('Patch'),
+]);
 
 export const FileViewModel = Type.Object(
   { id: Type.String({ format: 'uuid', description: 'The id of the data set file.' }) },
@@ -139,7 +170,9 @@ const versionSummaryFields = {
   totalResults: Type.Integer({ description: 'The number of data rows in the version.' }),
   file: ref(FileViewModel),
   timePeriods: ref(TimePeriodRangeViewModel),
-  geographicLevels: Type.Array(Type.String(), { description: 'The geographic levels, as labels (e.g. `Local authority`).' }),
+  geographicLevels: Type.Array(Type.String(), {
+    description: 'The geographic levels, as labels (e.g. `Local authority`).',
+  }),
   filters: Type.Array(Type.String(), { description: 'The filters, as labels.' }),
   indicators: Type.Array(Type.String(), { description: 'The indicators, as labels.' }),
 };
@@ -159,7 +192,9 @@ export const DataSetViewModel = Type.Object(
     title: Type.String(),
     summary: Type.String(),
     status: DataSetStatusSchema,
-    supersedingDataSetId: Type.Optional(Type.String({ format: 'uuid', description: 'The data set that supersedes this one.' })),
+    supersedingDataSetId: Type.Optional(
+      Type.String({ format: 'uuid', description: 'The data set that supersedes this one.' }),
+    ),
     latestVersion: Type.Optional(ref(DataSetLatestVersionViewModel)),
   },
   {
@@ -169,7 +204,8 @@ export const DataSetViewModel = Type.Object(
       {
         id: '7d4e2f60-1b3c-4a8e-9f25-6c0a3b9d8e71',
         title: 'Absence rates by school and geography',
-        summary: 'Enrolments and authorised and unauthorised absence sessions by school type, academy type and national curriculum year.',
+        summary:
+          'Enrolments and authorised and unauthorised absence sessions by school type, academy type and national curriculum year.',
         status: 'Published',
         latestVersion: {
           version: '1.0',
@@ -267,10 +303,11 @@ export const IndicatorMetaViewModel = Type.Object(
   { $id: 'IndicatorMetaViewModel', additionalProperties: false },
 );
 
-export const LocationOptionMetaViewModel = Type.Object(
-  locationOptionProperties(),
-  { $id: 'LocationOptionMetaViewModel', additionalProperties: false, description: 'A location; the identifying properties present depend on its level.' },
-);
+export const LocationOptionMetaViewModel = Type.Object(locationOptionProperties(), {
+  $id: 'LocationOptionMetaViewModel',
+  additionalProperties: false,
+  description: 'A location; the identifying properties present depend on its level.',
+});
 
 export const LocationGroupOptionsMetaViewModel = Type.Object(
   { level: ref(GeographicLevelViewModel), options: Type.Array(ref(LocationOptionMetaViewModel)) },
@@ -307,18 +344,18 @@ export const FilterOptionViewModel = Type.Object(
   { id: Type.String(), label: Type.String() },
   { $id: 'FilterOptionViewModel', additionalProperties: false },
 );
-export const IndicatorViewModel = Type.Object(
-  indicatorProperties(),
-  { $id: 'IndicatorViewModel', additionalProperties: false },
-);
+export const IndicatorViewModel = Type.Object(indicatorProperties(), {
+  $id: 'IndicatorViewModel',
+  additionalProperties: false,
+});
 export const LocationGroupViewModel = Type.Object(
   { level: ref(GeographicLevelViewModel) },
   { $id: 'LocationGroupViewModel', additionalProperties: false },
 );
-export const LocationOptionViewModel = Type.Object(
-  locationOptionProperties(),
-  { $id: 'LocationOptionViewModel', additionalProperties: false },
-);
+export const LocationOptionViewModel = Type.Object(locationOptionProperties(), {
+  $id: 'LocationOptionViewModel',
+  additionalProperties: false,
+});
 export const TimePeriodOptionViewModel = Type.Object(
   { code: Type.String(), period: Type.String(), label: Type.String() },
   { $id: 'TimePeriodOptionViewModel', additionalProperties: false },
@@ -379,7 +416,8 @@ export const DataSetVersionChangesViewModel = Type.Object(
     majorChanges: ref(ChangeSetViewModel),
     minorChanges: ref(ChangeSetViewModel),
     patchHistory: Type.Array(ref(PatchChangesViewModel), {
-      description: 'The changes of the earlier patches of this minor version (with includePatchHistory=true), oldest first; [] otherwise.',
+      description:
+        'The changes of the earlier patches of this minor version (with includePatchHistory=true), oldest first; [] otherwise.',
     }),
   },
   { $id: 'DataSetVersionChangesViewModel', additionalProperties: false },

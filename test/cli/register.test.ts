@@ -22,10 +22,19 @@ afterAll(async () => {
  * way the npm script runs it: from the bundled file (src/cli/bundled-cli.mjs).
  */
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: t.database.url, REGISTER_ENVIRONMENT: 'sandbox', LOG_LEVEL: 'silent' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: t.database.url,
+    REGISTER_ENVIRONMENT: 'sandbox',
+    LOG_LEVEL: 'silent',
+  };
   delete env.REGISTER_TOKEN_SECRET;
   try {
-    const { stdout, stderr } = await run(process.execPath, ['src/cli/bundled-cli.mjs', 'src/cli/register.ts', ...args], { env });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ['src/cli/bundled-cli.mjs', 'src/cli/register.ts', ...args],
+      { env },
+    );
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -54,7 +63,11 @@ describe('npm run register', () => {
     expect(token.code).toBe(0);
     const lastLine = token.stdout.trim().split('\n').at(-1)!;
     expect(lastLine).toMatch(/^sandbox_[0-9a-f]{64}$/);
-    const info = await t.app.inject({ method: 'GET', url: '/api/v2026.1/info', headers: { authorization: `Bearer ${lastLine}` } });
+    const info = await t.app.inject({
+      method: 'GET',
+      url: '/api/v2026.1/info',
+      headers: { authorization: `Bearer ${lastLine}` },
+    });
     expect(info.statusCode).toBe(200);
     const refused = await cli('provider:create', '--ukprn', '12345678', '--name', 'Again');
     expect(refused.code).toBe(1);
@@ -71,7 +84,11 @@ describe('npm run register', () => {
     expect(list.join('\n')).not.toContain(token);
     const firstId = list[0]!.split('\t')[0]!;
     await command('token:revoke', firstId);
-    const after = await t.app.inject({ method: 'GET', url: '/api/v2026.1/info', headers: { authorization: `Bearer ${token}` } });
+    const after = await t.app.inject({
+      method: 'GET',
+      url: '/api/v2026.1/info',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(after.statusCode).toBe(401);
     await expect(command('token:revoke', firstId)).rejects.toThrow(`No active token with id ${firstId}`);
     // The revoked token frees a place.
@@ -80,10 +97,16 @@ describe('npm run register', () => {
 
   it('refuses an expiry beyond 6 months or not in the future, and an unknown provider', async () => {
     await command('provider:create', '--ukprn', '22222222', '--name', 'Expiry');
-    await expect(command('token:create', '--provider', '22222222', '--expires', addMonths(todayUtc(), 7))).rejects.toThrow('at most 6 months ahead');
-    await expect(command('token:create', '--provider', '22222222', '--expires', todayUtc())).rejects.toThrow('must be in the future');
+    await expect(
+      command('token:create', '--provider', '22222222', '--expires', addMonths(todayUtc(), 7)),
+    ).rejects.toThrow('at most 6 months ahead');
+    await expect(command('token:create', '--provider', '22222222', '--expires', todayUtc())).rejects.toThrow(
+      'must be in the future',
+    );
     await expect(command('token:create', '--provider', '99999999')).rejects.toThrow('No provider with UKPRN 99999999');
-    expect((await command('token:create', '--provider', '22222222', '--expires', addMonths(todayUtc(), 6))).at(-1)).toMatch(/^sandbox_/);
+    expect(
+      (await command('token:create', '--provider', '22222222', '--expires', addMonths(todayUtc(), 6))).at(-1),
+    ).toMatch(/^sandbox_/);
   });
 
   it('provider:discard stops the provider’s tokens', async () => {
@@ -99,9 +122,17 @@ describe('demo provider on first start', () => {
   it('creates the demo provider and one token only when there is no provider', async () => {
     const empty = await buildTestApp();
     try {
-      const token = await createDemoProviderIfEmpty(empty.database.db, 'sandbox', 'register-development-secret-not-for-production');
+      const token = await createDemoProviderIfEmpty(
+        empty.database.db,
+        'sandbox',
+        'register-development-secret-not-for-production',
+      );
       expect(token).toMatch(/^sandbox_[0-9a-f]{64}$/);
-      const info = await empty.app.inject({ method: 'GET', url: '/api/v2026.1/info', headers: { authorization: `Bearer ${token}` } });
+      const info = await empty.app.inject({
+        method: 'GET',
+        url: '/api/v2026.1/info',
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(info.statusCode).toBe(200);
       expect(await createDemoProviderIfEmpty(empty.database.db, 'sandbox', 'x'.repeat(20))).toBeUndefined();
       const providers = await empty.database.db.selectFrom('providers').selectAll().execute();

@@ -10,14 +10,26 @@ import { haproxyEnv, TOPOLOGY } from '../../bench/cluster/topology.js';
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
-  services: Record<string, { image?: string; command?: string[]; environment?: Record<string, string>; volumes?: string[]; depends_on?: Record<string, unknown>; profiles?: string[] }>;
+  services: Record<
+    string,
+    {
+      image?: string;
+      command?: string[];
+      environment?: Record<string, string>;
+      volumes?: string[];
+      depends_on?: Record<string, unknown>;
+      profiles?: string[];
+    }
+  >;
 };
 const services = compose.services;
-const apps = Object.keys(services).filter((name) => /^app\d+$/.test(name)).sort();
+const apps = Object.keys(services)
+  .filter((name) => /^app\d+$/.test(name))
+  .sort();
 const haproxyCfg = readFileSync(TOPOLOGY.haproxyConfig, 'utf8');
 
 function settingsOf(command: string[] | string | undefined): Record<string, string> {
-  const text = Array.isArray(command) ? command.join(' ') : command ?? '';
+  const text = Array.isArray(command) ? command.join(' ') : (command ?? '');
   return Object.fromEntries([...text.matchAll(/-c (\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
 }
 
@@ -41,12 +53,22 @@ describe('docker-compose.yml offers the cluster topology of npm run cluster', ()
     const mounted = haproxy.volumes!.map((v) => v.split(':')[0]!).map((p) => path.resolve(root, p));
     expect(mounted).toContain(TOPOLOGY.haproxyConfig);
     const env = haproxy.environment!;
-    expect(Object.keys(env).sort()).toEqual(Object.keys(haproxyEnv('b', 's', apps.map(() => 'x'))).sort());
+    expect(Object.keys(env).sort()).toEqual(
+      Object.keys(
+        haproxyEnv(
+          'b',
+          's',
+          apps.map(() => 'x'),
+        ),
+      ).sort(),
+    );
     apps.forEach((name, i) => expect(env[`APP${i + 1}_ADDR`]).toBe(`${name}:${services[name]!.environment!.PORT}`));
     // Every variable the configuration reads is set, and every instance is a checked server.
     const used = new Set([...haproxyCfg.matchAll(/\$\{(\w+)\}/g)].map((m) => m[1]));
     expect([...used].sort()).toEqual(Object.keys(env).sort());
-    apps.forEach((name, i) => expect(haproxyCfg).toMatch(new RegExp(`server ${name} "\\$\\{APP${i + 1}_ADDR\\}" check`)));
+    apps.forEach((name, i) =>
+      expect(haproxyCfg).toMatch(new RegExp(`server ${name} "\\$\\{APP${i + 1}_ADDR\\}" check`)),
+    );
     expect(haproxyCfg).toMatch(/http-check send meth GET uri \/health\/ready/);
     expect(haproxyCfg).toMatch(/option redispatch/);
     expect(haproxyCfg).toMatch(/retry-on .*conn-failure/);

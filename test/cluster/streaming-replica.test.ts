@@ -101,7 +101,13 @@ beforeAll(async () => {
   await migrateToLatestOrThrow(primaryHandle.db);
   await seedCatalogue(primaryHandle, { dataSetIds: [ABSENCE_SCHOOL.dataSetId] });
   await waitForReplay(primary.port, replica.port);
-  originalTitle = (await primaryHandle.db.selectFrom('publications').select('title').where('id', '=', ABSENCE_SCHOOL.publicationId).executeTakeFirstOrThrow()).title;
+  originalTitle = (
+    await primaryHandle.db
+      .selectFrom('publications')
+      .select('title')
+      .where('id', '=', ABSENCE_SCHOOL.publicationId)
+      .executeTakeFirstOrThrow()
+  ).title;
 
   await connectReplicaAdmin();
   app = await serviceOn(60000);
@@ -122,7 +128,9 @@ describe('a streaming replica behind DATABASE_READ_URL', () => {
   it('really replicates: the replica is in recovery and streams from the primary', async () => {
     const { rows } = await replicaAdmin.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
     expect(rows[0]!.standby).toBe(true);
-    const primaryAdmin = await primaryHandle.pool.query<{ state: string }>(`SELECT state FROM pg_stat_replication WHERE application_name = 'replica'`);
+    const primaryAdmin = await primaryHandle.pool.query<{ state: string }>(
+      `SELECT state FROM pg_stat_replication WHERE application_name = 'replica'`,
+    );
     expect(primaryAdmin.rows.map((r) => r.state)).toEqual(['streaming']);
   });
 
@@ -130,7 +138,11 @@ describe('a streaming replica behind DATABASE_READ_URL', () => {
     expect((await readiness(app)).reads).toBe('replica');
     await replicaAdmin.query('SELECT pg_wal_replay_pause()');
     try {
-      await primaryHandle.db.updateTable('publications').set({ title: 'Changed on the primary' }).where('id', '=', ABSENCE_SCHOOL.publicationId).execute();
+      await primaryHandle.db
+        .updateTable('publications')
+        .set({ title: 'Changed on the primary' })
+        .where('id', '=', ABSENCE_SCHOOL.publicationId)
+        .execute();
       // The replica has not replayed the change: the statistics API answers with what the replica holds.
       expect(await publicationTitle(app)).toEqual({ status: 200, title: originalTitle });
 
@@ -158,14 +170,26 @@ describe('a streaming replica behind DATABASE_READ_URL', () => {
 
   it('takes a replica lagging beyond DATABASE_READ_MAX_LAG_MS out of reads, and brings it back once caught up', async () => {
     const strict = await serviceOn(300);
-    await waitFor('the strict service to read from the replica', async () => (await readiness(strict)).reads === 'replica', 10000);
+    await waitFor(
+      'the strict service to read from the replica',
+      async () => (await readiness(strict)).reads === 'replica',
+      10000,
+    );
     await replicaAdmin.query('SELECT pg_wal_replay_pause()');
     try {
-      await primaryHandle.db.updateTable('publications').set({ title: 'Only on the primary yet' }).where('id', '=', ABSENCE_SCHOOL.publicationId).execute();
-      const lagging = await waitFor('the replica to be reported lagging', async () => {
-        const status = await readiness(strict);
-        return status.replica === 'lagging' ? status : undefined;
-      }, 10000);
+      await primaryHandle.db
+        .updateTable('publications')
+        .set({ title: 'Only on the primary yet' })
+        .where('id', '=', ABSENCE_SCHOOL.publicationId)
+        .execute();
+      const lagging = await waitFor(
+        'the replica to be reported lagging',
+        async () => {
+          const status = await readiness(strict);
+          return status.replica === 'lagging' ? status : undefined;
+        },
+        10000,
+      );
       expect(lagging.reads).toBe('primary');
       expect(lagging.lagMs).toBeGreaterThan(300);
       // Reads went to the primary: the change the replica has not replayed is visible.
@@ -186,16 +210,26 @@ describe('a streaming replica behind DATABASE_READ_URL', () => {
     await stopServer(replica);
     try {
       const seen: number[] = [];
-      const answer = await waitFor('a statistics answer from the primary', async () => {
-        const result = await publicationTitle(app);
-        seen.push(result.status);
-        return result.status === 200 ? result : undefined;
-      }, 10000);
+      const answer = await waitFor(
+        'a statistics answer from the primary',
+        async () => {
+          const result = await publicationTitle(app);
+          seen.push(result.status);
+          return result.status === 200 ? result : undefined;
+        },
+        10000,
+      );
       expect(answer.title).toBe('Only on the primary yet');
-      expect(seen.every((status) => status === 200 || status === 503), `statuses ${seen.join(',')}`).toBe(true);
+      expect(
+        seen.every((status) => status === 200 || status === 503),
+        `statuses ${seen.join(',')}`,
+      ).toBe(true);
       const status = await readiness(app);
       expect(status).toMatchObject({ reads: 'primary', replica: 'down' });
-      const query = await app.inject({ method: 'GET', url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?pageSize=1` });
+      const query = await app.inject({
+        method: 'GET',
+        url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?pageSize=1`,
+      });
       expect(query.statusCode).toBe(200);
       expect(query.json().paging.totalResults).toBe(ABSENCE_SCHOOL.rows);
     } finally {
@@ -220,19 +254,30 @@ describe('a streaming replica behind DATABASE_READ_URL', () => {
           [ABSENCE_SCHOOL.dataSetId],
         );
         if (rows[0]) {
-          const count = await probe.query<{ n: number }>('SELECT count(*)::int AS n FROM version_row_index_chunks WHERE rows_table = $1', [rows[0].rows_table]);
+          const count = await probe.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM version_row_index_chunks WHERE rows_table = $1',
+            [rows[0].rows_table],
+          );
           observations.push(count.rows[0]!.n);
         } else {
           observations.push('absent');
         }
-        const response = await app.inject({ method: 'GET', url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?dataSetVersion=2.0&pageSize=1` });
+        const response = await app.inject({
+          method: 'GET',
+          url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?dataSetVersion=2.0&pageSize=1`,
+        });
         apiStatuses.push(response.statusCode);
         if (response.statusCode === 200) expect(response.json().paging.totalResults).toBe(ABSENCE_SCHOOL.rows);
         await new Promise((r) => setTimeout(r, 5));
       }
     })();
     try {
-      await importDataSetVersion(primaryHandle, { dataSetId: ABSENCE_SCHOOL.dataSetId, version: '2.0', dataPath: ABSENCE_SCHOOL.dataPath, metaPath: ABSENCE_SCHOOL.metaPath });
+      await importDataSetVersion(primaryHandle, {
+        dataSetId: ABSENCE_SCHOOL.dataSetId,
+        version: '2.0',
+        dataPath: ABSENCE_SCHOOL.dataPath,
+        metaPath: ABSENCE_SCHOOL.metaPath,
+      });
       await waitForReplay(primary.port, replica.port);
     } finally {
       importing = false;
@@ -243,6 +288,9 @@ describe('a streaming replica behind DATABASE_READ_URL', () => {
     const chunks = observations.at(-1) as number;
     expect(chunks).toBeGreaterThan(2);
     expect(observations.filter((o) => o !== 'absent').every((o) => o === chunks)).toBe(true);
-    expect(apiStatuses.every((status) => status === 404 || status === 200), `statuses ${[...new Set(apiStatuses)].join(',')}`).toBe(true);
+    expect(
+      apiStatuses.every((status) => status === 404 || status === 200),
+      `statuses ${[...new Set(apiStatuses)].join(',')}`,
+    ).toBe(true);
   });
 });

@@ -23,16 +23,26 @@ async function read(stream: Buffer, chunkSize: number, fields = 2) {
   for (let at = 0; at < stream.length; at += chunkSize) chunks.push(stream.subarray(at, at + chunkSize));
   const seen: Array<[number, string | null]> = [];
   const count = await readBinaryCopy(Readable.from(chunks), fields, (buffer, offsets, lengths) => {
-    seen.push([buffer.readInt32BE(offsets[0]), lengths[1]! < 0 ? null : buffer.toString('utf8', offsets[1], offsets[1]! + lengths[1]!)]);
+    seen.push([
+      buffer.readInt32BE(offsets[0]),
+      lengths[1]! < 0 ? null : buffer.toString('utf8', offsets[1], offsets[1]! + lengths[1]!),
+    ]);
   });
   return { count, seen };
 }
 
 describe('readBinaryCopy', () => {
-  const tuples: Array<[number, string | null]> = [[1, '12.5'], [-7, ''], [2147483647, null], [3, 'x'], [4, 'Ünïcode ✓']];
+  const tuples: Array<[number, string | null]> = [
+    [1, '12.5'],
+    [-7, ''],
+    [2147483647, null],
+    [3, 'x'],
+    [4, 'Ünïcode ✓'],
+  ];
   it('gives every tuple in order, whichever way the stream is cut', async () => {
     const stream = copyStream(tuples);
-    for (const size of [1, 2, 3, 7, 19, 20, 64, stream.length]) expect(await read(stream, size)).toEqual({ count: tuples.length, seen: tuples });
+    for (const size of [1, 2, 3, 7, 19, 20, 64, stream.length])
+      expect(await read(stream, size)).toEqual({ count: tuples.length, seen: tuples });
   });
 
   it('refuses a stream that is not binary COPY, has other tuples than expected, or ends early', async () => {
@@ -69,7 +79,7 @@ async function streamField(stream: Buffer, chunkSize: number) {
 describe('streamBinaryCopyField', () => {
   const payload = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7919) % 256));
 
-  it('hands over the field\'s bytes exactly, as views of the received chunks, whichever way the stream is cut', async () => {
+  it("hands over the field's bytes exactly, as views of the received chunks, whichever way the stream is cut", async () => {
     for (const extension of [0, 5]) {
       const stream = fieldStream([payload], extension);
       for (const size of [1, 2, 3, 7, 19, 20, 25, 64, 1000, stream.length]) {
@@ -100,7 +110,8 @@ describe('streamBinaryCopyField', () => {
 describe('BinaryCopyWriter', () => {
   it('writes what PostgreSQL reads as binary COPY, tuple for tuple, across the buffers it hands over', async () => {
     const tuples: Array<[number, string, string]> = [];
-    for (let i = 0; i < 500; i++) tuples.push([i * 7919 - 2_000_000_000, String(i * 1.25), i % 3 === 0 ? 'x' : i % 3 === 1 ? 'Région: ±5 €' : '']);
+    for (let i = 0; i < 500; i++)
+      tuples.push([i * 7919 - 2_000_000_000, String(i * 1.25), i % 3 === 0 ? 'x' : i % 3 === 1 ? 'Région: ±5 €' : '']);
     tuples.push([-1, '0', 'z'], [2147483647, '-12.5', 'c']);
     // Small buffers, so most tuples go into a buffer after one was handed over.
     const writer = new BinaryCopyWriter(64);
@@ -135,7 +146,10 @@ describe('BinaryCopyWriter', () => {
     expect(ended.map((b) => b.length)).toEqual([63, 2]);
     const read: unknown[][] = [];
     await readBinaryCopy(Readable.from(ended), 5, (buffer, offsets, lengths) => {
-      read.push([...[0, 1, 2, 3].map((f) => buffer.readInt32BE(offsets[f])), buffer.toString('latin1', offsets[4], offsets[4]! + lengths[4]!)]);
+      read.push([
+        ...[0, 1, 2, 3].map((f) => buffer.readInt32BE(offsets[f])),
+        buffer.toString('latin1', offsets[4], offsets[4]! + lengths[4]!),
+      ]);
     });
     expect(read).toEqual([[1, -2, 3, 2147483647, 'abcdef']]);
   });

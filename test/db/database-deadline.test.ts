@@ -2,7 +2,13 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { to as copyTo } from 'pg-copy-streams';
-import { createDatabase, DatabaseDeadlineError, withPooledClient, withRequestDeadline, type DatabaseHandle } from '../../src/db/database.js';
+import {
+  createDatabase,
+  DatabaseDeadlineError,
+  withPooledClient,
+  withRequestDeadline,
+  type DatabaseHandle,
+} from '../../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /** The client-side deadline of database calls: a 503 and a closed connection, following the session's timeout. */
@@ -40,7 +46,10 @@ describe('database call deadline', () => {
 
   it('fails a call the database does not answer in time with a 503, and the pool serves on', async () => {
     const started = Date.now();
-    const error = await sql`SELECT pg_sleep(2)`.execute(handle.db).then(() => undefined, (e: unknown) => e);
+    const error = await sql`SELECT pg_sleep(2)`.execute(handle.db).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(DatabaseDeadlineError);
     expect((error as DatabaseDeadlineError).status).toBe(503);
     expect(Date.now() - started).toBeLessThan(1500);
@@ -57,12 +66,17 @@ describe('database call deadline', () => {
     await expect(sql`SELECT pg_sleep(0.6)`.execute(handle.db)).rejects.toBeInstanceOf(DatabaseDeadlineError);
   });
 
-  it('fails getting a connection at a request\'s deadline when that comes before the connection timeout', async () => {
+  it("fails getting a connection at a request's deadline when that comes before the connection timeout", async () => {
     const single = createDatabase(database.url, { max: 1, connectionTimeoutMillis: 5000 });
     try {
       const held = await single.pool.connect();
       const started = Date.now();
-      const error = await withRequestDeadline({ until: Date.now() + 300, applies: () => true }, () => sql`SELECT 1`.execute(single.db)).then(() => undefined, (e: unknown) => e);
+      const error = await withRequestDeadline({ until: Date.now() + 300, applies: () => true }, () =>
+        sql`SELECT 1`.execute(single.db),
+      ).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(DatabaseDeadlineError);
       expect((error as DatabaseDeadlineError).status).toBe(503);
       expect(Date.now() - started).toBeLessThan(2000);
@@ -76,29 +90,39 @@ describe('database call deadline', () => {
     }
   });
 
-  it('fails a call past a request\'s deadline when the database does not answer a probe, and lets it run on when it does', async () => {
+  it("fails a call past a request's deadline when the database does not answer a probe, and lets it run on when it does", async () => {
     const patient = createDatabase(database.url, { max: 2, statementTimeoutMillis: 10000 });
     try {
       const run = (answers: boolean) =>
-        withRequestDeadline({ until: Date.now() + 200, applies: () => true, databaseAnswers: async () => answers }, () => sql`SELECT pg_sleep(0.8)`.execute(patient.db));
+        withRequestDeadline(
+          { until: Date.now() + 200, applies: () => true, databaseAnswers: async () => answers },
+          () => sql`SELECT pg_sleep(0.8)`.execute(patient.db),
+        );
       const started = Date.now();
       await expect(run(false)).rejects.toBeInstanceOf(DatabaseDeadlineError);
       expect(Date.now() - started).toBeLessThan(700);
       await expect(run(true)).resolves.toBeDefined();
       // Once the response has started (`applies` false), the request's deadline no longer applies.
-      await expect(withRequestDeadline({ until: Date.now() + 200, applies: () => false }, () => sql`SELECT pg_sleep(0.8)`.execute(patient.db))).resolves.toBeDefined();
+      await expect(
+        withRequestDeadline({ until: Date.now() + 200, applies: () => false }, () =>
+          sql`SELECT pg_sleep(0.8)`.execute(patient.db),
+        ),
+      ).resolves.toBeDefined();
     } finally {
       await patient.close();
     }
   });
 
-  it('gives a raw connection for a COPY in a transaction with its own statement timeout, bound client-side as a whole', { timeout: 20000 }, async () => {
+  it('gives a raw connection for a COPY in a transaction with its own statement timeout, bound client-side as a whole', {
+    timeout: 20000,
+  }, async () => {
     const single = createDatabase(database.url, { max: 1, statementTimeoutMillis: 10000, queryTimeoutMillis: 300 });
     try {
       // The COPY's bytes come as PostgreSQL writes them, and the session's statement timeout is the given one.
       const copied = await withPooledClient(single.db, 1500, async (client) => {
         const received: Buffer[] = [];
-        for await (const data of client.query(copyTo("COPY (SELECT current_setting('statement_timeout')) TO STDOUT"))) received.push(data as Buffer);
+        for await (const data of client.query(copyTo("COPY (SELECT current_setting('statement_timeout')) TO STDOUT")))
+          received.push(data as Buffer);
         return Buffer.concat(received).toString();
       });
       expect(copied).toBe('1500ms\n');
@@ -112,8 +136,13 @@ describe('database call deadline', () => {
       ).rejects.toBeInstanceOf(DatabaseDeadlineError);
       expect(Date.now() - started).toBeLessThan(7000);
       // A failure rolls back; the pool serves on with its own statement timeout.
-      await expect(withPooledClient(single.db, 1000, async (client) => client.query('SELECT 1/0'))).rejects.toThrow(/division by zero/);
-      expect((await sql<{ timeout: string }>`SELECT current_setting('statement_timeout') AS timeout`.execute(single.db)).rows).toEqual([{ timeout: '10s' }]);
+      await expect(withPooledClient(single.db, 1000, async (client) => client.query('SELECT 1/0'))).rejects.toThrow(
+        /division by zero/,
+      );
+      expect(
+        (await sql<{ timeout: string }>`SELECT current_setting('statement_timeout') AS timeout`.execute(single.db))
+          .rows,
+      ).toEqual([{ timeout: '10s' }]);
       // A transaction has no connection of its own to give.
       await single.db.transaction().execute(async (trx) => {
         await expect(withPooledClient(trx, 1000, async () => 1)).rejects.toThrow(/not a transaction/);

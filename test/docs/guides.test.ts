@@ -62,7 +62,9 @@ afterAll(async () => {
 });
 
 describe('Your first trainee in five minutes', () => {
-  it('runs as written: token, create, list, update with If-Match, placement, withdraw', { timeout: 120_000 }, async () => {
+  it('runs as written: token, create, list, update with If-Match, placement, withdraw', {
+    timeout: 120_000,
+  }, async () => {
     const script = fencedBlocks(section(guide, 'Your first trainee in five minutes'), 'sh').join('\n');
     expect(script).toContain('--provider 10000001');
     expect(DEMO_PROVIDER.ukprn).toBe('10000001');
@@ -82,7 +84,11 @@ describe('Your first trainee in five minutes', () => {
       '2 placement(s)',
       'withdrawn',
     ]);
-    const trainee = await t.database.db.selectFrom('trainees').select(['state', 'email']).where('id', '=', created![1]!).executeTakeFirstOrThrow();
+    const trainee = await t.database.db
+      .selectFrom('trainees')
+      .select(['state', 'email'])
+      .where('id', '=', created![1]!)
+      .executeTakeFirstOrThrow();
     expect(trainee).toEqual({ state: 'withdrawn', email: 'ada@example.org' });
   });
 
@@ -94,18 +100,29 @@ describe('Your first trainee in five minutes', () => {
 });
 
 describe('Follow changes', () => {
-  it('runs as written: ?since=, the feed, the live stream, and a signed webhook to a local receiver', { timeout: 120_000 }, async () => {
+  it('runs as written: ?since=, the feed, the live stream, and a signed webhook to a local receiver', {
+    timeout: 120_000,
+  }, async () => {
     const text = section(guide, 'Follow changes');
     expect(text).toContain('WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true npm start');
     const script = fencedBlocks(text, 'sh').join('\n');
-    const provider = await createProviderWithToken(t.database.db, { ukprn: '10000077', name: 'Follow Changes Provider' });
+    const provider = await createProviderWithToken(t.database.db, {
+      ukprn: '10000077',
+      name: 'Follow Changes Provider',
+    });
     const work = await mkdtemp(path.join(tmpdir(), 'follow-changes-'));
     try {
       // The receiver writes webhooks.log in the current folder: a scratch one, with the project's packages.
       await symlink(path.resolve('node_modules'), path.join(work, 'node_modules'));
       const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
         cwd: work,
-        env: { ...process.env, BASE: base, TOKEN: provider.token, RECEIVER_PORT: String(await freePort()), LOG_LEVEL: 'silent' },
+        env: {
+          ...process.env,
+          BASE: base,
+          TOKEN: provider.token,
+          RECEIVER_PORT: String(await freePort()),
+          LOG_LEVEL: 'silent',
+        },
         timeout: 110_000,
       });
       const lines = stdout.trim().split('\n');
@@ -124,7 +141,9 @@ describe('Follow changes', () => {
     try {
       const provider = await createProviderWithToken(strict.database.db, { ukprn: '10000078' });
       const response = await strict.app.inject({
-        method: 'POST', url: '/api/v2026.1/webhooks', headers: { ...provider.auth, 'content-type': 'application/json' },
+        method: 'POST',
+        url: '/api/v2026.1/webhooks',
+        headers: { ...provider.auth, 'content-type': 'application/json' },
         payload: { data: { url: 'http://127.0.0.1:8443/register-events' } },
       });
       expect(response.statusCode).toBe(422);
@@ -139,10 +158,15 @@ describe('Follow changes', () => {
 /** Rscript from Debian's r-base-core (installed by .ci/run with r-cran-httr2 and r-cran-jsonlite). */
 const RSCRIPT = process.env.RSCRIPT_PATH ?? '/usr/bin/Rscript';
 const rAvailable = existsSync(RSCRIPT);
-if (!rAvailable && process.env.CI) throw new Error(`${RSCRIPT} was not found: apt-get install -y r-base-core r-cran-httr2 r-cran-jsonlite (as .ci/run does)`);
+if (!rAvailable && process.env.CI)
+  throw new Error(
+    `${RSCRIPT} was not found: apt-get install -y r-base-core r-cran-httr2 r-cran-jsonlite (as .ci/run does)`,
+  );
 
 describe.skipIf(!rAvailable)('From R with httr2 and jsonlite', () => {
-  it('runs as written with Rscript: GET, POST and CSV give the rows the guide states, as numbers', { timeout: 120_000 }, async () => {
+  it('runs as written with Rscript: GET, POST and CSV give the rows the guide states, as numbers', {
+    timeout: 120_000,
+  }, async () => {
     const text = section(guide, 'From R with httr2 and jsonlite');
     const blocks = fencedBlocks(text, 'r');
     const code = blocks.join('\n');
@@ -156,7 +180,10 @@ stopifnot(is.numeric(england$values.dP0Zw), is.numeric(both$values.IzBzg), is.nu
 stopifnot(all(both$geographicLevel %in% c("NAT", "LA")))
 cat("checked", sum(both$values.dP0Zw), sum(both_csv$Enrolments), "\\n")
 `;
-    const { stdout } = await run(RSCRIPT, ['--vanilla', '-e', code + checks], { env: { ...process.env, BASE: base }, timeout: 110_000 });
+    const { stdout } = await run(RSCRIPT, ['--vanilla', '-e', code + checks], {
+      env: { ...process.env, BASE: base },
+      timeout: 110_000,
+    });
     expect(stdout).toMatch(/enrolments in England, 2020\/21: [\d,]+/);
     const sums = /checked (\d+) (\d+)/.exec(stdout);
     expect(sums, stdout).not.toBeNull();
@@ -165,7 +192,12 @@ cat("checked", sum(both$values.dP0Zw), sum(both_csv$Enrolments), "\\n")
   });
 
   it('the explorer gives the same httr2 route beside eesyapi', () => {
-    const input = { origin: 'http://127.0.0.1:3000', dataSetId: EXAMPLE_DATA_SET_ID, postUrl: `http://127.0.0.1:3000/v1/data-sets/${EXAMPLE_DATA_SET_ID}/query`, body: { indicators: ['dP0Zw'] } };
+    const input = {
+      origin: 'http://127.0.0.1:3000',
+      dataSetId: EXAMPLE_DATA_SET_ID,
+      postUrl: `http://127.0.0.1:3000/v1/data-sets/${EXAMPLE_DATA_SET_ID}/query`,
+      body: { indicators: ['dP0Zw'] },
+    };
     const snippet = rHttr2Snippet(input);
     expect(snippet).toContain('library(httr2)');
     expect(snippet).not.toContain('eesyapi');
@@ -174,9 +206,23 @@ cat("checked", sum(both$values.dP0Zw), sum(both_csv$Enrolments), "\\n")
   });
 
   it('the explorer’s httr2 snippet runs with Rscript and answers numbers', { timeout: 60_000 }, async () => {
-    const body = { criteria: { and: [{ timePeriods: { eq: { period: '2020/2021', code: 'AY' } } }, { geographicLevels: { eq: 'NAT' } }] }, indicators: ['dP0Zw', 'IzBzg'] };
-    const snippet = rHttr2Snippet({ origin: base, dataSetId: EXAMPLE_DATA_SET_ID, postUrl: `${base}/v1/data-sets/${EXAMPLE_DATA_SET_ID}/query`, body });
-    const { stdout } = await run(RSCRIPT, ['--vanilla', '-e', `${snippet}\nstopifnot(is.numeric(data$values.dP0Zw)); cat("rows", nrow(data), "\\n")`], { timeout: 55_000 });
+    const body = {
+      criteria: {
+        and: [{ timePeriods: { eq: { period: '2020/2021', code: 'AY' } } }, { geographicLevels: { eq: 'NAT' } }],
+      },
+      indicators: ['dP0Zw', 'IzBzg'],
+    };
+    const snippet = rHttr2Snippet({
+      origin: base,
+      dataSetId: EXAMPLE_DATA_SET_ID,
+      postUrl: `${base}/v1/data-sets/${EXAMPLE_DATA_SET_ID}/query`,
+      body,
+    });
+    const { stdout } = await run(
+      RSCRIPT,
+      ['--vanilla', '-e', `${snippet}\nstopifnot(is.numeric(data$values.dP0Zw)); cat("rows", nrow(data), "\\n")`],
+      { timeout: 55_000 },
+    );
     expect(stdout).toMatch(/rows 8\b/);
   });
 });
@@ -200,13 +246,19 @@ describe('From R', () => {
   const stated = (name: string) => Number(new RegExp(`nrow\\(${name}\\)\\s+# (\\d+)`).exec(text())![1]);
 
   const totalOf = async (query: string) =>
-    ((await (await fetch(`${base}/api/v1.0/data-sets/${EXAMPLE_DATA_SET_ID}/query?${query}`)).json()) as { paging: { totalResults: number } }).paging.totalResults;
+    (
+      (await (await fetch(`${base}/api/v1.0/data-sets/${EXAMPLE_DATA_SET_ID}/query?${query}`)).json()) as {
+        paging: { totalResults: number };
+      }
+    ).paging.totalResults;
 
   it('the GET query answers the rows the guide states; a national location alone, or `geographies` with GET, matches every row', async () => {
     // The URL eesyapi's get_dataset builds (api_url_query: `|` escaped in locations only, indicators joined by ", ").
     const period = 'timePeriods.in=2020/2021|AY&';
     const indicators = 'indicators=dP0Zw%2C%20IzBzg&pageSize=10000';
-    expect(await totalOf(`${period}geographicLevels.in=NAT&locations.in=NAT%7Ccode%7CE92000001&${indicators}`)).toBe(stated('england'));
+    expect(await totalOf(`${period}geographicLevels.in=NAT&locations.in=NAT%7Ccode%7CE92000001&${indicators}`)).toBe(
+      stated('england'),
+    );
     const everyRow = await totalOf(`${period}${indicators}`);
     expect(everyRow).toBeGreaterThan(stated('both'));
     expect(await totalOf(`${period}locations.in=NAT%7Ccode%7CE92000001&${indicators}`)).toBe(everyRow);
@@ -217,10 +269,14 @@ describe('From R', () => {
     const criteria = {
       and: [
         { timePeriods: { in: [{ period: '2020/2021', code: 'AY' }] } },
-        { or: [
-          { and: [{ geographicLevels: { eq: 'NAT' } }, { locations: { in: [{ level: 'NAT', code: 'E92000001' }] } }] },
-          { and: [{ geographicLevels: { eq: 'LA' } }, { locations: { in: [{ level: 'LA', code: 'E09000003' }] } }] },
-        ] },
+        {
+          or: [
+            {
+              and: [{ geographicLevels: { eq: 'NAT' } }, { locations: { in: [{ level: 'NAT', code: 'E92000001' }] } }],
+            },
+            { and: [{ geographicLevels: { eq: 'LA' } }, { locations: { in: [{ level: 'LA', code: 'E09000003' }] } }] },
+          ],
+        },
       ],
     };
     const response = await fetch(`${base}/api/v1.0/data-sets/${EXAMPLE_DATA_SET_ID}/query`, {

@@ -46,34 +46,81 @@ describe('register events', () => {
     const created = await f.call('POST', 'v2026.1', '/trainees', { data: validTrainee({ first_names: 'Ada' }) });
     expect(created.statusCode, created.body).toBe(201);
     traineeId = created.json().data.trainee_id;
-    expect((await f.call('PATCH', 'v2026.1', `/trainees/${traineeId}`, { data: { course_subject_1: '100425', first_names: 'Ada May' } })).statusCode).toBe(200);
-    const placement = await f.call('POST', 'v2026.1', `/trainees/${traineeId}/placements`, { data: { urn: SCHOOL.urn } });
+    expect(
+      (
+        await f.call('PATCH', 'v2026.1', `/trainees/${traineeId}`, {
+          data: { course_subject_1: '100425', first_names: 'Ada May' },
+        })
+      ).statusCode,
+    ).toBe(200);
+    const placement = await f.call('POST', 'v2026.1', `/trainees/${traineeId}/placements`, {
+      data: { urn: SCHOOL.urn },
+    });
     placementId = placement.json().data.placement_id;
-    expect((await f.call('PATCH', 'v2026.1', `/trainees/${traineeId}/placements/${placementId}`, { data: { name: 'x' } })).statusCode).toBe(200);
-    expect((await f.call('POST', 'v2026.1', `/trainees/${traineeId}/degrees`, { data: UK_DEGREE })).statusCode).toBe(201);
-    expect((await f.call('DELETE', 'v2026.1', `/trainees/${traineeId}/placements/${placementId}`)).statusCode).toBe(200);
+    expect(
+      (await f.call('PATCH', 'v2026.1', `/trainees/${traineeId}/placements/${placementId}`, { data: { name: 'x' } }))
+        .statusCode,
+    ).toBe(200);
+    expect((await f.call('POST', 'v2026.1', `/trainees/${traineeId}/degrees`, { data: UK_DEGREE })).statusCode).toBe(
+      201,
+    );
+    expect((await f.call('DELETE', 'v2026.1', `/trainees/${traineeId}/placements/${placementId}`)).statusCode).toBe(
+      200,
+    );
     await receiveTrn(f.database.db, traineeId, '1234567', 'sandbox');
     const withdrawn = await f.call('POST', 'v2026.1', `/trainees/${traineeId}/withdraw`, {
-      data: { withdrawal_date: today(), trigger: 'provider', future_interest: 'no', reasons: ['record_added_in_error'] },
+      data: {
+        withdrawal_date: today(),
+        trigger: 'provider',
+        future_interest: 'no',
+        reasons: ['record_added_in_error'],
+      },
     });
     expect(withdrawn.statusCode, withdrawn.body).toBe(200);
     // A refused write (the trainee is withdrawn and locked in v2026.1) leaves no event.
-    expect((await f.call('PATCH', 'v2026.1', `/trainees/${traineeId}`, { data: { first_names: 'No' } })).statusCode).toBe(422);
+    expect(
+      (await f.call('PATCH', 'v2026.1', `/trainees/${traineeId}`, { data: { first_names: 'No' } })).statusCode,
+    ).toBe(422);
   });
 
   it('lists every change in commit order, across pages, with the fields and state changes', async () => {
     const { events } = await all('v2026.1', '', undefined, before);
     expect(events.map((e) => e.type)).toEqual([
-      'trainee.created', 'trainee.updated', 'placement.created', 'placement.updated', 'degree.created', 'placement.deleted',
-      'trainee.state_changed', 'trainee.state_changed',
+      'trainee.created',
+      'trainee.updated',
+      'placement.created',
+      'placement.updated',
+      'degree.created',
+      'placement.deleted',
+      'trainee.state_changed',
+      'trainee.state_changed',
     ]);
     expect(events.every((e) => e.environment === 'sandbox')).toBe(true);
-    expect(events[0]).toMatchObject({ resource: { type: 'trainee', id: traineeId }, data: { trainee_id: traineeId, state: 'submitted_for_trn' } });
+    expect(events[0]).toMatchObject({
+      resource: { type: 'trainee', id: traineeId },
+      data: { trainee_id: traineeId, state: 'submitted_for_trn' },
+    });
     expect(events[1]!.data.changed_fields.sort()).toEqual(['course_subject_1', 'first_names']);
-    expect(events[2]).toMatchObject({ resource: { type: 'placement', id: placementId, trainee_id: traineeId }, data: { placement: { urn: SCHOOL.urn } } });
-    expect(events[5]).toMatchObject({ type: 'placement.deleted', data: { placement_id: placementId, placement: null } });
-    expect(events[6]!.data).toMatchObject({ from: 'submitted_for_trn', to: 'trn_received', reason: 'trn_received', changes: { trn: '1234567' } });
-    expect(events[7]!.data).toMatchObject({ from: 'trn_received', to: 'withdrawn', reason: 'withdrawal', changes: { withdrawal_date: today() } });
+    expect(events[2]).toMatchObject({
+      resource: { type: 'placement', id: placementId, trainee_id: traineeId },
+      data: { placement: { urn: SCHOOL.urn } },
+    });
+    expect(events[5]).toMatchObject({
+      type: 'placement.deleted',
+      data: { placement_id: placementId, placement: null },
+    });
+    expect(events[6]!.data).toMatchObject({
+      from: 'submitted_for_trn',
+      to: 'trn_received',
+      reason: 'trn_received',
+      changes: { trn: '1234567' },
+    });
+    expect(events[7]!.data).toMatchObject({
+      from: 'trn_received',
+      to: 'withdrawn',
+      reason: 'withdrawal',
+      changes: { withdrawal_date: today() },
+    });
     // Cursors are strictly increasing and unique; ids are uuids.
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
   });
@@ -92,7 +139,11 @@ describe('register events', () => {
     const byType = await all('v2026.1', '&type=placement.created,placement.deleted', undefined, before);
     expect(byType.events.map((e) => e.type)).toEqual(['placement.created', 'placement.deleted']);
     const byPlacement = await all('v2026.1', `&resource=${placementId}`, undefined, before);
-    expect(byPlacement.events.map((e) => e.type)).toEqual(['placement.created', 'placement.updated', 'placement.deleted']);
+    expect(byPlacement.events.map((e) => e.type)).toEqual([
+      'placement.created',
+      'placement.updated',
+      'placement.deleted',
+    ]);
     expect((await all('v2026.1', `&resource=${traineeId}`, undefined, before)).events).toHaveLength(8);
     const unknown = await f.call('GET', 'v2026.1', '/events?type=trainee.eaten');
     expect(unknown.statusCode).toBe(400);
@@ -102,18 +153,34 @@ describe('register events', () => {
   it('shows a provider only its own events', async () => {
     const other = await all('v2026.1', '', f.otherProvider.token, before);
     expect(other.events).toEqual([]);
-    const created = await f.call('POST', 'v2026.1', '/trainees', { data: validTrainee({ first_names: 'Other', email: 'o@example.com' }) }, f.otherProvider.token);
+    const created = await f.call(
+      'POST',
+      'v2026.1',
+      '/trainees',
+      { data: validTrainee({ first_names: 'Other', email: 'o@example.com' }) },
+      f.otherProvider.token,
+    );
     expect(created.statusCode).toBe(201);
-    expect((await all('v2026.1', '', f.otherProvider.token, before)).events.map((e) => e.resource.id)).toEqual([created.json().data.trainee_id]);
-    expect((await all('v2026.1', '', undefined, before)).events.map((e) => e.resource.id)).not.toContain(created.json().data.trainee_id);
+    expect((await all('v2026.1', '', f.otherProvider.token, before)).events.map((e) => e.resource.id)).toEqual([
+      created.json().data.trainee_id,
+    ]);
+    expect((await all('v2026.1', '', undefined, before)).events.map((e) => e.resource.id)).not.toContain(
+      created.json().data.trainee_id,
+    );
   });
 
   it('keeps production and sandbox apart: a production event never shows in the sandbox feed', async () => {
     // Each environment runs on its own database (tokens.ts refuses a mixed one); the events carry their environment
     // too, and a feed reads only its instance's. A production event written into this database stays invisible.
-    await f.database.db.transaction().execute((trx) =>
-      appendTraineeCreated(trx, { providerId: f.provider.id, environment: 'production' }, { id: 'production-only', state: 'submitted_for_trn' }),
-    );
+    await f.database.db
+      .transaction()
+      .execute((trx) =>
+        appendTraineeCreated(
+          trx,
+          { providerId: f.provider.id, environment: 'production' },
+          { id: 'production-only', state: 'submitted_for_trn' },
+        ),
+      );
     const ids = (await all('v2026.1', '', undefined, before)).events.map((e) => e.resource.id);
     expect(ids).toContain(traineeId);
     expect(ids).not.toContain('production-only');
@@ -157,8 +224,14 @@ describe('statistics events', () => {
     // The change summary is what the changes endpoint answers.
     const changes = await f.app.inject({ method: 'GET', url: `/v1/data-sets/${dataSetId}/versions/1.1/changes` });
     expect(published.data.changes).toEqual(changes.json());
-    for (const [name, href] of Object.entries(published.data.links as Record<string, { href: string; method: string }>)) {
-      const linked = await f.app.inject({ method: href.method as 'GET' | 'POST', url: href.href, ...(href.method === 'POST' ? { payload: {} } : {}) });
+    for (const [name, href] of Object.entries(
+      published.data.links as Record<string, { href: string; method: string }>,
+    )) {
+      const linked = await f.app.inject({
+        method: href.method as 'GET' | 'POST',
+        url: href.href,
+        ...(href.method === 'POST' ? { payload: {} } : {}),
+      });
       expect(linked.statusCode, `${name} ${href.href}`).toBe(200);
     }
     // Register events never show in the public feed.

@@ -102,7 +102,15 @@ describe('one attempt against a hostile receiver', () => {
   ] as const)('%s: settles as a failure by the total deadline and leaves no socket open', async (hostility, error) => {
     const receiver = await startHostileReceiver(hostility);
     const started = Date.now();
-    const result = await sendWebhook({ url: receiver.url, headers: {}, body: '{}', connectTimeoutMs: 300, totalTimeoutMs: 1000, policy, network });
+    const result = await sendWebhook({
+      url: receiver.url,
+      headers: {},
+      body: '{}',
+      connectTimeoutMs: 300,
+      totalTimeoutMs: 1000,
+      policy,
+      network,
+    });
     expect(Date.now() - started).toBeLessThan(1500);
     expect(result.ok).toBe(false);
     expect(result.error).toMatch(error);
@@ -114,7 +122,15 @@ describe('one attempt against a hostile receiver', () => {
   it('close-mid-body: settles at once on the status it got, and leaves no socket open', async () => {
     const receiver = await startHostileReceiver('close-mid-body');
     const started = Date.now();
-    const result = await sendWebhook({ url: receiver.url, headers: {}, body: '{}', connectTimeoutMs: 300, totalTimeoutMs: 5000, policy, network });
+    const result = await sendWebhook({
+      url: receiver.url,
+      headers: {},
+      body: '{}',
+      connectTimeoutMs: 300,
+      totalTimeoutMs: 5000,
+      policy,
+      network,
+    });
     expect(Date.now() - started).toBeLessThan(2000);
     expect(result).toMatchObject({ status: 200 });
     await until(() => receiver.open === 0, 2000, 'the receiver to see its socket closed');
@@ -133,7 +149,14 @@ describe("one provider's hostile and slow receivers", () => {
   beforeAll(async () => {
     // The production timeout (10 s per attempt), a small instance (4 slots, 2 per owner).
     t = await buildTestApp(
-      { RATE_LIMIT_REGISTER_MAX: '100000', WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '10000', WEBHOOK_CONCURRENCY: '4', WEBHOOK_CONCURRENCY_PER_OWNER: '2' },
+      {
+        RATE_LIMIT_REGISTER_MAX: '100000',
+        WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+        WEBHOOK_POLL_MS: '100',
+        WEBHOOK_TIMEOUT_MS: '10000',
+        WEBHOOK_CONCURRENCY: '4',
+        WEBHOOK_CONCURRENCY_PER_OWNER: '2',
+      },
       { webhookNetwork: network },
     );
     hostile = await createProviderWithToken(t.database.db);
@@ -170,7 +193,11 @@ describe("one provider's hostile and slow receivers", () => {
     // ...and another provider's delivery still arrives within 5 s, streams and exports are accepted.
     await expectServiceAnswersOthers(t, base, bystander);
     // Each attempt settled by its deadline: the receivers saw more than one attempt each (retries), none stuck.
-    await until(() => hostiles.filter((r) => r.accepted >= 2).length >= 2, 30_000, 'hostile attempts to settle and be retried');
+    await until(
+      () => hostiles.filter((r) => r.accepted >= 2).length >= 2,
+      30_000,
+      'hostile attempts to settle and be retried',
+    );
     const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toMatch(/webhook_attempts\{state="stuck"\} 0/);
     const inFlight = Number(/webhook_attempts\{state="in_flight"\} (\d+)/.exec(metrics.body)![1]);
@@ -181,7 +208,7 @@ describe("one provider's hostile and slow receivers", () => {
     await expectServiceAnswersOthers(t, base, bystander);
   }, 90_000);
 
-  it('ten subscriptions whose receivers answer after 9 s, at the rate limit: another provider\'s first attempt within 5 s', async () => {
+  it("ten subscriptions whose receivers answer after 9 s, at the rate limit: another provider's first attempt within 5 s", async () => {
     const slow = await startSlowReceiver(9000);
     receivers.push(slow);
     const ids: string[] = [];

@@ -3,7 +3,15 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
 import {
-  appendEvent, CursorExpiredError, decodeCursor, encodeCursor, purgeEvents, readEventPage, sequenceEventBatch, sequencePendingEvents, type NewEvent,
+  appendEvent,
+  CursorExpiredError,
+  decodeCursor,
+  encodeCursor,
+  purgeEvents,
+  readEventPage,
+  sequenceEventBatch,
+  sequencePendingEvents,
+  type NewEvent,
 } from '../../src/events/outbox-repository.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -27,7 +35,9 @@ async function openTransaction() {
   await client.connect();
   await client.query('BEGIN');
   const bound = { query: client.query.bind(client), release: () => {} };
-  const trx = new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {} } }) });
+  const trx = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {} } }),
+  });
   return {
     // A change of the transaction's own, before its event: the transaction is in flight from here on.
     change: () => client.query('SELECT txid_current()'),
@@ -50,7 +60,14 @@ async function feed(after?: number) {
 }
 
 async function inboxCount(): Promise<number> {
-  return Number((await database.db.selectFrom('event_inbox').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  return Number(
+    (
+      await database.db
+        .selectFrom('event_inbox')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 }
 
 /** Whether `promise` is still pending after `ms`. */
@@ -96,7 +113,10 @@ describe('the outbox', () => {
     expect(after.events.map((e) => e.resource_id)).toEqual(['appended-first']);
     // Read from the start after both commits: each once, positions increasing and consecutive.
     const whole = (await feed(start)).events;
-    expect(whole.map((e) => [e.position, e.resource_id])).toEqual([[start + 1, 'appended-second'], [start + 2, 'appended-first']]);
+    expect(whole.map((e) => [e.position, e.resource_id])).toEqual([
+      [start + 1, 'appended-second'],
+      [start + 2, 'appended-first'],
+    ]);
     expect(await inboxCount()).toBe(0);
   });
 
@@ -114,10 +134,12 @@ describe('the outbox', () => {
     const page = await feed(start);
     expect(page.events.map((e) => [e.position, e.resource_id])).toEqual([[start + 1, 'kept']]);
     expect(await inboxCount()).toBe(0);
-    expect(await database.db.selectFrom('events').select('id').where('resource_id', '=', 'rolled-back').execute()).toEqual([]);
+    expect(
+      await database.db.selectFrom('events').select('id').where('resource_id', '=', 'rolled-back').execute(),
+    ).toEqual([]);
   });
 
-  it('keeps one transaction\'s events in append order, in batches of any size, and notifies once per batch', async () => {
+  it("keeps one transaction's events in append order, in batches of any size, and notifies once per batch", async () => {
     const start = (await feed()).next;
     const listener = new pg.Client({ connectionString: database.url });
     await listener.connect();
@@ -130,7 +152,9 @@ describe('the outbox', () => {
     expect(await sequenceEventBatch(database.db, 2)).toBe(2);
     expect(await sequencePendingEvents(database.db, 2)).toBe(3);
     const page = await readEventPage(database.db, STATISTICS, start, {}, 500, 90);
-    expect(page.events.map((e) => [e.position, e.resource_id])).toEqual(['t1', 't2', 't3', 't4', 't5'].map((id, i) => [start + 1 + i, id]));
+    expect(page.events.map((e) => [e.position, e.resource_id])).toEqual(
+      ['t1', 't2', 't3', 't4', 't5'].map((id, i) => [start + 1 + i, id]),
+    );
     // Batches of 2, 2 and 1; the last batch's notification names the last position.
     const deadline = Date.now() + 5000;
     while (notified.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
@@ -180,9 +204,17 @@ describe('the outbox', () => {
     await database.db.transaction().execute(async (trx) => {
       await appendEvent(trx, event('x1', 'data_set_version.published'));
     });
-    for (const id of ['x2', 'x3']) await database.db.transaction().execute((trx) => appendEvent(trx, { ...event(id), parentId: 'x1' }));
+    for (const id of ['x2', 'x3'])
+      await database.db.transaction().execute((trx) => appendEvent(trx, { ...event(id), parentId: 'x1' }));
     await sequencePendingEvents(database.db);
-    const byType = await readEventPage(database.db, STATISTICS, start, { types: ['data_set_version.published'] }, 10, 90);
+    const byType = await readEventPage(
+      database.db,
+      STATISTICS,
+      start,
+      { types: ['data_set_version.published'] },
+      10,
+      90,
+    );
     expect(byType.events.map((e) => e.resource_id)).toEqual(['x1']);
     const byResource = await readEventPage(database.db, STATISTICS, start, { resourceId: 'x1' }, 2, 90);
     expect(byResource.events.map((e) => e.resource_id)).toEqual(['x1', 'x2']);

@@ -18,16 +18,29 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
   }
 }
 
-export function registerCall(t: TestApp, p: TestProvider, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, data?: unknown) {
+export function registerCall(
+  t: TestApp,
+  p: TestProvider,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  path: string,
+  data?: unknown,
+) {
   return t.app.inject({
-    method, url: `/api/v2026.1${path}`,
+    method,
+    url: `/api/v2026.1${path}`,
     headers: { ...p.auth, ...(data === undefined ? {} : { 'content-type': 'application/json' }) },
     payload: data === undefined ? undefined : JSON.stringify({ data }),
   });
 }
 
 export async function createTrainee(t: TestApp, p: TestProvider, name: string): Promise<string> {
-  const res = await registerCall(t, p, 'POST', '/trainees', validTrainee({ first_names: name, last_name: `Doe-${name}`, email: `${name}@example.com` }));
+  const res = await registerCall(
+    t,
+    p,
+    'POST',
+    '/trainees',
+    validTrainee({ first_names: name, last_name: `Doe-${name}`, email: `${name}@example.com` }),
+  );
   expect(res.statusCode, res.body).toBe(201);
   return res.json().data.trainee_id;
 }
@@ -47,7 +60,11 @@ export function statusOf(base: string, path: string, headers: Record<string, str
 export function rawRequest(base: string, path: string, headers: Record<string, string>) {
   const url = new URL(`${base}${path}`);
   const socket = net.connect(Number(url.port), url.hostname, () => {
-    const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    const lines = [
+      `GET ${url.pathname}${url.search} HTTP/1.1`,
+      `Host: ${url.host}`,
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ];
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
   });
   let received = '';
@@ -68,7 +85,12 @@ export function rawRequest(base: string, path: string, headers: Record<string, s
 }
 
 /** A request whose client hangs up `afterMs` after sending it (0: at once, before any answer can start). */
-export async function hangUpAfter(base: string, path: string, headers: Record<string, string>, afterMs: number): Promise<void> {
+export async function hangUpAfter(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+  afterMs: number,
+): Promise<void> {
   const request = rawRequest(base, path, headers);
   await request.connected;
   if (afterMs > 0) await new Promise((r) => setTimeout(r, afterMs));
@@ -88,6 +110,12 @@ export async function expectServiceAnswersOthers(t: TestApp, base: string, bysta
   await until(() => bystander.receiver.received.length > before, 5000, "another provider's webhook within 5 s");
   expect(Date.now() - started).toBeLessThan(5000);
   expect(await statusOf(base, '/v1/events', { accept: 'text/event-stream' })).toBe(200);
-  expect(await statusOf(base, '/api/v2026.1/events', { ...bystander.provider.auth, accept: 'text/event-stream' })).toBe(200);
-  expect(await statusOf(base, `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?geographicLevels.eq=NAT`, { accept: 'text/csv' })).toBe(200);
+  expect(await statusOf(base, '/api/v2026.1/events', { ...bystander.provider.auth, accept: 'text/event-stream' })).toBe(
+    200,
+  );
+  expect(
+    await statusOf(base, `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?geographicLevels.eq=NAT`, {
+      accept: 'text/csv',
+    }),
+  ).toBe(200);
 }

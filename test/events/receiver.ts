@@ -33,8 +33,11 @@ export async function startReceiver() {
       }
       if (current === 'ok') {
         received.push({
-          id: String(req.headers['webhook-id']), timestamp: String(req.headers['webhook-timestamp']),
-          signature: String(req.headers['webhook-signature']), body, json: JSON.parse(body),
+          id: String(req.headers['webhook-id']),
+          timestamp: String(req.headers['webhook-timestamp']),
+          signature: String(req.headers['webhook-signature']),
+          body,
+          json: JSON.parse(body),
         });
       }
       done();

@@ -16,7 +16,10 @@ let t: TestApp;
 let provider: TestProvider;
 
 beforeAll(async () => {
-  t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000', WEBHOOK_POLL_MS: '100' }, { webhookNetwork: loopbackNetwork().network });
+  t = await buildTestApp(
+    { RATE_LIMIT_REGISTER_MAX: '100000', WEBHOOK_POLL_MS: '100' },
+    { webhookNetwork: loopbackNetwork().network },
+  );
   provider = await createProviderWithToken(t.database.db);
 });
 afterAll(async () => {
@@ -46,19 +49,32 @@ describe('webhook URLs with an IPv4 address inside an IPv6 one', () => {
 describe('Last-Event-ID', () => {
   it('beyond the newest event: 400 naming the header, for both APIs', async () => {
     const far = encodeCursor(10 ** 12);
-    const stats = await t.app.inject({ method: 'GET', url: '/v1/events', headers: { accept: 'text/event-stream', 'last-event-id': far } });
+    const stats = await t.app.inject({
+      method: 'GET',
+      url: '/v1/events',
+      headers: { accept: 'text/event-stream', 'last-event-id': far },
+    });
     expect(stats.statusCode).toBe(400);
     expect(stats.body).toMatch(/Last-Event-ID/);
     expect(stats.body).toMatch(/beyond the newest event/);
-    const register = await t.app.inject({ method: 'GET', url: '/api/v2026.1/events', headers: { ...provider.auth, accept: 'text/event-stream', 'last-event-id': far } });
+    const register = await t.app.inject({
+      method: 'GET',
+      url: '/api/v2026.1/events',
+      headers: { ...provider.auth, accept: 'text/event-stream', 'last-event-id': far },
+    });
     expect(register.statusCode).toBe(400);
     expect(register.body).toMatch(/beyond the newest event/);
   });
 
   it('is allowed by the CORS preflight of /v1/events', async () => {
     const res = await t.app.inject({
-      method: 'OPTIONS', url: '/v1/events',
-      headers: { origin: 'https://example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'last-event-id' },
+      method: 'OPTIONS',
+      url: '/v1/events',
+      headers: {
+        origin: 'https://example.org',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'last-event-id',
+      },
     });
     expect(res.statusCode).toBe(204);
     expect(String(res.headers['access-control-allow-headers']).toLowerCase()).toContain('last-event-id');
@@ -70,7 +86,12 @@ describe('webhook delivery retention', () => {
     const receiver = await startReceiver();
     try {
       const t2 = await buildTestApp(
-        { RATE_LIMIT_REGISTER_MAX: '100000', WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_POLL_MS: '100', WEBHOOK_DELIVERY_RETENTION_DAYS: '7' },
+        {
+          RATE_LIMIT_REGISTER_MAX: '100000',
+          WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+          WEBHOOK_POLL_MS: '100',
+          WEBHOOK_DELIVERY_RETENTION_DAYS: '7',
+        },
         { webhookNetwork: loopbackNetwork().network },
       );
       try {
@@ -79,13 +100,21 @@ describe('webhook delivery retention', () => {
         await createTrainee(t2, owner, 'kept');
         await createTrainee(t2, owner, 'aged');
         await until(() => receiver.received.length === 2, 20_000, 'two deliveries');
-        const log = async () => (await registerCall(t2, owner, 'GET', `/webhooks/${sub.id}/deliveries`)).json().data as Array<{ id: number; status: string }>;
+        const log = async () =>
+          (await registerCall(t2, owner, 'GET', `/webhooks/${sub.id}/deliveries`)).json().data as Array<{
+            id: number;
+            status: string;
+          }>;
         const [newer, older] = await log();
         // One delivery ended 8 days ago.
-        await sql`UPDATE webhook_deliveries SET last_attempt_at = now() - interval '8 days' WHERE id = ${older!.id}`.execute(t2.database.db);
+        await sql`UPDATE webhook_deliveries SET last_attempt_at = now() - interval '8 days' WHERE id = ${older!.id}`.execute(
+          t2.database.db,
+        );
         expect(await purgeDeliveries(t2.database.db, t2.config.WEBHOOK_DELIVERY_RETENTION_DAYS)).toBe(1);
         expect((await log()).map((d) => d.id)).toEqual([newer!.id]);
-        const bodies = await sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE id = ${older!.id}`.execute(t2.database.db);
+        const bodies = await sql<{
+          n: number;
+        }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE id = ${older!.id}`.execute(t2.database.db);
         expect(bodies.rows[0]!.n).toBe(0);
       } finally {
         await t2.close();

@@ -22,7 +22,14 @@ function event(resourceId: string): NewEvent {
 }
 
 async function inboxCount(): Promise<number> {
-  return Number((await database.db.selectFrom('event_inbox').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  return Number(
+    (
+      await database.db
+        .selectFrom('event_inbox')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 }
 
 async function until(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -35,12 +42,28 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number, what:
 
 describe('the sequencer', () => {
   it('with two instances on one database sequencing at once, gives every committed event exactly one position, without gaps', async () => {
-    const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, EVENTS_SEQUENCE_INTERVAL_MS: '1', RATE_LIMIT_STATISTICS_MAX: '1000000' });
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: database.url,
+      EVENTS_SEQUENCE_INTERVAL_MS: '1',
+      RATE_LIMIT_STATISTICS_MAX: '1000000',
+    });
     // Each instance on a pool of its own, as separate processes would be.
-    const handles: DatabaseHandle[] = [createDatabase(database.url, { max: 4 }), createDatabase(database.url, { max: 4 })];
+    const handles: DatabaseHandle[] = [
+      createDatabase(database.url, { max: 4 }),
+      createDatabase(database.url, { max: 4 }),
+    ];
     const apps: FastifyInstance[] = [];
     try {
-      for (const handle of handles) apps.push(await buildApp(config, { db: handle.db, pools: { primary: handle.pool }, logger: false, webhookWorker: false }));
+      for (const handle of handles)
+        apps.push(
+          await buildApp(config, {
+            db: handle.db,
+            pools: { primary: handle.pool },
+            logger: false,
+            webhookWorker: false,
+          }),
+        );
       await Promise.all(apps.map((app) => app.ready()));
       const start = (await eventLogState(database.db)).lastPosition;
       const committed: string[] = [];
@@ -73,7 +96,12 @@ describe('the sequencer', () => {
       writing = false;
       await Promise.all(readers);
       await until(async () => (await inboxCount()) === 0, 10_000, 'the inbox to empty');
-      const rows = await database.db.selectFrom('events').select(['position', 'id', 'resource_id']).where('position', '>', start).orderBy('position').execute();
+      const rows = await database.db
+        .selectFrom('events')
+        .select(['position', 'id', 'resource_id'])
+        .where('position', '>', start)
+        .orderBy('position')
+        .execute();
       expect(rows.map((r) => r.resource_id).sort()).toEqual([...committed].sort());
       expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
       expect(rows.map((r) => r.position)).toEqual(Array.from({ length: committed.length }, (_, i) => start + 1 + i));
@@ -116,7 +144,11 @@ describe('the sequencer', () => {
     expect(await inboxCount()).toBe(1);
     down = false;
     await until(async () => (await inboxCount()) === 0, 10_000, 'the inbox to empty after the outage');
-    const moved = await database.db.selectFrom('events').select(['position', 'resource_id']).where('position', '>', start).execute();
+    const moved = await database.db
+      .selectFrom('events')
+      .select(['position', 'resource_id'])
+      .where('position', '>', start)
+      .execute();
     expect(moved).toEqual([{ position: start + 1, resource_id: 'waited-out-the-outage' }]);
     expect(warnings.every((m) => m === 'event sequencer failed; retrying')).toBe(true);
     // Between ticks no connection is held: every connection the sequencer took is back in the pool.

@@ -10,7 +10,12 @@ let other: TestProvider;
 let base: string;
 
 beforeAll(async () => {
-  t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000', EVENTS_HEARTBEAT_MS: '200', EVENTS_STREAM_MAX_PER_CLIENT: '2', EVENTS_POLL_MS: '60000' });
+  t = await buildTestApp({
+    RATE_LIMIT_REGISTER_MAX: '100000',
+    EVENTS_HEARTBEAT_MS: '200',
+    EVENTS_STREAM_MAX_PER_CLIENT: '2',
+    EVENTS_POLL_MS: '60000',
+  });
   provider = await createProviderWithToken(t.database.db);
   other = await createProviderWithToken(t.database.db);
   await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -74,7 +79,8 @@ function openStream(path: string, headers: Record<string, string> = {}) {
     async waitFor(count: number, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (messages.filter((m) => m.event).length < count) {
-        if (Date.now() > deadline) throw new Error(`only ${messages.filter((m) => m.event).length} of ${count} events arrived`);
+        if (Date.now() > deadline)
+          throw new Error(`only ${messages.filter((m) => m.event).length} of ${count} events arrived`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },
@@ -102,7 +108,10 @@ describe('the live stream', () => {
     const second = await createTrainee(provider, 'second');
     // Polling is off (60 s): only the sequencer's notification can have woken the stream this fast.
     await stream.waitFor(2, 5000);
-    expect(stream.events().map((m) => [m.event, m.data.resource.id])).toEqual([['trainee.created', first], ['trainee.created', second]]);
+    expect(stream.events().map((m) => [m.event, m.data.resource.id])).toEqual([
+      ['trainee.created', first],
+      ['trainee.created', second],
+    ]);
     expect(stream.events()[0]!.id).toBe(stream.events()[0]!.data.cursor);
     stream.close();
 
@@ -130,7 +139,9 @@ describe('the live stream', () => {
     const a = openStream('/api/v2026.1/events', other.auth);
     const b = openStream('/api/v2026.1/events', other.auth);
     await Promise.all([a.opened, b.opened]);
-    const refused = await fetch(`${base}/api/v2026.1/events`, { headers: { ...other.auth, accept: 'text/event-stream' } });
+    const refused = await fetch(`${base}/api/v2026.1/events`, {
+      headers: { ...other.auth, accept: 'text/event-stream' },
+    });
     expect(refused.status).toBe(429);
     // Another provider is another client.
     const mine = openStream('/api/v2026.1/events', provider.auth);
@@ -145,7 +156,9 @@ describe('the live stream', () => {
   });
 
   it('refuses a bad Last-Event-ID with 400 before streaming', async () => {
-    const res = await fetch(`${base}/api/v2026.1/events`, { headers: { ...provider.auth, accept: 'text/event-stream', 'last-event-id': 'bogus' } });
+    const res = await fetch(`${base}/api/v2026.1/events`, {
+      headers: { ...provider.auth, accept: 'text/event-stream', 'last-event-id': 'bogus' },
+    });
     expect(res.status).toBe(400);
   });
 });

@@ -8,8 +8,13 @@ import { createProviderWithToken, validTrainee, type TestProvider } from '../reg
 import { loopbackNetwork, startReceiver } from './receiver.js';
 
 const FAST = {
-  RATE_LIMIT_REGISTER_MAX: '100000', WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_RETRY_MAX_MS: '200',
-  WEBHOOK_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_CONNECT_TIMEOUT_MS: '300',
+  RATE_LIMIT_REGISTER_MAX: '100000',
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+  WEBHOOK_RETRY_BASE_MS: '50',
+  WEBHOOK_RETRY_MAX_MS: '200',
+  WEBHOOK_POLL_MS: '100',
+  WEBHOOK_TIMEOUT_MS: '500',
+  WEBHOOK_CONNECT_TIMEOUT_MS: '300',
 };
 
 async function until(check: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition') {
@@ -22,7 +27,8 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 20_000
 
 function call(t: TestApp, p: TestProvider, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, data?: unknown) {
   return t.app.inject({
-    method, url: `/api/v2026.1${path}`,
+    method,
+    url: `/api/v2026.1${path}`,
     headers: { ...p.auth, ...(data === undefined ? {} : { 'content-type': 'application/json' }) },
     payload: data === undefined ? undefined : JSON.stringify({ data }),
   });
@@ -36,10 +42,27 @@ async function createTrainee(t: TestApp, p: TestProvider, name: string): Promise
 
 describe('the address policy', () => {
   it('refuses loopback, private, link-local, unique-local, shared and metadata addresses, and mapped forms of them', () => {
-    for (const address of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.100.100.200', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00:ec2::254', 'fc00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', 'ff02::1']) {
+    for (const address of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.100.100.200',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00:ec2::254',
+      'fc00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      'ff02::1',
+    ]) {
       expect(isForbiddenAddress(address), address).toBe(true);
     }
-    for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111']) expect(isForbiddenAddress(address), address).toBe(false);
+    for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111'])
+      expect(isForbiddenAddress(address), address).toBe(false);
   });
 
   it('checks the resolved address at every attempt and connects only to the checked one (DNS rebinding)', async () => {
@@ -51,10 +74,23 @@ describe('the address policy', () => {
       resolve: async () => answers.shift() ?? [],
       connect: (o: Parameters<typeof loopback.connect>[0]) => loopback.connect(o),
     };
-    const spy = { ...network, connect: (o: Parameters<typeof network.connect>[0]) => (connects.push(o.address), network.connect(o)) };
-    const base = { url: `http://rebind.test:${receiver.port}/hook`, headers: {}, body: '{}', connectTimeoutMs: 300, totalTimeoutMs: 500, network: spy };
+    const spy = {
+      ...network,
+      connect: (o: Parameters<typeof network.connect>[0]) => (connects.push(o.address), network.connect(o)),
+    };
+    const base = {
+      url: `http://rebind.test:${receiver.port}/hook`,
+      headers: {},
+      body: '{}',
+      connectTimeoutMs: 300,
+      totalTimeoutMs: 500,
+      network: spy,
+    };
     // First answer loopback with private addresses allowed (the receiver is on this machine)...
-    expect(await sendWebhook({ ...base, policy: { allowPrivate: true, allowHttp: true } })).toMatchObject({ ok: true, status: 204 });
+    expect(await sendWebhook({ ...base, policy: { allowPrivate: true, allowHttp: true } })).toMatchObject({
+      ok: true,
+      status: 204,
+    });
     // ...then, with the production policy, the name now resolves to a private address: refused before any connect.
     const refused = await sendWebhook({ ...base, policy: { allowPrivate: false, allowHttp: true } });
     expect(refused).toMatchObject({ ok: false, error: expect.stringMatching(/resolves to 10\.0\.0\.1/) });
@@ -65,9 +101,21 @@ describe('the address policy', () => {
   it('does not follow a redirect, even to a metadata address, and reads no more than a few KB of a response', async () => {
     const receiver = await startReceiver();
     const { network, connects } = loopbackNetwork();
-    const options = { url: receiver.url, headers: {}, body: '{}', connectTimeoutMs: 300, totalTimeoutMs: 2000, network, policy: { allowPrivate: true, allowHttp: true } };
+    const options = {
+      url: receiver.url,
+      headers: {},
+      body: '{}',
+      connectTimeoutMs: 300,
+      totalTimeoutMs: 2000,
+      network,
+      policy: { allowPrivate: true, allowHttp: true },
+    };
     receiver.set({ redirect: 'http://169.254.169.254/latest/meta-data/' });
-    expect(await sendWebhook(options)).toMatchObject({ ok: false, status: 302, error: expect.stringMatching(/not followed/) });
+    expect(await sendWebhook(options)).toMatchObject({
+      ok: false,
+      status: 302,
+      error: expect.stringMatching(/not followed/),
+    });
     receiver.set('fail');
     const failed = await sendWebhook(options);
     expect(failed.status).toBe(500);
@@ -87,7 +135,10 @@ describe('the address policy', () => {
 describe('subscriptions refuse internal receivers with 422 and never connect', () => {
   let t: TestApp;
   let provider: TestProvider;
-  const { network, connects } = loopbackNetwork({ 'internal.example': ['10.1.2.3'], 'mixed.example': ['93.184.216.34', '192.168.0.9'] });
+  const { network, connects } = loopbackNetwork({
+    'internal.example': ['10.1.2.3'],
+    'mixed.example': ['93.184.216.34', '192.168.0.9'],
+  });
   beforeAll(async () => {
     t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' }, { webhookNetwork: network });
     provider = await createProviderWithToken(t.database.db);
@@ -136,7 +187,10 @@ describe('deliveries to a real receiver', () => {
   });
 
   it('signs every event (Standard Webhooks), in order, once per event id; survives 500s, timeouts and refusals; isolates providers; rotates secrets', async () => {
-    const created = await call(t, provider, 'POST', '/webhooks', { url: receiver.url, event_types: ['trainee.created', 'trainee.updated', 'webhook.disabled'] });
+    const created = await call(t, provider, 'POST', '/webhooks', {
+      url: receiver.url,
+      event_types: ['trainee.created', 'trainee.updated', 'webhook.disabled'],
+    });
     expect(created.statusCode, created.body).toBe(201);
     const subscription = created.json().data;
     expect(subscription.secret).toMatch(/^whsec_/);
@@ -176,7 +230,9 @@ describe('deliveries to a real receiver', () => {
 
     const all = revived.received;
     expect(all.map((r) => [r.json.type, r.json.resource.id])).toEqual([
-      ['trainee.created', ids[1]], ['trainee.created', ids[2]], ['trainee.updated', ids[0]],
+      ['trainee.created', ids[1]],
+      ['trainee.created', ids[2]],
+      ['trainee.updated', ids[0]],
     ]);
     for (const r of all) {
       const headers = { 'webhook-id': r.id, 'webhook-timestamp': r.timestamp, 'webhook-signature': r.signature };
@@ -185,7 +241,13 @@ describe('deliveries to a real receiver', () => {
     }
     // After the rotation both secrets verify (the overlap).
     const last = all[all.length - 1]!;
-    expect(new Webhook(newSecret).verify(last.body, { 'webhook-id': last.id, 'webhook-timestamp': last.timestamp, 'webhook-signature': last.signature })).toEqual(last.json);
+    expect(
+      new Webhook(newSecret).verify(last.body, {
+        'webhook-id': last.id,
+        'webhook-timestamp': last.timestamp,
+        'webhook-signature': last.signature,
+      }),
+    ).toEqual(last.json);
     expect(receiver.received[0]!.json.resource.id).toBe(ids[0]);
     // One request at a time per subscription.
     expect(revived.maxInFlight).toBe(1);
@@ -219,10 +281,18 @@ describe('sustained failure, redelivery and two instances', () => {
     const receiver = await startReceiver();
     const watcher = await startReceiver();
     receiver.set('fail');
-    const sub = (await call(t, provider, 'POST', '/webhooks', { url: receiver.url, event_types: ['trainee.created'] })).json().data;
-    const watch = (await call(t, provider, 'POST', '/webhooks', { url: watcher.url, event_types: ['webhook.disabled'] })).json().data;
+    const sub = (
+      await call(t, provider, 'POST', '/webhooks', { url: receiver.url, event_types: ['trainee.created'] })
+    ).json().data;
+    const watch = (
+      await call(t, provider, 'POST', '/webhooks', { url: watcher.url, event_types: ['webhook.disabled'] })
+    ).json().data;
     const trainee = await createTrainee(t, provider, 'doomed');
-    await until(async () => (await call(t, provider, 'GET', `/webhooks/${sub.id}`)).json().data.enabled === false, 20_000, 'disable');
+    await until(
+      async () => (await call(t, provider, 'GET', `/webhooks/${sub.id}`)).json().data.enabled === false,
+      20_000,
+      'disable',
+    );
     const state = (await call(t, provider, 'GET', `/webhooks/${sub.id}`)).json().data;
     expect(state.disabled_reason).toMatch(/HTTP 500/);
     const feed = (await call(t, provider, 'GET', '/events?type=webhook.disabled')).json().data;
@@ -251,7 +321,9 @@ describe('sustained failure, redelivery and two instances', () => {
     const second = await buildApp(t.config, { db: t.database.db, logger: false, webhookNetwork: network });
     try {
       const receiver = await startReceiver();
-      const sub = (await call(t, provider, 'POST', '/webhooks', { url: receiver.url, event_types: ['trainee.created'] })).json().data;
+      const sub = (
+        await call(t, provider, 'POST', '/webhooks', { url: receiver.url, event_types: ['trainee.created'] })
+      ).json().data;
       const ids: string[] = [];
       for (const letter of 'abcdefghijkl') ids.push(await createTrainee(t, provider, `pair${letter}`));
       await until(() => receiver.received.length >= 12, 30_000, 'all deliveries');

@@ -22,8 +22,7 @@ export function chromiumAvailable(): boolean {
   return existsSync(CHROMIUM_PATH);
 }
 
-export const MISSING_CHROMIUM_MESSAGE =
-  `Chromium was not found at ${CHROMIUM_PATH}. Install it (Debian: apt-get install -y chromium, as .ci/run does) or set CHROMIUM_PATH.`;
+export const MISSING_CHROMIUM_MESSAGE = `Chromium was not found at ${CHROMIUM_PATH}. Install it (Debian: apt-get install -y chromium, as .ci/run does) or set CHROMIUM_PATH.`;
 
 /**
  * Headless Chromium on a fresh profile directory (playwright passes it as --user-data-dir), removed again by

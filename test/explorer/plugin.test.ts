@@ -19,7 +19,13 @@ describe('explorer plugin', () => {
   });
 
   it('answers / and its deep links with the page shell, a CSP of its own and no caching', async () => {
-    for (const url of ['/', '/?search=pupil', '/publications/638482b6-d015-4798-a1a4-e2311253b3e1', '/data-sets/9eee125b-5538-49b8-aa49-4fda877b5e57', '/data-sets/9eee125b-5538-49b8-aa49-4fda877b5e57/query?timePeriods.in=2020/2021|AY']) {
+    for (const url of [
+      '/',
+      '/?search=pupil',
+      '/publications/638482b6-d015-4798-a1a4-e2311253b3e1',
+      '/data-sets/9eee125b-5538-49b8-aa49-4fda877b5e57',
+      '/data-sets/9eee125b-5538-49b8-aa49-4fda877b5e57/query?timePeriods.in=2020/2021|AY',
+    ]) {
       const response = await t.app.inject({ method: 'GET', url });
       expect(response.statusCode, url).toBe(200);
       expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -74,7 +80,11 @@ describe('explorer plugin', () => {
 
   it('loads the query builder, chart and table CSV code only where they are used', async () => {
     const preloadsOf = async (url: string) =>
-      [...(await t.app.inject({ method: 'GET', url })).body.matchAll(/<link rel="modulepreload" href="\/assets\/([^"]+)">/g)].map((m) => m[1]!);
+      [
+        ...(await t.app.inject({ method: 'GET', url })).body.matchAll(
+          /<link rel="modulepreload" href="\/assets\/([^"]+)">/g,
+        ),
+      ].map((m) => m[1]!);
     const find = await preloadsOf('/');
     const query = await preloadsOf('/data-sets/9eee125b-5538-49b8-aa49-4fda877b5e57/query');
     expect(find.some((name) => name.startsWith('query-'))).toBe(false);
@@ -82,7 +92,9 @@ describe('explorer plugin', () => {
     expect(query).toEqual(expect.arrayContaining(find));
     // The chart and the CSV writer: not preloaded even on the query page, fetched when a chart or CSV is made.
     expect([...find, ...query].some((name) => /^(chart|crosstab-csv)-/.test(name))).toBe(false);
-    const queryCode = (await t.app.inject({ method: 'GET', url: `/assets/${query.find((name) => name.startsWith('query-'))}` })).body;
+    const queryCode = (
+      await t.app.inject({ method: 'GET', url: `/assets/${query.find((name) => name.startsWith('query-'))}` })
+    ).body;
     expect(queryCode).toMatch(/import\("\.\/chart-[A-Z0-9]+\.js"\)/);
     expect(queryCode).toMatch(/import\("\.\/crosstab-csv-[A-Z0-9]+\.js"\)/);
   });
@@ -94,7 +106,11 @@ describe('explorer plugin', () => {
   });
 
   it('leaves the APIs as they are: no explorer CSP on /v1 or /api, the statistics CORS unchanged', async () => {
-    const stats = await t.app.inject({ method: 'GET', url: '/v1/publications', headers: { origin: 'https://example.org' } });
+    const stats = await t.app.inject({
+      method: 'GET',
+      url: '/v1/publications',
+      headers: { origin: 'https://example.org' },
+    });
     expect(stats.statusCode).toBe(200);
     expect(stats.headers['access-control-allow-origin']).toBe('*');
     expect(stats.headers['content-security-policy']).toBeUndefined();
@@ -116,11 +132,17 @@ describe('explorer plugin', () => {
       expect(read).toEqual(built);
       const app = Fastify({ logger: false });
       await app.register(explorerPlugin, { assets: read });
-      const script = await app.inject({ method: 'GET', url: `/assets/${built.script}`, headers: { 'accept-encoding': 'br' } });
+      const script = await app.inject({
+        method: 'GET',
+        url: `/assets/${built.script}`,
+        headers: { 'accept-encoding': 'br' },
+      });
       expect(script.statusCode).toBe(200);
       expect(script.headers['content-encoding']).toBe('br');
       expect(script.rawPayload.equals(built.files.get(built.script)!.br!)).toBe(true);
-      expect((await app.inject({ method: 'GET', url: '/data-sets/x/query' })).body).toBe(built.queryHtml.body.toString());
+      expect((await app.inject({ method: 'GET', url: '/data-sets/x/query' })).body).toBe(
+        built.queryHtml.body.toString(),
+      );
       await app.close();
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -20,7 +20,15 @@ describe('health', () => {
     const res = await t.app.inject({ method: 'GET', url: '/health/ready' });
     expect(res.statusCode).toBe(200);
     // With the instance's load (nothing else in progress).
-    expect(res.json()).toEqual({ status: 'ok', load: { inFlight: 0, eventLoopDelayMs: expect.any(Number), eventLoopUtilization: expect.any(Number), poolWaiting: 0 } });
+    expect(res.json()).toEqual({
+      status: 'ok',
+      load: {
+        inFlight: 0,
+        eventLoopDelayMs: expect.any(Number),
+        eventLoopUtilization: expect.any(Number),
+        poolWaiting: 0,
+      },
+    });
   });
 
   it('echoes a request id', async () => {

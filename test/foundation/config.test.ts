@@ -28,8 +28,12 @@ describe('configuration', () => {
   });
 
   it('requires a token secret in the production register environment', () => {
-    expect(() => loadConfig({ REGISTER_ENVIRONMENT: 'production' })).toThrow(/^Invalid environment variable REGISTER_TOKEN_SECRET: required/);
-    expect(loadConfig({ REGISTER_ENVIRONMENT: 'production', REGISTER_TOKEN_SECRET: 'x'.repeat(32) }).REGISTER_ENVIRONMENT).toBe('production');
+    expect(() => loadConfig({ REGISTER_ENVIRONMENT: 'production' })).toThrow(
+      /^Invalid environment variable REGISTER_TOKEN_SECRET: required/,
+    );
+    expect(
+      loadConfig({ REGISTER_ENVIRONMENT: 'production', REGISTER_TOKEN_SECRET: 'x'.repeat(32) }).REGISTER_ENVIRONMENT,
+    ).toBe('production');
   });
 
   it('stops the server at start-up with a one-line message', () => {

@@ -33,7 +33,10 @@ describe('SIGTERM', () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'drain-test-'));
     await chmod(dataDir, 0o755);
     const server = await startServerProcess(dataDir, { SHUTDOWN_DRAIN_MS: '1500' });
-    await vi.waitFor(async () => expect(await status(`${server.url}/health/ready`)).toBe(200), { timeout: 30000, interval: 100 });
+    await vi.waitFor(async () => expect(await status(`${server.url}/health/ready`)).toBe(200), {
+      timeout: 30000,
+      interval: 100,
+    });
 
     const exited = stopServerProcess(server.child, 'SIGTERM');
     const sentAt = Date.now();
@@ -44,7 +47,10 @@ describe('SIGTERM', () => {
     });
     // Poll the readiness probe and an API request side by side until the process is gone.
     while (!done && Date.now() - sentAt < 15000) {
-      const [ready, traffic] = await Promise.all([status(`${server.url}/health/ready`), status(`${server.url}/v1/publications`)]);
+      const [ready, traffic] = await Promise.all([
+        status(`${server.url}/health/ready`),
+        status(`${server.url}/v1/publications`),
+      ]);
       seen.push({ at: Date.now() - sentAt, ready, traffic });
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

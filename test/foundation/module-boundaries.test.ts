@@ -34,11 +34,24 @@ function importedPaths(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const specifiers: string[] = [];
   const visit = (node: ts.Node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       specifiers.push(node.moduleSpecifier.text);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       specifiers.push(node.arguments[0].text);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
       specifiers.push(node.argument.literal.text);
     }
     ts.forEachChild(node, visit);
@@ -46,7 +59,13 @@ function importedPaths(file: string, text: string): string[] {
   visit(source);
   return specifiers
     .filter((spec) => spec.startsWith('.'))
-    .map((spec) => path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec)).split(path.sep).join('/').replace(/\.(js|ts)$/, ''));
+    .map((spec) =>
+      path
+        .relative(ROOT, path.resolve(ROOT, path.dirname(file), spec))
+        .split(path.sep)
+        .join('/')
+        .replace(/\.(js|ts)$/, ''),
+    );
 }
 
 const within = (target: string, dir: string) => target === dir || target.startsWith(`${dir}/`);
@@ -61,7 +80,10 @@ function violations(boundary: Boundary, files: Array<{ file: string; text: strin
 
 describe('module boundaries', () => {
   it.each(BOUNDARIES)('$from imports none of $forbidden', (boundary) => {
-    const files = sourceFiles(boundary.from).map((file) => ({ file, text: fs.readFileSync(path.join(ROOT, file), 'utf8') }));
+    const files = sourceFiles(boundary.from).map((file) => ({
+      file,
+      text: fs.readFileSync(path.join(ROOT, file), 'utf8'),
+    }));
     expect(files.length).toBeGreaterThan(0);
     expect(violations(boundary, files)).toEqual([]);
   });

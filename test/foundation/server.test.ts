@@ -16,7 +16,10 @@ describe('the server process', () => {
     await chmod(dataDir, 0o755);
     const first = await startServerProcess(dataDir);
     // Ready once its warm-up is over (route schemas compiled, code lists loaded, connections open).
-    await vi.waitFor(async () => expect((await fetch(`${first.url}/health/ready`)).status).toBe(200), { timeout: 30000, interval: 100 });
+    await vi.waitFor(async () => expect((await fetch(`${first.url}/health/ready`)).status).toBe(200), {
+      timeout: 30000,
+      interval: 100,
+    });
     // Leave a mark in the database to find after the restart.
     const client = embeddedClient(dataDir);
     await client.connect();
@@ -29,7 +32,10 @@ describe('the server process', () => {
 
     const second = await startServerProcess(dataDir);
     try {
-      await vi.waitFor(async () => expect((await fetch(`${second.url}/health/ready`)).status).toBe(200), { timeout: 30000, interval: 100 });
+      await vi.waitFor(async () => expect((await fetch(`${second.url}/health/ready`)).status).toBe(200), {
+        timeout: 30000,
+        interval: 100,
+      });
       const again = embeddedClient(dataDir);
       await again.connect();
       const { rows } = await again.query('SELECT note FROM restart_marker');

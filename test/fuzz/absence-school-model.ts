@@ -48,7 +48,12 @@ export const INDICATORS: Record<string, string> = {
   IzBzg: 'sess_unauthorised_percent',
 };
 
-export const LEVEL_LABELS: Record<string, string> = { NAT: 'National', REG: 'Regional', LA: 'Local authority', SCH: 'School' };
+export const LEVEL_LABELS: Record<string, string> = {
+  NAT: 'National',
+  REG: 'Regional',
+  LA: 'Local authority',
+  SCH: 'School',
+};
 
 interface LocationOption {
   level: 'NAT' | 'REG' | 'LA' | 'SCH';
@@ -158,7 +163,11 @@ const FALSE: Test = () => false;
  * nothing; a list uses its known members (none known: `in` matches nothing, `notIn` excludes nothing).
  * `matches(row, value)` says whether one known value matches the row.
  */
-function comparatorTest<T>(set: Comparators<T>, known: (value: T) => boolean, matches: (row: ModelRow, value: T) => boolean): Test[] {
+function comparatorTest<T>(
+  set: Comparators<T>,
+  known: (value: T) => boolean,
+  matches: (row: ModelRow, value: T) => boolean,
+): Test[] {
   const tests: Test[] = [];
   if (set.eq !== undefined) {
     const v = set.eq;
@@ -182,7 +191,10 @@ function comparatorTest<T>(set: Comparators<T>, known: (value: T) => boolean, ma
 /** One test per facet type present (each type's comparators AND-joined). */
 function facetTests(facets: FacetsInput): Test[] {
   const tests: Test[] = [];
-  const all = (parts: Test[]): Test => (row) => parts.every((t) => t(row));
+  const all =
+    (parts: Test[]): Test =>
+    (row) =>
+      parts.every((t) => t(row));
   if (facets.filters) {
     tests.push(
       all(
@@ -195,7 +207,15 @@ function facetTests(facets: FacetsInput): Test[] {
     );
   }
   if (facets.geographicLevels) {
-    tests.push(all(comparatorTest(facets.geographicLevels, (code) => code in LEVEL_LABELS, (row, code) => row.level === code)));
+    tests.push(
+      all(
+        comparatorTest(
+          facets.geographicLevels,
+          (code) => code in LEVEL_LABELS,
+          (row, code) => row.level === code,
+        ),
+      ),
+    );
   }
   if (facets.locations) {
     tests.push(
@@ -211,8 +231,17 @@ function facetTests(facets: FacetsInput): Test[] {
   }
   if (facets.timePeriods) {
     const set = facets.timePeriods;
-    const parts = comparatorTest(set, (tp) => timePeriodId(tp) !== undefined, (row, tp) => row.timePeriodId === timePeriodId(tp));
-    const ops = { gt: (a: number, b: number) => a > b, gte: (a: number, b: number) => a >= b, lt: (a: number, b: number) => a < b, lte: (a: number, b: number) => a <= b };
+    const parts = comparatorTest(
+      set,
+      (tp) => timePeriodId(tp) !== undefined,
+      (row, tp) => row.timePeriodId === timePeriodId(tp),
+    );
+    const ops = {
+      gt: (a: number, b: number) => a > b,
+      gte: (a: number, b: number) => a >= b,
+      lt: (a: number, b: number) => a < b,
+      lte: (a: number, b: number) => a <= b,
+    };
     for (const op of ['gt', 'gte', 'lt', 'lte'] as const) {
       const tp = set[op];
       if (tp === undefined) continue;
@@ -278,6 +307,14 @@ export function resultKey(result: {
   filters: Record<string, string>;
   values: Record<string, string>;
 }): string {
-  const sorted = (o: Record<string, string>) => JSON.stringify(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return [result.timePeriod.period, result.timePeriod.code, result.geographicLevel, sorted(result.locations), sorted(result.filters), sorted(result.values)].join(' ');
+  const sorted = (o: Record<string, string>) =>
+    JSON.stringify(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return [
+    result.timePeriod.period,
+    result.timePeriod.code,
+    result.geographicLevel,
+    sorted(result.locations),
+    sorted(result.filters),
+    sorted(result.values),
+  ].join(' ');
 }

@@ -73,12 +73,27 @@ afterAll(async () => {
 const filterIdArb = fc.constantFrom(...Object.keys(FILTER_OPTIONS), 'zzzzz', 'A1');
 const levelArb = fc.constantFrom('NAT', 'REG', 'LA', 'SCH', 'WARD', 'PROV');
 const locationArb: fc.Arbitrary<LocationInput> = fc.oneof(
-  fc.record({ level: fc.constantFrom('NAT', 'REG', 'LA', 'SCH', 'WARD'), id: fc.constantFrom(...LOCATIONS.map((l) => l.id), 'nope1') }),
-  fc.record({ level: fc.constant('LA'), code: fc.constantFrom(...LOCATIONS.filter((l) => l.level === 'LA').map((l) => l.code!), 'E09999999') }),
+  fc.record({
+    level: fc.constantFrom('NAT', 'REG', 'LA', 'SCH', 'WARD'),
+    id: fc.constantFrom(...LOCATIONS.map((l) => l.id), 'nope1'),
+  }),
+  fc.record({
+    level: fc.constant('LA'),
+    code: fc.constantFrom(...LOCATIONS.filter((l) => l.level === 'LA').map((l) => l.code!), 'E09999999'),
+  }),
   fc.record({ level: fc.constant('LA'), oldCode: fc.constantFrom('302', '370', '314', '373', '999') }),
-  fc.record({ level: fc.constant('SCH'), urn: fc.constantFrom(...LOCATIONS.filter((l) => l.level === 'SCH').map((l) => l.urn!), '100000') }),
-  fc.record({ level: fc.constant('SCH'), laEstab: fc.constantFrom(...LOCATIONS.filter((l) => l.level === 'SCH').map((l) => l.laEstab!)) }),
-  fc.record({ level: fc.constantFrom('NAT', 'REG'), code: fc.constantFrom('E92000001', 'E13000002', 'E12000003', 'E00000000') }),
+  fc.record({
+    level: fc.constant('SCH'),
+    urn: fc.constantFrom(...LOCATIONS.filter((l) => l.level === 'SCH').map((l) => l.urn!), '100000'),
+  }),
+  fc.record({
+    level: fc.constant('SCH'),
+    laEstab: fc.constantFrom(...LOCATIONS.filter((l) => l.level === 'SCH').map((l) => l.laEstab!)),
+  }),
+  fc.record({
+    level: fc.constantFrom('NAT', 'REG'),
+    code: fc.constantFrom('E92000001', 'E13000002', 'E12000003', 'E00000000'),
+  }),
 );
 const timePeriodArb: fc.Arbitrary<TimePeriodInput> = fc.oneof(
   fc.record({
@@ -142,7 +157,12 @@ type SortInput = { field: string; direction: 'Asc' | 'Desc' };
 const sortsArb: fc.Arbitrary<SortInput[]> = fc.array(
   fc.record({
     field: fc.constantFrom(
-      'timePeriod', 'geographicLevel', 'location|NAT', 'location|REG', 'location|LA', 'location|SCH',
+      'timePeriod',
+      'geographicLevel',
+      'location|NAT',
+      'location|REG',
+      'location|LA',
+      'location|SCH',
       ...Object.entries(FILTERS).map(([, id]) => `filter|${id}`),
       ...Object.keys(INDICATORS).map((id) => `indicator|${id}`),
     ),
@@ -157,8 +177,15 @@ let locationLabels: Map<string, string> | undefined;
 function locationLabel(id: string): string {
   if (!locationLabels) {
     locationLabels = new Map();
-    const names: Record<string, string> = { NAT: 'country_name', REG: 'region_name', LA: 'la_name', SCH: 'school_name' };
-    for (const row of rows) for (const [level, locationId] of Object.entries(row.locations)) locationLabels.set(locationId!, row.csv[names[level]!]!);
+    const names: Record<string, string> = {
+      NAT: 'country_name',
+      REG: 'region_name',
+      LA: 'la_name',
+      SCH: 'school_name',
+    };
+    for (const row of rows)
+      for (const [level, locationId] of Object.entries(row.locations))
+        locationLabels.set(locationId!, row.csv[names[level]!]!);
   }
   return locationLabels.get(id)!;
 }
@@ -173,11 +200,13 @@ function compareBySorts(a: ResultRow, b: ResultRow, sorts: SortInput[]): number 
     const sign = direction === 'Asc' ? 1 : -1;
     let order: number;
     if (field === 'timePeriod') order = byCodePoint(a.timePeriod.period, b.timePeriod.period);
-    else if (field === 'geographicLevel') order = byCodePoint(LEVEL_LABELS[a.geographicLevel]!, LEVEL_LABELS[b.geographicLevel]!);
+    else if (field === 'geographicLevel')
+      order = byCodePoint(LEVEL_LABELS[a.geographicLevel]!, LEVEL_LABELS[b.geographicLevel]!);
     else if (field.startsWith('location|')) {
       const level = field.slice('location|'.length);
       const [x, y] = [a.locations[level], b.locations[level]];
-      order = x === y ? 0 : x === undefined ? 1 : y === undefined ? -1 : byCodePoint(locationLabel(x), locationLabel(y));
+      order =
+        x === y ? 0 : x === undefined ? 1 : y === undefined ? -1 : byCodePoint(locationLabel(x), locationLabel(y));
     } else if (field.startsWith('filter|')) {
       const filterId = field.slice('filter|'.length);
       const label = (row: ResultRow) => (row.filters[filterId] ? FILTER_OPTIONS[row.filters[filterId]]!.label : '');
@@ -209,11 +238,20 @@ interface QueryBody {
 function expectedKeys(criteria: CriteriaInput | undefined, indicators: string[] | undefined): string[] {
   const test = criteria ? criteriaTest(criteria) : () => true;
   const selected = indicators ?? Object.keys(INDICATORS);
-  return rows.filter(test).map((row) => resultKey(expectedResult(row, selected))).sort();
+  return rows
+    .filter(test)
+    .map((row) => resultKey(expectedResult(row, selected)))
+    .sort();
 }
 
 /** Checks one response page against the model's rows: total, page size, membership, order, full set on a full page. */
-function checkAgainstModel(body: QueryBody, expected: string[], page: number, pageSize: number, defaultOrder = true): void {
+function checkAgainstModel(
+  body: QueryBody,
+  expected: string[],
+  page: number,
+  pageSize: number,
+  defaultOrder = true,
+): void {
   expect(body.paging.totalResults).toBe(expected.length);
   const onPage = Math.max(0, Math.min(pageSize, expected.length - (page - 1) * pageSize));
   expect(body.results).toHaveLength(onPage);
@@ -256,7 +294,12 @@ function toGetParams(facets: FacetsInput): URLSearchParams {
 }
 
 async function post(body: unknown) {
-  return t.app.inject({ method: 'POST', url: URL, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+  return t.app.inject({
+    method: 'POST',
+    url: URL,
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify(body),
+  });
 }
 
 // ---- properties ----
@@ -265,9 +308,19 @@ async function post(body: unknown) {
 // import writes), and so does the cold path reading that stored form slice by slice (stored here in slices of 16
 // rows, so that the 216 rows are 14 slices and a query reads some of them); and so does a fourth engine a newcomer
 // registers through the engine interface (test/statistics/query/engine/naive-engine.ts).
-const ENGINES = ['sql', 'row index rebuilt', 'row index from its stored form', 'stored columns', 'naive engine'] as const;
+const ENGINES = [
+  'sql',
+  'row index rebuilt',
+  'row index from its stored form',
+  'stored columns',
+  'naive engine',
+] as const;
 const headerOf = {
-  sql: 'sql', 'row index rebuilt': 'index', 'row index from its stored form': 'index', 'stored columns': 'stored', 'naive engine': 'naive',
+  sql: 'sql',
+  'row index rebuilt': 'index',
+  'row index from its stored form': 'index',
+  'stored columns': 'stored',
+  'naive engine': 'naive',
 } as const;
 describe.each(ENGINES)('random criteria trees agree with the naive evaluator (engine: %s)', (engine) => {
   beforeAll(async () => {
@@ -282,7 +335,13 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
     const meta = await loadQueryVersionMeta(t.database.db, version.id, version.rows_table!);
     await t.database.db.deleteFrom('version_row_index_chunks').execute();
     if (engine === 'stored columns') {
-      await saveRowIndexSnapshot(t.database.db, meta.rowsTable, meta.versionId, await buildRowIndex(t.database.db, meta), 16);
+      await saveRowIndexSnapshot(
+        t.database.db,
+        meta.rowsTable,
+        meta.versionId,
+        await buildRowIndex(t.database.db, meta),
+        16,
+      );
     } else if (engine === 'naive engine') {
       engines.naive = new NaiveEngine({ db: t.database.db, meta }, await loadAllRows(t.database.db, meta));
     } else if (engine !== 'sql') {
@@ -296,17 +355,21 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
     }
   });
 
-  it('POST: same total, same rows, default order', async () => {
-    await fc.assert(
-      fc.asyncProperty(criteriaArb, indicatorsArb, pagingArb, async (criteria, indicators, paging) => {
-        const response = await post({ criteria, ...(indicators ? { indicators } : {}), ...paging });
-        expect(response.statusCode, response.body).toBe(200);
-        expect(response.headers['x-query-engine']).toBe(headerOf[engine]);
-        checkAgainstModel(response.json(), expectedKeys(criteria, indicators), paging.page, paging.pageSize);
-      }),
-      { seed: SEED, numRuns: fuzzRuns(120) },
-    );
-  }, scaledMs(90000));
+  it(
+    'POST: same total, same rows, default order',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(criteriaArb, indicatorsArb, pagingArb, async (criteria, indicators, paging) => {
+          const response = await post({ criteria, ...(indicators ? { indicators } : {}), ...paging });
+          expect(response.statusCode, response.body).toBe(200);
+          expect(response.headers['x-query-engine']).toBe(headerOf[engine]);
+          checkAgainstModel(response.json(), expectedKeys(criteria, indicators), paging.page, paging.pageSize);
+        }),
+        { seed: SEED, numRuns: fuzzRuns(120) },
+      );
+    },
+    scaledMs(90000),
+  );
 
   it('edge trees: empty facets, empty facets under not, double negation', async () => {
     const cases: Array<[CriteriaInput, number]> = [
@@ -324,33 +387,41 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
     }
   });
 
-  it('POST with random sorts: the rows of the model, in the requested order', async () => {
-    await fc.assert(
-      fc.asyncProperty(criteriaArb, sortsArb, async (criteria, sorts) => {
-        const response = await post({ criteria, sorts, pageSize: 1000 });
-        expect(response.statusCode, response.body).toBe(200);
-        const body = response.json<QueryBody>();
-        checkAgainstModel(body, expectedKeys(criteria, undefined), 1, 1000, false);
-        for (let i = 1; i < body.results.length; i++) {
-          const order = compareBySorts(body.results[i - 1]!, body.results[i]!, sorts);
-          expect(order, `rows ${i - 1} and ${i} out of order for ${JSON.stringify(sorts)}`).toBeLessThanOrEqual(0);
-        }
-      }),
-      { seed: SEED + 4, numRuns: fuzzRuns(60) },
-    );
-  }, scaledMs(90000));
+  it(
+    'POST with random sorts: the rows of the model, in the requested order',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(criteriaArb, sortsArb, async (criteria, sorts) => {
+          const response = await post({ criteria, sorts, pageSize: 1000 });
+          expect(response.statusCode, response.body).toBe(200);
+          const body = response.json<QueryBody>();
+          checkAgainstModel(body, expectedKeys(criteria, undefined), 1, 1000, false);
+          for (let i = 1; i < body.results.length; i++) {
+            const order = compareBySorts(body.results[i - 1]!, body.results[i]!, sorts);
+            expect(order, `rows ${i - 1} and ${i} out of order for ${JSON.stringify(sorts)}`).toBeLessThanOrEqual(0);
+          }
+        }),
+        { seed: SEED + 4, numRuns: fuzzRuns(60) },
+      );
+    },
+    scaledMs(90000),
+  );
 
-  it('GET: a facets object as a query string gives the same rows as the model', async () => {
-    await fc.assert(
-      fc.asyncProperty(facetsArb, async (facets) => {
-        const qs = toGetParams(facets).toString();
-        const response = await t.app.inject({ method: 'GET', url: qs ? `${URL}?${qs}` : URL });
-        expect(response.statusCode, response.body).toBe(200);
-        checkAgainstModel(response.json(), expectedKeys(facets, undefined), 1, 1000);
-      }),
-      { seed: SEED + 1, numRuns: fuzzRuns(60) },
-    );
-  }, scaledMs(90000));
+  it(
+    'GET: a facets object as a query string gives the same rows as the model',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(facetsArb, async (facets) => {
+          const qs = toGetParams(facets).toString();
+          const response = await t.app.inject({ method: 'GET', url: qs ? `${URL}?${qs}` : URL });
+          expect(response.statusCode, response.body).toBe(200);
+          checkAgainstModel(response.json(), expectedKeys(facets, undefined), 1, 1000);
+        }),
+        { seed: SEED + 1, numRuns: fuzzRuns(60) },
+      );
+    },
+    scaledMs(90000),
+  );
 });
 
 // ---- the CSV form of a query: every matching row (not a page), same rows as the model ----
@@ -375,37 +446,66 @@ const CSV_COLUMNS: Record<string, (row: ModelRow) => string> = {
 };
 
 describe('random criteria trees as CSV (Accept: text/csv)', () => {
-  it('stream exactly the rows the model selects, with the selected indicators', async () => {
-    rowIndexes.configure({ enabled: true });
-    await fc.assert(
-      fc.asyncProperty(criteriaArb, indicatorsArb, async (criteria, indicators) => {
-        const response = await t.app.inject({
-          method: 'POST',
-          url: URL,
-          headers: { 'content-type': 'application/json', accept: 'text/csv' },
-          payload: JSON.stringify({ criteria, ...(indicators ? { indicators } : {}) }),
-        });
-        expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
-        expect(response.headers['content-type']).toMatch(/^text\/csv/);
-        const table: string[][] = parse(response.body, { bom: true });
-        const [header, ...records] = table;
-        for (const name of header!) expect(Object.keys(CSV_COLUMNS), `unexpected CSV column ${name}`).toContain(name);
-        const test = criteriaTest(criteria);
-        const expected = rows.filter(test).map((row) => header!.map((name) => CSV_COLUMNS[name]!(row)).join('|')).sort();
-        expect(records.map((r) => r.join('|')).sort()).toEqual(expected);
-      }),
-      { seed: SEED + 3, numRuns: fuzzRuns(40) },
-    );
-  }, scaledMs(90000));
+  it(
+    'stream exactly the rows the model selects, with the selected indicators',
+    async () => {
+      rowIndexes.configure({ enabled: true });
+      await fc.assert(
+        fc.asyncProperty(criteriaArb, indicatorsArb, async (criteria, indicators) => {
+          const response = await t.app.inject({
+            method: 'POST',
+            url: URL,
+            headers: { 'content-type': 'application/json', accept: 'text/csv' },
+            payload: JSON.stringify({ criteria, ...(indicators ? { indicators } : {}) }),
+          });
+          expect(response.statusCode, response.body.slice(0, 300)).toBe(200);
+          expect(response.headers['content-type']).toMatch(/^text\/csv/);
+          const table: string[][] = parse(response.body, { bom: true });
+          const [header, ...records] = table;
+          for (const name of header!) expect(Object.keys(CSV_COLUMNS), `unexpected CSV column ${name}`).toContain(name);
+          const test = criteriaTest(criteria);
+          const expected = rows
+            .filter(test)
+            .map((row) => header!.map((name) => CSV_COLUMNS[name]!(row)).join('|'))
+            .sort();
+          expect(records.map((r) => r.join('|')).sort()).toEqual(expected);
+        }),
+        { seed: SEED + 3, numRuns: fuzzRuns(40) },
+      );
+    },
+    scaledMs(90000),
+  );
 });
 
 // ---- hostile and malformed bodies: never a 5xx, 400 bodies are ValidationProblems naming a path ----
 
 const junkString = fc.oneof(
   fc.string({ maxLength: 12 }),
-  fc.constantFrom('', ' ', ' LA', 'la', '2020|AY', '20201', '2020/2022', 'ÄÖÜ', 'x'.repeat(41), "'; drop table x; --", '\u0000'),
+  fc.constantFrom(
+    '',
+    ' ',
+    ' LA',
+    'la',
+    '2020|AY',
+    '20201',
+    '2020/2022',
+    'ÄÖÜ',
+    'x'.repeat(41),
+    "'; drop table x; --",
+    '\u0000',
+  ),
 );
-const junkLeaf = fc.oneof(junkString, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), filterIdArb, levelArb, locationArb, timePeriodArb);
+const junkLeaf = fc.oneof(
+  junkString,
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  filterIdArb,
+  levelArb,
+  locationArb,
+  timePeriodArb,
+);
 const junkComparators = fc.dictionary(
   fc.constantFrom('eq', 'notEq', 'in', 'notIn', 'gt', 'gte', 'lt', 'lte', 'EQ', 'foo'),
   fc.oneof(junkLeaf, fc.array(junkLeaf, { maxLength: 3 }), fc.constant({})),
@@ -414,7 +514,11 @@ const junkComparators = fc.dictionary(
 const junkCriteria: fc.Arbitrary<unknown> = fc.letrec<{ node: unknown }>((tie) => ({
   node: fc.oneof(
     { depthSize: 'small' },
-    fc.dictionary(fc.constantFrom('filters', 'geographicLevels', 'locations', 'timePeriods', 'Filters', 'x'), junkComparators, { maxKeys: 3 }),
+    fc.dictionary(
+      fc.constantFrom('filters', 'geographicLevels', 'locations', 'timePeriods', 'Filters', 'x'),
+      junkComparators,
+      { maxKeys: 3 },
+    ),
     fc.record({ and: fc.oneof(fc.array(tie('node'), { maxLength: 3 }), junkLeaf) }),
     fc.record({ or: fc.oneof(fc.array(tie('node'), { maxLength: 3 }), junkLeaf) }),
     fc.record({ not: fc.oneof(tie('node'), fc.array(tie('node'), { maxLength: 2 }), junkLeaf) }),
@@ -426,11 +530,20 @@ const junkBody = fc.oneof(
   fc.record(
     {
       criteria: junkCriteria,
-      indicators: fc.oneof(fc.array(fc.oneof(junkString, fc.constantFrom(...Object.keys(INDICATORS))), { maxLength: 3 }), junkLeaf),
+      indicators: fc.oneof(
+        fc.array(fc.oneof(junkString, fc.constantFrom(...Object.keys(INDICATORS))), { maxLength: 3 }),
+        junkLeaf,
+      ),
       sorts: fc.oneof(
         fc.array(
           fc.record(
-            { field: fc.oneof(junkString, fc.constantFrom('timePeriod', 'geographicLevel', 'location|LA', 'filter|O7CLF', 'indicator|dP0Zw')), direction: fc.oneof(fc.constantFrom('Asc', 'Desc', 'asc'), junkLeaf) },
+            {
+              field: fc.oneof(
+                junkString,
+                fc.constantFrom('timePeriod', 'geographicLevel', 'location|LA', 'filter|O7CLF', 'indicator|dP0Zw'),
+              ),
+              direction: fc.oneof(fc.constantFrom('Asc', 'Desc', 'asc'), junkLeaf),
+            },
             { requiredKeys: [] },
           ),
           { maxLength: 3 },
@@ -448,28 +561,46 @@ const junkBody = fc.oneof(
 );
 
 describe('hostile query bodies', () => {
-  it('any JSON body gives 200 or a 400 ValidationProblem, never a 5xx, and changes nothing', async () => {
-    rowIndexes.configure({ enabled: true });
-    const before = await databaseFingerprint(t.database.db);
-    await fc.assert(
-      fc.asyncProperty(junkBody, async (body) => {
-        const response = await post(body);
-        expect([200, 400], response.body).toContain(response.statusCode);
-        if (response.statusCode === 400) {
-          const problem = response.json();
-          expect(problem).toMatchObject({ status: 400, title: expect.any(String) });
-          expect(problem.errors.length).toBeGreaterThan(0);
-          for (const error of problem.errors) expect(error).toMatchObject({ code: expect.any(String), message: expect.any(String) });
-        }
-      }),
-      { seed: SEED + 2, numRuns: fuzzRuns(300) },
-    );
-    // Raw, non-JSON and deeply nested payloads.
-    const raw = ['{', '{"criteria":', 'null', '[]', '"x"', '{"criteria":{"and":[' + '{"and":['.repeat(40) + ']}'.repeat(40) + ']}}', '\u0000'];
-    for (const payload of raw) {
-      const response = await t.app.inject({ method: 'POST', url: URL, headers: { 'content-type': 'application/json' }, payload });
-      expect(response.statusCode, `${payload.slice(0, 30)} → ${response.body}`).toBeLessThan(500);
-    }
-    expect(await databaseFingerprint(t.database.db)).toEqual(before);
-  }, scaledMs(90000));
+  it(
+    'any JSON body gives 200 or a 400 ValidationProblem, never a 5xx, and changes nothing',
+    async () => {
+      rowIndexes.configure({ enabled: true });
+      const before = await databaseFingerprint(t.database.db);
+      await fc.assert(
+        fc.asyncProperty(junkBody, async (body) => {
+          const response = await post(body);
+          expect([200, 400], response.body).toContain(response.statusCode);
+          if (response.statusCode === 400) {
+            const problem = response.json();
+            expect(problem).toMatchObject({ status: 400, title: expect.any(String) });
+            expect(problem.errors.length).toBeGreaterThan(0);
+            for (const error of problem.errors)
+              expect(error).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+          }
+        }),
+        { seed: SEED + 2, numRuns: fuzzRuns(300) },
+      );
+      // Raw, non-JSON and deeply nested payloads.
+      const raw = [
+        '{',
+        '{"criteria":',
+        'null',
+        '[]',
+        '"x"',
+        '{"criteria":{"and":[' + '{"and":['.repeat(40) + ']}'.repeat(40) + ']}}',
+        '\u0000',
+      ];
+      for (const payload of raw) {
+        const response = await t.app.inject({
+          method: 'POST',
+          url: URL,
+          headers: { 'content-type': 'application/json' },
+          payload,
+        });
+        expect(response.statusCode, `${payload.slice(0, 30)} → ${response.body}`).toBeLessThan(500);
+      }
+      expect(await databaseFingerprint(t.database.db)).toEqual(before);
+    },
+    scaledMs(90000),
+  );
 });

@@ -34,13 +34,24 @@ export async function databaseFingerprint(
              md5(string_agg(r.j, E'\n' ORDER BY r.j)) AS digest
       FROM (SELECT (${row})::text AS j FROM ${sql.table(`${schema}.${name}`)} t) r`;
   });
-  const { rows } = await sql<{ name: string; rows: number; digest: string | null }>`${sql.join(parts, sql` UNION ALL `)}`.execute(db);
+  const { rows } = await sql<{
+    name: string;
+    rows: number;
+    digest: string | null;
+  }>`${sql.join(parts, sql` UNION ALL `)}`.execute(db);
   return Object.fromEntries(rows.map((r) => [r.name, `${r.rows}:${r.digest ?? ''}`]));
 }
 
 /** The register's tables (a cheaper fingerprint for per-request checks of register writes). */
 export const REGISTER_TABLES = [
-  'providers', 'authentication_tokens', 'schools', 'training_partners', 'trainees', 'trainee_audits', 'trainee_placements', 'trainee_degrees',
+  'providers',
+  'authentication_tokens',
+  'schools',
+  'training_partners',
+  'trainees',
+  'trainee_audits',
+  'trainee_placements',
+  'trainee_degrees',
 ];
 
 /**
@@ -51,14 +62,14 @@ export const HOSTILE_STRINGS: readonly string[] = [
   "'; drop table trainees; --",
   "' OR '1'='1",
   '"; DROP TABLE stats_data.v1; --',
-  "1; SELECT pg_sleep(5); --",
+  '1; SELECT pg_sleep(5); --',
   "x' UNION SELECT token_hash FROM authentication_tokens --",
   '%00',
   'a\u0000b',
   '\u0000',
   '../../../../etc/passwd',
   '..%2F..%2Fetc%2Fpasswd',
-  '=cmd|\'/C calc\'!A0',
+  "=cmd|'/C calc'!A0",
   '<script>alert(1)</script>',
   '${jndi:ldap://x}',
   '{{7*7}}',

@@ -24,7 +24,12 @@ let logged = '';
 
 const QUERY = `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query`;
 const BODY_BOUND = 64 * 1024;
-const postQuery = (body: unknown) => ({ method: 'POST' as const, url: QUERY, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+const postQuery = (body: unknown) => ({
+  method: 'POST' as const,
+  url: QUERY,
+  headers: { 'content-type': 'application/json' },
+  payload: JSON.stringify(body),
+});
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -39,7 +44,12 @@ beforeAll(async () => {
   provider = await createProviderWithToken(database.db);
   // Warm: the register's reference data loads on first use (once per process), which is not what is measured.
   const headers = { ...provider.auth, 'content-type': 'application/json' };
-  await app.inject({ method: 'POST', url: '/api/v2026.1/trainees', headers, payload: JSON.stringify({ data: { ...validTrainee(), degrees_attributes: [{}], placements_attributes: [{}] } }) });
+  await app.inject({
+    method: 'POST',
+    url: '/api/v2026.1/trainees',
+    headers,
+    payload: JSON.stringify({ data: { ...validTrainee(), degrees_attributes: [{}], placements_attributes: [{}] } }),
+  });
   await app.inject(postQuery({ sorts: [{}] }));
 });
 afterAll(async () => {
@@ -56,23 +66,33 @@ async function measured(request: InjectOptions) {
   return { response, ms, logBytes: Buffer.byteLength(logged), log: logged };
 }
 
-
 describe('the statistics query parsers', () => {
   it('1 MB of `sorts` (340,000 `{}` items): 400 with one error, refused before parsing, quickly', async () => {
     const payload = `{"sorts":[${new Array(340_000).fill('{}').join(',')}]}`;
     expect(payload.length).toBeLessThan(1024 * 1024);
-    const { response, ms, logBytes, log } = await measured({ method: 'POST', url: QUERY, headers: { 'content-type': 'application/json' }, payload });
+    const { response, ms, logBytes, log } = await measured({
+      method: 'POST',
+      url: QUERY,
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
     expect(response.statusCode).toBe(400);
     expect(response.body.length).toBeLessThan(BODY_BOUND);
     expect(ms).toBeLessThan(1000);
     expect(response.json()).toMatchObject({
       status: 400,
       title: 'One or more validation errors occurred.',
-      errors: [{ code: 'InvalidValue', message: `A list or object in the JSON body has more than ${MAX_JSON_ITEMS} items.` }],
+      errors: [
+        { code: 'InvalidValue', message: `A list or object in the JSON body has more than ${MAX_JSON_ITEMS} items.` },
+      ],
     });
     // Logged: status, code and counts only.
     expect(logBytes).toBeLessThan(16 * 1024);
-    const rejected = log.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => line.msg === 'request rejected');
+    const rejected = log
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
+      .find((line) => line.msg === 'request rejected');
     expect(rejected).toMatchObject({ status: 400, code: 'ValidationError', errors: 1 });
   });
 
@@ -86,7 +106,11 @@ describe('the statistics query parsers', () => {
     expect(body.errors[0]).toEqual({ path: 'sorts[0].field', code: 'InvalidValue', message: expect.any(String) });
     expect(body.omittedErrors).toBe(10_000 - MAX_REPORTED_ERRORS);
     expect(logBytes).toBeLessThan(16 * 1024);
-    const rejected = log.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => line.msg === 'request rejected');
+    const rejected = log
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
+      .find((line) => line.msg === 'request rejected');
     expect(rejected).toMatchObject({ status: 400, code: 'ValidationError', errors: 10_000 });
   });
 
@@ -134,8 +158,16 @@ describe('the catalogue query binder and Ajv errors', () => {
   });
 
   it('Ajv validation errors become at most 100 field errors and a count', () => {
-    const validation = Array.from({ length: 5000 }, (_, i) => ({ instancePath: `/items/${i}`, keyword: 'type', params: {}, message: 'must be string' }));
-    const error = Object.assign(new Error('invalid'), { validation, validationContext: 'body' }) as unknown as FastifyError;
+    const validation = Array.from({ length: 5000 }, (_, i) => ({
+      instancePath: `/items/${i}`,
+      keyword: 'type',
+      params: {},
+      message: 'must be string',
+    }));
+    const error = Object.assign(new Error('invalid'), {
+      validation,
+      validationContext: 'body',
+    }) as unknown as FastifyError;
     const appError = toAppError(error);
     expect(appError.status).toBe(400);
     expect((appError as unknown as { errors: unknown[] }).errors).toHaveLength(MAX_REPORTED_ERRORS);
@@ -158,7 +190,9 @@ describe('the register validators and form parser', () => {
     expect(response.statusCode).toBe(400);
     expect(response.body.length).toBeLessThan(BODY_BOUND);
     expect(ms).toBeLessThan(1000);
-    expect(response.json()).toEqual({ errors: [`A list or object in the JSON body has more than ${MAX_JSON_ITEMS} items.`] });
+    expect(response.json()).toEqual({
+      errors: [`A list or object in the JSON body has more than ${MAX_JSON_ITEMS} items.`],
+    });
     expect(logBytes).toBeLessThan(16 * 1024);
     expect(log).toContain('"msg":"request rejected"');
     expect(await database.db.selectFrom('trainees').select('id').execute()).toEqual([]);
@@ -191,7 +225,9 @@ describe('the register validators and form parser', () => {
     const payload = Array.from({ length: 20_000 }, () => 'data[degrees_attributes][][subject]=').join('&');
     const { response, ms } = await measured(post(payload, 'application/x-www-form-urlencoded'));
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ errors: [`The request body is not valid form data: more than ${FORM_MAX_PAIRS} parameters.`] });
+    expect(response.json()).toEqual({
+      errors: [`The request body is not valid form data: more than ${FORM_MAX_PAIRS} parameters.`],
+    });
     expect(ms).toBeLessThan(1000);
   });
 });

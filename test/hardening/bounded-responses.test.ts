@@ -61,25 +61,29 @@ describe('the write timeout', () => {
   it.each([
     ['a JSON page of 10,000 rows', 'application/json'],
     ['a CSV stream', 'text/csv'],
-  ])('drops a client that stops reading %s after STREAM_STALL_TIMEOUT_MS', async (_name, accept) => {
-    // The size of what the client would have had to read.
-    const fetchStarted = Date.now();
-    const whole = await fetch(`http://127.0.0.1:${port}${QUERY_PATH}`, { headers: { accept } });
-    expect(whole.status).toBe(200);
-    const size = (await whole.arrayBuffer()).byteLength;
-    expect(size).toBeGreaterThan(1_000_000);
-    // How long the server takes to produce it for a client that reads (on a loaded machine, seconds).
-    const produceMs = Date.now() - fetchStarted;
+  ])(
+    'drops a client that stops reading %s after STREAM_STALL_TIMEOUT_MS',
+    async (_name, accept) => {
+      // The size of what the client would have had to read.
+      const fetchStarted = Date.now();
+      const whole = await fetch(`http://127.0.0.1:${port}${QUERY_PATH}`, { headers: { accept } });
+      expect(whole.status).toBe(200);
+      const size = (await whole.arrayBuffer()).byteLength;
+      expect(size).toBeGreaterThan(1_000_000);
+      // How long the server takes to produce it for a client that reads (on a loaded machine, seconds).
+      const produceMs = Date.now() - fetchStarted;
 
-    const closed = nextServerSocketClosed();
-    const started = Date.now();
-    const client = connectAndStopReading(`GET ${QUERY_PATH} HTTP/1.1\r\nHost: x\r\nAccept: ${accept}\r\n\r\n`);
-    const closedAt = await closed;
-    // Dropped once it had taken nothing for STALL_MS (checked every STALL_MS / 4), not kept for as long as it likes.
-    expect(closedAt - started).toBeGreaterThanOrEqual(STALL_MS);
-    expect(closedAt - started).toBeLessThan(STALL_MS + produceMs + 5000);
-    client.destroy();
-  }, 90_000);
+      const closed = nextServerSocketClosed();
+      const started = Date.now();
+      const client = connectAndStopReading(`GET ${QUERY_PATH} HTTP/1.1\r\nHost: x\r\nAccept: ${accept}\r\n\r\n`);
+      const closedAt = await closed;
+      // Dropped once it had taken nothing for STALL_MS (checked every STALL_MS / 4), not kept for as long as it likes.
+      expect(closedAt - started).toBeGreaterThanOrEqual(STALL_MS);
+      expect(closedAt - started).toBeLessThan(STALL_MS + produceMs + 5000);
+      client.destroy();
+    },
+    90_000,
+  );
 
   it('leaves a client that reads slowly but steadily alone', async () => {
     const response = await fetch(`http://127.0.0.1:${port}${QUERY_PATH}`);
@@ -117,9 +121,11 @@ describe('hostile bodies at once', () => {
     // Warm (schema compilation, first connections): what is measured is the hostile load, not a cold start.
     await fetch(`${base}/v1/publications`).then((r) => r.arrayBuffer());
     const sent = Array.from({ length: 8 }, () =>
-      fetch(`${base}${QUERY_PATH}`.replace('?pageSize=10000', ''), { method: 'POST', headers: { 'content-type': 'application/json' }, body: hostile }).then(
-        async (r) => ({ status: r.status, bytes: (await r.arrayBuffer()).byteLength }),
-      ),
+      fetch(`${base}${QUERY_PATH}`.replace('?pageSize=10000', ''), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: hostile,
+      }).then(async (r) => ({ status: r.status, bytes: (await r.arrayBuffer()).byteLength })),
     );
     await new Promise((resolve) => setTimeout(resolve, 20));
     const started = performance.now();

@@ -60,19 +60,33 @@ describe('CLI exit codes on the embedded database', () => {
     expectLoudFailure(duplicate, /12345678/);
 
     const refusedImport = await cli('import', [
-      '--data-set', '00000000-0000-4000-8000-000000000000', '--version', '1.0',
-      '--data', ABSENCE_SCHOOL.dataPath, '--meta', ABSENCE_SCHOOL.metaPath,
+      '--data-set',
+      '00000000-0000-4000-8000-000000000000',
+      '--version',
+      '1.0',
+      '--data',
+      ABSENCE_SCHOOL.dataPath,
+      '--meta',
+      ABSENCE_SCHOOL.metaPath,
     ]);
     expectLoudFailure(refusedImport, /00000000-0000-4000-8000-000000000000|data set/i);
 
-    const refusedPublish = await cli('stats-admin', ['publish', '--data-set', '00000000-0000-4000-8000-000000000000', '--version', '1.0']);
+    const refusedPublish = await cli('stats-admin', [
+      'publish',
+      '--data-set',
+      '00000000-0000-4000-8000-000000000000',
+      '--version',
+      '1.0',
+    ]);
     expectLoudFailure(refusedPublish, /data set|not found|No /i);
 
     // A database the migrator cannot trust: a migration applied that this release does not know.
     const cluster = await startEmbeddedPostgres(dataDir);
     const client = new pg.Client({ connectionString: cluster.url });
     await client.connect();
-    await client.query(`INSERT INTO kysely_migration (name, timestamp) VALUES ('9999-12-31T0000-from-the-future', now()::text)`);
+    await client.query(
+      `INSERT INTO kysely_migration (name, timestamp) VALUES ('9999-12-31T0000-from-the-future', now()::text)`,
+    );
     await client.end();
     await cluster.stop();
 

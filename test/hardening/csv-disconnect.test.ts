@@ -24,7 +24,12 @@ beforeAll(async () => {
   await multiplyFixtureRows(database.db, 'many_rows', 5000);
   pool = createDatabase(database.url, { max: 2, applicationName: 'csv-disconnect-test' });
   // The CSV always streams from a database cursor; no in-memory index (budget 0) reads the big view meanwhile.
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0', QUERY_INDEX_MEMORY_MB: '0' });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: database.url,
+    QUERY_VERSION_CACHE_MS: '0',
+    QUERY_INDEX_MEMORY_MB: '0',
+  });
   app = await buildApp(config, { db: pool.db, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

@@ -91,7 +91,10 @@ async function drill(fault: () => Promise<void>): Promise<Outcome[]> {
   let recovered = false;
   while (!recovered && Date.now() < recoveredBy) {
     await new Promise((r) => setTimeout(r, 500));
-    const probe = await fetch(`${server.url}/health/ready`).then((r) => r.status, () => 0);
+    const probe = await fetch(`${server.url}/health/ready`).then(
+      (r) => r.status,
+      () => 0,
+    );
     recovered = probe === 200;
   }
   await new Promise((r) => setTimeout(r, 1500));
@@ -112,7 +115,9 @@ async function expectSurvivedWithoutLoss(outcomes: Outcome[], since: number): Pr
   expect([...statuses].filter((s) => s !== 201 && s !== 503)).toEqual([]);
   const unavailable = outcomes.find((o) => o.status === 503)!;
   // The register API's own error body (as the real service's), never a stack trace or a driver message.
-  expect(JSON.parse(unavailable.body)).toEqual({ error: expect.stringMatching(/temporarily unavailable|did not answer/) });
+  expect(JSON.parse(unavailable.body)).toEqual({
+    error: expect.stringMatching(/temporarily unavailable|did not answer/),
+  });
   // Writes at the end of the drill succeed again.
   const last = outcomes.slice(-8);
   expect(last.some((o) => o.status === 201)).toBe(true);
@@ -150,7 +155,17 @@ describe('database restart under register write load', () => {
       }
       // Wait until every one is gone, so the restart finds no process using the old shared memory.
       const until = Date.now() + 10000;
-      while (Date.now() < until && [pid, ...backends].some((p) => { try { process.kill(p, 0); return true; } catch { return false; } })) {
+      while (
+        Date.now() < until &&
+        [pid, ...backends].some((p) => {
+          try {
+            process.kill(p, 0);
+            return true;
+          } catch {
+            return false;
+          }
+        })
+      ) {
         await new Promise((r) => setTimeout(r, 50));
       }
     });

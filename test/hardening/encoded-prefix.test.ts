@@ -28,13 +28,21 @@ describe('percent-encoded API prefixes', () => {
   });
 
   it('gives /%761/… the statistics CORS headers, preflight included', async () => {
-    const get = await t.app.inject({ url: '/%761/publications', remoteAddress: '10.8.0.2', headers: { origin: 'https://example.org' } });
+    const get = await t.app.inject({
+      url: '/%761/publications',
+      remoteAddress: '10.8.0.2',
+      headers: { origin: 'https://example.org' },
+    });
     expect(get.headers['access-control-allow-origin']).toBe('*');
     const preflight = await t.app.inject({
       method: 'OPTIONS',
       url: `/%761/data-sets/${ABSENCE_SCHOOL.dataSetId}/query`,
       remoteAddress: '10.8.0.3',
-      headers: { origin: 'https://example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: 'https://example.org',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     });
     expect(preflight.statusCode).toBe(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('*');
@@ -47,7 +55,10 @@ describe('percent-encoded API prefixes', () => {
       await locker.query('BEGIN');
       await locker.query('LOCK TABLE data_sets IN ACCESS EXCLUSIVE MODE');
       const started = Date.now();
-      const response = await t.app.inject({ url: `/%761/data-sets/${ABSENCE_SCHOOL.dataSetId}`, remoteAddress: '10.8.0.4' });
+      const response = await t.app.inject({
+        url: `/%761/data-sets/${ABSENCE_SCHOOL.dataSetId}`,
+        remoteAddress: '10.8.0.4',
+      });
       expect(response.statusCode).toBe(504);
       expect(response.json()).toMatchObject({ status: 504, title: 'Gateway Timeout' });
       expect(Date.now() - started).toBeLessThan(5000);
@@ -59,7 +70,11 @@ describe('percent-encoded API prefixes', () => {
 
   it('serves /%61pi/… as the register API: rate-limited like /api/…, and without CORS', async () => {
     const call = (url: string) =>
-      t.app.inject({ url, remoteAddress: '10.8.0.5', headers: { authorization: 'Bearer not-a-token', origin: 'https://example.org' } });
+      t.app.inject({
+        url,
+        remoteAddress: '10.8.0.5',
+        headers: { authorization: 'Bearer not-a-token', origin: 'https://example.org' },
+      });
     const first = await call('/%61pi/v2026.1/info');
     expect(first.statusCode).toBe(401);
     expect(first.headers['access-control-allow-origin']).toBeUndefined();

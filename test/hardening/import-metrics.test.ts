@@ -45,7 +45,12 @@ describe('import progress metrics', () => {
     try {
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE data_set_version_files IN SHARE MODE');
-      const importing = importDataSetVersion(t.database, { dataSetId, version: '1.0', dataPath, metaPath: ABSENCE_SCHOOL.metaPath });
+      const importing = importDataSetVersion(t.database, {
+        dataSetId,
+        version: '1.0',
+        dataPath,
+        metaPath: ABSENCE_SCHOOL.metaPath,
+      });
       importing.catch(() => undefined);
       const seen: Array<{ running: number; rows: number }> = [];
       for (let attempt = 0; attempt < 600 && seen.at(-1)?.rows !== 86400; attempt++) {

@@ -37,7 +37,12 @@ describe('rate limits', () => {
     const aSecond = await createToken(t.database.db, { providerUkprn: a.ukprn, environment: 'sandbox' });
     const b = await createProviderWithToken(t.database.db);
     const call = (token: string) =>
-      t.app.inject({ method: 'GET', url: '/api/v2026.1/info', remoteAddress: '10.9.9.3', headers: { authorization: `Bearer ${token}` } });
+      t.app.inject({
+        method: 'GET',
+        url: '/api/v2026.1/info',
+        remoteAddress: '10.9.9.3',
+        headers: { authorization: `Bearer ${token}` },
+      });
     expect((await call(a.token)).statusCode).toBe(200);
     expect((await call(aSecond.token)).statusCode).toBe(200);
     const third = await call(a.token);
@@ -48,7 +53,12 @@ describe('rate limits', () => {
 
   it('counts requests without a valid token per address: made-up tokens cannot each get a fresh counter', async () => {
     const call = (token: string, remoteAddress = '10.9.9.6') =>
-      t.app.inject({ method: 'GET', url: '/api/v2026.1/info', remoteAddress, headers: { authorization: `Bearer ${token}` } });
+      t.app.inject({
+        method: 'GET',
+        url: '/api/v2026.1/info',
+        remoteAddress,
+        headers: { authorization: `Bearer ${token}` },
+      });
     expect((await call('made-up-1')).statusCode).toBe(401);
     expect((await call('made-up-2')).statusCode).toBe(401);
     const third = await call('made-up-3');
@@ -64,7 +74,9 @@ describe('rate limits', () => {
 
   it('does not limit health checks', async () => {
     for (let i = 0; i < 6; i++) {
-      expect((await t.app.inject({ method: 'GET', url: '/health/live', remoteAddress: '10.9.9.4' })).statusCode).toBe(200);
+      expect((await t.app.inject({ method: 'GET', url: '/health/live', remoteAddress: '10.9.9.4' })).statusCode).toBe(
+        200,
+      );
     }
   });
 });
@@ -147,7 +159,9 @@ describe('metrics', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.body).toMatch(/http_requests_total\{method="GET",route="\/health\/live",status="200"\} \d+/);
-    expect(res.body).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/health\/live",status="200"\}/);
+    expect(res.body).toMatch(
+      /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/health\/live",status="200"\}/,
+    );
     expect(res.body).toMatch(/db_pool_connections\{pool="primary",state="total"\} \d+/);
     expect(res.body).toMatch(/statistics_import_rows_loaded 0/);
   });

@@ -26,11 +26,21 @@ beforeAll(async () => {
     .select('rows_table')
     .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
     .executeTakeFirstOrThrow();
-  await primary.db.updateTable('publications').set({ title: 'Served by the primary' }).where('id', '=', ABSENCE_SCHOOL.publicationId).execute();
+  await primary.db
+    .updateTable('publications')
+    .set({ title: 'Served by the primary' })
+    .where('id', '=', ABSENCE_SCHOOL.publicationId)
+    .execute();
   await sql`DELETE FROM ${sql.table(`stats_data.${rowsTable}`)}`.execute(primary.db);
   await primary.db.deleteFrom('version_row_index_chunks').execute();
-  await replica.db.updateTable('publications').set({ title: 'Served by the replica' }).where('id', '=', ABSENCE_SCHOOL.publicationId).execute();
-  await sql`DROP TABLE trainee_degrees, trainee_placements, trainee_audits, trainees, authentication_tokens, providers CASCADE`.execute(replica.db);
+  await replica.db
+    .updateTable('publications')
+    .set({ title: 'Served by the replica' })
+    .where('id', '=', ABSENCE_SCHOOL.publicationId)
+    .execute();
+  await sql`DROP TABLE trainee_degrees, trainee_placements, trainee_audits, trainees, authentication_tokens, providers CASCADE`.execute(
+    replica.db,
+  );
 
   // As the server wires it (src/server.ts): openRuntime from the configuration, then the app on both pools.
   const config = loadConfig({
@@ -58,7 +68,8 @@ afterAll(async () => {
 describe('DATABASE_READ_URL', () => {
   it('opens a separate read pool on the replica', async () => {
     expect(runtime.read).not.toBe(runtime.primary);
-    const names = async (handle: Runtime['read']) => (await sql<{ name: string }>`SELECT current_database() AS name`.execute(handle.db)).rows[0]!.name;
+    const names = async (handle: Runtime['read']) =>
+      (await sql<{ name: string }>`SELECT current_database() AS name`.execute(handle.db)).rows[0]!.name;
     expect(await names(runtime.read)).toBe(replica.name);
     expect(await names(runtime.primary)).toBe(primary.name);
   });
@@ -68,7 +79,10 @@ describe('DATABASE_READ_URL', () => {
     expect(publication.statusCode).toBe(200);
     expect(publication.json().title).toBe('Served by the replica');
 
-    const query = await app.inject({ method: 'GET', url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?pageSize=1` });
+    const query = await app.inject({
+      method: 'GET',
+      url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query?pageSize=1`,
+    });
     expect(query.statusCode).toBe(200);
     expect(query.json().paging.totalResults).toBe(216); // the primary's copy has no rows
 

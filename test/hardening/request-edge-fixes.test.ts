@@ -22,19 +22,30 @@ describe('withdraw with `reasons` that is not a list of strings', () => {
   const base = { withdrawal_date: today(), trigger: 'provider', future_interest: 'no' };
   const NO_REASONS = 'reasons Choose one or more reasons why the trainee withdrew from the course';
 
-  it.each(['v2025.0', 'v2026.0', 'v2026.1'])('%s: `{"reasons":{"toString":1}}` is 422 "Choose one or more reasons", not 500', async (version) => {
-    const id = await f.insertTrainee({ state: 'trn_received' });
-    const data = version === 'v2025.0' ? { ...base, withdraw_date: today(), withdrawal_date: undefined } : base;
-    const response = await f.call('POST', version, `/trainees/${id}/withdraw`, { data: { ...data, reasons: { toString: 1 } } });
-    expect(response.statusCode).toBe(422);
-    expect(response.json()).toEqual({ errors: [{ error: 'UnprocessableEntity', message: NO_REASONS }] });
-    const stored = await f.database.db.selectFrom('trainees').select('state').where('id', '=', id).executeTakeFirstOrThrow();
-    expect(stored.state).toBe('trn_received');
-  });
+  it.each(['v2025.0', 'v2026.0', 'v2026.1'])(
+    '%s: `{"reasons":{"toString":1}}` is 422 "Choose one or more reasons", not 500',
+    async (version) => {
+      const id = await f.insertTrainee({ state: 'trn_received' });
+      const data = version === 'v2025.0' ? { ...base, withdraw_date: today(), withdrawal_date: undefined } : base;
+      const response = await f.call('POST', version, `/trainees/${id}/withdraw`, {
+        data: { ...data, reasons: { toString: 1 } },
+      });
+      expect(response.statusCode).toBe(422);
+      expect(response.json()).toEqual({ errors: [{ error: 'UnprocessableEntity', message: NO_REASONS }] });
+      const stored = await f.database.db
+        .selectFrom('trainees')
+        .select('state')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      expect(stored.state).toBe('trn_received');
+    },
+  );
 
   it('a list holding an object is dropped like the hash', async () => {
     const id = await f.insertTrainee({ state: 'trn_received' });
-    const response = await f.call('POST', 'v2026.1', `/trainees/${id}/withdraw`, { data: { ...base, reasons: [{ toString: 1 }] } });
+    const response = await f.call('POST', 'v2026.1', `/trainees/${id}/withdraw`, {
+      data: { ...base, reasons: [{ toString: 1 }] },
+    });
     expect(response.statusCode).toBe(422);
     expect(response.json().errors[0].message).toBe(NO_REASONS);
   });
@@ -101,15 +112,25 @@ describe('Accept q-values on the query', () => {
 });
 
 describe('dataSetVersion with white space around it', () => {
-  it.each([' 1.0', '1.0\n', '\n1.0\n', '1.0 '])('%j is refused as not a version (404), in GET and POST queries and meta', async (version) => {
-    const encoded = encodeURIComponent(version);
-    const get = await f.app.inject({ url: `${QUERY}?dataSetVersion=${encoded}` });
-    expect(get.statusCode).toBe(404);
-    const post = await f.app.inject({ method: 'POST', url: `${QUERY}?dataSetVersion=${encoded}`, headers: { 'content-type': 'application/json' }, payload: '{}' });
-    expect(post.statusCode).toBe(404);
-    const meta = await f.app.inject({ url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/meta?dataSetVersion=${encoded}` });
-    expect(meta.statusCode).toBe(404);
-  });
+  it.each([' 1.0', '1.0\n', '\n1.0\n', '1.0 '])(
+    '%j is refused as not a version (404), in GET and POST queries and meta',
+    async (version) => {
+      const encoded = encodeURIComponent(version);
+      const get = await f.app.inject({ url: `${QUERY}?dataSetVersion=${encoded}` });
+      expect(get.statusCode).toBe(404);
+      const post = await f.app.inject({
+        method: 'POST',
+        url: `${QUERY}?dataSetVersion=${encoded}`,
+        headers: { 'content-type': 'application/json' },
+        payload: '{}',
+      });
+      expect(post.statusCode).toBe(404);
+      const meta = await f.app.inject({
+        url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/meta?dataSetVersion=${encoded}`,
+      });
+      expect(meta.statusCode).toBe(404);
+    },
+  );
 
   it('the version itself, and a blank one (the latest), still answer', async () => {
     expect((await f.app.inject({ url: `${QUERY}?dataSetVersion=1.0&pageSize=1` })).statusCode).toBe(200);

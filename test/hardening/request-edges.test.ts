@@ -57,7 +57,9 @@ describe('unknown methods on known paths', () => {
     const response = await t.app.inject({ method: 'PUT', url: '/api/v2026.1/trainees', headers: provider.auth });
     expect(response.statusCode).toBe(405);
     expect(response.headers.allow).toBe('GET, HEAD, POST');
-    expect(response.json()).toEqual({ errors: [{ error: 'MethodNotAllowed', message: expect.stringContaining('PUT') }] });
+    expect(response.json()).toEqual({
+      errors: [{ error: 'MethodNotAllowed', message: expect.stringContaining('PUT') }],
+    });
     const unknown = await t.app.inject({ method: 'PUT', url: '/api/v2026.1/nothing-here', headers: provider.auth });
     expect(unknown.statusCode).toBe(404);
   });

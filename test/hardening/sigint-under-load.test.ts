@@ -37,7 +37,9 @@ function alive(pid: number): boolean {
 
 /** The live processes of a process group. */
 function groupMembers(pgid: number): number[] {
-  return processStats().filter((p) => p.pgid === pgid && p.state !== 'Z').map((p) => p.pid);
+  return processStats()
+    .filter((p) => p.pgid === pgid && p.state !== 'Z')
+    .map((p) => p.pid);
 }
 
 describe('SIGINT to the process group of the built server under load', () => {
@@ -63,7 +65,10 @@ describe('SIGINT to the process group of the built server under load', () => {
     const client = async () => {
       const urls = ['/v1/publications', '/health/ready', '/api/v2026.1/reference-data', '/'];
       for (let i = 0; !stopped; i++) {
-        const ok = await fetch(`${server!.url}${urls[i % urls.length]}`).then((r) => r.arrayBuffer().then(() => true), () => false);
+        const ok = await fetch(`${server!.url}${urls[i % urls.length]}`).then(
+          (r) => r.arrayBuffer().then(() => true),
+          () => false,
+        );
         if (ok) answered += 1;
         else stopped = true;
       }

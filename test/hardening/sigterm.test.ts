@@ -25,7 +25,10 @@ describe('SIGTERM with requests in flight', () => {
     const exited = stopServerProcess(server.child, 'SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
     // New requests are refused while it drains: the connection is refused, or answered 503 and closed.
-    const late = await fetch(`${server.url}/health/live`).then((r) => r.status, () => 'refused');
+    const late = await fetch(`${server.url}/health/live`).then(
+      (r) => r.status,
+      () => 'refused',
+    );
     expect([503, 'refused']).toContain(late);
     await blocker.query('ROLLBACK');
     await blocker.end();

@@ -11,7 +11,15 @@ import { clientKeyOf } from '../../src/plugins/streaming.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 import { createProviderWithToken } from '../register/helpers.js';
-import { expectServiceAnswersOthers, hangUpAfter, rawRequest, registerCall, statusOf, until, type Bystander } from '../events/outside.js';
+import {
+  expectServiceAnswersOthers,
+  hangUpAfter,
+  rawRequest,
+  registerCall,
+  statusOf,
+  until,
+  type Bystander,
+} from '../events/outside.js';
 import { loopbackNetwork, startReceiver } from '../events/receiver.js';
 
 let t: TestApp;
@@ -24,9 +32,17 @@ const CSV = { accept: 'text/csv' };
 beforeAll(async () => {
   t = await buildTestApp(
     {
-      RATE_LIMIT_REGISTER_MAX: '100000', RATE_LIMIT_STATISTICS_MAX: '100000', TRUST_PROXY: 'true', QUERY_VERSION_CACHE_MS: '0',
-      EVENTS_STREAM_MAX_PER_CLIENT: '2', EVENTS_STREAM_MAX_CONCURRENT: '6', EVENTS_STREAM_RESERVED_FOR_PROVIDERS: '2',
-      QUERY_CSV_MAX_PER_CLIENT: '2', QUERY_CSV_MAX_CONCURRENT: '4', WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', WEBHOOK_POLL_MS: '100',
+      RATE_LIMIT_REGISTER_MAX: '100000',
+      RATE_LIMIT_STATISTICS_MAX: '100000',
+      TRUST_PROXY: 'true',
+      QUERY_VERSION_CACHE_MS: '0',
+      EVENTS_STREAM_MAX_PER_CLIENT: '2',
+      EVENTS_STREAM_MAX_CONCURRENT: '6',
+      EVENTS_STREAM_RESERVED_FOR_PROVIDERS: '2',
+      QUERY_CSV_MAX_PER_CLIENT: '2',
+      QUERY_CSV_MAX_CONCURRENT: '4',
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+      WEBHOOK_POLL_MS: '100',
     },
     { webhookNetwork: loopbackNetwork().network },
   );
@@ -44,11 +60,15 @@ afterAll(async () => {
 /** No slot held, for 500 ms in a row (requests of clients already gone may still be arriving on a busy machine). */
 async function expectNoSlotHeld() {
   let freeSince = 0;
-  await until(() => {
-    if (t.app.events.slots.running !== 0 || t.app.streaming.exports.running !== 0) freeSince = 0;
-    else freeSince ||= Date.now();
-    return freeSince > 0 && Date.now() - freeSince >= 500;
-  }, 10_000, `every slot given back (streams ${t.app.events.slots.running}, exports ${t.app.streaming.exports.running})`);
+  await until(
+    () => {
+      if (t.app.events.slots.running !== 0 || t.app.streaming.exports.running !== 0) freeSince = 0;
+      else freeSince ||= Date.now();
+      return freeSince > 0 && Date.now() - freeSince >= 500;
+    },
+    10_000,
+    `every slot given back (streams ${t.app.events.slots.running}, exports ${t.app.streaming.exports.running})`,
+  );
 }
 
 /** The cursor of the newest event (a Last-Event-ID the stream accepts), so the handler reads a page too. */
@@ -59,8 +79,16 @@ async function newestCursor(): Promise<string> {
 
 describe('slots are given back whenever the client hangs up', () => {
   it('before the handler runs: 30 streams and 30 exports abandoned at once', async () => {
-    await Promise.all(Array.from({ length: 30 }, (_, i) => hangUpAfter(base, '/v1/events', { ...STREAM, 'x-forwarded-for': `198.51.100.${i}` }, 0)));
-    await Promise.all(Array.from({ length: 30 }, (_, i) => hangUpAfter(base, CSV_PATH, { ...CSV, 'x-forwarded-for': `198.51.100.${i}` }, 0)));
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        hangUpAfter(base, '/v1/events', { ...STREAM, 'x-forwarded-for': `198.51.100.${i}` }, 0),
+      ),
+    );
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        hangUpAfter(base, CSV_PATH, { ...CSV, 'x-forwarded-for': `198.51.100.${i}` }, 0),
+      ),
+    );
     await expectNoSlotHeld();
     await expectServiceAnswersOthers(t, base, bystander);
   });
@@ -96,7 +124,11 @@ describe('slots are given back whenever the client hangs up', () => {
           return catchUp();
         };
         deps.db = db.withPlugin(pause);
-        const request = rawRequest(base, '/v1/events', { ...STREAM, 'last-event-id': cursor, 'x-forwarded-for': '203.0.113.7' });
+        const request = rawRequest(base, '/v1/events', {
+          ...STREAM,
+          'last-event-id': cursor,
+          'x-forwarded-for': '203.0.113.7',
+        });
         await until(() => reached, 5000, `the handler to reach await ${pauseAt}`);
         expect(deps.slots.running).toBe(1);
         // Hang up while the handler waits.
@@ -109,7 +141,8 @@ describe('slots are given back whenever the client hangs up', () => {
       sequencer.catchUp = catchUp;
     }
     // The same client can still open its 2 streams.
-    for (let i = 0; i < 2; i++) expect(await statusOf(base, '/v1/events', { ...STREAM, 'x-forwarded-for': '203.0.113.7' })).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect(await statusOf(base, '/v1/events', { ...STREAM, 'x-forwarded-for': '203.0.113.7' })).toBe(200);
     await expectNoSlotHeld();
   });
 
@@ -146,7 +179,7 @@ describe('slots are given back whenever the client hangs up', () => {
 });
 
 describe('shares and client keys', () => {
-  it('anonymous streams cannot take the providers\' share: 503 for the next anonymous client, 200 for a provider', async () => {
+  it("anonymous streams cannot take the providers' share: 503 for the next anonymous client, 200 for a provider", async () => {
     const opened: Array<() => void> = [];
     try {
       // 6 in all, 2 reserved: 4 anonymous clients fill the anonymous share.
@@ -179,7 +212,10 @@ describe('shares and client keys', () => {
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
     const { buildApp } = await import('../../src/app.js');
-    const app = await buildApp({ ...t.config, EVENTS_STREAM_MAX_PER_CLIENT: 1 }, { db: t.database.db, logger: { level: 'info', stream: sink }, webhookWorker: false });
+    const app = await buildApp(
+      { ...t.config, EVENTS_STREAM_MAX_PER_CLIENT: 1 },
+      { db: t.database.db, logger: { level: 'info', stream: sink }, webhookWorker: false },
+    );
     try {
       await app.listen({ port: 0, host: '127.0.0.1' });
       const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

@@ -83,7 +83,10 @@ afterEach(async () => {
 });
 
 /** A GET whose response is never read after its headers: the client's socket buffers fill, then the server's. */
-function stalledGet(url: string, headers: Record<string, string>): { status: Promise<number>; closed: Promise<void>; destroy(): void } {
+function stalledGet(
+  url: string,
+  headers: Record<string, string>,
+): { status: Promise<number>; closed: Promise<void>; destroy(): void } {
   let request!: http.ClientRequest;
   let closedResolve!: () => void;
   const closed = new Promise<void>((resolve) => (closedResolve = resolve));
@@ -106,7 +109,11 @@ function stalledGet(url: string, headers: Record<string, string>): { status: Pro
  * register writes, which share the test machine's two cores with the readers' sorts and the other test files; both
  * times the machine's measured slowness (test/helpers/machine-speed.ts).
  */
-async function timed(url: string, init: RequestInit = {}, limitMs = scaledMs(2000)): Promise<{ status: number; ms: number }> {
+async function timed(
+  url: string,
+  init: RequestInit = {},
+  limitMs = scaledMs(2000),
+): Promise<{ status: number; ms: number }> {
   const started = Date.now();
   try {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(limitMs) });
@@ -127,11 +134,15 @@ async function checkOthersAnswer(base: string): Promise<void> {
   for (let round = 0; round < 3; round++) {
     created += 1;
     const name = `Stall${String.fromCharCode(65 + (created % 26))}${created}`;
-    const create = await timed(`${base}/api/v2026.1/trainees`, {
-      method: 'POST',
-      headers: { ...provider.auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ data: validTrainee({ first_names: name, last_name: `Reader${name}` }) }),
-    }, scaledMs(5000));
+    const create = await timed(
+      `${base}/api/v2026.1/trainees`,
+      {
+        method: 'POST',
+        headers: { ...provider.auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ data: validTrainee({ first_names: name, last_name: `Reader${name}` }) }),
+      },
+      scaledMs(5000),
+    );
     expect(create.status).toBe(201);
     const [list, live, ready] = await Promise.all([
       timed(`${base}/api/v2026.1/trainees`, { headers: provider.auth }),
@@ -157,72 +168,110 @@ async function waitUntil(condition: () => boolean | Promise<boolean>, ms: number
 const queryUrl = (base: string) => `${base}/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query`;
 
 describe('stalled CSV readers', () => {
-  it('twelve stalled query-CSV readers (and twelve data set downloads) leave the register API and both health checks answering, and are dropped after STREAM_STALL_TIMEOUT_MS', async () => {
-    const { base, runtime } = await serve({ STREAM_STALL_TIMEOUT_MS: '1500', QUERY_CSV_MAX_PER_CLIENT: '12', QUERY_CSV_MAX_CONCURRENT: '12' });
-    const readers = Array.from({ length: 12 }, () => stalledGet(queryUrl(base), { accept: 'text/csv' }));
-    const downloads = Array.from({ length: 12 }, () => stalledGet(`${base}/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/csv`, {}));
-    try {
-      // The statistics pool (3) is taken by the first readers; the rest wait for a connection or get 503.
-      await waitUntil(() => runtime.read.pool.totalCount - runtime.read.pool.idleCount >= 3, 10000);
-      await checkOthersAnswer(base);
+  it(
+    'twelve stalled query-CSV readers (and twelve data set downloads) leave the register API and both health checks answering, and are dropped after STREAM_STALL_TIMEOUT_MS',
+    async () => {
+      const { base, runtime } = await serve({
+        STREAM_STALL_TIMEOUT_MS: '1500',
+        QUERY_CSV_MAX_PER_CLIENT: '12',
+        QUERY_CSV_MAX_CONCURRENT: '12',
+      });
+      const readers = Array.from({ length: 12 }, () => stalledGet(queryUrl(base), { accept: 'text/csv' }));
+      const downloads = Array.from({ length: 12 }, () =>
+        stalledGet(`${base}/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/csv`, {}),
+      );
+      try {
+        // The statistics pool (3) is taken by the first readers; the rest wait for a connection or get 503.
+        await waitUntil(() => runtime.read.pool.totalCount - runtime.read.pool.idleCount >= 3, 10000);
+        await checkOthersAnswer(base);
 
-      // Each stalled reader is disconnected, its cursor closed and its connection given back.
-      // Which of the 24 win the statistics pool's 3 connections is a race between query exports and downloads:
-      // together they hold the whole pool, the others wait for a connection and get 503.
-      const statuses = await Promise.all([...readers, ...downloads].map((r) => r.status));
-      expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
-      expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(3);
-      const dropped = await waitUntil(async () => {
-        const { rows } = await sql<{ n: number }>`
+        // Each stalled reader is disconnected, its cursor closed and its connection given back.
+        // Which of the 24 win the statistics pool's 3 connections is a race between query exports and downloads:
+        // together they hold the whole pool, the others wait for a connection and get 503.
+        const statuses = await Promise.all([...readers, ...downloads].map((r) => r.status));
+        expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+        expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(3);
+        const dropped = await waitUntil(async () => {
+          const { rows } = await sql<{ n: number }>`
           SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE application_name = 'stalled-readers-test' AND state <> 'idle' AND pid <> pg_backend_pid()`.execute(database.db);
-        return rows[0]!.n === 0 && runtime.read.pool.totalCount === runtime.read.pool.idleCount;
-      }, scaledMs(20000));
-      expect(dropped).toBe(true);
-      expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
+          WHERE application_name = 'stalled-readers-test' AND state <> 'idle' AND pid <> pg_backend_pid()`.execute(
+            database.db,
+          );
+          return rows[0]!.n === 0 && runtime.read.pool.totalCount === runtime.read.pool.idleCount;
+        }, scaledMs(20000));
+        expect(dropped).toBe(true);
+        expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
+        await checkOthersAnswer(base);
+      } finally {
+        for (const r of [...readers, ...downloads]) r.destroy();
+      }
+    },
+    scaledMs(90000),
+  );
+
+  it(
+    'caps concurrent query-CSV exports: 429 beyond QUERY_CSV_MAX_PER_CLIENT per client IP, 503 beyond QUERY_CSV_MAX_CONCURRENT',
+    async () => {
+      const { base } = await serve({
+        STREAM_STALL_TIMEOUT_MS: '60000',
+        QUERY_CSV_MAX_PER_CLIENT: '2',
+        QUERY_CSV_MAX_CONCURRENT: '3',
+        TRUST_PROXY: 'true',
+      });
+      const from = (ip: string) => ({ accept: 'text/csv', 'x-forwarded-for': ip });
+      const readers = [
+        stalledGet(queryUrl(base), from('198.51.100.1')),
+        stalledGet(queryUrl(base), from('198.51.100.1')),
+      ];
+      try {
+        expect(await Promise.all(readers.map((r) => r.status))).toEqual([200, 200]);
+        const third = await fetch(queryUrl(base), { headers: from('198.51.100.1') });
+        expect(third.status).toBe(429);
+        expect(await third.json()).toMatchObject({ status: 429 });
+        // Another client still gets one, up to the total.
+        readers.push(stalledGet(queryUrl(base), from('198.51.100.2')));
+        expect(await readers[2]!.status).toBe(200);
+        const overTotal = await fetch(queryUrl(base), { headers: from('198.51.100.3') });
+        expect(overTotal.status).toBe(503);
+        // A client gets its slot back once one of its exports ends.
+        readers[0]!.destroy();
+        await readers[0]!.closed;
+        readers.push(stalledGet(queryUrl(base), from('198.51.100.1')));
+        expect(await readers[3]!.status).toBe(200);
+      } finally {
+        for (const r of readers) r.destroy();
+      }
+    },
+    scaledMs(60000),
+  );
+
+  it(
+    'a burst of 64 expensive statistics requests leaves the register API and /health/live answering',
+    async () => {
+      const { base } = await serve({
+        STREAM_STALL_TIMEOUT_MS: '5000',
+        QUERY_CSV_MAX_PER_CLIENT: '64',
+        QUERY_CSV_MAX_CONCURRENT: '64',
+        REQUEST_TIMEOUT_MS: '5000',
+        DATABASE_STATEMENT_TIMEOUT_MS: '5000',
+      });
+      const burst = Array.from({ length: 64 }, (_, i) =>
+        i % 2 === 0
+          ? fetch(`${queryUrl(base)}?pageSize=10000&page=${1 + (i % 7)}`, { signal: AbortSignal.timeout(60000) })
+              .then((r) => r.arrayBuffer().then(() => r.status))
+              .catch(() => 0)
+          : fetch(queryUrl(base), { headers: { accept: 'text/csv' }, signal: AbortSignal.timeout(3000) })
+              .then((r) => r.arrayBuffer().then(() => r.status))
+              .catch(() => 0),
+      );
+      await new Promise((r) => setTimeout(r, 300));
       await checkOthersAnswer(base);
-    } finally {
-      for (const r of [...readers, ...downloads]) r.destroy();
-    }
-  }, scaledMs(90000));
-
-  it('caps concurrent query-CSV exports: 429 beyond QUERY_CSV_MAX_PER_CLIENT per client IP, 503 beyond QUERY_CSV_MAX_CONCURRENT', async () => {
-    const { base } = await serve({ STREAM_STALL_TIMEOUT_MS: '60000', QUERY_CSV_MAX_PER_CLIENT: '2', QUERY_CSV_MAX_CONCURRENT: '3', TRUST_PROXY: 'true' });
-    const from = (ip: string) => ({ accept: 'text/csv', 'x-forwarded-for': ip });
-    const readers = [stalledGet(queryUrl(base), from('198.51.100.1')), stalledGet(queryUrl(base), from('198.51.100.1'))];
-    try {
-      expect(await Promise.all(readers.map((r) => r.status))).toEqual([200, 200]);
-      const third = await fetch(queryUrl(base), { headers: from('198.51.100.1') });
-      expect(third.status).toBe(429);
-      expect(await third.json()).toMatchObject({ status: 429 });
-      // Another client still gets one, up to the total.
-      readers.push(stalledGet(queryUrl(base), from('198.51.100.2')));
-      expect(await readers[2]!.status).toBe(200);
-      const overTotal = await fetch(queryUrl(base), { headers: from('198.51.100.3') });
-      expect(overTotal.status).toBe(503);
-      // A client gets its slot back once one of its exports ends.
-      readers[0]!.destroy();
-      await readers[0]!.closed;
-      readers.push(stalledGet(queryUrl(base), from('198.51.100.1')));
-      expect(await readers[3]!.status).toBe(200);
-    } finally {
-      for (const r of readers) r.destroy();
-    }
-  }, scaledMs(60000));
-
-  it('a burst of 64 expensive statistics requests leaves the register API and /health/live answering', async () => {
-    const { base } = await serve({ STREAM_STALL_TIMEOUT_MS: '5000', QUERY_CSV_MAX_PER_CLIENT: '64', QUERY_CSV_MAX_CONCURRENT: '64', REQUEST_TIMEOUT_MS: '5000', DATABASE_STATEMENT_TIMEOUT_MS: '5000' });
-    const burst = Array.from({ length: 64 }, (_, i) =>
-      i % 2 === 0
-        ? fetch(`${queryUrl(base)}?pageSize=10000&page=${1 + (i % 7)}`, { signal: AbortSignal.timeout(60000) }).then((r) => r.arrayBuffer().then(() => r.status)).catch(() => 0)
-        : fetch(queryUrl(base), { headers: { accept: 'text/csv' }, signal: AbortSignal.timeout(3000) }).then((r) => r.arrayBuffer().then(() => r.status)).catch(() => 0),
-    );
-    await new Promise((r) => setTimeout(r, 300));
-    await checkOthersAnswer(base);
-    const statuses = await Promise.all(burst);
-    // Every statistics request got an answer of its own: served, or a clear 503 (its pool busy) / 504 (too slow).
-    expect(statuses.filter((s) => s >= 500 && s !== 503 && s !== 504)).toEqual([]);
-  }, scaledMs(120000));
+      const statuses = await Promise.all(burst);
+      // Every statistics request got an answer of its own: served, or a clear 503 (its pool busy) / 504 (too slow).
+      expect(statuses.filter((s) => s >= 500 && s !== 503 && s !== 504)).toEqual([]);
+    },
+    scaledMs(120000),
+  );
 });
 
 describe('streamed query CSV and the statement timeout', () => {
@@ -248,16 +297,24 @@ describe('streamed query CSV and the statement timeout', () => {
     });
   }
 
-  it('is not cut by DATABASE_STATEMENT_TIMEOUT_MS: a slow reader gets every row', async () => {
-    const { base } = await serve({ DATABASE_STATEMENT_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
-    // 216 × 1,000 rows and the header.
-    expect(await slowRead(queryUrl(base), 1500)).toBe(216001);
-  }, scaledMs(60000));
+  it(
+    'is not cut by DATABASE_STATEMENT_TIMEOUT_MS: a slow reader gets every row',
+    async () => {
+      const { base } = await serve({ DATABASE_STATEMENT_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
+      // 216 × 1,000 rows and the header.
+      expect(await slowRead(queryUrl(base), 1500)).toBe(216001);
+    },
+    scaledMs(60000),
+  );
 
-  it('ends an export past QUERY_CSV_TIMEOUT_MS as an incomplete transfer, never as a CSV that looks complete', async () => {
-    const { base } = await serve({ QUERY_CSV_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
-    await expect(slowRead(queryUrl(base), 1500)).rejects.toThrow('cut off');
-    // The app serves on afterwards.
-    expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
-  }, scaledMs(60000));
+  it(
+    'ends an export past QUERY_CSV_TIMEOUT_MS as an incomplete transfer, never as a CSV that looks complete',
+    async () => {
+      const { base } = await serve({ QUERY_CSV_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
+      await expect(slowRead(queryUrl(base), 1500)).rejects.toThrow('cut off');
+      // The app serves on afterwards.
+      expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
+    },
+    scaledMs(60000),
+  );
 });

@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { RowIndexStore } from '../../src/statistics/query/engine/index.js';
 import { buildRowIndex, RowIndexTooLargeError } from '../../src/statistics/storage/rebuild.js';
-import { loadQueryVersionMeta, ResolvedVersionCache, VersionMetaCache } from '../../src/statistics/query/engine/version-meta-cache.js';
+import {
+  loadQueryVersionMeta,
+  ResolvedVersionCache,
+  VersionMetaCache,
+} from '../../src/statistics/query/engine/version-meta-cache.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 
@@ -19,7 +23,9 @@ beforeAll(async () => {
     .executeTakeFirstOrThrow();
   version = { id: row.id, rows_table: row.rows_table! };
   // The same rows under a second name: a second index of the same size.
-  await sql`CREATE VIEW stats_data.same_rows AS SELECT * FROM ${sql.table(`stats_data.${version.rows_table}`)}`.execute(database.db);
+  await sql`CREATE VIEW stats_data.same_rows AS SELECT * FROM ${sql.table(`stats_data.${version.rows_table}`)}`.execute(
+    database.db,
+  );
 });
 afterAll(async () => {
   await database?.drop();
@@ -44,11 +50,15 @@ describe('statistics cache bounds', () => {
 
   it('keeps resolved versions within their byte budget whatever the keys clients send', () => {
     const cache = new ResolvedVersionCache<{ id: number; label: string }>(60000, 256 * 1024);
-    for (let i = 0; i < 20000; i++) cache.set(`${ABSENCE_SCHOOL.dataSetId}|${'9'.repeat(400)}${i}`, { id: i, label: `version ${i}` });
+    for (let i = 0; i < 20000; i++)
+      cache.set(`${ABSENCE_SCHOOL.dataSetId}|${'9'.repeat(400)}${i}`, { id: i, label: `version ${i}` });
     expect(cache.bytes).toBeLessThanOrEqual(256 * 1024);
     expect(cache.bytes).toBeGreaterThan(128 * 1024);
     // The most recent are kept, the oldest evicted.
-    expect(cache.get(`${ABSENCE_SCHOOL.dataSetId}|${'9'.repeat(400)}19999`)).toEqual({ id: 19999, label: 'version 19999' });
+    expect(cache.get(`${ABSENCE_SCHOOL.dataSetId}|${'9'.repeat(400)}19999`)).toEqual({
+      id: 19999,
+      label: 'version 19999',
+    });
     expect(cache.get(`${ABSENCE_SCHOOL.dataSetId}|${'9'.repeat(400)}0`)).toBeUndefined();
   });
 

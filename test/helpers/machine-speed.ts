@@ -31,7 +31,9 @@ export function machineSlowness(): number {
   if (measured !== undefined) return measured;
   const fixed = Number(process.env.TEST_SLOWNESS);
   if (Number.isFinite(fixed) && fixed > 0) return (measured = fixed);
-  const ratios = Array.from({ length: 5 }, () => sample()).map((s) => s.wallMs / Math.max(1, s.cpuMs)).sort((a, b) => a - b);
+  const ratios = Array.from({ length: 5 }, () => sample())
+    .map((s) => s.wallMs / Math.max(1, s.cpuMs))
+    .sort((a, b) => a - b);
   const contention = ratios[2]!;
   const loadPerCore = loadavg()[0]! / availableParallelism();
   measured = Math.min(MAX_FACTOR, Math.max(1, contention, loadPerCore));

@@ -28,5 +28,7 @@ export function processStats(): ProcessStat[] {
 
 /** The children of `pid` (a postmaster's backends and helpers). */
 export function childrenOf(pid: number): number[] {
-  return processStats().filter((p) => p.ppid === pid).map((p) => p.pid);
+  return processStats()
+    .filter((p) => p.ppid === pid)
+    .map((p) => p.pid);
 }

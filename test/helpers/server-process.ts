@@ -21,11 +21,24 @@ export interface ServerProcessOptions {
  * Starts the server as a user would (`src/server.ts` through tsx, or the compiled one), on an embedded database in
  * `dataDir`; resolves once it listens.
  */
-export function startServerProcess(dataDir: string, env: Record<string, string> = {}, options: ServerProcessOptions = {}): Promise<ServerProcess> {
+export function startServerProcess(
+  dataDir: string,
+  env: Record<string, string> = {},
+  options: ServerProcessOptions = {},
+): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
     const args = options.built ? ['--enable-source-maps', 'dist/server.mjs'] : ['--import', 'tsx', 'src/server.ts'];
     const child = spawn(process.execPath, args, {
-      env: { ...process.env, ...(options.built ? SERVICE_PROCESS_ENV : {}), PORT: '0', DATA_DIR: dataDir, SEED_ON_START: 'false', LOG_LEVEL: 'warn', DATABASE_URL: '', ...env },
+      env: {
+        ...process.env,
+        ...(options.built ? SERVICE_PROCESS_ENV : {}),
+        PORT: '0',
+        DATA_DIR: dataDir,
+        SEED_ON_START: 'false',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: '',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: options.detached ?? false,
     });

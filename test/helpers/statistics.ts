@@ -25,14 +25,25 @@ export interface TestDatabaseLike {
 /** A data set (and its publication when missing) with no versions yet. */
 export async function createDataSet(
   db: Db,
-  options: { id?: string; publicationId?: string; title?: string; status?: DataSetStatus; supersedingDataSetId?: string } = {},
+  options: {
+    id?: string;
+    publicationId?: string;
+    title?: string;
+    status?: DataSetStatus;
+    supersedingDataSetId?: string;
+  } = {},
 ): Promise<string> {
   const publicationId = options.publicationId ?? ABSENCE_SCHOOL.publicationId;
   const { rows } = await sql<{ id: string }>`SELECT gen_random_uuid()::text AS id`.execute(db);
   const id = options.id ?? rows[0]!.id;
   await db
     .insertInto('publications')
-    .values({ id: publicationId, title: `Publication ${publicationId}`, slug: `publication-${publicationId}`, summary: '' })
+    .values({
+      id: publicationId,
+      title: `Publication ${publicationId}`,
+      slug: `publication-${publicationId}`,
+      summary: '',
+    })
     .onConflict((oc) => oc.column('id').doNothing())
     .execute();
   await db
@@ -65,7 +76,14 @@ async function setImportedStatus(database: TestDatabaseLike, versionId: number, 
  */
 export async function importFixtureVersion(
   database: TestDatabaseLike,
-  options: { dataSetId: string; version: string; status?: VersionStatus; notes?: string; publishedAt?: string; dataSetStatus?: DataSetStatus },
+  options: {
+    dataSetId: string;
+    version: string;
+    status?: VersionStatus;
+    notes?: string;
+    publishedAt?: string;
+    dataSetStatus?: DataSetStatus;
+  },
 ): Promise<ImportResult> {
   const status = options.status ?? 'Published';
   const result = await importDataSetVersion(database, {
@@ -80,7 +98,11 @@ export async function importFixtureVersion(
   });
   await setImportedStatus(database, result.versionId, status);
   if (options.dataSetStatus) {
-    await database.db.updateTable('data_sets').set({ status: options.dataSetStatus }).where('id', '=', options.dataSetId).execute();
+    await database.db
+      .updateTable('data_sets')
+      .set({ status: options.dataSetStatus })
+      .where('id', '=', options.dataSetId)
+      .execute();
   }
   return { ...result, status };
 }
@@ -92,8 +114,14 @@ export async function importFixtureVersion(
 export async function multiplyFixtureRows(db: Db, view: string, copies: number): Promise<void> {
   const version = await fixtureVersion(db);
   await sql`CREATE VIEW ${sql.table(`stats_data.${view}`)} AS
-    SELECT r.* FROM ${sql.table(`stats_data.${version.rows_table}`)} r CROSS JOIN generate_series(1, ${sql.lit(copies)})`.execute(db);
-  await db.updateTable('data_set_versions').set({ rows_table: view }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+    SELECT r.* FROM ${sql.table(`stats_data.${version.rows_table}`)} r CROSS JOIN generate_series(1, ${sql.lit(copies)})`.execute(
+    db,
+  );
+  await db
+    .updateTable('data_set_versions')
+    .set({ rows_table: view })
+    .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+    .execute();
 }
 
 /** The AbsenceSchool fixture's version: its id and its row table. */

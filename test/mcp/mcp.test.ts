@@ -39,10 +39,15 @@ async function call(name: string, args: Record<string, unknown>): Promise<CallTo
 
 const textOf = (result: CallToolResult) => result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 
-describe('the MCP endpoint, driven by the SDK\'s own client', () => {
+describe("the MCP endpoint, driven by the SDK's own client", () => {
   it('lists its read-only tools', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['get_data_set_metadata', 'query_data_set', 'search_data_sets', 'search_publications']);
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'get_data_set_metadata',
+      'query_data_set',
+      'search_data_sets',
+      'search_publications',
+    ]);
     for (const tool of tools) expect(tool.annotations?.readOnlyHint, tool.name).toBe(true);
   });
 
@@ -64,18 +69,39 @@ describe('the MCP endpoint, driven by the SDK\'s own client', () => {
     const total = schoolType.options.find((o) => o.label === 'Total')!;
     expect(textOf(metaResult)).toContain('Overall absence rate');
 
-    const criteria = { and: [{ geographicLevels: { eq: 'REG' } }, { timePeriods: { eq: { period: latest.period, code: latest.code } } }, { filters: { eq: total.id } }] };
+    const criteria = {
+      and: [
+        { geographicLevels: { eq: 'REG' } },
+        { timePeriods: { eq: { period: latest.period, code: latest.code } } },
+        { filters: { eq: total.id } },
+      ],
+    };
     const sorts = [{ field: `indicator|${overall.id}`, direction: 'Desc' }];
-    const answer = await call('query_data_set', { dataSetId: WEEKLY, criteria, indicators: [overall.id], sorts, maxRows: 3 });
+    const answer = await call('query_data_set', {
+      dataSetId: WEEKLY,
+      criteria,
+      indicators: [overall.id],
+      sorts,
+      maxRows: 3,
+    });
     expect(answer.isError, textOf(answer)).toBeFalsy();
-    const table = answer.structuredContent as { totalResults: number; columns: string[]; rows: string[][]; source: { version: string; permalink: string; permalinkExact: boolean } };
+    const table = answer.structuredContent as {
+      totalResults: number;
+      columns: string[];
+      rows: string[][];
+      source: { version: string; permalink: string; permalinkExact: boolean };
+    };
 
     const api = await fetch(`${base}/v1/data-sets/${WEEKLY}/query`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ criteria, indicators: [overall.id], sorts, labels: true }),
     });
-    const page = (await api.json()) as { paging: { totalResults: number }; results: Array<{ locations: Record<string, string>; values: Record<string, string> }>; labels: { locations: Record<string, string> } };
+    const page = (await api.json()) as {
+      paging: { totalResults: number };
+      results: Array<{ locations: Record<string, string>; values: Record<string, string> }>;
+      labels: { locations: Record<string, string> };
+    };
     const top = page.results[0]!;
     expect(table.totalResults).toBe(page.paging.totalResults);
     expect(table.totalResults).toBe(9);
@@ -123,27 +149,38 @@ describe('the MCP endpoint, driven by the SDK\'s own client', () => {
     const tooMany = await call('query_data_set', { dataSetId: WEEKLY, maxRows: 1000 });
     expect(tooMany.isError).toBe(true);
 
-    await expect(client.callTool({ name: 'delete_everything', arguments: {} })).resolves.toMatchObject({ isError: true });
+    await expect(client.callTool({ name: 'delete_everything', arguments: {} })).resolves.toMatchObject({
+      isError: true,
+    });
   });
 
   it('refuses a GET (stateless: no event stream) and malformed JSON-RPC without a 500', async () => {
     const get = await fetch(`${base}/mcp`, { headers: { accept: 'text/event-stream' } });
     expect(get.status).toBe(405);
-    const garbage = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"nope": true}' });
+    const garbage = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"nope": true}',
+    });
     expect(garbage.status).toBeGreaterThanOrEqual(400);
     expect(garbage.status).toBeLessThan(500);
-    const notJson = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+    const notJson = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
     expect(notJson.status).toBe(400);
   });
 
-  it('counts its requests against the statistics API\'s rate limit', async () => {
+  it("counts its requests against the statistics API's rate limit", async () => {
     const limited = await buildTestApp({ RATE_LIMIT_STATISTICS_MAX: '3' });
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 2; i++) statuses.push((await limited.app.inject({ url: '/v1/publications' })).statusCode);
       const body = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
       const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-      for (let i = 0; i < 2; i++) statuses.push((await limited.app.inject({ method: 'POST', url: '/mcp', headers, payload: body })).statusCode);
+      for (let i = 0; i < 2; i++)
+        statuses.push((await limited.app.inject({ method: 'POST', url: '/mcp', headers, payload: body })).statusCode);
       expect(statuses).toEqual([200, 200, 200, 429]);
     } finally {
       await limited.close();

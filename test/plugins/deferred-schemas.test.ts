@@ -21,7 +21,12 @@ describe('deferred route schemas', () => {
   it('validate requests and serialize answers on first use, and all of them compile', async () => {
     const refused = await t.app.inject({ method: 'GET', url: '/v1/publications?page=0&pageSize=1000' });
     expect(refused.statusCode).toBe(400);
-    expect(refused.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['page', 'pageSize']);
+    expect(
+      refused
+        .json()
+        .errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(['page', 'pageSize']);
     const listed = await t.app.inject({ method: 'GET', url: '/v1/publications?page=1&pageSize=1' });
     expect(listed.statusCode).toBe(200);
     expect(listed.json().paging).toMatchObject({ page: 1, pageSize: 1 });
@@ -34,7 +39,11 @@ describe('deferred route schemas', () => {
 
   it('give a response schema the shared schemas it refers to, directly or through one another, and no others', () => {
     const shared = {
-      Page: { $id: 'Page', type: 'object', properties: { results: { type: 'array', items: { $ref: 'Row' } }, paging: { $ref: 'Paging#/properties/page' } } },
+      Page: {
+        $id: 'Page',
+        type: 'object',
+        properties: { results: { type: 'array', items: { $ref: 'Row' } }, paging: { $ref: 'Paging#/properties/page' } },
+      },
       Row: { $id: 'Row', type: 'object', properties: { location: { $ref: 'Location' }, self: { $ref: 'Row' } } },
       Location: { $id: 'Location', type: 'string' },
       Paging: { $id: 'Paging', type: 'object', properties: { page: { type: 'integer' } } },
@@ -49,7 +58,10 @@ describe('deferred route schemas', () => {
     const route = { schema: { querystring: { type: 'object', properties: { n: { type: 'string', minLength: -1 } } } } };
     for (const checkRouteSchemas of [true, false]) {
       const schemas = deferredSchemaCompilers();
-      const app = Fastify({ schemaController: { compilersFactory: schemas.compilersFactory }, ajv: { customOptions: { validateSchema: checkRouteSchemas, strict: false } } });
+      const app = Fastify({
+        schemaController: { compilersFactory: schemas.compilersFactory },
+        ajv: { customOptions: { validateSchema: checkRouteSchemas, strict: false } },
+      });
       app.get('/n', route, async () => ({ ok: true }));
       try {
         await app.ready();
@@ -64,14 +76,37 @@ describe('deferred route schemas', () => {
   it('match header names in any case, as Fastify does, and report what is wrong', async () => {
     const schemas = deferredSchemaCompilers();
     const app = Fastify({ schemaController: { compilersFactory: schemas.compilersFactory } });
-    app.get('/h', { schema: { headers: { type: 'object', properties: { 'X-Thing': { type: 'string', pattern: '^a+$' } }, required: ['X-Thing'] } } }, async () => ({ ok: true }));
-    app.post('/b', { schema: { body: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] }, response: { 200: { type: 'object', properties: { n: { type: 'integer' } } } } } }, async (request) => ({ n: (request.body as { n: number }).n, dropped: 1 }));
+    app.get(
+      '/h',
+      {
+        schema: {
+          headers: {
+            type: 'object',
+            properties: { 'X-Thing': { type: 'string', pattern: '^a+$' } },
+            required: ['X-Thing'],
+          },
+        },
+      },
+      async () => ({ ok: true }),
+    );
+    app.post(
+      '/b',
+      {
+        schema: {
+          body: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+          response: { 200: { type: 'object', properties: { n: { type: 'integer' } } } },
+        },
+      },
+      async (request) => ({ n: (request.body as { n: number }).n, dropped: 1 }),
+    );
     try {
       expect((await app.inject({ url: '/h', headers: { 'x-thing': 'aaa' } })).statusCode).toBe(200);
       const missing = await app.inject({ url: '/h' });
       expect(missing.statusCode).toBe(400);
       expect(missing.json().message).toMatch(/must have required property 'x-thing'/);
-      expect((await app.inject({ url: '/h', headers: { 'x-thing': 'b' } })).json().message).toMatch(/must match pattern/);
+      expect((await app.inject({ url: '/h', headers: { 'x-thing': 'b' } })).json().message).toMatch(
+        /must match pattern/,
+      );
       const bad = await app.inject({ method: 'POST', url: '/b', payload: { n: 'x' } });
       expect(bad.statusCode).toBe(400);
       expect(bad.json().message).toBe('body/n must be integer');

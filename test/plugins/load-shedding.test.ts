@@ -7,7 +7,12 @@ let t: TestApp;
 let provider: TestProvider;
 beforeAll(async () => {
   // One request in progress is the bound; the event loop is not checked (a busy test machine would trip it).
-  t = await buildTestApp({ LOAD_SHED_MAX_IN_FLIGHT: '1', LOAD_SHED_MAX_POOL_WAITING: '1000', LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0', LOAD_SHED_RETRY_AFTER_S: '2' });
+  t = await buildTestApp({
+    LOAD_SHED_MAX_IN_FLIGHT: '1',
+    LOAD_SHED_MAX_POOL_WAITING: '1000',
+    LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0',
+    LOAD_SHED_RETRY_AFTER_S: '2',
+  });
   provider = await createProviderWithToken(t.database.db);
 });
 afterAll(async () => {
@@ -40,13 +45,27 @@ describe('load shedding', () => {
       expect(statistics.statusCode).toBe(503);
       expect(statistics.headers['retry-after']).toBe('2');
       expect(statistics.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(statistics.json()).toMatchObject({ status: 503, title: 'Service Unavailable', detail: expect.stringMatching(/busy/) });
+      expect(statistics.json()).toMatchObject({
+        status: 503,
+        title: 'Service Unavailable',
+        detail: expect.stringMatching(/busy/),
+      });
 
       // The register API has bounds of its own: its first request is admitted (it waits for a connection too) ...
-      const heldWrite = t.app.inject({ method: 'POST', url: '/api/v2026.1/trainees', headers: provider.auth, payload: { data: { first_names: 'Admitted' } } });
+      const heldWrite = t.app.inject({
+        method: 'POST',
+        url: '/api/v2026.1/trainees',
+        headers: provider.auth,
+        payload: { data: { first_names: 'Admitted' } },
+      });
       await new Promise((resolve) => setTimeout(resolve, 100));
       // ... and the next one is refused, in the register's own format.
-      const register = await t.app.inject({ method: 'POST', url: '/api/v2026.1/trainees', headers: provider.auth, payload: { data: { first_names: 'Shed' } } });
+      const register = await t.app.inject({
+        method: 'POST',
+        url: '/api/v2026.1/trainees',
+        headers: provider.auth,
+        payload: { data: { first_names: 'Shed' } },
+      });
       expect(register.statusCode).toBe(503);
       expect(register.headers['retry-after']).toBe('2');
       expect(register.json()).toEqual({ error: expect.stringMatching(/busy/) });
@@ -78,7 +97,11 @@ describe('load shedding', () => {
 
 describe('load shedding on database pool waits', () => {
   it('refuses while requests wait for a database connection beyond LOAD_SHED_MAX_POOL_WAITING', async () => {
-    const waiting = await buildTestApp({ LOAD_SHED_MAX_POOL_WAITING: '1', LOAD_SHED_MAX_IN_FLIGHT: '1000', LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0' });
+    const waiting = await buildTestApp({
+      LOAD_SHED_MAX_POOL_WAITING: '1',
+      LOAD_SHED_MAX_IN_FLIGHT: '1000',
+      LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0',
+    });
     try {
       // The app's pools are the test database's: its `pools` dependency is { primary: pool }.
       const clients = await holdPool(waiting.database.pool);

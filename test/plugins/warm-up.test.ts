@@ -19,9 +19,14 @@ describe('warm-up before ready', () => {
     const early = await t.app.inject({ method: 'GET', url: '/health/ready' });
     expect(early.statusCode).toBe(503);
     // The published fixture's row index first, then the rest.
-    expect(early.json().detail).toMatch(/^The (row indexes of the statistics versions in use are still loading|instance is still warming up \(route schemas, database connections\))\.$/);
+    expect(early.json().detail).toMatch(
+      /^The (row indexes of the statistics versions in use are still loading|instance is still warming up \(route schemas, database connections\))\.$/,
+    );
     expect((await t.app.inject({ method: 'GET', url: '/v1/publications?page=1&pageSize=1' })).statusCode).toBe(200);
-    await vi.waitFor(async () => expect((await t.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200), { timeout: 30000, interval: 50 });
+    await vi.waitFor(
+      async () => expect((await t.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200),
+      { timeout: 30000, interval: 50 },
+    );
     // Everything was compiled during the warm-up.
     expect(await t.app.compileDeferredSchemas()).toBe(0);
   }, 60000);

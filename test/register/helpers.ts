@@ -34,8 +34,18 @@ export async function createProviderWithToken(
     .values({ ukprn, name: options.name ?? `Test provider ${counter}` })
     .returning(['id', 'ukprn'])
     .executeTakeFirstOrThrow();
-  const created = await createToken(db, { providerUkprn: ukprn, environment: options.environment ?? 'sandbox', secret: options.secret });
-  return { id: provider.id, ukprn, token: created.token, tokenId: created.id, auth: { authorization: `Bearer ${created.token}` } };
+  const created = await createToken(db, {
+    providerUkprn: ukprn,
+    environment: options.environment ?? 'sandbox',
+    secret: options.secret,
+  });
+  return {
+    id: provider.id,
+    ukprn,
+    token: created.token,
+    tokenId: created.id,
+    auth: { authorization: `Bearer ${created.token}` },
+  };
 }
 
 /** The current academic cycle's start year and a start date inside it that is already past. */
@@ -106,8 +116,16 @@ export const SCHOOL = { urn: '137404', name: 'Hedgehog Primary School', postcode
 export async function registerFixture(): Promise<RegisterFixture> {
   const app = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
   const environment = app.config.REGISTER_ENVIRONMENT;
-  const provider = await createProviderWithToken(app.database.db, { ukprn: '10000001', name: 'Test Teacher Training', environment });
-  const otherProvider = await createProviderWithToken(app.database.db, { ukprn: '10000002', name: 'Other Provider', environment });
+  const provider = await createProviderWithToken(app.database.db, {
+    ukprn: '10000001',
+    name: 'Test Teacher Training',
+    environment,
+  });
+  const otherProvider = await createProviderWithToken(app.database.db, {
+    ukprn: '10000002',
+    name: 'Other Provider',
+    environment,
+  });
   await app.database.db.insertInto('schools').values(SCHOOL).execute();
 
   return {
@@ -118,7 +136,10 @@ export async function registerFixture(): Promise<RegisterFixture> {
       return app.app.inject({
         method,
         url: `/api/${version}${path}`,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         payload: body === undefined ? undefined : JSON.stringify(body),
       });
     },
@@ -169,7 +190,12 @@ export async function snapshot(fixture: RegisterFixture, version: string, traine
     .select((eb) => eb.fn.countAll<number>().as('audits'))
     .where('trainee_id', '=', traineeId)
     .executeTakeFirstOrThrow();
-  return { status: trainee.statusCode, body: trainee.json(), etag: trainee.headers.etag as string, audits: Number(audits) };
+  return {
+    status: trainee.statusCode,
+    body: trainee.json(),
+    etag: trainee.headers.etag as string,
+    audits: Number(audits),
+  };
 }
 
 export const UK_DEGREE = {
@@ -181,10 +207,21 @@ export const UK_DEGREE = {
   country: 'XF',
 };
 
-export const NON_UK_DEGREE = { subject: '100425', non_uk_degree: '083', graduation_year: '2015', country: 'GL', grade: '02' };
+export const NON_UK_DEGREE = {
+  subject: '100425',
+  non_uk_degree: '083',
+  graduation_year: '2015',
+  country: 'GL',
+  grade: '02',
+};
 
 export const STATE_TRANSITION_BODY = {
-  errors: [{ error: 'StateTransitionError', message: 'It\u2019s not possible to perform this action while the trainee is in its current state' }],
+  errors: [
+    {
+      error: 'StateTransitionError',
+      message: 'It\u2019s not possible to perform this action while the trainee is in its current state',
+    },
+  ],
 };
 
 export function today(): string {

@@ -4,12 +4,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '../../src/register/idempotency.js';
-import { createProviderWithToken, registerFixture, validTrainee, type RegisterFixture, type TestProvider } from './helpers.js';
+import {
+  createProviderWithToken,
+  registerFixture,
+  validTrainee,
+  type RegisterFixture,
+  type TestProvider,
+} from './helpers.js';
 
 let f: RegisterFixture;
 /** Another instance on the same database, as behind the balancer. */
 function anotherInstance(env: Record<string, string> = {}): Promise<FastifyInstance> {
-  const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_REGISTER_MAX: '100000', LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0', ...env, DATABASE_URL: f.database.url });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_REGISTER_MAX: '100000',
+    LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0',
+    ...env,
+    DATABASE_URL: f.database.url,
+  });
   return buildApp(config, { db: f.database.db, logger: false, webhookWorker: false });
 }
 
@@ -26,17 +38,33 @@ afterAll(async () => {
 let keys = 0;
 const newKey = () => `key-${process.pid}-${++keys}`;
 
-function send(app: FastifyInstance, method: 'POST' | 'PATCH' | 'DELETE', path: string, body: unknown, key?: string, provider: TestProvider = f.provider) {
+function send(
+  app: FastifyInstance,
+  method: 'POST' | 'PATCH' | 'DELETE',
+  path: string,
+  body: unknown,
+  key?: string,
+  provider: TestProvider = f.provider,
+) {
   return app.inject({
     method,
     url: `/api/v2026.1${path}`,
-    headers: { ...provider.auth, 'content-type': 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
+    headers: {
+      ...provider.auth,
+      'content-type': 'application/json',
+      ...(key === undefined ? {} : { 'idempotency-key': key }),
+    },
     payload: JSON.stringify(body),
   });
 }
 
 const traineesNamed = async (lastName: string) =>
-  f.database.db.selectFrom('trainees').select('id').where('last_name', '=', lastName).where('provider_id', '=', f.provider.id).execute();
+  f.database.db
+    .selectFrom('trainees')
+    .select('id')
+    .where('last_name', '=', lastName)
+    .where('provider_id', '=', f.provider.id)
+    .execute();
 
 describe('Idempotency-Key on register writes', () => {
   it('runs the first request once and replays its response (status, body, ETag) to a retry, marked Idempotent-Replayed', async () => {
@@ -63,26 +91,53 @@ describe('Idempotency-Key on register writes', () => {
   it('replays a state change and a refusal the same way, and leaves writes without a key as they were', async () => {
     const created = await send(f.app, 'POST', '/trainees', { data: validTrainee({ last_name: 'Withdrawn' }) });
     const id = created.json().data.trainee_id as string;
-    const withdrawal = { data: { withdrawal_date: new Date().toISOString().slice(0, 10), trigger: 'provider', future_interest: 'no', reasons: ['record_added_in_error'] } };
+    const withdrawal = {
+      data: {
+        withdrawal_date: new Date().toISOString().slice(0, 10),
+        trigger: 'provider',
+        future_interest: 'no',
+        reasons: ['record_added_in_error'],
+      },
+    };
     const key = newKey();
     const first = await send(f.app, 'POST', `/trainees/${id}/withdraw`, withdrawal, key);
     expect(first.statusCode).toBe(200);
-    const audits = await f.database.db.selectFrom('trainee_audits').select(sql<number>`count(*)::int`.as('n')).where('trainee_id', '=', id).executeTakeFirstOrThrow();
+    const audits = await f.database.db
+      .selectFrom('trainee_audits')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('trainee_id', '=', id)
+      .executeTakeFirstOrThrow();
     const retry = await send(f.app, 'POST', `/trainees/${id}/withdraw`, withdrawal, key);
     expect(retry.statusCode).toBe(200);
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(retry.body).toBe(first.body);
     // Not run again: no new audit entry (a second withdraw would have been refused as a state transition).
-    const after = await f.database.db.selectFrom('trainee_audits').select(sql<number>`count(*)::int`.as('n')).where('trainee_id', '=', id).executeTakeFirstOrThrow();
+    const after = await f.database.db
+      .selectFrom('trainee_audits')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('trainee_id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(audits.n);
     // Without a key the same request runs, and is refused: the trainee is withdrawn.
     expect((await send(f.app, 'POST', `/trainees/${id}/withdraw`, withdrawal)).statusCode).toBe(422);
 
     // A refusal (4xx) is an answer too: replayed.
     const invalidKey = newKey();
-    const invalid = await send(f.app, 'POST', '/trainees', { data: validTrainee({ last_name: 'Invalid', date_of_birth: 'never' }) }, invalidKey);
+    const invalid = await send(
+      f.app,
+      'POST',
+      '/trainees',
+      { data: validTrainee({ last_name: 'Invalid', date_of_birth: 'never' }) },
+      invalidKey,
+    );
     expect(invalid.statusCode).toBe(422);
-    const invalidAgain = await send(f.app, 'POST', '/trainees', { data: validTrainee({ last_name: 'Invalid', date_of_birth: 'never' }) }, invalidKey);
+    const invalidAgain = await send(
+      f.app,
+      'POST',
+      '/trainees',
+      { data: validTrainee({ last_name: 'Invalid', date_of_birth: 'never' }) },
+      invalidKey,
+    );
     expect(invalidAgain.statusCode).toBe(422);
     expect(invalidAgain.headers['idempotent-replayed']).toBe('true');
     expect(invalidAgain.body).toBe(invalid.body);
@@ -90,15 +145,28 @@ describe('Idempotency-Key on register writes', () => {
 
   it('answers 422 to the same key with another body or path, and changes nothing', async () => {
     const key = newKey();
-    expect((await send(f.app, 'POST', '/trainees', { data: validTrainee({ last_name: 'Keyed' }) }, key)).statusCode).toBe(201);
+    expect(
+      (await send(f.app, 'POST', '/trainees', { data: validTrainee({ last_name: 'Keyed' }) }, key)).statusCode,
+    ).toBe(201);
     const otherBody = await send(f.app, 'POST', '/trainees', { data: validTrainee({ last_name: 'Different' }) }, key);
     expect(otherBody.statusCode).toBe(422);
     expect(otherBody.json()).toEqual({
-      errors: [{ error: 'IdempotencyKeyReused', message: 'This Idempotency-Key was already used with a different request; use a new key for a new request' }],
+      errors: [
+        {
+          error: 'IdempotencyKeyReused',
+          message: 'This Idempotency-Key was already used with a different request; use a new key for a new request',
+        },
+      ],
     });
     expect(await traineesNamed('Different')).toHaveLength(0);
     const id = (await traineesNamed('Keyed'))[0]!.id;
-    const otherPath = await send(f.app, 'PATCH', `/trainees/${id}`, { data: validTrainee({ last_name: 'Keyed' }) }, key);
+    const otherPath = await send(
+      f.app,
+      'PATCH',
+      `/trainees/${id}`,
+      { data: validTrainee({ last_name: 'Keyed' }) },
+      key,
+    );
     expect(otherPath.statusCode).toBe(422);
   });
 
@@ -123,7 +191,14 @@ describe('Idempotency-Key on register writes', () => {
       }
       expect(during.statusCode).toBe(409);
       expect(during.headers['retry-after']).toBe('1');
-      expect(during.json()).toEqual({ errors: [{ error: 'IdempotencyKeyInProgress', message: 'A request with this Idempotency-Key is still being processed; retry later' }] });
+      expect(during.json()).toEqual({
+        errors: [
+          {
+            error: 'IdempotencyKeyInProgress',
+            message: 'A request with this Idempotency-Key is still being processed; retry later',
+          },
+        ],
+      });
     } finally {
       await blocker.query('COMMIT');
       blocker.release();
@@ -138,13 +213,23 @@ describe('Idempotency-Key on register writes', () => {
 
   it('forgets a key once it expires: the next request with it runs', async () => {
     const key = newKey();
-    expect((await send(f.app, 'POST', '/trainees', { data: validTrainee({ last_name: 'Expiring' }) }, key)).statusCode).toBe(201);
-    await f.database.db.updateTable('idempotency_keys').set({ expires_at: sql`now() - interval '1 second'` }).where('key', '=', key).execute();
+    expect(
+      (await send(f.app, 'POST', '/trainees', { data: validTrainee({ last_name: 'Expiring' }) }, key)).statusCode,
+    ).toBe(201);
+    await f.database.db
+      .updateTable('idempotency_keys')
+      .set({ expires_at: sql`now() - interval '1 second'` })
+      .where('key', '=', key)
+      .execute();
     const reused = await send(f.app, 'POST', '/trainees', { data: validTrainee({ last_name: 'AfterExpiry' }) }, key);
     expect(reused.statusCode).toBe(201);
     expect(reused.headers['idempotent-replayed']).toBeUndefined();
     expect(await traineesNamed('AfterExpiry')).toHaveLength(1);
-    const row = await f.database.db.selectFrom('idempotency_keys').select(['response_status', 'expires_at']).where('key', '=', key).executeTakeFirstOrThrow();
+    const row = await f.database.db
+      .selectFrom('idempotency_keys')
+      .select(['response_status', 'expires_at'])
+      .where('key', '=', key)
+      .executeTakeFirstOrThrow();
     expect(row.response_status).toBe(201);
     // Kept for IDEMPOTENCY_KEY_TTL_S (24 hours by default).
     expect(row.expires_at.getTime() - Date.now()).toBeGreaterThan(23.9 * 3600 * 1000);
@@ -155,9 +240,17 @@ describe('Idempotency-Key on register writes', () => {
       const key = newKey();
       const lastName = `Raced${round}`;
       const body = { data: validTrainee({ last_name: lastName }) };
-      const answers = await Promise.all([send(f.app, 'POST', '/trainees', body, key), send(other, 'POST', '/trainees', body, key)]);
+      const answers = await Promise.all([
+        send(f.app, 'POST', '/trainees', body, key),
+        send(other, 'POST', '/trainees', body, key),
+      ]);
       const statuses = answers.map((a) => a.statusCode).sort();
-      expect([['201', '201'], ['201', '409']].map(String)).toContain(statuses.map(String).join(','));
+      expect(
+        [
+          ['201', '201'],
+          ['201', '409'],
+        ].map(String),
+      ).toContain(statuses.map(String).join(','));
       expect(await traineesNamed(lastName)).toHaveLength(1);
       const winner = answers.find((a) => a.statusCode === 201 && a.headers['idempotent-replayed'] === undefined)!;
       const retry = await send(other, 'POST', '/trainees', body, key);
@@ -180,17 +273,40 @@ describe('Idempotency-Key on register writes', () => {
       const limited = await createProviderWithToken(f.database.db, { environment: f.config.REGISTER_ENVIRONMENT });
       const held = [newKey(), newKey(), newKey()];
       for (const [i, key] of held.entries()) {
-        expect((await send(bounded, 'POST', '/trainees', { data: validTrainee({ last_name: `Bound${i}` }) }, key, limited)).statusCode).toBe(201);
+        expect(
+          (await send(bounded, 'POST', '/trainees', { data: validTrainee({ last_name: `Bound${i}` }) }, key, limited))
+            .statusCode,
+        ).toBe(201);
       }
-      const beyond = await send(bounded, 'POST', '/trainees', { data: validTrainee({ last_name: 'Bound3' }) }, newKey(), limited);
+      const beyond = await send(
+        bounded,
+        'POST',
+        '/trainees',
+        { data: validTrainee({ last_name: 'Bound3' }) },
+        newKey(),
+        limited,
+      );
       expect(beyond.statusCode).toBe(429);
       expect(beyond.json().errors[0].error).toBe('TooManyIdempotencyKeys');
       // A key it holds is still replayed; without a key the provider still writes.
-      expect((await send(bounded, 'POST', '/trainees', { data: validTrainee({ last_name: 'Bound0' }) }, held[0], limited)).headers['idempotent-replayed']).toBe('true');
-      expect((await send(bounded, 'POST', '/trainees', { data: validTrainee({ last_name: 'Bound3' }) }, undefined, limited)).statusCode).toBe(201);
+      expect(
+        (await send(bounded, 'POST', '/trainees', { data: validTrainee({ last_name: 'Bound0' }) }, held[0], limited))
+          .headers['idempotent-replayed'],
+      ).toBe('true');
+      expect(
+        (await send(bounded, 'POST', '/trainees', { data: validTrainee({ last_name: 'Bound3' }) }, undefined, limited))
+          .statusCode,
+      ).toBe(201);
       // Once one expires, there is room for a new one.
-      await f.database.db.updateTable('idempotency_keys').set({ expires_at: sql`now() - interval '1 second'` }).where('key', '=', held[0]!).execute();
-      expect((await send(bounded, 'POST', '/trainees', { data: validTrainee({ last_name: 'Bound4' }) }, newKey(), limited)).statusCode).toBe(201);
+      await f.database.db
+        .updateTable('idempotency_keys')
+        .set({ expires_at: sql`now() - interval '1 second'` })
+        .where('key', '=', held[0]!)
+        .execute();
+      expect(
+        (await send(bounded, 'POST', '/trainees', { data: validTrainee({ last_name: 'Bound4' }) }, newKey(), limited))
+          .statusCode,
+      ).toBe(201);
     } finally {
       await bounded.close();
     }

@@ -4,7 +4,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { registerFixture, type RegisterFixture, SCHOOL, snapshot, STATE_TRANSITION_BODY, UK_DEGREE, validTrainee } from './helpers.js';
+import {
+  registerFixture,
+  type RegisterFixture,
+  SCHOOL,
+  snapshot,
+  STATE_TRANSITION_BODY,
+  UK_DEGREE,
+  validTrainee,
+} from './helpers.js';
 
 let f: RegisterFixture;
 beforeAll(async () => {
@@ -15,7 +23,6 @@ afterAll(async () => {
 });
 
 const LOCKED_STATES = ['recommended_for_award', 'withdrawn', 'awarded'] as const;
-
 
 interface Target {
   traineeId: string;
@@ -42,12 +49,38 @@ type Operation = [name: string, run: (version: string, t: Target) => Promise<Lig
 const OPERATIONS: Operation[] = [
   ['PUT trainee', (v, t) => f.call('PUT', v, `/trainees/${t.traineeId}`, { data: { first_names: 'Grace' } }), 200],
   ['PATCH trainee', (v, t) => f.call('PATCH', v, `/trainees/${t.traineeId}`, { data: { middle_names: 'Ann' } }), 200],
-  ['POST placement', (v, t) => f.call('POST', v, `/trainees/${t.traineeId}/placements`, { data: { name: 'New school' } }), 201],
-  ['PUT placement', (v, t) => f.call('PUT', v, `/trainees/${t.traineeId}/placements/${t.placementId}`, { data: { urn: '654321', name: 'X' } }), 200],
-  ['PATCH placement', (v, t) => f.call('PATCH', v, `/trainees/${t.traineeId}/placements/${t.placementId}`, { data: { postcode: 'BN1 1AA' } }), 200],
-  ['POST degree', (v, t) => f.call('POST', v, `/trainees/${t.traineeId}/degrees`, { data: { ...UK_DEGREE, subject: '100105' } }), 201],
-  ['PUT degree', (v, t) => f.call('PUT', v, `/trainees/${t.traineeId}/degrees/${t.degreeId}`, { data: { grade: '01' } }), 200],
-  ['PATCH degree', (v, t) => f.call('PATCH', v, `/trainees/${t.traineeId}/degrees/${t.degreeId}`, { data: { graduation_year: 2016 } }), 200],
+  [
+    'POST placement',
+    (v, t) => f.call('POST', v, `/trainees/${t.traineeId}/placements`, { data: { name: 'New school' } }),
+    201,
+  ],
+  [
+    'PUT placement',
+    (v, t) =>
+      f.call('PUT', v, `/trainees/${t.traineeId}/placements/${t.placementId}`, { data: { urn: '654321', name: 'X' } }),
+    200,
+  ],
+  [
+    'PATCH placement',
+    (v, t) =>
+      f.call('PATCH', v, `/trainees/${t.traineeId}/placements/${t.placementId}`, { data: { postcode: 'BN1 1AA' } }),
+    200,
+  ],
+  [
+    'POST degree',
+    (v, t) => f.call('POST', v, `/trainees/${t.traineeId}/degrees`, { data: { ...UK_DEGREE, subject: '100105' } }),
+    201,
+  ],
+  [
+    'PUT degree',
+    (v, t) => f.call('PUT', v, `/trainees/${t.traineeId}/degrees/${t.degreeId}`, { data: { grade: '01' } }),
+    200,
+  ],
+  [
+    'PATCH degree',
+    (v, t) => f.call('PATCH', v, `/trainees/${t.traineeId}/degrees/${t.degreeId}`, { data: { graduation_year: 2016 } }),
+    200,
+  ],
   ['DELETE placement', (v, t) => f.call('DELETE', v, `/trainees/${t.traineeId}/placements/${t.placementId}`), 200],
   ['DELETE degree', (v, t) => f.call('DELETE', v, `/trainees/${t.traineeId}/degrees/${t.degreeId}`), 200],
 ];
@@ -95,7 +128,9 @@ describe('v2026.0', () => {
   it('has no lock either', async () => {
     const target = await createTarget('Open-v2026.0');
     await setState(target.traineeId, 'awarded');
-    const res = await f.call('POST', 'v2026.0', `/trainees/${target.traineeId}/placements`, { data: { name: 'Another school' } });
+    const res = await f.call('POST', 'v2026.0', `/trainees/${target.traineeId}/placements`, {
+      data: { name: 'Another school' },
+    });
     expect(res.statusCode).toBe(201);
   });
 });

@@ -11,9 +11,25 @@ afterAll(async () => {
 });
 
 const KEYS = [
-  'country', 'course_age_range', 'course_subject', 'degree_subject', 'degree_grade', 'degree_type', 'disability', 'ethnicity',
-  'fund_code', 'funding_method', 'institution', 'itt_aim', 'nationality', 'itt_qualification_aim', 'sex', 'study_mode',
-  'training_route', 'training_initiative', 'withdrawal_reasons',
+  'country',
+  'course_age_range',
+  'course_subject',
+  'degree_subject',
+  'degree_grade',
+  'degree_type',
+  'disability',
+  'ethnicity',
+  'fund_code',
+  'funding_method',
+  'institution',
+  'itt_aim',
+  'nationality',
+  'itt_qualification_aim',
+  'sex',
+  'study_mode',
+  'training_route',
+  'training_initiative',
+  'withdrawal_reasons',
 ];
 
 describe('GET /reference-data', () => {
@@ -21,7 +37,9 @@ describe('GET /reference-data', () => {
     const response = await t.app.inject({ method: 'GET', url: '/api/v2026.1/reference-data' });
     expect(response.statusCode).toBe(200);
     expect(Object.keys(response.json()).sort()).toEqual([...KEYS].sort());
-    expect((await t.app.inject({ method: 'GET', url: '/api/v2026.1/reference-data?field=' })).json()).toEqual(response.json());
+    expect((await t.app.inject({ method: 'GET', url: '/api/v2026.1/reference-data?field=' })).json()).toEqual(
+      response.json(),
+    );
   });
 
   it('?field=sex: that field unwrapped, metadata without source or change_log, display-name overrides applied', async () => {
@@ -40,39 +58,61 @@ describe('GET /reference-data', () => {
   });
 
   it('one entry per HESA code, sorted by code, with start years (training_route 12 from 2022)', async () => {
-    const body = (await t.app.inject({ method: 'GET', url: '/api/v2026.1/reference-data?field=training_route' })).json();
+    const body = (
+      await t.app.inject({ method: 'GET', url: '/api/v2026.1/reference-data?field=training_route' })
+    ).json();
     expect(body.metadata).toEqual({ name: 'training_route', display_name: 'Training route' });
     const codes = body.entries.map((e: { code: string }) => e.code);
     expect(codes).toEqual([...codes].sort());
-    expect(body.entries.find((e: { code: string }) => e.code === '12')).toMatchObject({ start_year: 2022, end_year: null });
-    const studyMode = (await t.app.inject({ method: 'GET', url: '/api/v2026.1/reference-data?field=study_mode' })).json();
+    expect(body.entries.find((e: { code: string }) => e.code === '12')).toMatchObject({
+      start_year: 2022,
+      end_year: null,
+    });
+    const studyMode = (
+      await t.app.inject({ method: 'GET', url: '/api/v2026.1/reference-data?field=study_mode' })
+    ).json();
     expect(studyMode.entries.map((e: { code: string }) => e.code)).toEqual(['01', '02', '31', '63', '64']);
   });
 
   it('withdrawal reasons: triggers, future interest and the 9 + 11 entries', async () => {
-    const body = (await t.app.inject({ method: 'GET', url: '/api/v2026.1/reference-data?field=withdrawal_reasons' })).json();
+    const body = (
+      await t.app.inject({ method: 'GET', url: '/api/v2026.1/reference-data?field=withdrawal_reasons' })
+    ).json();
     expect(body.metadata).toEqual({ name: 'withdrawal_reasons', display_name: 'Withdrawal reasons' });
     expect(body.triggers).toEqual(['provider', 'trainee']);
     expect(body.future_interest).toEqual(['yes', 'no', 'unknown']);
     expect(body.entries).toHaveLength(20);
     expect(body.entries[0]).toEqual({
-      code: 'record_added_in_error', display_name: 'This training record was added in error', trigger: 'provider',
-      requires_another_reason: false, requires_safeguarding_concern_reasons: false,
+      code: 'record_added_in_error',
+      display_name: 'This training record was added in error',
+      trigger: 'provider',
+      requires_another_reason: false,
+      requires_safeguarding_concern_reasons: false,
     });
     expect(body.entries.filter((e: { trigger: string }) => e.trigger === 'trainee')).toHaveLength(11);
-    expect(body.entries.find((e: { code: string }) => e.code === 'safeguarding_concerns').requires_safeguarding_concern_reasons).toBe(true);
-    expect(body.entries.find((e: { code: string }) => e.code === 'had_to_withdraw_trainee_another_reason').requires_another_reason).toBe(true);
+    expect(
+      body.entries.find((e: { code: string }) => e.code === 'safeguarding_concerns')
+        .requires_safeguarding_concern_reasons,
+    ).toBe(true);
+    expect(
+      body.entries.find((e: { code: string }) => e.code === 'had_to_withdraw_trainee_another_reason')
+        .requires_another_reason,
+    ).toBe(true);
   });
 
   it('an unknown field is 404 with the field named', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/api/v2026.1/reference-data?field=bogus' });
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ errors: [{ error: 'NotFound', message: "Reference data field 'bogus' not found" }] });
+    expect(response.json()).toEqual({
+      errors: [{ error: 'NotFound', message: "Reference data field 'bogus' not found" }],
+    });
   });
 
   it('versions before v2026.1 publish no reference data (404, as the real service answered)', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/api/v2025.0/reference-data' });
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ errors: [{ error: 'NotFound', message: "Reference data is not available for version 'v2025.0'" }] });
+    expect(response.json()).toEqual({
+      errors: [{ error: 'NotFound', message: "Reference data is not available for version 'v2025.0'" }],
+    });
   });
 });

@@ -77,7 +77,12 @@ describe('trainee state machine', () => {
     const error = new StateTransitionError();
     expect(error.status).toBe(422);
     expect(error.body).toEqual({
-      errors: [{ error: 'StateTransitionError', message: 'It\u2019s not possible to perform this action while the trainee is in its current state' }],
+      errors: [
+        {
+          error: 'StateTransitionError',
+          message: 'It\u2019s not possible to perform this action while the trainee is in its current state',
+        },
+      ],
     });
   });
 
@@ -89,11 +94,17 @@ describe('trainee state machine', () => {
   });
 
   it('refuses withdrawal before ITT starts or from a closed state', () => {
-    expect(() => assertWithdrawable({ state: 'trn_received', itt_start_date: '2026-09-01' }, '2026-11-23')).not.toThrow();
+    expect(() =>
+      assertWithdrawable({ state: 'trn_received', itt_start_date: '2026-09-01' }, '2026-11-23'),
+    ).not.toThrow();
     expect(() => assertWithdrawable({ state: 'deferred', itt_start_date: '2026-11-23' }, '2026-11-23')).not.toThrow();
-    expect(() => assertWithdrawable({ state: 'trn_received', itt_start_date: '2026-11-24' }, '2026-11-23')).toThrow(StateTransitionError);
+    expect(() => assertWithdrawable({ state: 'trn_received', itt_start_date: '2026-11-24' }, '2026-11-23')).toThrow(
+      StateTransitionError,
+    );
     for (const state of ['draft', 'recommended_for_award', 'withdrawn', 'awarded']) {
-      expect(() => assertWithdrawable({ state, itt_start_date: '2025-09-01' }, '2026-11-23')).toThrow(StateTransitionError);
+      expect(() => assertWithdrawable({ state, itt_start_date: '2025-09-01' }, '2026-11-23')).toThrow(
+        StateTransitionError,
+      );
     }
   });
 

@@ -27,8 +27,12 @@ describe('enhanced errors', () => {
   });
 
   it('counts errors in the message with the right plural', () => {
-    expect((traineeValidationError(['a x']).body as { message: string }).message).toBe('Validation failed: 1 error prohibited this trainee from being saved');
-    expect((traineeValidationError(['a x', 'b y']).body as { message: string }).message).toBe('Validation failed: 2 errors prohibited this trainee from being saved');
+    expect((traineeValidationError(['a x']).body as { message: string }).message).toBe(
+      'Validation failed: 1 error prohibited this trainee from being saved',
+    );
+    expect((traineeValidationError(['a x', 'b y']).body as { message: string }).message).toBe(
+      'Validation failed: 2 errors prohibited this trainee from being saved',
+    );
   });
 });
 
@@ -56,12 +60,30 @@ describe('tokens', () => {
 
 describe('version adapters', () => {
   it('v2025.0 maps its names to the canonical ones and drops the v2026 names and unknown fields', () => {
-    expect(toCanonicalInput('v2025.0', { lead_partner_urn: '1', course_subject_one: 'a', training_partner_urn: '2', course_subject_1: 'b', iqts_country: 'BO' })).toEqual({
+    expect(
+      toCanonicalInput('v2025.0', {
+        lead_partner_urn: '1',
+        course_subject_one: 'a',
+        training_partner_urn: '2',
+        course_subject_1: 'b',
+        iqts_country: 'BO',
+      }),
+    ).toEqual({
       training_partner_urn: '1',
       course_subject_1: 'a',
     });
-    expect(toCanonicalInput('v2026.1', { lead_partner_urn: '1', course_subject_1: 'b', iqts_country: 'BO' })).toEqual({ course_subject_1: 'b', iqts_country: 'BO' });
-    expect(toVersionOutput('v2025.0', { course_subject_1: 'a', withdrawal_reasons: null, withdrawal_date: null, iqts_country: null })).toEqual({
+    expect(toCanonicalInput('v2026.1', { lead_partner_urn: '1', course_subject_1: 'b', iqts_country: 'BO' })).toEqual({
+      course_subject_1: 'b',
+      iqts_country: 'BO',
+    });
+    expect(
+      toVersionOutput('v2025.0', {
+        course_subject_1: 'a',
+        withdrawal_reasons: null,
+        withdrawal_date: null,
+        iqts_country: null,
+      }),
+    ).toEqual({
       course_subject_one: 'a',
       withdraw_reasons: null,
       withdraw_date: null,
@@ -85,7 +107,11 @@ describe('validation helpers', () => {
   });
 
   it('inclusion messages list all codes under 10, else the first 10', () => {
-    expect(inclusionMessage('itt_aim', '3', 'itt_aim')).toBe("itt_aim has invalid reference data value of '3'. Valid values are '201', '202'.");
-    expect(inclusionMessage('course_subject_1', 'x', 'course_subject')).toMatch(/Example values include ('\d+', ){9}'\d+'\.\.\.$/);
+    expect(inclusionMessage('itt_aim', '3', 'itt_aim')).toBe(
+      "itt_aim has invalid reference data value of '3'. Valid values are '201', '202'.",
+    );
+    expect(inclusionMessage('course_subject_1', 'x', 'course_subject')).toMatch(
+      /Example values include ('\d+', ){9}'\d+'\.\.\.$/,
+    );
   });
 });

@@ -43,7 +43,12 @@ describe.each(ALIASES)('the statistics API at %s', (prefix) => {
 
   it('query (POST) and the query CSV answer as at /v1', async () => {
     const post = (base: string, accept?: string) =>
-      t.app.inject({ method: 'POST', url: `${base}/data-sets/${dataSetId}/query`, payload: QUERY_BODY, headers: accept ? { accept } : {} });
+      t.app.inject({
+        method: 'POST',
+        url: `${base}/data-sets/${dataSetId}/query`,
+        payload: QUERY_BODY,
+        headers: accept ? { accept } : {},
+      });
     const [canonical, alias] = [await post('/v1'), await post(prefix)];
     expect(alias.statusCode).toBe(200);
     expect(alias.body).toBe(canonical.body);
@@ -53,7 +58,10 @@ describe.each(ALIASES)('the statistics API at %s', (prefix) => {
   });
 
   it('the data set CSV download answers as at /v1', async () => {
-    const [canonical, alias] = [await t.app.inject({ url: `/v1/data-sets/${dataSetId}/csv` }), await t.app.inject({ url: `${prefix}/data-sets/${dataSetId}/csv` })];
+    const [canonical, alias] = [
+      await t.app.inject({ url: `/v1/data-sets/${dataSetId}/csv` }),
+      await t.app.inject({ url: `${prefix}/data-sets/${dataSetId}/csv` }),
+    ];
     expect(alias.statusCode).toBe(200);
     expect(alias.rawPayload.equals(canonical.rawPayload)).toBe(true);
   });
@@ -70,11 +78,14 @@ describe('versions and prefixes that are not served', () => {
     expect((await t.app.inject({ url })).statusCode).toBe(404);
   });
 
-  it.each(['/api/v2.0/publications', '/api/v1.1/publications'])('%s is an unsupported version under /api: 404 with a token, 401 without', async (url) => {
-    const provider = await createProviderWithToken(t.database.db);
-    expect((await t.app.inject({ url, headers: provider.auth })).statusCode).toBe(404);
-    expect((await t.app.inject({ url })).statusCode).toBe(401);
-  });
+  it.each(['/api/v2.0/publications', '/api/v1.1/publications'])(
+    '%s is an unsupported version under /api: 404 with a token, 401 without',
+    async (url) => {
+      const provider = await createProviderWithToken(t.database.db);
+      expect((await t.app.inject({ url, headers: provider.auth })).statusCode).toBe(404);
+      expect((await t.app.inject({ url })).statusCode).toBe(401);
+    },
+  );
 
   it('the register API keeps /api/v{YYYY.N} beside /api/v1', async () => {
     expect((await t.app.inject({ url: '/api/v2026.1/trainees' })).statusCode).toBe(401);
@@ -94,7 +105,9 @@ describe('one rate limit whichever prefix is used', () => {
     try {
       const statuses: number[] = [];
       for (const prefix of ['/v1', '/v1.0', '/api/v1', '/api/v1.0']) {
-        statuses.push((await limited.app.inject({ url: `${prefix}/publications`, remoteAddress: '10.7.0.1' })).statusCode);
+        statuses.push(
+          (await limited.app.inject({ url: `${prefix}/publications`, remoteAddress: '10.7.0.1' })).statusCode,
+        );
       }
       expect(statuses).toEqual([200, 200, 200, 429]);
     } finally {
@@ -105,7 +118,10 @@ describe('one rate limit whichever prefix is used', () => {
 
 describe('the OpenAPI document', () => {
   it('shows the canonical /v1 paths only and names the aliases', async () => {
-    const document = (await t.app.inject({ url: '/openapi.json' })).json<{ info: { description: string }; paths: Record<string, unknown> }>();
+    const document = (await t.app.inject({ url: '/openapi.json' })).json<{
+      info: { description: string };
+      paths: Record<string, unknown>;
+    }>();
     const paths = Object.keys(document.paths);
     expect(paths).toContain('/v1/publications');
     expect(paths.filter((p) => p.startsWith('/v1.0') || p.startsWith('/api/v1'))).toEqual([]);

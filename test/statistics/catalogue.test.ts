@@ -26,29 +26,78 @@ beforeAll(async () => {
     title: 'Zeta pupil absence in schools',
     summary: 'Pupil absence, including authorised and unauthorised absence.',
   });
-  ids.apprenticePub = await insertPublication(db, { title: 'Zeta apprenticeships', summary: 'Starts and achievements by provider.' });
+  ids.apprenticePub = await insertPublication(db, {
+    title: 'Zeta apprenticeships',
+    summary: 'Starts and achievements by provider.',
+  });
   ids.draftOnlyPub = await insertPublication(db, { title: 'Zeta drafts only', summary: 'Nothing is published.' });
-  ids.withdrawnOnlyPub = await insertPublication(db, { title: 'Zeta withdrawn only', summary: 'Everything was withdrawn.' });
+  ids.withdrawnOnlyPub = await insertPublication(db, {
+    title: 'Zeta withdrawn only',
+    summary: 'Everything was withdrawn.',
+  });
 
   // A published data set with a version history and a draft.
-  ids.main = await insertDataSet(db, { publicationId: ids.absencePub, title: 'Absence by school', status: 'Published' });
-  await insertVersion(db, { dataSetId: ids.main, version: '1.0', status: 'Published', published: '2024-01-01T09:30:00Z' });
-  await insertVersion(db, { dataSetId: ids.main, version: '1.1', status: 'Published', published: '2024-06-01T09:30:00Z' });
-  const v2 = await insertVersion(db, { dataSetId: ids.main, version: '2.0', status: 'Published', published: '2025-01-01T09:30:00Z', totalResults: 216 });
+  ids.main = await insertDataSet(db, {
+    publicationId: ids.absencePub,
+    title: 'Absence by school',
+    status: 'Published',
+  });
+  await insertVersion(db, {
+    dataSetId: ids.main,
+    version: '1.0',
+    status: 'Published',
+    published: '2024-01-01T09:30:00Z',
+  });
+  await insertVersion(db, {
+    dataSetId: ids.main,
+    version: '1.1',
+    status: 'Published',
+    published: '2024-06-01T09:30:00Z',
+  });
+  const v2 = await insertVersion(db, {
+    dataSetId: ids.main,
+    version: '2.0',
+    status: 'Published',
+    published: '2025-01-01T09:30:00Z',
+    totalResults: 216,
+  });
   ids.mainFile = v2.file_id;
   await insertSmallMeta(db, v2.id);
   const draft = await insertVersion(db, { dataSetId: ids.main, version: '2.1', status: 'Draft' });
   tokens.mainDraft = await insertPreviewToken(db, draft.id, new Date(Date.now() + HOUR));
-  tokens.mainDraftExpired = await insertPreviewToken(db, draft.id, new Date(Date.now() - HOUR), new Date(Date.now() - 2 * HOUR));
+  tokens.mainDraftExpired = await insertPreviewToken(
+    db,
+    draft.id,
+    new Date(Date.now() - HOUR),
+    new Date(Date.now() - 2 * HOUR),
+  );
 
-  ids.deprecated = await insertDataSet(db, { publicationId: ids.absencePub, title: 'Absence (old series)', status: 'Deprecated', supersedingDataSetId: ids.main });
-  await insertVersion(db, { dataSetId: ids.deprecated, version: '1.0', status: 'Deprecated', published: '2023-01-01T09:30:00Z' });
+  ids.deprecated = await insertDataSet(db, {
+    publicationId: ids.absencePub,
+    title: 'Absence (old series)',
+    status: 'Deprecated',
+    supersedingDataSetId: ids.main,
+  });
+  await insertVersion(db, {
+    dataSetId: ids.deprecated,
+    version: '1.0',
+    status: 'Deprecated',
+    published: '2023-01-01T09:30:00Z',
+  });
 
-  ids.draftDs = await insertDataSet(db, { publicationId: ids.absencePub, title: 'Absence (coming soon)', status: 'Draft' });
+  ids.draftDs = await insertDataSet(db, {
+    publicationId: ids.absencePub,
+    title: 'Absence (coming soon)',
+    status: 'Draft',
+  });
   const draftOnly = await insertVersion(db, { dataSetId: ids.draftDs, version: '1.0', status: 'Draft' });
   tokens.draftDs = await insertPreviewToken(db, draftOnly.id, new Date(Date.now() + HOUR));
 
-  ids.withdrawn = await insertDataSet(db, { publicationId: ids.absencePub, title: 'Absence (withdrawn)', status: 'Withdrawn' });
+  ids.withdrawn = await insertDataSet(db, {
+    publicationId: ids.absencePub,
+    title: 'Absence (withdrawn)',
+    status: 'Withdrawn',
+  });
   await insertVersion(db, {
     dataSetId: ids.withdrawn,
     version: '1.0',
@@ -57,19 +106,44 @@ beforeAll(async () => {
     withdrawn: '2022-06-01T09:30:00Z',
   });
 
-  ids.apprentice = await insertDataSet(db, { publicationId: ids.apprenticePub, title: 'Provider starts', status: 'Published' });
-  await insertVersion(db, { dataSetId: ids.apprentice, version: '1.0', status: 'Published', published: '2022-11-24T09:30:00Z' });
+  ids.apprentice = await insertDataSet(db, {
+    publicationId: ids.apprenticePub,
+    title: 'Provider starts',
+    status: 'Published',
+  });
+  await insertVersion(db, {
+    dataSetId: ids.apprentice,
+    version: '1.0',
+    status: 'Published',
+    published: '2022-11-24T09:30:00Z',
+  });
 
   const onlyDraft = await insertDataSet(db, { publicationId: ids.draftOnlyPub, title: 'Not yet', status: 'Draft' });
   await insertVersion(db, { dataSetId: onlyDraft, version: '1.0', status: 'Draft' });
-  const onlyWithdrawn = await insertDataSet(db, { publicationId: ids.withdrawnOnlyPub, title: 'Gone', status: 'Withdrawn' });
-  await insertVersion(db, { dataSetId: onlyWithdrawn, version: '1.0', status: 'Withdrawn', published: '2021-01-01T00:00:00Z' });
+  const onlyWithdrawn = await insertDataSet(db, {
+    publicationId: ids.withdrawnOnlyPub,
+    title: 'Gone',
+    status: 'Withdrawn',
+  });
+  await insertVersion(db, {
+    dataSetId: onlyWithdrawn,
+    version: '1.0',
+    status: 'Withdrawn',
+    published: '2021-01-01T00:00:00Z',
+  });
 
   // Wildcards: 1.0–1.2 and 3.0.0–3.0.2 Published; 2.0 Deprecated and 2.1 Withdrawn (never matched by a wildcard).
   ids.wild = await insertDataSet(db, { publicationId: ids.apprenticePub, title: 'Wildcards', status: 'Published' });
   for (const [version, status] of [
-    ['1.0', 'Published'], ['1.1', 'Published'], ['1.2', 'Published'], ['2.0', 'Deprecated'], ['2.1', 'Withdrawn'],
-    ['3.0.0', 'Published'], ['3.0.2', 'Published'], ['3.0.1', 'Published'], ['4.0', 'Draft'],
+    ['1.0', 'Published'],
+    ['1.1', 'Published'],
+    ['1.2', 'Published'],
+    ['2.0', 'Deprecated'],
+    ['2.1', 'Withdrawn'],
+    ['3.0.0', 'Published'],
+    ['3.0.2', 'Published'],
+    ['3.0.1', 'Published'],
+    ['4.0', 'Draft'],
   ] as const) {
     await insertVersion(db, { dataSetId: ids.wild, version, status });
   }
@@ -86,7 +160,10 @@ describe('GET /v1/publications', () => {
     const body = res.json();
     expect(body.paging).toEqual({ page: 1, pageSize: 40, totalResults: baselinePublications + 2, totalPages: 1 });
     const mine = body.results.filter((p: { title: string }) => p.title.startsWith('Zeta'));
-    expect(mine.map((p: { title: string }) => p.title)).toEqual(['Zeta apprenticeships', 'Zeta pupil absence in schools']);
+    expect(mine.map((p: { title: string }) => p.title)).toEqual([
+      'Zeta apprenticeships',
+      'Zeta pupil absence in schools',
+    ]);
     const absence = mine[1];
     expect(absence).toEqual({
       id: ids.absencePub,
@@ -117,13 +194,49 @@ describe('GET /v1/publications', () => {
   });
 
   it.each([
-    ['pageSize=0', 'pageSize', 'InclusiveBetween', 'Must be between 1 and 40 (inclusive).', { from: 1, to: 40, value: 0 }],
-    ['pageSize=-1', 'pageSize', 'InclusiveBetween', 'Must be between 1 and 40 (inclusive).', { from: 1, to: 40, value: -1 }],
-    ['pageSize=41', 'pageSize', 'InclusiveBetween', 'Must be between 1 and 40 (inclusive).', { from: 1, to: 40, value: 41 }],
+    [
+      'pageSize=0',
+      'pageSize',
+      'InclusiveBetween',
+      'Must be between 1 and 40 (inclusive).',
+      { from: 1, to: 40, value: 0 },
+    ],
+    [
+      'pageSize=-1',
+      'pageSize',
+      'InclusiveBetween',
+      'Must be between 1 and 40 (inclusive).',
+      { from: 1, to: 40, value: -1 },
+    ],
+    [
+      'pageSize=41',
+      'pageSize',
+      'InclusiveBetween',
+      'Must be between 1 and 40 (inclusive).',
+      { from: 1, to: 40, value: 41 },
+    ],
     ['page=0', 'page', 'GreaterThanOrEqual', "Must be greater than or equal to '1'.", { comparisonValue: 1, value: 0 }],
-    ['page=-1', 'page', 'GreaterThanOrEqual', "Must be greater than or equal to '1'.", { comparisonValue: 1, value: -1 }],
-    ['search=a', 'search', 'MinimumLength', 'Must be at least 3 characters (was 1).', { minLength: 3, totalLength: 1, value: 'a' }],
-    ['search=aa', 'search', 'MinimumLength', 'Must be at least 3 characters (was 2).', { minLength: 3, totalLength: 2, value: 'aa' }],
+    [
+      'page=-1',
+      'page',
+      'GreaterThanOrEqual',
+      "Must be greater than or equal to '1'.",
+      { comparisonValue: 1, value: -1 },
+    ],
+    [
+      'search=a',
+      'search',
+      'MinimumLength',
+      'Must be at least 3 characters (was 1).',
+      { minLength: 3, totalLength: 1, value: 'a' },
+    ],
+    [
+      'search=aa',
+      'search',
+      'MinimumLength',
+      'Must be at least 3 characters (was 2).',
+      { minLength: 3, totalLength: 2, value: 'aa' },
+    ],
   ])('?%s is a 400 %s %s', async (query, path, code, message, detail) => {
     const res = await get(`/v1/publications?${query}`);
     expect(res.statusCode).toBe(400);
@@ -141,9 +254,22 @@ describe('GET /v1/publications', () => {
     const res = await get('/v1/publications?foo=1&owner.name=x&page=abc&pageSize=99');
     expect(res.statusCode).toBe(400);
     expect(res.json().errors).toEqual([
-      { path: 'foo', code: 'UnknownField', message: 'The field was not expected in the request and should be removed.' },
-      { path: 'owner.name', code: 'UnknownField', message: 'The field was not expected in the request and should be removed.' },
-      { path: 'page', code: 'InvalidValue', message: 'Must be a valid value. Check that the type and format are correct.', detail: { value: 'abc' } },
+      {
+        path: 'foo',
+        code: 'UnknownField',
+        message: 'The field was not expected in the request and should be removed.',
+      },
+      {
+        path: 'owner.name',
+        code: 'UnknownField',
+        message: 'The field was not expected in the request and should be removed.',
+      },
+      {
+        path: 'page',
+        code: 'InvalidValue',
+        message: 'Must be a valid value. Check that the type and format are correct.',
+        detail: { value: 'abc' },
+      },
     ]);
   });
 });
@@ -152,7 +278,11 @@ describe('GET /v1/publications/{publicationId}', () => {
   it('returns a publication with a published data set', async () => {
     const res = await get(`/v1/publications/${ids.apprenticePub}`);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ id: ids.apprenticePub, title: 'Zeta apprenticeships', lastPublished: '2024-01-01T09:30:00.000Z' });
+    expect(res.json()).toMatchObject({
+      id: ids.apprenticePub,
+      title: 'Zeta apprenticeships',
+      lastPublished: '2024-01-01T09:30:00.000Z',
+    });
   });
 
   it.each([
@@ -161,7 +291,11 @@ describe('GET /v1/publications/{publicationId}', () => {
   ])('is 404 for a publication with %s', async (_label, key) => {
     const res = await get(`/v1/publications/${ids[key]}`);
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toMatchObject({ type: 'https://tools.ietf.org/html/rfc9110#section-15.5.5', title: 'Not Found', status: 404 });
+    expect(res.json()).toMatchObject({
+      type: 'https://tools.ietf.org/html/rfc9110#section-15.5.5',
+      title: 'Not Found',
+      status: 404,
+    });
   });
 
   it('is 404 for an unknown or non-uuid id, and 400 for a query parameter', async () => {
@@ -196,7 +330,11 @@ describe('GET /v1/publications/{publicationId}/data-sets', () => {
         indicators: ['Enrolments', 'Number of possible sessions'],
       },
     });
-    expect(body.results[1]).toMatchObject({ status: 'Deprecated', supersedingDataSetId: ids.main, latestVersion: { version: '1.0' } });
+    expect(body.results[1]).toMatchObject({
+      status: 'Deprecated',
+      supersedingDataSetId: ids.main,
+      latestVersion: { version: '1.0' },
+    });
   });
 
   it('pages (default 10, 1–20) and is empty for a publication without visible data sets', async () => {
@@ -211,7 +349,12 @@ describe('GET /v1/publications/{publicationId}/data-sets', () => {
     const bad = await get(`/v1/publications/${ids.absencePub}/data-sets?pageSize=21`);
     expect(bad.statusCode).toBe(400);
     expect(bad.json().errors).toEqual([
-      { path: 'pageSize', code: 'InclusiveBetween', message: 'Must be between 1 and 20 (inclusive).', detail: { from: 1, to: 20, value: 21 } },
+      {
+        path: 'pageSize',
+        code: 'InclusiveBetween',
+        message: 'Must be between 1 and 20 (inclusive).',
+        detail: { from: 1, to: 20, value: 21 },
+      },
     ]);
   });
 });
@@ -228,16 +371,28 @@ describe('GET /v1/data-sets/{dataSetId}', () => {
     expect((await get(`/v1/data-sets/${ids.deprecated}`)).statusCode).toBe(200);
   });
 
-  it.each([['Draft', 'draftDs'], ['Withdrawn', 'withdrawn']])('is 403 for a %s data set', async (_status, key) => {
+  it.each([
+    ['Draft', 'draftDs'],
+    ['Withdrawn', 'withdrawn'],
+  ])('is 403 for a %s data set', async (_status, key) => {
     const res = await get(`/v1/data-sets/${ids[key]}`);
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toMatchObject({ type: 'https://tools.ietf.org/html/rfc9110#section-15.5.4', title: 'Forbidden', status: 403 });
+    expect(res.json()).toMatchObject({
+      type: 'https://tools.ietf.org/html/rfc9110#section-15.5.4',
+      title: 'Forbidden',
+      status: 403,
+    });
   });
 
   it('shows a Draft data set with a preview token for its draft version (no latestVersion yet)', async () => {
     const res = await get(`/v1/data-sets/${ids.draftDs}`, { 'preview-token': tokens.draftDs! });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ id: ids.draftDs, title: 'Absence (coming soon)', summary: 'Absence (coming soon) summary', status: 'Draft' });
+    expect(res.json()).toEqual({
+      id: ids.draftDs,
+      title: 'Absence (coming soon)',
+      summary: 'Absence (coming soon) summary',
+      status: 'Draft',
+    });
     expect(res.headers['cache-control']).toBe('private, no-cache');
     // Another data set's token, or a token that is not a uuid, grants nothing.
     expect((await get(`/v1/data-sets/${ids.draftDs}`, { 'preview-token': tokens.mainDraft! })).statusCode).toBe(403);
@@ -259,8 +414,26 @@ describe('GET /v1/data-sets/{dataSetId}/versions', () => {
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.paging).toEqual({ page: 1, pageSize: 10, totalResults: 8, totalPages: 1 });
-    expect(body.results.map((v: { version: string }) => v.version)).toEqual(['3.0.2', '3.0.1', '3.0', '2.1', '2.0', '1.2', '1.1', '1.0']);
-    expect(body.results.map((v: { type: string }) => v.type)).toEqual(['Patch', 'Patch', 'Major', 'Minor', 'Major', 'Minor', 'Minor', 'Major']);
+    expect(body.results.map((v: { version: string }) => v.version)).toEqual([
+      '3.0.2',
+      '3.0.1',
+      '3.0',
+      '2.1',
+      '2.0',
+      '1.2',
+      '1.1',
+      '1.0',
+    ]);
+    expect(body.results.map((v: { type: string }) => v.type)).toEqual([
+      'Patch',
+      'Patch',
+      'Major',
+      'Minor',
+      'Major',
+      'Minor',
+      'Minor',
+      'Major',
+    ]);
     expect(body.results[3]).toMatchObject({ version: '2.1', status: 'Withdrawn' });
   });
 
@@ -279,7 +452,9 @@ describe('GET /v1/data-sets/{dataSetId}/versions', () => {
     expect(withToken.results.map((v: { version: string }) => v.version)).toEqual(['2.1', '2.0', '1.1', '1.0']);
     expect(withToken.results[0]).toMatchObject({ status: 'Draft', type: 'Minor' });
     expect(withToken.results[0]).not.toHaveProperty('published');
-    const expired = (await get(`/v1/data-sets/${ids.main}/versions`, { 'preview-token': tokens.mainDraftExpired! })).json();
+    const expired = (
+      await get(`/v1/data-sets/${ids.main}/versions`, { 'preview-token': tokens.mainDraftExpired! })
+    ).json();
     expect(expired.paging.totalResults).toBe(3);
   });
 
@@ -349,8 +524,12 @@ describe('GET /v1/data-sets/{dataSetId}/versions/{dataSetVersion}', () => {
 
   it('is 403 for a draft version unless the preview token is for it and active; a wildcard never picks it', async () => {
     expect((await get(`/v1/data-sets/${ids.main}/versions/2.1`)).statusCode).toBe(403);
-    expect((await get(`/v1/data-sets/${ids.main}/versions/2.1`, { 'preview-token': tokens.mainDraftExpired! })).statusCode).toBe(403);
-    expect((await get(`/v1/data-sets/${ids.main}/versions/2.1`, { 'preview-token': tokens.draftDs! })).statusCode).toBe(403);
+    expect(
+      (await get(`/v1/data-sets/${ids.main}/versions/2.1`, { 'preview-token': tokens.mainDraftExpired! })).statusCode,
+    ).toBe(403);
+    expect((await get(`/v1/data-sets/${ids.main}/versions/2.1`, { 'preview-token': tokens.draftDs! })).statusCode).toBe(
+      403,
+    );
     const ok = await get(`/v1/data-sets/${ids.main}/versions/2.1`, { 'preview-token': tokens.mainDraft! });
     expect(ok.statusCode).toBe(200);
     expect(ok.json()).toMatchObject({ version: '2.1', status: 'Draft' });

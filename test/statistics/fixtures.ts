@@ -8,7 +8,10 @@ import type { DataSetStatus, VersionStatus } from '../../src/statistics/tables.j
  * rules (the seeded AbsenceSchool fixture covers the real metadata and CSV).
  */
 
-export async function insertPublication(db: Db, fields: { title: string; summary?: string; id?: string; slug?: string }) {
+export async function insertPublication(
+  db: Db,
+  fields: { title: string; summary?: string; id?: string; slug?: string },
+) {
   const id = fields.id ?? randomUUID();
   await db
     .insertInto('publications')
@@ -19,7 +22,14 @@ export async function insertPublication(db: Db, fields: { title: string; summary
 
 export async function insertDataSet(
   db: Db,
-  fields: { publicationId: string; title: string; status: DataSetStatus; summary?: string; id?: string; supersedingDataSetId?: string },
+  fields: {
+    publicationId: string;
+    title: string;
+    status: DataSetStatus;
+    summary?: string;
+    id?: string;
+    supersedingDataSetId?: string;
+  },
 ) {
   const id = fields.id ?? randomUUID();
   await db
@@ -48,7 +58,8 @@ export interface VersionFields {
 
 export async function insertVersion(db: Db, fields: VersionFields) {
   const [major, minor, patch] = fields.version.split('.').map(Number) as [number, number, number | undefined];
-  const published = fields.published === undefined ? (fields.status === 'Draft' ? null : '2024-01-01T09:30:00Z') : fields.published;
+  const published =
+    fields.published === undefined ? (fields.status === 'Draft' ? null : '2024-01-01T09:30:00Z') : fields.published;
   const row = await db
     .insertInto('data_set_versions')
     .values({
@@ -69,7 +80,12 @@ export async function insertVersion(db: Db, fields: VersionFields) {
   return row;
 }
 
-export async function insertPreviewToken(db: Db, versionId: number, expiresAt: Date, createdAt = new Date(Date.now() - 60_000)) {
+export async function insertPreviewToken(
+  db: Db,
+  versionId: number,
+  expiresAt: Date,
+  createdAt = new Date(Date.now() - 60_000),
+) {
   const row = await db
     .insertInto('preview_tokens')
     .values({ version_id: versionId, expires_at: expiresAt, created_at: createdAt })
@@ -85,12 +101,30 @@ function nextPublicId(prefix: string) {
 }
 
 /** Minimal metadata for a version: two filters, two indicators, two levels, time periods. */
-export async function insertSmallMeta(db: Db, versionId: number, options: { timePeriods?: Array<[string, string]> } = {}) {
+export async function insertSmallMeta(
+  db: Db,
+  versionId: number,
+  options: { timePeriods?: Array<[string, string]> } = {},
+) {
   const [filterA, filterB] = await db
     .insertInto('version_filters')
     .values([
-      { version_id: versionId, public_id: nextPublicId('f'), column_name: 'school_type', label: 'School type', hint: '', ordinal: 2 },
-      { version_id: versionId, public_id: nextPublicId('f'), column_name: 'academy_type', label: 'Academy type', hint: 'Only academies', ordinal: 1 },
+      {
+        version_id: versionId,
+        public_id: nextPublicId('f'),
+        column_name: 'school_type',
+        label: 'School type',
+        hint: '',
+        ordinal: 2,
+      },
+      {
+        version_id: versionId,
+        public_id: nextPublicId('f'),
+        column_name: 'academy_type',
+        label: 'Academy type',
+        hint: 'Only academies',
+        ordinal: 1,
+      },
     ])
     .returning(['id', 'public_id'])
     .execute();
@@ -105,12 +139,37 @@ export async function insertSmallMeta(db: Db, versionId: number, options: { time
   await db
     .insertInto('version_indicators')
     .values([
-      { version_id: versionId, public_id: nextPublicId('i'), column_name: 'sess_possible', label: 'Number of possible sessions', unit: '', decimal_places: 0, ordinal: 2 },
-      { version_id: versionId, public_id: nextPublicId('i'), column_name: 'enrolments', label: 'Enrolments', unit: '', decimal_places: null, ordinal: 1 },
+      {
+        version_id: versionId,
+        public_id: nextPublicId('i'),
+        column_name: 'sess_possible',
+        label: 'Number of possible sessions',
+        unit: '',
+        decimal_places: 0,
+        ordinal: 2,
+      },
+      {
+        version_id: versionId,
+        public_id: nextPublicId('i'),
+        column_name: 'enrolments',
+        label: 'Enrolments',
+        unit: '',
+        decimal_places: null,
+        ordinal: 1,
+      },
     ])
     .execute();
-  await db.insertInto('version_geographic_levels').values([{ version_id: versionId, code: 'NAT' }, { version_id: versionId, code: 'LA' }]).execute();
-  for (const [period, code] of options.timePeriods ?? [['2020/2021', 'AY'], ['2021/2022', 'AY']]) {
+  await db
+    .insertInto('version_geographic_levels')
+    .values([
+      { version_id: versionId, code: 'NAT' },
+      { version_id: versionId, code: 'LA' },
+    ])
+    .execute();
+  for (const [period, code] of options.timePeriods ?? [
+    ['2020/2021', 'AY'],
+    ['2021/2022', 'AY'],
+  ]) {
     await db.insertInto('version_time_periods').values({ version_id: versionId, period, code }).execute();
   }
 }
@@ -118,5 +177,8 @@ export async function insertSmallMeta(db: Db, versionId: number, options: { time
 /** Stores `csv` as the version's data file (gzip), as the importer does. */
 export async function insertCsvFile(db: Db, versionId: number, csv: string) {
   const gzip = gzipSync(Buffer.from(csv, 'utf8'));
-  await db.insertInto('data_set_version_files').values({ version_id: versionId, content_gzip: gzip, size_bytes: Buffer.byteLength(csv) }).execute();
+  await db
+    .insertInto('data_set_version_files')
+    .values({ version_id: versionId, content_gzip: gzip, size_bytes: Buffer.byteLength(csv) })
+    .execute();
 }

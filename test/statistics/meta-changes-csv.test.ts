@@ -30,13 +30,32 @@ beforeAll(async () => {
   ids.own = await insertDataSet(db, { publicationId, title: 'Own', status: 'Published' });
   const v10 = await insertVersion(db, { dataSetId: ids.own, version: '1.0', status: 'Published' });
   await insertSmallMeta(db, v10.id);
-  await insertCsvFile(db, v10.id, 'time_period,time_identifier,geographic_level,country_code,country_name,enrolments\n202021,Academic year,National,E92000001,England,10\n');
+  await insertCsvFile(
+    db,
+    v10.id,
+    'time_period,time_identifier,geographic_level,country_code,country_name,enrolments\n202021,Academic year,National,E92000001,England,10\n',
+  );
   const v11 = await insertVersion(db, { dataSetId: ids.own, version: '1.1', status: 'Published' });
   await insertSmallMeta(db, v11.id, {
-    timePeriods: [['2020', 'M1'], ['2020', 'M10'], ['2020', 'M2'], ['2020/2021', 'AY'], ['2021', 'CY']],
+    timePeriods: [
+      ['2020', 'M1'],
+      ['2020', 'M10'],
+      ['2020', 'M2'],
+      ['2020/2021', 'AY'],
+      ['2021', 'CY'],
+    ],
   });
-  await insertCsvFile(db, v11.id, 'time_period,time_identifier,geographic_level,country_code,country_name,enrolments\n202021,Academic year,National,E92000001,England,11\n202122,Academic year,National,E92000001,England,12\n');
-  const v12 = await insertVersion(db, { dataSetId: ids.own, version: '1.2', status: 'Withdrawn', withdrawn: '2025-02-01T00:00:00Z' });
+  await insertCsvFile(
+    db,
+    v11.id,
+    'time_period,time_identifier,geographic_level,country_code,country_name,enrolments\n202021,Academic year,National,E92000001,England,11\n202122,Academic year,National,E92000001,England,12\n',
+  );
+  const v12 = await insertVersion(db, {
+    dataSetId: ids.own,
+    version: '1.2',
+    status: 'Withdrawn',
+    withdrawn: '2025-02-01T00:00:00Z',
+  });
   await insertSmallMeta(db, v12.id);
   await insertCsvFile(db, v12.id, 'time_period,enrolments\n202021,12\n');
   const v20 = await insertVersion(db, { dataSetId: ids.own, version: '2.0', status: 'Draft' });
@@ -47,9 +66,24 @@ beforeAll(async () => {
   // Changes: 2.1 with stored changes; patches 2.1.1 and 2.1.2; 3.0.1 whose 3.0.0 is not viewable.
   ids.changes = await insertDataSet(db, { publicationId, title: 'Changes', status: 'Published' });
   await insertVersion(db, { dataSetId: ids.changes, version: '2.0', status: 'Published' });
-  const v21 = await insertVersion(db, { dataSetId: ids.changes, version: '2.1', status: 'Published', notes: 'Adds a year.' });
-  const v211 = await insertVersion(db, { dataSetId: ids.changes, version: '2.1.1', status: 'Published', notes: 'Fixes a label.' });
-  await insertVersion(db, { dataSetId: ids.changes, version: '2.1.2', status: 'Published', notes: 'Fixes another label.' });
+  const v21 = await insertVersion(db, {
+    dataSetId: ids.changes,
+    version: '2.1',
+    status: 'Published',
+    notes: 'Adds a year.',
+  });
+  const v211 = await insertVersion(db, {
+    dataSetId: ids.changes,
+    version: '2.1.1',
+    status: 'Published',
+    notes: 'Fixes a label.',
+  });
+  await insertVersion(db, {
+    dataSetId: ids.changes,
+    version: '2.1.2',
+    status: 'Published',
+    notes: 'Fixes another label.',
+  });
   await insertVersion(db, { dataSetId: ids.changes, version: '3.0.0', status: 'Draft' });
   await insertVersion(db, { dataSetId: ids.changes, version: '3.0.1', status: 'Published' });
   const schoolType = filter('F1', 'School type');
@@ -57,18 +91,82 @@ beforeAll(async () => {
   const la = { code: 'LA', label: 'Local authority' };
   const rows: Array<{ version_id: number; kind: 'major' | 'minor'; list: string; change: unknown }> = [
     { version_id: v21.id, kind: 'major', list: 'filters', change: { previousState: filter('F0', 'Old filter') } },
-    { version_id: v21.id, kind: 'major', list: 'filterOptions', change: { filter: schoolType, previousState: { id: 'o1', label: 'Special' } } },
-    { version_id: v21.id, kind: 'major', list: 'filterOptions', change: { filter: schoolType, previousState: { id: 'o2', label: 'Other' } } },
-    { version_id: v21.id, kind: 'major', list: 'filterOptions', change: { filter: ncYear, previousState: { id: 'o3', label: 'Year 12' } } },
-    { version_id: v21.id, kind: 'major', list: 'geographicLevels', change: { previousState: { code: 'LAD', label: 'Local authority district' } } },
-    { version_id: v21.id, kind: 'major', list: 'locationOptions', change: { level: la, previousState: { id: 'l1', label: 'Barnet', code: 'E09000003', oldCode: '302' }, currentState: { id: 'l1', label: 'Barnet', code: 'E09000099', oldCode: '302' } } },
-    { version_id: v21.id, kind: 'minor', list: 'geographicLevels', change: { currentState: { code: 'REG', label: 'Regional' } } },
-    { version_id: v21.id, kind: 'minor', list: 'indicators', change: { previousState: { id: 'i1', column: 'enrolments', label: 'Enrolments' }, currentState: { id: 'i1', column: 'enrolments', label: 'Pupils enrolled', decimalPlaces: 0 } } },
-    { version_id: v21.id, kind: 'minor', list: 'locationGroups', change: { currentState: { level: { code: 'REG', label: 'Regional' } } } },
-    { version_id: v21.id, kind: 'minor', list: 'timePeriods', change: { currentState: { code: 'AY', period: '2023/2024', label: '2023/24' } } },
-    { version_id: v211.id, kind: 'minor', list: 'filterOptions', change: { filter: schoolType, previousState: { id: 'o4', label: 'Primry' }, currentState: { id: 'o4', label: 'Primary' } } },
+    {
+      version_id: v21.id,
+      kind: 'major',
+      list: 'filterOptions',
+      change: { filter: schoolType, previousState: { id: 'o1', label: 'Special' } },
+    },
+    {
+      version_id: v21.id,
+      kind: 'major',
+      list: 'filterOptions',
+      change: { filter: schoolType, previousState: { id: 'o2', label: 'Other' } },
+    },
+    {
+      version_id: v21.id,
+      kind: 'major',
+      list: 'filterOptions',
+      change: { filter: ncYear, previousState: { id: 'o3', label: 'Year 12' } },
+    },
+    {
+      version_id: v21.id,
+      kind: 'major',
+      list: 'geographicLevels',
+      change: { previousState: { code: 'LAD', label: 'Local authority district' } },
+    },
+    {
+      version_id: v21.id,
+      kind: 'major',
+      list: 'locationOptions',
+      change: {
+        level: la,
+        previousState: { id: 'l1', label: 'Barnet', code: 'E09000003', oldCode: '302' },
+        currentState: { id: 'l1', label: 'Barnet', code: 'E09000099', oldCode: '302' },
+      },
+    },
+    {
+      version_id: v21.id,
+      kind: 'minor',
+      list: 'geographicLevels',
+      change: { currentState: { code: 'REG', label: 'Regional' } },
+    },
+    {
+      version_id: v21.id,
+      kind: 'minor',
+      list: 'indicators',
+      change: {
+        previousState: { id: 'i1', column: 'enrolments', label: 'Enrolments' },
+        currentState: { id: 'i1', column: 'enrolments', label: 'Pupils enrolled', decimalPlaces: 0 },
+      },
+    },
+    {
+      version_id: v21.id,
+      kind: 'minor',
+      list: 'locationGroups',
+      change: { currentState: { level: { code: 'REG', label: 'Regional' } } },
+    },
+    {
+      version_id: v21.id,
+      kind: 'minor',
+      list: 'timePeriods',
+      change: { currentState: { code: 'AY', period: '2023/2024', label: '2023/24' } },
+    },
+    {
+      version_id: v211.id,
+      kind: 'minor',
+      list: 'filterOptions',
+      change: {
+        filter: schoolType,
+        previousState: { id: 'o4', label: 'Primry' },
+        currentState: { id: 'o4', label: 'Primary' },
+      },
+    },
   ];
-  await db.insertInto('version_changes').values(rows.map((r) => ({ ...r, change: JSON.stringify(r.change) }))).execute();
+  await db
+    .insertInto('version_changes')
+    .values(rows.map((r) => ({ ...r, change: JSON.stringify(r.change) })))
+    .execute();
 });
 
 afterAll(async () => {
@@ -97,13 +195,24 @@ describe('GET /v1/data-sets/{dataSetId}/meta', () => {
       ],
     });
     // Plain string order: Year 10 before Year 4.
-    expect(meta.filters[1].options.map((o: { label: string }) => o.label)).toEqual(['Year 10', 'Year 4', 'Year 6', 'Year 8']);
+    expect(meta.filters[1].options.map((o: { label: string }) => o.label)).toEqual([
+      'Year 10',
+      'Year 4',
+      'Year 6',
+      'Year 8',
+    ]);
     expect(meta.indicators).toEqual([
       { id: 'dP0Zw', column: 'enrolments', label: 'Enrolments', decimalPlaces: 0 },
       { id: 'O7CLF', column: 'sess_authorised', label: 'Number of authorised sessions', decimalPlaces: 0 },
       { id: '7zXob', column: 'sess_possible', label: 'Number of possible sessions', decimalPlaces: 0 },
       { id: 'pTSoj', column: 'sess_unauthorised', label: 'Number of unauthorised sessions', decimalPlaces: 0 },
-      { id: 'IzBzg', column: 'sess_unauthorised_percent', label: 'Percentage of unauthorised sessions', unit: '%', decimalPlaces: 2 },
+      {
+        id: 'IzBzg',
+        column: 'sess_unauthorised_percent',
+        label: 'Percentage of unauthorised sessions',
+        unit: '%',
+        decimalPlaces: 2,
+      },
     ]);
     expect(meta.geographicLevels).toEqual([
       { code: 'LA', label: 'Local authority' },
@@ -115,7 +224,12 @@ describe('GET /v1/data-sets/{dataSetId}/meta', () => {
     // Each level's options carry that level's identifying properties.
     expect(meta.locations[0].options[0]).toEqual({ id: '7zXob', label: 'Barnet', code: 'E09000003', oldCode: '302' });
     expect(meta.locations[1].options).toEqual([{ id: 'IzBzg', label: 'England', code: 'E92000001' }]);
-    expect(meta.locations[3].options[0]).toEqual({ id: '6jrfe', label: 'Colindale Primary School', urn: '101269', laEstab: '3022014' });
+    expect(meta.locations[3].options[0]).toEqual({
+      id: '6jrfe',
+      label: 'Colindale Primary School',
+      urn: '101269',
+      laEstab: '3022014',
+    });
     expect(meta.timePeriods).toEqual([
       { code: 'AY', period: '2020/2021', label: '2020/21' },
       { code: 'AY', period: '2021/2022', label: '2021/22' },
@@ -141,7 +255,13 @@ describe('GET /v1/data-sets/{dataSetId}/meta', () => {
 
   it.each([
     ['types=filters', [['types[0]', 'filters']]],
-    ['types=invalid1,invalid2', [['types[0]', 'invalid1'], ['types[1]', 'invalid2']]],
+    [
+      'types=invalid1,invalid2',
+      [
+        ['types[0]', 'invalid1'],
+        ['types[1]', 'invalid2'],
+      ],
+    ],
     ['types=Filters&types=locations', [['types[1]', 'locations']]],
     ['types=', [['types[0]', null]]],
     ['types=%20', [['types[0]', null]]],
@@ -174,13 +294,22 @@ describe('GET /v1/data-sets/{dataSetId}/meta', () => {
   it('selects the version: latest live by default, exact, wildcard; 404 for a missing version or data set', async () => {
     // Latest live version of `own` is 1.2 (Withdrawn versions stay viewable); its meta is the small meta.
     expect((await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods`)).json().timePeriods).toHaveLength(2);
-    expect((await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods&dataSetVersion=`)).json().timePeriods).toHaveLength(2);
-    expect((await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods&dataSetVersion=*`)).json().timePeriods).toHaveLength(2);
-    expect((await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods&dataSetVersion=1.*`)).json().timePeriods).toHaveLength(5);
+    expect(
+      (await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods&dataSetVersion=`)).json().timePeriods,
+    ).toHaveLength(2);
+    expect(
+      (await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods&dataSetVersion=*`)).json().timePeriods,
+    ).toHaveLength(2);
+    expect(
+      (await get(`/v1/data-sets/${ids.own}/meta?types=TimePeriods&dataSetVersion=1.*`)).json().timePeriods,
+    ).toHaveLength(5);
     expect((await get(`/v1/data-sets/${ids.own}/meta?dataSetVersion=3.0`)).statusCode).toBe(404);
     expect((await get(`/v1/data-sets/${FIXTURE}/meta?dataSetVersion=2.0`)).statusCode).toBe(404);
     expect((await get('/v1/data-sets/0d0f2d3e-aaaa-4bbb-8ccc-123456789abc/meta')).statusCode).toBe(404);
-    expect((await get(`/v1/data-sets/${ids.changes}/meta?foo=1`)).json().errors[0]).toMatchObject({ path: 'foo', code: 'UnknownField' });
+    expect((await get(`/v1/data-sets/${ids.changes}/meta?foo=1`)).json().errors[0]).toMatchObject({
+      path: 'foo',
+      code: 'UnknownField',
+    });
   });
 
   it('is 403 for a draft version without its preview token, 200 with it', async () => {
@@ -203,7 +332,13 @@ describe('GET /v1/data-sets/{dataSetId}/versions/{dataSetVersion}/changes', () =
       majorChanges: {
         filters: [{ previousState: filter('F0', 'Old filter') }],
         filterOptions: [
-          { filter: filter('F1', 'School type'), options: [{ previousState: { id: 'o1', label: 'Special' } }, { previousState: { id: 'o2', label: 'Other' } }] },
+          {
+            filter: filter('F1', 'School type'),
+            options: [
+              { previousState: { id: 'o1', label: 'Special' } },
+              { previousState: { id: 'o2', label: 'Other' } },
+            ],
+          },
           { filter: filter('F2', 'Year'), options: [{ previousState: { id: 'o3', label: 'Year 12' } }] },
         ],
         geographicLevels: [{ previousState: { code: 'LAD', label: 'Local authority district' } }],
@@ -238,18 +373,30 @@ describe('GET /v1/data-sets/{dataSetId}/versions/{dataSetVersion}/changes', () =
     const res = await get(`/v1/data-sets/${ids.changes}/versions/2.1.2/changes?includePatchHistory=true`);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ versionNumber: '2.1.2', notes: 'Fixes another label.', majorChanges: {}, minorChanges: {} });
+    expect(body).toMatchObject({
+      versionNumber: '2.1.2',
+      notes: 'Fixes another label.',
+      majorChanges: {},
+      minorChanges: {},
+    });
     expect(body.patchHistory.map((p: { versionNumber: string }) => p.versionNumber)).toEqual(['2.1', '2.1.1']);
     expect(body.patchHistory[1]).toEqual({
       versionNumber: '2.1.1',
       notes: 'Fixes a label.',
       majorChanges: {},
       minorChanges: {
-        filterOptions: [{ filter: filter('F1', 'School type'), options: [{ previousState: { id: 'o4', label: 'Primry' }, currentState: { id: 'o4', label: 'Primary' } }] }],
+        filterOptions: [
+          {
+            filter: filter('F1', 'School type'),
+            options: [{ previousState: { id: 'o4', label: 'Primry' }, currentState: { id: 'o4', label: 'Primary' } }],
+          },
+        ],
       },
     });
     expect((await get(`/v1/data-sets/${ids.changes}/versions/2.1.2/changes`)).json().patchHistory).toEqual([]);
-    expect((await get(`/v1/data-sets/${ids.changes}/versions/2.1.2/changes?includePatchHistory=false`)).json().patchHistory).toEqual([]);
+    expect(
+      (await get(`/v1/data-sets/${ids.changes}/versions/2.1.2/changes?includePatchHistory=false`)).json().patchHistory,
+    ).toEqual([]);
   });
 
   it('gives [] (not an error) for includePatchHistory on a non-patch version', async () => {
@@ -260,7 +407,9 @@ describe('GET /v1/data-sets/{dataSetId}/versions/{dataSetVersion}/changes', () =
 
   it('is 403 when a patch in the history is not viewable, and resolves wildcards', async () => {
     expect((await get(`/v1/data-sets/${ids.changes}/versions/3.0.1/changes`)).statusCode).toBe(200);
-    expect((await get(`/v1/data-sets/${ids.changes}/versions/3.0.1/changes?includePatchHistory=true`)).statusCode).toBe(403);
+    expect((await get(`/v1/data-sets/${ids.changes}/versions/3.0.1/changes?includePatchHistory=true`)).statusCode).toBe(
+      403,
+    );
     expect((await get(`/v1/data-sets/${ids.changes}/versions/2.1.*/changes`)).json().versionNumber).toBe('2.1.2');
   });
 
@@ -268,7 +417,12 @@ describe('GET /v1/data-sets/{dataSetId}/versions/{dataSetVersion}/changes', () =
     const bad = await get(`/v1/data-sets/${ids.changes}/versions/2.1/changes?includePatchHistory=maybe`);
     expect(bad.statusCode).toBe(400);
     expect(bad.json().errors).toEqual([
-      { path: 'includePatchHistory', code: 'InvalidValue', message: 'Must be a valid value. Check that the type and format are correct.', detail: { value: 'maybe' } },
+      {
+        path: 'includePatchHistory',
+        code: 'InvalidValue',
+        message: 'Must be a valid value. Check that the type and format are correct.',
+        detail: { value: 'maybe' },
+      },
     ]);
     expect((await get(`/v1/data-sets/${ids.changes}/versions/9.9/changes`)).statusCode).toBe(404);
     expect((await get(`/v1/data-sets/${ids.changes}/versions/3.0.0/changes`)).statusCode).toBe(403);
@@ -312,7 +466,11 @@ describe('GET /v1/data-sets/{dataSetId}/csv', () => {
   });
 
   it('answers HEAD with the headers only', async () => {
-    const res = await t.app.inject({ method: 'HEAD', url: `/v1/data-sets/${FIXTURE}/csv`, headers: { 'accept-encoding': 'gzip' } });
+    const res = await t.app.inject({
+      method: 'HEAD',
+      url: `/v1/data-sets/${FIXTURE}/csv`,
+      headers: { 'accept-encoding': 'gzip' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-disposition']).toContain(`${FIXTURE}_v1.0.csv`);
     expect(res.body).toBe('');

@@ -63,7 +63,9 @@ describe('GET /v1/data-sets/{dataSetId}/parquet', () => {
     expect(footer.headers['content-range']).toBe(`bytes ${copy.length - 8}-${copy.length - 1}/${copy.length}`);
     expect(footer.rawPayload.equals(copy.subarray(copy.length - 8))).toBe(true);
     // A range past the end is cut at the end.
-    const tail = await get(`/v1/data-sets/${FIXTURE}/parquet`, { range: `bytes=${copy.length - 3}-${copy.length + 1000}` });
+    const tail = await get(`/v1/data-sets/${FIXTURE}/parquet`, {
+      range: `bytes=${copy.length - 3}-${copy.length + 1000}`,
+    });
     expect(tail.statusCode).toBe(206);
     expect(tail.rawPayload.toString()).toBe('AR1');
   });
@@ -77,14 +79,20 @@ describe('GET /v1/data-sets/{dataSetId}/parquet', () => {
   });
 
   it('sends the whole file for several ranges, a malformed range, or an If-Range of another file', async () => {
-    const cases: Array<Record<string, string>> = [{ range: 'bytes=0-9,20-29' }, { range: 'lines=1-2' }, { range: 'bytes=0-9', 'if-range': '"another"' }];
+    const cases: Array<Record<string, string>> = [
+      { range: 'bytes=0-9,20-29' },
+      { range: 'lines=1-2' },
+      { range: 'bytes=0-9', 'if-range': '"another"' },
+    ];
     for (const headers of cases) {
       const res = await get(`/v1/data-sets/${FIXTURE}/parquet`, headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(200);
       expect(res.rawPayload.equals(copy)).toBe(true);
     }
     const etag = (await get(`/v1/data-sets/${FIXTURE}/parquet`)).headers.etag as string;
-    expect((await get(`/v1/data-sets/${FIXTURE}/parquet`, { range: 'bytes=0-9', 'if-range': etag })).statusCode).toBe(206);
+    expect((await get(`/v1/data-sets/${FIXTURE}/parquet`, { range: 'bytes=0-9', 'if-range': etag })).statusCode).toBe(
+      206,
+    );
   });
 
   it('304s a matching If-None-Match, answers HEAD with the headers only', async () => {
@@ -98,7 +106,7 @@ describe('GET /v1/data-sets/{dataSetId}/parquet', () => {
     expect((await get(`/v1/data-sets/${FIXTURE}/parquet`)).statusCode).toBe(200);
   });
 
-  it('follows the CSV download\'s access rules: drafts with a preview token only, 404s in the problem format', async () => {
+  it("follows the CSV download's access rules: drafts with a preview token only, 404s in the problem format", async () => {
     expect((await get(`/v1/data-sets/${drafts}/parquet`)).headers['content-disposition']).toContain('_v1.0.parquet');
     expect((await get(`/v1/data-sets/${drafts}/parquet?dataSetVersion=2.0`)).statusCode).toBe(403);
     const preview = await get(`/v1/data-sets/${drafts}/parquet?dataSetVersion=2.0`, { 'preview-token': draftToken });
@@ -107,7 +115,11 @@ describe('GET /v1/data-sets/{dataSetId}/parquet', () => {
     expect(preview.headers['cache-control']).toBe('private, no-cache');
     const missing = await get(`/v1/data-sets/${withoutCopy}/parquet`);
     expect(missing.statusCode).toBe(404);
-    expect(missing.json()).toMatchObject({ status: 404, title: 'Not Found', detail: 'The Parquet file of this version is not available.' });
+    expect(missing.json()).toMatchObject({
+      status: 404,
+      title: 'Not Found',
+      detail: 'The Parquet file of this version is not available.',
+    });
     expect((await get(`/v1/data-sets/${FIXTURE}/parquet?dataSetVersion=9.0`)).statusCode).toBe(404);
     expect((await get('/v1/data-sets/x/parquet')).statusCode).toBe(404);
     expect((await get(`/v1/data-sets/${FIXTURE}/parquet?format=csv`)).statusCode).toBe(400);
@@ -117,8 +129,24 @@ describe('GET /v1/data-sets/{dataSetId}/parquet', () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json();
     const operation = doc.paths['/v1/data-sets/{dataSetId}/parquet'].get;
     expect(operation.operationId).toBe('DownloadDataSetParquet');
-    expect(Object.keys(operation.responses).sort()).toEqual(['200', '206', '304', '400', '403', '404', '416', '429', '504']);
+    expect(Object.keys(operation.responses).sort()).toEqual([
+      '200',
+      '206',
+      '304',
+      '400',
+      '403',
+      '404',
+      '416',
+      '429',
+      '504',
+    ]);
     expect(operation.responses[200].content['application/vnd.apache.parquet']).toBeDefined();
-    expect(operation.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['dataSetId', 'dataSetVersion', 'if-range', 'preview-token', 'range']);
+    expect(operation.parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+      'dataSetId',
+      'dataSetVersion',
+      'if-range',
+      'preview-token',
+      'range',
+    ]);
   });
 });

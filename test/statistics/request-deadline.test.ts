@@ -24,7 +24,10 @@ beforeAll(async () => {
   // Cold queries on SQL: these requests are held up by locks on the row table. (The stored columns' reads run under
   // the same deadline: withPooledClient.)
   store = new RowIndexStore({ buildTimeoutMs: 60000, storedColumns: false });
-  t = await buildTestApp({ DATABASE_STATISTICS_DEADLINE_MS: String(DEADLINE_MS), QUERY_VERSION_CACHE_MS: '0' }, { rowIndexes: store });
+  t = await buildTestApp(
+    { DATABASE_STATISTICS_DEADLINE_MS: String(DEADLINE_MS), QUERY_VERSION_CACHE_MS: '0' },
+    { rowIndexes: store },
+  );
   locker = new pg.Client({ connectionString: t.database.url });
   await locker.connect();
 });
@@ -74,7 +77,7 @@ describe('statistics request deadline', () => {
     expect(csv.response.body.split('\n').filter(Boolean)).toHaveLength(ABSENCE_SCHOOL.rows + 1);
   });
 
-  it('does not bind a row index load started by a request: the load outlives the request\'s deadline and then answers', async () => {
+  it("does not bind a row index load started by a request: the load outlives the request's deadline and then answers", async () => {
     store.forget();
     const before = store.status().outcomes;
     const query = `${BASE}/query?page=1&pageSize=10`;
@@ -99,7 +102,9 @@ describe('statistics request deadline', () => {
     const meta = await loadQueryVersionMeta(t.database.db, version.id, version.rows_table);
     await whileLocked('version_row_index_chunks', async () => {
       // A request whose database calls fail at its deadline (no probe: as on a frozen database) starts the load.
-      const started = withRequestDeadline({ until: Date.now() + 200, applies: () => true }, () => own.indexFor(t.database.db, meta));
+      const started = withRequestDeadline({ until: Date.now() + 200, applies: () => true }, () =>
+        own.indexFor(t.database.db, meta),
+      );
       expect(await started).toBeUndefined();
       await new Promise((resolve) => setTimeout(resolve, 800));
       expect(own.status()).toMatchObject({ loading: 1, outcomes: { failed: 0 } });
@@ -115,21 +120,31 @@ describe('statistics request deadline', () => {
     const { port } = t.app.server.address() as AddressInfo;
     const started = Date.now();
     const result = await new Promise<{ status: number; lines: number; complete: boolean }>((resolve, reject) => {
-      const request = http.get(`http://127.0.0.1:${port}${BASE}/query`, { headers: { accept: 'text/csv' }, agent: false }, (response) => {
-        let text = '';
-        let paused = false;
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          text += chunk;
-          if (paused) return;
-          // Reads nothing for three deadlines after the first bytes: the export's later reads start after it.
-          paused = true;
-          response.pause();
-          setTimeout(() => response.resume(), DEADLINE_MS * 3);
-        });
-        response.on('end', () => resolve({ status: response.statusCode!, lines: text.split('\n').filter(Boolean).length, complete: response.complete }));
-        response.on('error', reject);
-      });
+      const request = http.get(
+        `http://127.0.0.1:${port}${BASE}/query`,
+        { headers: { accept: 'text/csv' }, agent: false },
+        (response) => {
+          let text = '';
+          let paused = false;
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            text += chunk;
+            if (paused) return;
+            // Reads nothing for three deadlines after the first bytes: the export's later reads start after it.
+            paused = true;
+            response.pause();
+            setTimeout(() => response.resume(), DEADLINE_MS * 3);
+          });
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode!,
+              lines: text.split('\n').filter(Boolean).length,
+              complete: response.complete,
+            }),
+          );
+          response.on('error', reject);
+        },
+      );
       request.on('error', reject);
     });
     expect(Date.now() - started).toBeGreaterThan(DEADLINE_MS * 3);

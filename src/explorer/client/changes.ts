@@ -18,12 +18,15 @@ function describe(kind: string, change: Change, where = ''): string {
   if (before && after) {
     const details: string[] = [];
     if (before.label !== after.label) details.push(`renamed from ${name(before)} to ${name(after)}`);
-    if (before.column !== after.column) details.push(`column changed from ${before.column ?? '(none)'} to ${after.column ?? '(none)'}`);
-    if (before.code !== after.code) details.push(`code changed from ${before.code ?? '(none)'} to ${after.code ?? '(none)'}`);
+    if (before.column !== after.column)
+      details.push(`column changed from ${before.column ?? '(none)'} to ${after.column ?? '(none)'}`);
+    if (before.code !== after.code)
+      details.push(`code changed from ${before.code ?? '(none)'} to ${after.code ?? '(none)'}`);
     const b = before as Record<string, string | number | null | undefined>;
     const a = after as Record<string, string | number | null | undefined>;
     for (const key of ['unit', 'decimalPlaces', 'hint', 'oldCode', 'urn', 'laEstab', 'ukprn']) {
-      if (b[key] !== a[key]) details.push(`${key} changed from ${String(b[key] ?? '(none)')} to ${String(a[key] ?? '(none)')}`);
+      if (b[key] !== a[key])
+        details.push(`${key} changed from ${String(b[key] ?? '(none)')} to ${String(a[key] ?? '(none)')}`);
     }
     return `Changed ${kind} ${name(after)}${suffix}${details.length ? `: ${details.join(', ')}` : ''}.`;
   }

@@ -35,11 +35,19 @@ export interface ChartData {
  * `period` picks the bar chart's time period (the latest present when absent). Any number of series: bars are
  * sorted by value, and more than 6 lines are drawn highlighted-and-muted or as small multiples.
  */
-export function buildChartData(rows: ResultRow[], meta: Meta, indicatorId: string, kind: 'line' | 'bar', period?: string): ChartData {
+export function buildChartData(
+  rows: ResultRow[],
+  meta: Meta,
+  indicatorId: string,
+  kind: 'line' | 'bar',
+  period?: string,
+): ChartData {
   const order = new Map(meta.timePeriods.map((t, i) => [periodKey(t), i]));
   const labels = new Map(meta.timePeriods.map((t) => [periodKey(t), t.label]));
   const places = locationLabels(meta);
-  const presentPeriods = [...new Set(rows.map((r) => periodKey(r.timePeriod)))].sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
+  const presentPeriods = [...new Set(rows.map((r) => periodKey(r.timePeriod)))].sort(
+    (a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0),
+  );
   const varying = meta.filters.filter((f) => new Set(rows.map((r) => r.filters[f.id])).size > 1);
   const optionLabel = new Map(meta.filters.flatMap((f) => f.options.map((o) => [`${f.id}:${o.id}`, o.label] as const)));
   let xs = presentPeriods.map((key) => ({ key, label: labels.get(key) ?? key }));
@@ -54,7 +62,12 @@ export function buildChartData(rows: ResultRow[], meta: Meta, indicatorId: strin
     const key = [place, ...varying.map((f) => row.filters[f.id] ?? '')].join('/');
     let entry = series.get(key);
     if (!entry) {
-      const label = [places.get(place) ?? row.geographicLevel, ...varying.map((f) => optionLabel.get(`${f.id}:${row.filters[f.id]}`) ?? '')].filter(Boolean).join(', ');
+      const label = [
+        places.get(place) ?? row.geographicLevel,
+        ...varying.map((f) => optionLabel.get(`${f.id}:${row.filters[f.id]}`) ?? ''),
+      ]
+        .filter(Boolean)
+        .join(', ');
       entry = { key, label, values: new Map() };
       series.set(key, entry);
     }
@@ -90,11 +103,22 @@ function marker(shape: (typeof MARKERS)[number], x: number, y: number, colour: s
     case 'square':
       return s('rect', { x: x - size, y: y - size, width: size * 2, height: size * 2, ...common });
     case 'triangle':
-      return s('polygon', { points: `${x},${y - size - 1} ${x + size + 1},${y + size} ${x - size - 1},${y + size}`, ...common });
+      return s('polygon', {
+        points: `${x},${y - size - 1} ${x + size + 1},${y + size} ${x - size - 1},${y + size}`,
+        ...common,
+      });
     case 'diamond':
-      return s('polygon', { points: `${x},${y - size - 1} ${x + size + 1},${y} ${x},${y + size + 1} ${x - size - 1},${y}`, ...common });
+      return s('polygon', {
+        points: `${x},${y - size - 1} ${x + size + 1},${y} ${x},${y + size + 1} ${x - size - 1},${y}`,
+        ...common,
+      });
     case 'cross':
-      return s('path', { d: `M${x - size},${y - size}L${x + size},${y + size}M${x + size},${y - size}L${x - size},${y + size}`, stroke: colour, 'stroke-width': 3, fill: 'none' });
+      return s('path', {
+        d: `M${x - size},${y - size}L${x + size},${y + size}M${x + size},${y - size}L${x - size},${y + size}`,
+        stroke: colour,
+        'stroke-width': 3,
+        fill: 'none',
+      });
     default: {
       const pts: string[] = [];
       for (let i = 0; i < 10; i++) {
@@ -115,9 +139,20 @@ function legend(series: ChartSeries[]): HTMLElement {
       h(
         'li',
         { class: 'app-chart-legend__item', 'data-legend': item.key },
-        s('svg', { width: 28, height: 16, viewBox: '0 0 28 16', 'aria-hidden': 'true', focusable: 'false' },
-          s('line', { x1: 0, y1: 8, x2: 28, y2: 8, stroke: PALETTE[i]!, 'stroke-width': 3, 'stroke-dasharray': DASHES[i] || null }),
-          marker(MARKERS[i]!, 14, 8, PALETTE[i]!, 5)),
+        s(
+          'svg',
+          { width: 28, height: 16, viewBox: '0 0 28 16', 'aria-hidden': 'true', focusable: 'false' },
+          s('line', {
+            x1: 0,
+            y1: 8,
+            x2: 28,
+            y2: 8,
+            stroke: PALETTE[i]!,
+            'stroke-width': 3,
+            'stroke-dasharray': DASHES[i] || null,
+          }),
+          marker(MARKERS[i]!, 14, 8, PALETTE[i]!, 5),
+        ),
         ` ${item.label} (${MARKERS[i]})`,
       ),
     ),
@@ -182,7 +217,15 @@ export function xLabels(labels: string[], centres: number[], width: number): Arr
 }
 
 /** One line chart (the whole chart, or one of the small multiples) with a shared value scale. */
-function lineSvg(xs: ChartData['xs'], series: Array<{ sr: ChartSeries; style: LineStyle }>, indicator: IndicatorMeta, scale: number[], width: number, height: number, title: string): SVGElement {
+function lineSvg(
+  xs: ChartData['xs'],
+  series: Array<{ sr: ChartSeries; style: LineStyle }>,
+  indicator: IndicatorMeta,
+  scale: number[],
+  width: number,
+  height: number,
+  title: string,
+): SVGElement {
   const bottom = 40;
   const plotW = width - LEFT - RIGHT;
   const plotH = height - TOP - bottom;
@@ -191,27 +234,52 @@ function lineSvg(xs: ChartData['xs'], series: Array<{ sr: ChartSeries; style: Li
   const xAt = (i: number) => LEFT + (xs.length === 1 ? plotW / 2 : (plotW * i) / (xs.length - 1));
   const yAt = (v: number) => TOP + plotH - ((v - lo) / (hi - lo)) * plotH;
   const fmt = (v: number) => formatValue(String(v), { unit: indicator.unit, decimalPlaces: undefined });
-  const labels = xLabels(xs.map((x) => x.label), xs.map((_x, i) => xAt(i)), width);
+  const labels = xLabels(
+    xs.map((x) => x.label),
+    xs.map((_x, i) => xAt(i)),
+    width,
+  );
   const titleId = `chart-title-${Math.random().toString(36).slice(2, 8)}`;
-  return s('svg', { viewBox: `0 0 ${width} ${height}`, class: 'app-chart', role: 'img', 'aria-labelledby': titleId },
+  return s(
+    'svg',
+    { viewBox: `0 0 ${width} ${height}`, class: 'app-chart', role: 'img', 'aria-labelledby': titleId },
     s('title', { id: titleId }, title),
-    scale.map((t) => s('g', null,
-      s('line', { x1: LEFT, x2: width - RIGHT, y1: yAt(t), y2: yAt(t), stroke: '#b1b4b6', 'stroke-width': 1 }),
-      s('text', { x: LEFT - 6, y: yAt(t) + 4, 'text-anchor': 'end', class: 'app-chart__tick' }, fmt(t)))),
-    labels.map(({ index, x }) => s('text', { x, y: height - bottom + 18, 'text-anchor': 'middle', class: 'app-chart__tick', 'data-x-label': '' }, xs[index]!.label)),
+    scale.map((t) =>
+      s(
+        'g',
+        null,
+        s('line', { x1: LEFT, x2: width - RIGHT, y1: yAt(t), y2: yAt(t), stroke: '#b1b4b6', 'stroke-width': 1 }),
+        s('text', { x: LEFT - 6, y: yAt(t) + 4, 'text-anchor': 'end', class: 'app-chart__tick' }, fmt(t)),
+      ),
+    ),
+    labels.map(({ index, x }) =>
+      s(
+        'text',
+        { x, y: height - bottom + 18, 'text-anchor': 'middle', class: 'app-chart__tick', 'data-x-label': '' },
+        xs[index]!.label,
+      ),
+    ),
     series.map(({ sr, style }) => {
       const points = xs.map((x, xi) => ({ xi, v: sr.values.get(x.key) })).filter((p) => p.v?.value !== undefined);
-      const d = points.map((p, j) => `${j === 0 ? 'M' : 'L'}${xAt(p.xi).toFixed(1)},${yAt(p.v!.value!).toFixed(1)}`).join('');
-      return s('g', { 'data-series': sr.key, 'aria-label': sr.label, 'data-muted': style.colour === MUTED ? '' : null },
-        s('path', { d, fill: 'none', stroke: style.colour, 'stroke-width': style.width, 'stroke-dasharray': style.dash },
-          s('title', null, sr.label)),
+      const d = points
+        .map((p, j) => `${j === 0 ? 'M' : 'L'}${xAt(p.xi).toFixed(1)},${yAt(p.v!.value!).toFixed(1)}`)
+        .join('');
+      return s(
+        'g',
+        { 'data-series': sr.key, 'aria-label': sr.label, 'data-muted': style.colour === MUTED ? '' : null },
+        s(
+          'path',
+          { d, fill: 'none', stroke: style.colour, 'stroke-width': style.width, 'stroke-dasharray': style.dash },
+          s('title', null, sr.label),
+        ),
         style.shape
           ? points.map((p) => {
               const m = marker(style.shape!, xAt(p.xi), yAt(p.v!.value!), style.colour);
               m.appendChild(s('title', null, `${sr.label}, ${xs[p.xi]!.label}: ${formatValue(p.v!.raw, indicator)}`));
               return m;
             })
-          : null);
+          : null,
+      );
     }),
   );
 }
@@ -228,26 +296,56 @@ function barSvg(data: ChartData, indicator: IndicatorMeta, scale: number[], widt
   const xAt = (v: number) => x0 + ((v - lo) / (hi - lo)) * plotW;
   const fmt = (v: number) => formatValue(String(v), { unit: indicator.unit, decimalPlaces: undefined });
   const titleId = `chart-title-${Math.random().toString(36).slice(2, 8)}`;
-  return s('svg', { viewBox: `0 0 ${width} ${height}`, width, height, class: 'app-chart app-chart--bars', role: 'img', 'aria-labelledby': titleId },
-    s('title', { id: titleId }, `Bar chart of ${axisLabel(indicator)} in ${data.xs[0]?.label ?? ''} for ${data.series.length} ${data.series.length === 1 ? 'bar' : 'bars'}, largest first`),
-    scale.map((t) => s('g', null,
-      s('line', { x1: xAt(t), x2: xAt(t), y1: TOP, y2: height - 24, stroke: '#b1b4b6', 'stroke-width': 1 }),
-      s('text', { x: xAt(t), y: height - 8, 'text-anchor': 'middle', class: 'app-chart__tick' }, fmt(t)))),
+  return s(
+    'svg',
+    {
+      viewBox: `0 0 ${width} ${height}`,
+      width,
+      height,
+      class: 'app-chart app-chart--bars',
+      role: 'img',
+      'aria-labelledby': titleId,
+    },
+    s(
+      'title',
+      { id: titleId },
+      `Bar chart of ${axisLabel(indicator)} in ${data.xs[0]?.label ?? ''} for ${data.series.length} ${data.series.length === 1 ? 'bar' : 'bars'}, largest first`,
+    ),
+    scale.map((t) =>
+      s(
+        'g',
+        null,
+        s('line', { x1: xAt(t), x2: xAt(t), y1: TOP, y2: height - 24, stroke: '#b1b4b6', 'stroke-width': 1 }),
+        s('text', { x: xAt(t), y: height - 8, 'text-anchor': 'middle', class: 'app-chart__tick' }, fmt(t)),
+      ),
+    ),
     data.series.map((sr, i) => {
       const v = sr.values.get(data.xs[0]?.key ?? '');
       const y = TOP + i * rowH;
       const value = v?.value;
       const end = value === undefined ? xAt(0) : Math.max(xAt(0), xAt(value));
       const shown = formatValue(v?.raw, indicator);
-      return s('g', { 'data-series': sr.key, 'aria-label': `${sr.label}: ${shown || 'no value'}` },
+      return s(
+        'g',
+        { 'data-series': sr.key, 'aria-label': `${sr.label}: ${shown || 'no value'}` },
         s('text', { x: x0, y: y + 13, class: 'app-chart__label' }, sr.label),
         value === undefined
           ? s('text', { x: x0, y: y + 18 + barH / 2, class: 'app-chart__tick' }, `no number: ${v?.raw || 'no value'}`)
           : [
-              s('rect', { x: Math.min(xAt(0), xAt(value)), y: y + 17, width: Math.max(1, Math.abs(xAt(value) - xAt(0))), height: barH, fill: PALETTE[0]! },
-                s('title', null, `${sr.label}: ${shown}`)),
+              s(
+                'rect',
+                {
+                  x: Math.min(xAt(0), xAt(value)),
+                  y: y + 17,
+                  width: Math.max(1, Math.abs(xAt(value) - xAt(0))),
+                  height: barH,
+                  fill: PALETTE[0]!,
+                },
+                s('title', null, `${sr.label}: ${shown}`),
+              ),
               s('text', { x: end + 6, y: y + 22 + barH / 2, class: 'app-chart__value', 'data-value': '' }, shown),
-            ]);
+            ],
+      );
     }),
   );
 }
@@ -260,48 +358,131 @@ function barSvg(data: ChartData, indicator: IndicatorMeta, scale: number[], widt
 export function renderChart(data: ChartData, indicator: IndicatorMeta, options: ChartOptions = {}): HTMLElement {
   if (data.problem) return h('div', { class: 'govuk-inset-text', 'data-chart-problem': '' }, data.problem);
   const width = Math.round(Math.max(280, Math.min(960, options.width ?? 640)));
-  const values = data.series.flatMap((sr) => [...sr.values.values()].map((v) => v.value).filter((v): v is number => v !== undefined));
+  const values = data.series.flatMap((sr) =>
+    [...sr.values.values()].map((v) => v.value).filter((v): v is number => v !== undefined),
+  );
   const scale = niceTicks(Math.min(0, ...values), Math.max(0, ...values));
-  const missing = data.series.flatMap((sr) => [...sr.values.entries()].filter(([, v]) => v.value === undefined && v.raw !== '').map(([x, v]) => `${sr.label} ${x}: ${v.raw}`));
-  const notDrawn = missing.length ? h('p', { class: 'govuk-body-s' }, `Not drawn (not a number): ${missing.join('; ')}.`) : null;
+  const missing = data.series.flatMap((sr) =>
+    [...sr.values.entries()]
+      .filter(([, v]) => v.value === undefined && v.raw !== '')
+      .map(([x, v]) => `${sr.label} ${x}: ${v.raw}`),
+  );
+  const notDrawn = missing.length
+    ? h('p', { class: 'govuk-body-s' }, `Not drawn (not a number): ${missing.join('; ')}.`)
+    : null;
   const axis = h('p', { class: 'govuk-body-s govuk-!-margin-bottom-1 app-chart__axis' }, axisLabel(indicator));
   if (data.kind === 'bar') {
-    return h('figure', { class: 'app-chart-figure' },
+    return h(
+      'figure',
+      { class: 'app-chart-figure' },
       axis,
-      h('div', { class: 'app-chart-scroll', tabindex: '0', role: 'region', 'aria-label': `Bar chart, ${data.series.length} bars` }, barSvg(data, indicator, scale, width)),
-      h('figcaption', { class: 'govuk-body-s' }, `${axisLabel(indicator)}, ${data.xs[0]?.label ?? ''}: ${data.series.length} ${data.series.length === 1 ? 'bar' : 'bars'}, largest first.`, notDrawn));
+      h(
+        'div',
+        {
+          class: 'app-chart-scroll',
+          tabindex: '0',
+          role: 'region',
+          'aria-label': `Bar chart, ${data.series.length} bars`,
+        },
+        barSvg(data, indicator, scale, width),
+      ),
+      h(
+        'figcaption',
+        { class: 'govuk-body-s' },
+        `${axisLabel(indicator)}, ${data.xs[0]?.label ?? ''}: ${data.series.length} ${data.series.length === 1 ? 'bar' : 'bars'}, largest first.`,
+        notDrawn,
+      ),
+    );
   }
   const title = `Line chart of ${axisLabel(indicator)} over ${data.xs.length} time periods for ${data.series.length} series`;
   if (data.series.length <= PALETTE.length) {
-    const styled = data.series.map((sr, i) => ({ sr, style: { colour: PALETTE[i]!, width: 3, dash: DASHES[i] || null, shape: MARKERS[i] } }));
-    return h('figure', { class: 'app-chart-figure' }, axis, lineSvg(data.xs, styled, indicator, scale, width, 320, title),
-      h('figcaption', { class: 'govuk-body-s' }, legend(data.series), notDrawn));
+    const styled = data.series.map((sr, i) => ({
+      sr,
+      style: { colour: PALETTE[i]!, width: 3, dash: DASHES[i] || null, shape: MARKERS[i] },
+    }));
+    return h(
+      'figure',
+      { class: 'app-chart-figure' },
+      axis,
+      lineSvg(data.xs, styled, indicator, scale, width, 320, title),
+      h('figcaption', { class: 'govuk-body-s' }, legend(data.series), notDrawn),
+    );
   }
   if (options.manyLines === 'multiples') {
     const each = width < 560 ? width : Math.floor(width / 2) - 10;
-    return h('figure', { class: 'app-chart-figure' },
+    return h(
+      'figure',
+      { class: 'app-chart-figure' },
       axis,
-      h('ul', { class: 'app-small-multiples', 'data-multiples': String(data.series.length) }, data.series.map((sr) =>
-        h('li', { class: 'app-small-multiples__item' },
-          h('h4', { class: 'govuk-heading-s govuk-!-margin-bottom-1' }, sr.label),
-          lineSvg(data.xs, [{ sr, style: { colour: PALETTE[0]!, width: 2.5, dash: null, shape: 'circle' } }], indicator, scale, each, 200, `${sr.label}: ${axisLabel(indicator)} over ${data.xs.length} time periods`)))),
-      h('figcaption', { class: 'govuk-body-s' }, `One small chart per series (${data.series.length}), all on the same scale.`, notDrawn));
+      h(
+        'ul',
+        { class: 'app-small-multiples', 'data-multiples': String(data.series.length) },
+        data.series.map((sr) =>
+          h(
+            'li',
+            { class: 'app-small-multiples__item' },
+            h('h4', { class: 'govuk-heading-s govuk-!-margin-bottom-1' }, sr.label),
+            lineSvg(
+              data.xs,
+              [{ sr, style: { colour: PALETTE[0]!, width: 2.5, dash: null, shape: 'circle' } }],
+              indicator,
+              scale,
+              each,
+              200,
+              `${sr.label}: ${axisLabel(indicator)} over ${data.xs.length} time periods`,
+            ),
+          ),
+        ),
+      ),
+      h(
+        'figcaption',
+        { class: 'govuk-body-s' },
+        `One small chart per series (${data.series.length}), all on the same scale.`,
+        notDrawn,
+      ),
+    );
   }
   const chosen = data.series.find((sr) => sr.key === options.highlight) ?? data.series[0]!;
   const styled = [
-    ...data.series.filter((sr) => sr !== chosen).map((sr) => ({ sr, style: { colour: MUTED, width: 1.5, dash: null } })),
+    ...data.series
+      .filter((sr) => sr !== chosen)
+      .map((sr) => ({ sr, style: { colour: MUTED, width: 1.5, dash: null } })),
     { sr: chosen, style: { colour: PALETTE[0]!, width: 4, dash: null, shape: MARKERS[0] } },
   ];
-  return h('figure', { class: 'app-chart-figure' }, axis, lineSvg(data.xs, styled, indicator, scale, width, 320, `${title}, ${chosen.label} highlighted`),
-    h('figcaption', { class: 'govuk-body-s' },
-      h('ul', { class: 'app-chart-legend', 'aria-label': 'Legend' },
-        h('li', { class: 'app-chart-legend__item', 'data-legend': chosen.key },
-          s('svg', { width: 28, height: 16, viewBox: '0 0 28 16', 'aria-hidden': 'true', focusable: 'false' },
-            s('line', { x1: 0, y1: 8, x2: 28, y2: 8, stroke: PALETTE[0]!, 'stroke-width': 4 }), marker('circle', 14, 8, PALETTE[0]!, 5)),
-          ` ${chosen.label} (highlighted, dark blue)`),
-        h('li', { class: 'app-chart-legend__item' },
-          s('svg', { width: 28, height: 16, viewBox: '0 0 28 16', 'aria-hidden': 'true', focusable: 'false' },
-            s('line', { x1: 0, y1: 8, x2: 28, y2: 8, stroke: MUTED, 'stroke-width': 1.5 })),
-          ` the other ${data.series.length - 1} series (grey)`)),
-      notDrawn));
+  return h(
+    'figure',
+    { class: 'app-chart-figure' },
+    axis,
+    lineSvg(data.xs, styled, indicator, scale, width, 320, `${title}, ${chosen.label} highlighted`),
+    h(
+      'figcaption',
+      { class: 'govuk-body-s' },
+      h(
+        'ul',
+        { class: 'app-chart-legend', 'aria-label': 'Legend' },
+        h(
+          'li',
+          { class: 'app-chart-legend__item', 'data-legend': chosen.key },
+          s(
+            'svg',
+            { width: 28, height: 16, viewBox: '0 0 28 16', 'aria-hidden': 'true', focusable: 'false' },
+            s('line', { x1: 0, y1: 8, x2: 28, y2: 8, stroke: PALETTE[0]!, 'stroke-width': 4 }),
+            marker('circle', 14, 8, PALETTE[0]!, 5),
+          ),
+          ` ${chosen.label} (highlighted, dark blue)`,
+        ),
+        h(
+          'li',
+          { class: 'app-chart-legend__item' },
+          s(
+            'svg',
+            { width: 28, height: 16, viewBox: '0 0 28 16', 'aria-hidden': 'true', focusable: 'false' },
+            s('line', { x1: 0, y1: 8, x2: 28, y2: 8, stroke: MUTED, 'stroke-width': 1.5 }),
+          ),
+          ` the other ${data.series.length - 1} series (grey)`,
+        ),
+      ),
+      notDrawn,
+    ),
+  );
 }

@@ -18,10 +18,16 @@ export function crossTabCsv(title: string, table: CrossTab): string {
   const lines: string[][] = [[crossTabCaption(title, table)]];
   table.layout.columns.forEach((_, level) => {
     const last = level === table.layout.columns.length - 1;
-    lines.push([...(last ? rowGroupNames : rowGroupNames.map(() => '')), ...table.columnLabels.map((labels) => labels[level]!)]);
+    lines.push([
+      ...(last ? rowGroupNames : rowGroupNames.map(() => '')),
+      ...table.columnLabels.map((labels) => labels[level]!),
+    ]);
   });
   table.raw.forEach((values, i) => lines.push([...table.rowLabels[i]!, ...values]));
-  return stringify(lines.map((line) => line.map(escapeFormula)), { record_delimiter: '\r\n' });
+  return stringify(
+    lines.map((line) => line.map(escapeFormula)),
+    { record_delimiter: '\r\n' },
+  );
 }
 
 /**
@@ -34,7 +40,11 @@ export function withoutEmptyLocationColumns(csv: string, levelLabels: string[]):
   const header = records[0];
   if (!header) return csv;
   const levels = new Set(levelLabels);
-  const dropped = new Set(header.flatMap((name, column) => (levels.has(name) && records.slice(1).every((record) => !record[column]) ? [column] : [])));
+  const dropped = new Set(
+    header.flatMap((name, column) =>
+      levels.has(name) && records.slice(1).every((record) => !record[column]) ? [column] : [],
+    ),
+  );
   if (dropped.size === 0) return csv;
   return stringify(records.map((record) => record.filter((_, column) => !dropped.has(column))));
 }

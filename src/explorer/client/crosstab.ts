@@ -48,7 +48,11 @@ export function headerGroups(rows: ResultRow[], meta: Meta, indicators: Indicato
  * and group: on a page whose code the browser has not compiled yet, that was the pivot's costliest part. A row whose
  * period or filter option the metadata lacks takes the group's first option; a location it lacks is named by its id.
  */
-function placeRows(rows: ResultRow[], meta: Meta, indicators: IndicatorMeta[]): { groups: HeaderGroup[]; at: Map<GroupId, Int32Array> } {
+function placeRows(
+  rows: ResultRow[],
+  meta: Meta,
+  indicators: IndicatorMeta[],
+): { groups: HeaderGroup[]; at: Map<GroupId, Int32Array> } {
   const n = rows.length;
   // Time periods: by period, then code, to the metadata's position.
   const periodSlots = new Map<string, Map<string, number>>();
@@ -82,11 +86,17 @@ function placeRows(rows: ResultRow[], meta: Meta, indicators: IndicatorMeta[]): 
     const row = rows[i]!;
     periodOf[i] = periodSlots.get(row.timePeriod.period)?.get(row.timePeriod.code) ?? -1;
     locationOf[i] = locationSlot(row.geographicLevel, row.locations[row.geographicLevel] ?? '');
-    for (let f = 0; f < filterOf.length; f++) filterOf[f]![i] = filterSlots[f]!.get(row.filters[meta.filters[f]!.id] ?? '') ?? -1;
+    for (let f = 0; f < filterOf.length; f++)
+      filterOf[f]![i] = filterSlots[f]!.get(row.filters[meta.filters[f]!.id] ?? '') ?? -1;
   }
 
   /** The options present, in `order`, and each row's position among them (the first option's for a missing one). */
-  const group = <T>(slotsOf: Int32Array, slots: number, order: (present: number[]) => number[], option: (slot: number) => T) => {
+  const group = <T>(
+    slotsOf: Int32Array,
+    slots: number,
+    order: (present: number[]) => number[],
+    option: (slot: number) => T,
+  ) => {
     const present = new Uint8Array(slots);
     for (let i = 0; i < n; i++) if (slotsOf[i]! >= 0) present[slotsOf[i]!] = 1;
     const kept = order([...present.keys()].filter((slot) => present[slot]));
@@ -99,11 +109,39 @@ function placeRows(rows: ResultRow[], meta: Meta, indicators: IndicatorMeta[]): 
   const levelOrder = new Map(meta.geographicLevels.map((l, i) => [l.code, i]));
   const levelRank = (slot: number) => levelOrder.get(locationList[slot]!.level) ?? 99;
   const placed: Array<HeaderGroup & { at: Int32Array }> = [
-    { id: 'timePeriod', label: 'Time period', ...group(periodOf, meta.timePeriods.length, (slots) => slots, (slot) => ({ key: periodKey(meta.timePeriods[slot]!), label: meta.timePeriods[slot]!.label })) },
-    { id: 'location', label: 'Location', ...group(locationOf, locationList.length,
-      (slots) => slots.sort((a, b) => levelRank(a) - levelRank(b) || compareNames(locationList[a]!.label, locationList[b]!.label)),
-      (slot) => ({ key: locationList[slot]!.key, label: locationList[slot]!.label })) },
-    ...meta.filters.map((f, k) => ({ id: `filter:${f.id}`, label: f.label, ...group(filterOf[k]!, f.options.length, (slots) => slots, (slot) => ({ key: f.options[slot]!.id, label: f.options[slot]!.label })) })),
+    {
+      id: 'timePeriod',
+      label: 'Time period',
+      ...group(
+        periodOf,
+        meta.timePeriods.length,
+        (slots) => slots,
+        (slot) => ({ key: periodKey(meta.timePeriods[slot]!), label: meta.timePeriods[slot]!.label }),
+      ),
+    },
+    {
+      id: 'location',
+      label: 'Location',
+      ...group(
+        locationOf,
+        locationList.length,
+        (slots) =>
+          slots.sort(
+            (a, b) => levelRank(a) - levelRank(b) || compareNames(locationList[a]!.label, locationList[b]!.label),
+          ),
+        (slot) => ({ key: locationList[slot]!.key, label: locationList[slot]!.label }),
+      ),
+    },
+    ...meta.filters.map((f, k) => ({
+      id: `filter:${f.id}`,
+      label: f.label,
+      ...group(
+        filterOf[k]!,
+        f.options.length,
+        (slots) => slots,
+        (slot) => ({ key: f.options[slot]!.id, label: f.options[slot]!.label }),
+      ),
+    })),
   ];
   // A filter whose options are all missing from the rows (none given) is not a header group.
   const kept = placed.filter((g) => g.options.length > 0);
@@ -136,7 +174,10 @@ const DENSE_KEY_SPACE = 1 << 20;
  * combination of the axis's options: thousands), so a typed array over the space does it without a set, a sort or a
  * map lookup per cell, which is most of the cost on a page whose code the browser has not compiled yet.
  */
-export function keyOrder(keys: Int32Array | Float64Array, space: number): { keys: number[]; positionOf: (key: number) => number } {
+export function keyOrder(
+  keys: Int32Array | Float64Array,
+  space: number,
+): { keys: number[]; positionOf: (key: number) => number } {
   if (space <= DENSE_KEY_SPACE) {
     const positions = new Int32Array(space).fill(-1);
     for (let i = 0; i < keys.length; i++) positions[keys[i]!] = 0;
@@ -154,7 +195,12 @@ export function keyOrder(keys: Int32Array | Float64Array, space: number): { keys
  * the groups' options, outermost group first. `layout` is the user's (from the permalink) or the default.
  * Combinations are numbers (mixed radix over the groups' sizes), so 20,000 cells pivot in tens of milliseconds.
  */
-export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: IndicatorMeta[], layout?: TableLayout): CrossTab {
+export function buildCrossTab(
+  rows: ResultRow[],
+  meta: Meta,
+  indicators: IndicatorMeta[],
+  layout?: TableLayout,
+): CrossTab {
   const { groups, at } = placeRows(rows, meta, indicators);
   const chosen = layout ? settle(layout, groups) : defaultLayout(groups);
   const byId = new Map(groups.map((g) => [g.id, g]));
@@ -179,7 +225,8 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
   for (let i = 0, cell = 0; i < rows.length; i++) {
     const values = rows[i]!.values;
     for (let ii = 0; ii < indicators.length; ii++, cell++) {
-      raw[rowOrder.positionOf(rowKeys[cell]!)]![columnOrder.positionOf(columnKeys[cell]!)] = values[indicators[ii]!.id] ?? '';
+      raw[rowOrder.positionOf(rowKeys[cell]!)]![columnOrder.positionOf(columnKeys[cell]!)] =
+        values[indicators[ii]!.id] ?? '';
     }
   }
   let rowLabels: string[][] | undefined;
@@ -188,14 +235,22 @@ export function buildCrossTab(rows: ResultRow[], meta: Meta, indicators: Indicat
   const rowIndicator = chosen.rows.indexOf('indicator');
   const columnIndicator = chosen.columns.indexOf('indicator');
   const rowIndicators = rowList.map((key) => (rowIndicator >= 0 ? optionAt(key, rowAxis, rowIndicator) : -1));
-  const columnIndicators = columnList.map((key) => (columnIndicator >= 0 ? optionAt(key, columnAxis, columnIndicator) : 0));
+  const columnIndicators = columnList.map((key) =>
+    columnIndicator >= 0 ? optionAt(key, columnAxis, columnIndicator) : 0,
+  );
   // The indicator first: "Headcount, Ethnicity: Total, Barnet, 2021/22".
-  const caption = captionGroups(chosen, groups).sort((a, b) => Number(b.id === 'indicator') - Number(a.id === 'indicator'));
+  const caption = captionGroups(chosen, groups).sort(
+    (a, b) => Number(b.id === 'indicator') - Number(a.id === 'indicator'),
+  );
   return {
     groups,
     layout: chosen,
-    captionParts: caption.map((g) => (g.id.startsWith('filter:') ? `${g.label}: ${g.options[0]!.label}` : g.options[0]!.label)),
-    columnHeaders: chosen.columns.map((_, level) => headerSpans(columnList, columnAxis, level).filter((s): s is HeaderSpan => s !== null)),
+    captionParts: caption.map((g) =>
+      g.id.startsWith('filter:') ? `${g.label}: ${g.options[0]!.label}` : g.options[0]!.label,
+    ),
+    columnHeaders: chosen.columns.map((_, level) =>
+      headerSpans(columnList, columnAxis, level).filter((s): s is HeaderSpan => s !== null),
+    ),
     rowHeaders: chosen.rows.map((_, level) => headerSpans(rowList, rowAxis, level)),
     get rowLabels() {
       return (rowLabels ??= rowList.map((key) => labelsOf(rowAxis, key)));
@@ -219,7 +274,12 @@ interface PivotAxis {
   labels: string[][];
 }
 
-function pivotAxis(ids: GroupId[], byId: Map<GroupId, HeaderGroup>, at: Map<GroupId, Int32Array>, rowCount: number): PivotAxis {
+function pivotAxis(
+  ids: GroupId[],
+  byId: Map<GroupId, HeaderGroup>,
+  at: Map<GroupId, Int32Array>,
+  rowCount: number,
+): PivotAxis {
   const sizes = ids.map((id) => byId.get(id)!.options.length);
   const weights = radix(sizes);
   const space = sizes.reduce((product, size) => product * size, 1);
@@ -229,11 +289,20 @@ function pivotAxis(ids: GroupId[], byId: Map<GroupId, HeaderGroup>, at: Map<Grou
     if (positions) for (let i = 0; i < rowCount; i++) base[i]! += positions[i]! * weights[k]!;
   });
   const indicatorAt = ids.indexOf('indicator');
-  return { sizes, weights, base, space, indicatorWeight: indicatorAt >= 0 ? weights[indicatorAt]! : 0, labels: ids.map((id) => byId.get(id)!.options.map((o) => o.label)) };
+  return {
+    sizes,
+    weights,
+    base,
+    space,
+    indicatorWeight: indicatorAt >= 0 ? weights[indicatorAt]! : 0,
+    labels: ids.map((id) => byId.get(id)!.options.map((o) => o.label)),
+  };
 }
 
-const optionAt = (key: number, axis: PivotAxis, level: number) => Math.floor(key / axis.weights[level]!) % axis.sizes[level]!;
-const labelsOf = (axis: PivotAxis, key: number) => axis.labels.map((labels, level) => labels[optionAt(key, axis, level)]!);
+const optionAt = (key: number, axis: PivotAxis, level: number) =>
+  Math.floor(key / axis.weights[level]!) % axis.sizes[level]!;
+const labelsOf = (axis: PivotAxis, key: number) =>
+  axis.labels.map((labels, level) => labels[optionAt(key, axis, level)]!);
 
 /**
  * Headers from the keys (keys share their headers down to a level when they agree above its weight): no labels per
@@ -257,7 +326,12 @@ function headerSpans(keys: number[], axis: PivotAxis, level: number): Array<Head
 }
 
 /** A value as shown, formatted when a cell is drawn and remembered per indicator and value. */
-function cellFormatter(raw: string[][], indicators: IndicatorMeta[], rowIndicators: number[], columnIndicators: number[]): CrossTab['shownCell'] {
+function cellFormatter(
+  raw: string[][],
+  indicators: IndicatorMeta[],
+  rowIndicators: number[],
+  columnIndicators: number[],
+): CrossTab['shownCell'] {
   const shown = indicators.map(() => new Map<string, string>());
   return (r, c) => {
     const ii = rowIndicators[r]! >= 0 ? rowIndicators[r]! : columnIndicators[c]!;
@@ -273,7 +347,9 @@ function cellFormatter(raw: string[][], indicators: IndicatorMeta[], rowIndicato
 }
 
 /** How the table's rows are sorted: by a value column (its numbers; no number last) or by the row labels. */
-export type CrossTabSort = { by: 'column'; column: number; direction: 'ascending' | 'descending' } | { by: 'label'; direction: 'ascending' | 'descending' };
+export type CrossTabSort =
+  | { by: 'column'; column: number; direction: 'ascending' | 'descending' }
+  | { by: 'label'; direction: 'ascending' | 'descending' };
 
 /**
  * The table with its rows in another order. By labels: the row groups' labels, outermost first, in words order.
@@ -371,9 +447,10 @@ export function crossTabHeadHtml(table: CrossTab): string {
   const names = table.layout.rows.map((id) => table.groups.find((g) => g.id === id)?.label ?? id).join(' / ');
   return table.columnHeaders
     .map((line, level) => {
-      const corner = level === 0
-        ? `<td class="app-crosstab__corner"${rowLevels > 1 ? ` colspan="${rowLevels}"` : ''}${lines > 1 ? ` rowspan="${lines}"` : ''}>${escapeHtml(names)}</td>`
-        : '';
+      const corner =
+        level === 0
+          ? `<td class="app-crosstab__corner"${rowLevels > 1 ? ` colspan="${rowLevels}"` : ''}${lines > 1 ? ` rowspan="${lines}"` : ''}>${escapeHtml(names)}</td>`
+          : '';
       const scope = level === lines - 1 ? 'col' : 'colgroup';
       return `<tr>${corner}${line.map((s) => `<th scope="${scope}"${s.span > 1 ? ` colspan="${s.span}"` : ''}>${escapeHtml(s.label)}</th>`).join('')}</tr>`;
     })
@@ -404,7 +481,12 @@ export interface CrossTabPage {
  * bold for headers, in em). Row header columns are as wide as their widest label; value columns as their widest
  * value or their header's longest word (headers wrap), and share any room left.
  */
-export function crossTabPage(table: CrossTab, from: number, to: number, textWidth: (text: string, bold: boolean) => number): CrossTabPage {
+export function crossTabPage(
+  table: CrossTab,
+  from: number,
+  to: number,
+  textWidth: (text: string, bold: boolean) => number,
+): CrossTabPage {
   const levels = table.layout.rows.length;
   const innermost = levels - 1;
   const columnCount = table.columnLabels.length;
@@ -416,7 +498,8 @@ export function crossTabPage(table: CrossTab, from: number, to: number, textWidt
   // Per text shown (cells repeat texts: counts, percentages, suppression codes): its cell's HTML and its width.
   const cells = new Map<string, { html: string; width: number }>();
   const valueWidest = table.columnLabels.map((labels) =>
-    Math.max(0, ...(labels[labels.length - 1] ?? '').split(/\s+/).map((word) => textWidth(word, true))));
+    Math.max(0, ...(labels[labels.length - 1] ?? '').split(/\s+/).map((word) => textWidth(word, true))),
+  );
   const parts: string[] = [];
   for (let start = from; start < to; start += BLOCK_ROWS) {
     const end = Math.min(to, start + BLOCK_ROWS);
@@ -431,7 +514,9 @@ export function crossTabPage(table: CrossTab, from: number, to: number, textWidt
         let width = headerWidths.get(header.label);
         if (width === undefined) headerWidths.set(header.label, (width = textWidth(header.label, true)));
         if (width > rowHeaderWidest[level]!) rowHeaderWidest[level] = width;
-        parts.push(`<th scope="${level === innermost ? 'row' : 'rowgroup'}"${header.span > 1 ? ` rowspan="${header.span}"` : ''}>${escapeHtml(header.label)}</th>`);
+        parts.push(
+          `<th scope="${level === innermost ? 'row' : 'rowgroup'}"${header.span > 1 ? ` rowspan="${header.span}"` : ''}>${escapeHtml(header.label)}</th>`,
+        );
       }
       for (let c = 0; c < columnCount; c++) {
         const text = table.shownCell(r, c);

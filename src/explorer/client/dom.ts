@@ -27,7 +27,11 @@ function setAttrs(el: Element, attrs: Attrs | undefined): void {
   }
 }
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs?: Attrs | null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Attrs | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   setAttrs(el, attrs ?? undefined);
   append(el, children);

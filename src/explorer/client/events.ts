@@ -31,15 +31,26 @@ export function eventInWords(event: DataSetEvent): string {
  * A change-log line. The event's own date is when this service recorded it (for a seeded catalogue, the day it was
  * seeded), which is not the statistics' publication date: a version's line gives that date, and says which is which.
  */
-export function eventLine(event: DataSetEvent, publishedOn: (version: string) => string | undefined, formatDate: (iso: string) => string): string {
-  const published = event.type === 'data_set_version.published' && event.data.version ? publishedOn(event.data.version.number) : undefined;
+export function eventLine(
+  event: DataSetEvent,
+  publishedOn: (version: string) => string | undefined,
+  formatDate: (iso: string) => string,
+): string {
+  const published =
+    event.type === 'data_set_version.published' && event.data.version
+      ? publishedOn(event.data.version.number)
+      : undefined;
   const recorded = `recorded in the event feed on ${formatDate(event.occurredAt)}`;
-  return published ? `${eventInWords(event)} on ${formatDate(published)} (${recorded})` : `${eventInWords(event)} (${recorded})`;
+  return published
+    ? `${eventInWords(event)} on ${formatDate(published)} (${recorded})`
+    : `${eventInWords(event)} (${recorded})`;
 }
 
 /** The data set's events, newest first: follows the feed's pages (at most `maxPages`, each a bounded read). */
 export async function dataSetEvents(
-  get: <T>(path: string) => Promise<T>, dataSetId: string, maxPages = 10,
+  get: <T>(path: string) => Promise<T>,
+  dataSetId: string,
+  maxPages = 10,
 ): Promise<DataSetEvent[]> {
   const events: DataSetEvent[] = [];
   let after = '';

@@ -9,7 +9,10 @@ const formats = new Map<number | undefined, Intl.NumberFormat>();
 function numberFormat(dp: number | undefined): Intl.NumberFormat {
   let format = formats.get(dp);
   if (!format) {
-    format = new Intl.NumberFormat('en-GB', dp === undefined ? { maximumFractionDigits: 20 } : { minimumFractionDigits: dp, maximumFractionDigits: dp });
+    format = new Intl.NumberFormat(
+      'en-GB',
+      dp === undefined ? { maximumFractionDigits: 20 } : { minimumFractionDigits: dp, maximumFractionDigits: dp },
+    );
     formats.set(dp, format);
   }
   return format;
@@ -62,7 +65,9 @@ function formatDigits(raw: string, dp: number | undefined): string | undefined {
 function addOne(digits: string): string {
   let i = digits.length - 1;
   while (i >= 0 && digits[i] === '9') i--;
-  return i < 0 ? `1${'0'.repeat(digits.length)}` : `${digits.slice(0, i)}${Number(digits[i]) + 1}${'0'.repeat(digits.length - i - 1)}`;
+  return i < 0
+    ? `1${'0'.repeat(digits.length)}`
+    : `${digits.slice(0, i)}${Number(digits[i]) + 1}${'0'.repeat(digits.length - i - 1)}`;
 }
 
 /** A cell value as the table shows it: numbers grouped in thousands with the indicator's decimal places and unit. */
@@ -93,7 +98,12 @@ export function numericValue(raw: string | undefined): number | undefined {
 /** `5 June 2025` (dates of publication, in UK time). */
 export function formatDate(iso: string | undefined): string {
   if (!iso) return 'Not published';
-  return new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'Europe/London' });
+  return new Date(iso).toLocaleDateString('en-GB', {
+    day: 'numeric',
+    month: 'long',
+    year: 'numeric',
+    timeZone: 'Europe/London',
+  });
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {

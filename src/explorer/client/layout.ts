@@ -108,7 +108,8 @@ export function settle(layout: TableLayout, groups: HeaderGroup[]): TableLayout 
   for (const g of groups) if (placeable(g) && !seen.has(g.id)) rows.push(g.id);
   if (columns.length === 0 && rows.length > 1) columns.push(rows.pop()!);
   if (rows.length === 0 && columns.length > 1) rows.push(columns.shift()!);
-  const filler = (prefer: GroupId) => byId.get(prefer)?.id ?? groups.find((g) => !rows.includes(g.id) && !columns.includes(g.id))?.id;
+  const filler = (prefer: GroupId) =>
+    byId.get(prefer)?.id ?? groups.find((g) => !rows.includes(g.id) && !columns.includes(g.id))?.id;
   if (rows.length === 0) {
     const id = filler(columns.includes('indicator') ? 'timePeriod' : 'indicator');
     if (id && !columns.includes(id)) rows.push(id);
@@ -184,11 +185,24 @@ export function placeInWords(layout: TableLayout, id: GroupId): string {
   const axis = axisOf(layout, id)!;
   const list = layout[axis];
   const at = list.indexOf(id);
-  const where = list.length === 1 ? ' (the only one)' : at === 0 ? ' (the outermost)' : at === list.length - 1 ? ' (the innermost)' : '';
+  const where =
+    list.length === 1
+      ? ' (the only one)'
+      : at === 0
+        ? ' (the outermost)'
+        : at === list.length - 1
+          ? ' (the innermost)'
+          : '';
   return `now ${ORDINALS[at] ?? `number ${at + 1}`} of ${list.length} ${axis === 'rows' ? 'row' : 'column'} ${list.length === 1 ? 'group' : 'groups'}${where}`;
 }
 
-export function describeMove(before: TableLayout, after: TableLayout, id: GroupId, move: LayoutMove, groups: HeaderGroup[]): string {
+export function describeMove(
+  before: TableLayout,
+  after: TableLayout,
+  id: GroupId,
+  move: LayoutMove,
+  groups: HeaderGroup[],
+): string {
   const label = groups.find((g) => g.id === id)?.label ?? id;
   const what =
     move === 'swap'
@@ -214,6 +228,12 @@ export function parseLayout(params: URLSearchParams): TableLayout | undefined {
   const rows = params.get('tableRows');
   const columns = params.get('tableColumns');
   if (rows === null && columns === null) return undefined;
-  const list = (v: string | null) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
+  const list = (v: string | null) =>
+    v
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
   return { rows: list(rows), columns: list(columns) };
 }

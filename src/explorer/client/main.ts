@@ -29,7 +29,8 @@ async function start(): Promise<void> {
   } catch (error) {
     document.title = 'Error – Explore education statistics data';
     const notFound = error instanceof ApiError && error.status === 404;
-    replace(main,
+    replace(
+      main,
       h('h1', { class: 'govuk-heading-xl' }, notFound ? 'Page not found' : 'Sorry, there is a problem'),
       errorSummary(error),
       h('p', { class: 'govuk-body' }, h('a', { class: 'govuk-link', href: '/' }, 'Find data')),

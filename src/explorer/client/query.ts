@@ -17,7 +17,9 @@ export type PeriodKey = string;
 /** A location as the API's GET form writes it: `LA|id|Db3Qe`. */
 export type LocationKey = string;
 
-export type TimePeriodChoice = { mode: 'range'; from?: PeriodKey; to?: PeriodKey } | { mode: 'list'; items: PeriodKey[] };
+export type TimePeriodChoice =
+  | { mode: 'range'; from?: PeriodKey; to?: PeriodKey }
+  | { mode: 'list'; items: PeriodKey[] };
 
 export interface QueryState {
   /** A pinned version (`1.1`); the latest published one when absent. */
@@ -60,7 +62,15 @@ export const DEFAULT_PAGE_SIZE = 20;
 export const PAGE_SIZES = [10, 20, 50, 100];
 
 export function emptyState(): QueryState {
-  return { timePeriods: { mode: 'list', items: [] }, geographicLevels: [], locations: [], filters: {}, indicators: [], page: 1, pageSize: DEFAULT_PAGE_SIZE };
+  return {
+    timePeriods: { mode: 'list', items: [] },
+    geographicLevels: [],
+    locations: [],
+    filters: {},
+    indicators: [],
+    page: 1,
+    pageSize: DEFAULT_PAGE_SIZE,
+  };
 }
 
 const list = (value: string | null): string[] =>
@@ -108,7 +118,11 @@ export function parseState(search: string | URLSearchParams): QueryState {
   if (type === 'line' || type === 'bar') chart.type = type;
   const lines = params.get('chartLines');
   if (lines === 'highlight' || lines === 'multiples') chart.lines = lines;
-  for (const [key, name] of [['indicator', 'chartIndicator'], ['period', 'chartPeriod'], ['highlight', 'chartHighlight']] as const) {
+  for (const [key, name] of [
+    ['indicator', 'chartIndicator'],
+    ['period', 'chartPeriod'],
+    ['highlight', 'chartHighlight'],
+  ] as const) {
     const value = params.get(name);
     if (value) chart[key] = value;
   }
@@ -118,7 +132,11 @@ export function parseState(search: string | URLSearchParams): QueryState {
 
 /** Encodes a query-string value, keeping the API's separators (`|`, `,`, `/`, `:`) readable. */
 export function encodeValue(value: string): string {
-  return encodeURIComponent(value).replace(/%3A/gi, ':').replace(/%7C/gi, '|').replace(/%2C/gi, ',').replace(/%2F/gi, '/');
+  return encodeURIComponent(value)
+    .replace(/%3A/gi, ':')
+    .replace(/%7C/gi, '|')
+    .replace(/%2C/gi, ',')
+    .replace(/%2F/gi, '/');
 }
 
 function toQueryString(pairs: Array<[string, string]>): string {
@@ -229,7 +247,11 @@ export function sortOf(state: QueryState): Array<{ field: string; direction: 'As
 }
 
 /** The POST body of the query (page and page size of the table unless given). */
-export function postBody(state: QueryState, paging: { page?: number; pageSize?: number } = {}, extraFilters?: Record<string, string[]>): Record<string, unknown> {
+export function postBody(
+  state: QueryState,
+  paging: { page?: number; pageSize?: number } = {},
+  extraFilters?: Record<string, string[]>,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   const c = criteria(state, extraFilters);
   if (c !== undefined) body.criteria = c;
@@ -251,13 +273,22 @@ export function queryPath(dataSetId: string, state: QueryState): string {
  * The GET URL of the same query, or the reason there is none: GET ANDs different facets but has one list per
  * comparator, so options of two filters (or whole levels beside narrowed ones) need the POST body.
  */
-export function getUrl(origin: string, dataSetId: string, state: QueryState, paging: { page?: number; pageSize?: number } = {}): { url?: string; reason?: string } {
+export function getUrl(
+  origin: string,
+  dataSetId: string,
+  state: QueryState,
+  paging: { page?: number; pageSize?: number } = {},
+): { url?: string; reason?: string } {
   const filters = Object.entries(state.filters).filter(([, options]) => options.length > 0);
-  if (filters.length > 1) return { reason: 'Options of more than one filter must all match, which only the POST body can say.' };
+  if (filters.length > 1)
+    return { reason: 'Options of more than one filter must all match, which only the POST body can say.' };
   const locations = chosenLocations(state);
   const { withLocations, whole } = levelSplit({ ...state, locations });
   if (whole.length > 0 && withLocations.length > 0) {
-    return { reason: 'Some geographic levels are chosen whole and others narrowed to some locations, which only the POST body can say.' };
+    return {
+      reason:
+        'Some geographic levels are chosen whole and others narrowed to some locations, which only the POST body can say.',
+    };
   }
   const pairs: Array<[string, string]> = [];
   if (state.dataSetVersion) pairs.push(['dataSetVersion', state.dataSetVersion]);

@@ -17,13 +17,16 @@ function quoted(text: string): string {
 /** JSON indented by `indent` spaces, with any object or array that fits in `width` characters kept on one line. */
 export function compactJson(value: unknown, indent = 2, width = 72, depth = 0): string {
   const flat = JSON.stringify(value);
-  if (flat === undefined || flat.length + depth * indent <= width || value === null || typeof value !== 'object') return flat ?? 'null';
+  if (flat === undefined || flat.length + depth * indent <= width || value === null || typeof value !== 'object')
+    return flat ?? 'null';
   const pad = ' '.repeat((depth + 1) * indent);
   const end = ' '.repeat(depth * indent);
   if (Array.isArray(value)) {
     return `[\n${value.map((v) => pad + compactJson(v, indent, width, depth + 1)).join(',\n')}\n${end}]`;
   }
-  const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${pad}${JSON.stringify(k)}: ${compactJson(v, indent, width, depth + 1)}`);
+  const entries = Object.entries(value as Record<string, unknown>).map(
+    ([k, v]) => `${pad}${JSON.stringify(k)}: ${compactJson(v, indent, width, depth + 1)}`,
+  );
   return `{\n${entries.join(',\n')}\n${end}}`;
 }
 
@@ -122,7 +125,9 @@ head(data)
 export function pythonSnippet(input: SnippetInput): string {
   // JSON is a Python literal once its three keywords (outside strings) are spelt the Python way.
   const words: Record<string, string> = { true: 'True', false: 'False', null: 'None' };
-  const body = compactJson(input.body, 4).replace(/"(?:[^"\\]|\\.)*"|\b(true|false|null)\b/g, (m, word?: string) => (word ? words[word]! : m));
+  const body = compactJson(input.body, 4).replace(/"(?:[^"\\]|\\.)*"|\b(true|false|null)\b/g, (m, word?: string) =>
+    word ? words[word]! : m,
+  );
   return `import requests
 
 query = ${body}

@@ -22,11 +22,13 @@ export function stepSummaries(meta: Meta, state: QueryState): string[][] {
   const tp = state.timePeriods;
   let periods: string;
   if (tp.mode === 'range') {
-    const from = tp.from ? periodLabel.get(tp.from) ?? tp.from : meta.timePeriods[0]?.label;
-    const to = tp.to ? periodLabel.get(tp.to) ?? tp.to : meta.timePeriods[meta.timePeriods.length - 1]?.label;
+    const from = tp.from ? (periodLabel.get(tp.from) ?? tp.from) : meta.timePeriods[0]?.label;
+    const to = tp.to ? (periodLabel.get(tp.to) ?? tp.to) : meta.timePeriods[meta.timePeriods.length - 1]?.label;
     periods = from === to ? `${from ?? ''}` : `${from ?? 'the first'} to ${to ?? 'the last'}`;
   } else {
-    periods = tp.items.length ? some(tp.items.map((k) => periodLabel.get(k) ?? k)) : `All ${meta.timePeriods.length} time periods`;
+    periods = tp.items.length
+      ? some(tp.items.map((k) => periodLabel.get(k) ?? k))
+      : `All ${meta.timePeriods.length} time periods`;
   }
 
   const names = locationLabels(meta);
@@ -35,7 +37,9 @@ export function stepSummaries(meta: Meta, state: QueryState): string[][] {
         const level = meta.geographicLevels.find((l) => l.code === code)?.label ?? code;
         const chosen = state.locations.map(locationFromKey).filter((l) => l.level === code);
         const all = meta.locations.find((g) => g.level.code === code)?.options.length ?? 0;
-        return chosen.length ? `${level}: ${some(chosen.map((l) => names.get(`${code}|${l.id}`) ?? l.id))}` : `${level}: all ${all}`;
+        return chosen.length
+          ? `${level}: ${some(chosen.map((l) => names.get(`${code}|${l.id}`) ?? l.id))}`
+          : `${level}: all ${all}`;
       })
     : ['All locations'];
 

@@ -3,9 +3,28 @@
  * body in blocks the browser lays out as they come into view), the pager between pages, and the controls that move
  * and reorder its header groups by keyboard (buttons) or pointer (drag and drop), each move said in a live region.
  */
-import { BLOCK_ROWS, crossTabHeadHtml, crossTabPage, escapeHtml, rowsPerPage, type CrossTab, type CrossTabSort } from './crosstab.js';
+import {
+  BLOCK_ROWS,
+  crossTabHeadHtml,
+  crossTabPage,
+  escapeHtml,
+  rowsPerPage,
+  type CrossTab,
+  type CrossTabSort,
+} from './crosstab.js';
 import { afterNextPaint, h, replace, uid } from './dom.js';
-import { axisOf, canMove, describeLayout, describeMove, moveGroup, placeInWords, type Axis, type GroupId, type LayoutMove, type TableLayout } from './layout.js';
+import {
+  axisOf,
+  canMove,
+  describeLayout,
+  describeMove,
+  moveGroup,
+  placeInWords,
+  type Axis,
+  type GroupId,
+  type LayoutMove,
+  type TableLayout,
+} from './layout.js';
 
 /**
  * Draws one page of the table into `box` (its scroll box) and the pager into `pager`. Sets on the table, read by
@@ -14,7 +33,14 @@ import { axisOf, canMove, describeLayout, describeMove, moveGroup, placeInWords,
  * paint) and then `data-complete` (the page is drawn); `data-cells` (the whole table's) and `data-page-rows`
  * ("1-277 of 1130").
  */
-export function drawCrossTab(box: HTMLElement, pager: HTMLElement, table: CrossTab, caption: string, startedAt: number, page = 0): HTMLTableElement {
+export function drawCrossTab(
+  box: HTMLElement,
+  pager: HTMLElement,
+  table: CrossTab,
+  caption: string,
+  startedAt: number,
+  page = 0,
+): HTMLTableElement {
   const perPage = rowsPerPage(table);
   const total = table.raw.length;
   const pages = Math.max(1, Math.ceil(total / perPage));
@@ -26,8 +52,9 @@ export function drawCrossTab(box: HTMLElement, pager: HTMLElement, table: CrossT
   element.className = 'govuk-table app-crosstab';
   const body = crossTabPage(table, from, to, textWidthInTableFont());
   element.style.setProperty('--crosstab-columns', body.columns);
-  element.innerHTML = `<caption class="govuk-table__caption govuk-table__caption--s" id="crosstab-caption" tabindex="-1">${escapeHtml(caption)}</caption>`
-    + `<thead>${crossTabHeadHtml(table)}</thead>${body.bodyHtml}`;
+  element.innerHTML =
+    `<caption class="govuk-table__caption govuk-table__caption--s" id="crosstab-caption" tabindex="-1">${escapeHtml(caption)}</caption>` +
+    `<thead>${crossTabHeadHtml(table)}</thead>${body.bodyHtml}`;
   // The spans as grid placements, through the CSSOM: the page's Content-Security-Policy refuses style attributes.
   for (const cell of element.querySelectorAll<HTMLTableCellElement>('[rowspan], [colspan]')) {
     if (cell.rowSpan > 1) cell.style.gridRow = `span ${cell.rowSpan}`;
@@ -35,7 +62,8 @@ export function drawCrossTab(box: HTMLElement, pager: HTMLElement, table: CrossT
   }
   // The last block's height until it is drawn, when it has fewer rows than the others.
   const lastBlockRows = (to - from) % BLOCK_ROWS;
-  if (lastBlockRows > 0) element.tBodies[element.tBodies.length - 1]!.style.setProperty('--block-rows', String(lastBlockRows));
+  if (lastBlockRows > 0)
+    element.tBodies[element.tBodies.length - 1]!.style.setProperty('--block-rows', String(lastBlockRows));
   Object.assign(element.dataset, {
     crosstab: '',
     rows: table.layout.rows.join(','),
@@ -68,14 +96,40 @@ export function drawCrossTab(box: HTMLElement, pager: HTMLElement, table: CrossT
     (used && !used.disabled ? used : target > current ? previous : next)?.focus();
   };
   const n = (v: number) => v.toLocaleString('en-GB');
-  replace(pager,
-    h('p', { class: 'govuk-body-s govuk-!-margin-bottom-2', role: 'status', id: 'crosstab-page-status' },
-      `Showing table rows ${n(from + 1)} to ${n(to)} of ${n(total)} (page ${current + 1} of ${pages}: ${n(perPage * table.columnLabels.length)} cells a page).`),
-    h('div', { class: 'govuk-button-group' },
-      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', id: 'crosstab-previous', disabled: current === 0, onclick: () => go(current - 1) },
-        'Previous rows'),
-      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', id: 'crosstab-next', disabled: current === pages - 1, onclick: () => go(current + 1) },
-        'Next rows')));
+  replace(
+    pager,
+    h(
+      'p',
+      { class: 'govuk-body-s govuk-!-margin-bottom-2', role: 'status', id: 'crosstab-page-status' },
+      `Showing table rows ${n(from + 1)} to ${n(to)} of ${n(total)} (page ${current + 1} of ${pages}: ${n(perPage * table.columnLabels.length)} cells a page).`,
+    ),
+    h(
+      'div',
+      { class: 'govuk-button-group' },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'govuk-button govuk-button--secondary app-button--small',
+          id: 'crosstab-previous',
+          disabled: current === 0,
+          onclick: () => go(current - 1),
+        },
+        'Previous rows',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'govuk-button govuk-button--secondary app-button--small',
+          id: 'crosstab-next',
+          disabled: current === pages - 1,
+          onclick: () => go(current + 1),
+        },
+        'Next rows',
+      ),
+    ),
+  );
   return element;
 }
 
@@ -132,7 +186,11 @@ export function whyDisabled(table: CrossTab, axis: Axis): string {
   return `The outermost group cannot move further out, nor the innermost further in.`;
 }
 
-export function layoutControls(table: CrossTab, onLayout: (layout: TableLayout, focusId: string) => void, announce: (text: string) => void): HTMLElement {
+export function layoutControls(
+  table: CrossTab,
+  onLayout: (layout: TableLayout, focusId: string) => void,
+  announce: (text: string) => void,
+): HTMLElement {
   const label = (id: GroupId) => table.groups.find((g) => g.id === id)?.label ?? id;
   const apply = (id: GroupId, move: LayoutMove, focus: string) => {
     const after = moveGroup(table.layout, id, move);
@@ -160,30 +218,106 @@ export function layoutControls(table: CrossTab, onLayout: (layout: TableLayout, 
     onLayout(after, `move-${id}-${axis === 'rows' ? 'toColumns' : 'toRows'}`);
   };
   const list = (axis: Axis) =>
-    h('div', { class: 'app-layout__axis', 'data-axis': axis },
-      h('h3', { class: 'govuk-heading-s govuk-!-margin-bottom-2', id: `layout-${axis}` }, axis === 'rows' ? 'Row groups (outermost first)' : 'Column groups (outermost first)'),
-      h('p', { class: 'govuk-hint govuk-!-font-size-16', id: `layout-${axis}-why`, 'data-why-disabled': '' }, whyDisabled(table, axis)),
-      h('ol', { class: 'app-layout__list', 'aria-labelledby': `layout-${axis}`,
-        ondragover: (e: Event) => e.preventDefault(),
-        ondrop: (e: Event) => { e.preventDefault(); dropOn(undefined, axis); } },
+    h(
+      'div',
+      { class: 'app-layout__axis', 'data-axis': axis },
+      h(
+        'h3',
+        { class: 'govuk-heading-s govuk-!-margin-bottom-2', id: `layout-${axis}` },
+        axis === 'rows' ? 'Row groups (outermost first)' : 'Column groups (outermost first)',
+      ),
+      h(
+        'p',
+        { class: 'govuk-hint govuk-!-font-size-16', id: `layout-${axis}-why`, 'data-why-disabled': '' },
+        whyDisabled(table, axis),
+      ),
+      h(
+        'ol',
+        {
+          class: 'app-layout__list',
+          'aria-labelledby': `layout-${axis}`,
+          ondragover: (e: Event) => e.preventDefault(),
+          ondrop: (e: Event) => {
+            e.preventDefault();
+            dropOn(undefined, axis);
+          },
+        },
         table.layout[axis].map((id) =>
-          h('li', { class: 'app-layout__group', draggable: 'true', 'data-group': id,
-            ondragstart: (e: Event) => { dragged = id; (e as DragEvent).dataTransfer?.setData('text/plain', id); },
-            ondragover: (e: Event) => e.preventDefault(),
-            ondrop: (e: Event) => { e.preventDefault(); e.stopPropagation(); dropOn(id, axis); } },
-            h('span', { class: 'app-layout__name' }, label(id), h('span', { class: 'govuk-hint govuk-!-font-size-16 govuk-!-margin-0' }, ` (${table.groups.find((g) => g.id === id)?.options.length ?? 0})`)),
-            h('span', { class: 'app-layout__buttons' },
+          h(
+            'li',
+            {
+              class: 'app-layout__group',
+              draggable: 'true',
+              'data-group': id,
+              ondragstart: (e: Event) => {
+                dragged = id;
+                (e as DragEvent).dataTransfer?.setData('text/plain', id);
+              },
+              ondragover: (e: Event) => e.preventDefault(),
+              ondrop: (e: Event) => {
+                e.preventDefault();
+                e.stopPropagation();
+                dropOn(id, axis);
+              },
+            },
+            h(
+              'span',
+              { class: 'app-layout__name' },
+              label(id),
+              h(
+                'span',
+                { class: 'govuk-hint govuk-!-font-size-16 govuk-!-margin-0' },
+                ` (${table.groups.find((g) => g.id === id)?.options.length ?? 0})`,
+              ),
+            ),
+            h(
+              'span',
+              { class: 'app-layout__buttons' },
               (['outward', 'inward', axis === 'rows' ? 'toColumns' : 'toRows'] as const).map((move) =>
-                h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', id: `move-${id}-${move}`,
-                  disabled: !canMove(table.layout, id, move), 'aria-label': MOVE_WORDS[move](label(id), axis),
-                  'aria-describedby': canMove(table.layout, id, move) ? null : `layout-${axis}-why`,
-                  onclick: () => apply(id, move, `move-${id}-${move === 'toRows' ? 'toColumns' : move === 'toColumns' ? 'toRows' : move}`) },
-                  MOVE_SIGNS[move](axis))))))));
-  return h('div', { class: 'app-layout' },
-    h('p', { class: 'govuk-body-s' }, 'Use the buttons, or drag a group onto another group or list. The table changes at once; the link to this query keeps the layout.'),
+                h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'govuk-button govuk-button--secondary app-button--small',
+                    id: `move-${id}-${move}`,
+                    disabled: !canMove(table.layout, id, move),
+                    'aria-label': MOVE_WORDS[move](label(id), axis),
+                    'aria-describedby': canMove(table.layout, id, move) ? null : `layout-${axis}-why`,
+                    onclick: () =>
+                      apply(
+                        id,
+                        move,
+                        `move-${id}-${move === 'toRows' ? 'toColumns' : move === 'toColumns' ? 'toRows' : move}`,
+                      ),
+                  },
+                  MOVE_SIGNS[move](axis),
+                ),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  return h(
+    'div',
+    { class: 'app-layout' },
+    h(
+      'p',
+      { class: 'govuk-body-s' },
+      'Use the buttons, or drag a group onto another group or list. The table changes at once; the link to this query keeps the layout.',
+    ),
     h('div', { class: 'app-layout__axes' }, list('rows'), list('columns')),
-    h('button', { type: 'button', class: 'govuk-button govuk-button--secondary govuk-!-margin-bottom-0', id: 'layout-swap',
-      onclick: () => apply(table.layout.rows[0]!, 'swap', 'layout-swap') }, 'Swap rows and columns'));
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'govuk-button govuk-button--secondary govuk-!-margin-bottom-0',
+        id: 'layout-swap',
+        onclick: () => apply(table.layout.rows[0]!, 'swap', 'layout-swap'),
+      },
+      'Swap rows and columns',
+    ),
+  );
 }
 
 /** A column's name in words: its column groups' labels, outermost first. */
@@ -193,7 +327,8 @@ function columnName(table: CrossTab, column: number): string {
 
 /** The sentence said when the table is sorted. */
 export function describeSort(table: CrossTab, sort: CrossTabSort): string {
-  if (sort.by === 'label') return `Table rows sorted by their labels, ${sort.direction === 'ascending' ? 'A to Z' : 'Z to A'}.`;
+  if (sort.by === 'label')
+    return `Table rows sorted by their labels, ${sort.direction === 'ascending' ? 'A to Z' : 'Z to A'}.`;
   return `Table rows sorted by ${columnName(table, sort.column)}, ${sort.direction === 'ascending' ? 'smallest first' : 'largest first'} (rows without a number last).`;
 }
 
@@ -202,20 +337,60 @@ export function describeSort(table: CrossTab, sort: CrossTabSort): string {
  * pointer alike. `onSort` redraws the table; the caller says the sentence in its live region. The sorted column's
  * header gets `aria-sort` (markSortedColumn), which screen readers read with it.
  */
-export function sortControls(table: CrossTab, current: CrossTabSort | undefined, onSort: (sort: CrossTabSort) => void): HTMLElement {
+export function sortControls(
+  table: CrossTab,
+  current: CrossTabSort | undefined,
+  onSort: (sort: CrossTabSort) => void,
+): HTMLElement {
   const id = uid('sort');
-  const select = h('select', { class: 'govuk-select', id, 'data-sort-by': '' },
+  const select = h(
+    'select',
+    { class: 'govuk-select', id, 'data-sort-by': '' },
     h('option', { value: 'label', selected: current?.by === 'label' }, 'Row labels'),
     table.columnLabels.map((_, column) =>
-      h('option', { value: String(column), selected: current?.by === 'column' && current.column === column }, columnName(table, column))));
+      h(
+        'option',
+        { value: String(column), selected: current?.by === 'column' && current.column === column },
+        columnName(table, column),
+      ),
+    ),
+  );
   const sortOf = (direction: CrossTabSort['direction']): CrossTabSort =>
     select.value === 'label' ? { by: 'label', direction } : { by: 'column', column: Number(select.value), direction };
-  return h('div', { class: 'app-sort' },
-    h('div', { class: 'govuk-form-group govuk-!-margin-bottom-2' },
-      h('label', { class: 'govuk-label govuk-label--s', for: id }, 'Sort the rows by'), select),
-    h('div', { class: 'govuk-button-group govuk-!-margin-bottom-2' },
-      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', id: 'sort-ascending', onclick: () => onSort(sortOf('ascending')) }, 'Sort ascending'),
-      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', id: 'sort-descending', onclick: () => onSort(sortOf('descending')) }, 'Sort descending')));
+  return h(
+    'div',
+    { class: 'app-sort' },
+    h(
+      'div',
+      { class: 'govuk-form-group govuk-!-margin-bottom-2' },
+      h('label', { class: 'govuk-label govuk-label--s', for: id }, 'Sort the rows by'),
+      select,
+    ),
+    h(
+      'div',
+      { class: 'govuk-button-group govuk-!-margin-bottom-2' },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'govuk-button govuk-button--secondary app-button--small',
+          id: 'sort-ascending',
+          onclick: () => onSort(sortOf('ascending')),
+        },
+        'Sort ascending',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'govuk-button govuk-button--secondary app-button--small',
+          id: 'sort-descending',
+          onclick: () => onSort(sortOf('descending')),
+        },
+        'Sort descending',
+      ),
+    ),
+  );
 }
 
 /** Marks the sorted column's innermost header (`aria-sort`), as a screen reader expects of a sorted table. */

@@ -6,10 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { projectPath } from '../../paths.js';
 import { parseYaml } from '../yaml.js';
-import {
-  inclusionMessage as sharedInclusionMessage,
-  referenceId as sharedReferenceId,
-} from '../reference-data.js';
+import { inclusionMessage as sharedInclusionMessage, referenceId as sharedReferenceId } from '../reference-data.js';
 
 export type DegreeCodeField = 'degree_subject' | 'degree_type' | 'degree_grade' | 'institution' | 'country';
 

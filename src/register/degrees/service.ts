@@ -8,16 +8,31 @@ import { degreeNotFound, duplicateDegree, unprocessableEntries } from '../errors
 import { assertTraineeModifiable } from '../state-machine.js';
 import { serializeDegree, type DegreeResponse } from '../trainees/nested.js';
 import { listDegreeRows } from '../trainees/repository.js';
-import { findProviderTrainee, touchTraineeAudited, traineeBody, withLockedTrainee, type TraineeResult } from '../trainees/service.js';
+import {
+  findProviderTrainee,
+  touchTraineeAudited,
+  traineeBody,
+  withLockedTrainee,
+  type TraineeResult,
+} from '../trainees/service.js';
 import { deleteDegree, findDegree, insertDegree, updateDegree } from './repository.js';
 import { checkDegree, findDuplicateDegrees, MAX_DEGREES_PER_TRAINEE, type DegreeValues } from './validate.js';
 
-export async function listDegrees(db: Executor, context: RegisterContext, traineeId: string): Promise<DegreeResponse[]> {
+export async function listDegrees(
+  db: Executor,
+  context: RegisterContext,
+  traineeId: string,
+): Promise<DegreeResponse[]> {
   const trainee = await findProviderTrainee(db, context, traineeId);
   return (await listDegreeRows(db, [trainee.id])).map(serializeDegree);
 }
 
-export async function getDegree(db: Executor, context: RegisterContext, traineeId: string, degreeId: string): Promise<DegreeResponse> {
+export async function getDegree(
+  db: Executor,
+  context: RegisterContext,
+  traineeId: string,
+  degreeId: string,
+): Promise<DegreeResponse> {
   const trainee = await findProviderTrainee(db, context, traineeId);
   const degree = await findDegree(db, trainee.id, degreeId);
   if (!degree) throw degreeNotFound();
@@ -31,7 +46,8 @@ export async function createDegree(db: Db, context: RegisterContext, write: Trai
     const stored = await listDegreeRows(trx, [trainee.id]);
     const duplicates = findDuplicateDegrees(values, stored);
     if (duplicates.length > 0) throw duplicateDegree(duplicates.map(serializeDegree));
-    if (stored.length >= MAX_DEGREES_PER_TRAINEE) errors.push(`degrees is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)`);
+    if (stored.length >= MAX_DEGREES_PER_TRAINEE)
+      errors.push(`degrees is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)`);
     if (errors.length > 0) throw unprocessableEntries(errors);
     const degree = serializeDegree(await insertDegree(trx, trainee.id, values as DegreeValues));
     await touchTraineeAudited(trx, trainee, context, 'degree.create', null, degree);
@@ -40,7 +56,12 @@ export async function createDegree(db: Db, context: RegisterContext, write: Trai
 }
 
 /** PUT and PATCH alike: fields not sent keep their values; `uk_degree` or `non_uk_degree` switches UK ↔ non-UK. */
-export async function changeDegree(db: Db, context: RegisterContext, degreeId: string, write: TraineeWrite): Promise<DegreeResponse> {
+export async function changeDegree(
+  db: Db,
+  context: RegisterContext,
+  degreeId: string,
+  write: TraineeWrite,
+): Promise<DegreeResponse> {
   return withLockedTrainee(db, context, write, async (trx, trainee) => {
     assertTraineeModifiable(trainee, context.version);
     const existing = await findDegree(trx, trainee.id, degreeId);
@@ -57,7 +78,12 @@ export async function changeDegree(db: Db, context: RegisterContext, degreeId: s
 }
 
 /** Deletes the degree and answers with the trainee as it is after. */
-export async function removeDegree(db: Db, context: RegisterContext, degreeId: string, write: TraineeTarget): Promise<TraineeResult> {
+export async function removeDegree(
+  db: Db,
+  context: RegisterContext,
+  degreeId: string,
+  write: TraineeTarget,
+): Promise<TraineeResult> {
   return withLockedTrainee(db, context, write, async (trx, trainee) => {
     assertTraineeModifiable(trainee, context.version);
     const existing = await findDegree(trx, trainee.id, degreeId);

@@ -20,10 +20,26 @@ export const UK_COUNTRIES: ReadonlySet<string> = new Set(['XF', 'XG', 'XH', 'XI'
 export type DegreeValues = Omit<Selectable<TraineeDegreesTable>, 'id' | 'trainee_id' | 'created_at' | 'updated_at'>;
 
 /** The fields a degree is compared on for duplicates (only those the incoming degree has). */
-export const DUPLICATE_FIELDS = ['subject', 'graduation_year', 'country', 'uk_degree', 'non_uk_degree', 'grade'] as const;
+export const DUPLICATE_FIELDS = [
+  'subject',
+  'graduation_year',
+  'country',
+  'uk_degree',
+  'non_uk_degree',
+  'grade',
+] as const;
 
 type Raw = Record<(typeof RAW_FIELDS)[number], unknown>;
-const RAW_FIELDS = ['subject', 'graduation_year', 'country', 'uk_degree', 'non_uk_degree', 'institution', 'grade', 'other_grade'] as const;
+const RAW_FIELDS = [
+  'subject',
+  'graduation_year',
+  'country',
+  'uk_degree',
+  'non_uk_degree',
+  'institution',
+  'grade',
+  'other_grade',
+] as const;
 
 function code(value: unknown): string | null {
   if (isBlankOrEmptyList(value)) return null;
@@ -68,7 +84,12 @@ function degreeLocale(data: Body, existing: DegreeRow | undefined): 'uk' | 'non_
 }
 
 /** The degree type of the locale (and a non-UK degree's country). */
-function checkDegreeType(locale: 'uk' | 'non_uk', raw: Partial<Raw>, values: CheckedDegreeValues, errors: string[]): void {
+function checkDegreeType(
+  locale: 'uk' | 'non_uk',
+  raw: Partial<Raw>,
+  values: CheckedDegreeValues,
+  errors: string[],
+): void {
   if (locale === 'uk') {
     const ukDegree = code(raw.uk_degree);
     if (ukDegree === null) errors.push('uk_degree must be entered if specifying a previous UK degree');
@@ -77,7 +98,8 @@ function checkDegreeType(locale: 'uk' | 'non_uk', raw: Partial<Raw>, values: Che
   } else {
     const nonUkDegree = code(raw.non_uk_degree);
     if (nonUkDegree === null) errors.push('non_uk_degree must be entered if specifying a previous non-UK degree');
-    else if (!referenceId('degree_type', nonUkDegree)) errors.push(inclusionMessage('non_uk_degree', nonUkDegree, 'degree_type'));
+    else if (!referenceId('degree_type', nonUkDegree))
+      errors.push(inclusionMessage('non_uk_degree', nonUkDegree, 'degree_type'));
     else values.non_uk_degree = nonUkDegree;
     const country = code(raw.country);
     // Only a change (PUT/PATCH) can reach this without a country: on create a blank country means a UK degree.
@@ -92,7 +114,12 @@ function checkDegreeType(locale: 'uk' | 'non_uk', raw: Partial<Raw>, values: Che
  * `changing`: a PUT/PATCH of a stored degree.
  */
 function checkInstitution(
-  locale: 'uk' | 'non_uk', raw: Partial<Raw>, values: CheckedDegreeValues, errors: string[], keepsOtherUk: boolean, changing: boolean,
+  locale: 'uk' | 'non_uk',
+  raw: Partial<Raw>,
+  values: CheckedDegreeValues,
+  errors: string[],
+  keepsOtherUk: boolean,
+  changing: boolean,
 ): void {
   if (keepsOtherUk) {
     values.institution_uuid = otherUkInstitutionId() ?? null;
@@ -130,7 +157,8 @@ export function checkDegree(data: Body, existing?: DegreeRow, now: Date = new Da
   }
   for (const field of RAW_FIELDS) if (field in data) raw[field] = data[field];
   // A stored "Other UK" institution has no code; it stays unless an institution is sent.
-  const keepsOtherUk = !!existing && existing.institution === null && existing.institution_uuid !== null && !('institution' in data);
+  const keepsOtherUk =
+    !!existing && existing.institution === null && existing.institution_uuid !== null && !('institution' in data);
 
   const locale = degreeLocale(data, existing);
 

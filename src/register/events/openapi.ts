@@ -20,7 +20,10 @@ const Event = {
     type: { type: 'string', enum: [...REGISTER_EVENT_TYPES] },
     occurred_at: { type: 'string', format: 'date-time' },
     environment: { type: 'string', enum: ['sandbox', 'production'] },
-    resource: { type: 'object', properties: { type: { type: 'string' }, id: { type: 'string' }, trainee_id: { type: 'string' } } },
+    resource: {
+      type: 'object',
+      properties: { type: { type: 'string' }, id: { type: 'string' }, trainee_id: { type: 'string' } },
+    },
     data: {
       type: 'object',
       description:
@@ -37,13 +40,23 @@ const Subscription = {
   properties: {
     id: { type: 'string', format: 'uuid' },
     url: { type: 'string' },
-    event_types: { type: 'array', items: { type: 'string', enum: [...REGISTER_EVENT_TYPES] }, description: 'Empty: every type.' },
+    event_types: {
+      type: 'array',
+      items: { type: 'string', enum: [...REGISTER_EVENT_TYPES] },
+      description: 'Empty: every type.',
+    },
     enabled: { type: 'boolean' },
     disabled_reason: { type: ['string', 'null'] },
-    api_version: { type: 'string', description: 'Deliveries use this version’s field names (the version the subscription was made with).' },
+    api_version: {
+      type: 'string',
+      description: 'Deliveries use this version’s field names (the version the subscription was made with).',
+    },
     previous_secret_expires_at: { type: ['string', 'null'], format: 'date-time' },
     created_at: { type: 'string', format: 'date-time' },
-    secret: { type: 'string', description: 'Only in the answers of create and rotate-secret: the Standard Webhooks signing secret (`whsec_…`).' },
+    secret: {
+      type: 'string',
+      description: 'Only in the answers of create and rotate-secret: the Standard Webhooks signing secret (`whsec_…`).',
+    },
   },
 };
 
@@ -58,17 +71,45 @@ export function registerEventPaths(): Record<string, unknown> {
           'comments; counted against the per-provider limits). A cursor older than the retention period (90 days by ' +
           'default) answers 410: list the trainees again, then follow from the start.',
         parameters: [
-          { name: 'after', in: 'query', schema: { type: 'string' }, description: 'Cursor to continue after; omitted: the oldest event kept.' },
-          { name: 'type', in: 'query', schema: { type: 'string' }, description: `Comma-separated types: ${REGISTER_EVENT_TYPES.join(', ')}.` },
-          { name: 'resource', in: 'query', schema: { type: 'string' }, description: 'A trainee id (its placements and degrees included), placement id or degree id.' },
-          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: FEED_PAGE_MAX, default: FEED_PAGE_DEFAULT } },
+          {
+            name: 'after',
+            in: 'query',
+            schema: { type: 'string' },
+            description: 'Cursor to continue after; omitted: the oldest event kept.',
+          },
+          {
+            name: 'type',
+            in: 'query',
+            schema: { type: 'string' },
+            description: `Comma-separated types: ${REGISTER_EVENT_TYPES.join(', ')}.`,
+          },
+          {
+            name: 'resource',
+            in: 'query',
+            schema: { type: 'string' },
+            description: 'A trainee id (its placements and degrees included), placement id or degree id.',
+          },
+          {
+            name: 'limit',
+            in: 'query',
+            schema: { type: 'integer', minimum: 1, maximum: FEED_PAGE_MAX, default: FEED_PAGE_DEFAULT },
+          },
         ],
         responses: {
           200: {
             description: 'A page (JSON) or the stream',
             content: {
               'application/json': {
-                schema: { type: 'object', properties: { data: { type: 'array', items: Event }, meta: { type: 'object', properties: { next_cursor: { type: 'string' }, has_more: { type: 'boolean' } } } } },
+                schema: {
+                  type: 'object',
+                  properties: {
+                    data: { type: 'array', items: Event },
+                    meta: {
+                      type: 'object',
+                      properties: { next_cursor: { type: 'string' }, has_more: { type: 'boolean' } },
+                    },
+                  },
+                },
               },
               'text/event-stream': { schema: { type: 'string' } },
             },
@@ -81,7 +122,16 @@ export function registerEventPaths(): Record<string, unknown> {
       },
     },
     '/webhooks': {
-      get: { summary: 'Your webhook subscriptions', responses: { 401: unauthorized, 200: json({ type: 'object', properties: { data: { type: 'array', items: Subscription } } }, 'The subscriptions') } },
+      get: {
+        summary: 'Your webhook subscriptions',
+        responses: {
+          401: unauthorized,
+          200: json(
+            { type: 'object', properties: { data: { type: 'array', items: Subscription } } },
+            'The subscriptions',
+          ),
+        },
+      },
       post: {
         summary: 'Subscribe a URL to events (the signing secret is shown once)',
         description:
@@ -92,39 +142,121 @@ export function registerEventPaths(): Record<string, unknown> {
           'Deliveries are POSTs signed per Standard Webhooks ' +
           '(`webhook-id` = event id, `webhook-timestamp`, `webhook-signature`), at least once, in order, retried with exponential ' +
           'backoff and jitter for 24 hours; after that the subscription is disabled and a `webhook.disabled` event is written.',
-        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'object', required: ['url'], properties: { url: { type: 'string' }, event_types: { type: 'array', items: { type: 'string' } } } } } } } } },
-        responses: { 401: unauthorized, 201: json({ type: 'object', properties: { data: Subscription } }, 'Created, with `secret`'), 422: json(errors, 'A refused URL or unknown type') },
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: {
+                  data: {
+                    type: 'object',
+                    required: ['url'],
+                    properties: { url: { type: 'string' }, event_types: { type: 'array', items: { type: 'string' } } },
+                  },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          401: unauthorized,
+          201: json({ type: 'object', properties: { data: Subscription } }, 'Created, with `secret`'),
+          422: json(errors, 'A refused URL or unknown type'),
+        },
       },
     },
     '/webhooks/{webhook_id}': {
-      get: { summary: 'One subscription', parameters: [id], responses: { 401: unauthorized, 200: json({ type: 'object', properties: { data: Subscription } }, 'The subscription'), 404: json(errors, 'Not yours or none') } },
-      patch: {
-        summary: 'Change the URL or event types, or re-enable (`enabled: true`; the failed delivery is tried again first)',
+      get: {
+        summary: 'One subscription',
         parameters: [id],
-        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'object', properties: { url: { type: 'string' }, event_types: { type: 'array', items: { type: 'string' } }, enabled: { type: 'boolean' } } } } } } } },
-        responses: { 401: unauthorized, 200: json({ type: 'object', properties: { data: Subscription } }, 'Changed'), 404: json(errors, 'Not yours or none'), 422: json(errors, 'Refused') },
+        responses: {
+          401: unauthorized,
+          200: json({ type: 'object', properties: { data: Subscription } }, 'The subscription'),
+          404: json(errors, 'Not yours or none'),
+        },
       },
-      delete: { summary: 'Unsubscribe', parameters: [id], responses: { 401: unauthorized, 204: { description: 'Deleted' }, 404: json(errors, 'Not yours or none') } },
+      patch: {
+        summary:
+          'Change the URL or event types, or re-enable (`enabled: true`; the failed delivery is tried again first)',
+        parameters: [id],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: {
+                  data: {
+                    type: 'object',
+                    properties: {
+                      url: { type: 'string' },
+                      event_types: { type: 'array', items: { type: 'string' } },
+                      enabled: { type: 'boolean' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          401: unauthorized,
+          200: json({ type: 'object', properties: { data: Subscription } }, 'Changed'),
+          404: json(errors, 'Not yours or none'),
+          422: json(errors, 'Refused'),
+        },
+      },
+      delete: {
+        summary: 'Unsubscribe',
+        parameters: [id],
+        responses: { 401: unauthorized, 204: { description: 'Deleted' }, 404: json(errors, 'Not yours or none') },
+      },
     },
     '/webhooks/{webhook_id}/rotate-secret': {
       post: {
         summary: 'A new signing secret (shown once); the old one keeps signing alongside for 24 hours',
         parameters: [id],
-        responses: { 401: unauthorized, 200: json({ type: 'object', properties: { data: Subscription } }, 'With the new `secret`') },
+        responses: {
+          401: unauthorized,
+          200: json({ type: 'object', properties: { data: Subscription } }, 'With the new `secret`'),
+        },
       },
     },
     '/webhooks/{webhook_id}/deliveries': {
       get: {
         summary: 'The delivery log, newest first: attempts, status, last HTTP status and error',
-        parameters: [id, { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } }, { name: 'before', in: 'query', schema: { type: 'integer' } }],
-        responses: { 401: unauthorized, 200: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } }, 'Deliveries') },
+        parameters: [
+          id,
+          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
+          { name: 'before', in: 'query', schema: { type: 'integer' } },
+        ],
+        responses: {
+          401: unauthorized,
+          200: json(
+            { type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } },
+            'Deliveries',
+          ),
+        },
       },
     },
     '/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': {
       post: {
         summary: 'Send a delivery again (same `webhook-id`)',
         parameters: [id, { name: 'delivery_id', in: 'path', required: true, schema: { type: 'integer' } }],
-        responses: { 401: unauthorized, 202: json({ type: 'object', properties: { data: { type: 'object', properties: { delivery_id: { type: 'integer' }, status: { type: 'string' } } } } }, 'Queued'), 404: json(errors, 'No such delivery') },
+        responses: {
+          401: unauthorized,
+          202: json(
+            {
+              type: 'object',
+              properties: {
+                data: { type: 'object', properties: { delivery_id: { type: 'integer' }, status: { type: 'string' } } },
+              },
+            },
+            'Queued',
+          ),
+          404: json(errors, 'No such delivery'),
+        },
       },
     },
   };

@@ -19,13 +19,19 @@ export const registerEventRoutes: FastifyPluginAsync<RegisterRouteOptions> = asy
     { schema: { hide: true, querystring: feedQuery(REGISTER_EVENT_TYPES, RESOURCE) } },
     async (request, reply) => {
       const { provider, environment } = request.registerContext;
-      return serveFeed(request, reply, request.query, {
-        scope: { api: 'register', providerId: provider.id, environment },
-        types: REGISTER_EVENT_TYPES,
-        render: (event, cursor) => registerEventBody(event, version, cursor),
-        page: (data, next_cursor, has_more) => ({ data, meta: { next_cursor, has_more } }),
-        client: { key: `provider:${provider.id}`, authenticated: true },
-      }, app.events);
+      return serveFeed(
+        request,
+        reply,
+        request.query,
+        {
+          scope: { api: 'register', providerId: provider.id, environment },
+          types: REGISTER_EVENT_TYPES,
+          render: (event, cursor) => registerEventBody(event, version, cursor),
+          page: (data, next_cursor, has_more) => ({ data, meta: { next_cursor, has_more } }),
+          client: { key: `provider:${provider.id}`, authenticated: true },
+        },
+        app.events,
+      );
     },
   );
 };

@@ -38,11 +38,16 @@ const BOOKKEEPING = new Set(['updated_at', 'placements', 'degrees']);
 
 /** Canonical names of the fields whose values differ between two canonical trainee bodies. */
 export function changedTraineeFields(before: Record<string, unknown>, after: Record<string, unknown>): string[] {
-  return Object.keys(after).filter((key) => !BOOKKEEPING.has(key) && JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+  return Object.keys(after).filter(
+    (key) => !BOOKKEEPING.has(key) && JSON.stringify(before[key]) !== JSON.stringify(after[key]),
+  );
 }
 
 /** The owner of a register request's events. */
-export function eventOwner(context: { provider: { id: number }; environment: RegisterEnvironment }): RegisterEventOwner {
+export function eventOwner(context: {
+  provider: { id: number };
+  environment: RegisterEnvironment;
+}): RegisterEventOwner {
   return { providerId: context.provider.id, environment: context.environment };
 }
 
@@ -53,24 +58,44 @@ export function appendTraineeCreated(trx: Executor, owner: RegisterEventOwner, t
 /** A trainee's `trainee.created` event (the create appends it in its nested records' statement: insertNestedRecords). */
 export function traineeCreatedEvent(owner: RegisterEventOwner, trainee: { id: string; state: string }): NewEvent {
   return {
-    api: 'register', ...owner, type: 'trainee.created', resourceType: 'trainee', resourceId: trainee.id,
+    api: 'register',
+    ...owner,
+    type: 'trainee.created',
+    resourceType: 'trainee',
+    resourceId: trainee.id,
     payload: { trainee_id: trainee.id, state: trainee.state },
   };
 }
 
-export function appendTraineeUpdated(trx: Executor, owner: RegisterEventOwner, traineeId: string, changedFields: string[]) {
+export function appendTraineeUpdated(
+  trx: Executor,
+  owner: RegisterEventOwner,
+  traineeId: string,
+  changedFields: string[],
+) {
   return appendEvent(trx, {
-    api: 'register', ...owner, type: 'trainee.updated', resourceType: 'trainee', resourceId: traineeId,
+    api: 'register',
+    ...owner,
+    type: 'trainee.updated',
+    resourceType: 'trainee',
+    resourceId: traineeId,
     payload: { trainee_id: traineeId, changed_fields: changedFields },
   });
 }
 
 /** A state change (`from` may equal `to`: a TRN received while deferred); `changes` are the canonical columns written. */
 export function appendTraineeStateChanged(
-  trx: Executor, owner: RegisterEventOwner, traineeId: string, change: { from: string; to: string; reason: StateChangeReason; changes: Record<string, unknown> },
+  trx: Executor,
+  owner: RegisterEventOwner,
+  traineeId: string,
+  change: { from: string; to: string; reason: StateChangeReason; changes: Record<string, unknown> },
 ) {
   return appendEvent(trx, {
-    api: 'register', ...owner, type: 'trainee.state_changed', resourceType: 'trainee', resourceId: traineeId,
+    api: 'register',
+    ...owner,
+    type: 'trainee.state_changed',
+    resourceType: 'trainee',
+    resourceId: traineeId,
     payload: { trainee_id: traineeId, ...change },
   });
 }
@@ -80,19 +105,32 @@ export function appendTraineeStateChanged(
  * the record before and after (as the API shows it; null before a create and after a delete).
  */
 export function appendNestedRecordEvent(
-  trx: Executor, owner: RegisterEventOwner, traineeId: string, action: string, before: unknown, after: unknown,
+  trx: Executor,
+  owner: RegisterEventOwner,
+  traineeId: string,
+  action: string,
+  before: unknown,
+  after: unknown,
 ) {
   const [kind, verb] = action.split('.') as ['placement' | 'degree', 'create' | 'update' | 'delete'];
   const record = (after ?? before) as Record<string, unknown>;
   const id = String(record[`${kind}_id`]);
   return appendEvent(trx, {
-    api: 'register', ...owner, type: `${kind}.${verb}d`, resourceType: kind, resourceId: id, parentId: traineeId,
+    api: 'register',
+    ...owner,
+    type: `${kind}.${verb}d`,
+    resourceType: kind,
+    resourceId: id,
+    parentId: traineeId,
     payload: { trainee_id: traineeId, [`${kind}_id`]: id, [kind]: after ?? null },
   });
 }
 
 /** An event's payload in `version`'s field names (fields the version does not know left out). */
-export function registerPayloadInVersion(event: Pick<StoredEvent, 'type' | 'payload'>, version: RegisterVersion): Record<string, unknown> {
+export function registerPayloadInVersion(
+  event: Pick<StoredEvent, 'type' | 'payload'>,
+  version: RegisterVersion,
+): Record<string, unknown> {
   const adapter = VERSION_ADAPTERS[version];
   const payload = { ...event.payload };
   if (Array.isArray(payload.changed_fields)) {
@@ -100,19 +138,28 @@ export function registerPayloadInVersion(event: Pick<StoredEvent, 'type' | 'payl
       .filter((name) => !adapter.unknownFields.includes(name))
       .map((name) => adapter.outputNames[name] ?? name);
   }
-  if (payload.changes && typeof payload.changes === 'object') payload.changes = toVersionOutput(version, payload.changes as Record<string, unknown>);
+  if (payload.changes && typeof payload.changes === 'object')
+    payload.changes = toVersionOutput(version, payload.changes as Record<string, unknown>);
   return payload;
 }
 
 /** A register event as a client of `version` reads it (feed, stream and webhook alike). */
-export function registerEventBody(event: StoredEvent, version: RegisterVersion, cursor: string): Record<string, unknown> {
+export function registerEventBody(
+  event: StoredEvent,
+  version: RegisterVersion,
+  cursor: string,
+): Record<string, unknown> {
   return {
     id: event.id,
     cursor,
     type: event.type,
     occurred_at: event.occurred_at.toISOString(),
     environment: event.environment,
-    resource: { type: event.resource_type, id: event.resource_id, ...(event.parent_id ? { trainee_id: event.parent_id } : {}) },
+    resource: {
+      type: event.resource_type,
+      id: event.resource_id,
+      ...(event.parent_id ? { trainee_id: event.parent_id } : {}),
+    },
     data: registerPayloadInVersion(event, version),
   };
 }
@@ -124,7 +171,12 @@ export const registerEventApi: EventApiAdapter = {
   // The provider's other subscriptions and its feed see that one of its subscriptions was disabled, and why.
   subscriptionDisabled: (trx, subscription, reason) =>
     appendEvent(trx, {
-      api: 'register', type: 'webhook.disabled', providerId: subscription.provider_id, environment: subscription.environment,
-      resourceType: 'webhook', resourceId: subscription.id, payload: { webhook_id: subscription.id, url: subscription.url, reason },
+      api: 'register',
+      type: 'webhook.disabled',
+      providerId: subscription.provider_id,
+      environment: subscription.environment,
+      resourceType: 'webhook',
+      resourceId: subscription.id,
+      payload: { webhook_id: subscription.id, url: subscription.url, reason },
     }),
 };

@@ -28,12 +28,21 @@ const plain = (schema: unknown): Json =>
     const simple = anyOf.every((s) => typeof s.type === 'string' && Object.keys(s).length === 1);
     return simple ? { type: anyOf.map((s) => s.type), ...rest } : value;
   }) as Json;
-const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema: plain(schema) } } });
+const json = (schema: unknown, description: string) => ({
+  description,
+  content: { 'application/json': { schema: plain(schema) } },
+});
 const body = (schema: unknown) => ({ required: true, content: { 'application/json': { schema: plain(schema) } } });
 const trainee = { $ref: '#/components/schemas/Trainee' };
 const wrapped = (data: unknown) => ({ type: 'object', properties: { data } });
 
-const param = (name: string, description: string) => ({ name, in: 'path', required: true, schema: { type: 'string' }, description });
+const param = (name: string, description: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  schema: { type: 'string' },
+  description,
+});
 const traineeId = param('trainee_id', 'The 24-character trainee id');
 const ifMatch = {
   name: 'If-Match',
@@ -44,7 +53,10 @@ const ifMatch = {
 };
 
 const errors = {
-  401: { description: 'No valid token', content: { 'application/json': { schema: { type: 'object', properties: { error: { const: 'Unauthorized' } } } } } },
+  401: {
+    description: 'No valid token',
+    content: { 'application/json': { schema: { type: 'object', properties: { error: { const: 'Unauthorized' } } } } },
+  },
   404: json(RegisterErrorsSchema, 'Trainee(s), Placement(s) or Degree(s) not found (also another provider’s)'),
   409: json(RegisterErrorsSchema, '"This is a duplicate degree", the existing degree(s) in `data`'),
   422: (what: string) => json(RegisterErrorsSchema, what),
@@ -63,7 +75,8 @@ function lockNotes(version: RegisterVersion): LockNotes {
   const lockedStates = adapterFor(version).lockedStates;
   const lockedList = `${lockedStates.slice(0, -1).join(', ')} or ${lockedStates[lockedStates.length - 1]}`;
   const locked = lockedStates.length > 0 ? `; or the trainee is ${lockedList} (StateTransitionError)` : '';
-  const lockNote = lockedStates.length > 0 ? ` Refused with 422 \`StateTransitionError\` while the trainee is ${lockedList}.` : '';
+  const lockNote =
+    lockedStates.length > 0 ? ` Refused with 422 \`StateTransitionError\` while the trainee is ${lockedList}.` : '';
   return { lockedStates, locked, lockNote };
 }
 
@@ -87,7 +100,12 @@ function transitionPaths(version: RegisterVersion): Record<string, Record<string
         summary: 'Defer a trainee',
         description: `From \`submitted_for_trn\` or \`trn_received\` to \`deferred\`; \`defer_reason\` is optional (at most ${REASON_MAX_LENGTH} characters).`,
         requestBody: body(DeferBody),
-        responses: { 200: json(wrapped(trainee), 'Deferred'), 401: errors[401], 404: errors[404], 422: errors[422]('Invalid date or reason, or a state that cannot be deferred') },
+        responses: {
+          200: json(wrapped(trainee), 'Deferred'),
+          401: errors[401],
+          404: errors[404],
+          422: errors[422]('Invalid date or reason, or a state that cannot be deferred'),
+        },
       },
     },
     '/trainees/{trainee_id}/withdraw': {
@@ -99,12 +117,22 @@ function transitionPaths(version: RegisterVersion): Record<string, Record<string
           `\`${dateField}\` not before the ITT start; the reasons must be valid for the trigger; \`another_reason\` with a reason ending ` +
           'in `another_reason`, `safeguarding_concern_reasons` with `safeguarding_concerns`.',
         requestBody: body(withdrawBody(version)),
-        responses: { 200: json(wrapped(trainee), 'Withdrawn'), 401: errors[401], 404: errors[404], 422: errors[422]('Invalid withdrawal, or the trainee cannot be withdrawn (StateTransitionError)') },
+        responses: {
+          200: json(wrapped(trainee), 'Withdrawn'),
+          401: errors[401],
+          404: errors[404],
+          422: errors[422]('Invalid withdrawal, or the trainee cannot be withdrawn (StateTransitionError)'),
+        },
       },
     },
     '/trainees/{trainee_id}/update-qts-or-eyts-status': {
       parameters: [traineeId],
-      post: { summary: 'Recommend a trainee for QTS or EYTS', description: qtsDescription, requestBody: body(QtsBody), responses: qtsResponses },
+      post: {
+        summary: 'Recommend a trainee for QTS or EYTS',
+        description: qtsDescription,
+        requestBody: body(QtsBody),
+        responses: qtsResponses,
+      },
     },
     '/trainees/{trainee_id}/recommend-for-qts': {
       parameters: [traineeId],
@@ -118,8 +146,14 @@ function transitionPaths(version: RegisterVersion): Record<string, Record<string
           202: {
             ...qtsResponses[202],
             headers: {
-              Deprecation: { schema: { type: 'string' }, description: 'RFC 9745: @1773964800 (2026-03-20, when update-qts-or-eyts-status replaced it)' },
-              Link: { schema: { type: 'string' }, description: '<…/update-qts-or-eyts-status>; rel="successor-version"' },
+              Deprecation: {
+                schema: { type: 'string' },
+                description: 'RFC 9745: @1773964800 (2026-03-20, when update-qts-or-eyts-status replaced it)',
+              },
+              Link: {
+                schema: { type: 'string' },
+                description: '<…/update-qts-or-eyts-status>; rel="successor-version"',
+              },
             },
           },
         },
@@ -134,18 +168,30 @@ function placementPaths({ locked, lockNote, lockedStates }: LockNotes): Record<s
       parameters: [traineeId],
       get: {
         summary: 'List the placements of a trainee (oldest first)',
-        responses: { 200: json(wrapped({ type: 'array', items: plain(PlacementSchema) }), 'Placements (an empty list when none)'), 401: errors[401], 404: errors[404] },
+        responses: {
+          200: json(wrapped({ type: 'array', items: plain(PlacementSchema) }), 'Placements (an empty list when none)'),
+          401: errors[401],
+          404: errors[404],
+        },
       },
       post: {
         summary: 'Add a placement',
         description: `The school by URN (a known school supplies name and postcode), or by name and postcode. No duplicate check.${lockNote}`,
         requestBody: body(PlacementBody),
-        responses: { 201: json(wrapped(plain(PlacementSchema)), 'Added'), 401: errors[401], 404: errors[404], 422: errors[422](`Invalid placement${locked}`) },
+        responses: {
+          201: json(wrapped(plain(PlacementSchema)), 'Added'),
+          401: errors[401],
+          404: errors[404],
+          422: errors[422](`Invalid placement${locked}`),
+        },
       },
     },
     '/trainees/{trainee_id}/placements/{placement_id}': {
       parameters: [traineeId, param('placement_id', 'The placement id')],
-      get: { summary: 'Get a placement', responses: { 200: json(wrapped(plain(PlacementSchema)), 'The placement'), 401: errors[401], 404: errors[404] } },
+      get: {
+        summary: 'Get a placement',
+        responses: { 200: json(wrapped(plain(PlacementSchema)), 'The placement'), 401: errors[401], 404: errors[404] },
+      },
       ...Object.fromEntries(
         ['put', 'patch'].map((method) => [
           method,
@@ -153,14 +199,24 @@ function placementPaths({ locked, lockNote, lockedStates }: LockNotes): Record<s
             summary: 'Change a placement (partial; PUT and PATCH are the same)',
             description: `Fields not sent keep their values.${lockNote}`,
             requestBody: body(PlacementBody),
-            responses: { 200: json(wrapped(plain(PlacementSchema)), 'Changed'), 401: errors[401], 404: errors[404], 422: errors[422](`Invalid placement${locked}`) },
+            responses: {
+              200: json(wrapped(plain(PlacementSchema)), 'Changed'),
+              401: errors[401],
+              404: errors[404],
+              422: errors[422](`Invalid placement${locked}`),
+            },
           },
         ]),
       ),
       delete: {
         summary: 'Delete a placement',
         description: `Returns the trainee after the deletion.${lockNote}`,
-        responses: { 200: json(wrapped(trainee), 'Deleted'), 401: errors[401], 404: errors[404], ...(lockedStates.length > 0 ? { 422: errors[422]('StateTransitionError') } : {}) },
+        responses: {
+          200: json(wrapped(trainee), 'Deleted'),
+          401: errors[401],
+          404: errors[404],
+          ...(lockedStates.length > 0 ? { 422: errors[422]('StateTransitionError') } : {}),
+        },
       },
     },
   };
@@ -172,7 +228,11 @@ function degreePaths({ locked, lockNote, lockedStates }: LockNotes): Record<stri
       parameters: [traineeId],
       get: {
         summary: 'List the degrees of a trainee (by graduation year)',
-        responses: { 200: json(wrapped({ type: 'array', items: plain(DegreeSchema) }), 'Degrees (an empty list when none)'), 401: errors[401], 404: errors[404] },
+        responses: {
+          200: json(wrapped({ type: 'array', items: plain(DegreeSchema) }), 'Degrees (an empty list when none)'),
+          401: errors[401],
+          404: errors[404],
+        },
       },
       post: {
         summary: 'Add a degree',
@@ -180,12 +240,21 @@ function degreePaths({ locked, lockNote, lockedStates }: LockNotes): Record<stri
           'UK degree (country blank or XF/XG/XH/XI/XK, or an institution sent): uk_degree, institution and grade required. Non-UK: ' +
           `non_uk_degree and a country. Codes from the reference data. Equal to an existing degree on the fields sent → 409.${lockNote}`,
         requestBody: body(DegreeBody),
-        responses: { 201: json(wrapped(plain(DegreeSchema)), 'Added'), 401: errors[401], 404: errors[404], 409: errors[409], 422: errors[422](`Invalid degree${locked}`) },
+        responses: {
+          201: json(wrapped(plain(DegreeSchema)), 'Added'),
+          401: errors[401],
+          404: errors[404],
+          409: errors[409],
+          422: errors[422](`Invalid degree${locked}`),
+        },
       },
     },
     '/trainees/{trainee_id}/degrees/{degree_id}': {
       parameters: [traineeId, param('degree_id', 'The degree id')],
-      get: { summary: 'Get a degree', responses: { 200: json(wrapped(plain(DegreeSchema)), 'The degree'), 401: errors[401], 404: errors[404] } },
+      get: {
+        summary: 'Get a degree',
+        responses: { 200: json(wrapped(plain(DegreeSchema)), 'The degree'), 401: errors[401], 404: errors[404] },
+      },
       ...Object.fromEntries(
         ['put', 'patch'].map((method) => [
           method,
@@ -193,14 +262,25 @@ function degreePaths({ locked, lockNote, lockedStates }: LockNotes): Record<stri
             summary: 'Change a degree (partial; PUT and PATCH are the same)',
             description: `Fields not sent keep their values; sending uk_degree or non_uk_degree switches between UK and non-UK.${lockNote}`,
             requestBody: body(DegreeBody),
-            responses: { 200: json(wrapped(plain(DegreeSchema)), 'Changed'), 401: errors[401], 404: errors[404], 409: errors[409], 422: errors[422](`Invalid degree${locked}`) },
+            responses: {
+              200: json(wrapped(plain(DegreeSchema)), 'Changed'),
+              401: errors[401],
+              404: errors[404],
+              409: errors[409],
+              422: errors[422](`Invalid degree${locked}`),
+            },
           },
         ]),
       ),
       delete: {
         summary: 'Delete a degree',
         description: `Returns the trainee after the deletion.${lockNote}`,
-        responses: { 200: json(wrapped(trainee), 'Deleted'), 401: errors[401], 404: errors[404], ...(lockedStates.length > 0 ? { 422: errors[422]('StateTransitionError') } : {}) },
+        responses: {
+          200: json(wrapped(trainee), 'Deleted'),
+          401: errors[401],
+          404: errors[404],
+          ...(lockedStates.length > 0 ? { 422: errors[422]('StateTransitionError') } : {}),
+        },
       },
     },
   };
@@ -215,7 +295,10 @@ export function actionPaths(version: RegisterVersion): Json {
       if (!['post', 'put', 'patch', 'delete'].includes(method)) continue;
       const operation = value as Json;
       operation.parameters = [ifMatch];
-      (operation.responses as Json)[412] = json(RegisterErrorsSchema, 'If-Match does not name the trainee’s current ETag');
+      (operation.responses as Json)[412] = json(
+        RegisterErrorsSchema,
+        'If-Match does not name the trainee’s current ETag',
+      );
     }
   }
   return paths;

@@ -12,7 +12,10 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
 const stringErrors = json({ type: 'object', properties: { errors: { type: 'array', items: { type: 'string' } } } }, '');
 const unauthorized = json({ type: 'object', properties: { error: { const: 'Unauthorized' } } }, 'No valid token');
-const tooMany = { description: 'Over the rate limit: `Retry later`', content: { 'text/plain': { schema: { type: 'string' } } } };
+const tooMany = {
+  description: 'Over the rate limit: `Retry later`',
+  content: { 'text/plain': { schema: { type: 'string' } } },
+};
 const sandboxOnly = 'Sandbox only: a live instance answers 404.';
 
 export function extensionPaths(version: RegisterVersion): Json {
@@ -22,10 +25,26 @@ export function extensionPaths(version: RegisterVersion): Json {
     paths['/trainees/batch'] = {
       post: {
         summary: `Create up to ${MAX_BATCH_ROWS} trainees in one request (an extension of this service)`,
-        parameters: [{ name: 'Enhanced-Errors', in: 'header', required: false, schema: { type: 'string', enum: ['true'] } }],
+        parameters: [
+          { name: 'Enhanced-Errors', in: 'header', required: false, schema: { type: 'string', enum: ['true'] } },
+        ],
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: ref('TraineeInput'), description: `1 to ${MAX_BATCH_ROWS} trainees, each as \`POST /trainees\` takes it` } } } } },
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['data'],
+                properties: {
+                  data: {
+                    type: 'array',
+                    items: ref('TraineeInput'),
+                    description: `1 to ${MAX_BATCH_ROWS} trainees, each as \`POST /trainees\` takes it`,
+                  },
+                },
+              },
+            },
+          },
         },
         responses: {
           200: json(
@@ -34,15 +53,27 @@ export function extensionPaths(version: RegisterVersion): Json {
               properties: {
                 data: {
                   type: 'array',
-                  description: 'One answer per row, in row order: `index`, the `status` its own create would have (201, 409, 422) and that create’s body',
-                  items: { type: 'object', required: ['index', 'status'], properties: { index: { type: 'integer' }, status: { type: 'integer', enum: [201, 409, 422] } }, additionalProperties: true },
+                  description:
+                    'One answer per row, in row order: `index`, the `status` its own create would have (201, 409, 422) and that create’s body',
+                  items: {
+                    type: 'object',
+                    required: ['index', 'status'],
+                    properties: { index: { type: 'integer' }, status: { type: 'integer', enum: [201, 409, 422] } },
+                    additionalProperties: true,
+                  },
                 },
-                meta: { type: 'object', properties: { rows: { type: 'integer' }, created: { type: 'integer' }, failed: { type: 'integer' } } },
+                meta: {
+                  type: 'object',
+                  properties: { rows: { type: 'integer' }, created: { type: 'integer' }, failed: { type: 'integer' } },
+                },
               },
             },
             'Every row’s answer',
           ),
-          400: { ...stringErrors, description: `More than ${MAX_BATCH_ROWS} rows, or a body that is not JSON: nothing is written` },
+          400: {
+            ...stringErrors,
+            description: `More than ${MAX_BATCH_ROWS} rows, or a body that is not JSON: nothing is written`,
+          },
           401: unauthorized,
           422: json(ref('ValidationErrors'), '`data` missing, empty or not a list'),
         },
@@ -56,10 +87,40 @@ export function extensionPaths(version: RegisterVersion): Json {
         description: sandboxOnly,
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: { type: 'object', required: ['data'], properties: { data: { type: 'object', required: ['count'], properties: { count: { type: 'integer', description: `How many, from 1 to ${MAX_GENERATED_TRAINEES}` } } } } } } },
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['data'],
+                properties: {
+                  data: {
+                    type: 'object',
+                    required: ['count'],
+                    properties: {
+                      count: { type: 'integer', description: `How many, from 1 to ${MAX_GENERATED_TRAINEES}` },
+                    },
+                  },
+                },
+              },
+            },
+          },
         },
         responses: {
-          201: json({ type: 'object', properties: { data: { type: 'object', properties: { created: { type: 'integer' }, states: { type: 'object', additionalProperties: { type: 'integer' } } } } } }, 'Created, with how many trainees are in each state'),
+          201: json(
+            {
+              type: 'object',
+              properties: {
+                data: {
+                  type: 'object',
+                  properties: {
+                    created: { type: 'integer' },
+                    states: { type: 'object', additionalProperties: { type: 'integer' } },
+                  },
+                },
+              },
+            },
+            'Created, with how many trainees are in each state',
+          ),
           401: unauthorized,
           422: json(ref('NotFound'), '`count` is not a whole number from 1 to the maximum'),
           429: tooMany,
@@ -71,7 +132,22 @@ export function extensionPaths(version: RegisterVersion): Json {
         summary: 'Delete your sandbox trainees, events and webhook deliveries (sandbox only)',
         description: `${sandboxOnly} Webhook subscriptions are kept.`,
         responses: {
-          200: json({ type: 'object', properties: { data: { type: 'object', properties: { trainees: { type: 'integer' }, events: { type: 'integer' }, webhook_deliveries: { type: 'integer' } } } } }, 'What was deleted'),
+          200: json(
+            {
+              type: 'object',
+              properties: {
+                data: {
+                  type: 'object',
+                  properties: {
+                    trainees: { type: 'integer' },
+                    events: { type: 'integer' },
+                    webhook_deliveries: { type: 'integer' },
+                  },
+                },
+              },
+            },
+            'What was deleted',
+          ),
           401: unauthorized,
           429: tooMany,
         },

@@ -56,14 +56,23 @@ function traineeInputProperties(version: RegisterVersion): Json {
     ['course_subject_1', 'SBJCA; required; reference data `course_subject`'],
     ['course_subject_2', 'SBJCA; differs from course_subject_1'],
     ['course_subject_3', 'SBJCA; differs from the other subjects'],
-    ['study_mode', `MODE; required${adapter.studyModeOptionalRoutes.length ? ` except for routes ${adapter.studyModeOptionalRoutes.join(', ')}` : ''}`],
+    [
+      'study_mode',
+      `MODE; required${adapter.studyModeOptionalRoutes.length ? ` except for routes ${adapter.studyModeOptionalRoutes.join(', ')}` : ''}`,
+    ],
     ['itt_start_date', 'ITTSTARTDATE; required'],
-    ['itt_end_date', `EXPECTEDENDDATE; required; after itt_start_date${adapter.ittEndDateWindow ? ', within the next 5 years and the last 10' : ''} (only the first of these is reported)`],
+    [
+      'itt_end_date',
+      `EXPECTEDENDDATE; required; after itt_start_date${adapter.ittEndDateWindow ? ', within the next 5 years and the last 10' : ''} (only the first of these is reported)`,
+    ],
     ['trainee_start_date', 'TRAINEESTARTDATE; defaults to itt_start_date'],
     ['course_age_range', 'ITTPHSC; required; reference data `course_age_range`'],
     ['course_year', 'YEARPRG; required; an integer from 0 (foundation year) to 9999'],
     ['fund_code', 'FUNDCODE; required; 2 or 7; 7 only on a route with funding in the trainee’s academic cycle'],
-    ['funding_method', 'BURSLEV; required; a bursary, scholarship or grant must exist for the route, course_subject_1 and academic cycle'],
+    [
+      'funding_method',
+      'BURSLEV; required; a bursary, scholarship or grant must exist for the route, course_subject_1 and academic cycle',
+    ],
     ['training_initiative', 'INITIATIVES'],
     ['additional_training_initiative', 'INITIATIVES'],
     ['hesa_id', 'HUSID; required; 13 or 17 characters'],
@@ -82,26 +91,89 @@ function traineeInputProperties(version: RegisterVersion): Json {
     properties[externalName(version, name)] = { ...nullableString, description };
   }
   properties.disability1 = { ...nullableString, description: 'DISABLE; also disability2 … disabilityN; no duplicates' };
-  properties.degrees_attributes = { type: 'array', items: { type: 'object' }, maxItems: MAX_DEGREES_PER_TRAINEE, description: 'Degrees created with the trainee (create only)' };
+  properties.degrees_attributes = {
+    type: 'array',
+    items: { type: 'object' },
+    maxItems: MAX_DEGREES_PER_TRAINEE,
+    description: 'Degrees created with the trainee (create only)',
+  };
   properties.placements_attributes = {
-    type: 'array', items: { type: 'object' }, maxItems: MAX_PLACEMENTS_PER_TRAINEE, description: `Placements created with the trainee (create only); name at most ${PLACEMENT_NAME_MAX} characters`,
+    type: 'array',
+    items: { type: 'object' },
+    maxItems: MAX_PLACEMENTS_PER_TRAINEE,
+    description: `Placements created with the trainee (create only); name at most ${PLACEMENT_NAME_MAX} characters`,
   };
   return properties;
 }
 
 function traineeSchema(version: RegisterVersion): Json {
   const names = [
-    'trainee_id', 'provider_trainee_id', 'application_id', 'hesa_id', 'trn', 'ukprn', 'first_names', 'middle_names', 'last_name',
-    'previous_last_name', 'date_of_birth', 'sex', 'email', 'nationality', 'ni_number', 'diversity_disclosure', 'ethnic_group',
-    'ethnic_background', 'additional_ethnic_background', 'ethnicity', 'disability_disclosure', 'training_route',
-    'course_subject_1', 'course_subject_2', 'course_subject_3', 'course_min_age', 'course_max_age', 'course_age_range',
-    'course_education_phase', 'course_qualification', 'course_level', 'course_title', 'course_itt_start_date', 'study_mode',
-    'itt_start_date', 'itt_end_date', 'trainee_start_date', 'itt_aim', 'itt_qualification_aim', 'course_year',
-    'pg_apprenticeship_start_date', 'iqts_country', 'training_partner_urn', 'training_partner_ukprn', 'employing_school_urn',
-    'fund_code', 'funding_method', 'training_initiative', 'additional_training_initiative', 'state', 'record_source',
-    'submitted_for_trn_at', 'recommended_for_award_at', 'awarded_at', 'outcome_date', 'defer_date', 'defer_reason',
-    'reinstate_date', 'withdrawal_date', 'withdrawal_reasons', 'withdrawal_trigger', 'withdrawal_future_interest',
-    'withdrawal_another_reason', 'withdrawal_safeguarding_concern_reasons', 'created_at', 'updated_at',
+    'trainee_id',
+    'provider_trainee_id',
+    'application_id',
+    'hesa_id',
+    'trn',
+    'ukprn',
+    'first_names',
+    'middle_names',
+    'last_name',
+    'previous_last_name',
+    'date_of_birth',
+    'sex',
+    'email',
+    'nationality',
+    'ni_number',
+    'diversity_disclosure',
+    'ethnic_group',
+    'ethnic_background',
+    'additional_ethnic_background',
+    'ethnicity',
+    'disability_disclosure',
+    'training_route',
+    'course_subject_1',
+    'course_subject_2',
+    'course_subject_3',
+    'course_min_age',
+    'course_max_age',
+    'course_age_range',
+    'course_education_phase',
+    'course_qualification',
+    'course_level',
+    'course_title',
+    'course_itt_start_date',
+    'study_mode',
+    'itt_start_date',
+    'itt_end_date',
+    'trainee_start_date',
+    'itt_aim',
+    'itt_qualification_aim',
+    'course_year',
+    'pg_apprenticeship_start_date',
+    'iqts_country',
+    'training_partner_urn',
+    'training_partner_ukprn',
+    'employing_school_urn',
+    'fund_code',
+    'funding_method',
+    'training_initiative',
+    'additional_training_initiative',
+    'state',
+    'record_source',
+    'submitted_for_trn_at',
+    'recommended_for_award_at',
+    'awarded_at',
+    'outcome_date',
+    'defer_date',
+    'defer_reason',
+    'reinstate_date',
+    'withdrawal_date',
+    'withdrawal_reasons',
+    'withdrawal_trigger',
+    'withdrawal_future_interest',
+    'withdrawal_another_reason',
+    'withdrawal_safeguarding_concern_reasons',
+    'created_at',
+    'updated_at',
   ];
   const adapter = adapterFor(version);
   const properties: Json = {};
@@ -113,7 +185,18 @@ function traineeSchema(version: RegisterVersion): Json {
         : name === 'withdrawal_reasons'
           ? { type: ['array', 'null'], items: { type: 'string' } }
           : name === 'state'
-            ? { type: 'string', enum: ['draft', 'submitted_for_trn', 'trn_received', 'recommended_for_award', 'withdrawn', 'deferred', 'awarded'] }
+            ? {
+                type: 'string',
+                enum: [
+                  'draft',
+                  'submitted_for_trn',
+                  'trn_received',
+                  'recommended_for_award',
+                  'withdrawn',
+                  'deferred',
+                  'awarded',
+                ],
+              }
             : nullableString;
   }
   properties.placements = { type: 'array', items: { type: 'object', additionalProperties: true } };
@@ -121,7 +204,13 @@ function traineeSchema(version: RegisterVersion): Json {
   return { type: 'object', properties, additionalProperties: { type: 'string', description: 'disabilityN codes' } };
 }
 
-const traineeIdParameter = { name: 'trainee_id', in: 'path', required: true, schema: { type: 'string' }, description: 'The 24-character trainee id' };
+const traineeIdParameter = {
+  name: 'trainee_id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string' },
+  description: 'The 24-character trainee id',
+};
 const errors = {
   401: json({ type: 'object', properties: { error: { const: 'Unauthorized' } } }, 'No valid token'),
   404: json(ref('NotFound'), 'Not found (also another provider’s trainee)'),
@@ -155,7 +244,8 @@ function withIdempotencyKeys(paths: Json): void {
       const operation = value as Json;
       operation.parameters = [...((operation.parameters as unknown[] | undefined) ?? []), idempotencyKeyParameter];
       for (const [status, response] of Object.entries(operation.responses as Json) as [string, Json][]) {
-        if (status.startsWith('2')) response.headers = { ...(response.headers as Json | undefined), 'Idempotent-Replayed': replayedHeader };
+        if (status.startsWith('2'))
+          response.headers = { ...(response.headers as Json | undefined), 'Idempotent-Replayed': replayedHeader };
       }
     }
   }
@@ -166,14 +256,18 @@ function traineePaths(): Json {
   const body = { schema: { type: 'object', required: ['data'], properties: { data: ref('TraineeInput') } } };
   const write = {
     required: true,
-    description: 'JSON, or a form body with Rails-style keys (`data[first_names]=…`, `data[placements_attributes][][urn]=…`)',
+    description:
+      'JSON, or a form body with Rails-style keys (`data[first_names]=…`, `data[placements_attributes][][urn]=…`)',
     content: { 'application/json': body, 'application/x-www-form-urlencoded': body },
   };
   return {
     '/info': {
       get: {
         summary: 'Service status and versions',
-        responses: { 200: json({ type: 'object', properties: { status: { const: 'ok' }, version: { type: 'object' } } }, 'OK'), 401: errors[401] },
+        responses: {
+          200: json({ type: 'object', properties: { status: { const: 'ok' }, version: { type: 'object' } } }, 'OK'),
+          401: errors[401],
+        },
       },
     },
     '/trainees': {
@@ -187,9 +281,18 @@ function traineePaths(): Json {
           ['page', 'Page number (default 1, at most 2147483647)'],
           ['per_page', 'Page size (default 50, at most 1000)'],
           ['sort_order', 'asc or desc by updated_at (default desc)'],
-        ].map(([name, description]) => ({ name, in: 'query', required: false, schema: { type: 'string' }, description })),
+        ].map(([name, description]) => ({
+          name,
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description,
+        })),
         responses: {
-          200: json({ type: 'object', properties: { data: { type: 'array', items: ref('Trainee') }, meta: ref('Meta') } }, 'A page of trainees'),
+          200: json(
+            { type: 'object', properties: { data: { type: 'array', items: ref('Trainee') }, meta: ref('Meta') } },
+            'A page of trainees',
+          ),
           401: errors[401],
           404: json(ref('NotFound'), 'No trainees found'),
           422: json(ref('FilterErrors'), 'Invalid filter'),
@@ -198,12 +301,26 @@ function traineePaths(): Json {
       post: {
         summary: 'Create a trainee (state submitted_for_trn)',
         requestBody: write,
-        parameters: [{ name: 'Enhanced-Errors', in: 'header', required: false, schema: { type: 'string', enum: ['true'] } }],
+        parameters: [
+          { name: 'Enhanced-Errors', in: 'header', required: false, schema: { type: 'string', enum: ['true'] } },
+        ],
         responses: {
           201: json({ type: 'object', properties: { data: ref('Trainee') } }, 'Created'),
-          400: json({ type: 'object', properties: { errors: { type: 'array', items: { type: 'string' } } } }, 'Malformed JSON'),
+          400: json(
+            { type: 'object', properties: { errors: { type: 'array', items: { type: 'string' } } } },
+            'Malformed JSON',
+          ),
           401: errors[401],
-          409: json({ type: 'object', properties: { errors: { type: 'array', items: ErrorEntry }, data: { type: 'array', items: ref('Trainee') } } }, 'Duplicate trainee'),
+          409: json(
+            {
+              type: 'object',
+              properties: {
+                errors: { type: 'array', items: ErrorEntry },
+                data: { type: 'array', items: ref('Trainee') },
+              },
+            },
+            'Duplicate trainee',
+          ),
           422: json(ref('ValidationErrors'), 'Invalid trainee'),
         },
       },
@@ -212,8 +329,21 @@ function traineePaths(): Json {
       parameters: [traineeIdParameter],
       get: {
         summary: 'One trainee (not wrapped in data); ETag header',
-        parameters: [{ name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'ETag from an earlier response: 304 when unchanged' }],
-        responses: { 200: json(ref('Trainee'), 'The trainee'), 304: { description: 'Not modified since the given ETag' }, 401: errors[401], 404: errors[404] },
+        parameters: [
+          {
+            name: 'If-None-Match',
+            in: 'header',
+            required: false,
+            schema: { type: 'string' },
+            description: 'ETag from an earlier response: 304 when unchanged',
+          },
+        ],
+        responses: {
+          200: json(ref('Trainee'), 'The trainee'),
+          304: { description: 'Not modified since the given ETag' },
+          401: errors[401],
+          404: errors[404],
+        },
       },
       ...Object.fromEntries(
         ['put', 'patch'].map((method) => [
@@ -226,7 +356,15 @@ function traineePaths(): Json {
               '(997, not provided). A body whose members are all ignored or read-only (`ethnic_group`, ' +
               '`ethnic_background`, …) answers 200 with the trainee unchanged; `trn` alone is `Param is missing`. ' +
               'Placements and degrees change through their own endpoints.',
-            parameters: [{ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'ETag from a GET: 412 when the trainee changed since' }],
+            parameters: [
+              {
+                name: 'If-Match',
+                in: 'header',
+                required: false,
+                schema: { type: 'string' },
+                description: 'ETag from a GET: 412 when the trainee changed since',
+              },
+            ],
             requestBody: write,
             responses: {
               200: json({ type: 'object', properties: { data: ref('Trainee') } }, 'Updated'),
@@ -249,19 +387,33 @@ function componentSchemas(version: RegisterVersion): Json {
     Trainee: traineeSchema(version),
     Meta: {
       type: 'object',
-      properties: { current_page: { type: 'integer' }, total_pages: { type: 'integer' }, total_count: { type: 'integer' }, per_page: { type: 'integer' } },
+      properties: {
+        current_page: { type: 'integer' },
+        total_pages: { type: 'integer' },
+        total_count: { type: 'integer' },
+        per_page: { type: 'integer' },
+      },
     },
     NotFound: { type: 'object', properties: { errors: { type: 'array', items: ErrorEntry } } },
     ValidationErrors: {
       type: 'object',
       properties: {
         message: { type: 'string', examples: ['Validation failed: 1 error prohibited this trainee from being saved'] },
-        errors: { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'object' }, { type: 'array', items: ErrorEntry }] },
+        errors: {
+          oneOf: [
+            { type: 'array', items: { type: 'string' } },
+            { type: 'object' },
+            { type: 'array', items: ErrorEntry },
+          ],
+        },
       },
     },
     FilterErrors: {
       type: 'object',
-      properties: { message: { type: 'string' }, errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } },
+      properties: {
+        message: { type: 'string' },
+        errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+      },
     },
   };
 }
@@ -274,8 +426,13 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
       get: {
         summary: 'Reference data (no token needed)',
         security: [],
-        parameters: [{ name: 'field', in: 'query', required: false, schema: { type: 'string', enum: [...REFERENCE_DATA_KEYS] } }],
-        responses: { 200: json({ type: 'object' }, 'All fields, or the one asked for'), 404: json(ref('NotFound'), 'Unknown field') },
+        parameters: [
+          { name: 'field', in: 'query', required: false, schema: { type: 'string', enum: [...REFERENCE_DATA_KEYS] } },
+        ],
+        responses: {
+          200: json({ type: 'object' }, 'All fields, or the one asked for'),
+          404: json(ref('NotFound'), 'Unknown field'),
+        },
       },
     };
   }

@@ -16,7 +16,10 @@ export async function lockAndCheckAnyProvider(db: Executor): Promise<boolean> {
   return any !== undefined;
 }
 
-export async function insertProvider(db: Executor, provider: Insertable<ProvidersTable>): Promise<{ id: number; ukprn: string; name: string }> {
+export async function insertProvider(
+  db: Executor,
+  provider: Insertable<ProvidersTable>,
+): Promise<{ id: number; ukprn: string; name: string }> {
   return db.insertInto('providers').values(provider).returning(['id', 'ukprn', 'name']).executeTakeFirstOrThrow();
 }
 
@@ -40,10 +43,21 @@ export async function upsertSchool(db: Executor, school: Insertable<SchoolsTable
   await db
     .insertInto('schools')
     .values(school)
-    .onConflict((oc) => oc.column('urn').doUpdateSet((eb) => ({ name: eb.ref('excluded.name'), postcode: eb.ref('excluded.postcode'), town: eb.ref('excluded.town') })))
+    .onConflict((oc) =>
+      oc
+        .column('urn')
+        .doUpdateSet((eb) => ({
+          name: eb.ref('excluded.name'),
+          postcode: eb.ref('excluded.postcode'),
+          town: eb.ref('excluded.town'),
+        })),
+    )
     .execute();
 }
 
-export async function insertTrainingPartner(db: Executor, partner: Insertable<TrainingPartnersTable>): Promise<{ id: number }> {
+export async function insertTrainingPartner(
+  db: Executor,
+  partner: Insertable<TrainingPartnersTable>,
+): Promise<{ id: number }> {
   return db.insertInto('training_partners').values(partner).returning('id').executeTakeFirstOrThrow();
 }

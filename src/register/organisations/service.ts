@@ -4,10 +4,19 @@
  */
 import type { Executor } from '../../db/database.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
-import { discardProviderRow, findProviderByUkprn, insertProvider, insertTrainingPartner, listProviderRows, upsertSchool, type ProviderRow } from './repository.js';
+import {
+  discardProviderRow,
+  findProviderByUkprn,
+  insertProvider,
+  insertTrainingPartner,
+  listProviderRows,
+  upsertSchool,
+  type ProviderRow,
+} from './repository.js';
 
 export async function createProvider(db: Executor, provider: { ukprn: string; name: string; accredited: boolean }) {
-  if (await findProviderByUkprn(db, provider.ukprn)) throw new ConflictError(`A provider with UKPRN ${provider.ukprn} already exists`);
+  if (await findProviderByUkprn(db, provider.ukprn))
+    throw new ConflictError(`A provider with UKPRN ${provider.ukprn} already exists`);
   return insertProvider(db, provider);
 }
 
@@ -19,10 +28,16 @@ export async function discardProvider(db: Executor, ukprn: string): Promise<void
   if (!(await discardProviderRow(db, ukprn))) throw new NotFoundError(`No active provider with UKPRN ${ukprn}`);
 }
 
-export async function saveSchool(db: Executor, school: { urn: string; name: string; postcode: string | null; town: string | null }): Promise<void> {
+export async function saveSchool(
+  db: Executor,
+  school: { urn: string; name: string; postcode: string | null; town: string | null },
+): Promise<void> {
   await upsertSchool(db, school);
 }
 
-export async function createTrainingPartner(db: Executor, partner: { urn: string | null; ukprn: string | null; name: string }): Promise<{ id: number }> {
+export async function createTrainingPartner(
+  db: Executor,
+  partner: { urn: string | null; ukprn: string | null; name: string },
+): Promise<{ id: number }> {
   return insertTrainingPartner(db, partner);
 }

@@ -10,7 +10,11 @@ export async function findSchool(db: Executor, urn: string | null): Promise<Scho
   return db.selectFrom('schools').selectAll().where('urn', '=', urn).executeTakeFirst();
 }
 
-export async function findPlacement(db: Executor, traineeId: string, placementId: string): Promise<PlacementRow | undefined> {
+export async function findPlacement(
+  db: Executor,
+  traineeId: string,
+  placementId: string,
+): Promise<PlacementRow | undefined> {
   return db
     .selectFrom('trainee_placements')
     .selectAll()
@@ -27,7 +31,11 @@ export async function insertPlacement(db: Executor, traineeId: string, values: P
     .executeTakeFirstOrThrow();
 }
 
-export async function updatePlacement(db: Executor, placementId: string, values: PlacementValues): Promise<PlacementRow> {
+export async function updatePlacement(
+  db: Executor,
+  placementId: string,
+  values: PlacementValues,
+): Promise<PlacementRow> {
   return db
     .updateTable('trainee_placements')
     .set({ ...values, updated_at: sql<Date>`now()` })
@@ -48,4 +56,3 @@ export async function countPlacements(db: Executor, traineeId: string): Promise<
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
-

@@ -12,6 +12,12 @@ export const placementRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (
     idParam: 'placement_id',
     params: PlacementParams,
     record: PlacementSchema,
-    service: { list: listPlacements, get: getPlacement, create: createPlacement, change: changePlacement, remove: removePlacement },
+    service: {
+      list: listPlacements,
+      get: getPlacement,
+      create: createPlacement,
+      change: changePlacement,
+      remove: removePlacement,
+    },
   });
 };

@@ -46,9 +46,10 @@ export function checkPlacement(
   existing?: PlacementRow,
 ): Checked<PlacementValues> {
   const relinking = existing?.school_linked && 'urn' in data;
-  const base = existing && !relinking
-    ? { urn: existing.urn, name: existing.name, postcode: existing.postcode }
-    : { urn: existing?.urn ?? null, name: null, postcode: null };
+  const base =
+    existing && !relinking
+      ? { urn: existing.urn, name: existing.name, postcode: existing.postcode }
+      : { urn: existing?.urn ?? null, name: null, postcode: null };
   const urn = 'urn' in data ? text(data.urn) : base.urn;
   const errors: string[] = [];
   if (urn !== null && !isUrn(urn)) errors.push('urn is invalid');
@@ -63,7 +64,9 @@ export function checkPlacement(
   const name = 'name' in data ? text(data.name) : base.name;
   const postcode = 'postcode' in data ? text(data.postcode) : base.postcode;
   if (name === null) errors.push("name can't be blank");
-  else if (name.length > PLACEMENT_NAME_MAX) errors.push(`name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
-  if (postcode !== null && !isUkPostcode(postcode)) errors.push('postcode Enter a valid postcode (for example, BN1 1AA)');
+  else if (name.length > PLACEMENT_NAME_MAX)
+    errors.push(`name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
+  if (postcode !== null && !isUkPostcode(postcode))
+    errors.push('postcode Enter a valid postcode (for example, BN1 1AA)');
   return { values: { urn, name, postcode, town: null, school_linked: false }, errors };
 }

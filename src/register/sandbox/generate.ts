@@ -8,8 +8,50 @@ import { randomInt } from 'node:crypto';
 
 type Json = Record<string, unknown>;
 
-const FIRST_NAMES = ['Amira', 'Ben', 'Chloe', 'Daniel', 'Ella', 'Farah', 'George', 'Hannah', 'Isaac', 'Jade', 'Kwame', 'Leah', 'Mohammed', 'Niamh', 'Oliver', 'Priya', 'Rhys', 'Sofia', 'Tom', 'Zara'];
-const LAST_NAMES = ['Adeyemi', 'Brown', 'Chen', 'Davies', 'Evans', 'Fraser', 'Gill', 'Hughes', 'Iqbal', 'Jones', 'Khan', 'Lewis', 'Murphy', 'Nowak', 'Okafor', 'Patel', 'Roberts', 'Smith', 'Taylor', 'Williams'];
+const FIRST_NAMES = [
+  'Amira',
+  'Ben',
+  'Chloe',
+  'Daniel',
+  'Ella',
+  'Farah',
+  'George',
+  'Hannah',
+  'Isaac',
+  'Jade',
+  'Kwame',
+  'Leah',
+  'Mohammed',
+  'Niamh',
+  'Oliver',
+  'Priya',
+  'Rhys',
+  'Sofia',
+  'Tom',
+  'Zara',
+];
+const LAST_NAMES = [
+  'Adeyemi',
+  'Brown',
+  'Chen',
+  'Davies',
+  'Evans',
+  'Fraser',
+  'Gill',
+  'Hughes',
+  'Iqbal',
+  'Jones',
+  'Khan',
+  'Lewis',
+  'Murphy',
+  'Nowak',
+  'Okafor',
+  'Patel',
+  'Roberts',
+  'Smith',
+  'Taylor',
+  'Williams',
+];
 const SCHOOLS = [
   { name: 'Oak Lane Primary School', postcode: 'LS1 4AB' },
   { name: 'Elm Street Academy', postcode: 'M1 2CD' },
@@ -20,12 +62,51 @@ const DEGREE = { uk_degree: '083', subject: '100485', institution: '0117', grade
 
 /** A route family's fields beyond the common ones. */
 const ROUTE_FAMILIES: Json[] = [
-  { training_route: '12', course_subject_1: '100425', course_age_range: '13918', itt_qualification_aim: '004', degree: true },
-  { training_route: '11', course_subject_1: '100346', course_age_range: '13918', itt_qualification_aim: '001', years: 3 },
-  { training_route: '03', course_subject_1: '100425', course_age_range: '13918', itt_qualification_aim: '004', degree: true },
-  { training_route: '15', course_subject_1: '100425', course_age_range: '13918', itt_qualification_aim: '004', iqts_country: 'FR', degree: true },
-  { training_route: '18', course_subject_1: '100510', course_age_range: '13920', itt_aim: '201', itt_qualification_aim: undefined, years: 3 },
-  { training_route: '16', course_subject_1: '100425', course_age_range: '13918', itt_qualification_aim: '004', study_mode: undefined, degree: true },
+  {
+    training_route: '12',
+    course_subject_1: '100425',
+    course_age_range: '13918',
+    itt_qualification_aim: '004',
+    degree: true,
+  },
+  {
+    training_route: '11',
+    course_subject_1: '100346',
+    course_age_range: '13918',
+    itt_qualification_aim: '001',
+    years: 3,
+  },
+  {
+    training_route: '03',
+    course_subject_1: '100425',
+    course_age_range: '13918',
+    itt_qualification_aim: '004',
+    degree: true,
+  },
+  {
+    training_route: '15',
+    course_subject_1: '100425',
+    course_age_range: '13918',
+    itt_qualification_aim: '004',
+    iqts_country: 'FR',
+    degree: true,
+  },
+  {
+    training_route: '18',
+    course_subject_1: '100510',
+    course_age_range: '13920',
+    itt_aim: '201',
+    itt_qualification_aim: undefined,
+    years: 3,
+  },
+  {
+    training_route: '16',
+    course_subject_1: '100425',
+    course_age_range: '13918',
+    itt_qualification_aim: '004',
+    study_mode: undefined,
+    degree: true,
+  },
 ];
 
 const pick = <T>(list: readonly T[]): T => list[randomInt(list.length)]!;

@@ -36,17 +36,38 @@ export interface ClearedCounts {
  * environment (sequenced and still in the inbox) and its webhook subscriptions' deliveries; the subscriptions stay,
  * their cursors where they are (later events have later positions).
  */
-export async function deleteProviderData(trx: Executor, providerId: number, environment: RegisterEnvironment): Promise<ClearedCounts> {
+export async function deleteProviderData(
+  trx: Executor,
+  providerId: number,
+  environment: RegisterEnvironment,
+): Promise<ClearedCounts> {
   // All the deleted rows count in one shard (migration 2026-11-29T0810): no deadlock with a concurrent batch.
-  await sql`select set_config('register.list_count_shard', ${String(Math.floor(Math.random() * 16))}, true)`.execute(trx);
+  await sql`select set_config('register.list_count_shard', ${String(Math.floor(Math.random() * 16))}, true)`.execute(
+    trx,
+  );
   await trx.deleteFrom('trainee_audits').where('provider_id', '=', providerId).execute();
   const trainees = await trx.deleteFrom('trainees').where('provider_id', '=', providerId).executeTakeFirst();
-  const inbox = await trx.deleteFrom('event_inbox').where('api', '=', 'register').where('provider_id', '=', providerId).where('environment', '=', environment).executeTakeFirst();
-  const events = await trx.deleteFrom('events').where('api', '=', 'register').where('provider_id', '=', providerId).where('environment', '=', environment).executeTakeFirst();
+  const inbox = await trx
+    .deleteFrom('event_inbox')
+    .where('api', '=', 'register')
+    .where('provider_id', '=', providerId)
+    .where('environment', '=', environment)
+    .executeTakeFirst();
+  const events = await trx
+    .deleteFrom('events')
+    .where('api', '=', 'register')
+    .where('provider_id', '=', providerId)
+    .where('environment', '=', environment)
+    .executeTakeFirst();
   const deliveries = await trx
     .deleteFrom('webhook_deliveries')
     .where('subscription_id', 'in', (eb) =>
-      eb.selectFrom('webhook_subscriptions').select('webhook_subscriptions.id').where('api', '=', 'register').where('provider_id', '=', providerId).where('environment', '=', environment),
+      eb
+        .selectFrom('webhook_subscriptions')
+        .select('webhook_subscriptions.id')
+        .where('api', '=', 'register')
+        .where('provider_id', '=', providerId)
+        .where('environment', '=', environment),
     )
     .executeTakeFirst();
   return {

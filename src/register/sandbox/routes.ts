@@ -37,7 +37,11 @@ export const sandboxRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     const result = await count(request);
     if (!result.isAllowed && result.isExceeded) {
       reply.header('retry-after', String(result.ttlInSeconds));
-      throw new AppError(429, 'Too Many Requests', `At most ${result.max} sandbox tool calls per ${Math.round(result.timeWindow / 1000)} s`);
+      throw new AppError(
+        429,
+        'Too Many Requests',
+        `At most ${result.max} sandbox tool calls per ${Math.round(result.timeWindow / 1000)} s`,
+      );
     }
   };
   // Documented in the per-version OpenAPI documents, not the service-wide one.

@@ -29,7 +29,11 @@ export interface SandboxSchedule {
 /** The sandbox schedule of an instance, or undefined on a live one. */
 export function sandboxSchedule(config: Config): SandboxSchedule | undefined {
   if (config.REGISTER_ENVIRONMENT !== 'sandbox') return undefined;
-  return { trnDelayMs: config.REGISTER_SANDBOX_TRN_DELAY_MS, awardDelayMs: config.REGISTER_SANDBOX_AWARD_DELAY_MS, lateDelayMs: config.REGISTER_SANDBOX_LATE_DELAY_MS };
+  return {
+    trnDelayMs: config.REGISTER_SANDBOX_TRN_DELAY_MS,
+    awardDelayMs: config.REGISTER_SANDBOX_AWARD_DELAY_MS,
+    lateDelayMs: config.REGISTER_SANDBOX_LATE_DELAY_MS,
+  };
 }
 
 /** The test scenario a trainee's `provider_trainee_id` asks for, if any. */
@@ -48,7 +52,12 @@ export function stepWithheld(step: SandboxStep, providerTraineeId: string | null
  * When `step` falls due for a trainee written now (its create, its recommendation): null on a live instance and for a
  * step its scenario withholds, else now plus the step's delay (the late delay when its scenario asks for it).
  */
-export function sandboxDueAt(schedule: SandboxSchedule | undefined, step: SandboxStep, providerTraineeId: string | null | undefined, now = Date.now()): Date | null {
+export function sandboxDueAt(
+  schedule: SandboxSchedule | undefined,
+  step: SandboxStep,
+  providerTraineeId: string | null | undefined,
+  now = Date.now(),
+): Date | null {
   if (!schedule || stepWithheld(step, providerTraineeId)) return null;
   const late = scenarioOf(providerTraineeId) === `test-late-${step}`;
   return new Date(now + (late ? schedule.lateDelayMs : step === 'trn' ? schedule.trnDelayMs : schedule.awardDelayMs));

@@ -15,14 +15,33 @@ export const MAX_GENERATED_TRAINEES = 500;
 
 /** The states generated trainees are spread over, one in each in turn (four in ten still wait for their TRN). */
 const STATE_CYCLE = [
-  'submitted_for_trn', 'trn_received', 'submitted_for_trn', 'recommended_for_award', 'trn_received',
-  'awarded', 'submitted_for_trn', 'deferred', 'withdrawn', 'submitted_for_trn',
+  'submitted_for_trn',
+  'trn_received',
+  'submitted_for_trn',
+  'recommended_for_award',
+  'trn_received',
+  'awarded',
+  'submitted_for_trn',
+  'deferred',
+  'withdrawn',
+  'submitted_for_trn',
 ] as const;
 type GeneratedState = (typeof STATE_CYCLE)[number];
 
 /** Takes a created trainee to `state` the way a vendor and the teacher record service would (events and audit included). */
-async function moveTo(db: Db, context: RegisterContext, traineeId: string, state: GeneratedState, today: string): Promise<void> {
-  const write = (data: Record<string, unknown>) => ({ traineeId, ifMatch: undefined, enhancedErrors: false, data: () => data });
+async function moveTo(
+  db: Db,
+  context: RegisterContext,
+  traineeId: string,
+  state: GeneratedState,
+  today: string,
+): Promise<void> {
+  const write = (data: Record<string, unknown>) => ({
+    traineeId,
+    ifMatch: undefined,
+    enhancedErrors: false,
+    data: () => data,
+  });
   if (state === 'submitted_for_trn') return;
   if (state === 'deferred') {
     await deferTrainee(db, context, write({ defer_date: today, defer_reason: 'Illness' }));
@@ -30,7 +49,16 @@ async function moveTo(db: Db, context: RegisterContext, traineeId: string, state
   }
   await receiveTrn(db, traineeId, sandboxTrn(), 'sandbox');
   if (state === 'withdrawn') {
-    await withdrawTrainee(db, context, write({ withdrawal_date: today, trigger: 'trainee', future_interest: 'no', reasons: ['does_not_want_to_become_a_teacher'] }));
+    await withdrawTrainee(
+      db,
+      context,
+      write({
+        withdrawal_date: today,
+        trigger: 'trainee',
+        future_interest: 'no',
+        reasons: ['does_not_want_to_become_a_teacher'],
+      }),
+    );
   } else if (state === 'recommended_for_award' || state === 'awarded') {
     await recommendForAward(db, context, write({ qts_standards_met_date: today }));
     if (state === 'awarded') await awardTrainee(db, traineeId, today, today, 'sandbox');

@@ -30,7 +30,11 @@ export function sandboxTrn(): string {
 }
 
 /** The step due for a locked trainee, written with its due time cleared (or only the due time cleared when none applies). */
-export async function advanceTrainee(trx: Tx, trainee: TraineeRow, today = todayUtc()): Promise<'trn' | 'award' | 'none'> {
+export async function advanceTrainee(
+  trx: Tx,
+  trainee: TraineeRow,
+  today = todayUtc(),
+): Promise<'trn' | 'award' | 'none'> {
   const done = { sandbox_due_at: null };
   if (trainee.state === 'recommended_for_award' && !stepWithheld('award', trainee.provider_trainee_id)) {
     // Awarded today, or on the date the standards were met when a vendor sent a later one.
@@ -38,7 +42,8 @@ export async function advanceTrainee(trx: Tx, trainee: TraineeRow, today = today
     await recordAward(trx, trainee, date, 'sandbox', done);
     return 'award';
   }
-  const trnApplies = trainee.trn === null && isTraineeState(trainee.state) && stateAfterTrnReceived(trainee.state) !== undefined;
+  const trnApplies =
+    trainee.trn === null && isTraineeState(trainee.state) && stateAfterTrnReceived(trainee.state) !== undefined;
   if (trnApplies && !stepWithheld('trn', trainee.provider_trainee_id)) {
     await recordTrn(trx, trainee, sandboxTrn(), 'sandbox', done);
     return 'trn';
@@ -60,7 +65,10 @@ export class SandboxSimulator {
     private readonly db: Db,
     private readonly options: SandboxSimulatorOptions,
   ) {
-    this.rounds = new CoalescedTask(async () => void (await this.round()), (error) => options.log.warn({ err: error.message }, 'sandbox simulator round failed'));
+    this.rounds = new CoalescedTask(
+      async () => void (await this.round()),
+      (error) => options.log.warn({ err: error.message }, 'sandbox simulator round failed'),
+    );
   }
 
   start(): void {

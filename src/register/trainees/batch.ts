@@ -25,10 +25,13 @@ export interface BatchResult {
 
 /** The rows of a batch body: `data` must be a list of 1 to MAX_BATCH_ROWS trainees (400 beyond, before anything else). */
 export function batchRows(body: unknown): unknown[] {
-  const data = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).data : undefined;
+  const data =
+    body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).data : undefined;
   if (!Array.isArray(data) || data.length === 0) throw missingData();
   if (data.length > MAX_BATCH_ROWS) {
-    throw new RegisterError(400, 'Bad Request', { errors: [`data holds ${data.length} trainees; a batch holds at most ${MAX_BATCH_ROWS}`] });
+    throw new RegisterError(400, 'Bad Request', {
+      errors: [`data holds ${data.length} trainees; a batch holds at most ${MAX_BATCH_ROWS}`],
+    });
   }
   return data;
 }
@@ -38,12 +41,20 @@ function rowAnswer(index: number, error: unknown): BatchRowResult {
   return { index, status: error.status, ...(error.body as Record<string, unknown>) };
 }
 
-export async function createTraineeBatch(db: Db, context: RegisterContext, rows: unknown[], enhancedErrors: boolean): Promise<BatchResult> {
+export async function createTraineeBatch(
+  db: Db,
+  context: RegisterContext,
+  rows: unknown[],
+  enhancedErrors: boolean,
+): Promise<BatchResult> {
   const answers = new Array<BatchRowResult>(rows.length);
   const valid: Array<{ index: number; prepared: PreparedCreate }> = [];
   for (const [index, row] of rows.entries()) {
     try {
-      valid.push({ index, prepared: await prepareCreate(db, context, { data: () => requestData({ data: row }), enhancedErrors }) });
+      valid.push({
+        index,
+        prepared: await prepareCreate(db, context, { data: () => requestData({ data: row }), enhancedErrors }),
+      });
     } catch (error) {
       answers[index] = rowAnswer(index, error);
     }
@@ -51,7 +62,10 @@ export async function createTraineeBatch(db: Db, context: RegisterContext, rows:
   let created = 0;
   if (valid.length > 0) {
     await db.transaction().execute(async (trx) => {
-      await lockDuplicateCandidates(trx, valid.map(({ prepared }) => createLockKey(context.provider.id, prepared)));
+      await lockDuplicateCandidates(
+        trx,
+        valid.map(({ prepared }) => createLockKey(context.provider.id, prepared)),
+      );
       for (const { index, prepared } of valid) {
         try {
           const { body } = await storeCreate(trx, context, prepared);

@@ -10,15 +10,43 @@ import { agesOf, DISABILITY_KEY, type Attributes } from './validate.js';
 
 /** Request fields that map one-to-one onto trainee columns. */
 export const SCALAR_FIELDS = [
-  'provider_trainee_id', 'hesa_id', 'first_names', 'middle_names', 'last_name', 'previous_last_name', 'sex', 'email',
-  'nationality', 'ni_number', 'ethnicity', 'training_route', 'itt_aim', 'itt_qualification_aim', 'course_subject_1',
-  'course_subject_2', 'course_subject_3', 'course_age_range', 'study_mode', 'fund_code', 'funding_method',
-  'training_initiative', 'additional_training_initiative', 'pg_apprenticeship_start_date', 'iqts_country',
+  'provider_trainee_id',
+  'hesa_id',
+  'first_names',
+  'middle_names',
+  'last_name',
+  'previous_last_name',
+  'sex',
+  'email',
+  'nationality',
+  'ni_number',
+  'ethnicity',
+  'training_route',
+  'itt_aim',
+  'itt_qualification_aim',
+  'course_subject_1',
+  'course_subject_2',
+  'course_subject_3',
+  'course_age_range',
+  'study_mode',
+  'fund_code',
+  'funding_method',
+  'training_initiative',
+  'additional_training_initiative',
+  'pg_apprenticeship_start_date',
+  'iqts_country',
 ] as const;
 export const DATE_FIELDS = ['date_of_birth', 'itt_start_date', 'itt_end_date', 'trainee_start_date'] as const;
 const ACCEPTED_FIELDS = new Set<string>([
-  ...SCALAR_FIELDS, ...DATE_FIELDS, 'application_id', 'course_year', 'training_partner_urn', 'training_partner_ukprn',
-  'employing_school_urn', 'degrees_attributes', 'placements_attributes',
+  ...SCALAR_FIELDS,
+  ...DATE_FIELDS,
+  'application_id',
+  'course_year',
+  'training_partner_urn',
+  'training_partner_ukprn',
+  'employing_school_urn',
+  'degrees_attributes',
+  'placements_attributes',
 ]);
 
 /**
@@ -26,9 +54,20 @@ const ACCEPTED_FIELDS = new Set<string>([
  * they keep a body from being "missing" but change nothing. `trn` is not among them (never permitted).
  */
 const IGNORED_FIELDS = new Set<string>([
-  'ethnic_group', 'ethnic_background', 'diversity_disclosure', 'disability_disclosure', 'course_education_phase',
-  'course_allocation_subject_id', 'progress', 'applying_for_bursary', 'applying_for_grant', 'applying_for_scholarship',
-  'bursary_tier', 'course_study_mode', 'hesa_disabilities', 'nationalisations_attributes',
+  'ethnic_group',
+  'ethnic_background',
+  'diversity_disclosure',
+  'disability_disclosure',
+  'course_education_phase',
+  'course_allocation_subject_id',
+  'progress',
+  'applying_for_bursary',
+  'applying_for_grant',
+  'applying_for_scholarship',
+  'bursary_tier',
+  'course_study_mode',
+  'hesa_disabilities',
+  'nationalisations_attributes',
 ]);
 
 /**
@@ -56,12 +95,17 @@ function indexedHashAsArray(value: unknown): unknown {
  * The request's fields in canonical names, unknown and read-only keys dropped (the real permit lists). `null`
  * members are dropped as the real mapper drops them, except those `mode` lets a client clear.
  */
-export function acceptedInput(version: RegisterVersion, data: Record<string, unknown>, mode: 'create' | 'update' = 'create'): Attributes {
+export function acceptedInput(
+  version: RegisterVersion,
+  data: Record<string, unknown>,
+  mode: 'create' | 'update' = 'create',
+): Attributes {
   const canonical = toCanonicalInput(version, data);
   const result: Attributes = {};
   let permitted = 0;
   for (const [key, value] of Object.entries(canonical)) {
-    const nested = key === 'degrees_attributes' || key === 'placements_attributes' || key === 'nationalisations_attributes';
+    const nested =
+      key === 'degrees_attributes' || key === 'placements_attributes' || key === 'nationalisations_attributes';
     // Scalar fields permit scalars only (as Rails' permit lists): an object or array there is dropped.
     if (!nested && value !== null && typeof value === 'object') continue;
     if (IGNORED_FIELDS.has(key)) {
@@ -71,7 +115,11 @@ export function acceptedInput(version: RegisterVersion, data: Record<string, unk
     if (!(ACCEPTED_FIELDS.has(key) || DISABILITY_KEY.test(key))) continue;
     permitted += 1;
     if (value === null && !(mode === 'update' && CLEARABLE_BY_NULL.has(key))) continue;
-    result[key] = nested ? indexedHashAsArray(value) : SQUISHED_FIELDS.has(key) && typeof value === 'string' ? squish(value) : value;
+    result[key] = nested
+      ? indexedHashAsArray(value)
+      : SQUISHED_FIELDS.has(key) && typeof value === 'string'
+        ? squish(value)
+        : value;
   }
   // Rails' `params.expect` finds nothing it permits: the same 422 as a missing `data`.
   if (permitted === 0) throw missingData();
@@ -106,7 +154,8 @@ export function attributesToColumns(attrs: Attributes): TraineePatch {
   columns.course_min_age = min;
   columns.course_max_age = max;
   const disabilities: Record<string, string> = {};
-  for (const [key, value] of Object.entries(attrs)) if (DISABILITY_KEY.test(key) && !isBlank(value)) disabilities[key] = codeText(value);
+  for (const [key, value] of Object.entries(attrs))
+    if (DISABILITY_KEY.test(key) && !isBlank(value)) disabilities[key] = codeText(value);
   columns.disabilities = JSON.stringify(disabilities);
   return columns;
 }

@@ -39,7 +39,9 @@ export function parseTraineeListQuery(query: Record<string, unknown>, today: str
       errors.academic_cycle = [`${value} is not a valid academic cycle year`];
     } else academicCycle = Number(value);
   }
-  const statuses = (Array.isArray(query.status) ? query.status : isBlank(query.status) ? [] : [query.status]).map(codeText);
+  const statuses = (Array.isArray(query.status) ? query.status : isBlank(query.status) ? [] : [query.status]).map(
+    codeText,
+  );
   const badStatus = statuses.find((s) => !LIST_STATUSES.includes(s));
   if (badStatus !== undefined) errors.status = [`${badStatus} is not a valid status`];
   let since: Date | undefined;

@@ -59,7 +59,9 @@ function timestamp(value: Date | string): string {
 }
 
 /** `address` is computed, never stored: school-linked "URN u, town, postcode"; else what is known; special URNs none. */
-export function placementAddress(row: Pick<PlacementRow, 'urn' | 'postcode' | 'town' | 'school_linked'>): string | null {
+export function placementAddress(
+  row: Pick<PlacementRow, 'urn' | 'postcode' | 'town' | 'school_linked'>,
+): string | null {
   if (row.urn && isSpecialUrn(row.urn)) return null;
   const parts = [row.urn ? `URN ${row.urn}` : null, row.school_linked ? row.town : null, row.postcode];
   const present = parts.filter((p): p is string => typeof p === 'string' && p.length > 0);

@@ -7,7 +7,13 @@ import type { Executor } from '../../db/database.js';
 import { eventInboxValues, type NewEvent } from '../../events/outbox-repository.js';
 import type { TraineesTable } from '../tables.js';
 import type { TraineeListQuery } from './list-query.js';
-import { serializeDegree, serializePlacement, type DegreeRow, type PlacementRow, type PlacementsAndDegrees } from './nested.js';
+import {
+  serializeDegree,
+  serializePlacement,
+  type DegreeRow,
+  type PlacementRow,
+  type PlacementsAndDegrees,
+} from './nested.js';
 
 export type TraineeRow = Selectable<TraineesTable>;
 export type TraineeInsert = Insertable<TraineesTable>;
@@ -18,21 +24,34 @@ export type TraineePatch = Updateable<TraineesTable>;
  * (same order as the nested loader: placements oldest first, degrees by graduation year). json, not jsonb: the
  * rows are only read back, and json_agg skips the jsonb conversion (about a third faster for a page of 50).
  */
-const nestedPlacements = sql<PlacementRow[]>`coalesce((select json_agg(p order by p.created_at, p.id) from trainee_placements p where p.trainee_id = trainees.id), '[]'::json)`;
-const nestedDegrees = sql<DegreeRow[]>`coalesce((select json_agg(d order by d.graduation_year, d.created_at, d.id) from trainee_degrees d where d.trainee_id = trainees.id), '[]'::json)`;
+const nestedPlacements = sql<
+  PlacementRow[]
+>`coalesce((select json_agg(p order by p.created_at, p.id) from trainee_placements p where p.trainee_id = trainees.id), '[]'::json)`;
+const nestedDegrees = sql<
+  DegreeRow[]
+>`coalesce((select json_agg(d order by d.graduation_year, d.created_at, d.id) from trainee_degrees d where d.trainee_id = trainees.id), '[]'::json)`;
 
 export interface TraineeWithNested {
   row: TraineeRow;
   nested: PlacementsAndDegrees;
 }
 
-function splitNested(record: TraineeRow & { nested_placements: PlacementRow[]; nested_degrees: DegreeRow[] }): TraineeWithNested {
+function splitNested(
+  record: TraineeRow & { nested_placements: PlacementRow[]; nested_degrees: DegreeRow[] },
+): TraineeWithNested {
   const { nested_placements, nested_degrees, ...row } = record;
-  return { row, nested: { placements: nested_placements.map(serializePlacement), degrees: nested_degrees.map(serializeDegree) } };
+  return {
+    row,
+    nested: { placements: nested_placements.map(serializePlacement), degrees: nested_degrees.map(serializeDegree) },
+  };
 }
 
 /** `findTraineeForProvider` with the trainee's placements and degrees, in one query (the GET of one trainee). */
-export async function findTraineeWithNested(db: Executor, providerId: number, traineeId: string): Promise<TraineeWithNested | undefined> {
+export async function findTraineeWithNested(
+  db: Executor,
+  providerId: number,
+  traineeId: string,
+): Promise<TraineeWithNested | undefined> {
   const record = await db
     .selectFrom('trainees')
     .selectAll()
@@ -44,7 +63,11 @@ export async function findTraineeWithNested(db: Executor, providerId: number, tr
 }
 
 /** `lockTraineeForUpdate` with the trainee's placements and degrees, in one query (only the trainee row is locked). */
-export async function lockTraineeWithNested(trx: Executor, providerId: number | null, traineeId: string): Promise<TraineeWithNested | undefined> {
+export async function lockTraineeWithNested(
+  trx: Executor,
+  providerId: number | null,
+  traineeId: string,
+): Promise<TraineeWithNested | undefined> {
   const record = await trx
     .selectFrom('trainees')
     .selectAll()
@@ -57,7 +80,11 @@ export async function lockTraineeWithNested(trx: Executor, providerId: number | 
 }
 
 /** The trainee with this id if it belongs to the provider (ids are matched case-insensitively, as the real citext). */
-export async function findTraineeForProvider(db: Executor, providerId: number, traineeId: string): Promise<TraineeRow | undefined> {
+export async function findTraineeForProvider(
+  db: Executor,
+  providerId: number,
+  traineeId: string,
+): Promise<TraineeRow | undefined> {
   return db
     .selectFrom('trainees')
     .selectAll()
@@ -70,7 +97,11 @@ export async function findTraineeForProvider(db: Executor, providerId: number, t
  * The same, locked `FOR UPDATE` until the transaction ends: every write on a trainee starts here. `providerId` null:
  * any provider's trainee (the operator's commands).
  */
-export async function lockTraineeForUpdate(trx: Executor, providerId: number | null, traineeId: string): Promise<TraineeRow | undefined> {
+export async function lockTraineeForUpdate(
+  trx: Executor,
+  providerId: number | null,
+  traineeId: string,
+): Promise<TraineeRow | undefined> {
   return trx
     .selectFrom('trainees')
     .selectAll()
@@ -171,9 +202,15 @@ function listQuery(db: Executor, filters: ListFilters) {
         filters.statuses.map((status) => {
           switch (status) {
             case 'course_not_yet_started':
-              return eb.and([eb('itt_start_date', '>', today), eb('state', 'not in', ['draft', 'deferred', 'withdrawn'])]);
+              return eb.and([
+                eb('itt_start_date', '>', today),
+                eb('state', 'not in', ['draft', 'deferred', 'withdrawn']),
+              ]);
             case 'in_training':
-              return eb.and([eb('state', 'in', ['submitted_for_trn', 'trn_received', 'recommended_for_award']), eb('itt_start_date', '<=', today)]);
+              return eb.and([
+                eb('state', 'in', ['submitted_for_trn', 'trn_received', 'recommended_for_award']),
+                eb('itt_start_date', '<=', today),
+              ]);
             default:
               return eb('state', '=', status as TraineeRow['state']);
           }
@@ -196,7 +233,10 @@ export interface TraineePageEntry {
  * filters it sums the cycle's trainee_list_counts rows (kept by triggers), otherwise it counts the filtered entries
  * of the index. A page past the end has no rows and so no total: the list answers 404 then anyway.
  */
-export async function listTraineePage(db: Executor, filters: ListFilters): Promise<{ page: TraineePageEntry[]; total: number }> {
+export async function listTraineePage(
+  db: Executor,
+  filters: ListFilters,
+): Promise<{ page: TraineePageEntry[]; total: number }> {
   const unfiltered = filters.statuses.length === 0 && filters.since === undefined && filters.hasTrn === undefined;
   const total = unfiltered
     ? db
@@ -217,7 +257,11 @@ export async function listTraineePage(db: Executor, filters: ListFilters): Promi
 }
 
 /** These trainees of the provider with their placements and degrees, in one query. */
-export async function loadTraineesWithNested(db: Executor, providerId: number, ids: string[]): Promise<TraineeWithNested[]> {
+export async function loadTraineesWithNested(
+  db: Executor,
+  providerId: number,
+  ids: string[],
+): Promise<TraineeWithNested[]> {
   if (ids.length === 0) return [];
   const records = await db
     .selectFrom('trainees')
@@ -294,8 +338,17 @@ export interface PartnerKeys {
 }
 
 /** The active training partner with this URN or UKPRN, or undefined. */
-export async function findTrainingPartner(db: Executor, by: 'urn' | 'ukprn', value: string): Promise<PartnerKeys | undefined> {
-  return db.selectFrom('training_partners').select(['urn', 'ukprn']).where(by, '=', value).where('discarded_at', 'is', null).executeTakeFirst();
+export async function findTrainingPartner(
+  db: Executor,
+  by: 'urn' | 'ukprn',
+  value: string,
+): Promise<PartnerKeys | undefined> {
+  return db
+    .selectFrom('training_partners')
+    .select(['urn', 'ukprn'])
+    .where(by, '=', value)
+    .where('discarded_at', 'is', null)
+    .executeTakeFirst();
 }
 
 export async function schoolExists(db: Executor, urn: string): Promise<boolean> {
@@ -328,7 +381,11 @@ export async function findDuplicateCandidates(
  * JSON parameter (`jsonb_populate_recordset`), naming its columns so table defaults still apply to the others.
  */
 export async function insertNestedRecords(
-  trx: Executor, degrees: object[], placements: object[], audit?: Record<string, unknown>, event?: NewEvent,
+  trx: Executor,
+  degrees: object[],
+  placements: object[],
+  audit?: Record<string, unknown>,
+  event?: NewEvent,
 ): Promise<void> {
   const fromJson = (table: 'trainee_degrees' | 'trainee_placements', rows: object[]) => {
     if (rows.length === 0) return undefined;
@@ -338,7 +395,9 @@ export async function insertNestedRecords(
   const inserts = (table: string, values: Record<string, unknown>) =>
     sql`insert into ${sql.table(table)} (${sql.join(Object.keys(values).map((c) => sql.ref(c)))}) values (${sql.join(Object.values(values))})`;
   const parts = [
-    fromJson('trainee_degrees', degrees), fromJson('trainee_placements', placements), event ? inserts('event_inbox', eventInboxValues(event)) : undefined,
+    fromJson('trainee_degrees', degrees),
+    fromJson('trainee_placements', placements),
+    event ? inserts('event_inbox', eventInboxValues(event)) : undefined,
   ].filter((p) => p !== undefined);
   const final = audit ? inserts('trainee_audits', audit) : sql`select 1`;
   if (parts.length === 0 && !audit) return;

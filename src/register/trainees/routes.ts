@@ -46,7 +46,12 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
   if (adapterFor(version).extensions.batchCreate) {
     app.post('/trainees/batch', { schema }, async (request) => {
       const rows = batchRows(request.body);
-      const { rows: answers, created } = await createTraineeBatch(db, request.registerContext, rows, wantsEnhancedErrors(request));
+      const { rows: answers, created } = await createTraineeBatch(
+        db,
+        request.registerContext,
+        rows,
+        wantsEnhancedErrors(request),
+      );
       return { data: answers, meta: { rows: answers.length, created, failed: answers.length - created } };
     });
   }

@@ -32,14 +32,20 @@ function ethnicGroup(code: string): string {
   return 'other_ethnic_group';
 }
 
-export function disabilityDisclosure(disabilities: Record<string, string>): 'disabled' | 'no_disability' | 'disability_not_provided' {
+export function disabilityDisclosure(
+  disabilities: Record<string, string>,
+): 'disabled' | 'no_disability' | 'disability_not_provided' {
   const codes = Object.values(disabilities).filter((c) => typeof c === 'string' && c !== '');
   if (codes.length === 0 || codes.every((c) => c === '98' || c === '99')) return 'disability_not_provided';
   if (codes.every((c) => c === '95')) return 'no_disability';
   return 'disabled';
 }
 
-export function educationPhase(route: string, maxAge: number | null, ageRange: string | null): 'early_years' | 'primary' | 'secondary' {
+export function educationPhase(
+  route: string,
+  maxAge: number | null,
+  ageRange: string | null,
+): 'early_years' | 'primary' | 'secondary' {
   if (EARLY_YEARS_ROUTES.includes(route)) return 'early_years';
   if (maxAge !== null && maxAge <= 11 && ageRange !== '13920') return 'primary';
   return 'secondary';
@@ -67,7 +73,10 @@ export function canonicalTraineeBody(row: TraineeRow, extras: SerializeExtras): 
     email: row.email,
     nationality: row.nationality,
     ni_number: row.ni_number,
-    diversity_disclosure: ethnicityDisclosed || disclosure !== 'disability_not_provided' ? 'diversity_disclosed' : 'diversity_not_disclosed',
+    diversity_disclosure:
+      ethnicityDisclosed || disclosure !== 'disability_not_provided'
+        ? 'diversity_disclosed'
+        : 'diversity_not_disclosed',
     ethnic_group: ethnicGroup(ethnicity),
     ethnic_background: ethnicityDisclosed ? (entryName('ethnicity', ethnicity) ?? null) : 'Not provided',
     additional_ethnic_background: null,
@@ -105,7 +114,9 @@ export function canonicalTraineeBody(row: TraineeRow, extras: SerializeExtras): 
     state: row.state,
     record_source: row.record_source,
     submitted_for_trn_at: iso(row.submitted_for_trn_at),
-    recommended_for_award_at: row.recommended_for_award_at ? iso(row.recommended_for_award_at)!.replace(/\.\d{3}Z$/, 'Z') : null,
+    recommended_for_award_at: row.recommended_for_award_at
+      ? iso(row.recommended_for_award_at)!.replace(/\.\d{3}Z$/, 'Z')
+      : null,
     awarded_at: iso(row.awarded_at),
     outcome_date: row.outcome_date,
     defer_date: row.defer_date,
@@ -125,7 +136,11 @@ export function canonicalTraineeBody(row: TraineeRow, extras: SerializeExtras): 
 }
 
 /** The trainee as `version` returns it. */
-export function serializeTrainee(row: TraineeRow, version: RegisterVersion, extras: SerializeExtras): Record<string, unknown> {
+export function serializeTrainee(
+  row: TraineeRow,
+  version: RegisterVersion,
+  extras: SerializeExtras,
+): Record<string, unknown> {
   return toVersionOutput(version, canonicalTraineeBody(row, extras));
 }
 

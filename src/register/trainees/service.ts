@@ -21,16 +21,37 @@ import { acceptedInput, attributesToColumns, codeOrNull, rowToAttributes } from 
 import type { TraineeListQuery } from './list-query.js';
 import { isSpecialUrn, serializeDegree, serializePlacement } from './nested.js';
 import {
-  duplicateLockKey, findDuplicateCandidates, findSchoolsByUrn, findTraineeForProvider, findTraineeWithNested, findTrainingPartner, insertNestedRecords, insertTraineeRow,
-  listTraineePage, loadPlacementsAndDegrees, loadPlacementsAndDegreesForTrainees, loadTraineesWithNested, lockDuplicateCandidates,
-  lockTraineeForUpdate, lockTraineeWithNested, recordAudit, schoolExists, updateTraineeRow, type TraineePatch, type TraineeRow,
+  duplicateLockKey,
+  findDuplicateCandidates,
+  findSchoolsByUrn,
+  findTraineeForProvider,
+  findTraineeWithNested,
+  findTrainingPartner,
+  insertNestedRecords,
+  insertTraineeRow,
+  listTraineePage,
+  loadPlacementsAndDegrees,
+  loadPlacementsAndDegreesForTrainees,
+  loadTraineesWithNested,
+  lockDuplicateCandidates,
+  lockTraineeForUpdate,
+  lockTraineeWithNested,
+  recordAudit,
+  schoolExists,
+  updateTraineeRow,
+  type TraineePatch,
+  type TraineeRow,
 } from './repository.js';
-import { appendNestedRecordEvent, appendTraineeUpdated, changedTraineeFields, eventOwner, traineeCreatedEvent } from '../events/service.js';
+import {
+  appendNestedRecordEvent,
+  appendTraineeUpdated,
+  changedTraineeFields,
+  eventOwner,
+  traineeCreatedEvent,
+} from '../events/service.js';
 import { sandboxDueAt } from '../sandbox/scenarios.js';
 import { canonicalTraineeBody, serializeTrainee, traineeEtag } from './serialize.js';
-import {
-  checkTrainee, DISABILITY_KEY, type Attributes,
-} from './validate.js';
+import { checkTrainee, DISABILITY_KEY, type Attributes } from './validate.js';
 
 /** A trainee response: the body and the row it came from (the row gives the ETag). */
 export interface TraineeResult {
@@ -39,13 +60,22 @@ export interface TraineeResult {
 }
 
 /** Loads the trainee's placements and degrees, then serializes: the body most writes answer with. */
-export async function traineeBody(db: Executor, row: TraineeRow, version: RegisterVersion, ukprn: string): Promise<Record<string, unknown>> {
+export async function traineeBody(
+  db: Executor,
+  row: TraineeRow,
+  version: RegisterVersion,
+  ukprn: string,
+): Promise<Record<string, unknown>> {
   const nested = await loadPlacementsAndDegrees(db, row.id);
   return serializeTrainee(row, version, { ukprn, ...nested });
 }
 
 /** The provider's trainee (404 when it is another provider's or none), for reads of its placements and degrees. */
-export async function findProviderTrainee(db: Executor, context: RegisterContext, traineeId: string): Promise<TraineeRow> {
+export async function findProviderTrainee(
+  db: Executor,
+  context: RegisterContext,
+  traineeId: string,
+): Promise<TraineeRow> {
   const trainee = await findTraineeForProvider(db, context.provider.id, traineeId);
   if (!trainee) throw traineeNotFound();
   return trainee;
@@ -70,21 +100,37 @@ type LockedWrite<T> = (trx: Tx, trainee: TraineeRow, nested: PlacementsAndDegree
  * degrees are read in the same statement (else `nested` is empty). A refusal thrown by `write` rolls everything back.
  */
 export async function withLockedTrainee<T>(
-  db: Db, writer: TraineeWriter, target: TraineeTarget, write: LockedWrite<T>, options: { loadNested?: boolean } = {},
+  db: Db,
+  writer: TraineeWriter,
+  target: TraineeTarget,
+  write: LockedWrite<T>,
+  options: { loadNested?: boolean } = {},
 ): Promise<T> {
   return db.transaction().execute(async (trx) => {
     const providerId = writer === OPERATOR ? null : writer.provider.id;
     const locked = options.loadNested
       ? await lockTraineeWithNested(trx, providerId, target.traineeId)
-      : await lockTraineeForUpdate(trx, providerId, target.traineeId).then((row) => row && { row, nested: { placements: [], degrees: [] } });
-    if (!locked) throw writer === OPERATOR ? new UnprocessableError(`No trainee with id "${target.traineeId}"`) : traineeNotFound();
+      : await lockTraineeForUpdate(trx, providerId, target.traineeId).then(
+          (row) => row && { row, nested: { placements: [], degrees: [] } },
+        );
+    if (!locked)
+      throw writer === OPERATOR
+        ? new UnprocessableError(`No trainee with id "${target.traineeId}"`)
+        : traineeNotFound();
     assertIfMatch(target.ifMatch, traineeEtag(locked.row));
     return write(trx, locked.row, locked.nested);
   });
 }
 
 /** A placement or degree write: the trainee's `updated_at` and ETag move too, and the change is audited on it. */
-export async function touchTraineeAudited(trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, before: unknown, after: unknown) {
+export async function touchTraineeAudited(
+  trx: Tx,
+  trainee: TraineeRow,
+  context: RegisterContext,
+  action: string,
+  before: unknown,
+  after: unknown,
+) {
   const updated = await updateTraineeAudited(trx, trainee, context, action, {}, before, after);
   await appendNestedRecordEvent(trx, eventOwner(context), trainee.id, action, before, after);
   return updated;
@@ -92,10 +138,23 @@ export async function touchTraineeAudited(trx: Tx, trainee: TraineeRow, context:
 
 /** Every change of a trainee row: `patch` written (its ETag moves) and one audit row of who changed what. */
 export async function updateTraineeAudited(
-  trx: Tx, trainee: TraineeRow, writer: TraineeWriter, action: string, patch: TraineePatch, before: unknown, after: unknown,
+  trx: Tx,
+  trainee: TraineeRow,
+  writer: TraineeWriter,
+  action: string,
+  patch: TraineePatch,
+  before: unknown,
+  after: unknown,
 ): Promise<TraineeRow> {
   const updated = await updateTraineeRow(trx, trainee.id, patch);
-  await recordAudit(trx, { traineeId: trainee.id, providerId: trainee.provider_id, tokenId: tokenIdOf(writer), action, before, after });
+  await recordAudit(trx, {
+    traineeId: trainee.id,
+    providerId: trainee.provider_id,
+    tokenId: tokenIdOf(writer),
+    action,
+    before,
+    after,
+  });
   return updated;
 }
 
@@ -106,7 +165,12 @@ const LIST_COMMA = Buffer.from(',');
  * One list page as JSON bytes: the page's ids and lock versions come from the index, each trainee's body from the
  * cache when it holds that lock version, else from one query for all the missing ones. Never parsed or re-encoded.
  */
-export async function listTraineesJson(db: Executor, context: RegisterContext, query: TraineeListQuery, bodies: TraineeBodyCache): Promise<Buffer> {
+export async function listTraineesJson(
+  db: Executor,
+  context: RegisterContext,
+  query: TraineeListQuery,
+  bodies: TraineeBodyCache,
+): Promise<Buffer> {
   const { provider, version } = context;
   const { page: entries, total } = await listTraineePage(db, { providerId: provider.id, ...query, today: todayUtc() });
   if (entries.length === 0) throw noTraineesFound();
@@ -122,7 +186,12 @@ export async function listTraineesJson(db: Executor, context: RegisterContext, q
     bodies.set(TraineeBodyCache.key(row.id, row.lock_version, version), json);
     pageBodies.set(row.id, json);
   }
-  const meta = { current_page: query.page, total_pages: Math.ceil(total / query.perPage), total_count: total, per_page: query.perPage };
+  const meta = {
+    current_page: query.page,
+    total_pages: Math.ceil(total / query.perPage),
+    total_count: total,
+    per_page: query.perPage,
+  };
   const parts: Buffer[] = [LIST_OPEN];
   for (const entry of entries) {
     const body = pageBodies.get(entry.id);
@@ -137,11 +206,18 @@ export async function listTraineesJson(db: Executor, context: RegisterContext, q
 export async function getTrainee(db: Executor, context: RegisterContext, traineeId: string): Promise<TraineeResult> {
   const found = await findTraineeWithNested(db, context.provider.id, traineeId);
   if (!found) throw traineeNotFound();
-  return { row: found.row, body: serializeTrainee(found.row, context.version, { ukprn: context.provider.ukprn, ...found.nested }) };
+  return {
+    row: found.row,
+    body: serializeTrainee(found.row, context.version, { ukprn: context.provider.ukprn, ...found.nested }),
+  };
 }
 
 function rejectIfInvalid(version: RegisterVersion, errors: string[], enhancedErrors: boolean): void {
-  if (errors.length > 0) throw traineeValidationError(errors.map((m) => messageInVersion(version, m)), enhancedErrors);
+  if (errors.length > 0)
+    throw traineeValidationError(
+      errors.map((m) => messageInVersion(version, m)),
+      enhancedErrors,
+    );
 }
 
 interface PartnerColumns {
@@ -151,7 +227,11 @@ interface PartnerColumns {
 }
 
 /** Training partner and employing school: looked up only when their keys are sent; unknown ones are errors. */
-async function checkPartners(db: Executor, version: RegisterVersion, input: Attributes): Promise<Checked<PartnerColumns>> {
+async function checkPartners(
+  db: Executor,
+  version: RegisterVersion,
+  input: Attributes,
+): Promise<Checked<PartnerColumns>> {
   const wording = adapterFor(version).partnerLookup;
   const errors: string[] = [];
   const result: PartnerColumns = {};
@@ -173,7 +253,10 @@ async function checkPartners(db: Executor, version: RegisterVersion, input: Attr
     else {
       const partner = await findTrainingPartner(db, 'ukprn', ukprn);
       if (partner) setPartner(partner);
-      else errors.push(`${wording.ukprnAttribute} is invalid. The UKPRN '${ukprn}' does not match any known ${wording.noun}`);
+      else
+        errors.push(
+          `${wording.ukprnAttribute} is invalid. The UKPRN '${ukprn}' does not match any known ${wording.noun}`,
+        );
     }
   }
   if ('employing_school_urn' in input) {
@@ -189,7 +272,14 @@ async function checkPartners(db: Executor, version: RegisterVersion, input: Attr
 async function findDuplicates(db: Executor, providerId: number, attrs: Attributes): Promise<TraineeRow[]> {
   const ittStart = isoDate(attrs.itt_start_date);
   if (!ittStart) return [];
-  const firstToken = (value: unknown) => (typeof value === 'string' ? (value.toLowerCase().replace(/[^a-z ]/g, '').trim().split(/\s+/)[0] ?? '') : '');
+  const firstToken = (value: unknown) =>
+    typeof value === 'string'
+      ? (value
+          .toLowerCase()
+          .replace(/[^a-z ]/g, '')
+          .trim()
+          .split(/\s+/)[0] ?? '')
+      : '';
   const email = typeof attrs.email === 'string' ? attrs.email.trim().toLowerCase() : '';
   const candidates = await findDuplicateCandidates(db, {
     providerId,
@@ -199,7 +289,9 @@ async function findDuplicates(db: Executor, providerId: number, attrs: Attribute
     startAcademicCycle: academicCycleOf(ittStart),
   });
   return candidates.filter(
-    (row) => firstToken(row.first_names) === firstToken(attrs.first_names) || (email !== '' && (row.email ?? '').trim().toLowerCase() === email),
+    (row) =>
+      firstToken(row.first_names) === firstToken(attrs.first_names) ||
+      (email !== '' && (row.email ?? '').trim().toLowerCase() === email),
   );
 }
 
@@ -209,8 +301,13 @@ function microsecondsAfter(time: Date | string, n: number): string {
 }
 
 async function serializeRows(db: Executor, rows: TraineeRow[], version: RegisterVersion, ukprn: string) {
-  const nested = await loadPlacementsAndDegreesForTrainees(db, rows.map((r) => r.id));
-  return rows.map((row) => serializeTrainee(row, version, { ukprn, ...(nested.get(row.id) ?? { placements: [], degrees: [] }) }));
+  const nested = await loadPlacementsAndDegreesForTrainees(
+    db,
+    rows.map((r) => r.id),
+  );
+  return rows.map((row) =>
+    serializeTrainee(row, version, { ukprn, ...(nested.get(row.id) ?? { placements: [], degrees: [] }) }),
+  );
 }
 
 /** A create that passed validation and its lookups, ready to be stored (by itself or as a row of a batch). */
@@ -223,7 +320,11 @@ export interface PreparedCreate {
 }
 
 /** A create's checks before its transaction: validation, schools and training partner looked up; 422 when invalid. */
-export async function prepareCreate(db: Executor, context: RegisterContext, request: WriteRequest): Promise<PreparedCreate> {
+export async function prepareCreate(
+  db: Executor,
+  context: RegisterContext,
+  request: WriteRequest,
+): Promise<PreparedCreate> {
   const { version } = context;
   const input = acceptedInput(version, request.data());
   const today = todayUtc();
@@ -243,7 +344,13 @@ export async function prepareCreate(db: Executor, context: RegisterContext, requ
   });
   const { values: partners, errors: partnerErrors } = await checkPartners(db, version, input);
   rejectIfInvalid(version, [...trainee.errors, ...partnerErrors], request.enhancedErrors);
-  return { attrs: trainee.values.attributes, partners, degrees: trainee.values.degrees, placements: trainee.values.placements, schoolsByUrn };
+  return {
+    attrs: trainee.values.attributes,
+    partners,
+    degrees: trainee.values.degrees,
+    placements: trainee.values.placements,
+    schoolsByUrn,
+  };
 }
 
 /** The key whose lock serializes the creates that could duplicate a prepared one (same provider, date of birth, last name). */
@@ -271,7 +378,11 @@ export async function storeCreate(trx: Tx, context: RegisterContext, prepared: P
     state: 'submitted_for_trn',
     record_source: 'api',
     submitted_for_trn_at: new Date(),
-    sandbox_due_at: sandboxDueAt(context.sandbox, 'trn', typeof attrs.provider_trainee_id === 'string' ? attrs.provider_trainee_id : null),
+    sandbox_due_at: sandboxDueAt(
+      context.sandbox,
+      'trn',
+      typeof attrs.provider_trainee_id === 'string' ? attrs.provider_trainee_id : null,
+    ),
   } as Parameters<typeof insertTraineeRow>[1]);
   const degreeValues = prepared.degrees.map((degree) => ({ id: newSlug(), trainee_id: row.id, ...degree }));
   const placementValues = prepared.placements.map((placement) => {
@@ -297,7 +408,14 @@ export async function storeCreate(trx: Tx, context: RegisterContext, prepared: P
     });
   const degrees = stamped(degreeValues);
   const placements = stamped(placementValues);
-  const audit = (body: unknown) => ({ trainee_id: row.id, provider_id: provider.id, token_id: context.tokenId, action: 'create', before: null, after: JSON.stringify(body) });
+  const audit = (body: unknown) => ({
+    trainee_id: row.id,
+    provider_id: provider.id,
+    token_id: context.tokenId,
+    action: 'create',
+    before: null,
+    after: JSON.stringify(body),
+  });
   const created = traineeCreatedEvent(eventOwner(context), row);
   if (degrees.length > 1 || placements.length > 1) {
     await insertNestedRecords(trx, degrees, placements);
@@ -307,7 +425,9 @@ export async function storeCreate(trx: Tx, context: RegisterContext, prepared: P
     return { row, body };
   }
   const nested = {
-    placements: placementValues.map((p) => serializePlacement({ ...p, created_at: row.created_at, updated_at: row.created_at })),
+    placements: placementValues.map((p) =>
+      serializePlacement({ ...p, created_at: row.created_at, updated_at: row.created_at }),
+    ),
     degrees: degreeValues.map((d) => serializeDegree({ ...d, created_at: row.created_at, updated_at: row.created_at })),
   };
   const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
@@ -328,40 +448,59 @@ export async function createTrainee(db: Db, context: RegisterContext, request: W
 export async function updateTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
   const { version, provider } = context;
   const today = todayUtc();
-  return withLockedTrainee(db, context, write, async (trx, row, stored) => {
-    assertTraineeModifiable(row, version);
-    // The body is read only now: a locked or changed trainee is refused before its body is looked at.
-    const input = acceptedInput(version, write.data(), 'update');
-    // Nested records change through their own endpoints only.
-    delete input.degrees_attributes;
-    delete input.placements_attributes;
-    const nested = { ukprn: provider.ukprn, ...stored };
-    // Only ignored members (or `null`s that keep stored values): the trainee as it is, nothing written.
-    if (Object.keys(input).length === 0) return { row, body: serializeTrainee(row, version, nested) };
+  return withLockedTrainee(
+    db,
+    context,
+    write,
+    async (trx, row, stored) => {
+      assertTraineeModifiable(row, version);
+      // The body is read only now: a locked or changed trainee is refused before its body is looked at.
+      const input = acceptedInput(version, write.data(), 'update');
+      // Nested records change through their own endpoints only.
+      delete input.degrees_attributes;
+      delete input.placements_attributes;
+      const nested = { ukprn: provider.ukprn, ...stored };
+      // Only ignored members (or `null`s that keep stored values): the trainee as it is, nothing written.
+      if (Object.keys(input).length === 0) return { row, body: serializeTrainee(row, version, nested) };
 
-    const merged = rowToAttributes(row);
-    for (const [key, value] of Object.entries(input)) if (!DISABILITY_KEY.test(key)) merged[key] = value;
-    for (const key of Object.keys(input).filter((k) => DISABILITY_KEY.test(k))) merged[key] = input[key];
-    // Leaving the iQTS route clears the iQTS country.
-    if ('training_route' in input && codeText(input.training_route) !== '15' && !('iqts_country' in input)) merged.iqts_country = null;
+      const merged = rowToAttributes(row);
+      for (const [key, value] of Object.entries(input)) if (!DISABILITY_KEY.test(key)) merged[key] = value;
+      for (const key of Object.keys(input).filter((k) => DISABILITY_KEY.test(k))) merged[key] = input[key];
+      // Leaving the iQTS route clears the iQTS country.
+      if ('training_route' in input && codeText(input.training_route) !== '15' && !('iqts_country' in input))
+        merged.iqts_country = null;
 
-    const trainee = checkTrainee(merged, {
-      adapter: adapterFor(version),
-      today,
-      mode: 'update',
-      existingDegreeCount: stored.degrees.length,
-      knownSchoolUrns: new Set(),
-    });
-    const { values: partners, errors: partnerErrors } = await checkPartners(trx, version, input);
-    rejectIfInvalid(version, [...trainee.errors, ...partnerErrors], write.enhancedErrors);
-    const attrs = trainee.values.attributes;
+      const trainee = checkTrainee(merged, {
+        adapter: adapterFor(version),
+        today,
+        mode: 'update',
+        existingDegreeCount: stored.degrees.length,
+        knownSchoolUrns: new Set(),
+      });
+      const { values: partners, errors: partnerErrors } = await checkPartners(trx, version, input);
+      rejectIfInvalid(version, [...trainee.errors, ...partnerErrors], write.enhancedErrors);
+      const attrs = trainee.values.attributes;
 
-    // Placements and degrees do not change here: loaded once for both audit images and the response.
-    const before = serializeTrainee(row, version, nested);
-    const updated = await updateTraineeRow(trx, row.id, { ...attributesToColumns(attrs), ...partners });
-    const after = serializeTrainee(updated, version, nested);
-    await recordAudit(trx, { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'update', before, after });
-    await appendTraineeUpdated(trx, eventOwner(context), row.id, changedTraineeFields(canonicalTraineeBody(row, nested), canonicalTraineeBody(updated, nested)));
-    return { row: updated, body: after };
-  }, { loadNested: true });
+      // Placements and degrees do not change here: loaded once for both audit images and the response.
+      const before = serializeTrainee(row, version, nested);
+      const updated = await updateTraineeRow(trx, row.id, { ...attributesToColumns(attrs), ...partners });
+      const after = serializeTrainee(updated, version, nested);
+      await recordAudit(trx, {
+        traineeId: row.id,
+        providerId: provider.id,
+        tokenId: context.tokenId,
+        action: 'update',
+        before,
+        after,
+      });
+      await appendTraineeUpdated(
+        trx,
+        eventOwner(context),
+        row.id,
+        changedTraineeFields(canonicalTraineeBody(row, nested), canonicalTraineeBody(updated, nested)),
+      );
+      return { row: updated, body: after };
+    },
+    { loadNested: true },
+  );
 }

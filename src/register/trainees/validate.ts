@@ -4,13 +4,23 @@
  * attribute names, in the order the real service lists them: presence first, then each field, then the HESA
  * detail fields, then cross-field rules, then nested degrees and placements.
  */
-import { checkDegree, MAX_DEGREES_PER_TRAINEE, type CheckedDegreeValues, type DegreeValues } from '../degrees/validate.js';
+import {
+  checkDegree,
+  MAX_DEGREES_PER_TRAINEE,
+  type CheckedDegreeValues,
+  type DegreeValues,
+} from '../degrees/validate.js';
 import { MAX_PLACEMENTS_PER_TRAINEE, PLACEMENT_NAME_MAX } from '../placements/validate.js';
 import { isUkPostcode, isUrn } from '../../validators.js';
 import { academicCycleOf, codeText, isBlank, isoDate, type Checked } from '../values.js';
 import { isSpecialUrn, SPECIAL_URNS } from './nested.js';
 import {
-  ageRange, entryName, inclusionMessage, isValidCode, nameOrCode, type ReferenceField,
+  ageRange,
+  entryName,
+  inclusionMessage,
+  isValidCode,
+  nameOrCode,
+  type ReferenceField,
 } from '../reference-data.js';
 import type { VersionAdapter } from '../versions/index.js';
 import { fundingErrors } from '../funding.js';
@@ -33,7 +43,12 @@ export const DISABILITY_KEY = /^disability\d+$/;
 export const EMAIL_MAX_LENGTH = 255;
 
 export const TEXT_FIELD_MAX_LENGTHS: Readonly<Record<string, number>> = {
-  first_names: 60, middle_names: 60, last_name: 60, previous_last_name: 60, provider_trainee_id: 50, ni_number: 9,
+  first_names: 60,
+  middle_names: 60,
+  last_name: 60,
+  previous_last_name: 60,
+  provider_trainee_id: 50,
+  ni_number: 9,
   pg_apprenticeship_start_date: 30,
 };
 
@@ -84,7 +99,12 @@ export interface ValidationContext {
 
 /** Training initiatives offered per academic cycle (start year), by internal name. */
 const INITIATIVES_BY_CYCLE: Record<number, readonly string[]> = {
-  2025: ['international_relocation_payment', 'now_teach', 'veterans_teaching_undergraduate_bursary', 'primary_mathematics_specialist'],
+  2025: [
+    'international_relocation_payment',
+    'now_teach',
+    'veterans_teaching_undergraduate_bursary',
+    'primary_mathematics_specialist',
+  ],
   2026: ['now_teach', 'veterans_teaching_undergraduate_bursary', 'primary_mathematics_specialist'],
 };
 
@@ -117,7 +137,16 @@ interface TraineeCheck {
 
 /** 1. Presence. */
 function checkPresence({ attrs, adapter, route, errors }: TraineeCheck): void {
-  const required = ['first_names', 'last_name', 'date_of_birth', 'sex', 'training_route', 'itt_start_date', 'itt_end_date', 'course_subject_1'];
+  const required = [
+    'first_names',
+    'last_name',
+    'date_of_birth',
+    'sex',
+    'training_route',
+    'itt_start_date',
+    'itt_end_date',
+    'course_subject_1',
+  ];
   if (!(route && adapter.studyModeOptionalRoutes.includes(route))) required.push('study_mode');
   required.push('hesa_id');
   for (const field of required) if (isBlank(attrs[field])) errors.push(`${field} can't be blank`);
@@ -127,7 +156,8 @@ function checkPresence({ attrs, adapter, route, errors }: TraineeCheck): void {
 function checkPersonalFields({ attrs, today, errors }: TraineeCheck): void {
   for (const [field, maximum] of Object.entries(TEXT_FIELD_MAX_LENGTHS)) {
     const value = attrs[field];
-    if (!isBlank(value) && codeText(value).length > maximum) errors.push(`${field} is too long (maximum is ${maximum} characters)`);
+    if (!isBlank(value) && codeText(value).length > maximum)
+      errors.push(`${field} is too long (maximum is ${maximum} characters)`);
   }
   if (!isBlank(attrs.application_id)) {
     const text = codeText(attrs.application_id).trim();
@@ -144,7 +174,11 @@ function checkPersonalFields({ attrs, today, errors }: TraineeCheck): void {
   if (!isBlank(attrs.email)) {
     const email = typeof attrs.email === 'string' ? attrs.email.trim() : '';
     if (email.length > EMAIL_MAX_LENGTH) errors.push(`email is too long (maximum is ${EMAIL_MAX_LENGTH} characters)`);
-    else if (!/^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/.test(email)) {
+    else if (
+      !/^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/.test(
+        email,
+      )
+    ) {
       errors.push('email Enter an email address in the correct format, like name@example.com');
     }
   } else {
@@ -163,20 +197,27 @@ function checkPersonalFields({ attrs, today, errors }: TraineeCheck): void {
 }
 
 /** 2. Trainee fields: the training route and the ITT and trainee start dates. */
-function checkRouteAndDates({ attrs, adapter, today, route, errors }: TraineeCheck, ittStart: string | undefined): void {
+function checkRouteAndDates(
+  { attrs, adapter, today, route, errors }: TraineeCheck,
+  ittStart: string | undefined,
+): void {
   const currentYear = Number(today.slice(0, 4));
   // The real route check is skipped when trainee_start_date is already wrong (the route's validity depends on it).
   const traineeStartError = traineeStartDateError(attrs, today, isoDate(attrs.itt_start_date));
   if (route !== undefined && traineeStartError === undefined) {
-    const startYear = isoDate(attrs.itt_start_date) ? Number(String(isoDate(attrs.itt_start_date)).slice(0, 4)) : undefined;
+    const startYear = isoDate(attrs.itt_start_date)
+      ? Number(String(isoDate(attrs.itt_start_date)).slice(0, 4))
+      : undefined;
     const tooEarly = route === '12' && startYear !== undefined && startYear < 2022;
     // The message names a known route as the real service does, by its name (`'provider_led_postgrad'`, not `'12'`).
-    if (!adapter.routes.includes(route) || tooEarly) errors.push(inclusionMessage('training_route', nameOrCode('training_route', route), adapter.routes));
+    if (!adapter.routes.includes(route) || tooEarly)
+      errors.push(inclusionMessage('training_route', nameOrCode('training_route', route), adapter.routes));
   }
 
   if (!isBlank(attrs.itt_start_date)) {
     if (!ittStart) errors.push('itt_start_date is invalid');
-    else if (Number(ittStart.slice(0, 4)) > currentYear + 1) errors.push('itt_start_date must not be more than one year in the future');
+    else if (Number(ittStart.slice(0, 4)) > currentYear + 1)
+      errors.push('itt_start_date must not be more than one year in the future');
   }
   if (!isBlank(attrs.itt_end_date)) {
     const ittEnd = isoDate(attrs.itt_end_date);
@@ -185,8 +226,10 @@ function checkRouteAndDates({ attrs, adapter, today, route, errors }: TraineeChe
     if (!ittEnd) errors.push('itt_end_date is invalid');
     else if (!ittStart) {
       // itt_start_date is blank or invalid: reported on its own.
-    } else if (adapter.ittEndDateWindow && Number(ittEnd.slice(0, 4)) > currentYear + 5) errors.push('itt_end_date must be within the next 5 years');
-    else if (adapter.ittEndDateWindow && ittEnd < yearsAgo(today, 10)) errors.push('itt_end_date must be within the last 10 years');
+    } else if (adapter.ittEndDateWindow && Number(ittEnd.slice(0, 4)) > currentYear + 5)
+      errors.push('itt_end_date must be within the next 5 years');
+    else if (adapter.ittEndDateWindow && ittEnd < yearsAgo(today, 10))
+      errors.push('itt_end_date must be within the last 10 years');
     else if (ittEnd <= ittStart) errors.push('itt_end_date must be after itt_start_date');
   }
   if (traineeStartError !== undefined) errors.push(traineeStartError);
@@ -198,7 +241,9 @@ function checkCourse({ attrs, adapter, route, errors }: TraineeCheck, earlyYears
   inclusion(errors, 'course_subject_2', attrs.course_subject_2, 'course_subject');
   inclusion(errors, 'course_subject_3', attrs.course_subject_3, 'course_subject');
   if (!earlyYears) {
-    const [s1, s2, s3] = [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3].map((s) => (isBlank(s) ? undefined : codeText(s)));
+    const [s1, s2, s3] = [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3].map((s) =>
+      isBlank(s) ? undefined : codeText(s),
+    );
     if (s2 !== undefined && s2 === s1) errors.push('course_subject_2 might contain duplicate values');
     if (s3 !== undefined && (s3 === s1 || s3 === s2)) errors.push('course_subject_3 might contain duplicate values');
   }
@@ -215,22 +260,30 @@ function checkCourse({ attrs, adapter, route, errors }: TraineeCheck, earlyYears
 }
 
 /** 3. HESA detail fields: aims, course year and age range, funding, initiatives. */
-function checkHesaDetails({ attrs, adapter, today, route, errors }: TraineeCheck, ageCode: string | undefined, ittStart: string | undefined): void {
+function checkHesaDetails(
+  { attrs, adapter, today, route, errors }: TraineeCheck,
+  ageCode: string | undefined,
+  ittStart: string | undefined,
+): void {
   if (isBlank(attrs.itt_aim)) errors.push("itt_aim can't be blank");
   else inclusion(errors, 'itt_aim', attrs.itt_aim, 'itt_aim');
   if (isBlank(attrs.itt_qualification_aim)) {
-    if (isBlank(attrs.itt_aim) || codeText(attrs.itt_aim) === '202') errors.push('itt_qualification_aim must be entered if 202 selected for itt_aim');
+    if (isBlank(attrs.itt_aim) || codeText(attrs.itt_aim) === '202')
+      errors.push('itt_qualification_aim must be entered if 202 selected for itt_aim');
   } else inclusion(errors, 'itt_qualification_aim', attrs.itt_qualification_aim, 'itt_qualification_aim');
   if (isBlank(attrs.course_year)) errors.push("course_year can't be blank");
   else {
     // An integer (as the real service), from 0 (foundation year) to four digits.
     const text = codeText(attrs.course_year).trim();
     if (!/^[-+]?\d+$/.test(text)) errors.push('course_year is not a valid course year');
-    else if (Number(text) < COURSE_YEAR_MIN) errors.push(`course_year must be greater than or equal to ${COURSE_YEAR_MIN}`);
-    else if (Number(text) > COURSE_YEAR_MAX) errors.push(`course_year must be less than or equal to ${COURSE_YEAR_MAX}`);
+    else if (Number(text) < COURSE_YEAR_MIN)
+      errors.push(`course_year must be greater than or equal to ${COURSE_YEAR_MIN}`);
+    else if (Number(text) > COURSE_YEAR_MAX)
+      errors.push(`course_year must be less than or equal to ${COURSE_YEAR_MAX}`);
   }
   if (ageCode === undefined) errors.push("course_age_range can't be blank");
-  else if (!isValidCode('course_age_range', ageCode)) errors.push(inclusionMessage('course_age_range', ageCode, 'course_age_range'));
+  else if (!isValidCode('course_age_range', ageCode))
+    errors.push(inclusionMessage('course_age_range', ageCode, 'course_age_range'));
   else if (route && EARLY_YEARS_ROUTES.includes(route) && ageCode !== EARLY_YEARS_AGE_RANGE) {
     errors.push('course_age_range is invalid. It should be `13920` for the training_route provided');
   } else if (route && !EARLY_YEARS_ROUTES.includes(route) && ageCode === EARLY_YEARS_AGE_RANGE) {
@@ -239,35 +292,50 @@ function checkHesaDetails({ attrs, adapter, today, route, errors }: TraineeCheck
   if (isBlank(attrs.fund_code)) errors.push("fund_code can't be blank");
   if (isBlank(attrs.funding_method)) errors.push("funding_method can't be blank");
   // The funding rules run after the presence checks and before the code-list checks of the two fields.
-  errors.push(...fundingErrors({
-    trainingRoute: route,
-    courseSubject1: isBlank(attrs.course_subject_1) ? undefined : codeText(attrs.course_subject_1),
-    courseAgeRange: ageCode,
-    fundCode: isBlank(attrs.fund_code) ? undefined : codeText(attrs.fund_code),
-    fundingMethod: isBlank(attrs.funding_method) ? undefined : codeText(attrs.funding_method),
-    cycle: fundingCycle(attrs, today),
-    exceptionStartYears: adapter.fundCodeExceptionStartYears,
-  }));
+  errors.push(
+    ...fundingErrors({
+      trainingRoute: route,
+      courseSubject1: isBlank(attrs.course_subject_1) ? undefined : codeText(attrs.course_subject_1),
+      courseAgeRange: ageCode,
+      fundCode: isBlank(attrs.fund_code) ? undefined : codeText(attrs.fund_code),
+      fundingMethod: isBlank(attrs.funding_method) ? undefined : codeText(attrs.funding_method),
+      cycle: fundingCycle(attrs, today),
+      exceptionStartYears: adapter.fundCodeExceptionStartYears,
+    }),
+  );
   if (!isBlank(attrs.funding_method)) inclusion(errors, 'funding_method', attrs.funding_method, 'funding_method');
   if (!isBlank(attrs.fund_code)) inclusion(errors, 'fund_code', attrs.fund_code, 'fund_code');
   for (const field of ['training_initiative', 'additional_training_initiative']) {
     const value = attrs[field];
     if (isBlank(value)) continue;
-    if (!isValidCode('training_initiative', value)) errors.push(inclusionMessage(field, codeText(value), 'training_initiative'));
+    if (!isValidCode('training_initiative', value))
+      errors.push(inclusionMessage(field, codeText(value), 'training_initiative'));
     else {
       // Initiatives are offered per academic cycle; the lists are known from 2025/26 on.
       const cycle = academicCycleOf(isoDate(attrs.trainee_start_date) ?? ittStart ?? today);
       const available = INITIATIVES_BY_CYCLE[cycle];
       const name = entryName('training_initiative', codeText(value)) ?? codeText(value);
-      if (available && !available.includes(name)) errors.push(`${field} '${name}' is not available in academic cycle '${cycle} to ${cycle + 1}'`);
+      if (available && !available.includes(name))
+        errors.push(`${field} '${name}' is not available in academic cycle '${cycle} to ${cycle + 1}'`);
     }
   }
 }
 
 /** 4. Cross-field rules. */
-function checkCrossFields({ attrs, adapter, errors }: TraineeCheck, ageCode: string | undefined, primaryRange: boolean, earlyYears: boolean): void {
+function checkCrossFields(
+  { attrs, adapter, errors }: TraineeCheck,
+  ageCode: string | undefined,
+  primaryRange: boolean,
+  earlyYears: boolean,
+): void {
   const subject1 = isBlank(attrs.course_subject_1) ? undefined : codeText(attrs.course_subject_1);
-  if (primaryRange && adapter.primarySubjectRule === 'error' && subject1 !== undefined && subject1 !== PRIMARY_SUBJECT && ageCode !== EARLY_YEARS_AGE_RANGE) {
+  if (
+    primaryRange &&
+    adapter.primarySubjectRule === 'error' &&
+    subject1 !== undefined &&
+    subject1 !== PRIMARY_SUBJECT &&
+    ageCode !== EARLY_YEARS_AGE_RANGE
+  ) {
     errors.push('course_subject_1 is invalid. It should be `100511` for the course_age_range provided');
   }
   if (earlyYears && subject1 !== undefined && subject1 !== EARLY_YEARS_SUBJECT) {
@@ -276,7 +344,11 @@ function checkCrossFields({ attrs, adapter, errors }: TraineeCheck, ageCode: str
 }
 
 /** 5. Nested degrees and placements (create only; updates use the nested endpoints). */
-function checkNested({ attrs, adapter, today, route, errors }: TraineeCheck, context: ValidationContext, values: TraineeValues): void {
+function checkNested(
+  { attrs, adapter, today, route, errors }: TraineeCheck,
+  context: ValidationContext,
+  values: TraineeValues,
+): void {
   const knownRoute = route !== undefined && adapter.routes.includes(route);
   if (context.mode === 'create') {
     const degrees = Array.isArray(attrs.degrees_attributes) ? attrs.degrees_attributes : [];
@@ -284,7 +356,8 @@ function checkNested({ attrs, adapter, today, route, errors }: TraineeCheck, con
       errors.push('degrees_attributes must be entered if specifying a postgraduate training_route');
     }
     // A list over its maximum is refused as a whole, before its items are checked: its error count stays fixed.
-    if (degrees.length > MAX_DEGREES_PER_TRAINEE) errors.push(`degrees_attributes is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)`);
+    if (degrees.length > MAX_DEGREES_PER_TRAINEE)
+      errors.push(`degrees_attributes is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)`);
     else {
       for (const degree of degrees) {
         const checked = checkNestedDegree(degree, today);
@@ -296,7 +369,8 @@ function checkNested({ attrs, adapter, today, route, errors }: TraineeCheck, con
       if (new Set(keys).size !== keys.length) errors.push('degrees_attributes contains duplicate degrees');
     }
     const placements = Array.isArray(attrs.placements_attributes) ? attrs.placements_attributes : [];
-    if (placements.length > MAX_PLACEMENTS_PER_TRAINEE) errors.push(`placements_attributes is too long (maximum is ${MAX_PLACEMENTS_PER_TRAINEE} placements)`);
+    if (placements.length > MAX_PLACEMENTS_PER_TRAINEE)
+      errors.push(`placements_attributes is too long (maximum is ${MAX_PLACEMENTS_PER_TRAINEE} placements)`);
     else {
       for (const placement of placements) {
         const checked = checkNestedPlacement(placement, context.knownSchoolUrns);
@@ -322,7 +396,8 @@ export function checkTrainee(input: Attributes, context: ValidationContext): Che
   const earlyYears = route !== undefined && EARLY_YEARS_ROUTES.includes(route) && adapter.earlyYearsSubjectRule;
   const check: TraineeCheck = { attrs, adapter, today, route, errors };
 
-  if (isBlank(attrs.trainee_start_date) && isoDate(attrs.itt_start_date)) attrs.trainee_start_date = attrs.itt_start_date;
+  if (isBlank(attrs.trainee_start_date) && isoDate(attrs.itt_start_date))
+    attrs.trainee_start_date = attrs.itt_start_date;
 
   checkPresence(check);
   checkPersonalFields(check);
@@ -330,10 +405,21 @@ export function checkTrainee(input: Attributes, context: ValidationContext): Che
   checkRouteAndDates(check, ittStart);
   // v2025.0 put the primary subject first instead of refusing.
   const ageCode = isBlank(attrs.course_age_range) ? undefined : codeText(attrs.course_age_range);
-  const primaryRange = ageCode !== undefined && PRIMARY_AGE_RANGES.includes(ageCode) && !(route && EARLY_YEARS_ROUTES.includes(route));
-  if (primaryRange && adapter.primarySubjectRule === 'reorder' && codeText(attrs.course_subject_1) !== PRIMARY_SUBJECT) {
-    const subjects = [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3].filter((s) => !isBlank(s) && codeText(s) !== PRIMARY_SUBJECT);
-    [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3] = [PRIMARY_SUBJECT, subjects[0] ?? null, subjects[1] ?? null];
+  const primaryRange =
+    ageCode !== undefined && PRIMARY_AGE_RANGES.includes(ageCode) && !(route && EARLY_YEARS_ROUTES.includes(route));
+  if (
+    primaryRange &&
+    adapter.primarySubjectRule === 'reorder' &&
+    codeText(attrs.course_subject_1) !== PRIMARY_SUBJECT
+  ) {
+    const subjects = [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3].filter(
+      (s) => !isBlank(s) && codeText(s) !== PRIMARY_SUBJECT,
+    );
+    [attrs.course_subject_1, attrs.course_subject_2, attrs.course_subject_3] = [
+      PRIMARY_SUBJECT,
+      subjects[0] ?? null,
+      subjects[1] ?? null,
+    ];
   }
   checkCourse(check, earlyYears);
   checkHesaDetails(check, ageCode, ittStart);
@@ -375,12 +461,14 @@ export function checkNestedPlacement(raw: unknown, knownSchoolUrns: ReadonlySet<
   let name = isBlank(p.name) ? null : codeText(p.name);
   if (urn !== null && !isUrn(urn)) errors.push('placements_attributes urn is invalid');
   if (urn !== null && isSpecialUrn(urn)) name = SPECIAL_URNS[urn]!;
-  if (name === null && !(urn !== null && knownSchoolUrns.has(urn))) errors.push("placements_attributes name can't be blank");
-  else if (name !== null && name.length > PLACEMENT_NAME_MAX) errors.push(`placements_attributes name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
-  if (postcode !== null && !isUkPostcode(postcode)) errors.push('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
+  if (name === null && !(urn !== null && knownSchoolUrns.has(urn)))
+    errors.push("placements_attributes name can't be blank");
+  else if (name !== null && name.length > PLACEMENT_NAME_MAX)
+    errors.push(`placements_attributes name is too long (maximum is ${PLACEMENT_NAME_MAX} characters)`);
+  if (postcode !== null && !isUkPostcode(postcode))
+    errors.push('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
   return { values: { urn, name, postcode }, errors };
 }
-
 
 /** `[min, max]` ages for the stored row. */
 export function agesOf(code: string | null): [number | null, number | null] {

@@ -21,24 +21,41 @@ function sendTrainee(reply: FastifyReply, result: TraineeResult, status: number)
 
 export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app) => {
   const { db } = app;
-  const schema = (status: number) => ({ hide: true, params: TraineeParams, response: { [status]: Type.Object({ data: TraineeSchema }) } });
-
-  app.post<{ Params: { trainee_id: string } }>('/trainees/:trainee_id/defer', { schema: schema(200) }, async (request, reply) =>
-    sendTrainee(reply, await deferTrainee(db, request.registerContext, traineeWriteOf(request)), 200),
-  );
-
-  app.post<{ Params: { trainee_id: string } }>('/trainees/:trainee_id/withdraw', { schema: schema(200) }, async (request, reply) =>
-    sendTrainee(reply, await withdrawTrainee(db, request.registerContext, traineeWriteOf(request)), 200),
-  );
-
-  app.post<{ Params: { trainee_id: string } }>('/trainees/:trainee_id/update-qts-or-eyts-status', { schema: schema(202) }, async (request, reply) =>
-    sendTrainee(reply, await recommendForAward(db, request.registerContext, traineeWriteOf(request)), 202),
-  );
-
-  app.post<{ Params: { trainee_id: string } }>('/trainees/:trainee_id/recommend-for-qts', { schema: schema(202) }, async (request, reply) => {
-    const successor = request.url.split('?')[0]!.replace(/recommend-for-qts\/?$/, 'update-qts-or-eyts-status');
-    reply.header('deprecation', RECOMMEND_FOR_QTS_DEPRECATED_AT);
-    reply.header('link', `<${successor}>; rel="successor-version"`);
-    return sendTrainee(reply, await recommendForAward(db, request.registerContext, traineeWriteOf(request)), 202);
+  const schema = (status: number) => ({
+    hide: true,
+    params: TraineeParams,
+    response: { [status]: Type.Object({ data: TraineeSchema }) },
   });
+
+  app.post<{ Params: { trainee_id: string } }>(
+    '/trainees/:trainee_id/defer',
+    { schema: schema(200) },
+    async (request, reply) =>
+      sendTrainee(reply, await deferTrainee(db, request.registerContext, traineeWriteOf(request)), 200),
+  );
+
+  app.post<{ Params: { trainee_id: string } }>(
+    '/trainees/:trainee_id/withdraw',
+    { schema: schema(200) },
+    async (request, reply) =>
+      sendTrainee(reply, await withdrawTrainee(db, request.registerContext, traineeWriteOf(request)), 200),
+  );
+
+  app.post<{ Params: { trainee_id: string } }>(
+    '/trainees/:trainee_id/update-qts-or-eyts-status',
+    { schema: schema(202) },
+    async (request, reply) =>
+      sendTrainee(reply, await recommendForAward(db, request.registerContext, traineeWriteOf(request)), 202),
+  );
+
+  app.post<{ Params: { trainee_id: string } }>(
+    '/trainees/:trainee_id/recommend-for-qts',
+    { schema: schema(202) },
+    async (request, reply) => {
+      const successor = request.url.split('?')[0]!.replace(/recommend-for-qts\/?$/, 'update-qts-or-eyts-status');
+      reply.header('deprecation', RECOMMEND_FOR_QTS_DEPRECATED_AT);
+      reply.header('link', `<${successor}>; rel="successor-version"`);
+      return sendTrainee(reply, await recommendForAward(db, request.registerContext, traineeWriteOf(request)), 202);
+    },
+  );
 };

@@ -13,10 +13,22 @@ import { assertWithdrawable, isTraineeState, nextState, stateAfterTrnReceived, T
 import { countDegrees } from '../degrees/repository.js';
 import { countPlacements } from '../placements/repository.js';
 import type { TraineePatch, TraineeRow } from '../trainees/repository.js';
-import { OPERATOR, traineeBody, updateTraineeAudited, withLockedTrainee, type TraineeResult, type TraineeWriter } from '../trainees/service.js';
+import {
+  OPERATOR,
+  traineeBody,
+  updateTraineeAudited,
+  withLockedTrainee,
+  type TraineeResult,
+  type TraineeWriter,
+} from '../trainees/service.js';
 import type { RegisterEnvironment } from '../tokens.js';
 import { isoDate, todayUtc } from '../values.js';
-import { appendTraineeStateChanged, eventOwner, type RegisterEventOwner, type StateChangeReason } from '../events/service.js';
+import {
+  appendTraineeStateChanged,
+  eventOwner,
+  type RegisterEventOwner,
+  type StateChangeReason,
+} from '../events/service.js';
 import { checkDefer, checkQtsStatus, checkWithdraw } from './validate.js';
 import { sandboxDueAt } from '../sandbox/scenarios.js';
 
@@ -25,20 +37,41 @@ import { sandboxDueAt } from '../sandbox/scenarios.js';
  * `bookkeeping` columns (the sandbox's due time) are written with it but are neither audited nor in the event.
  */
 async function applyStateChange(
-  trx: Tx, trainee: TraineeRow, writer: TraineeWriter, owner: RegisterEventOwner, action: string, reason: StateChangeReason, patch: TraineePatch,
+  trx: Tx,
+  trainee: TraineeRow,
+  writer: TraineeWriter,
+  owner: RegisterEventOwner,
+  action: string,
+  reason: StateChangeReason,
+  patch: TraineePatch,
   bookkeeping: TraineePatch = {},
 ): Promise<TraineeRow> {
   const before = Object.fromEntries(Object.keys(patch).map((k) => [k, trainee[k as keyof TraineeRow] ?? null]));
   // The audit shows the reasons as the array they are, not as the JSON text the column is written with.
-  const after = { ...patch, ...(typeof patch.withdrawal_reasons === 'string' ? { withdrawal_reasons: JSON.parse(patch.withdrawal_reasons) as unknown } : {}) };
+  const after = {
+    ...patch,
+    ...(typeof patch.withdrawal_reasons === 'string'
+      ? { withdrawal_reasons: JSON.parse(patch.withdrawal_reasons) as unknown }
+      : {}),
+  };
   const updated = await updateTraineeAudited(trx, trainee, writer, action, { ...patch, ...bookkeeping }, before, after);
-  await appendTraineeStateChanged(trx, owner, trainee.id, { from: trainee.state, to: updated.state, reason, changes: after });
+  await appendTraineeStateChanged(trx, owner, trainee.id, {
+    from: trainee.state,
+    to: updated.state,
+    reason,
+    changes: after,
+  });
   return updated;
 }
 
 /** A provider's state change, answered with the trainee as it is after. */
 async function changeState(
-  trx: Tx, trainee: TraineeRow, context: RegisterContext, action: string, reason: StateChangeReason, patch: TraineePatch,
+  trx: Tx,
+  trainee: TraineeRow,
+  context: RegisterContext,
+  action: string,
+  reason: StateChangeReason,
+  patch: TraineePatch,
 ): Promise<TraineeResult> {
   const updated = await applyStateChange(trx, trainee, context, eventOwner(context), action, reason, patch);
   return { row: updated, body: await traineeBody(trx, updated, context.version, context.provider.ukprn) };
@@ -97,7 +130,13 @@ export async function recommendForAward(db: Db, context: RegisterContext, write:
       recommended_for_award_at: new Date(),
     };
     const updated = await applyStateChange(
-      trx, trainee, context, eventOwner(context), 'recommend_for_award', 'recommendation', patch,
+      trx,
+      trainee,
+      context,
+      eventOwner(context),
+      'recommend_for_award',
+      'recommendation',
+      patch,
       { sandbox_due_at: sandboxDueAt(context.sandbox, 'award', trainee.provider_trainee_id) },
     );
     return { row: updated, body: await traineeBody(trx, updated, context.version, context.provider.ukprn) };
@@ -105,43 +144,90 @@ export async function recommendForAward(db: Db, context: RegisterContext, write:
 }
 
 /** The operator records the trainee's TRN: `submitted_for_trn` → `trn_received`; deferred and withdrawn trainees keep their state. */
-export async function receiveTrn(db: Db, traineeId: string, trn: string, environment: RegisterEnvironment = 'sandbox'): Promise<TraineeRow> {
+export async function receiveTrn(
+  db: Db,
+  traineeId: string,
+  trn: string,
+  environment: RegisterEnvironment = 'sandbox',
+): Promise<TraineeRow> {
   if (!/^\d{7}$/.test(trn)) throw new UnprocessableError(`The TRN must be 7 digits (got "${trn}")`);
-  return withLockedTrainee(db, OPERATOR, { traineeId, ifMatch: undefined }, (trx, trainee) => recordTrn(trx, trainee, trn, environment));
+  return withLockedTrainee(db, OPERATOR, { traineeId, ifMatch: undefined }, (trx, trainee) =>
+    recordTrn(trx, trainee, trn, environment),
+  );
 }
 
 /**
  * The TRN on a locked trainee (the operator's command and the sandbox's simulated teacher record service alike);
  * `extra` is written with it (the simulator clears the trainee's due time).
  */
-export async function recordTrn(trx: Tx, trainee: TraineeRow, trn: string, environment: RegisterEnvironment, extra: TraineePatch = {}): Promise<TraineeRow> {
+export async function recordTrn(
+  trx: Tx,
+  trainee: TraineeRow,
+  trn: string,
+  environment: RegisterEnvironment,
+  extra: TraineePatch = {},
+): Promise<TraineeRow> {
   const state = isTraineeState(trainee.state) ? stateAfterTrnReceived(trainee.state) : undefined;
   if (!state) {
     throw new UnprocessableError(
       `Trainee ${trainee.id} is ${trainee.state}: a TRN can only be received in ${[...TRANSITIONS.receive_trn.from, 'withdrawn'].join(', ')}`,
     );
   }
-  return applyStateChange(trx, trainee, OPERATOR, { providerId: trainee.provider_id, environment }, 'receive_trn', 'trn_received', { trn, state }, extra);
+  return applyStateChange(
+    trx,
+    trainee,
+    OPERATOR,
+    { providerId: trainee.provider_id, environment },
+    'receive_trn',
+    'trn_received',
+    { trn, state },
+    extra,
+  );
 }
 
 /** The operator records QTS/EYTS awarded: `recommended_for_award` → `awarded`, on a date neither in the future nor before the outcome date. */
 export async function awardTrainee(
-  db: Db, traineeId: string, date: string, today = todayUtc(), environment: RegisterEnvironment = 'sandbox',
+  db: Db,
+  traineeId: string,
+  date: string,
+  today = todayUtc(),
+  environment: RegisterEnvironment = 'sandbox',
 ): Promise<TraineeRow> {
   const awardDate = isoDate(date);
-  if (!awardDate || awardDate !== date) throw new UnprocessableError(`The award date must be a date YYYY-MM-DD (got "${date}")`);
+  if (!awardDate || awardDate !== date)
+    throw new UnprocessableError(`The award date must be a date YYYY-MM-DD (got "${date}")`);
   if (awardDate > today) throw new UnprocessableError(`The award date must not be in the future (today is ${today})`);
-  return withLockedTrainee(db, OPERATOR, { traineeId, ifMatch: undefined }, (trx, trainee) => recordAward(trx, trainee, awardDate, environment));
+  return withLockedTrainee(db, OPERATOR, { traineeId, ifMatch: undefined }, (trx, trainee) =>
+    recordAward(trx, trainee, awardDate, environment),
+  );
 }
 
 /** The award on a locked trainee (the operator's command and the sandbox's simulator alike); `extra` as for recordTrn. */
-export async function recordAward(trx: Tx, trainee: TraineeRow, awardDate: string, environment: RegisterEnvironment, extra: TraineePatch = {}): Promise<TraineeRow> {
+export async function recordAward(
+  trx: Tx,
+  trainee: TraineeRow,
+  awardDate: string,
+  environment: RegisterEnvironment,
+  extra: TraineePatch = {},
+): Promise<TraineeRow> {
   const state = isTraineeState(trainee.state) ? nextState(trainee.state, 'award') : undefined;
-  if (!state) throw new UnprocessableError(`Trainee ${trainee.id} is ${trainee.state}: only a trainee recommended_for_award can be awarded`);
+  if (!state)
+    throw new UnprocessableError(
+      `Trainee ${trainee.id} is ${trainee.state}: only a trainee recommended_for_award can be awarded`,
+    );
   if (trainee.outcome_date && awardDate < trainee.outcome_date) {
-    throw new UnprocessableError(`The award date must not be before the date the standards were met (${trainee.outcome_date})`);
+    throw new UnprocessableError(
+      `The award date must not be before the date the standards were met (${trainee.outcome_date})`,
+    );
   }
   return applyStateChange(
-    trx, trainee, OPERATOR, { providerId: trainee.provider_id, environment }, 'award', 'award', { state, awarded_at: new Date(`${awardDate}T00:00:00Z`) }, extra,
+    trx,
+    trainee,
+    OPERATOR,
+    { providerId: trainee.provider_id, environment },
+    'award',
+    'award',
+    { state, awarded_at: new Date(`${awardDate}T00:00:00Z`) },
+    extra,
   );
 }

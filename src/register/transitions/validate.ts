@@ -26,7 +26,9 @@ export const REASON_MAX_LENGTH = 500;
 
 /** `message` when `value` is longer than REASON_MAX_LENGTH. */
 function reasonTooLong(field: string, value: string | null): string | undefined {
-  return value !== null && value.length > REASON_MAX_LENGTH ? `${field} is too long (maximum is ${REASON_MAX_LENGTH} characters)` : undefined;
+  return value !== null && value.length > REASON_MAX_LENGTH
+    ? `${field} is too long (maximum is ${REASON_MAX_LENGTH} characters)`
+    : undefined;
 }
 
 export function checkDefer(data: Body, state: TraineeState): Checked<DeferInput> {
@@ -73,7 +75,11 @@ function withdrawalReasons(value: unknown): string[] {
   return isBlankOrEmptyList(value) || !isScalar(value) ? [] : [String(value)];
 }
 
-export function checkWithdraw(data: Body, trainee: { itt_start_date: string | null }, version: RegisterVersion): Checked<WithdrawInput> {
+export function checkWithdraw(
+  data: Body,
+  trainee: { itt_start_date: string | null },
+  version: RegisterVersion,
+): Checked<WithdrawInput> {
   const errors: string[] = [];
   // The date's request (and message) name differs by version (`withdraw_date` in v2025.0).
   const dateField = externalName(version, 'withdrawal_date');
@@ -81,9 +87,12 @@ export function checkWithdraw(data: Body, trainee: { itt_start_date: string | nu
   let date: string | undefined;
   if (isBlankOrEmptyList(rawDate)) errors.push(`${dateField} Choose a withdrawal date`);
   else if (!(date = isoDate(rawDate))) errors.push(`${dateField} Choose a valid withdrawal date`);
-  else if (trainee.itt_start_date && date < trainee.itt_start_date) errors.push(`${dateField} must be after itt_start_date`);
+  else if (trainee.itt_start_date && date < trainee.itt_start_date)
+    errors.push(`${dateField} must be after itt_start_date`);
 
-  const trigger = (WITHDRAWAL_TRIGGERS as readonly unknown[]).includes(data.trigger) ? (data.trigger as WithdrawalTrigger) : undefined;
+  const trigger = (WITHDRAWAL_TRIGGERS as readonly unknown[]).includes(data.trigger)
+    ? (data.trigger as WithdrawalTrigger)
+    : undefined;
   const reasons = withdrawalReasons(data.reasons);
   if (reasons.length === 0) {
     errors.push('reasons Choose one or more reasons why the trainee withdrew from the course');
@@ -101,13 +110,17 @@ export function checkWithdraw(data: Body, trainee: { itt_start_date: string | nu
   if (!trigger) errors.push('trigger is not included in the list');
 
   const anotherReason = scalarText(data.another_reason);
-  if (reasons.some((r) => r.includes('another_reason')) && anotherReason === null) errors.push('another_reason Enter another reason');
+  if (reasons.some((r) => r.includes('another_reason')) && anotherReason === null)
+    errors.push('another_reason Enter another reason');
   const safeguarding = scalarText(data.safeguarding_concern_reasons);
   if (reasons.includes('safeguarding_concerns') && safeguarding === null) {
     errors.push('safeguarding_concern_reasons Enter the concerns');
   }
   // Free text: capped like defer_reason (the real service sets no limit).
-  for (const message of [reasonTooLong('another_reason', anotherReason), reasonTooLong('safeguarding_concern_reasons', safeguarding)]) {
+  for (const message of [
+    reasonTooLong('another_reason', anotherReason),
+    reasonTooLong('safeguarding_concern_reasons', safeguarding),
+  ]) {
     if (message) errors.push(message);
   }
   return {
@@ -150,7 +163,11 @@ export interface QtsFacts {
   placementCount: number;
 }
 
-export function checkQtsStatus(data: Body, trainee: QtsFacts, today: string): Checked<{ qts_standards_met_date: string }> {
+export function checkQtsStatus(
+  data: Body,
+  trainee: QtsFacts,
+  today: string,
+): Checked<{ qts_standards_met_date: string }> {
   const errors: string[] = [];
   let date: string | undefined;
   if (isBlankOrEmptyList(data.qts_standards_met_date)) {

@@ -63,8 +63,16 @@ const invert = (names: Record<string, string>) => Object.fromEntries(Object.entr
 
 const V2026_ROUTES = ['03', '09', '10', '11', '12', '14'];
 
-const LEAD_PARTNER_LOOKUP = { urnAttribute: 'lead_partner_id', ukprnAttribute: 'lead_partner_ukprn', noun: 'lead partners' };
-const TRAINING_PARTNER_LOOKUP = { urnAttribute: 'training_partner_urn', ukprnAttribute: 'training_partner_ukprn', noun: 'training partners' };
+const LEAD_PARTNER_LOOKUP = {
+  urnAttribute: 'lead_partner_id',
+  ukprnAttribute: 'lead_partner_ukprn',
+  noun: 'lead partners',
+};
+const TRAINING_PARTNER_LOOKUP = {
+  urnAttribute: 'training_partner_urn',
+  ukprnAttribute: 'training_partner_ukprn',
+  noun: 'training partners',
+};
 
 export const VERSION_ADAPTERS: Readonly<Record<RegisterVersion, VersionAdapter>> = {
   'v2025.0': {
@@ -126,7 +134,9 @@ export function adapterFor(version: RegisterVersion): VersionAdapter {
 
 /** Path version label → canonical version: every version under its own name and its aliases. */
 export const VERSION_LABELS: Readonly<Record<string, RegisterVersion>> = Object.fromEntries(
-  REGISTER_VERSIONS.flatMap((version) => [...VERSION_ADAPTERS[version].aliases, version].map((label) => [label, version])),
+  REGISTER_VERSIONS.flatMap((version) =>
+    [...VERSION_ADAPTERS[version].aliases, version].map((label) => [label, version]),
+  ),
 );
 
 /** The name a canonical field has in this version's requests, responses and messages. */
@@ -142,7 +152,8 @@ export function toCanonicalInput(version: RegisterVersion, data: Record<string, 
   const adapter = VERSION_ADAPTERS[version];
   const foreign = new Set<string>(adapter.unknownFields);
   // Names that belong to another version: the canonical name when this version renames it, and vice versa.
-  for (const [external, canonical] of Object.entries(LEGACY_NAMES)) foreign.add(adapter.inputNames[external] ? canonical : external);
+  for (const [external, canonical] of Object.entries(LEGACY_NAMES))
+    foreign.add(adapter.inputNames[external] ? canonical : external);
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(data)) {
     if (foreign.has(key)) continue;
@@ -152,7 +163,10 @@ export function toCanonicalInput(version: RegisterVersion, data: Record<string, 
 }
 
 /** A canonical response object in this version's names (unknown fields removed). */
-export function toVersionOutput<T extends Record<string, unknown>>(version: RegisterVersion, body: T): Record<string, unknown> {
+export function toVersionOutput<T extends Record<string, unknown>>(
+  version: RegisterVersion,
+  body: T,
+): Record<string, unknown> {
   const adapter = VERSION_ADAPTERS[version];
   if (Object.keys(adapter.outputNames).length === 0 && adapter.unknownFields.length === 0) return body;
   const result: Record<string, unknown> = {};

@@ -14,7 +14,12 @@ export async function findStoredFileSize(db: Executor, versionId: number): Promi
 }
 
 /** `length` bytes of the stored gzip file from `offset` (0-based). */
-export async function readStoredFileSlice(db: Executor, versionId: number, offset: number, length: number): Promise<Buffer> {
+export async function readStoredFileSlice(
+  db: Executor,
+  versionId: number,
+  offset: number,
+  length: number,
+): Promise<Buffer> {
   const row = await db
     .selectFrom('data_set_version_files')
     // substring on bytea is 1-based.

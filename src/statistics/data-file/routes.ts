@@ -59,9 +59,14 @@ export const dataFileRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (p
       if (ifNoneMatchMatches(request, download.etag)) return reply.code(304).send();
       reply.type('text/csv; charset=utf-8').header('content-disposition', attachmentDisposition(download.fileName));
       if (acceptsGzip(request.headers['accept-encoding'])) {
-        return reply.header('content-encoding', 'gzip').header('content-length', download.gzipBytes).send(download.gzip());
+        return reply
+          .header('content-encoding', 'gzip')
+          .header('content-length', download.gzipBytes)
+          .send(download.gzip());
       }
-      return reply.send(download.csv((error) => request.log.warn({ err: error.message }, 'CSV download stream ended early')));
+      return reply.send(
+        download.csv((error) => request.log.warn({ err: error.message }, 'CSV download stream ended early')),
+      );
     },
   );
 };

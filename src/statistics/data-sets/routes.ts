@@ -5,7 +5,14 @@ import { sendCacheable } from '../cache-headers.js';
 import { previewTokenOf } from '../preview-token.js';
 import { statisticsRequestHook } from '../request-binding.js';
 import { DataSetPaginatedListViewModel, DataSetViewModel, errorResponses, okResponse } from '../schemas.js';
-import { DataSetIdParams, NoQuery, notModified, PagedQuery, PreviewTokenHeaders, PublicationIdParams } from '../route-params.js';
+import {
+  DataSetIdParams,
+  NoQuery,
+  notModified,
+  PagedQuery,
+  PreviewTokenHeaders,
+  PublicationIdParams,
+} from '../route-params.js';
 import { getDataSet, listPublicationDataSets } from './service.js';
 
 export const dataSetRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin) => {
@@ -26,12 +33,19 @@ export const dataSetRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
           'The Published and Deprecated data sets of a publication, most recently published first (an unknown publication has none).',
         params: PublicationIdParams,
         querystring: PagedQuery,
-        response: { 200: okResponse(DataSetPaginatedListViewModel, 'A page of data set summaries.'), ...notModified, ...errorResponses([400, 404]) },
+        response: {
+          200: okResponse(DataSetPaginatedListViewModel, 'A page of data set summaries.'),
+          ...notModified,
+          ...errorResponses([400, 404]),
+        },
       },
     },
     async (request, reply) => {
       const query = request.query;
-      const body = await listPublicationDataSets(db, request.params.publicationId, { page: query.page ?? 1, pageSize: query.pageSize ?? 10 });
+      const body = await listPublicationDataSets(db, request.params.publicationId, {
+        page: query.page ?? 1,
+        pageSize: query.pageSize ?? 10,
+      });
       return sendCacheable(request, reply, body);
     },
   );
@@ -44,15 +58,19 @@ export const dataSetRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
         tags: ['Data sets'],
         operationId: 'GetDataSet',
         summary: 'Get a data set',
-        description: 'The summary of a data set with its latest published version. 403 for Draft and Withdrawn data sets without a valid preview token.',
+        description:
+          'The summary of a data set with its latest published version. 403 for Draft and Withdrawn data sets without a valid preview token.',
         params: DataSetIdParams,
         headers: PreviewTokenHeaders,
         querystring: NoQuery,
-        response: { 200: okResponse(DataSetViewModel, 'The data set summary.'), ...notModified, ...errorResponses([400, 403, 404]) },
+        response: {
+          200: okResponse(DataSetViewModel, 'The data set summary.'),
+          ...notModified,
+          ...errorResponses([400, 403, 404]),
+        },
       },
     },
     async (request, reply) =>
       sendCacheable(request, reply, await getDataSet(db, request.params.dataSetId, previewTokenOf(request.headers))),
   );
-
 };

@@ -14,7 +14,11 @@ import { findPublicationDataSetsPage } from './repository.js';
 
 /** Data sets and their versions. */
 
-function dataSetView(dataSet: DataSetRow, live: DataSetVersionRow | undefined, summary: Parameters<typeof latestVersionView>[1] | undefined): DataSetView {
+function dataSetView(
+  dataSet: DataSetRow,
+  live: DataSetVersionRow | undefined,
+  summary: Parameters<typeof latestVersionView>[1] | undefined,
+): DataSetView {
   return {
     id: dataSet.id,
     title: dataSet.title,
@@ -45,8 +49,14 @@ export async function listPublicationDataSets(
     { statuses: ['Published', 'Deprecated'], versionStatuses: PUBLIC_VERSION_STATUSES },
     { limit: pageSize, offset: (page - 1) * pageSize },
   );
-  const live = await findLatestLiveVersions(db, rows.map((r) => r.id));
-  const summaries = await loadVersionMetaSummaries(db, [...live.values()].map((v) => v.id));
+  const live = await findLatestLiveVersions(
+    db,
+    rows.map((r) => r.id),
+  );
+  const summaries = await loadVersionMetaSummaries(
+    db,
+    [...live.values()].map((v) => v.id),
+  );
   const results = rows.map((dataSet) => {
     const version = live.get(dataSet.id);
     return dataSetView(dataSet, version, version ? summaries.get(version.id) : undefined);

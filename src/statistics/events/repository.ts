@@ -6,7 +6,18 @@ export async function findVersionForEvent(db: Executor, versionId: number) {
   return db
     .selectFrom('data_set_versions')
     .innerJoin('data_sets', 'data_sets.id', 'data_set_versions.data_set_id')
-    .select(['data_set_versions.id', 'data_set_id', 'major', 'minor', 'patch', 'data_set_versions.status', 'notes', 'published_at', 'withdrawn_at', 'data_sets.title'])
+    .select([
+      'data_set_versions.id',
+      'data_set_id',
+      'major',
+      'minor',
+      'patch',
+      'data_set_versions.status',
+      'notes',
+      'published_at',
+      'withdrawn_at',
+      'data_sets.title',
+    ])
     .where('data_set_versions.id', '=', versionId)
     .executeTakeFirstOrThrow();
 }

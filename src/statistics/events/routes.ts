@@ -16,13 +16,17 @@ const RESOURCE = 'Only events of this data set (its id) or data set version (`<d
 
 const StatisticsEvent = Type.Object(
   {
-    id: Type.String({ format: 'uuid', description: 'The event id (the `webhook-id` of its deliveries): de-duplicate on it.' }),
+    id: Type.String({
+      format: 'uuid',
+      description: 'The event id (the `webhook-id` of its deliveries): de-duplicate on it.',
+    }),
     cursor: Type.String({ description: 'Opaque; strictly increasing in commit order.' }),
     type: Type.Union(STATISTICS_EVENT_TYPES.map((t) => Type.Literal(t))),
     occurredAt: Type.String({ format: 'date-time' }),
     resource: Type.Object({ type: Type.String(), id: Type.String(), dataSetId: Type.Optional(Type.String()) }),
     data: Type.Record(Type.String(), Type.Unknown(), {
-      description: 'Version events: `dataSetId`, `dataSetTitle`, `version` (number, type Major/Minor/Patch, status, dates, notes), `changes` (as `GET …/versions/{v}/changes`) and `links` (meta, changes, csv, query).',
+      description:
+        'Version events: `dataSetId`, `dataSetTitle`, `version` (number, type Major/Minor/Patch, status, dates, notes), `changes` (as `GET …/versions/{v}/changes`) and `links` (meta, changes, csv, query).',
     }),
   },
   { $id: 'StatisticsEventViewModel' },
@@ -38,7 +42,10 @@ const StatisticsEventPage = Type.Object(
 );
 
 const goneStatistics = {
-  410: { description: 'Gone: the cursor is older than the retention period.', content: { 'application/problem+json': { schema: Type.Ref('ProblemDetailsViewModel') } } },
+  410: {
+    description: 'Gone: the cursor is older than the retention period.',
+    content: { 'application/problem+json': { schema: Type.Ref('ProblemDetailsViewModel') } },
+  },
 };
 
 export const statisticsEventRoutes: FastifyPluginAsync = async (plugin) => {
@@ -59,7 +66,10 @@ export const statisticsEventRoutes: FastifyPluginAsync = async (plugin) => {
         response: {
           200: {
             description: 'A page of events (JSON), or the event stream (`text/event-stream`).',
-            content: { 'application/json': { schema: Type.Ref('StatisticsEventPageViewModel') }, 'text/event-stream': { schema: Type.String() } },
+            content: {
+              'application/json': { schema: Type.Ref('StatisticsEventPageViewModel') },
+              'text/event-stream': { schema: Type.String() },
+            },
           },
           ...goneStatistics,
           ...errorResponses([400]),
@@ -67,12 +77,18 @@ export const statisticsEventRoutes: FastifyPluginAsync = async (plugin) => {
       },
     },
     async (request, reply) =>
-      serveFeed(request, reply, request.query, {
-        scope: { api: 'statistics' },
-        types: STATISTICS_EVENT_TYPES,
-        render: statisticsEventBody,
-        page: (events, nextCursor, hasMore) => ({ events, nextCursor, hasMore }),
-        client: anonymousClient(request.ip),
-      }, app.events),
+      serveFeed(
+        request,
+        reply,
+        request.query,
+        {
+          scope: { api: 'statistics' },
+          types: STATISTICS_EVENT_TYPES,
+          render: statisticsEventBody,
+          page: (events, nextCursor, hasMore) => ({ events, nextCursor, hasMore }),
+          client: anonymousClient(request.ip),
+        },
+        app.events,
+      ),
   );
 };

@@ -30,7 +30,9 @@ function link(href: string, method: 'GET' | 'POST' = 'GET') {
 
 /** A version event: appended by publish (import or stats-admin), deprecate and withdraw. */
 export async function appendDataSetVersionEvent(
-  trx: Executor, type: Extract<StatisticsEventType, `data_set_version.${string}`>, versionId: number,
+  trx: Executor,
+  type: Extract<StatisticsEventType, `data_set_version.${string}`>,
+  versionId: number,
 ) {
   const version = await findVersionForEvent(trx, versionId);
   const number = formatVersionNumber(version);
@@ -54,7 +56,13 @@ export async function appendDataSetVersionEvent(
         withdrawn: version.withdrawn_at?.toISOString() ?? null,
         notes: version.notes,
       },
-      changes: { versionNumber: number, notes: version.notes, majorChanges: sets.majorChanges, minorChanges: sets.minorChanges, patchHistory: [] },
+      changes: {
+        versionNumber: number,
+        notes: version.notes,
+        majorChanges: sets.majorChanges,
+        minorChanges: sets.minorChanges,
+        patchHistory: [],
+      },
       links: {
         meta: link(`${base}/meta?${at}`),
         changes: link(`${base}/versions/${encodeURIComponent(number)}/changes`),
@@ -66,7 +74,11 @@ export async function appendDataSetVersionEvent(
 }
 
 /** A data set event: it became public (its first published version), or it was deprecated or withdrawn. */
-export async function appendDataSetEvent(trx: Executor, type: Extract<StatisticsEventType, `data_set.${string}`>, dataSetId: string) {
+export async function appendDataSetEvent(
+  trx: Executor,
+  type: Extract<StatisticsEventType, `data_set.${string}`>,
+  dataSetId: string,
+) {
   const dataSet = await findDataSetForEvent(trx, dataSetId);
   return appendEvent(trx, {
     api: 'statistics',
@@ -80,7 +92,10 @@ export async function appendDataSetEvent(trx: Executor, type: Extract<Statistics
       status: dataSet.status,
       publicationId: dataSet.publication_id,
       supersedingDataSetId: dataSet.superseding_data_set_id,
-      links: { self: link(`${API}/data-sets/${dataSet.id}`), versions: link(`${API}/data-sets/${dataSet.id}/versions`) },
+      links: {
+        self: link(`${API}/data-sets/${dataSet.id}`),
+        versions: link(`${API}/data-sets/${dataSet.id}/versions`),
+      },
     },
   });
 }
@@ -92,7 +107,11 @@ export function statisticsEventBody(event: StoredEvent, cursor: string): Record<
     cursor,
     type: event.type,
     occurredAt: event.occurred_at.toISOString(),
-    resource: { type: event.resource_type, id: event.resource_id, ...(event.parent_id ? { dataSetId: event.parent_id } : {}) },
+    resource: {
+      type: event.resource_type,
+      id: event.resource_id,
+      ...(event.parent_id ? { dataSetId: event.parent_id } : {}),
+    },
     data: event.payload,
   };
 }

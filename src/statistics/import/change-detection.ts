@@ -1,4 +1,10 @@
-import type { ChangeItemByList, ChangeList, ChangedFilter, ChangedIndicator, ChangedLocationOption } from '../tables.js';
+import type {
+  ChangeItemByList,
+  ChangeList,
+  ChangedFilter,
+  ChangedIndicator,
+  ChangedLocationOption,
+} from '../tables.js';
 import { compareNatural, compareOrdinal } from '../standard/ordinal.js';
 import { levelView } from '../standard/geographic-levels.js';
 import type { VersionMetaSnapshot } from './version-snapshot.js';
@@ -19,7 +25,13 @@ interface Diff<T> {
  * Items matched by key: only-old = deleted, only-new = added, both but not `same` = updated. Deletions and updates
  * are sorted by the previous item, additions by the new one (the reference processor's order).
  */
-function diff<T>(previous: T[], current: T[], key: (t: T) => string, same: (a: T, b: T) => boolean, compare: (a: T, b: T) => number): Diff<T> {
+function diff<T>(
+  previous: T[],
+  current: T[],
+  key: (t: T) => string,
+  same: (a: T, b: T) => boolean,
+  compare: (a: T, b: T) => number,
+): Diff<T> {
   const currentByKey = new Map(current.map((t) => [key(t), t]));
   const previousByKey = new Map(previous.map((t) => [key(t), t]));
   const deleted = previous.filter((t) => !currentByKey.has(key(t))).sort(compare);
@@ -67,15 +79,29 @@ function optionChanges<P, O extends { id: string; label: string }>(
   const added: Array<OptionChange<P, O>> = [];
   // Equal labels keep the order of their parents: the previous version's for deletions and updates, the new one's
   // for additions (the processor walks the previous meta, then the new).
-  const diffs = parents.map((parent) => ({ parent, options: diff(parent.before, parent.after, (o) => o.id, same, byLabel) }));
+  const diffs = parents.map((parent) => ({
+    parent,
+    options: diff(parent.before, parent.after, (o) => o.id, same, byLabel),
+  }));
   for (const { parent, options } of [...diffs].sort((a, b) => a.parent.previousRank - b.parent.previousRank)) {
     // A deleted option is shown under the previous version's parent, the others under the new version's.
     for (const o of options.deleted) deleted.push({ kind: 'major', parent: parent.previous, previous: o });
-    for (const u of options.updated) updated.push({ kind: updateKind(u.previous, u.current), parent: parent.current, previous: u.previous, current: u.current });
+    for (const u of options.updated)
+      updated.push({
+        kind: updateKind(u.previous, u.current),
+        parent: parent.current,
+        previous: u.previous,
+        current: u.current,
+      });
   }
-  for (const { parent, options } of diffs) for (const o of options.added) added.push({ kind: 'minor', parent: parent.current, current: o });
+  for (const { parent, options } of diffs)
+    for (const o of options.added) added.push({ kind: 'minor', parent: parent.current, current: o });
   const byPrevious = (a: OptionChange<P, O>, b: OptionChange<P, O>) => byLabel(a.previous!, b.previous!);
-  return [...deleted.sort(byPrevious), ...updated.sort(byPrevious), ...added.sort((a, b) => byLabel(a.current!, b.current!))];
+  return [
+    ...deleted.sort(byPrevious),
+    ...updated.sort(byPrevious),
+    ...added.sort((a, b) => byLabel(a.current!, b.current!)),
+  ];
 }
 
 const stateOf = <O>(change: { previous?: O; current?: O }) => ({
@@ -103,17 +129,30 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
     byLabel,
   );
   for (const f of filters.deleted) push('major', 'filters', { previousState: filterView(f) });
-  for (const u of filters.updated) push('minor', 'filters', { previousState: filterView(u.previous), currentState: filterView(u.current) });
+  for (const u of filters.updated)
+    push('minor', 'filters', { previousState: filterView(u.previous), currentState: filterView(u.current) });
   for (const f of filters.added) push('minor', 'filters', { currentState: filterView(f) });
 
   const previousFilters = new Map(previous.filters.map((f, rank) => [f.id, { ...f, rank }]));
   const keptFilters = current.filters.flatMap((filter) => {
     const before = previousFilters.get(filter.id);
     return before
-      ? [{ previous: filterView(before), current: filterView(filter), previousRank: before.rank, before: before.options, after: filter.options }]
+      ? [
+          {
+            previous: filterView(before),
+            current: filterView(filter),
+            previousRank: before.rank,
+            before: before.options,
+            after: filter.options,
+          },
+        ]
       : [];
   });
-  for (const c of optionChanges(keptFilters, (a, b) => a.label === b.label, () => 'minor')) {
+  for (const c of optionChanges(
+    keptFilters,
+    (a, b) => a.label === b.label,
+    () => 'minor',
+  )) {
     push(c.kind, 'filterOptions', { filter: c.parent, ...stateOf(c) });
   }
 
@@ -135,7 +174,8 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
     byLabel,
   );
   for (const i of indicators.deleted) push('major', 'indicators', { previousState: indicatorView(i) });
-  for (const u of indicators.updated) push('minor', 'indicators', { previousState: indicatorView(u.previous), currentState: indicatorView(u.current) });
+  for (const u of indicators.updated)
+    push('minor', 'indicators', { previousState: indicatorView(u.previous), currentState: indicatorView(u.current) });
   for (const i of indicators.added) push('minor', 'indicators', { currentState: indicatorView(i) });
 
   const groups = diff(
@@ -152,7 +192,17 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
   const keptLevels = [...current.locations.keys()].flatMap((code) => {
     const before = previous.locations.get(code);
     const level = levelView(code);
-    return before ? [{ previous: level, current: level, previousRank: previousLevels.indexOf(code), before, after: current.locations.get(code)! }] : [];
+    return before
+      ? [
+          {
+            previous: level,
+            current: level,
+            previousRank: previousLevels.indexOf(code),
+            before,
+            after: current.locations.get(code)!,
+          },
+        ]
+      : [];
   });
   const codesOf = ({ label: _label, ...codes }: ChangedLocationOption) => JSON.stringify(codes);
   for (const c of optionChanges(
@@ -166,7 +216,13 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
 
   const byPeriod = (a: { period: string; code: string }, b: { period: string; code: string }) =>
     compareNatural(a.period, b.period) || compareOrdinal(a.code, b.code);
-  const periods = diff(previous.timePeriods, current.timePeriods, (t) => `${t.period}|${t.code}`, () => true, byPeriod);
+  const periods = diff(
+    previous.timePeriods,
+    current.timePeriods,
+    (t) => `${t.period}|${t.code}`,
+    () => true,
+    byPeriod,
+  );
   for (const t of periods.deleted) push('major', 'timePeriods', { previousState: t });
   for (const t of periods.added) push('minor', 'timePeriods', { currentState: t });
   return out;

@@ -37,13 +37,20 @@ export function openCsvText(path: string): CsvText {
 function invalidUtf8At(bytes: Uint8Array, from: number): number {
   for (let i = from; i < bytes.length; ) {
     const b = bytes[i]!;
-    const extra = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    const extra =
+      b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
     if (extra < 0) return i;
     if (i + extra >= bytes.length) return -1;
     for (let k = 1; k <= extra; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return i;
     // Overlong three-byte forms, UTF-16 surrogates, overlong four-byte forms and beyond U+10FFFF.
     const second = bytes[i + 1]!;
-    if ((b === 0xe0 && second < 0xa0) || (b === 0xed && second > 0x9f) || (b === 0xf0 && second < 0x90) || (b === 0xf4 && second > 0x8f)) return i;
+    if (
+      (b === 0xe0 && second < 0xa0) ||
+      (b === 0xed && second > 0x9f) ||
+      (b === 0xf0 && second < 0x90) ||
+      (b === 0xf4 && second > 0x8f)
+    )
+      return i;
     i += extra + 1;
   }
   return -1;
@@ -58,7 +65,11 @@ function strictText(): Transform {
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   let line = 1;
   let carriageReturnAtEnd = false;
-  const loneCr = (at: number) => new CsvSyntaxError(at, 'A carriage return is not followed by a line feed: lines must end in LF or CRLF (not CR alone).');
+  const loneCr = (at: number) =>
+    new CsvSyntaxError(
+      at,
+      'A carriage return is not followed by a line feed: lines must end in LF or CRLF (not CR alone).',
+    );
   return new Transform({
     readableObjectMode: true,
     transform(chunk: Buffer, _encoding, done) {
@@ -69,7 +80,13 @@ function strictText(): Transform {
         return at;
       };
       const nul = chunk.indexOf(0);
-      if (nul !== -1) return done(new CsvSyntaxError(lineAt(nul), 'The line contains a NUL byte (0x00); a CSV file of the standard holds text only.'));
+      if (nul !== -1)
+        return done(
+          new CsvSyntaxError(
+            lineAt(nul),
+            'The line contains a NUL byte (0x00); a CSV file of the standard holds text only.',
+          ),
+        );
       for (let cr = chunk.indexOf(13); cr !== -1; cr = chunk.indexOf(13, cr + 1)) {
         if (cr + 1 < chunk.length && chunk[cr + 1] !== 10) return done(loneCr(lineAt(cr)));
       }
@@ -79,7 +96,12 @@ function strictText(): Transform {
         text = decoder.decode(chunk, { stream: true });
       } catch {
         const bad = invalidUtf8At(chunk, 0);
-        return done(new CsvSyntaxError(lineAt(bad === -1 ? chunk.length : bad), 'The line is not valid UTF-8; save the file as UTF-8.'));
+        return done(
+          new CsvSyntaxError(
+            lineAt(bad === -1 ? chunk.length : bad),
+            'The line is not valid UTF-8; save the file as UTF-8.',
+          ),
+        );
       }
       for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) line++;
       done(null, text.length > 0 ? text : undefined);
@@ -126,7 +148,10 @@ export async function* readCsvBatches(stream: AsyncIterable<string>): AsyncGener
 }
 
 function lineTooLong(line: number): CsvSyntaxError {
-  return new CsvSyntaxError(line, `The line is longer than ${formatLimit(IMPORT_LIMITS.lineChars)} characters, the limit.`);
+  return new CsvSyntaxError(
+    line,
+    `The line is longer than ${formatLimit(IMPORT_LIMITS.lineChars)} characters, the limit.`,
+  );
 }
 
 /** Refuses a record with a cell of more than IMPORT_LIMITS.cellBytes bytes (cheap when the whole line is short). */
@@ -134,7 +159,10 @@ function checkCells(fields: string[], lineChars: number, line: number): void {
   if (lineChars <= IMPORT_LIMITS.cellBytes / 3) return;
   for (const field of fields) {
     if (field.length > IMPORT_LIMITS.cellBytes / 3 && Buffer.byteLength(field) > IMPORT_LIMITS.cellBytes) {
-      throw new CsvSyntaxError(line, `A cell is longer than ${formatLimit(IMPORT_LIMITS.cellBytes)} bytes, the limit ("${field.slice(0, 40)}…").`);
+      throw new CsvSyntaxError(
+        line,
+        `A cell is longer than ${formatLimit(IMPORT_LIMITS.cellBytes)} bytes, the limit ("${field.slice(0, 40)}…").`,
+      );
     }
   }
 }
@@ -225,7 +253,8 @@ function scanQuotedRecord(
         pos++;
         continue;
       }
-      if (c === 13 && pos + 1 < length && text.charCodeAt(pos + 1) === 10) return { fields, next: pos + 2, innerLineBreaks };
+      if (c === 13 && pos + 1 < length && text.charCodeAt(pos + 1) === 10)
+        return { fields, next: pos + 2, innerLineBreaks };
       if (c === 13 && pos + 1 >= length && !final) return undefined;
       if (c === 10 || c === 13) return { fields, next: pos + 1, innerLineBreaks };
       if (c === -1) return final ? { fields, next: pos, innerLineBreaks } : undefined;
@@ -236,12 +265,14 @@ function scanQuotedRecord(
     while (end < length) {
       const c = text.charCodeAt(end);
       if (c === 44 || c === 10) break;
-      if (c === 34) throw new CsvSyntaxError(line + innerLineBreaks, 'A field contains a quote but does not start with one.');
+      if (c === 34)
+        throw new CsvSyntaxError(line + innerLineBreaks, 'A field contains a quote but does not start with one.');
       end++;
     }
     if (end >= length && !final) return undefined;
     let valueEnd = end;
-    if (valueEnd > pos && text.charCodeAt(valueEnd - 1) === 13 && (end >= length || text.charCodeAt(end) === 10)) valueEnd--;
+    if (valueEnd > pos && text.charCodeAt(valueEnd - 1) === 13 && (end >= length || text.charCodeAt(end) === 10))
+      valueEnd--;
     fields.push(text.slice(pos, valueEnd));
     if (end < length && text.charCodeAt(end) === 44) {
       pos = end + 1;
@@ -261,7 +292,10 @@ export async function readCsvFile(path: string, maxRecords = Number.POSITIVE_INF
   try {
     for await (const batch of readCsvBatches(text)) {
       if (all.records.length + batch.records.length > maxRecords) {
-        throw new CsvSyntaxError(batch.lines[maxRecords - all.records.length]!, `The file has more than ${formatLimit(maxRecords - 1)} rows, the limit.`);
+        throw new CsvSyntaxError(
+          batch.lines[maxRecords - all.records.length]!,
+          `The file has more than ${formatLimit(maxRecords - 1)} rows, the limit.`,
+        );
       }
       all.records.push(...batch.records);
       all.lines.push(...batch.lines);

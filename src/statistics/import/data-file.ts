@@ -34,10 +34,13 @@ export interface DataFilePlan {
 
 /** A CSV syntax error or an unreadable (e.g. corrupt gzip) file as an import problem; other errors as they are. */
 export function readProblem(error: unknown, file: string): unknown {
-  if (error instanceof CsvSyntaxError) return new ImportValidationError([{ file, line: error.line, message: error.message }]);
+  if (error instanceof CsvSyntaxError)
+    return new ImportValidationError([{ file, line: error.line, message: error.message }]);
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && code.startsWith('Z_')) {
-    return new ImportValidationError([{ file, message: `The file cannot be decompressed (${(error as Error).message}); is it really gzip?` }]);
+    return new ImportValidationError([
+      { file, message: `The file cannot be decompressed (${(error as Error).message}); is it really gzip?` },
+    ]);
   }
   return error;
 }
@@ -46,7 +49,10 @@ export function readProblem(error: unknown, file: string): unknown {
 async function dataFileSize(dataPath: string, metaPath: string): Promise<number> {
   const missingFiles: FieldError[] = [];
   let totalBytes = 1;
-  for (const [flag, file] of [['data', dataPath], ['meta', metaPath]] as const) {
+  for (const [flag, file] of [
+    ['data', dataPath],
+    ['meta', metaPath],
+  ] as const) {
     try {
       const info = await stat(file);
       if (!info.isFile()) missingFiles.push({ path: flag, message: `${file} is not a file.` });
@@ -55,7 +61,8 @@ async function dataFileSize(dataPath: string, metaPath: string): Promise<number>
       missingFiles.push({ path: flag, message: `${file} does not exist.` });
     }
   }
-  if (missingFiles.length > 0) throw new ValidationError(missingFiles, 'The data set files were not found; nothing was imported.');
+  if (missingFiles.length > 0)
+    throw new ValidationError(missingFiles, 'The data set files were not found; nothing was imported.');
   return totalBytes;
 }
 
@@ -63,7 +70,11 @@ async function dataFileSize(dataPath: string, metaPath: string): Promise<number>
  * Opens the data file, checks its header and the meta file against it, and plans the rows. The caller must close
  * `batches` (`batches.return()`) when done, whatever happens.
  */
-export async function planDataFile(dataPath: string, metaPath: string, problems: ProblemCollector): Promise<DataFilePlan> {
+export async function planDataFile(
+  dataPath: string,
+  metaPath: string,
+  problems: ProblemCollector,
+): Promise<DataFilePlan> {
   const dataFile = path.basename(dataPath);
   const totalBytes = await dataFileSize(dataPath, metaPath);
   // The header first: the meta file is checked against it before any row is read.
@@ -78,7 +89,12 @@ export async function planDataFile(dataPath: string, metaPath: string, problems:
 }
 
 async function planRows(
-  dataFile: string, totalBytes: number, text: CsvText, batches: AsyncGenerator<CsvBatch>, metaPath: string, problems: ProblemCollector,
+  dataFile: string,
+  totalBytes: number,
+  text: CsvText,
+  batches: AsyncGenerator<CsvBatch>,
+  metaPath: string,
+  problems: ProblemCollector,
 ): Promise<DataFilePlan> {
   let firstBatch: CsvBatch | undefined;
   try {
@@ -94,31 +110,50 @@ async function planRows(
     throw new Error('unreachable');
   }
   if (header.length > IMPORT_LIMITS.dataColumns) {
-    problems.add({ file: dataFile, line: 1, message: `The data file has ${formatLimit(header.length)} columns; the limit is ${formatLimit(IMPORT_LIMITS.dataColumns)}.` });
+    problems.add({
+      file: dataFile,
+      line: 1,
+      message: `The data file has ${formatLimit(header.length)} columns; the limit is ${formatLimit(IMPORT_LIMITS.dataColumns)}.`,
+    });
     problems.throwIfAny();
   }
   const columnIndex = new Map<string, number>();
   header.forEach((name, i) => {
-    if (columnIndex.has(name)) problems.add({ file: dataFile, line: 1, column: name, message: `The column "${name}" appears twice in the header.` });
+    if (columnIndex.has(name))
+      problems.add({
+        file: dataFile,
+        line: 1,
+        column: name,
+        message: `The column "${name}" appears twice in the header.`,
+      });
     columnIndex.set(name, i);
   });
   for (const column of MANDATORY_DATA_COLUMNS) {
-    if (!columnIndex.has(column)) problems.add({ file: dataFile, line: 1, column, message: `The data file has no "${column}" column.` });
+    if (!columnIndex.has(column))
+      problems.add({ file: dataFile, line: 1, column, message: `The data file has no "${column}" column.` });
   }
   problems.throwIfAny();
   const meta = await readMetaFile(metaPath, path.basename(metaPath), new Set(header), dataFile);
 
-  const filters = [...meta.filters].sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.column, b.column));
-  const indicators = [...meta.indicators].sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.column, b.column));
+  const filters = [...meta.filters].sort(
+    (a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.column, b.column),
+  );
+  const indicators = [...meta.indicators].sort(
+    (a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.column, b.column),
+  );
   const locationLevels: LocationLevelInput[] = GEOGRAPHIC_LEVELS.filter((level) =>
     [level.nameColumn, ...level.codeColumns.map((c) => c.column)].some((c) => columnIndex.has(c)),
   ).map((info) => ({
     info,
-    codes: info.codeColumns.filter((c) => columnIndex.has(c.column)).map((c) => ({ index: columnIndex.get(c.column)!, field: c.field })),
+    codes: info.codeColumns
+      .filter((c) => columnIndex.has(c.column))
+      .map((c) => ({ index: columnIndex.get(c.column)!, field: c.field })),
     nameIndex: columnIndex.get(info.nameColumn) ?? -1,
     ids: new Map(),
     options: [],
-    columns: [info.nameColumn, ...info.codeColumns.map((c) => c.column)].filter((c) => columnIndex.has(c)).map((c) => columnIndex.get(c)!),
+    columns: [info.nameColumn, ...info.codeColumns.map((c) => c.column)]
+      .filter((c) => columnIndex.has(c))
+      .map((c) => columnIndex.get(c)!),
     previousCells: [],
     previousId: 0,
   }));

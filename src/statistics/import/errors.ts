@@ -9,7 +9,11 @@ export interface ImportProblem {
 }
 
 export function problemToFieldError(problem: ImportProblem): FieldError {
-  const where = [problem.file, problem.line === undefined ? undefined : `line ${problem.line}`, problem.column && `column ${problem.column}`]
+  const where = [
+    problem.file,
+    problem.line === undefined ? undefined : `line ${problem.line}`,
+    problem.column && `column ${problem.column}`,
+  ]
     .filter(Boolean)
     .join(', ');
   return {

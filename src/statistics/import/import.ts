@@ -36,7 +36,12 @@ import {
   rollbackImportTransaction,
 } from './repository.js';
 import { facetColumnsOf, rowIndexCollectorFor, stageRows } from './stage-rows.js';
-import { compareVersionNumbers, formatVersionNumber, parseVersionNumber, type VersionNumber } from '../standard/version-numbers.js';
+import {
+  compareVersionNumbers,
+  formatVersionNumber,
+  parseVersionNumber,
+  type VersionNumber,
+} from '../standard/version-numbers.js';
 import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-snapshot.js';
 import { appendDataSetEvent, appendDataSetVersionEvent } from '../events/service.js';
 import { loadQueryVersionMeta, rowIndexColumns } from '../query/engine/index.js';
@@ -100,7 +105,10 @@ export interface ImportResult {
    * the row index adds after them (it is made while PostgreSQL builds the indexes), writing and storing the Parquet
    * copy, what storing the data file adds (it is stored while the rows are read), changes, commit.
    */
-  timings: Record<'read' | 'metadata' | 'rows' | 'indexes' | 'queryIndex' | 'parquet' | 'file' | 'changes' | 'commit', number>;
+  timings: Record<
+    'read' | 'metadata' | 'rows' | 'indexes' | 'queryIndex' | 'parquet' | 'file' | 'changes' | 'commit',
+    number
+  >;
 }
 
 /** What the importer needs of a database: its pool, since COPY needs a raw client. */
@@ -120,7 +128,9 @@ function kyselyOnClient(client: pg.PoolClient): Kysely<Database> {
     return run;
   };
   const bound = { query, release: () => {} };
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {} } as never }) });
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: { connect: async () => bound, end: async () => {} } as never }),
+  });
 }
 
 async function gzipOf(dataPath: string): Promise<Buffer> {
@@ -137,7 +147,8 @@ async function lockDataSetForVersion(db: Kysely<Database>, dataSetId: string, ve
   const dataSet = await lockDataSet(db, dataSetId);
   if (!dataSet) throw new DataSetNotFoundError(dataSetId);
   const existing = await findVersionNumbers(db, dataSetId);
-  if (existing.some((v) => compareVersionNumbers(v, versionNumber) === 0)) throw new DuplicateVersionError(dataSetId, formatVersionNumber(versionNumber));
+  if (existing.some((v) => compareVersionNumbers(v, versionNumber) === 0))
+    throw new DuplicateVersionError(dataSetId, formatVersionNumber(versionNumber));
   // Changes and carried-over ids are against the latest live (non-draft) version below this number.
   return { dataSet, previous: latestLiveVersionBelow(existing, versionNumber) };
 }
@@ -148,7 +159,9 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
   const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
   const versionNumber = parseVersionNumber(options.version);
   if (!versionNumber) {
-    throw new ValidationError([{ path: 'version', message: `"${options.version}" is not a version number such as 1.0 or 2.1.3.` }]);
+    throw new ValidationError([
+      { path: 'version', message: `"${options.version}" is not a version number such as 1.0 or 2.1.3.` },
+    ]);
   }
   const version = formatVersionNumber(versionNumber);
   const problems = new ProblemCollector();
@@ -161,7 +174,9 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     if (options.rowOrder === 'reference-fixture') {
       const codes = new Set(plan.locationLevels.map((l) => l.info.code));
       if (!['LA', 'NAT', 'REG', 'SCH'].every((c) => codes.has(c))) {
-        throw new ValidationError([{ path: 'rowOrder', message: 'The reference-fixture row order needs NAT, REG, LA and SCH location columns.' }]);
+        throw new ValidationError([
+          { path: 'rowOrder', message: 'The reference-fixture row order needs NAT, REG, LA and SCH location columns.' },
+        ]);
       }
     }
     await beginImportTransaction(client);
@@ -185,7 +200,17 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await reporting;
     await reportImportProgress(client, staged.rows);
     options.onProgress?.({ rows: staged.rows, seconds: seconds(), fraction: 1, done: true });
-    const timings: ImportResult['timings'] = { read: seconds(), metadata: 0, rows: 0, indexes: 0, queryIndex: 0, parquet: 0, file: 0, changes: 0, commit: 0 };
+    const timings: ImportResult['timings'] = {
+      read: seconds(),
+      metadata: 0,
+      rows: 0,
+      indexes: 0,
+      queryIndex: 0,
+      parquet: 0,
+      file: 0,
+      changes: 0,
+      commit: 0,
+    };
     let mark = seconds();
     const lap = (phase: keyof ImportResult['timings']) => {
       const now = seconds();
@@ -194,7 +219,17 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     };
 
     const status: VersionStatus = options.draft ? 'Draft' : 'Published';
-    await insertVersionRow(db, { ...options, id: versionId, number: versionNumber, status, locationLevels: plan.locationLevels.map((l) => l.info.code) }, staged);
+    await insertVersionRow(
+      db,
+      {
+        ...options,
+        id: versionId,
+        number: versionNumber,
+        status,
+        locationLevels: plan.locationLevels.map((l) => l.info.code),
+      },
+      staged,
+    );
     const previousMeta = previous ? await loadVersionMetaSnapshot(db, previous.id) : undefined;
     const maps = await insertVersionMetadata(db, versionId, plan, staged, previousMeta);
     const rowsTable = await setVersionRowsKey(db, versionId);
@@ -215,7 +250,18 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await commitImportTransaction(client);
     committed = true;
     lap('commit');
-    return { versionId, dataSetId: options.dataSetId, version, status, rows: staged.rows, rowsTable, seconds: seconds(), majorChanges, minorChanges, timings };
+    return {
+      versionId,
+      dataSetId: options.dataSetId,
+      version,
+      status,
+      rows: staged.rows,
+      rowsTable,
+      seconds: seconds(),
+      majorChanges,
+      minorChanges,
+      timings,
+    };
   } finally {
     if (!committed) await rollbackImportTransaction(client).catch(() => {});
     await plan.batches.return(undefined).catch(() => {});
@@ -239,7 +285,10 @@ interface CollectedVersion {
  * engine form) and as the version's Parquet copy of record; with `rowTable`, also the row table and its indexes.
  */
 async function storeVersionRows(
-  client: pg.PoolClient, db: Kysely<Database>, version: CollectedVersion, lap: (phase: keyof ImportResult['timings']) => void,
+  client: pg.PoolClient,
+  db: Kysely<Database>,
+  version: CollectedVersion,
+  lap: (phase: keyof ImportResult['timings']) => void,
 ): Promise<void> {
   const { versionId, rowsTable, plan, staged, maps, collector, options } = version;
   const queryMeta = await loadQueryVersionMeta(db, versionId, rowsTable);
@@ -273,7 +322,13 @@ async function storeVersionRows(
 }
 
 /** What the collected rows' file-local ids stand for: their final ids, and their row ids in the row order asked for. */
-function collectedRowMeaning(collector: RowIndexCollector, plan: DataFilePlan, levels: string[], maps: IdMaps, rowOrder: RowOrder | undefined) {
+function collectedRowMeaning(
+  collector: RowIndexCollector,
+  plan: DataFilePlan,
+  levels: string[],
+  maps: IdMaps,
+  rowOrder: RowOrder | undefined,
+) {
   // The facet columns are the locations' (by level, as the maps) and then the filters'.
   const finalIds = [...maps.locations, ...maps.filterOptions];
   const facetIds = new Map(facetColumnsOf(plan).map((column, c) => [column, finalIds[c]!]));
@@ -291,7 +346,8 @@ function collectedRowMeaning(collector: RowIndexCollector, plan: DataFilePlan, l
  */
 export function referenceFixtureRowIds(collector: RowIndexCollector): Int32Array {
   const group = (r: number) =>
-    (collector.localId('l_sch', r) !== 0 ? 3 : 0) + (collector.localId('l_la', r) !== 0 ? 0 : collector.localId('l_reg', r) !== 0 ? 1 : 2);
+    (collector.localId('l_sch', r) !== 0 ? 3 : 0) +
+    (collector.localId('l_la', r) !== 0 ? 0 : collector.localId('l_reg', r) !== 0 ? 1 : 2);
   const ids = new Int32Array(collector.rows);
   Array.from({ length: collector.rows }, (_, r) => r)
     .sort((a, b) => group(a) - group(b) || a - b)

@@ -41,7 +41,12 @@ const REQUIRED_META_COLUMNS = [
  * Reads and checks the meta CSV against the data file's header: every described column must exist
  * in the data file and not be a time, level or location column.
  */
-export async function readMetaFile(path: string, fileName: string, dataHeader: ReadonlySet<string>, dataFileName: string): Promise<MetaFile> {
+export async function readMetaFile(
+  path: string,
+  fileName: string,
+  dataHeader: ReadonlySet<string>,
+  dataFileName: string,
+): Promise<MetaFile> {
   const problems = new ProblemCollector();
   let parsed;
   try {
@@ -61,7 +66,8 @@ export async function readMetaFile(path: string, fileName: string, dataHeader: R
   }
   const index = new Map(header.map((name, i) => [name.trim(), i]));
   for (const column of REQUIRED_META_COLUMNS) {
-    if (!index.has(column)) problems.add({ file: fileName, line: 1, column, message: `The meta file has no "${column}" column.` });
+    if (!index.has(column))
+      problems.add({ file: fileName, line: 1, column, message: `The meta file has no "${column}" column.` });
   }
   problems.throwIfAny();
   const cell = (row: string[], column: string) => {
@@ -76,7 +82,11 @@ export async function readMetaFile(path: string, fileName: string, dataHeader: R
     const line = parsed.lines[r + 1]!;
     if (filters.length > IMPORT_LIMITS.filters || indicators.length > IMPORT_LIMITS.indicators) return;
     if (row.length !== header.length) {
-      problems.add({ file: fileName, line, message: `The row has ${row.length} cells but the header has ${header.length}.` });
+      problems.add({
+        file: fileName,
+        line,
+        message: `The row has ${row.length} cells but the header has ${header.length}.`,
+      });
       return;
     }
     const column = cell(row, 'col_name');
@@ -113,15 +123,39 @@ export async function readMetaFile(path: string, fileName: string, dataHeader: R
     if (type === 'filter') {
       filters.push({ column, label, hint: cell(row, 'filter_hint'), defaultLabel: cell(row, 'filter_default'), line });
       if (filters.length > IMPORT_LIMITS.filters) {
-        problems.add({ file: fileName, line, column: 'col_type', message: `The meta file describes more than ${formatLimit(IMPORT_LIMITS.filters)} filters, the limit.` });
+        problems.add({
+          file: fileName,
+          line,
+          column: 'col_type',
+          message: `The meta file describes more than ${formatLimit(IMPORT_LIMITS.filters)} filters, the limit.`,
+        });
       }
     } else if (type === 'indicator') {
-      indicators.push(indicatorOf(column, label, cell(row, 'indicator_unit'), cell(row, 'indicator_dp'), { file: fileName, line }, problems));
+      indicators.push(
+        indicatorOf(
+          column,
+          label,
+          cell(row, 'indicator_unit'),
+          cell(row, 'indicator_dp'),
+          { file: fileName, line },
+          problems,
+        ),
+      );
       if (indicators.length > IMPORT_LIMITS.indicators) {
-        problems.add({ file: fileName, line, column: 'col_type', message: `The meta file describes more than ${formatLimit(IMPORT_LIMITS.indicators)} indicators, the limit.` });
+        problems.add({
+          file: fileName,
+          line,
+          column: 'col_type',
+          message: `The meta file describes more than ${formatLimit(IMPORT_LIMITS.indicators)} indicators, the limit.`,
+        });
       }
     } else {
-      problems.add({ file: fileName, line, column: 'col_type', message: `Unknown column type "${cell(row, 'col_type')}"; expected Filter or Indicator.` });
+      problems.add({
+        file: fileName,
+        line,
+        column: 'col_type',
+        message: `Unknown column type "${cell(row, 'col_type')}"; expected Filter or Indicator.`,
+      });
     }
   });
   if (filters.length + indicators.length === 0 && problems.problems.length === 0) {
@@ -135,7 +169,14 @@ export async function readMetaFile(path: string, fileName: string, dataHeader: R
 }
 
 /** An indicator's row of the meta file: its unit and decimal places checked (problems collected with the row's line). */
-function indicatorOf(column: string, label: string, unitText: string, dpText: string, at: { file: string; line: number }, problems: ProblemCollector): MetaIndicator {
+function indicatorOf(
+  column: string,
+  label: string,
+  unitText: string,
+  dpText: string,
+  at: { file: string; line: number },
+  problems: ProblemCollector,
+): MetaIndicator {
   const unit = INDICATOR_UNITS[unitText];
   if (unit === undefined) {
     problems.add({

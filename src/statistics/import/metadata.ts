@@ -55,9 +55,21 @@ export interface IdMaps {
 /** A release title and slug from the latest time period (`Academic year 2021/22`, `2021-22`). */
 function defaultRelease(latest: { period: string; code: string }): { title: string; slug: string } {
   const label = timePeriodLabel(latest.period, latest.code);
-  const kind: Record<string, string> = { AY: 'Academic year', CY: 'Calendar year', FY: 'Financial year', TY: 'Tax year', RY: 'Reporting year' };
+  const kind: Record<string, string> = {
+    AY: 'Academic year',
+    CY: 'Calendar year',
+    FY: 'Financial year',
+    TY: 'Tax year',
+    RY: 'Reporting year',
+  };
   const title = kind[latest.code] ? `${kind[latest.code]} ${label}` : label;
-  return { title, slug: label.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') };
+  return {
+    title,
+    slug: label
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, ''),
+  };
 }
 
 /** The version row (its release named after the latest time period unless given). */
@@ -65,20 +77,20 @@ export async function insertVersionRow(db: Kysely<Database>, version: NewVersion
   const chronological = [...staged.timePeriods].sort(compareTimePeriods);
   const release = defaultRelease(chronological[chronological.length - 1]!);
   return insertVersion(db, {
-      id: version.id,
-      data_set_id: version.dataSetId,
-      major: version.number.major,
-      minor: version.number.minor,
-      patch: version.number.patch,
-      status: version.status,
-      published_at: version.status === 'Published' ? (version.publishedAt ?? new Date()) : null,
-      withdrawn_at: null,
-      notes: version.notes ?? '',
-      release_title: version.releaseTitle ?? release.title,
-      release_slug: version.releaseSlug ?? release.slug,
-      total_results: staged.rows,
-      rows_table: null,
-      location_levels: version.locationLevels,
+    id: version.id,
+    data_set_id: version.dataSetId,
+    major: version.number.major,
+    minor: version.number.minor,
+    patch: version.number.patch,
+    status: version.status,
+    published_at: version.status === 'Published' ? (version.publishedAt ?? new Date()) : null,
+    withdrawn_at: null,
+    notes: version.notes ?? '',
+    release_title: version.releaseTitle ?? release.title,
+    release_slug: version.releaseSlug ?? release.slug,
+    total_results: staged.rows,
+    rows_table: null,
+    location_levels: version.locationLevels,
   });
 }
 
@@ -105,7 +117,6 @@ export async function insertVersionMetadata(
   return { timePeriods: timePeriodMap, filterOptions: filterMaps, locations: locationMaps };
 }
 
-
 /** Inserts filters (label order) and their options (label order); returns, per filter, local option id → row id. */
 async function insertFilters(
   db: Kysely<Database>,
@@ -115,8 +126,14 @@ async function insertFilters(
   previous: Previous,
 ): Promise<number[][]> {
   const previousByColumn = new Map(previous?.filters.map((f) => [f.column, f]) ?? []);
-  const freshFilterIds = await allocatePublicIds(db, 'filter', filters.filter((f) => !previousByColumn.has(f.column)).length);
-  const sortedOptions = optionLabels.map((labels) => labels.map((label, i) => ({ label, local: i + 1 })).sort((a, b) => compareOrdinal(a.label, b.label)));
+  const freshFilterIds = await allocatePublicIds(
+    db,
+    'filter',
+    filters.filter((f) => !previousByColumn.has(f.column)).length,
+  );
+  const sortedOptions = optionLabels.map((labels) =>
+    labels.map((label, i) => ({ label, local: i + 1 })).sort((a, b) => compareOrdinal(a.label, b.label)),
+  );
   const freshOptionCount = filters.reduce((count, f, i) => {
     const carried = new Set(previousByColumn.get(f.column)?.options.map((o) => o.label) ?? []);
     return count + sortedOptions[i]!.filter((o) => !carried.has(o.label)).length;
@@ -127,26 +144,27 @@ async function insertFilters(
     const filter = filters[i]!;
     const before = previousByColumn.get(filter.column);
     const filterRowId = await insertFilter(db, {
-        version_id: versionId,
-        public_id: before?.id ?? freshFilterIds.shift()!,
-        column_name: filter.column,
-        label: filter.label,
-        hint: filter.hint,
-        ordinal: i + 1,
+      version_id: versionId,
+      public_id: before?.id ?? freshFilterIds.shift()!,
+      column_name: filter.column,
+      label: filter.label,
+      hint: filter.hint,
+      ordinal: i + 1,
     });
     const carried = new Map(before?.options.map((o) => [o.label, o.id]) ?? []);
     const options = sortedOptions[i]!;
     const map = new Array<number>(options.length);
     maps.push(map);
     if (options.length === 0) continue;
-    const defaultLabel = filter.defaultLabel && options.some((o) => o.label === filter.defaultLabel) ? filter.defaultLabel : 'Total';
+    const defaultLabel =
+      filter.defaultLabel && options.some((o) => o.label === filter.defaultLabel) ? filter.defaultLabel : 'Total';
     const rows = await insertFilterOptions(
       db,
       options.map((o) => ({
-          filter_id: filterRowId,
-          public_id: carried.get(o.label) ?? freshOptionIds.shift()!,
-          label: o.label,
-          is_default: o.label === defaultLabel,
+        filter_id: filterRowId,
+        public_id: carried.get(o.label) ?? freshOptionIds.shift()!,
+        label: o.label,
+        is_default: o.label === defaultLabel,
       })),
     );
     const idByLabel = new Map(rows.map((r) => [r.label, r.id]));
@@ -155,19 +173,28 @@ async function insertFilters(
   return maps;
 }
 
-async function insertIndicatorRows(db: Kysely<Database>, versionId: number, indicators: MetaIndicator[], previous: Previous): Promise<void> {
+async function insertIndicatorRows(
+  db: Kysely<Database>,
+  versionId: number,
+  indicators: MetaIndicator[],
+  previous: Previous,
+): Promise<void> {
   const previousByColumn = new Map(previous?.indicators.map((i) => [i.column, i.id]) ?? []);
-  const fresh = await allocatePublicIds(db, 'indicator', indicators.filter((i) => !previousByColumn.has(i.column)).length);
+  const fresh = await allocatePublicIds(
+    db,
+    'indicator',
+    indicators.filter((i) => !previousByColumn.has(i.column)).length,
+  );
   await insertIndicators(
     db,
     indicators.map((indicator, i) => ({
-        version_id: versionId,
-        public_id: previousByColumn.get(indicator.column) ?? fresh.shift()!,
-        column_name: indicator.column,
-        label: indicator.label,
-        unit: indicator.unit,
-        decimal_places: indicator.decimalPlaces,
-        ordinal: i + 1,
+      version_id: versionId,
+      public_id: previousByColumn.get(indicator.column) ?? fresh.shift()!,
+      column_name: indicator.column,
+      label: indicator.label,
+      unit: indicator.unit,
+      decimal_places: indicator.decimalPlaces,
+      ordinal: i + 1,
     })),
   );
 }
@@ -180,10 +207,16 @@ const CODE_FIELDS: LocationCodeField[] = ['code', 'old_code', 'urn', 'la_estab',
  * reference's order: the fixture's LAs by code, schools by URN), and row ids in label order. Returns, per level,
  * local id → locations.id.
  */
-async function resolveLocations(db: Kysely<Database>, versionId: number, levels: LocationLevelInput[]): Promise<number[][]> {
+async function resolveLocations(
+  db: Kysely<Database>,
+  versionId: number,
+  levels: LocationLevelInput[],
+): Promise<number[][]> {
   const identity = (level: string, label: string, fields: Partial<Record<LocationCodeField, string>>) =>
     [level, label, ...CODE_FIELDS.map((f) => fields[f] ?? '')].join('\u0000');
-  const wanted = levels.flatMap((l) => l.options.map((o) => ({ level: l.info.code, label: o.label, fields: o.fields })));
+  const wanted = levels.flatMap((l) =>
+    l.options.map((o) => ({ level: l.info.code, label: o.label, fields: o.fields })),
+  );
   const found = new Map<string, number>();
   for (let i = 0; i < wanted.length; i += 5000) {
     const chunk = wanted.slice(i, i + 5000);
@@ -208,7 +241,9 @@ async function resolveLocations(db: Kysely<Database>, versionId: number, levels:
     for (let i = 0; i < byLabel.length; i += 2000) {
       const rows = await insertLocations(
         db,
-        byLabel.slice(i, i + 2000).map((w) => ({ ...w, publicId: publicIdOf.get(identity(w.level, w.label, w.fields))! })),
+        byLabel
+          .slice(i, i + 2000)
+          .map((w) => ({ ...w, publicId: publicIdOf.get(identity(w.level, w.label, w.fields))! })),
       );
       const idByPublic = new Map(rows.map((r) => [r.public_id, r.id]));
       for (const [key, publicId] of publicIdOf) if (idByPublic.has(publicId)) found.set(key, idByPublic.get(publicId)!);
@@ -221,4 +256,3 @@ async function resolveLocations(db: Kysely<Database>, versionId: number, levels:
   }
   return maps;
 }
-

@@ -41,7 +41,11 @@ export async function lockDataSet(db: Executor, dataSetId: string) {
 
 /** The numbers and statuses of a data set's versions. */
 export async function findVersionNumbers(db: Executor, dataSetId: string) {
-  return db.selectFrom('data_set_versions').select(['id', 'major', 'minor', 'patch', 'status']).where('data_set_id', '=', dataSetId).execute();
+  return db
+    .selectFrom('data_set_versions')
+    .select(['id', 'major', 'minor', 'patch', 'status'])
+    .where('data_set_id', '=', dataSetId)
+    .execute();
 }
 
 export async function publishDataSet(db: Executor, dataSetId: string): Promise<void> {
@@ -84,7 +88,9 @@ export async function nextSequenceValues(db: Executor, sequence: string, count: 
 
 /** A version id taken from its sequence before the version's row is inserted (its data file is stored first). */
 export async function reserveVersionId(db: Executor): Promise<number> {
-  const { rows } = await sql<{ id: number }>`SELECT nextval(pg_get_serial_sequence('data_set_versions', 'id'))::int AS id`.execute(db);
+  const { rows } = await sql<{
+    id: number;
+  }>`SELECT nextval(pg_get_serial_sequence('data_set_versions', 'id'))::int AS id`.execute(db);
   return rows[0]!.id;
 }
 
@@ -98,7 +104,11 @@ export async function insertVersion(db: Executor, values: Insertable<Database['d
   return inserted.id;
 }
 
-export async function insertTimePeriods(db: Executor, versionId: number, periods: ReadonlyArray<{ period: string; code: string }>) {
+export async function insertTimePeriods(
+  db: Executor,
+  versionId: number,
+  periods: ReadonlyArray<{ period: string; code: string }>,
+) {
   return db
     .insertInto('version_time_periods')
     .values(periods.map((t) => ({ version_id: versionId, period: t.period, code: t.code })))
@@ -107,7 +117,10 @@ export async function insertTimePeriods(db: Executor, versionId: number, periods
 }
 
 export async function insertGeographicLevels(db: Executor, versionId: number, codes: readonly string[]): Promise<void> {
-  await db.insertInto('version_geographic_levels').values(codes.map((code) => ({ version_id: versionId, code }))).execute();
+  await db
+    .insertInto('version_geographic_levels')
+    .values(codes.map((code) => ({ version_id: versionId, code })))
+    .execute();
 }
 
 export async function insertFilter(db: Executor, values: Insertable<Database['version_filters']>): Promise<number> {
@@ -119,7 +132,10 @@ export async function insertFilterOptions(db: Executor, values: Insertable<Datab
   return db.insertInto('version_filter_options').values(values).returning(['id', 'label']).execute();
 }
 
-export async function insertIndicators(db: Executor, values: Insertable<Database['version_indicators']>[]): Promise<void> {
+export async function insertIndicators(
+  db: Executor,
+  values: Insertable<Database['version_indicators']>[],
+): Promise<void> {
   await db.insertInto('version_indicators').values(values).execute();
 }
 
@@ -162,7 +178,11 @@ export async function insertLocations(db: Executor, keys: ReadonlyArray<Location
     .execute();
 }
 
-export async function linkVersionLocations(db: Executor, versionId: number, locationIds: readonly number[]): Promise<void> {
+export async function linkVersionLocations(
+  db: Executor,
+  versionId: number,
+  locationIds: readonly number[],
+): Promise<void> {
   await db
     .insertInto('version_locations')
     .values(locationIds.map((id) => ({ version_id: versionId, location_id: id })))
@@ -220,20 +240,29 @@ export async function copyRowTable(client: pg.PoolClient, rowsTable: string, row
  *   A column holding one value in every row (the national location of most statistics files, the level of a
  *   single-level file) is left out: a term on it matches every row or none, so no plan would use it.
  */
-export async function prepareVersionRowsForQuery(db: Executor, rowsTable: string, varyingFacets: readonly string[]): Promise<void> {
+export async function prepareVersionRowsForQuery(
+  db: Executor,
+  rowsTable: string,
+  varyingFacets: readonly string[],
+): Promise<void> {
   if (!/^[a-z0-9_]+$/.test(rowsTable)) throw new Error(`Invalid rows table name ${rowsTable}`);
   const table = sql.table(`stats_data.${rowsTable}`);
   await sql`ALTER TABLE ${table} ADD CONSTRAINT ${sql.id(`${rowsTable}_pkey`)} PRIMARY KEY (id)`.execute(db);
   const defaultOrder = `${rowsTable}_default_order_idx`;
   await sql`CREATE INDEX ${sql.id(defaultOrder)} ON ${table} (time_period_id DESC, id)`.execute(db);
   if (varyingFacets.length > 0) {
-    await sql`CREATE INDEX ${sql.id(`${rowsTable}_facets_idx`)} ON ${table} USING gin (${sql.join(varyingFacets.map((c) => sql.ref(c)))})`.execute(db);
+    await sql`CREATE INDEX ${sql.id(`${rowsTable}_facets_idx`)} ON ${table} USING gin (${sql.join(varyingFacets.map((c) => sql.ref(c)))})`.execute(
+      db,
+    );
   }
   await sql`ANALYZE ${table}`.execute(db);
 }
 
 export async function insertVersionFile(db: Executor, versionId: number, gzip: Buffer): Promise<void> {
-  await db.insertInto('data_set_version_files').values({ version_id: versionId, content_gzip: gzip, size_bytes: gzip.length }).execute();
+  await db
+    .insertInto('data_set_version_files')
+    .values({ version_id: versionId, content_gzip: gzip, size_bytes: gzip.length })
+    .execute();
 }
 
 /** A version's filters with their options (one row per option, or one without), in ordinal then option id order. */
@@ -241,7 +270,17 @@ export async function findFiltersWithOptions(db: Executor, versionId: number) {
   return db
     .selectFrom('version_filters as f')
     .leftJoin('version_filter_options as o', 'o.filter_id', 'f.id')
-    .select(['f.id as filter_id', 'f.public_id', 'f.column_name', 'f.label', 'f.hint', 'f.ordinal', 'o.public_id as option_id', 'o.label as option_label', 'o.id as option_row'])
+    .select([
+      'f.id as filter_id',
+      'f.public_id',
+      'f.column_name',
+      'f.label',
+      'f.hint',
+      'f.ordinal',
+      'o.public_id as option_id',
+      'o.label as option_label',
+      'o.id as option_row',
+    ])
     .where('f.version_id', '=', versionId)
     .orderBy('f.ordinal')
     .orderBy('o.id')
@@ -249,15 +288,27 @@ export async function findFiltersWithOptions(db: Executor, versionId: number) {
 }
 
 export async function findIndicatorsInOrder(db: Executor, versionId: number) {
-  return db.selectFrom('version_indicators').selectAll().where('version_id', '=', versionId).orderBy('ordinal').execute();
+  return db
+    .selectFrom('version_indicators')
+    .selectAll()
+    .where('version_id', '=', versionId)
+    .orderBy('ordinal')
+    .execute();
 }
 
 export async function findGeographicLevelCodes(db: Executor, versionId: number): Promise<string[]> {
-  return (await db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute()).map((r) => r.code);
+  return (
+    await db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute()
+  ).map((r) => r.code);
 }
 
 export async function findTimePeriodsInIdOrder(db: Executor, versionId: number) {
-  return db.selectFrom('version_time_periods').select(['period', 'code']).where('version_id', '=', versionId).orderBy('id').execute();
+  return db
+    .selectFrom('version_time_periods')
+    .select(['period', 'code'])
+    .where('version_id', '=', versionId)
+    .orderBy('id')
+    .execute();
 }
 
 /** Replaces the stored changes of a version. */
@@ -270,7 +321,11 @@ export async function replaceVersionChanges(
   for (let i = 0; i < changes.length; i += 1000) {
     await db
       .insertInto('version_changes')
-      .values(changes.slice(i, i + 1000).map((c) => ({ version_id: versionId, kind: c.kind, list: c.list, change: JSON.stringify(c.change) })))
+      .values(
+        changes
+          .slice(i, i + 1000)
+          .map((c) => ({ version_id: versionId, kind: c.kind, list: c.list, change: JSON.stringify(c.change) })),
+      )
       .execute();
   }
 }

@@ -4,7 +4,16 @@
  */
 import { BinaryCopyWriter } from '../../db/binary-copy.js';
 import { nextTurn } from '../../event-loop.js';
-import { CHUNK_BITS, CHUNK_ROWS, dictionaryEncode, IndicatorBuilder, RowIds, RowIndex, type FacetColumn, type IndicatorColumn } from '../query/engine/index.js';
+import {
+  CHUNK_BITS,
+  CHUNK_ROWS,
+  dictionaryEncode,
+  IndicatorBuilder,
+  RowIds,
+  RowIndex,
+  type FacetColumn,
+  type IndicatorColumn,
+} from '../query/engine/index.js';
 
 /**
  * A column of ids from 0 collected by row before its length is known, in fixed chunks (no copy as it grows), two bytes
@@ -24,7 +33,8 @@ class ChunkedIds {
     }
     if (value > 0xffff && !this.wide) this.widen();
     const k = row >>> CHUNK_BITS;
-    const chunk = this.chunks[k] ?? (this.chunks[k] = this.wide ? new Int32Array(CHUNK_ROWS) : new Uint16Array(CHUNK_ROWS));
+    const chunk =
+      this.chunks[k] ?? (this.chunks[k] = this.wide ? new Int32Array(CHUNK_ROWS) : new Uint16Array(CHUNK_ROWS));
     chunk[row & (CHUNK_ROWS - 1)] = value;
   }
 
@@ -100,7 +110,10 @@ export class RowIndexCollector {
    * every row or none of any criterion on it).
    */
   varyingColumns(): string[] {
-    return [...(this.levels.varies ? ['geographic_level'] : []), ...this.facetColumns.filter((_, c) => this.facets[c]!.varies)];
+    return [
+      ...(this.levels.varies ? ['geographic_level'] : []),
+      ...this.facetColumns.filter((_, c) => this.facets[c]!.varies),
+    ];
   }
 
   /** A row's local id in a facet column (row orders that depend on the locations are computed from these). */
@@ -181,7 +194,10 @@ export class RowIndexCollector {
    * The rows as the row table's binary COPY (id, time_period_id, geographic_level, then the collector's facet and
    * indicator columns), in position order with their final ids, each indicator cell the text the file had.
    */
-  *rowTableCopy(meaning: Omit<CollectedRowMeaning, 'facetOrder' | 'indicatorOrder'>, rowAt: Int32Array): Generator<Buffer> {
+  *rowTableCopy(
+    meaning: Omit<CollectedRowMeaning, 'facetOrder' | 'indicatorOrder'>,
+    rowAt: Int32Array,
+  ): Generator<Buffer> {
     const writer = new BinaryCopyWriter();
     const facetCount = this.facetColumns.length;
     const fields = 3 + facetCount + this.indicators.length;
@@ -203,7 +219,10 @@ export class RowIndexCollector {
         ascii[c] = indicator.holdsNumber(r);
         if (ascii[c]) {
           const number = indicator.numberAt(r);
-          texts[c] = number >= 0 && number < 65536 && Number.isInteger(number) ? (printed[number] ??= String(number)) : String(number);
+          texts[c] =
+            number >= 0 && number < 65536 && Number.isInteger(number)
+              ? (printed[number] ??= String(number))
+              : String(number);
         } else texts[c] = indicator.exceptionAt(r);
         bytes += 4 + 3 * texts[c]!.length;
       }
@@ -236,7 +255,9 @@ export class RowIndexCollector {
     const n = this.count;
     const { rowIds } = meaning;
     // Rows by ascending id: in collection order unless ids were given.
-    const byId = rowIds ? Int32Array.from({ length: n }, (_, r) => r).sort((a, b) => rowIds[a]! - rowIds[b]!) : undefined;
+    const byId = rowIds
+      ? Int32Array.from({ length: n }, (_, r) => r).sort((a, b) => rowIds[a]! - rowIds[b]!)
+      : undefined;
     // A stable counting sort by time period, newest (highest id) first.
     const locals = meaning.timePeriodIds.length;
     const rank = new Int32Array(locals);

@@ -12,7 +12,12 @@ import type { DataFilePlan } from './data-file.js';
 import { readProblem } from './data-file.js';
 import { formatLimit, IMPORT_LIMITS } from './limits.js';
 import { RowIndexCollector } from './row-collector.js';
-import { geographicLevelByCsvLabel, locationColumn, type GeographicLevelInfo, type LocationCodeField } from '../standard/geographic-levels.js';
+import {
+  geographicLevelByCsvLabel,
+  locationColumn,
+  type GeographicLevelInfo,
+  type LocationCodeField,
+} from '../standard/geographic-levels.js';
 import { apiPeriodFromCsv, timeIdentifierByCsvLabel } from '../standard/time-periods.js';
 
 /** One geographic level's columns in the file and the locations seen so far. */
@@ -92,7 +97,10 @@ class RowEncoder {
   readonly lastFacetIds: Int32Array;
   readonly lastIndicatorTexts: string[];
 
-  constructor(private readonly plan: DataFilePlan, private readonly problems: ProblemCollector) {
+  constructor(
+    private readonly plan: DataFilePlan,
+    private readonly problems: ProblemCollector,
+  ) {
     const { columnIndex, filters, indicators } = plan;
     this.tpIndex = columnIndex.get('time_period')!;
     this.tiIndex = columnIndex.get('time_identifier')!;
@@ -132,7 +140,12 @@ class RowEncoder {
       const id = this.filterOptionId(f, record);
       if (id > IMPORT_LIMITS.filterOptions) {
         const filter = this.plan.filters[f]!;
-        this.problems.add({ file: dataFile, line, column: filter.column, message: `The filter "${filter.column}" has more than ${formatLimit(IMPORT_LIMITS.filterOptions)} options, the limit.` });
+        this.problems.add({
+          file: dataFile,
+          line,
+          column: filter.column,
+          message: `The filter "${filter.column}" has more than ${formatLimit(IMPORT_LIMITS.filterOptions)} options, the limit.`,
+        });
         return false;
       }
       this.lastFacetIds[locationLevels.length + f] = id;
@@ -153,15 +166,30 @@ class RowEncoder {
       const identifier = timeIdentifierByCsvLabel(rawIdentifier);
       const period = apiPeriodFromCsv(rawPeriod.trim());
       if (!identifier) {
-        this.problems.add({ file, line, column: 'time_identifier', message: `Unknown time identifier "${rawIdentifier}".` });
+        this.problems.add({
+          file,
+          line,
+          column: 'time_identifier',
+          message: `Unknown time identifier "${rawIdentifier}".`,
+        });
         return undefined;
       }
       if (!period) {
-        this.problems.add({ file, line, column: 'time_period', message: `"${rawPeriod}" is not a time period: use YYYY or YYYYYY (e.g. 202021 for 2020/21).` });
+        this.problems.add({
+          file,
+          line,
+          column: 'time_period',
+          message: `"${rawPeriod}" is not a time period: use YYYY or YYYYYY (e.g. 202021 for 2020/21).`,
+        });
         return undefined;
       }
       if (identifier.yearFormat === 'Default' && period.includes('/')) {
-        this.problems.add({ file, line, column: 'time_period', message: `"${rawPeriod}" is a two-year period, but "${identifier.label}" needs a single year.` });
+        this.problems.add({
+          file,
+          line,
+          column: 'time_period',
+          message: `"${rawPeriod}" is a two-year period, but "${identifier.label}" needs a single year.`,
+        });
         return undefined;
       }
       const key = `${period}|${identifier.code}`;
@@ -185,7 +213,12 @@ class RowEncoder {
     if (lvl === undefined) {
       const level = geographicLevelByCsvLabel(rawLevel);
       if (!level) {
-        this.problems.add({ file: this.plan.dataFile, line, column: 'geographic_level', message: `Unknown geographic level "${rawLevel}".` });
+        this.problems.add({
+          file: this.plan.dataFile,
+          line,
+          column: 'geographic_level',
+          message: `Unknown geographic level "${rawLevel}".`,
+        });
         return undefined;
       }
       let position = this.levels.indexOf(level.code);
@@ -292,7 +325,8 @@ export async function stageRows(
     for await (const { records, lines } of rowsOf()) {
       if (collector.rows + records.length > maxRows) {
         problems.add({
-          file: dataFile, line: lines[Math.max(0, maxRows - collector.rows)] ?? lines[0],
+          file: dataFile,
+          line: lines[Math.max(0, maxRows - collector.rows)] ?? lines[0],
           message: `The data file has more than ${formatLimit(maxRows)} rows; with ${plan.indicators.length} indicators that passes the limit of ${formatLimit(IMPORT_LIMITS.indicatorCells)} indicator cells.`,
         });
         break;
@@ -313,7 +347,13 @@ export async function stageRows(
     if (!(error instanceof CsvSyntaxError)) throw readProblem(error, dataFile);
     problems.add({ file: dataFile, line: error.line, message: error.message });
   }
-  if (problems.problems.length === 0 && collector.rows === 0) problems.add({ file: dataFile, line: 2, message: 'The data file has no data rows.' });
+  if (problems.problems.length === 0 && collector.rows === 0)
+    problems.add({ file: dataFile, line: 2, message: 'The data file has no data rows.' });
   problems.throwIfAny();
-  return { rows: collector.rows, timePeriods: encoder.timePeriods, levels: encoder.levels, filterOptionLabels: encoder.filterOptionLabels };
+  return {
+    rows: collector.rows,
+    timePeriods: encoder.timePeriods,
+    levels: encoder.levels,
+    filterOptionLabels: encoder.filterOptionLabels,
+  };
 }

@@ -15,7 +15,13 @@ import { compareVersionNumbers, type VersionNumber } from '../standard/version-n
 
 /** A version's metadata with public ids, as the change computation and id mapping compare it. */
 export interface VersionMetaSnapshot {
-  filters: Array<{ id: string; column: string; label: string; hint: string; options: Array<{ id: string; label: string }> }>;
+  filters: Array<{
+    id: string;
+    column: string;
+    label: string;
+    hint: string;
+    options: Array<{ id: string; label: string }>;
+  }>;
   indicators: Array<{ id: string; column: string; label: string; unit: string; decimalPlaces: number | null }>;
   geographicLevels: string[];
   /** Location options by level code. */
@@ -57,13 +63,25 @@ export async function loadVersionMetaSnapshot(db: Executor, versionId: number): 
       byFilter.set(row.filter_id, filter);
       filters.push(filter);
     }
-    if (row.option_id !== null && row.option_label !== null) filter.options.push({ id: row.option_id, label: row.option_label });
+    if (row.option_id !== null && row.option_label !== null)
+      filter.options.push({ id: row.option_id, label: row.option_label });
   }
-  const indicators = (await findIndicatorsInOrder(db, versionId)).map((i) => ({ id: i.public_id, column: i.column_name, label: i.label, unit: i.unit, decimalPlaces: i.decimal_places }));
+  const indicators = (await findIndicatorsInOrder(db, versionId)).map((i) => ({
+    id: i.public_id,
+    column: i.column_name,
+    label: i.label,
+    unit: i.unit,
+    decimalPlaces: i.decimal_places,
+  }));
   const geographicLevels = await findGeographicLevelCodes(db, versionId);
   const locations = await versionLocationsByLevel(db, versionId, changedLocationOption);
-  for (const list of locations.values()) list.sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.id, b.id));
-  const timePeriods = (await findTimePeriodsInIdOrder(db, versionId)).map((t) => ({ code: t.code, period: t.period, label: timePeriodLabel(t.period, t.code) }));
+  for (const list of locations.values())
+    list.sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.id, b.id));
+  const timePeriods = (await findTimePeriodsInIdOrder(db, versionId)).map((t) => ({
+    code: t.code,
+    period: t.period,
+    label: timePeriodLabel(t.period, t.code),
+  }));
   timePeriods.sort(compareTimePeriods);
   return { filters, indicators, geographicLevels, locations, timePeriods };
 }
@@ -72,15 +90,24 @@ export async function loadVersionMetaSnapshot(db: Executor, versionId: number): 
  * The version whose changes a version of this number lists and whose public ids it carries over: the highest live
  * (not Draft) version below it.
  */
-export function latestLiveVersionBelow<V extends VersionNumber & { status: string }>(versions: V[], number: VersionNumber): V | undefined {
-  return versions.filter((v) => v.status !== 'Draft' && compareVersionNumbers(v, number) < 0).sort((a, b) => compareVersionNumbers(b, a))[0];
+export function latestLiveVersionBelow<V extends VersionNumber & { status: string }>(
+  versions: V[],
+  number: VersionNumber,
+): V | undefined {
+  return versions
+    .filter((v) => v.status !== 'Draft' && compareVersionNumbers(v, number) < 0)
+    .sort((a, b) => compareVersionNumbers(b, a))[0];
 }
 
 /**
  * Replaces the stored changes of `versionId` with those against `previous` (none without one), and returns how many
  * are major and minor.
  */
-export async function recordVersionChanges(db: Executor, versionId: number, previous: VersionMetaSnapshot | undefined): Promise<{ major: number; minor: number }> {
+export async function recordVersionChanges(
+  db: Executor,
+  versionId: number,
+  previous: VersionMetaSnapshot | undefined,
+): Promise<{ major: number; minor: number }> {
   const changes = previous ? computeChanges(previous, await loadVersionMetaSnapshot(db, versionId)) : [];
   await replaceVersionChanges(db, versionId, changes);
   const major = changes.filter((c) => c.kind === 'major').length;

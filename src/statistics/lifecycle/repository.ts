@@ -4,23 +4,40 @@ import type { Database } from '../../db/schema.js';
 
 /** The publisher's writes to the catalogue: data sets, versions, publications and preview tokens. */
 
-export async function updateVersion(db: Executor, versionId: number, patch: Updateable<Database['data_set_versions']>): Promise<void> {
+export async function updateVersion(
+  db: Executor,
+  versionId: number,
+  patch: Updateable<Database['data_set_versions']>,
+): Promise<void> {
   await db.updateTable('data_set_versions').set(patch).where('id', '=', versionId).execute();
 }
 
-export async function updateDataSet(db: Executor, dataSetId: string, patch: Updateable<Database['data_sets']>): Promise<void> {
+export async function updateDataSet(
+  db: Executor,
+  dataSetId: string,
+  patch: Updateable<Database['data_sets']>,
+): Promise<void> {
   await db.updateTable('data_sets').set(patch).where('id', '=', dataSetId).execute();
 }
 
 /** Draft → Published for the data set; any other status stays. */
 /** Draft → Published; true when the data set was a draft (its first published version). */
 export async function publishDraftDataSet(db: Executor, dataSetId: string): Promise<boolean> {
-  const result = await db.updateTable('data_sets').set({ status: 'Published' }).where('id', '=', dataSetId).where('status', '=', 'Draft').executeTakeFirst();
+  const result = await db
+    .updateTable('data_sets')
+    .set({ status: 'Published' })
+    .where('id', '=', dataSetId)
+    .where('status', '=', 'Draft')
+    .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
 export async function insertPreviewToken(db: Executor, values: Insertable<Database['preview_tokens']>) {
-  return db.insertInto('preview_tokens').values(values).returning(['id', 'label', 'created_at', 'expires_at']).executeTakeFirstOrThrow();
+  return db
+    .insertInto('preview_tokens')
+    .values(values)
+    .returning(['id', 'label', 'created_at', 'expires_at'])
+    .executeTakeFirstOrThrow();
 }
 
 /** Deletes a version row and its row table. */
@@ -38,7 +55,11 @@ export async function publicationExists(db: Executor, match: { id: string; slug?
   const row = await db
     .selectFrom('publications')
     .select('id')
-    .where((eb) => (match.slug === undefined ? eb('id', '=', match.id) : eb.or([eb('id', '=', match.id), eb('slug', '=', match.slug)])))
+    .where((eb) =>
+      match.slug === undefined
+        ? eb('id', '=', match.id)
+        : eb.or([eb('id', '=', match.id), eb('slug', '=', match.slug)]),
+    )
     .executeTakeFirst();
   return row !== undefined;
 }

@@ -39,7 +39,10 @@ async function lockDataSet(db: Executor, dataSetId: string) {
 
 async function lockVersion(db: Executor, dataSetId: string, version: string) {
   const number = parseVersionNumber(version);
-  if (!number) throw new ValidationError([{ path: 'version', message: `"${version}" is not a version number such as 1.0 or 2.1.3.` }]);
+  if (!number)
+    throw new ValidationError([
+      { path: 'version', message: `"${version}" is not a version number such as 1.0 or 2.1.3.` },
+    ]);
   await lockDataSet(db, dataSetId);
   const row = await findVersionByNumber(db, dataSetId, number, { forUpdate: true });
   if (!row) throw new NotFoundError(`Data set ${dataSetId} has no version ${formatVersionNumber(number)}.`);
@@ -62,7 +65,12 @@ export interface VersionChange {
  * Draft → Published now; the data set becomes Published if it was a Draft. The version's changes are computed again
  * against the latest live version below it now: another version may have been published since the draft's import.
  */
-export async function publishVersion(db: Db, dataSetId: string, version: string, now = new Date()): Promise<VersionChange> {
+export async function publishVersion(
+  db: Db,
+  dataSetId: string,
+  version: string,
+  now = new Date(),
+): Promise<VersionChange> {
   return db.transaction().execute(async (trx) => {
     const row = await lockVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'published');
@@ -78,7 +86,12 @@ export async function publishVersion(db: Db, dataSetId: string, version: string,
 }
 
 /** Published or Deprecated → Withdrawn (stays viewable, no longer queryable). */
-export async function withdrawVersion(db: Db, dataSetId: string, version: string, now = new Date()): Promise<VersionChange> {
+export async function withdrawVersion(
+  db: Db,
+  dataSetId: string,
+  version: string,
+  now = new Date(),
+): Promise<VersionChange> {
   return db.transaction().execute(async (trx) => {
     const row = await lockVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Published', 'Deprecated'], `Version ${version}`, 'withdrawn');
@@ -99,11 +112,20 @@ export async function deprecateVersion(db: Db, dataSetId: string, version: strin
   });
 }
 
-export async function setDataSetStatus(db: Db, dataSetId: string, status: 'Deprecated' | 'Withdrawn'): Promise<{ dataSetId: string; status: DataSetStatus }> {
+export async function setDataSetStatus(
+  db: Db,
+  dataSetId: string,
+  status: 'Deprecated' | 'Withdrawn',
+): Promise<{ dataSetId: string; status: DataSetStatus }> {
   return db.transaction().execute(async (trx) => {
     const dataSet = await lockDataSet(trx, dataSetId);
     const allowed = status === 'Deprecated' ? ['Published'] : ['Published', 'Deprecated'];
-    requireStatus(dataSet.status, allowed, `Data set ${dataSetId}`, status === 'Deprecated' ? 'deprecated' : 'withdrawn');
+    requireStatus(
+      dataSet.status,
+      allowed,
+      `Data set ${dataSetId}`,
+      status === 'Deprecated' ? 'deprecated' : 'withdrawn',
+    );
     await updateDataSet(trx, dataSetId, { status });
     await appendDataSetEvent(trx, status === 'Deprecated' ? 'data_set.deprecated' : 'data_set.withdrawn', dataSetId);
     return { dataSetId, status };
@@ -111,14 +133,21 @@ export async function setDataSetStatus(db: Db, dataSetId: string, status: 'Depre
 }
 
 /** Names the data set that replaces this one (or clears it with `null`). */
-export async function setSupersedingDataSet(db: Db, dataSetId: string, supersedingId: string | null): Promise<{ dataSetId: string; supersedingDataSetId: string | null }> {
+export async function setSupersedingDataSet(
+  db: Db,
+  dataSetId: string,
+  supersedingId: string | null,
+): Promise<{ dataSetId: string; supersedingDataSetId: string | null }> {
   return db.transaction().execute(async (trx) => {
     await lockDataSet(trx, dataSetId);
     if (supersedingId !== null) {
-      if (supersedingId === dataSetId) throw new ValidationError([{ path: 'by', message: 'A data set cannot supersede itself.' }]);
+      if (supersedingId === dataSetId)
+        throw new ValidationError([{ path: 'by', message: 'A data set cannot supersede itself.' }]);
       const successor = await lockDataSet(trx, supersedingId);
       if (successor.status === 'Withdrawn' || successor.status === 'Draft') {
-        throw new ConflictError(`Data set ${supersedingId} is ${successor.status}; a superseding data set must be Published or Deprecated.`);
+        throw new ConflictError(
+          `Data set ${supersedingId} is ${successor.status}; a superseding data set must be Published or Deprecated.`,
+        );
       }
     }
     await updateDataSet(trx, dataSetId, { superseding_data_set_id: supersedingId });
@@ -137,15 +166,29 @@ export async function createPreviewToken(
 ): Promise<{ id: string; dataSetId: string; version: string; label: string; created: Date; expires: Date }> {
   const hours = options.expiresInHours ?? 24;
   if (!(hours > 0 && hours <= PREVIEW_TOKEN_MAX_HOURS)) {
-    throw new ValidationError([{ path: 'expires-in-hours', message: `Must be more than 0 and at most ${PREVIEW_TOKEN_MAX_HOURS} (7 days).` }]);
+    throw new ValidationError([
+      { path: 'expires-in-hours', message: `Must be more than 0 and at most ${PREVIEW_TOKEN_MAX_HOURS} (7 days).` },
+    ]);
   }
   return db.transaction().execute(async (trx) => {
     const row = await lockVersion(trx, dataSetId, version);
     requireStatus(row.status, ['Draft'], `Version ${version}`, 'previewed with a token');
     const now = options.now ?? new Date();
     const expires = new Date(now.getTime() + hours * 3600_000);
-    const token = await insertPreviewToken(trx, { version_id: row.id, label: options.label ?? '', created_at: now, expires_at: expires });
-    return { id: token.id, dataSetId, version: formatVersionNumber(row), label: token.label, created: token.created_at, expires: token.expires_at };
+    const token = await insertPreviewToken(trx, {
+      version_id: row.id,
+      label: options.label ?? '',
+      created_at: now,
+      expires_at: expires,
+    });
+    return {
+      id: token.id,
+      dataSetId,
+      version: formatVersionNumber(row),
+      label: token.label,
+      created: token.created_at,
+      expires: token.expires_at,
+    };
   });
 }
 
@@ -158,18 +201,31 @@ export async function deleteDraftVersion(db: Db, dataSetId: string, version: str
   });
 }
 
-export async function addPublication(db: Db, publication: { id?: string; title: string; slug?: string; summary?: string }): Promise<string> {
+export async function addPublication(
+  db: Db,
+  publication: { id?: string; title: string; slug?: string; summary?: string },
+): Promise<string> {
   if (!publication.title.trim()) throw new ValidationError([{ path: 'title', message: 'The title is empty.' }]);
   const id = publication.id ?? (await newUuid(db));
-  const slug = publication.slug ?? publication.title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
-  if (await publicationExists(db, { id, slug })) throw new ConflictError(`A publication with id ${id} or slug "${slug}" exists already.`);
+  const slug =
+    publication.slug ??
+    publication.title
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '');
+  if (await publicationExists(db, { id, slug }))
+    throw new ConflictError(`A publication with id ${id} or slug "${slug}" exists already.`);
   await insertPublication(db, { id, title: publication.title, slug, summary: publication.summary ?? '' });
   return id;
 }
 
-export async function addDataSet(db: Db, dataSet: { id?: string; publicationId: string; title: string; summary?: string }): Promise<string> {
+export async function addDataSet(
+  db: Db,
+  dataSet: { id?: string; publicationId: string; title: string; summary?: string },
+): Promise<string> {
   if (!dataSet.title.trim()) throw new ValidationError([{ path: 'title', message: 'The title is empty.' }]);
-  if (!(await publicationExists(db, { id: dataSet.publicationId }))) throw new NotFoundError(`Publication ${dataSet.publicationId} does not exist.`);
+  if (!(await publicationExists(db, { id: dataSet.publicationId })))
+    throw new NotFoundError(`Publication ${dataSet.publicationId} does not exist.`);
   const id = dataSet.id ?? (await newUuid(db));
   if (await dataSetExists(db, id)) throw new ConflictError(`Data set ${id} exists already.`);
   await insertDataSet(db, {
@@ -188,7 +244,13 @@ export interface CatalogueListing {
   title: string;
   status: DataSetStatus;
   supersedingDataSetId: string | null;
-  versions: Array<{ version: string; status: VersionStatus; rows: number; published: Date | null; withdrawn: Date | null }>;
+  versions: Array<{
+    version: string;
+    status: VersionStatus;
+    rows: number;
+    published: Date | null;
+    withdrawn: Date | null;
+  }>;
 }
 
 export async function listCatalogue(db: Db, dataSetId?: string): Promise<CatalogueListing[]> {
@@ -201,6 +263,12 @@ export async function listCatalogue(db: Db, dataSetId?: string): Promise<Catalog
     supersedingDataSetId: d.superseding_data_set_id,
     versions: versions
       .filter((v) => v.data_set_id === d.id)
-      .map((v) => ({ version: formatVersionNumber(v), status: v.status, rows: v.total_results, published: v.published_at, withdrawn: v.withdrawn_at })),
+      .map((v) => ({
+        version: formatVersionNumber(v),
+        status: v.status,
+        rows: v.total_results,
+        published: v.published_at,
+        withdrawn: v.withdrawn_at,
+      })),
   }));
 }

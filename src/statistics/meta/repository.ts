@@ -7,7 +7,11 @@ import type { LocationsTable } from '../tables.js';
 export type LocationRow = Omit<Selectable<LocationsTable>, 'id'>;
 
 /** The version's locations grouped by level code, each turned into `view`, in no particular order. */
-export async function versionLocationsByLevel<T>(db: Executor, versionId: number, view: (row: LocationRow) => T): Promise<Map<string, T[]>> {
+export async function versionLocationsByLevel<T>(
+  db: Executor,
+  versionId: number,
+  view: (row: LocationRow) => T,
+): Promise<Map<string, T[]>> {
   const rows = await db
     .selectFrom('version_locations as vl')
     .innerJoin('locations as l', 'l.id', 'vl.location_id')
@@ -33,7 +37,11 @@ export async function findFilters(db: Executor, versionId: number) {
 
 export async function findFilterOptions(db: Executor, filterIds: readonly number[]) {
   if (filterIds.length === 0) return [];
-  return db.selectFrom('version_filter_options').select(['filter_id', 'public_id', 'label']).where('filter_id', 'in', [...filterIds]).execute();
+  return db
+    .selectFrom('version_filter_options')
+    .select(['filter_id', 'public_id', 'label'])
+    .where('filter_id', 'in', [...filterIds])
+    .execute();
 }
 
 export async function findIndicators(db: Executor, versionId: number) {
@@ -45,7 +53,11 @@ export async function findIndicators(db: Executor, versionId: number) {
 }
 
 export async function findGeographicLevelCodes(db: Executor, versionId: number): Promise<string[]> {
-  const rows = await db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).execute();
+  const rows = await db
+    .selectFrom('version_geographic_levels')
+    .select('code')
+    .where('version_id', '=', versionId)
+    .execute();
   return rows.map((row) => row.code);
 }
 

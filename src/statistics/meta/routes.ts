@@ -38,11 +38,16 @@ export const metaRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugi
         tags: ['Data sets'],
         operationId: 'GetDataSetMeta',
         summary: "Get a data set version's metadata",
-        description: 'Filters, indicators, geographic levels, locations and time periods of a version: what a query can use.',
+        description:
+          'Filters, indicators, geographic levels, locations and time periods of a version: what a query can use.',
         params: DataSetIdParams,
         headers: PreviewTokenHeaders,
         querystring: MetaQuery,
-        response: { 200: okResponse(DataSetMetaViewModel, 'The metadata of the version.'), ...notModified, ...errorResponses([400, 403, 404]) },
+        response: {
+          200: okResponse(DataSetMetaViewModel, 'The metadata of the version.'),
+          ...notModified,
+          ...errorResponses([400, 403, 404]),
+        },
       },
     },
     async (request, reply) => {

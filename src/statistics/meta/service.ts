@@ -29,7 +29,10 @@ export type MetaType = (typeof META_TYPES)[number];
 
 async function loadFilters(db: Executor, versionId: number): Promise<FilterMetaView[]> {
   const filters = await findFilters(db, versionId);
-  const options = await findFilterOptions(db, filters.map((f) => f.id));
+  const options = await findFilterOptions(
+    db,
+    filters.map((f) => f.id),
+  );
   const optionsByFilter = new Map<number, Array<{ id: string; label: string }>>();
   for (const option of options) {
     const list = optionsByFilter.get(option.filter_id) ?? [];
@@ -43,7 +46,9 @@ async function loadFilters(db: Executor, versionId: number): Promise<FilterMetaV
       column: filter.column_name,
       label: filter.label,
       hint: filter.hint,
-      options: (optionsByFilter.get(filter.id) ?? []).sort((a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.id, b.id)),
+      options: (optionsByFilter.get(filter.id) ?? []).sort(
+        (a, b) => compareOrdinal(a.label, b.label) || compareOrdinal(a.id, b.id),
+      ),
     }));
 }
 
@@ -100,7 +105,11 @@ async function loadTimePeriods(db: Executor, versionId: number): Promise<TimePer
 }
 
 /** The meta of a version; sections not asked for are empty arrays (all five are always present). */
-export async function loadDataSetMetaView(db: Executor, versionId: number, types?: readonly MetaType[]): Promise<DataSetMetaView> {
+export async function loadDataSetMetaView(
+  db: Executor,
+  versionId: number,
+  types?: readonly MetaType[],
+): Promise<DataSetMetaView> {
   const wanted = new Set<MetaType>(types && types.length > 0 ? types : META_TYPES);
   const [filters, indicators, geographicLevels, locations, timePeriods] = await Promise.all([
     wanted.has('Filters') ? loadFilters(db, versionId) : [],

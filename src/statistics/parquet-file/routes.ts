@@ -17,8 +17,18 @@ import { openParquetDownload } from './service.js';
 const ParquetQuery = Type.Object({ dataSetVersion: DataSetVersionQueryParameter }, { additionalProperties: false });
 const ParquetHeaders = Type.Object({
   ...PreviewTokenHeaders.properties,
-  range: Type.Optional(Type.String({ description: 'One byte range, `bytes=first-last`, `bytes=first-` or `bytes=-suffix` (answered 206). Several ranges are answered 200 with the whole file.' })),
-  'if-range': Type.Optional(Type.String({ description: 'The file\'s ETag: the range is sent only while the file is still this one (else the whole file, 200).' })),
+  range: Type.Optional(
+    Type.String({
+      description:
+        'One byte range, `bytes=first-last`, `bytes=first-` or `bytes=-suffix` (answered 206). Several ranges are answered 200 with the whole file.',
+    }),
+  ),
+  'if-range': Type.Optional(
+    Type.String({
+      description:
+        "The file's ETag: the range is sent only while the file is still this one (else the whole file, 200).",
+    }),
+  ),
 });
 
 export const parquetFileRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin) => {
@@ -40,7 +50,7 @@ export const parquetFileRoutes: FastifyPluginAsync<StatisticsApiOptions> = async
           'Every row of a version as one Parquet file (zstd, row groups of 131,072 rows, column statistics), in the default result order: ' +
           '`row_id`, `time_period`, `time_identifier`, `geographic_level`, per location level `<level>_id` (public id), `<level>_name`, `<level>_code`, ' +
           'a column per filter (option labels) and two per indicator: the number (`DOUBLE`, null where the cell is not a number) and `<indicator>__text` ' +
-          '(the cell as published where it is not exactly the number: `c`, `x`, `z`, `low`, `1.50`). Readers such as DuckDB, R\'s arrow and polars fetch ' +
+          "(the cell as published where it is not exactly the number: `c`, `x`, `z`, `low`, `1.50`). Readers such as DuckDB, R's arrow and polars fetch " +
           'only the row groups and columns they need: the file is served with `Accept-Ranges: bytes` and answers one `Range` with 206. ' +
           'Not covered by the backward-compatibility guarantee of the JSON representations.',
         params: DataSetIdParams,
@@ -49,7 +59,8 @@ export const parquetFileRoutes: FastifyPluginAsync<StatisticsApiOptions> = async
         produces: [PARQUET_MEDIA_TYPE],
         response: {
           200: {
-            description: 'The Parquet file (`Content-Disposition: attachment; filename={dataSetId}_v{version}.parquet`).',
+            description:
+              'The Parquet file (`Content-Disposition: attachment; filename={dataSetId}_v{version}.parquet`).',
             content: { [PARQUET_MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } } },
           },
           206: {
@@ -59,7 +70,8 @@ export const parquetFileRoutes: FastifyPluginAsync<StatisticsApiOptions> = async
           ...notModified,
           ...errorResponses([400, 403, 404]),
           416: {
-            description: 'Range Not Satisfiable: the range starts past the end of the file (`Content-Range: bytes */size`).',
+            description:
+              'Range Not Satisfiable: the range starts past the end of the file (`Content-Range: bytes */size`).',
             content: { 'application/problem+json': { schema: Type.Ref(ProblemDetailsViewModel.$id!) } },
           },
         },
@@ -88,7 +100,11 @@ export const parquetFileRoutes: FastifyPluginAsync<StatisticsApiOptions> = async
         if (error instanceof RangeNotSatisfiableError) reply.header('content-range', `bytes */${error.size}`);
         throw error;
       }
-      reply.code(response.status).type(PARQUET_MEDIA_TYPE).header('content-disposition', attachmentDisposition(download.fileName)).header('content-length', response.length);
+      reply
+        .code(response.status)
+        .type(PARQUET_MEDIA_TYPE)
+        .header('content-disposition', attachmentDisposition(download.fileName))
+        .header('content-length', response.length);
       if (response.contentRange) reply.header('content-range', response.contentRange);
       return reply.send(response.body());
     },

@@ -72,7 +72,12 @@ export async function openParquetDownload(
       if (ranges === -1) throw new RangeNotSatisfiableError(size);
       if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return whole;
       const { start, end } = ranges[0]!;
-      return { status: 206, contentRange: `bytes ${start}-${end}/${size}`, length: end - start + 1, body: () => streamSlices(db, info, start, end) };
+      return {
+        status: 206,
+        contentRange: `bytes ${start}-${end}/${size}`,
+        length: end - start + 1,
+        body: () => streamSlices(db, info, start, end),
+      };
     },
   };
 }

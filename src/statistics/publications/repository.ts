@@ -18,7 +18,13 @@ function visiblePublications(db: Executor, versionStatuses: readonly VersionStat
   return db
     .selectFrom('publications as p')
     .where((eb) =>
-      eb.exists(eb.selectFrom('data_sets as d').select('d.id').whereRef('d.publication_id', '=', 'p.id').where('d.status', '=', 'Published')),
+      eb.exists(
+        eb
+          .selectFrom('data_sets as d')
+          .select('d.id')
+          .whereRef('d.publication_id', '=', 'p.id')
+          .where('d.status', '=', 'Published'),
+      ),
     )
     .select(['p.id', 'p.title', 'p.slug', 'p.summary'])
     .select((eb) =>
@@ -59,7 +65,10 @@ export async function findMatchingPublicationsPage(
       .limit(limit)
       .offset(offset)
       .execute(),
-    db.selectFrom(matching.as('m')).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom(matching.as('m'))
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.count) };
 }
@@ -71,12 +80,30 @@ export async function findPublicationsPage(
   { limit, offset }: Page,
 ): Promise<{ rows: PublicationRow[]; total: number }> {
   const [rows, total] = await Promise.all([
-    db.selectFrom(visiblePublications(db, versionStatuses).as('m')).selectAll().orderBy('title').orderBy('id').limit(limit).offset(offset).execute(),
-    db.selectFrom(visiblePublications(db, versionStatuses).as('m')).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom(visiblePublications(db, versionStatuses).as('m'))
+      .selectAll()
+      .orderBy('title')
+      .orderBy('id')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    db
+      .selectFrom(visiblePublications(db, versionStatuses).as('m'))
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.count) };
 }
 
-export async function findPublication(db: Executor, publicationId: string, versionStatuses: readonly VersionStatus[]): Promise<PublicationRow | undefined> {
-  return db.selectFrom(visiblePublications(db, versionStatuses).as('m')).selectAll().where('id', '=', publicationId).executeTakeFirst();
+export async function findPublication(
+  db: Executor,
+  publicationId: string,
+  versionStatuses: readonly VersionStatus[],
+): Promise<PublicationRow | undefined> {
+  return db
+    .selectFrom(visiblePublications(db, versionStatuses).as('m'))
+    .selectAll()
+    .where('id', '=', publicationId)
+    .executeTakeFirst();
 }

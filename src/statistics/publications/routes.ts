@@ -5,13 +5,23 @@ import type { StatisticsApiOptions } from '../index.js';
 import { sendCacheable } from '../cache-headers.js';
 import { pagingParameters } from '../paging.js';
 import { statisticsRequestHook } from '../request-binding.js';
-import { errorResponses, okResponse, PublicationPaginatedListViewModel, PublicationSummaryViewModel } from '../schemas.js';
+import {
+  errorResponses,
+  okResponse,
+  PublicationPaginatedListViewModel,
+  PublicationSummaryViewModel,
+} from '../schemas.js';
 import { NoQuery, notModified, PublicationIdParams } from '../route-params.js';
 import { getPublication, listPublications } from './service.js';
 
 const PublicationListQuery = Type.Object(
   {
-    search: Type.Optional(Type.String({ minLength: 3, description: 'Words to search publication titles and summaries for (at least 3 characters).' })),
+    search: Type.Optional(
+      Type.String({
+        minLength: 3,
+        description: 'Words to search publication titles and summaries for (at least 3 characters).',
+      }),
+    ),
     ...pagingParameters(20, 40),
   },
   { additionalProperties: false },
@@ -34,12 +44,20 @@ export const publicationRoutes: FastifyPluginAsync<StatisticsApiOptions> = async
         description:
           'Publications that have at least one published data set. With `search`, ranked by relevance (full text over title and summary); without, by title.',
         querystring: PublicationListQuery,
-        response: { 200: okResponse(PublicationPaginatedListViewModel, 'A page of publication summaries.'), ...notModified, ...errorResponses([400]) },
+        response: {
+          200: okResponse(PublicationPaginatedListViewModel, 'A page of publication summaries.'),
+          ...notModified,
+          ...errorResponses([400]),
+        },
       },
     },
     async (request, reply) => {
       const query = request.query;
-      const body = await listPublications(db, { search: query.search, page: query.page ?? 1, pageSize: query.pageSize ?? 20 });
+      const body = await listPublications(db, {
+        search: query.search,
+        page: query.page ?? 1,
+        pageSize: query.pageSize ?? 20,
+      });
       return sendCacheable(request, reply, body);
     },
   );
@@ -55,10 +73,13 @@ export const publicationRoutes: FastifyPluginAsync<StatisticsApiOptions> = async
         description: 'The summary of one publication. 404 when it has no published data set.',
         params: PublicationIdParams,
         querystring: NoQuery,
-        response: { 200: okResponse(PublicationSummaryViewModel, 'The publication summary.'), ...notModified, ...errorResponses([400, 404]) },
+        response: {
+          200: okResponse(PublicationSummaryViewModel, 'The publication summary.'),
+          ...notModified,
+          ...errorResponses([400, 404]),
+        },
       },
     },
     async (request, reply) => sendCacheable(request, reply, await getPublication(db, request.params.publicationId)),
   );
-
 };

@@ -3,7 +3,12 @@ import { NotFoundError } from '../../errors.js';
 import { pagingOf, type PagingViewModel } from '../paging.js';
 import type { PublicationSummary } from '../schemas.js';
 import { PUBLIC_VERSION_STATUSES } from '../versions/access.js';
-import { findMatchingPublicationsPage, findPublication, findPublicationsPage, type PublicationRow } from './repository.js';
+import {
+  findMatchingPublicationsPage,
+  findPublication,
+  findPublicationsPage,
+  type PublicationRow,
+} from './repository.js';
 
 /**
  * Publications: only those with at least one data set whose status is Published are visible.
@@ -12,7 +17,13 @@ import { findMatchingPublicationsPage, findPublication, findPublicationsPage, ty
 
 function toSummary(row: PublicationRow): PublicationSummary {
   const lastPublished = row.last_published instanceof Date ? row.last_published : new Date(row.last_published);
-  return { id: row.id, title: row.title, slug: row.slug, summary: row.summary, lastPublished: lastPublished.toISOString() };
+  return {
+    id: row.id,
+    title: row.title,
+    slug: row.slug,
+    summary: row.summary,
+    lastPublished: lastPublished.toISOString(),
+  };
 }
 
 /**

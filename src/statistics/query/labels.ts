@@ -31,7 +31,8 @@ const locationsByPublicId = new WeakMap<VersionMeta, Map<string, LocationMeta>>(
 
 function locationOf(meta: VersionMeta, publicId: string): LocationMeta | undefined {
   let map = locationsByPublicId.get(meta);
-  if (!map) locationsByPublicId.set(meta, (map = new Map([...meta.locationsById.values()].map((l) => [l.publicId, l]))));
+  if (!map)
+    locationsByPublicId.set(meta, (map = new Map([...meta.locationsById.values()].map((l) => [l.publicId, l]))));
   return map.get(publicId);
 }
 
@@ -43,11 +44,19 @@ function idOf(text: string): string {
 
 /** The labels of every id a page of results holds. */
 export function pageLabels(meta: VersionMeta, page: PageJson): QueryLabels {
-  const labels: QueryLabels = { timePeriods: {}, geographicLevels: {}, locations: {}, filters: {}, filterOptions: {}, indicators: {} };
+  const labels: QueryLabels = {
+    timePeriods: {},
+    geographicLevels: {},
+    locations: {},
+    filters: {},
+    filterOptions: {},
+    indicators: {},
+  };
   for (const row of page.results) {
     const { period, code } = row.timePeriod;
     labels.timePeriods[`${period}|${code}`] ??= timePeriodLabel(period, code);
-    labels.geographicLevels[row.geographicLevel] ??= GEOGRAPHIC_LEVEL_LABELS[row.geographicLevel] ?? row.geographicLevel;
+    labels.geographicLevels[row.geographicLevel] ??=
+      GEOGRAPHIC_LEVEL_LABELS[row.geographicLevel] ?? row.geographicLevel;
     for (const value of Object.values(row.locations)) {
       const id = idOf(value);
       const location = labels.locations[id] === undefined ? locationOf(meta, id) : undefined;

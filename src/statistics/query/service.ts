@@ -94,11 +94,16 @@ export class QueryService {
    * The version's metadata and the query resolved against it (unknown ids, levels and periods become warnings or
    * 400s). Everything that can refuse the query refuses it here, before any row is read.
    */
-  private async prepare(target: QueryTarget, request: QueryRequest): Promise<{ meta: VersionMeta; query: ResolvedQuery }> {
+  private async prepare(
+    target: QueryTarget,
+    request: QueryRequest,
+  ): Promise<{ meta: VersionMeta; query: ResolvedQuery }> {
     const { db, versionMetas } = this.options;
     const version = await this.resolveVersion(target);
     if (!version.rows_table) {
-      throw new NotFoundError(`Version ${version.major}.${version.minor} of data set ${target.dataSetId} has no data loaded.`);
+      throw new NotFoundError(
+        `Version ${version.major}.${version.minor} of data set ${target.dataSetId} has no data loaded.`,
+      );
     }
     const meta = await versionMetas.load(db, version.id, version.rows_table);
     return { meta, query: resolveQuery(meta, request) };

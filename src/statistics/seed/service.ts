@@ -9,10 +9,22 @@ import { existsSync } from 'node:fs';
 import type { Db } from '../../db/database.js';
 import type { StartupContext } from '../../startup.js';
 import { ValidationError } from '../../errors.js';
-import { importDataSetVersion, type ImportProgress, type ImportResult, type ImportTarget, type RowOrder } from '../import/import.js';
+import {
+  importDataSetVersion,
+  type ImportProgress,
+  type ImportResult,
+  type ImportTarget,
+  type RowOrder,
+} from '../import/import.js';
 import { projectPath } from '../../paths.js';
 import { parseVersionNumber, compareVersionNumbers } from '../standard/version-numbers.js';
-import { anyDataSetExists, anyDataSetWithoutVersions, dataSetHasVersions, insertDataSetIfMissing, insertPublicationIfMissing } from './repository.js';
+import {
+  anyDataSetExists,
+  anyDataSetWithoutVersions,
+  dataSetHasVersions,
+  insertDataSetIfMissing,
+  insertPublicationIfMissing,
+} from './repository.js';
 
 /** The catalogue file `seed/catalog.json` (publications, data sets, and each data set's version history). */
 export interface Catalogue {
@@ -95,12 +107,21 @@ export async function seedCatalogue(target: ImportTarget & { db: Db }, options: 
   const dataSets = catalogue.dataSets
     .filter((d) => !options.dataSetIds || options.dataSetIds.includes(d.id))
     // The fixture first, so its public ids are those the reference's tests name.
-    .sort((a, b) => Number(b.versions.some((v) => v.source === FIXTURE_SOURCE)) - Number(a.versions.some((v) => v.source === FIXTURE_SOURCE)));
+    .sort(
+      (a, b) =>
+        Number(b.versions.some((v) => v.source === FIXTURE_SOURCE)) -
+        Number(a.versions.some((v) => v.source === FIXTURE_SOURCE)),
+    );
   const publicationIds = new Set(dataSets.map((d) => d.publicationId));
   const { db } = target;
   const publications = catalogue.publications.filter((p) => publicationIds.has(p.id));
   for (const publication of publications) {
-    await insertPublicationIfMissing(db, { id: publication.id, title: publication.title, slug: slugify(publication.title), summary: publication.summary });
+    await insertPublicationIfMissing(db, {
+      id: publication.id,
+      title: publication.title,
+      slug: slugify(publication.title),
+      summary: publication.summary,
+    });
   }
   const versions: ImportResult[] = [];
   for (const dataSet of dataSets) {
@@ -116,7 +137,9 @@ export async function seedCatalogue(target: ImportTarget & { db: Db }, options: 
       log(`${dataSet.title}: already has versions, skipped`);
       continue;
     }
-    const ordered = [...dataSet.versions].sort((a, b) => compareVersionNumbers(parseVersionNumber(a.version)!, parseVersionNumber(b.version)!));
+    const ordered = [...dataSet.versions].sort((a, b) =>
+      compareVersionNumbers(parseVersionNumber(a.version)!, parseVersionNumber(b.version)!),
+    );
     for (const entry of ordered) {
       const files = sourceFiles(seedDir, entry.source);
       const keepRows = entry.keepRows ?? {};
@@ -143,14 +166,21 @@ export async function seedCatalogue(target: ImportTarget & { db: Db }, options: 
         versions.push(result);
         log(
           `${dataSet.title} v${result.version}: ${result.rows.toLocaleString('en-GB')} rows in ${result.seconds.toFixed(1)} s` +
-            (result.majorChanges + result.minorChanges > 0 ? ` (${result.majorChanges} major, ${result.minorChanges} minor changes)` : ''),
+            (result.majorChanges + result.minorChanges > 0
+              ? ` (${result.majorChanges} major, ${result.minorChanges} minor changes)`
+              : ''),
         );
       } finally {
         if (tempDir) await rm(tempDir, { recursive: true, force: true });
       }
     }
   }
-  return { publications: publications.length, dataSets: dataSets.length, versions, seconds: (Date.now() - started) / 1000 };
+  return {
+    publications: publications.length,
+    dataSets: dataSets.length,
+    versions,
+    seconds: (Date.now() - started) / 1000,
+  };
 }
 
 /**
@@ -177,7 +207,10 @@ export async function writeKeptRows(sourcePath: string, targetPath: string, keep
       header = splitCsvLine(line.replace(/^\uFEFF/, '').replace(/\r$/, ''));
       conditions = Object.entries(keepRows).map(([column, rule]) => {
         const index = header!.indexOf(column);
-        if (index === -1) throw new ValidationError([{ path: `keepRows.${column}`, message: `The source ${sourcePath} has no column "${column}".` }]);
+        if (index === -1)
+          throw new ValidationError([
+            { path: `keepRows.${column}`, message: `The source ${sourcePath} has no column "${column}".` },
+          ]);
         return { index, lte: rule.lte, notIn: rule.notIn && new Set(rule.notIn) };
       });
       await write(`${line}\n`);
@@ -259,5 +292,7 @@ export async function seedCatalogueOnStart(context: StartupContext, seedDir = DE
     `Seeding the statistics catalogue from seed/catalog.json (${dataSets} data sets, ${versions} versions, ${rows.toLocaleString('en-GB')} rows; this takes under a minute) ...`,
   );
   const result = await seedCatalogue(primary, { seedDir, log: (message) => context.log(`  ${message}`) });
-  context.log(`Seeded ${result.dataSets} data sets (${result.versions.length} versions) in ${result.seconds.toFixed(1)} s.`);
+  context.log(
+    `Seeded ${result.dataSets} data sets (${result.versions.length} versions) in ${result.seconds.toFixed(1)} s.`,
+  );
 }

@@ -23,4 +23,3 @@ export const INDICATOR_UNITS: Readonly<Record<string, string>> = {
   pp: 'pp',
   numberstring: 'string',
 };
-

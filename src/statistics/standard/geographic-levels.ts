@@ -36,7 +36,12 @@ export const GEOGRAPHIC_LEVELS: readonly GeographicLevelInfo[] = [
     nameColumn: 'la_name',
   },
   coded('LAD', 'Local authority district', 'lad_code', 'lad_name'),
-  coded('LEP', 'Local enterprise partnership', 'local_enterprise_partnership_code', 'local_enterprise_partnership_name'),
+  coded(
+    'LEP',
+    'Local enterprise partnership',
+    'local_enterprise_partnership_code',
+    'local_enterprise_partnership_name',
+  ),
   coded('LSIP', 'Local skills improvement plan area', 'lsip_code', 'lsip_name'),
   coded('MAT', 'MAT', 'trust_id', 'trust_name'),
   coded('MCA', 'Mayoral combined authority', 'mayoral_combined_authority_code', 'mayoral_combined_authority_name'),
@@ -45,7 +50,12 @@ export const GEOGRAPHIC_LEVELS: readonly GeographicLevelInfo[] = [
   coded('PA', 'Planning area', 'planning_area_code', 'planning_area_name'),
   coded('PCON', 'Parliamentary constituency', 'pcon_code', 'pcon_name'),
   coded('PFA', 'Police force area', 'pfa_code', 'pfa_name'),
-  { code: 'PROV', label: 'Provider', codeColumns: [{ column: 'provider_ukprn', field: 'ukprn' }], nameColumn: 'provider_name' },
+  {
+    code: 'PROV',
+    label: 'Provider',
+    codeColumns: [{ column: 'provider_ukprn', field: 'ukprn' }],
+    nameColumn: 'provider_name',
+  },
   coded('REG', 'Regional', 'region_code', 'region_name'),
   { code: 'RSC', label: 'RSC region', codeColumns: [], nameColumn: 'rsc_region_lead_name' },
   {

@@ -28,7 +28,20 @@ function quarters(prefix: string, labelPrefix: string, yearFormat: YearFormat): 
   }));
 }
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 const IDENTIFIERS_IN_ENUM_ORDER: readonly Omit<TimeIdentifier, 'order'>[] = [
   { code: 'T1', label: 'Autumn term', yearFormat: 'Academic', labelFormat: 'full' },
@@ -39,8 +52,20 @@ const IDENTIFIERS_IN_ENUM_ORDER: readonly Omit<TimeIdentifier, 'order'>[] = [
   ...quarters('AY', 'Academic year', 'Academic'),
   { code: 'CY', label: 'Calendar year', yearFormat: 'Default', labelFormat: 'none' },
   ...quarters('CY', 'Calendar year', 'Default'),
-  { code: 'P1', label: 'Part 1 (April to September)', yearFormat: 'Fiscal', labelFormat: 'short', short: 'Part 1 (Apr to Sep)' },
-  { code: 'P2', label: 'Part 2 (October to March)', yearFormat: 'Fiscal', labelFormat: 'short', short: 'Part 2 (Oct to Mar)' },
+  {
+    code: 'P1',
+    label: 'Part 1 (April to September)',
+    yearFormat: 'Fiscal',
+    labelFormat: 'short',
+    short: 'Part 1 (Apr to Sep)',
+  },
+  {
+    code: 'P2',
+    label: 'Part 2 (October to March)',
+    yearFormat: 'Fiscal',
+    labelFormat: 'short',
+    short: 'Part 2 (Oct to Mar)',
+  },
   { code: 'FY', label: 'Financial year', yearFormat: 'Fiscal', labelFormat: 'none' },
   ...quarters('FY', 'Financial year', 'Fiscal'),
   { code: 'TY', label: 'Tax year', yearFormat: 'Fiscal', labelFormat: 'none' },
@@ -52,11 +77,19 @@ const IDENTIFIERS_IN_ENUM_ORDER: readonly Omit<TimeIdentifier, 'order'>[] = [
     yearFormat: 'Default' as const,
     labelFormat: 'full' as const,
   })),
-  ...MONTHS.map((month, i) => ({ code: `M${i + 1}`, label: month, yearFormat: 'Default' as const, labelFormat: 'full' as const })),
+  ...MONTHS.map((month, i) => ({
+    code: `M${i + 1}`,
+    label: month,
+    yearFormat: 'Default' as const,
+    labelFormat: 'full' as const,
+  })),
 ];
 
 /** The time identifiers of the standard, in the reference's enum order; the importer reads them, the query validates with them. */
-export const TIME_IDENTIFIERS: readonly TimeIdentifier[] = IDENTIFIERS_IN_ENUM_ORDER.map((t, order) => ({ ...t, order }));
+export const TIME_IDENTIFIERS: readonly TimeIdentifier[] = IDENTIFIERS_IN_ENUM_ORDER.map((t, order) => ({
+  ...t,
+  order,
+}));
 
 const timeIdentifierLookup = codeListLookup(TIME_IDENTIFIERS);
 const byCode = new Map(TIME_IDENTIFIERS.map((t) => [t.code, t]));
@@ -88,13 +121,18 @@ export function validateTimePeriod(period: string, code: string): TimePeriodProb
   const isRange = period.includes('/');
   const identifier = byCode.get(code);
   if (!identifier || (isRange && identifier.yearFormat === 'Default')) {
-    return { code: 'TimePeriodAllowedCode', property: 'code', allowedCodes: isRange ? RANGE_TIME_PERIOD_CODES : ALL_TIME_PERIOD_CODES };
+    return {
+      code: 'TimePeriodAllowedCode',
+      property: 'code',
+      allowedCodes: isRange ? RANGE_TIME_PERIOD_CODES : ALL_TIME_PERIOD_CODES,
+    };
   }
   if (!isRange) {
     return /^\d{4}$/.test(period) ? undefined : { code: 'TimePeriodInvalidYear', property: 'period' };
   }
   const match = /^(\d{4})\/(\d{4})$/.exec(period);
-  if (!match || Number(match[2]) !== Number(match[1]) + 1) return { code: 'TimePeriodInvalidYearRange', property: 'period' };
+  if (!match || Number(match[2]) !== Number(match[1]) + 1)
+    return { code: 'TimePeriodInvalidYearRange', property: 'period' };
   return undefined;
 }
 

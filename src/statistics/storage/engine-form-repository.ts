@@ -29,7 +29,11 @@ export async function findRowIndexChunkNumbers(db: Executor, rowsTable: string, 
  * docs/performance.md). Fails unless every one of them is stored; resolves with their bytes.
  */
 export async function streamRowIndexChunks(
-  client: pg.PoolClient, rowsTable: string, part: RowIndexPart, chunks: { first: number; count: number }, write: (bytes: Buffer) => void,
+  client: pg.PoolClient,
+  rowsTable: string,
+  part: RowIndexPart,
+  chunks: { first: number; count: number },
+  write: (bytes: Buffer) => void,
 ): Promise<number> {
   const first = Math.trunc(chunks.first);
   const last = first + Math.trunc(chunks.count) - 1;
@@ -38,7 +42,8 @@ export async function streamRowIndexChunks(
     `COPY (SELECT string_agg(bytes, ''::bytea ORDER BY chunk) FROM version_row_index_chunks WHERE ${where} HAVING count(*) = ${last - first + 1}) TO STDOUT (FORMAT binary)`,
   );
   const length = await streamBinaryCopyField(client.query(copy), write);
-  if (length === undefined) throw new Error(`Not all of the stored row index chunks ${first}-${last} of ${part} for ${rowsTable} are stored`);
+  if (length === undefined)
+    throw new Error(`Not all of the stored row index chunks ${first}-${last} of ${part} for ${rowsTable} are stored`);
   return length;
 }
 
@@ -46,7 +51,11 @@ export async function streamRowIndexChunks(
  * Some stored chunks' (deflated) bytes, keyed `part:chunk`, read through one binary COPY (bytes as they are stored).
  * Chunks not stored are missing from the map.
  */
-export async function readRowIndexChunks(client: pg.PoolClient, rowsTable: string, wanted: ReadonlyMap<RowIndexPart, Iterable<number>>): Promise<Map<string, Buffer>> {
+export async function readRowIndexChunks(
+  client: pg.PoolClient,
+  rowsTable: string,
+  wanted: ReadonlyMap<RowIndexPart, Iterable<number>>,
+): Promise<Map<string, Buffer>> {
   const found = new Map<string, Buffer>();
   const terms: string[] = [];
   for (const [part, chunks] of wanted) {
@@ -60,13 +69,21 @@ export async function readRowIndexChunks(client: pg.PoolClient, rowsTable: strin
   await readBinaryCopy(client.query(copy), 3, (buffer, offsets, lengths) => {
     const part = buffer.toString('latin1', offsets[0], offsets[0]! + lengths[0]!);
     // A copy: the tuple's buffer is the connection's and is reused.
-    found.set(`${part}:${buffer.readInt32BE(offsets[1])}`, Buffer.from(buffer.subarray(offsets[2], offsets[2]! + lengths[2]!)));
+    found.set(
+      `${part}:${buffer.readInt32BE(offsets[1])}`,
+      Buffer.from(buffer.subarray(offsets[2], offsets[2]! + lengths[2]!)),
+    );
   });
   return found;
 }
 
 /** Replaces the stored row index of `rowsTable` with these pieces of its parts. */
-export async function replaceRowIndexChunks(db: Executor, rowsTable: string, versionId: number, parts: ReadonlyArray<{ part: RowIndexPart; pieces: readonly Buffer[] }>): Promise<void> {
+export async function replaceRowIndexChunks(
+  db: Executor,
+  rowsTable: string,
+  versionId: number,
+  parts: ReadonlyArray<{ part: RowIndexPart; pieces: readonly Buffer[] }>,
+): Promise<void> {
   await db.deleteFrom('version_row_index_chunks').where('rows_table', '=', rowsTable).execute();
   // Many chunks to a statement (a 5M-row version has about 3,000: one statement each was 1.3 s of its import), up to
   // about 16 MB of them.
@@ -89,6 +106,11 @@ export async function replaceRowIndexChunks(db: Executor, rowsTable: string, ver
 
 /** Every version with data rows (a rows key), by id. */
 export async function findVersionsWithRows(db: Executor): Promise<Array<{ id: number; rowsTable: string }>> {
-  const rows = await db.selectFrom('data_set_versions').select(['id', 'rows_table']).where('rows_table', 'is not', null).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('data_set_versions')
+    .select(['id', 'rows_table'])
+    .where('rows_table', 'is not', null)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => ({ id: r.id, rowsTable: r.rows_table! }));
 }

@@ -25,7 +25,13 @@ import type pg from 'pg';
 import { withPooledClient, type Executor } from '../../db/database.js';
 import type { RowIndexPart } from '../tables.js';
 import { findRowIndexChunkNumbers, replaceRowIndexChunks, streamRowIndexChunks } from './engine-form-repository.js';
-import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from '../query/engine/index/row-index.js';
+import {
+  RowIds,
+  RowIndex,
+  type Codes,
+  type FacetColumn,
+  type IndicatorColumn,
+} from '../query/engine/index/row-index.js';
 
 /**
  * The layout's version: 5 added a CRC-32 of every column and slice (so a corrupt one is told, never served). A
@@ -88,7 +94,10 @@ export type StoredHeader = FacetsHeader | ValuesHeader;
 export type { FacetsHeader, ValuesHeader };
 
 /** The chunk numbers holding each piece: piece i is chunks `first[i]` … `first[i] + count[i] - 1` (chunk 0: the header). */
-export function pieceChunks(header: { pieceBytes: number[]; sliceBytes: number[] }): Array<{ first: number; count: number }> {
+export function pieceChunks(header: {
+  pieceBytes: number[];
+  sliceBytes: number[];
+}): Array<{ first: number; count: number }> {
   let next = 1;
   return header.pieceBytes.map((bytes, i) => {
     const count = Math.max(1, Math.ceil(bytes / header.sliceBytes[i]!));
@@ -107,7 +116,11 @@ const padded = (bytes: number) => bytes + ((8 - (bytes % 8)) % 8);
  * Where an indicator's text exceptions lie in its values piece (bytes): after its `rows` values of `width` bytes,
  * their positions (Int32) from `from`, then their codes (Uint32) from `codesFrom`, up to `to`.
  */
-export function exceptionsLayout(rows: number, width: number, exceptions: number): { from: number; codesFrom: number; to: number } {
+export function exceptionsLayout(
+  rows: number,
+  width: number,
+  exceptions: number,
+): { from: number; codesFrom: number; to: number } {
   const from = padded(rows * width);
   const codesFrom = from + padded(4 * exceptions);
   return { from, codesFrom, to: codesFrom + 4 * exceptions };
@@ -146,7 +159,8 @@ function idDifferences(ids: Int32Array, sliceRows: number): Int32Array {
 
 /** The ids back from their differences, in place (`first`: the position of differences[0], a slice's start). */
 export function sumIdDifferences(differences: Int32Array, sliceRows: number, first = 0): Int32Array {
-  for (let i = 0; i < differences.length; i++) if ((first + i) % sliceRows !== 0) differences[i] = differences[i]! + differences[i - 1]!;
+  for (let i = 0; i < differences.length; i++)
+    if ((first + i) % sliceRows !== 0) differences[i] = differences[i]! + differences[i - 1]!;
   return differences;
 }
 
@@ -175,7 +189,8 @@ function checksumsOf(pieces: Buffer[], sliceBytes: number[]): Pick<FacetsHeader,
     pieceChecksums: pieces.map((piece) => crc32(piece)),
     sliceChecksums: pieces.map((piece, i) => {
       const sums: number[] = [];
-      for (let at = 0; at < piece.length || sums.length === 0; at += sliceBytes[i]!) sums.push(crc32(piece.subarray(at, at + sliceBytes[i]!)));
+      for (let at = 0; at < piece.length || sums.length === 0; at += sliceBytes[i]!)
+        sums.push(crc32(piece.subarray(at, at + sliceBytes[i]!)));
       return sums;
     }),
   };
@@ -186,7 +201,11 @@ function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart, slic
   const { ids, timePeriodIds, timePeriodStarts, levelCodes, levels, facets, indicators } = index.stored;
   if (part === 'facets') {
     const firsts = ids.periodFirstIds;
-    const pieces = [...(firsts ? [] : [pieceOf(idDifferences(ids.toArray(), sliceRows))]), pieceOf(levels), ...[...facets.values()].map((f) => pieceOf(f.codes))];
+    const pieces = [
+      ...(firsts ? [] : [pieceOf(idDifferences(ids.toArray(), sliceRows))]),
+      pieceOf(levels),
+      ...[...facets.values()].map((f) => pieceOf(f.codes)),
+    ];
     const widths = [...(firsts ? [] : [4]), 1, ...[...facets.values()].map((f) => f.codes.BYTES_PER_ELEMENT)];
     const header: FacetsHeader = {
       format: FORMAT,
@@ -197,13 +216,19 @@ function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart, slic
       timePeriodStarts: [...timePeriodStarts],
       periodFirstIds: firsts ? [...firsts] : null,
       facets: [...facets].map(([column, { dictionary, codes }]) => ({
-        column, dictionary: [...dictionary], width: codes.BYTES_PER_ELEMENT as 1 | 2 | 4, presence: slicePresence(codes, sliceRows),
+        column,
+        dictionary: [...dictionary],
+        width: codes.BYTES_PER_ELEMENT as 1 | 2 | 4,
+        presence: slicePresence(codes, sliceRows),
       })),
       levelPresence: slicePresence(levels, sliceRows),
       pieceBytes: pieces.map((p) => p.length),
       sliceRows,
       sliceBytes: widths.map((width) => width * sliceRows),
-      ...checksumsOf(pieces, widths.map((width) => width * sliceRows)),
+      ...checksumsOf(
+        pieces,
+        widths.map((width) => width * sliceRows),
+      ),
     };
     return [headerBytes(header), ...pieces];
   }
@@ -222,7 +247,10 @@ function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart, slic
     pieceBytes: pieces.map((p) => p.length),
     sliceRows,
     sliceBytes: [...indicators.values()].map((i) => i.values.BYTES_PER_ELEMENT * sliceRows),
-    ...checksumsOf(pieces, [...indicators.values()].map((i) => i.values.BYTES_PER_ELEMENT * sliceRows)),
+    ...checksumsOf(
+      pieces,
+      [...indicators.values()].map((i) => i.values.BYTES_PER_ELEMENT * sliceRows),
+    ),
   };
   return [headerBytes(header), ...pieces];
 }
@@ -234,7 +262,10 @@ export interface EncodedRowIndex {
 }
 
 export function encodeRowIndex(index: RowIndex, rowsTable: string, sliceRows = SLICE_ROWS): EncodedRowIndex {
-  return { facets: encodePart(index, rowsTable, 'facets', sliceRows), values: encodePart(index, rowsTable, 'values', sliceRows) };
+  return {
+    facets: encodePart(index, rowsTable, 'facets', sliceRows),
+    values: encodePart(index, rowsTable, 'values', sliceRows),
+  };
 }
 
 /** A stored form of another format: the caller rebuilds it (rebuild.ts). */
@@ -250,11 +281,15 @@ export function needsRebuild(error: unknown): boolean {
 
 /** Checks an inflated column or slice against its stored CRC-32. */
 export function checkChecksum(bytes: Buffer, expected: number | undefined, what: string): void {
-  if (expected === undefined || crc32(bytes) !== expected) throw new CorruptEngineFormError(`The stored ${what} fails its checksum`);
+  if (expected === undefined || crc32(bytes) !== expected)
+    throw new CorruptEngineFormError(`The stored ${what} fails its checksum`);
 }
 
 /** A part's header, checked against the format and the table. */
-export function readHeader<H extends { format: number; rowsTable: string; rows: number; pieceBytes: number[] }>(bytes: Buffer, rowsTable: string): H {
+export function readHeader<H extends { format: number; rowsTable: string; rows: number; pieceBytes: number[] }>(
+  bytes: Buffer,
+  rowsTable: string,
+): H {
   let header: H;
   try {
     const length = bytes.readUInt32LE(0);
@@ -262,17 +297,23 @@ export function readHeader<H extends { format: number; rowsTable: string; rows: 
   } catch (error) {
     throw new CorruptEngineFormError(`The stored row index header of ${rowsTable} cannot be read`, { cause: error });
   }
-  if (header.format !== FORMAT) throw new StaleEngineFormError(`The stored row index of ${rowsTable} is format ${header.format}, not ${FORMAT}`);
-  if (header.rowsTable !== rowsTable) throw new Error(`The stored row index is of ${header.rowsTable}, not ${rowsTable}`);
+  if (header.format !== FORMAT)
+    throw new StaleEngineFormError(`The stored row index of ${rowsTable} is format ${header.format}, not ${FORMAT}`);
+  if (header.rowsTable !== rowsTable)
+    throw new Error(`The stored row index is of ${header.rowsTable}, not ${rowsTable}`);
   return header;
 }
 
 /** A reader of one piece's arrays in order: views of it (a copy only if it does not start 8-aligned). */
 function arraysOf(piece: Buffer | undefined, expectedBytes: number | undefined) {
-  if (!piece || piece.length !== expectedBytes) throw new CorruptEngineFormError('A stored row index piece is missing or of the wrong length');
+  if (!piece || piece.length !== expectedBytes)
+    throw new CorruptEngineFormError('A stored row index piece is missing or of the wrong length');
   const aligned = piece.byteOffset % 8 === 0 ? piece : Buffer.from(piece);
   let at = aligned.byteOffset;
-  return <T extends StoredArray>(make: new (buffer: ArrayBuffer, offset: number, count: number) => T, count: number): T => {
+  return <T extends StoredArray>(
+    make: new (buffer: ArrayBuffer, offset: number, count: number) => T,
+    count: number,
+  ): T => {
     const array = new make(aligned.buffer as ArrayBuffer, at, count);
     at += padded(array.byteLength);
     return array;
@@ -312,9 +353,14 @@ export function decodeRowIndexFacets(pieces: readonly Buffer[], rowsTable: strin
 }
 
 /** The indicator columns of the values part (header, then pieces). */
-export function decodeRowIndexValues(pieces: readonly Buffer[], rowsTable: string, rows: number): Map<string, IndicatorColumn> {
+export function decodeRowIndexValues(
+  pieces: readonly Buffer[],
+  rowsTable: string,
+  rows: number,
+): Map<string, IndicatorColumn> {
   const header = readHeader<ValuesHeader>(pieces[0]!, rowsTable);
-  if (header.rows !== rows) throw new Error(`The stored values of ${rowsTable} are for ${header.rows} rows, not ${rows}`);
+  if (header.rows !== rows)
+    throw new Error(`The stored values of ${rowsTable} are for ${header.rows} rows, not ${rows}`);
   const indicators = new Map<string, IndicatorColumn>();
   header.indicators.forEach(({ column, scale, float, texts, exceptions }, i) => {
     const take = arraysOf(pieces[i + 1], header.pieceBytes[i]);
@@ -344,7 +390,12 @@ async function deflateSlices(piece: Buffer, sliceBytes: number): Promise<Buffer[
   const slices: Array<Promise<Buffer>> = [];
   for (let at = 0; at < piece.length || slices.length === 0; at += sliceBytes) {
     const last = at + sliceBytes >= piece.length;
-    slices.push(deflate(piece.subarray(at, at + sliceBytes), { level: 1, finishFlush: last ? zlibConstants.Z_FINISH : zlibConstants.Z_FULL_FLUSH }));
+    slices.push(
+      deflate(piece.subarray(at, at + sliceBytes), {
+        level: 1,
+        finishFlush: last ? zlibConstants.Z_FINISH : zlibConstants.Z_FULL_FLUSH,
+      }),
+    );
   }
   // All of a piece's slices at once: the thread pool works through them on every core (one at a time left a
   // 5M-row import waiting 3 s on round trips to it).
@@ -352,7 +403,11 @@ async function deflateSlices(piece: Buffer, sliceBytes: number): Promise<Buffer[
 }
 
 /** Deflates a version's index, one slice at a time (of `sliceRows` positions: fewer only in tests). */
-export async function deflateRowIndex(rowsTable: string, index: RowIndex, sliceRows = SLICE_ROWS): Promise<DeflatedRowIndex> {
+export async function deflateRowIndex(
+  rowsTable: string,
+  index: RowIndex,
+  sliceRows = SLICE_ROWS,
+): Promise<DeflatedRowIndex> {
   const parts: DeflatedRowIndex = [];
   for (const part of ['facets', 'values'] as const) {
     const [head, ...pieces] = encodePart(index, rowsTable, part, sliceRows);
@@ -365,13 +420,24 @@ export async function deflateRowIndex(rowsTable: string, index: RowIndex, sliceR
 }
 
 /** Stores a deflated index (replacing any stored before). Returns the bytes stored. */
-export async function storeDeflatedRowIndex(db: Executor, rowsTable: string, versionId: number, parts: DeflatedRowIndex): Promise<number> {
+export async function storeDeflatedRowIndex(
+  db: Executor,
+  rowsTable: string,
+  versionId: number,
+  parts: DeflatedRowIndex,
+): Promise<number> {
   await replaceRowIndexChunks(db, rowsTable, versionId, parts);
   return parts.reduce((sum, { pieces }) => sum + pieces.reduce((s, piece) => s + piece.length, 0), 0);
 }
 
 /** Stores a version's index (replacing any stored before), both parts, deflating one piece at a time. Returns the bytes stored. */
-export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, versionId: number, index: RowIndex, sliceRows = SLICE_ROWS): Promise<number> {
+export async function saveRowIndexSnapshot(
+  db: Executor,
+  rowsTable: string,
+  versionId: number,
+  index: RowIndex,
+  sliceRows = SLICE_ROWS,
+): Promise<number> {
   return storeDeflatedRowIndex(db, rowsTable, versionId, await deflateRowIndex(rowsTable, index, sliceRows));
 }
 
@@ -381,7 +447,13 @@ export async function saveRowIndexSnapshot(db: Executor, rowsTable: string, vers
  * buffer of that length: zlib's output slices of it are joined back without a copy (its default 16 KB output chunks
  * cost the main thread a callback and a copy each, about half of a 5M-row load when they were used).
  */
-async function readInflated(client: pg.PoolClient, rowsTable: string, part: RowIndexPart, chunks: { first: number; count: number }, bytes?: number): Promise<Buffer> {
+async function readInflated(
+  client: pg.PoolClient,
+  rowsTable: string,
+  part: RowIndexPart,
+  chunks: { first: number; count: number },
+  bytes?: number,
+): Promise<Buffer> {
   const inflater = createInflateRaw({ chunkSize: bytes === undefined ? 64 * 1024 : Math.max(64, bytes + 64) });
   const output: Buffer[] = [];
   inflater.on('data', (data: Buffer) => output.push(data));
@@ -400,7 +472,8 @@ async function readInflated(client: pg.PoolClient, rowsTable: string, part: RowI
   } catch (error) {
     // zlib's own errors: the stored bytes are not a deflate stream this code wrote.
     const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('Z_')) throw new CorruptEngineFormError(`A stored ${part} column of ${rowsTable} does not inflate`, { cause: error });
+    if (typeof code === 'string' && code.startsWith('Z_'))
+      throw new CorruptEngineFormError(`A stored ${part} column of ${rowsTable} does not inflate`, { cause: error });
     throw error;
   }
   // Its length is checked against the header where its arrays are read (arraysOf).
@@ -428,7 +501,12 @@ const INFLATING_AT_ONCE = 2;
  * pieces are read one COPY each on one connection (bytes as they are stored, not hex text) while the ones before
  * are inflated, at most INFLATING_AT_ONCE at a time, so only that many deflated pieces are held at once.
  */
-async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart, timeoutMs: number): Promise<Buffer[] | undefined> {
+async function loadPart(
+  db: Executor,
+  rowsTable: string,
+  part: RowIndexPart,
+  timeoutMs: number,
+): Promise<Buffer[] | undefined> {
   const chunks = await findRowIndexChunkNumbers(db, rowsTable, part);
   if (chunks.length === 0) return undefined;
   return withPooledClient(db, timeoutMs, async (client) => {
@@ -437,17 +515,17 @@ async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart, tim
     const { pieceBytes } = header;
     const ranges = pieceChunks(header);
     const expected = 1 + ranges.reduce((sum, r) => sum + r.count, 0);
-    if (chunks.length !== expected) throw new Error(`The stored row index of ${rowsTable} (${part}) has ${chunks.length} chunks, not ${expected}`);
+    if (chunks.length !== expected)
+      throw new Error(`The stored row index of ${rowsTable} (${part}) has ${chunks.length} chunks, not ${expected}`);
     const inflated: Array<Promise<Buffer>> = [];
     for (let i = 0; i < pieceBytes.length; i++) {
       if (i >= INFLATING_AT_ONCE) await inflated[i - INFLATING_AT_ONCE];
       // Reads queue on the one connection, in order. Handled at once, so a failure while an earlier piece is
       // awaited is not unhandled; it surfaces where this piece is awaited.
-      const piece = readInflated(client, rowsTable, part, ranges[i]!, pieceBytes[i]).then(
-        (bytes) => {
-          checkChecksum(bytes, header.pieceChecksums[i], `${part} piece ${i} of ${rowsTable}`);
-          return bytes;
-        });
+      const piece = readInflated(client, rowsTable, part, ranges[i]!, pieceBytes[i]).then((bytes) => {
+        checkChecksum(bytes, header.pieceChecksums[i], `${part} piece ${i} of ${rowsTable}`);
+        return bytes;
+      });
       piece.catch(() => undefined);
       inflated.push(piece);
     }
@@ -459,13 +537,22 @@ async function loadPart(db: Executor, rowsTable: string, part: RowIndexPart, tim
  * A version's stored index without its values, or undefined when it has none. A stored form of another format
  * (StaleEngineFormError) or corrupt (CorruptEngineFormError) throws: the caller rebuilds it.
  */
-export async function loadRowIndexFacets(db: Executor, rowsTable: string, timeoutMs: number): Promise<RowIndex | undefined> {
+export async function loadRowIndexFacets(
+  db: Executor,
+  rowsTable: string,
+  timeoutMs: number,
+): Promise<RowIndex | undefined> {
   const pieces = await loadPart(db, rowsTable, 'facets', timeoutMs);
   return pieces ? decodeRowIndexFacets(pieces, rowsTable) : undefined;
 }
 
 /** A version's stored indicator values for its index (undefined when none are stored). */
-export async function loadRowIndexValues(db: Executor, rowsTable: string, rows: number, timeoutMs: number): Promise<Map<string, IndicatorColumn> | undefined> {
+export async function loadRowIndexValues(
+  db: Executor,
+  rowsTable: string,
+  rows: number,
+  timeoutMs: number,
+): Promise<Map<string, IndicatorColumn> | undefined> {
   const pieces = await loadPart(db, rowsTable, 'values', timeoutMs);
   return pieces ? decodeRowIndexValues(pieces, rowsTable, rows) : undefined;
 }

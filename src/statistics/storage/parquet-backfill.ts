@@ -41,7 +41,16 @@ export interface BackfillOptions {
 
 /** The meta CSV the version was imported with, as far as the plan needs it: its filters and indicators with their labels. */
 function metaCsv(meta: VersionMeta): string {
-  const header = ['col_name', 'col_type', 'label', 'indicator_grouping', 'indicator_unit', 'indicator_dp', 'filter_hint', 'filter_grouping_column'];
+  const header = [
+    'col_name',
+    'col_type',
+    'label',
+    'indicator_grouping',
+    'indicator_unit',
+    'indicator_dp',
+    'filter_hint',
+    'filter_grouping_column',
+  ];
   const rows = [
     ...meta.filters.map((f) => [f.columnName, 'Filter', f.label, '', '', '', '', '']),
     ...meta.indicators.map((i) => [i.columnName, 'Indicator', i.label, '', '', '', '', '']),
@@ -64,23 +73,46 @@ async function writeStoredFile(db: Executor, versionId: number, file: string): P
 /** A final id by key, or an error naming what the version's metadata lacks. */
 function lookUp<K>(ids: Map<K, number>, key: K, what: string, versionId: number): number {
   const id = ids.get(key);
-  if (id === undefined) throw new Error(`The data file of version ${versionId} has ${what}, which its metadata does not`);
+  if (id === undefined)
+    throw new Error(`The data file of version ${versionId} has ${what}, which its metadata does not`);
   return id;
 }
 
 /** The staged rows' file-local ids mapped to the version's ids, looked up in its metadata. */
 function meaningOf(plan: DataFilePlan, staged: StagedRows, meta: VersionMeta) {
-  const timePeriodIds = staged.timePeriods.map((t) => lookUp(meta.timePeriodIdByKey, timePeriodKey(t.period, t.code), `time period ${t.period} ${t.code}`, meta.versionId));
-  const locationKey = (label: string, codes: Array<string | null | undefined>) => [label, ...codes.map((c) => c ?? '')].join('\u0000');
+  const timePeriodIds = staged.timePeriods.map((t) =>
+    lookUp(
+      meta.timePeriodIdByKey,
+      timePeriodKey(t.period, t.code),
+      `time period ${t.period} ${t.code}`,
+      meta.versionId,
+    ),
+  );
+  const locationKey = (label: string, codes: Array<string | null | undefined>) =>
+    [label, ...codes.map((c) => c ?? '')].join('\u0000');
   const locations = plan.locationLevels.map((level) => {
-    const ids = new Map((meta.locationsByLevel.get(level.info.code) ?? []).map((l) => [locationKey(l.label, [l.code, l.oldCode, l.urn, l.laEstab, l.ukprn]), l.id]));
+    const ids = new Map(
+      (meta.locationsByLevel.get(level.info.code) ?? []).map((l) => [
+        locationKey(l.label, [l.code, l.oldCode, l.urn, l.laEstab, l.ukprn]),
+        l.id,
+      ]),
+    );
     return level.options.map((o) =>
-      lookUp(ids, locationKey(o.label, [o.fields.code, o.fields.old_code, o.fields.urn, o.fields.la_estab, o.fields.ukprn]), `location ${o.label} (${level.info.code})`, meta.versionId),
+      lookUp(
+        ids,
+        locationKey(o.label, [o.fields.code, o.fields.old_code, o.fields.urn, o.fields.la_estab, o.fields.ukprn]),
+        `location ${o.label} (${level.info.code})`,
+        meta.versionId,
+      ),
     );
   });
   const options = plan.filters.map((filter, f) => {
-    const ids = new Map([...meta.optionsById.values()].filter((o) => o.filter.columnName === filter.column).map((o) => [o.label, o.id]));
-    return staged.filterOptionLabels[f]!.map((label) => lookUp(ids, label, `option "${label}" of ${filter.column}`, meta.versionId));
+    const ids = new Map(
+      [...meta.optionsById.values()].filter((o) => o.filter.columnName === filter.column).map((o) => [o.label, o.id]),
+    );
+    return staged.filterOptionLabels[f]!.map((label) =>
+      lookUp(ids, label, `option "${label}" of ${filter.column}`, meta.versionId),
+    );
   });
   const finalIds = [...locations, ...options];
   return {
@@ -93,14 +125,22 @@ function meaningOf(plan: DataFilePlan, staged: StagedRows, meta: VersionMeta) {
 /** The plan's filter and indicator columns must be the version's (`f<n>`: the n-th in label order). */
 function checkColumns(plan: DataFilePlan, meta: VersionMeta): void {
   const byColumn = new Map([...meta.filters, ...meta.indicators].map((c) => [c.column, c.columnName]));
-  const planned = [...plan.filters.map((f, i) => [`f${i + 1}`, f.column]), ...plan.indicators.map((ind, i) => [`i${i + 1}`, ind.column])];
+  const planned = [
+    ...plan.filters.map((f, i) => [`f${i + 1}`, f.column]),
+    ...plan.indicators.map((ind, i) => [`i${i + 1}`, ind.column]),
+  ];
   for (const [column, name] of planned) {
-    if (byColumn.get(column!) !== name) throw new Error(`Version ${meta.versionId}: ${name} is not its column ${column}`);
+    if (byColumn.get(column!) !== name)
+      throw new Error(`Version ${meta.versionId}: ${name} is not its column ${column}`);
   }
 }
 
 /** Makes and stores the Parquet copy of one version from its kept data file; a version with one is left as it is. */
-export async function backfillParquetCopy(db: Executor, versionId: number, options: BackfillOptions = {}): Promise<BackfillResult> {
+export async function backfillParquetCopy(
+  db: Executor,
+  versionId: number,
+  options: BackfillOptions = {},
+): Promise<BackfillResult> {
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   const existing = await findParquetCopyInfo(db, versionId);
@@ -120,7 +160,10 @@ export async function backfillParquetCopy(db: Executor, versionId: number, optio
       checkColumns(plan, meta);
       const collector = rowIndexCollectorFor(plan);
       const staged = await stageRows(plan, problems, collector);
-      const meaning = { ...meaningOf(plan, staged, meta), rowIds: options.rowOrder === 'reference-fixture' ? referenceFixtureRowIds(collector) : undefined };
+      const meaning = {
+        ...meaningOf(plan, staged, meta),
+        rowIds: options.rowOrder === 'reference-fixture' ? referenceFixtureRowIds(collector) : undefined,
+      };
       const { facets, indicators } = rowIndexColumns(meta, true);
       const index = await collector.finish({ ...meaning, facetOrder: facets, indicatorOrder: indicators });
       const { bytes, stored } = await storeVersionParquetCopy(db, versionId, index, meta);
@@ -137,7 +180,11 @@ export async function backfillParquetCopy(db: Executor, versionId: number, optio
  * Backfills the given versions, or every version without a copy, one at a time: each is stored when made, so a run
  * stopped midway goes on where it stopped when run again.
  */
-export async function backfillParquetCopies(db: Executor, versions: number[] | 'all', options: BackfillOptions = {}): Promise<BackfillResult[]> {
+export async function backfillParquetCopies(
+  db: Executor,
+  versions: number[] | 'all',
+  options: BackfillOptions = {},
+): Promise<BackfillResult[]> {
   const ids = versions === 'all' ? await findVersionsWithoutParquetCopy(db) : versions;
   const results: BackfillResult[] = [];
   for (const versionId of ids) {

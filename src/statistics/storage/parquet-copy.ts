@@ -2,7 +2,13 @@ import type * as Arrow from 'apache-arrow';
 import { geographicLevelByCode, GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../standard/geographic-levels.js';
 import { timeIdentifier, timePeriodLabel } from '../standard/time-periods.js';
 import { NUMERIC_TEXT_PATTERN } from '../query/engine/resolve.js';
-import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from '../query/engine/index/row-index.js';
+import {
+  RowIds,
+  RowIndex,
+  type Codes,
+  type FacetColumn,
+  type IndicatorColumn,
+} from '../query/engine/index/row-index.js';
 import { rowIndexColumns } from '../query/engine/index/row-index-builder.js';
 import type { LocationMeta, VersionMeta } from '../query/engine/model.js';
 
@@ -47,7 +53,13 @@ function locationPrefix(level: string): string {
 function primaryCode(location: LocationMeta): string | null {
   const field = geographicLevelByCode(location.level)?.codeColumns[0]?.field;
   if (!field) return null;
-  const codes = { code: location.code, old_code: location.oldCode, urn: location.urn, la_estab: location.laEstab, ukprn: location.ukprn };
+  const codes = {
+    code: location.code,
+    old_code: location.oldCode,
+    urn: location.urn,
+    la_estab: location.laEstab,
+    ukprn: location.ukprn,
+  };
   return codes[field] ?? null;
 }
 
@@ -67,7 +79,11 @@ async function libraries(): Promise<{ arrow: ArrowModule; parquet: ParquetModule
 }
 
 /** A validity bitmap (bit set: a value) of positions `start … end-1`, and how many are null; undefined when none is. */
-function validity(start: number, end: number, isValue: (p: number) => boolean): { bitmap: Uint8Array | undefined; nulls: number } {
+function validity(
+  start: number,
+  end: number,
+  isValue: (p: number) => boolean,
+): { bitmap: Uint8Array | undefined; nulls: number } {
   const bitmap = new Uint8Array((end - start + 7) >>> 3);
   let nulls = 0;
   for (let p = start; p < end; p++) {
@@ -104,13 +120,21 @@ class BatchMaker {
   private labels(name: string, labels: () => Array<string | null>): Arrow.Vector<Arrow.Utf8> {
     let vector = this.labelVectors.get(name);
     if (!vector) {
-      vector = this.arrow.vectorFromArray(labels().map((label) => label ?? ''), new this.arrow.Utf8());
+      vector = this.arrow.vectorFromArray(
+        labels().map((label) => label ?? ''),
+        new this.arrow.Utf8(),
+      );
       this.labelVectors.set(name, vector);
     }
     return vector;
   }
 
-  private dictionaryColumn(name: string, keys: Int32Array, labels: Arrow.Vector<Arrow.Utf8>, valid?: ReturnType<typeof validity>): BatchColumn {
+  private dictionaryColumn(
+    name: string,
+    keys: Int32Array,
+    labels: Arrow.Vector<Arrow.Utf8>,
+    valid?: ReturnType<typeof validity>,
+  ): BatchColumn {
     const { arrow } = this;
     let id = this.dictionaryIds.get(name);
     if (id === undefined) {
@@ -121,7 +145,14 @@ class BatchMaker {
     // Each column its own keys: two columns of one keys buffer make an IPC stream that arrow-rs cannot read.
     const own = this.keysUsed.has(keys) ? keys.slice() : keys;
     this.keysUsed.add(own);
-    const data = arrow.makeData({ type, length: keys.length, nullCount: valid?.nulls ?? 0, nullBitmap: valid?.bitmap, data: own, dictionary: labels });
+    const data = arrow.makeData({
+      type,
+      length: keys.length,
+      nullCount: valid?.nulls ?? 0,
+      nullBitmap: valid?.bitmap,
+      data: own,
+      dictionary: labels,
+    });
     return { field: new arrow.Field(name, type, true), data };
   }
 
@@ -137,7 +168,10 @@ class BatchMaker {
     const parts = index.stored;
     const columns: BatchColumn[] = [];
     const rowIds = this.ids.slice(start, end);
-    columns.push({ field: new arrow.Field('row_id', new arrow.Int32(), false), data: arrow.makeData({ type: new arrow.Int32(), length: end - start, data: rowIds }) });
+    columns.push({
+      field: new arrow.Field('row_id', new arrow.Int32(), false),
+      data: arrow.makeData({ type: new arrow.Int32(), length: end - start, data: rowIds }),
+    });
 
     const periods = parts.timePeriodIds;
     const periodKeys = new Int32Array(end - start);
@@ -151,29 +185,71 @@ class BatchMaker {
       if (!found) throw new Error(`Time period ${periods[k]} is not in the metadata of version ${meta.versionId}`);
       return found;
     };
-    columns.push(this.dictionaryColumn('time_period', periodKeys, this.labels('time_period', () => [...periods].map((_, k) => timePeriodLabel(period(k).period, period(k).code)))));
-    columns.push(this.dictionaryColumn('time_identifier', periodKeys, this.labels('time_identifier', () => [...periods].map((_, k) => timeIdentifierLabel(period(k).code)))));
     columns.push(
-      this.dictionaryColumn('geographic_level', BatchMaker.keys(parts.levels, start, end), this.labels('geographic_level', () => parts.levelCodes.map((code) => GEOGRAPHIC_LEVEL_LABELS[code] ?? code))),
+      this.dictionaryColumn(
+        'time_period',
+        periodKeys,
+        this.labels('time_period', () => [...periods].map((_, k) => timePeriodLabel(period(k).period, period(k).code))),
+      ),
+    );
+    columns.push(
+      this.dictionaryColumn(
+        'time_identifier',
+        periodKeys,
+        this.labels('time_identifier', () => [...periods].map((_, k) => timeIdentifierLabel(period(k).code))),
+      ),
+    );
+    columns.push(
+      this.dictionaryColumn(
+        'geographic_level',
+        BatchMaker.keys(parts.levels, start, end),
+        this.labels('geographic_level', () => parts.levelCodes.map((code) => GEOGRAPHIC_LEVEL_LABELS[code] ?? code)),
+      ),
     );
 
     for (const level of meta.locationLevels) {
       const facet = this.facet(locationColumn(level));
       const keys = BatchMaker.keys(facet.codes, start, end);
       const valid = validity(start, end, (p) => facet.dictionary[facet.codes[p]!] !== 0);
-      const location = (id: number) => (id === 0 ? undefined : meta.locationsById.get(id) ?? missing(`Location ${id}`, meta));
+      const location = (id: number) =>
+        id === 0 ? undefined : (meta.locationsById.get(id) ?? missing(`Location ${id}`, meta));
       const prefix = locationPrefix(level);
-      columns.push(this.dictionaryColumn(`${prefix}_id`, keys, this.labels(`${prefix}_id`, () => [...facet.dictionary].map((id) => location(id)?.publicId ?? null)), valid));
-      columns.push(this.dictionaryColumn(`${prefix}_name`, keys, this.labels(`${prefix}_name`, () => [...facet.dictionary].map((id) => location(id)?.label ?? null)), valid));
+      columns.push(
+        this.dictionaryColumn(
+          `${prefix}_id`,
+          keys,
+          this.labels(`${prefix}_id`, () => [...facet.dictionary].map((id) => location(id)?.publicId ?? null)),
+          valid,
+        ),
+      );
+      columns.push(
+        this.dictionaryColumn(
+          `${prefix}_name`,
+          keys,
+          this.labels(`${prefix}_name`, () => [...facet.dictionary].map((id) => location(id)?.label ?? null)),
+          valid,
+        ),
+      );
       // A location without the level's code (none in its file) has a null code, as a row without a location has.
-      const codes = [...facet.dictionary].map((id) => { const found = location(id); return found ? primaryCode(found) : null; });
+      const codes = [...facet.dictionary].map((id) => {
+        const found = location(id);
+        return found ? primaryCode(found) : null;
+      });
       const withCode = validity(start, end, (p) => codes[facet.codes[p]!] !== null);
-      columns.push(this.dictionaryColumn(`${prefix}_code`, keys, this.labels(`${prefix}_code`, () => codes), withCode));
+      columns.push(
+        this.dictionaryColumn(
+          `${prefix}_code`,
+          keys,
+          this.labels(`${prefix}_code`, () => codes),
+          withCode,
+        ),
+      );
     }
 
     for (const filter of meta.filters) {
       const facet = this.facet(filter.column);
-      const option = (id: number) => (id === 0 ? null : (meta.optionsById.get(id)?.label ?? missing(`Filter option ${id}`, meta)));
+      const option = (id: number) =>
+        id === 0 ? null : (meta.optionsById.get(id)?.label ?? missing(`Filter option ${id}`, meta));
       columns.push(
         this.dictionaryColumn(
           filter.columnName,
@@ -186,12 +262,18 @@ class BatchMaker {
 
     for (const indicator of meta.indicators) {
       const column = parts.indicators.get(indicator.column);
-      if (!column) throw new Error(`The row index of version ${meta.versionId} has no indicator column ${indicator.column}`);
+      if (!column)
+        throw new Error(`The row index of version ${meta.versionId} has no indicator column ${indicator.column}`);
       columns.push(...this.indicatorColumns(indicator.columnName, column, start, end));
     }
 
     const schema = new arrow.Schema(columns.map((c) => c.field));
-    const data = arrow.makeData({ type: new arrow.Struct(schema.fields), length: end - start, nullCount: 0, children: columns.map((c) => c.data) });
+    const data = arrow.makeData({
+      type: new arrow.Struct(schema.fields),
+      length: end - start,
+      nullCount: 0,
+      children: columns.map((c) => c.data),
+    });
     return new arrow.RecordBatch(schema, data);
   }
 
@@ -200,7 +282,8 @@ class BatchMaker {
     const { arrow } = this;
     const factor = POWERS_OF_TEN[column.scale]!;
     const numbers = new Float64Array(end - start);
-    for (let p = start; p < end; p++) numbers[p - start] = column.scale === 0 ? column.values[p]! : column.values[p]! / factor;
+    for (let p = start; p < end; p++)
+      numbers[p - start] = column.scale === 0 ? column.values[p]! : column.values[p]! / factor;
     const textNumbers = column.texts.map((text) => (NUMERIC_TEXT.test(text) ? Number(text) : null));
     // The exceptions inside the batch: textPositions ascend.
     let first = lowerBound(column.textPositions, start);
@@ -223,11 +306,22 @@ class BatchMaker {
     }
     const texts = last - lowerBound(column.textPositions, start);
     const numberType = new arrow.Float64();
-    const numberData = arrow.makeData({ type: numberType, length: end - start, nullCount: numberNulls, nullBitmap: numberNulls > 0 ? numberValid : undefined, data: numbers });
-    const textColumn = this.dictionaryColumn(`${name}__text`, textKeys, this.labels(`${name}__text`, () => column.texts), {
-      bitmap: texts === end - start ? undefined : textValid,
-      nulls: end - start - texts,
+    const numberData = arrow.makeData({
+      type: numberType,
+      length: end - start,
+      nullCount: numberNulls,
+      nullBitmap: numberNulls > 0 ? numberValid : undefined,
+      data: numbers,
     });
+    const textColumn = this.dictionaryColumn(
+      `${name}__text`,
+      textKeys,
+      this.labels(`${name}__text`, () => column.texts),
+      {
+        bitmap: texts === end - start ? undefined : textValid,
+        nulls: end - start - texts,
+      },
+    );
     return [{ field: new arrow.Field(name, numberType, true), data: numberData }, textColumn];
   }
 
@@ -259,8 +353,13 @@ function layoutOf(index: RowIndex, meta: VersionMeta): ParquetCopyLayout {
   const indicators: ParquetCopyLayout['indicators'] = {};
   for (const indicator of meta.indicators) {
     const column = index.stored.indicators.get(indicator.column);
-    if (!column) throw new Error(`The row index of version ${meta.versionId} has no indicator column ${indicator.column}`);
-    indicators[indicator.columnName] = { column: indicator.column, scale: column.scale, float: column.values instanceof Float64Array };
+    if (!column)
+      throw new Error(`The row index of version ${meta.versionId} has no indicator column ${indicator.column}`);
+    indicators[indicator.columnName] = {
+      column: indicator.column,
+      scale: column.scale,
+      float: column.values instanceof Float64Array,
+    };
   }
   return {
     format: PARQUET_COPY_FORMAT,
@@ -390,7 +489,10 @@ class FacetReader {
       let place = 0;
       if (!isNull(i)) {
         place = placeOfEntry[keys[i]!]!;
-        if (place < 0) throw new Error(`Parquet column ${column} holds "${dictionary.get(keys[i]!)}", which the version's metadata does not know`);
+        if (place < 0)
+          throw new Error(
+            `Parquet column ${column} holds "${dictionary.get(keys[i]!)}", which the version's metadata does not know`,
+          );
       }
       this.places[base + i] = place;
       this.present[place] = 1;
@@ -436,7 +538,8 @@ class IndicatorReader {
   ) {
     this.values = layout.float ? new Float64Array(size) : new Int32Array(size);
     this.factor = POWERS_OF_TEN[layout.scale] ?? NaN;
-    if (!layout.float && !(layout.scale >= 0 && layout.scale <= 9)) throw new Error(`Indicator ${name} has scale ${layout.scale}`);
+    if (!layout.float && !(layout.scale >= 0 && layout.scale <= 9))
+      throw new Error(`Indicator ${name} has scale ${layout.scale}`);
   }
 
   read(numbers: Arrow.Data, texts: Arrow.Data, base: number): void {
@@ -497,7 +600,7 @@ function chunksOf(table: Arrow.Table, name: string, base: number): Array<{ data:
 /** Chunk `c` of a column read beside another, which must start at the same row. */
 function alongside(chunks: Array<{ data: Arrow.Data; base: number }>, c: number, base: number): Arrow.Data {
   const chunk = chunks[c];
-  if (!chunk || chunk.base !== base) throw new Error('The Parquet copy\'s columns are not read in the same batches');
+  if (!chunk || chunk.base !== base) throw new Error("The Parquet copy's columns are not read in the same batches");
   return chunk.data;
 }
 
@@ -506,7 +609,8 @@ function readLayout(metadata: Map<unknown, unknown>): ParquetCopyLayout {
   const json = metadata.get(PARQUET_COPY_METADATA_KEY);
   if (typeof json !== 'string') throw new Error(`The Parquet file has no ${PARQUET_COPY_METADATA_KEY} metadata`);
   const layout = JSON.parse(json) as ParquetCopyLayout;
-  if (layout.format !== PARQUET_COPY_FORMAT) throw new Error(`The Parquet copy is of layout ${layout.format}; this code reads layout ${PARQUET_COPY_FORMAT}`);
+  if (layout.format !== PARQUET_COPY_FORMAT)
+    throw new Error(`The Parquet copy is of layout ${layout.format}; this code reads layout ${PARQUET_COPY_FORMAT}`);
   return layout;
 }
 
@@ -528,7 +632,8 @@ export async function readParquetCopy(bytes: Uint8Array, meta: VersionMeta): Pro
     const timePeriodIds: number[] = [];
     const timePeriodStarts: number[] = [];
     const periodOfLabels = new Map<string, number>();
-    for (const t of meta.timePeriods) periodOfLabels.set(`${timePeriodLabel(t.period, t.code)}\u0000${timeIdentifierLabel(t.code)}`, t.id);
+    for (const t of meta.timePeriods)
+      periodOfLabels.set(`${timePeriodLabel(t.period, t.code)}\u0000${timeIdentifierLabel(t.code)}`, t.id);
     const levelOfLabel = new Map(meta.levelsByLabel.map((code) => [GEOGRAPHIC_LEVEL_LABELS[code] ?? code, code]));
     const levelCodes: string[] = [];
     const levels = new Uint8Array(size);
@@ -536,34 +641,49 @@ export async function readParquetCopy(bytes: Uint8Array, meta: VersionMeta): Pro
     const facetReaders = new Map<string, { parquetColumn: string; reader: FacetReader }>();
     for (const level of meta.locationLevels) {
       const keyed = (meta.locationsByLevel.get(level) ?? []).map((l) => ({ id: l.id, key: l.publicId }));
-      facetReaders.set(locationColumn(level), { parquetColumn: `${locationPrefix(level)}_id`, reader: new FacetReader(keyed, size) });
+      facetReaders.set(locationColumn(level), {
+        parquetColumn: `${locationPrefix(level)}_id`,
+        reader: new FacetReader(keyed, size),
+      });
     }
     for (const filter of meta.filters) {
-      const keyed = [...meta.optionsById.values()].filter((o) => o.filter.column === filter.column).map((o) => ({ id: o.id, key: o.label }));
+      const keyed = [...meta.optionsById.values()]
+        .filter((o) => o.filter.column === filter.column)
+        .map((o) => ({ id: o.id, key: o.label }));
       facetReaders.set(filter.column, { parquetColumn: filter.columnName, reader: new FacetReader(keyed, size) });
     }
     const indicatorReaders = new Map<string, { parquetColumn: string; reader: IndicatorReader }>();
     for (const indicator of meta.indicators) {
       const described = layout.indicators[indicator.columnName];
-      if (!described) throw new Error(`The Parquet copy's metadata does not describe indicator ${indicator.columnName}`);
-      indicatorReaders.set(indicator.column, { parquetColumn: indicator.columnName, reader: new IndicatorReader(indicator.columnName, described, size) });
+      if (!described)
+        throw new Error(`The Parquet copy's metadata does not describe indicator ${indicator.columnName}`);
+      indicatorReaders.set(indicator.column, {
+        parquetColumn: indicator.columnName,
+        reader: new IndicatorReader(indicator.columnName, described, size),
+      });
     }
 
     let base = 0;
     for (let group = 0; group < metadata.numRowGroups(); group++) {
       const wasmTable = await file.read({ rowGroups: [group], batchSize: PARQUET_ROW_GROUP_ROWS });
       const table = arrow.tableFromIPC(wasmTable.intoIPCStream());
-      for (const { data, base: at } of chunksOf(table, 'row_id', base)) ids.set((data.values as Int32Array).subarray(0, data.length), at);
+      for (const { data, base: at } of chunksOf(table, 'row_id', base))
+        ids.set((data.values as Int32Array).subarray(0, data.length), at);
       const periods = chunksOf(table, 'time_period', base);
       const identifiers = chunksOf(table, 'time_identifier', base);
-      periods.forEach(({ data, base: at }, c) => readTimePeriods(data, alongside(identifiers, c, at), at, periodOfLabels, timePeriodIds, timePeriodStarts));
-      for (const { data, base: at } of chunksOf(table, 'geographic_level', base)) readLevels(data, at, levelOfLabel, levelCodes, levels);
+      periods.forEach(({ data, base: at }, c) =>
+        readTimePeriods(data, alongside(identifiers, c, at), at, periodOfLabels, timePeriodIds, timePeriodStarts),
+      );
+      for (const { data, base: at } of chunksOf(table, 'geographic_level', base))
+        readLevels(data, at, levelOfLabel, levelCodes, levels);
       for (const { parquetColumn, reader } of facetReaders.values()) {
         for (const { data, base: at } of chunksOf(table, parquetColumn, base)) reader.read(data, at, parquetColumn);
       }
       for (const { parquetColumn, reader } of indicatorReaders.values()) {
         const texts = chunksOf(table, `${parquetColumn}__text`, base);
-        chunksOf(table, parquetColumn, base).forEach(({ data, base: at }, c) => reader.read(data, alongside(texts, c, at), at));
+        chunksOf(table, parquetColumn, base).forEach(({ data, base: at }, c) =>
+          reader.read(data, alongside(texts, c, at), at),
+        );
       }
       base += table.numRows;
     }
@@ -595,8 +715,16 @@ function entries(data: Arrow.Data): Array<string | null> {
 }
 
 /** A chunk's time periods: each run of one period is the next of the index's periods (descending). */
-function readTimePeriods(periods: Arrow.Data, identifiers: Arrow.Data, base: number, idOf: Map<string, number>, ids: number[], starts: number[]): void {
-  if (periods.nullCount > 0 || identifiers.nullCount > 0) throw new Error('The Parquet copy has a row without a time period');
+function readTimePeriods(
+  periods: Arrow.Data,
+  identifiers: Arrow.Data,
+  base: number,
+  idOf: Map<string, number>,
+  ids: number[],
+  starts: number[],
+): void {
+  if (periods.nullCount > 0 || identifiers.nullCount > 0)
+    throw new Error('The Parquet copy has a row without a time period');
   const periodLabels = entries(periods);
   const identifierLabels = entries(identifiers);
   const periodKeys = periods.values as Int32Array;
@@ -609,9 +737,12 @@ function readTimePeriods(periods: Arrow.Data, identifiers: Arrow.Data, base: num
     previousKey = key;
     const label = `${periodLabels[periodKeys[i]!]}\u0000${identifierLabels[identifierKeys[i]!]}`;
     const id = idOf.get(label);
-    if (id === undefined) throw new Error(`The Parquet copy holds time period ${label.replace('\u0000', ' ')}, which the version's metadata does not know`);
+    if (id === undefined)
+      throw new Error(
+        `The Parquet copy holds time period ${label.replace('\u0000', ' ')}, which the version's metadata does not know`,
+      );
     if (id === previousId) continue;
-    if (id > previousId) throw new Error('The Parquet copy\'s rows are not in time period descending order');
+    if (id > previousId) throw new Error("The Parquet copy's rows are not in time period descending order");
     ids.push(id);
     starts.push(base + i);
     previousId = id;
@@ -619,7 +750,13 @@ function readTimePeriods(periods: Arrow.Data, identifiers: Arrow.Data, base: num
 }
 
 /** A chunk's levels: codes numbered by first appearance in position order. */
-function readLevels(data: Arrow.Data, base: number, levelOf: Map<string, string>, levelCodes: string[], levels: Uint8Array): void {
+function readLevels(
+  data: Arrow.Data,
+  base: number,
+  levelOf: Map<string, string>,
+  levelCodes: string[],
+  levels: Uint8Array,
+): void {
   if (data.nullCount > 0) throw new Error('The Parquet copy has a row without a geographic level');
   const codeOfEntry = entries(data).map((label) => {
     const code = label === null ? undefined : (levelOf.get(label) ?? label);

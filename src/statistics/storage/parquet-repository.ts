@@ -16,7 +16,12 @@ export interface ParquetCopyInfo {
  * Stores a version's copy unless it has one already (a backfill run twice, or beside an import, stores it once).
  * Returns whether it stored it.
  */
-export async function storeParquetCopy(db: Executor, versionId: number, bytes: Buffer, format: number): Promise<boolean> {
+export async function storeParquetCopy(
+  db: Executor,
+  versionId: number,
+  bytes: Buffer,
+  format: number,
+): Promise<boolean> {
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const inserted = await db
     .insertInto('data_set_version_parquet')
@@ -34,11 +39,18 @@ export async function findParquetCopyInfo(db: Executor, versionId: number): Prom
     .select(['version_id', 'byte_size', 'sha256', 'format'])
     .where('version_id', '=', versionId)
     .executeTakeFirst();
-  return row ? { versionId: row.version_id, byteSize: Number(row.byte_size), sha256: row.sha256, format: row.format } : undefined;
+  return row
+    ? { versionId: row.version_id, byteSize: Number(row.byte_size), sha256: row.sha256, format: row.format }
+    : undefined;
 }
 
 /** `length` bytes of a version's copy from `offset` (0-based); fewer at its end. */
-export async function readParquetCopySlice(db: Executor, versionId: number, offset: number, length: number): Promise<Buffer> {
+export async function readParquetCopySlice(
+  db: Executor,
+  versionId: number,
+  offset: number,
+  length: number,
+): Promise<Buffer> {
   const row = await db
     .selectFrom('data_set_version_parquet')
     // substring on bytea is 1-based.
@@ -50,7 +62,11 @@ export async function readParquetCopySlice(db: Executor, versionId: number, offs
 
 /** The whole copy of a version, or undefined when it has none. */
 export async function readParquetCopyBytes(db: Executor, versionId: number): Promise<Buffer | undefined> {
-  const row = await db.selectFrom('data_set_version_parquet').select('bytes').where('version_id', '=', versionId).executeTakeFirst();
+  const row = await db
+    .selectFrom('data_set_version_parquet')
+    .select('bytes')
+    .where('version_id', '=', versionId)
+    .executeTakeFirst();
   return row?.bytes;
 }
 
@@ -69,6 +85,10 @@ export async function findVersionsWithoutParquetCopy(db: Executor): Promise<numb
 
 /** The key of a version's rows (`data_set_versions.rows_table`), or undefined when the version does not exist. */
 export async function findVersionRowsKey(db: Executor, versionId: number): Promise<string | undefined> {
-  const row = await db.selectFrom('data_set_versions').select('rows_table').where('id', '=', versionId).executeTakeFirst();
+  const row = await db
+    .selectFrom('data_set_versions')
+    .select('rows_table')
+    .where('id', '=', versionId)
+    .executeTakeFirst();
   return row ? (row.rows_table ?? `v${versionId}`) : undefined;
 }

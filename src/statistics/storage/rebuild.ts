@@ -44,10 +44,17 @@ export interface BuildRowIndexOptions {
  * rows first, and refuses (RowIndexTooLargeError) before reading them when the estimate exceeds `maxBytes`. The
  * caller bounds its time (see `withTimeBound`): a cursor is one statement for as long as it is read.
  */
-export async function buildRowIndex(db: Executor, meta: VersionMeta, options: BuildRowIndexOptions = {}): Promise<RowIndex> {
+export async function buildRowIndex(
+  db: Executor,
+  meta: VersionMeta,
+  options: BuildRowIndexOptions = {},
+): Promise<RowIndex> {
   const { facets, indicators: indicatorColumns, read } = rowIndexColumns(meta, options.indicators !== false);
   const n = await countAllRows(db, meta.rowsTable);
-  if (options.maxBytes !== undefined && estimatedIndexBytes(n, facets.length, indicatorColumns.length) > options.maxBytes) {
+  if (
+    options.maxBytes !== undefined &&
+    estimatedIndexBytes(n, facets.length, indicatorColumns.length) > options.maxBytes
+  ) {
     throw new RowIndexTooLargeError(`An index of ${meta.rowsTable} would not fit the memory budget`);
   }
   const builder = new RowIndexBuilder(n, facets, indicatorColumns);
@@ -61,7 +68,13 @@ export async function buildRowIndex(db: Executor, meta: VersionMeta, options: Bu
         const raw = row[indicatorColumns[c]!];
         indicatorTexts[c] = raw === null || raw === undefined ? '' : (raw as number).toString();
       }
-      builder.add(Number(row.id), Number(row.time_period_id), String(row.geographic_level), facetValues, indicatorTexts);
+      builder.add(
+        Number(row.id),
+        Number(row.time_period_id),
+        String(row.geographic_level),
+        facetValues,
+        indicatorTexts,
+      );
     }
     await options.onProgress?.(builder.rows, n);
   }
@@ -73,7 +86,11 @@ export async function buildRowIndex(db: Executor, meta: VersionMeta, options: Bu
  * Runs `work` in a transaction whose statements may take `timeoutMs` in all (its own bound instead of the request
  * `statement_timeout`); inside a transaction already (the import), in that one.
  */
-export async function withTimeBound<T>(db: Executor, timeoutMs: number, work: (trx: Executor) => Promise<T>): Promise<T> {
+export async function withTimeBound<T>(
+  db: Executor,
+  timeoutMs: number,
+  work: (trx: Executor) => Promise<T>,
+): Promise<T> {
   if (db.isTransaction) return work(db);
   return db.transaction().execute(async (trx) => {
     await setLocalStatementTimeout(trx, timeoutMs);
@@ -106,7 +123,10 @@ export interface RebuildOptions {
  * engine form stored again on `storeDb` (the primary; none: not stored), within `timeoutMs`.
  */
 export async function rebuildEngineForm(
-  db: Executor, storeDb: Executor | undefined, meta: VersionMeta, options: RebuildOptions,
+  db: Executor,
+  storeDb: Executor | undefined,
+  meta: VersionMeta,
+  options: RebuildOptions,
 ): Promise<{ index: RowIndex; from: 'parquet' | 'rows' }> {
   const started = Date.now();
   const remainingMs = () => Math.max(1, options.timeoutMs - (Date.now() - started));
@@ -118,16 +138,28 @@ export async function rebuildEngineForm(
     from = 'parquet';
   } else if (meta.hasRowTable) {
     index = await withTimeBound(db, remainingMs(), (trx) =>
-      buildRowIndex(trx, meta, { indicators: options.indicators, maxBytes: options.maxBytes, rowsPerRead: options.rowsPerRead, onProgress: options.onProgress }),
+      buildRowIndex(trx, meta, {
+        indicators: options.indicators,
+        maxBytes: options.maxBytes,
+        rowsPerRead: options.rowsPerRead,
+        onProgress: options.onProgress,
+      }),
     );
     from = 'rows';
   } else {
-    throw new NoRebuildSourceError(`Version ${meta.versionId} has no Parquet copy and no row table to rebuild its storage from (run npm run stats-admin -- backfill-parquet)`);
+    throw new NoRebuildSourceError(
+      `Version ${meta.versionId} has no Parquet copy and no row table to rebuild its storage from (run npm run stats-admin -- backfill-parquet)`,
+    );
   }
   // Stored for every other instance (and this one's next start), only when it holds everything.
   if (storeDb && (from === 'parquet' || options.indicators !== false)) {
-    await withTimeBound(storeDb, remainingMs(), (trx) => saveRowIndexSnapshot(trx, meta.rowsTable, meta.versionId, index)).catch((error: unknown) => {
-      options.log?.warn({ versionId: meta.versionId, err: error }, 'row index rebuilt, but storing its engine form failed');
+    await withTimeBound(storeDb, remainingMs(), (trx) =>
+      saveRowIndexSnapshot(trx, meta.rowsTable, meta.versionId, index),
+    ).catch((error: unknown) => {
+      options.log?.warn(
+        { versionId: meta.versionId, err: error },
+        'row index rebuilt, but storing its engine form failed',
+      );
     });
   }
   return { index, from };
@@ -160,9 +192,13 @@ export async function rebuildStorage(
   let versionId: number | undefined;
   if (which.dataSetId !== undefined) {
     const number = parseVersionNumber(which.version ?? '');
-    if (!number) throw new ValidationError([{ path: '--version', message: `"${which.version ?? ''}" is not a version number such as 1.0 or 2.1.3.` }]);
+    if (!number)
+      throw new ValidationError([
+        { path: '--version', message: `"${which.version ?? ''}" is not a version number such as 1.0 or 2.1.3.` },
+      ]);
     const row = await findVersionByNumber(db, which.dataSetId, number);
-    if (!row?.rows_table) throw new NotFoundError(`Data set ${which.dataSetId} has no version ${formatVersionNumber(number)} with data.`);
+    if (!row?.rows_table)
+      throw new NotFoundError(`Data set ${which.dataSetId} has no version ${formatVersionNumber(number)} with data.`);
     versionId = row.id;
   }
   const versions = (await findVersionsWithRows(db)).filter((v) => versionId === undefined || v.id === versionId);

@@ -116,7 +116,10 @@ export async function findLatestLiveVersion(db: Executor, dataSetId: string): Pr
 }
 
 /** The latest live version of each of several data sets, keyed by data set id. */
-export async function findLatestLiveVersions(db: Executor, dataSetIds: readonly string[]): Promise<Map<string, DataSetVersionRow>> {
+export async function findLatestLiveVersions(
+  db: Executor,
+  dataSetIds: readonly string[],
+): Promise<Map<string, DataSetVersionRow>> {
   return findHighestVersions(db, dataSetIds, PUBLIC_VERSION_STATUSES);
 }
 
@@ -148,7 +151,10 @@ export interface ResolvedDataSet {
  * The "view data set" policy of `GET /data-sets/{id}` and `/versions`: status Published or Deprecated, or a
  * preview token for the data set's latest draft version. 404 before 403.
  */
-export async function resolveDataSet(db: Executor, options: { dataSetId: string; previewToken?: string }): Promise<ResolvedDataSet> {
+export async function resolveDataSet(
+  db: Executor,
+  options: { dataSetId: string; previewToken?: string },
+): Promise<ResolvedDataSet> {
   const dataSet = await findDataSetOrThrow(db, options.dataSetId);
   let previewDraft: DataSetVersionRow | undefined;
   if (options.previewToken) {

@@ -12,13 +12,21 @@ export interface LockOption {
   forUpdate?: boolean;
 }
 
-export async function findDataSet(db: Executor, dataSetId: string, { forUpdate = false }: LockOption = {}): Promise<DataSetRow | undefined> {
+export async function findDataSet(
+  db: Executor,
+  dataSetId: string,
+  { forUpdate = false }: LockOption = {},
+): Promise<DataSetRow | undefined> {
   const query = db.selectFrom('data_sets').selectAll().where('id', '=', dataSetId);
   return (forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
 /** The highest-numbered version of a data set with one of `statuses`. */
-export async function findHighestVersion(db: Executor, dataSetId: string, statuses: readonly VersionStatus[]): Promise<DataSetVersionRow | undefined> {
+export async function findHighestVersion(
+  db: Executor,
+  dataSetId: string,
+  statuses: readonly VersionStatus[],
+): Promise<DataSetVersionRow | undefined> {
   return db
     .selectFrom('data_set_versions')
     .selectAll()
@@ -87,7 +95,11 @@ export async function findHighestPublishedMatching(
   dataSetId: string,
   fixed: { major?: number; minor?: number },
 ): Promise<DataSetVersionRow | undefined> {
-  let query = db.selectFrom('data_set_versions').selectAll().where('data_set_id', '=', dataSetId).where('status', '=', 'Published');
+  let query = db
+    .selectFrom('data_set_versions')
+    .selectAll()
+    .where('data_set_id', '=', dataSetId)
+    .where('status', '=', 'Published');
   if (fixed.major !== undefined) query = query.where('major', '=', fixed.major);
   if (fixed.minor !== undefined) query = query.where('minor', '=', fixed.minor);
   return query.orderBy('major', 'desc').orderBy('minor', 'desc').orderBy('patch', 'desc').limit(1).executeTakeFirst();
@@ -117,9 +129,20 @@ export async function findVersionsPage(
   const visible = db
     .selectFrom('data_set_versions')
     .where('data_set_id', '=', dataSetId)
-    .where((eb) => (alsoId !== undefined ? eb.or([eb('status', 'in', statuses), eb('id', '=', alsoId)]) : eb('status', 'in', statuses)));
+    .where((eb) =>
+      alsoId !== undefined
+        ? eb.or([eb('status', 'in', statuses), eb('id', '=', alsoId)])
+        : eb('status', 'in', statuses),
+    );
   const [rows, total] = await Promise.all([
-    visible.selectAll().orderBy('major', 'desc').orderBy('minor', 'desc').orderBy('patch', 'desc').limit(limit).offset(offset).execute(),
+    visible
+      .selectAll()
+      .orderBy('major', 'desc')
+      .orderBy('minor', 'desc')
+      .orderBy('patch', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
     visible.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.count) };

@@ -5,14 +5,30 @@ import type { StatisticsApiOptions } from '../index.js';
 import { sendCacheable } from '../cache-headers.js';
 import { previewTokenOf } from '../preview-token.js';
 import { statisticsRequestHook } from '../request-binding.js';
-import { DataSetVersionChangesViewModel, DataSetVersionPaginatedListViewModel, DataSetVersionViewModel, errorResponses, okResponse } from '../schemas.js';
-import { DataSetIdParams, DataSetVersionParams, NoQuery, notModified, PagedQuery, PreviewTokenHeaders } from '../route-params.js';
+import {
+  DataSetVersionChangesViewModel,
+  DataSetVersionPaginatedListViewModel,
+  DataSetVersionViewModel,
+  errorResponses,
+  okResponse,
+} from '../schemas.js';
+import {
+  DataSetIdParams,
+  DataSetVersionParams,
+  NoQuery,
+  notModified,
+  PagedQuery,
+  PreviewTokenHeaders,
+} from '../route-params.js';
 import { getVersion, getVersionChanges, listVersions } from './service.js';
 
 const ChangesQuery = Type.Object(
   {
     includePatchHistory: Type.Optional(
-      Type.Boolean({ default: false, description: 'Also list the changes of the earlier patches of this minor version.' }),
+      Type.Boolean({
+        default: false,
+        description: 'Also list the changes of the earlier patches of this minor version.',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -36,7 +52,11 @@ export const versionRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
         params: DataSetIdParams,
         headers: PreviewTokenHeaders,
         querystring: PagedQuery,
-        response: { 200: okResponse(DataSetVersionPaginatedListViewModel, 'A page of version summaries.'), ...notModified, ...errorResponses([400, 403, 404]) },
+        response: {
+          200: okResponse(DataSetVersionPaginatedListViewModel, 'A page of version summaries.'),
+          ...notModified,
+          ...errorResponses([400, 403, 404]),
+        },
       },
     },
     async (request, reply) => {
@@ -63,7 +83,11 @@ export const versionRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
         params: DataSetVersionParams,
         headers: PreviewTokenHeaders,
         querystring: NoQuery,
-        response: { 200: okResponse(DataSetVersionViewModel, 'The version summary.'), ...notModified, ...errorResponses([400, 403, 404]) },
+        response: {
+          200: okResponse(DataSetVersionViewModel, 'The version summary.'),
+          ...notModified,
+          ...errorResponses([400, 403, 404]),
+        },
       },
     },
     async (request, reply) =>
@@ -82,11 +106,16 @@ export const versionRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
         tags: ['Data sets'],
         operationId: 'GetDataSetVersionChanges',
         summary: "Get a data set version's changes",
-        description: 'The major and minor changes of a version relative to the version before it, optionally with its patch history.',
+        description:
+          'The major and minor changes of a version relative to the version before it, optionally with its patch history.',
         params: DataSetVersionParams,
         headers: PreviewTokenHeaders,
         querystring: ChangesQuery,
-        response: { 200: okResponse(DataSetVersionChangesViewModel, 'The changes of the version.'), ...notModified, ...errorResponses([400, 403, 404]) },
+        response: {
+          200: okResponse(DataSetVersionChangesViewModel, 'The changes of the version.'),
+          ...notModified,
+          ...errorResponses([400, 403, 404]),
+        },
       },
     },
     async (request, reply) => {
@@ -100,5 +129,4 @@ export const versionRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
       return sendCacheable(request, reply, body);
     },
   );
-
 };

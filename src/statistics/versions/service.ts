@@ -26,7 +26,15 @@ import { loadVersionMetaSummaries, versionView } from './summaries.js';
  * grouped (`{filter, options: [...]}`).
  */
 
-const LISTS = ['filters', 'filterOptions', 'geographicLevels', 'indicators', 'locationGroups', 'locationOptions', 'timePeriods'] as const;
+const LISTS = [
+  'filters',
+  'filterOptions',
+  'geographicLevels',
+  'indicators',
+  'locationGroups',
+  'locationOptions',
+  'timePeriods',
+] as const;
 type ListName = (typeof LISTS)[number];
 
 type Json = Record<string, unknown>;
@@ -122,7 +130,9 @@ export async function getVersionChanges(db: Executor, query: ChangesQuery): Prom
     patches = await findEarlierPatches(db, version);
     for (const patch of patches) {
       if (!versionIsPublicFor('view', patch.status) && !(await previewTokenGrants(db, query.previewToken, patch))) {
-        throw new ForbiddenError(`Version ${formatVersionNumber(patch)} in the patch history is not available (status ${patch.status}).`);
+        throw new ForbiddenError(
+          `Version ${formatVersionNumber(patch)} in the patch history is not available (status ${patch.status}).`,
+        );
       }
     }
   }
@@ -159,7 +169,10 @@ export async function listVersions(
     { statuses: PUBLIC_VERSION_STATUSES, alsoId: previewDraft?.id },
     { limit: pageSize, offset: (page - 1) * pageSize },
   );
-  const summaries = await loadVersionMetaSummaries(db, rows.map((r) => r.id));
+  const summaries = await loadVersionMetaSummaries(
+    db,
+    rows.map((r) => r.id),
+  );
   return {
     paging: pagingOf(page, pageSize, total),
     results: rows.map((row) => versionView(row, summaries.get(row.id)!)),
@@ -167,8 +180,19 @@ export async function listVersions(
 }
 
 /** `GET /data-sets/{id}/versions/{v}`: exact or wildcard version (view-version policy). */
-export async function getVersion(db: Executor, dataSetId: string, dataSetVersion: string, previewToken?: string): Promise<DataSetVersionView> {
-  const { version } = await resolveDataSetVersion(db, { dataSetId, dataSetVersion, previewToken, source: 'path', policy: 'view' });
+export async function getVersion(
+  db: Executor,
+  dataSetId: string,
+  dataSetVersion: string,
+  previewToken?: string,
+): Promise<DataSetVersionView> {
+  const { version } = await resolveDataSetVersion(db, {
+    dataSetId,
+    dataSetVersion,
+    previewToken,
+    source: 'path',
+    policy: 'view',
+  });
   const summaries = await loadVersionMetaSummaries(db, [version.id]);
   return versionView(version, summaries.get(version.id)!);
 }

@@ -18,7 +18,10 @@ export interface VersionMetaSummary {
   indicators: string[];
 }
 
-export async function loadVersionMetaSummaries(db: Executor, versionIds: readonly number[]): Promise<Map<number, VersionMetaSummary>> {
+export async function loadVersionMetaSummaries(
+  db: Executor,
+  versionIds: readonly number[],
+): Promise<Map<number, VersionMetaSummary>> {
   const summaries = new Map<number, VersionMetaSummary>();
   if (versionIds.length === 0) return summaries;
   for (const id of versionIds) {

@@ -12,8 +12,23 @@ const input = {
 describe('explorer code snippets', () => {
   it('quotes for the shell so that the shell passes the exact JSON on', () => {
     const line = curlPost(input);
-    const args = execFileSync('sh', ['-c', `set -- ${line.slice('curl '.length)}; for a in "$@"; do printf '%s\\n' "$a"; done`], { encoding: 'utf8' }).trimEnd().split('\n');
-    expect(args).toEqual(['-sS', '-X', 'POST', input.postUrl, '-H', 'Content-Type: application/json', '-d', JSON.stringify(input.body)]);
+    const args = execFileSync(
+      'sh',
+      ['-c', `set -- ${line.slice('curl '.length)}; for a in "$@"; do printf '%s\\n' "$a"; done`],
+      { encoding: 'utf8' },
+    )
+      .trimEnd()
+      .split('\n');
+    expect(args).toEqual([
+      '-sS',
+      '-X',
+      'POST',
+      input.postUrl,
+      '-H',
+      'Content-Type: application/json',
+      '-d',
+      JSON.stringify(input.body),
+    ]);
     expect(shellQuote("a'b")).toBe(`'a'\\''b'`);
   });
 
@@ -29,12 +44,16 @@ describe('explorer code snippets', () => {
     expect(code).toContain('utils::assignInNamespace("api_url"');
     expect(code).toContain('server <- "http://127.0.0.1:3000"');
     expect(code).toContain('sub("^https://[^/]+/api/v[0-9.]+/", paste0(server, "/v1/"), original(...))');
-    expect(code).toContain(`query_dataset(\n  "${input.dataSetId}",\n  json_query = "${JSON.stringify(input.body).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"\n)`);
+    expect(code).toContain(
+      `query_dataset(\n  "${input.dataSetId}",\n  json_query = "${JSON.stringify(input.body).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"\n)`,
+    );
     expect(rSnippet({ ...input, dataSetVersion: '2.0' })).toContain('"?dataSetVersion=2.0"');
   });
 
   it('keeps short objects on one line', () => {
-    expect(compactJson({ a: [{ period: '2020/2021', code: 'AY' }], b: 1 })).toBe('{"a":[{"period":"2020/2021","code":"AY"}],"b":1}');
+    expect(compactJson({ a: [{ period: '2020/2021', code: 'AY' }], b: 1 })).toBe(
+      '{"a":[{"period":"2020/2021","code":"AY"}],"b":1}',
+    );
     expect(JSON.parse(compactJson(input.body, 2, 20))).toEqual(input.body);
     expect(compactJson(input.body, 2, 20).split('\n').length).toBeGreaterThan(3);
   });

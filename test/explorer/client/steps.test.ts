@@ -4,12 +4,33 @@ import { emptyState, parseState, stateToSearch, type QueryState } from '../../..
 import { parseStep, stepSummaries } from '../../../src/explorer/client/steps.js';
 
 const meta: Meta = {
-  filters: [{ id: 'F1', column: 'ethnicity', label: 'Ethnicity', hint: '', options: ['A', 'B', 'C', 'D', 'E', 'F', 'G'].map((l, i) => ({ id: `o${i}`, label: l })) }],
-  indicators: [{ id: 'I1', column: 'headcount', label: 'Headcount' }, { id: 'I2', column: 'percent', label: 'Percent', unit: '%' }],
-  geographicLevels: [{ code: 'NAT', label: 'National' }, { code: 'LA', label: 'Local authority' }],
+  filters: [
+    {
+      id: 'F1',
+      column: 'ethnicity',
+      label: 'Ethnicity',
+      hint: '',
+      options: ['A', 'B', 'C', 'D', 'E', 'F', 'G'].map((l, i) => ({ id: `o${i}`, label: l })),
+    },
+  ],
+  indicators: [
+    { id: 'I1', column: 'headcount', label: 'Headcount' },
+    { id: 'I2', column: 'percent', label: 'Percent', unit: '%' },
+  ],
+  geographicLevels: [
+    { code: 'NAT', label: 'National' },
+    { code: 'LA', label: 'Local authority' },
+  ],
   locations: [
     { level: { code: 'NAT', label: 'National' }, options: [{ id: 'E', label: 'England' }] },
-    { level: { code: 'LA', label: 'Local authority' }, options: [{ id: 'D1', label: 'Dorset', code: 'E06000059' }, { id: 'D2', label: 'Dorset', code: 'E10000009' }, { id: 'B', label: 'Barnet' }] },
+    {
+      level: { code: 'LA', label: 'Local authority' },
+      options: [
+        { id: 'D1', label: 'Dorset', code: 'E06000059' },
+        { id: 'D2', label: 'Dorset', code: 'E10000009' },
+        { id: 'B', label: 'Barnet' },
+      ],
+    },
   ],
   timePeriods: [
     { code: 'AY', period: '2019/2020', label: '2019/20' },
@@ -43,11 +64,17 @@ describe('builder steps', () => {
       ['Ethnicity: A, B, C, D, E and 1 more'],
       ['Percent'],
     ]);
-    expect(stepSummaries(meta, { ...emptyState(), timePeriods: { mode: 'list', items: ['2021/2022|AY'] } })[0]).toEqual(['2021/22']);
+    expect(stepSummaries(meta, { ...emptyState(), timePeriods: { mode: 'list', items: ['2021/2022|AY'] } })[0]).toEqual(
+      ['2021/22'],
+    );
   });
 
   it('keeps the open step and the table layout in the permalink, and ignores a step out of range', () => {
-    const state: QueryState = { ...emptyState(), step: 3, layout: { rows: ['timePeriod', 'filter:F1'], columns: ['location', 'indicator'] } };
+    const state: QueryState = {
+      ...emptyState(),
+      step: 3,
+      layout: { rows: ['timePeriod', 'filter:F1'], columns: ['location', 'indicator'] },
+    };
     const search = stateToSearch(state);
     expect(search).toBe('tableRows=timePeriod,filter:F1&tableColumns=location,indicator&step=3');
     expect(parseState(search)).toEqual(state);

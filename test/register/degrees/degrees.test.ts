@@ -9,10 +9,25 @@ afterAll(async () => {
   await f?.close();
 });
 
-const unprocessable = (...messages: string[]) => ({ errors: messages.map((message) => ({ error: 'UnprocessableEntity', message })) });
+const unprocessable = (...messages: string[]) => ({
+  errors: messages.map((message) => ({ error: 'UnprocessableEntity', message })),
+});
 const DEGREE_KEYS = [
-  'country', 'created_at', 'degree_id', 'grade', 'grade_uuid', 'graduation_year', 'institution', 'institution_uuid', 'non_uk_degree',
-  'other_grade', 'subject', 'subject_uuid', 'uk_degree', 'uk_degree_uuid', 'updated_at',
+  'country',
+  'created_at',
+  'degree_id',
+  'grade',
+  'grade_uuid',
+  'graduation_year',
+  'institution',
+  'institution_uuid',
+  'non_uk_degree',
+  'other_grade',
+  'subject',
+  'subject_uuid',
+  'uk_degree',
+  'uk_degree_uuid',
+  'updated_at',
 ];
 const nextYear = new Date().getUTCFullYear() + 1;
 
@@ -41,7 +56,11 @@ describe('degrees', () => {
       uk_degree_uuid: '0caa1ea5-868a-47a4-9b26-4b7470528b67',
       grade_uuid: 'e2fe18d4-8655-47cf-ab1a-8c3e0b0f078f',
     });
-    const stored = await f.database.db.selectFrom('trainee_degrees').selectAll().where('id', '=', degree.degree_id).executeTakeFirstOrThrow();
+    const stored = await f.database.db
+      .selectFrom('trainee_degrees')
+      .selectAll()
+      .where('id', '=', degree.degree_id)
+      .executeTakeFirstOrThrow();
     expect(stored.locale_code).toBe('uk');
     const one = await f.call('GET', 'v2026.1', `/trainees/${id}/degrees/${degree.degree_id}`);
     expect(one.json()).toEqual({ data: degree });
@@ -52,14 +71,24 @@ describe('degrees', () => {
     const id = await f.insertTrainee();
     const res = await post(id, NON_UK_DEGREE);
     expect(res.statusCode).toBe(201);
-    expect(res.json().data).toMatchObject({ country: 'GL', non_uk_degree: '083', uk_degree: null, institution: null, institution_uuid: null });
+    expect(res.json().data).toMatchObject({
+      country: 'GL',
+      non_uk_degree: '083',
+      uk_degree: null,
+      institution: null,
+      institution_uuid: null,
+    });
   });
 
   it('maps an unknown institution to Other UK, 0133 to UCL and grade 09 to 14, and reads the year from a date or a number', async () => {
     const id = await f.insertTrainee();
     const other = await post(id, { ...UK_DEGREE, institution: 'University of Oxford', graduation_year: 2003 });
     expect(other.statusCode).toBe(201);
-    expect(other.json().data).toMatchObject({ institution: null, institution_uuid: '5070f34a-2887-e711-80d8-005056ac45bb', graduation_year: 2003 });
+    expect(other.json().data).toMatchObject({
+      institution: null,
+      institution_uuid: '5070f34a-2887-e711-80d8-005056ac45bb',
+      graduation_year: 2003,
+    });
     const ucl = await post(id, { ...UK_DEGREE, institution: '0133', grade: '09', graduation_year: '2004-01-01' });
     expect(ucl.statusCode).toBe(201);
     expect(ucl.json().data).toMatchObject({ institution: '0149', grade: '14', graduation_year: 2004 });
@@ -73,7 +102,10 @@ describe('degrees', () => {
     const before = await snapshot(f, 'v2026.1', id);
     const res = await post(id, UK_DEGREE);
     expect(res.statusCode).toBe(409);
-    expect(res.json()).toEqual({ errors: [{ error: 'Conflict', message: 'This is a duplicate degree' }], data: [existing] });
+    expect(res.json()).toEqual({
+      errors: [{ error: 'Conflict', message: 'This is a duplicate degree' }],
+      data: [existing],
+    });
     // The duplicate check wins over other errors, and compares only the fields sent.
     const partial = await post(id, { subject: '100425', graduation_year: 2015 });
     expect(partial.statusCode).toBe(409);
@@ -122,11 +154,16 @@ describe('degrees', () => {
     ],
     [{ ...UK_DEGREE, graduation_year: 200 }, ['graduation_year is invalid']],
     [{ ...UK_DEGREE, graduation_year: 'abc' }, ['graduation_year is invalid']],
-    [{ ...UK_DEGREE, graduation_year: '3000-01-01' }, ['graduation_year must be in the past, for example 2014', 'graduation_year is invalid']],
+    [
+      { ...UK_DEGREE, graduation_year: '3000-01-01' },
+      ['graduation_year must be in the past, for example 2014', 'graduation_year is invalid'],
+    ],
     [{ ...UK_DEGREE, institution: null }, ['institution must be entered if specifying a previous UK degree']],
     [
       { ...NON_UK_DEGREE, country: 'QQ' },
-      ["country has invalid reference data value of 'QQ'. Example values include 'AD', 'AE', 'AF', 'AG', 'AI', 'AL', 'AM', 'AO', 'AR', 'AS'..."],
+      [
+        "country has invalid reference data value of 'QQ'. Example values include 'AD', 'AE', 'AF', 'AG', 'AI', 'AL', 'AM', 'AO', 'AR', 'AS'...",
+      ],
     ],
   ])('refuses %j with the real messages', async (data, messages) => {
     const id = await f.insertTrainee();
@@ -142,13 +179,29 @@ describe('degrees', () => {
     const url = `/trainees/${id}/degrees/${degree.degree_id}`;
     const subject = await f.call('PUT', 'v2026.1', url, { data: { subject: '100105' } });
     expect(subject.statusCode).toBe(200);
-    expect(subject.json().data).toMatchObject({ ...degree, subject: '100105', subject_uuid: '937f70f0-5dce-e911-a985-000d3ab79618', updated_at: expect.any(String) });
+    expect(subject.json().data).toMatchObject({
+      ...degree,
+      subject: '100105',
+      subject_uuid: '937f70f0-5dce-e911-a985-000d3ab79618',
+      updated_at: expect.any(String),
+    });
     const nonUk = await f.call('PATCH', 'v2026.1', url, { data: { non_uk_degree: '097', country: 'MX' } });
     expect(nonUk.statusCode).toBe(200);
-    expect(nonUk.json().data).toMatchObject({ non_uk_degree: '097', uk_degree: null, country: 'MX', subject: '100105' });
+    expect(nonUk.json().data).toMatchObject({
+      non_uk_degree: '097',
+      uk_degree: null,
+      country: 'MX',
+      subject: '100105',
+    });
     const back = await f.call('PATCH', 'v2026.1', url, { data: { uk_degree: '051' } });
     expect(back.statusCode).toBe(200);
-    expect(back.json().data).toMatchObject({ uk_degree: '051', non_uk_degree: null, country: null, institution: '1166', grade: '02' });
+    expect(back.json().data).toMatchObject({
+      uk_degree: '051',
+      non_uk_degree: null,
+      country: null,
+      institution: '1166',
+      grade: '02',
+    });
   });
 
   it('refuses a change into a duplicate (409), a bad change (422) and a body without data (422), changing nothing', async () => {
@@ -156,15 +209,28 @@ describe('degrees', () => {
     const a = (await post(id, UK_DEGREE)).json().data;
     const b = (await post(id, { ...UK_DEGREE, subject: '100105' })).json().data;
     const before = await snapshot(f, 'v2026.1', id);
-    const duplicate = await f.call('PUT', 'v2026.1', `/trainees/${id}/degrees/${b.degree_id}`, { data: { subject: '100425' } });
+    const duplicate = await f.call('PUT', 'v2026.1', `/trainees/${id}/degrees/${b.degree_id}`, {
+      data: { subject: '100425' },
+    });
     expect(duplicate.statusCode).toBe(409);
-    expect(duplicate.json()).toEqual({ errors: [{ error: 'Conflict', message: 'This is a duplicate degree' }], data: [a] });
-    const bad = await f.call('PUT', 'v2026.1', `/trainees/${id}/degrees/${b.degree_id}`, { data: { graduation_year: 'abc' } });
+    expect(duplicate.json()).toEqual({
+      errors: [{ error: 'Conflict', message: 'This is a duplicate degree' }],
+      data: [a],
+    });
+    const bad = await f.call('PUT', 'v2026.1', `/trainees/${id}/degrees/${b.degree_id}`, {
+      data: { graduation_year: 'abc' },
+    });
     expect(bad.json()).toEqual(unprocessable('graduation_year is invalid'));
     const missing = await f.call('PUT', 'v2026.1', `/trainees/${id}/degrees/${b.degree_id}`, { foo: { bar: 'Alice' } });
     expect(missing.statusCode).toBe(422);
     expect(missing.json()).toEqual({ errors: ['Param is missing or the value is empty or invalid: data'] });
-    const otherProvider = await f.call('PUT', 'v2026.1', `/trainees/${id}/degrees/${b.degree_id}`, { data: { subject: '100425' } }, f.otherProvider.token);
+    const otherProvider = await f.call(
+      'PUT',
+      'v2026.1',
+      `/trainees/${id}/degrees/${b.degree_id}`,
+      { data: { subject: '100425' } },
+      f.otherProvider.token,
+    );
     expect(otherProvider.statusCode).toBe(404);
     expect(await snapshot(f, 'v2026.1', id)).toEqual(before);
   });
@@ -179,7 +245,12 @@ describe('degrees', () => {
     const res = await f.call('DELETE', 'v2026.1', `/trainees/${id}/degrees/${degree.degree_id}`);
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toMatchObject({ trainee_id: id, degrees: [] });
-    const audits = await f.database.db.selectFrom('trainee_audits').selectAll().where('trainee_id', '=', id).orderBy('id').execute();
+    const audits = await f.database.db
+      .selectFrom('trainee_audits')
+      .selectAll()
+      .where('trainee_id', '=', id)
+      .orderBy('id')
+      .execute();
     expect(audits.map((a) => a.action)).toEqual(['degree.create', 'degree.delete']);
     expect(audits[1]!.before).toMatchObject({ degree_id: degree.degree_id });
     expect(audits[1]!.token_id).not.toBeNull();

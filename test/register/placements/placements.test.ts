@@ -9,7 +9,9 @@ afterAll(async () => {
   await f?.close();
 });
 
-const unprocessable = (...messages: string[]) => ({ errors: messages.map((message) => ({ error: 'UnprocessableEntity', message })) });
+const unprocessable = (...messages: string[]) => ({
+  errors: messages.map((message) => ({ error: 'UnprocessableEntity', message })),
+});
 const PLACEMENT_KEYS = ['address', 'created_at', 'name', 'placement_id', 'postcode', 'updated_at', 'urn'];
 
 async function post(traineeId: string, data: unknown) {
@@ -20,7 +22,11 @@ describe('placements', () => {
   it('takes and refuses the same postcodes on POST /placements and inside POST /trainees (any spaces between the halves)', async () => {
     const id = await f.insertTrainee();
     const created = await f.call('POST', 'v2026.1', '/trainees', {
-      data: validTrainee({ first_names: 'Postcode', last_name: 'Spaces', placements_attributes: [{ name: 'Two Spaces School', postcode: 'BN1  1AA' }] }),
+      data: validTrainee({
+        first_names: 'Postcode',
+        last_name: 'Spaces',
+        placements_attributes: [{ name: 'Two Spaces School', postcode: 'BN1  1AA' }],
+      }),
     });
     expect(created.statusCode, created.body).toBe(201);
     expect(created.json().data.placements).toMatchObject([{ name: 'Two Spaces School', postcode: 'BN1  1AA' }]);
@@ -30,10 +36,16 @@ describe('placements', () => {
 
     for (const postcode of ['BN1 1A', 'BN11AA1']) {
       const refusedInCreate = await f.call('POST', 'v2026.1', '/trainees', {
-        data: validTrainee({ first_names: 'Postcode', last_name: 'Refused', placements_attributes: [{ name: 'School', postcode }] }),
+        data: validTrainee({
+          first_names: 'Postcode',
+          last_name: 'Refused',
+          placements_attributes: [{ name: 'School', postcode }],
+        }),
       });
       expect(refusedInCreate.statusCode, postcode).toBe(422);
-      expect(refusedInCreate.body).toContain('placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)');
+      expect(refusedInCreate.body).toContain(
+        'placements_attributes postcode Enter a valid postcode (for example, BN1 1AA)',
+      );
       const refused = await post(id, { name: 'School', postcode });
       expect(refused.statusCode, postcode).toBe(422);
       expect(refused.json()).toEqual(unprocessable('postcode Enter a valid postcode (for example, BN1 1AA)'));
@@ -70,7 +82,11 @@ describe('placements', () => {
     const one = await f.call('GET', 'v2026.1', `/trainees/${id}/placements/${placement.placement_id}`);
     expect(one.json()).toEqual({ data: placement });
     // Ids are matched without regard to case, as the real citext slugs.
-    const upper = await f.call('GET', 'v2026.1', `/trainees/${id.toUpperCase()}/placements/${placement.placement_id.toUpperCase()}`);
+    const upper = await f.call(
+      'GET',
+      'v2026.1',
+      `/trainees/${id.toUpperCase()}/placements/${placement.placement_id.toUpperCase()}`,
+    );
     expect(upper.json()).toEqual({ data: placement });
     const trainee = await f.call('GET', 'v2026.1', `/trainees/${id}`);
     expect(trainee.json().placements).toHaveLength(2);
@@ -80,7 +96,12 @@ describe('placements', () => {
     const id = await f.insertTrainee();
     const byName = await post(id, { name: 'Hedgehogs Nursery', postcode: 'AB1 2CD' });
     expect(byName.statusCode).toBe(201);
-    expect(byName.json().data).toMatchObject({ urn: null, name: 'Hedgehogs Nursery', postcode: 'AB1 2CD', address: 'AB1 2CD' });
+    expect(byName.json().data).toMatchObject({
+      urn: null,
+      name: 'Hedgehogs Nursery',
+      postcode: 'AB1 2CD',
+      address: 'AB1 2CD',
+    });
     const special = await post(id, { urn: '900020', name: 'Somewhere abroad' });
     expect(special.statusCode).toBe(201);
     expect(special.json().data).toMatchObject({ urn: '900020', name: 'Somewhere abroad', address: null });
@@ -91,7 +112,10 @@ describe('placements', () => {
     [{ urn: '900020' }, ["name can't be blank"]],
     [{ urn: '12345', name: 'X' }, ['urn is invalid']],
     [{ name: 'X', postcode: 'not a postcode' }, ['postcode Enter a valid postcode (for example, BN1 1AA)']],
-    [{ urn: 'abcdef', postcode: '123' }, ['urn is invalid', "name can't be blank", 'postcode Enter a valid postcode (for example, BN1 1AA)']],
+    [
+      { urn: 'abcdef', postcode: '123' },
+      ['urn is invalid', "name can't be blank", 'postcode Enter a valid postcode (for example, BN1 1AA)'],
+    ],
   ])('refuses %j with the real messages and adds nothing', async (data, messages) => {
     const id = await f.insertTrainee();
     const before = await snapshot(f, 'v2026.1', id);
@@ -105,20 +129,42 @@ describe('placements', () => {
     const id = await f.insertTrainee();
     const linked = (await post(id, { urn: SCHOOL.urn })).json().data;
     // A new, unknown URN drops the school: the sent name, no postcode, the URN as address.
-    const put = await f.call('PUT', 'v2026.1', `/trainees/${id}/placements/${linked.placement_id}`, { data: { urn: '654321', name: 'X' } });
+    const put = await f.call('PUT', 'v2026.1', `/trainees/${id}/placements/${linked.placement_id}`, {
+      data: { urn: '654321', name: 'X' },
+    });
     expect(put.statusCode).toBe(200);
-    expect(put.json().data).toMatchObject({ placement_id: linked.placement_id, urn: '654321', name: 'X', postcode: null, address: 'URN 654321' });
-    const patch = await f.call('PATCH', 'v2026.1', `/trainees/${id}/placements/${linked.placement_id}`, { data: { postcode: 'GU1 1AA' } });
+    expect(put.json().data).toMatchObject({
+      placement_id: linked.placement_id,
+      urn: '654321',
+      name: 'X',
+      postcode: null,
+      address: 'URN 654321',
+    });
+    const patch = await f.call('PATCH', 'v2026.1', `/trainees/${id}/placements/${linked.placement_id}`, {
+      data: { postcode: 'GU1 1AA' },
+    });
     expect(patch.statusCode).toBe(200);
-    expect(patch.json().data).toMatchObject({ urn: '654321', name: 'X', postcode: 'GU1 1AA', address: 'URN 654321, GU1 1AA' });
-    const audits = await f.database.db.selectFrom('trainee_audits').select('action').where('trainee_id', '=', id).orderBy('id').execute();
+    expect(patch.json().data).toMatchObject({
+      urn: '654321',
+      name: 'X',
+      postcode: 'GU1 1AA',
+      address: 'URN 654321, GU1 1AA',
+    });
+    const audits = await f.database.db
+      .selectFrom('trainee_audits')
+      .select('action')
+      .where('trainee_id', '=', id)
+      .orderBy('id')
+      .execute();
     expect(audits.map((a) => a.action)).toEqual(['placement.create', 'placement.update', 'placement.update']);
   });
 
   it('keeps a school link when a partial change does not resend the URN', async () => {
     const id = await f.insertTrainee();
     const linked = (await post(id, { urn: SCHOOL.urn })).json().data;
-    const res = await f.call('PATCH', 'v2026.1', `/trainees/${id}/placements/${linked.placement_id}`, { data: { name: 'Renamed' } });
+    const res = await f.call('PATCH', 'v2026.1', `/trainees/${id}/placements/${linked.placement_id}`, {
+      data: { name: 'Renamed' },
+    });
     expect(res.statusCode).toBe(200);
     // The school's own name wins while the placement is linked to it.
     expect(res.json().data).toMatchObject({ urn: SCHOOL.urn, name: SCHOOL.name, postcode: SCHOOL.postcode });
@@ -128,10 +174,16 @@ describe('placements', () => {
     const id = await f.insertTrainee();
     const placement = (await post(id, { name: 'A school', postcode: 'BN1 1AA' })).json().data;
     const before = await snapshot(f, 'v2026.1', id);
-    const res = await f.call('PUT', 'v2026.1', `/trainees/${id}/placements/${placement.placement_id}`, { data: { name: '', postcode: 'nope' } });
+    const res = await f.call('PUT', 'v2026.1', `/trainees/${id}/placements/${placement.placement_id}`, {
+      data: { name: '', postcode: 'nope' },
+    });
     expect(res.statusCode).toBe(422);
-    expect(res.json()).toEqual(unprocessable("name can't be blank", 'postcode Enter a valid postcode (for example, BN1 1AA)'));
-    const missing = await f.call('PUT', 'v2026.1', `/trainees/${id}/placements/${placement.placement_id}`, { data: {} });
+    expect(res.json()).toEqual(
+      unprocessable("name can't be blank", 'postcode Enter a valid postcode (for example, BN1 1AA)'),
+    );
+    const missing = await f.call('PUT', 'v2026.1', `/trainees/${id}/placements/${placement.placement_id}`, {
+      data: {},
+    });
     expect(missing.json()).toEqual({ errors: ['Param is missing or the value is empty or invalid: data'] });
     expect(await snapshot(f, 'v2026.1', id)).toEqual(before);
   });
@@ -171,7 +223,9 @@ describe('placements', () => {
     const cases = [
       await f.call('DELETE', 'v2026.1', `/trainees/unknown/placements/${placement.placement_id}`),
       await f.call('DELETE', 'v2026.1', `/trainees/${id}/placements/unknown`),
-      await f.call('PATCH', 'v2026.1', `/trainees/${otherTrainee}/placements/${placement.placement_id}`, { data: { name: 'B' } }),
+      await f.call('PATCH', 'v2026.1', `/trainees/${otherTrainee}/placements/${placement.placement_id}`, {
+        data: { name: 'B' },
+      }),
       await f.call('GET', 'v2026.1', `/trainees/${id}/placements`, undefined, f.otherProvider.token),
       await f.call('POST', 'v2026.1', `/trainees/${id}/placements`, { data: { name: 'B' } }, f.otherProvider.token),
     ];

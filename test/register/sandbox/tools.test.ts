@@ -12,7 +12,14 @@ let provider: TestProvider;
 let other: TestProvider;
 
 beforeAll(async () => {
-  t = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000', RATE_LIMIT_REGISTER_SANDBOX_TOOLS_MAX: '5', WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' }, { webhookWorker: false });
+  t = await buildTestApp(
+    {
+      RATE_LIMIT_REGISTER_MAX: '100000',
+      RATE_LIMIT_REGISTER_SANDBOX_TOOLS_MAX: '5',
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+    },
+    { webhookWorker: false },
+  );
   provider = await createProviderWithToken(t.database.db);
   other = await createProviderWithToken(t.database.db);
 });
@@ -20,7 +27,8 @@ afterAll(async () => t?.close());
 
 function call(p: TestProvider, method: 'GET' | 'POST' | 'DELETE', path: string, data?: unknown) {
   return t.app.inject({
-    method, url: `/api/v2026.1${path}`,
+    method,
+    url: `/api/v2026.1${path}`,
     headers: { ...p.auth, ...(data === undefined ? {} : { 'content-type': 'application/json' }) },
     payload: data === undefined ? undefined : JSON.stringify({ data }),
   });
@@ -32,7 +40,15 @@ async function listCount(p: TestProvider): Promise<number> {
 }
 
 const countWhere = async (table: 'events' | 'event_inbox', providerId: number) =>
-  Number((await t.database.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).where('provider_id', '=', providerId).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await t.database.db
+        .selectFrom(table)
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('provider_id', '=', providerId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('the sandbox tools', () => {
   it('generate 200 then clear: the list shows 200 then 0; another provider’s data is unchanged; subscriptions stay', async () => {
@@ -54,12 +70,30 @@ describe('the sandbox tools', () => {
     expect(page.every((r) => r.placements.length === 2)).toBe(true);
     expect(page.filter((r) => r.degrees.length > 0).length).toBeGreaterThan(100);
     const states = new Set(page.map((r) => r.state));
-    for (const state of ['submitted_for_trn', 'trn_received', 'recommended_for_award', 'awarded', 'deferred', 'withdrawn']) expect(states).toContain(state);
+    for (const state of [
+      'submitted_for_trn',
+      'trn_received',
+      'recommended_for_award',
+      'awarded',
+      'deferred',
+      'withdrawn',
+    ])
+      expect(states).toContain(state);
     expect(page.filter((r) => r.state === 'awarded').every((r) => /^\d{7}$/.test(r.trn))).toBe(true);
-    await t.database.db.insertInto('webhook_deliveries')
-      .values({ subscription_id: hook.json().data.webhook_id ?? hook.json().data.id, event_position: 1, event_id: '00000000-0000-4000-8000-000000000001', event_type: 'trainee.created', body: '{}', next_attempt_at: new Date() })
+    await t.database.db
+      .insertInto('webhook_deliveries')
+      .values({
+        subscription_id: hook.json().data.webhook_id ?? hook.json().data.id,
+        event_position: 1,
+        event_id: '00000000-0000-4000-8000-000000000001',
+        event_type: 'trainee.created',
+        body: '{}',
+        next_attempt_at: new Date(),
+      })
       .execute();
-    expect((await countWhere('events', provider.id)) + (await countWhere('event_inbox', provider.id))).toBeGreaterThan(200);
+    expect((await countWhere('events', provider.id)) + (await countWhere('event_inbox', provider.id))).toBeGreaterThan(
+      200,
+    );
 
     const cleared = await call(provider, 'DELETE', '/sandbox/data');
     expect(cleared.statusCode, cleared.body).toBe(200);
@@ -83,7 +117,9 @@ describe('the sandbox tools', () => {
     for (const count of [0, 501, 'many', 1.5]) {
       const res = await call(fresh, 'POST', '/sandbox/trainees', { count });
       expect(res.statusCode).toBe(422);
-      expect(res.json()).toEqual({ errors: [{ error: 'UnprocessableEntity', message: 'count must be a whole number from 1 to 500' }] });
+      expect(res.json()).toEqual({
+        errors: [{ error: 'UnprocessableEntity', message: 'count must be a whole number from 1 to 500' }],
+      });
     }
     expect((await call(fresh, 'DELETE', '/sandbox/data')).statusCode).toBe(200);
     const limited = await call(fresh, 'DELETE', '/sandbox/data');
@@ -95,6 +131,8 @@ describe('the sandbox tools', () => {
   });
 
   it('are v2026.1 extensions only', async () => {
-    expect((await t.app.inject({ method: 'DELETE', url: '/api/v2026.0/sandbox/data', headers: other.auth })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: '/api/v2026.0/sandbox/data', headers: other.auth })).statusCode,
+    ).toBe(404);
   });
 });

@@ -14,10 +14,18 @@ beforeAll(async () => {
 afterAll(async () => f?.close());
 
 const row = (i: number, overrides: Record<string, unknown> = {}) =>
-  validTrainee({ first_names: `Batch${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`, last_name: `Row${i}`, email: `row${i}@example.com`, ...overrides });
+  validTrainee({
+    first_names: `Batch${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`,
+    last_name: `Row${i}`,
+    email: `row${i}@example.com`,
+    ...overrides,
+  });
 
 async function count(table: 'trainees' | 'trainee_audits') {
-  const { n } = await f.database.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const { n } = await f.database.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(n);
 }
 
@@ -47,7 +55,16 @@ describe('POST /trainees/batch', () => {
     const eventsBefore = await createdEvents();
     const res = await f.call('POST', 'v2026.1', '/trainees/batch', { data: rows });
     expect(res.statusCode, res.body.slice(0, 500)).toBe(200);
-    const body = res.json<{ data: Array<{ index: number; status: number; data?: { trainee_id: string; last_name: string }; message?: string; errors?: string[] }>; meta: unknown }>();
+    const body = res.json<{
+      data: Array<{
+        index: number;
+        status: number;
+        data?: { trainee_id: string; last_name: string };
+        message?: string;
+        errors?: string[];
+      }>;
+      meta: unknown;
+    }>();
     expect(body.meta).toEqual({ rows: 100, created: 93, failed: 7 });
     expect(body.data.map((r) => r.index)).toEqual(rows.map((_, i) => i));
     const failed = body.data.filter((r) => r.status !== 201);
@@ -79,22 +96,37 @@ describe('POST /trainees/batch', () => {
     const first = await f.call('POST', 'v2026.1', '/trainees', { data: stored });
     expect(first.statusCode).toBe(201);
     const fresh = row(201, { last_name: 'Fresh' });
-    const res = await f.call('POST', 'v2026.1', '/trainees/batch', { data: [stored, fresh, { ...fresh, email: 'other@example.com' }] });
+    const res = await f.call('POST', 'v2026.1', '/trainees/batch', {
+      data: [stored, fresh, { ...fresh, email: 'other@example.com' }],
+    });
     expect(res.statusCode).toBe(200);
     const [a, b, c] = res.json().data;
     const single = await f.call('POST', 'v2026.1', '/trainees', { data: stored });
     expect(single.statusCode).toBe(409);
     expect(a).toEqual({ index: 0, status: 409, ...single.json() });
     expect(b).toMatchObject({ index: 1, status: 201 });
-    expect(c).toMatchObject({ index: 2, status: 409, errors: [{ error: 'Conflict', message: 'This trainee is already in Register' }], data: [b.data] });
+    expect(c).toMatchObject({
+      index: 2,
+      status: 409,
+      errors: [{ error: 'Conflict', message: 'This trainee is already in Register' }],
+      data: [b.data],
+    });
   });
 
   it('101 rows: 400 before any write; no rows or not a list: 422 as a create without data', async () => {
     // One statement: an event the sequencer moves from the inbox meanwhile is counted once.
     const events = async () =>
-      Number((await sql<{ n: string }>`select (select count(*) from event_inbox) + (select count(*) from events) as n`.execute(f.database.db)).rows[0]!.n);
+      Number(
+        (
+          await sql<{
+            n: string;
+          }>`select (select count(*) from event_inbox) + (select count(*) from events) as n`.execute(f.database.db)
+        ).rows[0]!.n,
+      );
     const before = await Promise.all([count('trainees'), count('trainee_audits'), events()]);
-    const res = await f.call('POST', 'v2026.1', '/trainees/batch', { data: Array.from({ length: 101 }, (_, i) => row(300 + i)) });
+    const res = await f.call('POST', 'v2026.1', '/trainees/batch', {
+      data: Array.from({ length: 101 }, (_, i) => row(300 + i)),
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ errors: ['data holds 101 trainees; a batch holds at most 100'] });
     for (const data of [[], {}, row(1), 'x']) {
@@ -114,7 +146,11 @@ describe('POST /trainees/batch', () => {
   it('concurrent batches all succeed (no deadlock on the list counts) and the list total stays exact', async () => {
     const before = (await f.call('GET', 'v2026.1', '/trainees?per_page=1')).json().meta.total_count as number;
     const answers = await Promise.all(
-      [0, 1, 2, 3].map((b) => f.call('POST', 'v2026.1', '/trainees/batch', { data: Array.from({ length: 30 }, (_, i) => row(1000 + b * 30 + i, { last_name: `Concurrent${b}x${i}` })) })),
+      [0, 1, 2, 3].map((b) =>
+        f.call('POST', 'v2026.1', '/trainees/batch', {
+          data: Array.from({ length: 30 }, (_, i) => row(1000 + b * 30 + i, { last_name: `Concurrent${b}x${i}` })),
+        }),
+      ),
     );
     for (const res of answers) {
       expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
@@ -125,9 +161,15 @@ describe('POST /trainees/batch', () => {
 
   it('1 MB of junk: a bounded error, as for any body', async () => {
     const junk = 'x'.repeat(1024 * 1024);
-    for (const payload of [junk, `{"data":[${'"x",'.repeat(200_000)}"x"]}`, `{"data":"${'x'.repeat(1024 * 1024 - 20)}"}`]) {
+    for (const payload of [
+      junk,
+      `{"data":[${'"x",'.repeat(200_000)}"x"]}`,
+      `{"data":"${'x'.repeat(1024 * 1024 - 20)}"}`,
+    ]) {
       const res = await f.app.inject({
-        method: 'POST', url: '/api/v2026.1/trainees/batch', payload,
+        method: 'POST',
+        url: '/api/v2026.1/trainees/batch',
+        payload,
         headers: { ...f.provider.auth, 'content-type': 'application/json' },
       });
       expect([400, 413, 422]).toContain(res.statusCode);

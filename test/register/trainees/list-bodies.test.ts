@@ -20,7 +20,10 @@ const list = async (version: string) => {
 describe('GET /trainees after changes', () => {
   it('shows each change at once: an update, a new placement, and the version’s own field names', async () => {
     const created = await t.app.inject({
-      method: 'POST', url: '/api/v2026.1/trainees', headers: p.auth, payload: { data: validTrainee({ last_name: 'Listed' }) },
+      method: 'POST',
+      url: '/api/v2026.1/trainees',
+      headers: p.auth,
+      payload: { data: validTrainee({ last_name: 'Listed' }) },
     });
     expect(created.statusCode).toBe(201);
     const id = created.json().data.trainee_id as string;
@@ -30,12 +33,19 @@ describe('GET /trainees after changes', () => {
     expect(first.data[0]).toMatchObject({ last_name: 'Listed', placements: [] });
     expect(first.meta).toEqual({ current_page: 1, total_pages: 1, total_count: 1, per_page: 50 });
 
-    const updated = await t.app.inject({ method: 'PATCH', url: `/api/v2026.1/trainees/${id}`, headers: p.auth, payload: { data: { last_name: 'Renamed' } } });
+    const updated = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v2026.1/trainees/${id}`,
+      headers: p.auth,
+      payload: { data: { last_name: 'Renamed' } },
+    });
     expect(updated.statusCode).toBe(200);
     expect((await list('v2026.1')).data[0]).toMatchObject({ last_name: 'Renamed' });
 
     const placement = await t.app.inject({
-      method: 'POST', url: `/api/v2026.1/trainees/${id}/placements`, headers: p.auth,
+      method: 'POST',
+      url: `/api/v2026.1/trainees/${id}/placements`,
+      headers: p.auth,
       payload: { data: { urn: '900020', name: 'A school', postcode: 'GU1 1AA' } },
     });
     expect(placement.statusCode).toBe(201);

@@ -20,7 +20,11 @@ afterAll(async () => {
 
 async function totals(provider: TestProvider, academicCycle = cycle.year) {
   const get = async (query: string) => {
-    const response = await t.app.inject({ method: 'GET', url: `/api/v2026.1/trainees?academic_cycle=${academicCycle}${query}`, headers: provider.auth });
+    const response = await t.app.inject({
+      method: 'GET',
+      url: `/api/v2026.1/trainees?academic_cycle=${academicCycle}${query}`,
+      headers: provider.auth,
+    });
     return response.statusCode === 404 ? 0 : (response.json().meta.total_count as number);
   };
   // has_trn=true plus has_trn=false partition the list, and each is counted from the index.
@@ -34,7 +38,10 @@ describe('GET /trainees total_count', () => {
     const ids: string[] = [];
     for (const name of ['Ada', 'Ben', 'Cy', 'Di']) {
       const response = await t.app.inject({
-        method: 'POST', url: '/api/v2026.1/trainees', headers: provider.auth, payload: { data: validTrainee({ first_names: name, last_name: `Count${name}` }) },
+        method: 'POST',
+        url: '/api/v2026.1/trainees',
+        headers: provider.auth,
+        payload: { data: validTrainee({ first_names: name, last_name: `Count${name}` }) },
       });
       expect(response.statusCode).toBe(201);
       ids.push(response.json().data.trainee_id);
@@ -58,7 +65,12 @@ describe('GET /trainees total_count', () => {
     expect(await totals(provider, cycle.year - 1)).toEqual({ fromCounts: 1, counted: 1 });
 
     // A change that leaves membership alone leaves the count alone.
-    const patched = await t.app.inject({ method: 'PATCH', url: `/api/v2026.1/trainees/${ids[3]}`, headers: provider.auth, payload: { data: { first_names: 'Dee' } } });
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v2026.1/trainees/${ids[3]}`,
+      headers: provider.auth,
+      payload: { data: { first_names: 'Dee' } },
+    });
     expect(patched.statusCode).toBe(200);
     expect(await totals(provider)).toEqual({ fromCounts: 2, counted: 2 });
 
@@ -71,7 +83,12 @@ describe('GET /trainees total_count', () => {
 
   it('a rolled-back change leaves the count as it was', async () => {
     const provider = await createProviderWithToken(t.database.db);
-    const created = await t.app.inject({ method: 'POST', url: '/api/v2026.1/trainees', headers: provider.auth, payload: { data: validTrainee({ last_name: 'Rollback' }) } });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v2026.1/trainees',
+      headers: provider.auth,
+      payload: { data: validTrainee({ last_name: 'Rollback' }) },
+    });
     expect(created.statusCode).toBe(201);
     await expect(
       t.database.db.transaction().execute(async (trx) => {
@@ -88,7 +105,10 @@ describe('migration 2026-11-23T1400-trainee-list-counts', () => {
     const provider = await createProviderWithToken(t.database.db);
     for (const name of ['Eve', 'Fay', 'Gus']) {
       const response = await t.app.inject({
-        method: 'POST', url: '/api/v2026.1/trainees', headers: provider.auth, payload: { data: validTrainee({ first_names: name, last_name: `Backfill${name}` }) },
+        method: 'POST',
+        url: '/api/v2026.1/trainees',
+        headers: provider.auth,
+        payload: { data: validTrainee({ first_names: name, last_name: `Backfill${name}` }) },
       });
       expect(response.statusCode).toBe(201);
     }
@@ -96,7 +116,11 @@ describe('migration 2026-11-23T1400-trainee-list-counts', () => {
     const down = await migrator.migrateTo('2026-11-23T1300-trainee-list-index');
     expect(down.error).toBeUndefined();
     // Written while no trigger keeps counts: only the backfill can count it.
-    await t.database.db.updateTable('trainees').set({ state: 'draft' }).where('last_name', '=', 'BackfillGus').execute();
+    await t.database.db
+      .updateTable('trainees')
+      .set({ state: 'draft' })
+      .where('last_name', '=', 'BackfillGus')
+      .execute();
     const up = await migrator.migrateToLatest();
     expect(up.error).toBeUndefined();
     expect(await totals(provider)).toEqual({ fromCounts: 2, counted: 2 });

@@ -25,8 +25,15 @@ async function trainee(): Promise<{ id: string; body: Record<string, unknown>; e
     headers: p.auth,
     payload: {
       data: validTrainee({
-        last_name: `Put${unique}`, training_route: '12', course_subject_1: '100425', course_subject_2: '100403',
-        course_subject_3: '100346', ethnicity: '142', fund_code: '7', funding_method: '6', degrees_attributes: [DEGREE],
+        last_name: `Put${unique}`,
+        training_route: '12',
+        course_subject_1: '100425',
+        course_subject_2: '100403',
+        course_subject_3: '100346',
+        ethnicity: '142',
+        fund_code: '7',
+        funding_method: '6',
+        degrees_attributes: [DEGREE],
       }),
     },
   });
@@ -36,7 +43,12 @@ async function trainee(): Promise<{ id: string; body: Record<string, unknown>; e
 }
 
 function put(id: string, data: unknown, headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'PUT', url: `/api/v2026.1/trainees/${id}`, headers: { ...p.auth, ...headers }, payload: { data } });
+  return t.app.inject({
+    method: 'PUT',
+    url: `/api/v2026.1/trainees/${id}`,
+    headers: { ...p.auth, ...headers },
+    payload: { data },
+  });
 }
 function get(id: string) {
   return t.app.inject({ method: 'GET', url: `/api/v2026.1/trainees/${id}`, headers: p.auth });
@@ -45,7 +57,11 @@ function get(id: string) {
 describe('put_trainee_spec.rb: null and ignored members', () => {
   it('when read only attributes are submitted / when the ethnicity is not provided: 200, the trainee unchanged', async () => {
     const before = await trainee();
-    const response = await put(before.id, { trn: '567899', ethnic_group: 'mixed_ethnic_group', ethnic_background: 'Another Mixed background' });
+    const response = await put(before.id, {
+      trn: '567899',
+      ethnic_group: 'mixed_ethnic_group',
+      ethnic_background: 'Another Mixed background',
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json().data).toEqual(before.body);
     expect(response.json().data.trn).toBeNull();
@@ -57,9 +73,19 @@ describe('put_trainee_spec.rb: null and ignored members', () => {
 
   it('when read only attributes are submitted / when the ethnicity is provided: ethnicity decides the group and background', async () => {
     const before = await trainee();
-    const response = await put(before.id, { trn: '567899', ethnicity: '899', ethnic_group: 'mixed_ethnic_group', ethnic_background: 'Another Mixed background' });
+    const response = await put(before.id, {
+      trn: '567899',
+      ethnicity: '899',
+      ethnic_group: 'mixed_ethnic_group',
+      ethnic_background: 'Another Mixed background',
+    });
     expect(response.statusCode).toBe(200);
-    expect(response.json().data).toMatchObject({ trn: null, ethnicity: '899', ethnic_group: 'other_ethnic_group', ethnic_background: 'Another ethnic background' });
+    expect(response.json().data).toMatchObject({
+      trn: null,
+      ethnicity: '899',
+      ethnic_group: 'other_ethnic_group',
+      ethnic_background: 'Another ethnic background',
+    });
   });
 
   it('a body of only trn (never permitted) is still "Param is missing"', async () => {
@@ -88,7 +114,12 @@ describe('put_trainee_spec.rb: null and ignored members', () => {
     const before = await trainee();
     const response = await put(before.id, { first_names: null, hesa_id: null, sex: null, middle_names: 'Q' });
     expect(response.statusCode).toBe(200);
-    expect(response.json().data).toMatchObject({ first_names: before.body.first_names, hesa_id: before.body.hesa_id, sex: before.body.sex, middle_names: 'Q' });
+    expect(response.json().data).toMatchObject({
+      first_names: before.body.first_names,
+      hesa_id: before.body.hesa_id,
+      sex: before.body.sex,
+      middle_names: 'Q',
+    });
   });
 
   it.each([
@@ -97,9 +128,17 @@ describe('put_trainee_spec.rb: null and ignored members', () => {
   ])('when course_subject_2 or course_subject_3 are being unset %s: both cleared', async (_title, value) => {
     const before = await trainee();
     expect(before.body).toMatchObject({ course_subject_2: '100403', course_subject_3: '100346' });
-    const response = await put(before.id, { course_subject_1: '100425', course_subject_2: value, course_subject_3: value });
+    const response = await put(before.id, {
+      course_subject_1: '100425',
+      course_subject_2: value,
+      course_subject_3: value,
+    });
     expect(response.statusCode).toBe(200);
-    expect(response.json().data).toMatchObject({ course_subject_1: '100425', course_subject_2: null, course_subject_3: null });
+    expect(response.json().data).toMatchObject({
+      course_subject_1: '100425',
+      course_subject_2: null,
+      course_subject_3: null,
+    });
   });
 });
 
@@ -136,7 +175,11 @@ describe('put_trainee_spec.rb: error precedence', () => {
     const response = await put(before.id, { hesa_id: null, itt_start_date: '2023-02-28', itt_end_date: '2022-02-28' });
     expect(response.statusCode).toBe(422);
     expect(response.json().errors).toEqual(['itt_end_date must be after itt_start_date']);
-    const enhanced = await put(before.id, { hesa_id: null, itt_start_date: '2023-02-28', itt_end_date: '2022-02-28' }, { 'enhanced-errors': 'true' });
+    const enhanced = await put(
+      before.id,
+      { hesa_id: null, itt_start_date: '2023-02-28', itt_end_date: '2022-02-28' },
+      { 'enhanced-errors': 'true' },
+    );
     expect(enhanced.json().errors).toEqual({ itt_end_date: ['must be after itt_start_date'] });
   });
 
@@ -151,7 +194,12 @@ describe('put_trainee_spec.rb: error precedence', () => {
 
 describe('put_trainee_spec.rb: with training_route / when invalid (a known route outside its years)', () => {
   const EXAMPLES = "Example values include '03', '09', '10', '11', '12', '14', '15', '16', '17', '18'...";
-  const before2022 = { itt_start_date: '2021-08-01', itt_end_date: '2022-01-01', training_route: '12', trainee_start_date: '2021-08-01' };
+  const before2022 = {
+    itt_start_date: '2021-08-01',
+    itt_end_date: '2022-01-01',
+    training_route: '12',
+    trainee_start_date: '2021-08-01',
+  };
 
   it('put_trainee_spec.rb:1597: the message names the route (provider_led_postgrad), not its code', async () => {
     const before = await trainee();
@@ -169,14 +217,18 @@ describe('put_trainee_spec.rb: with training_route / when invalid (a known route
     const before = await trainee();
     const response = await put(before.id, before2022, { 'enhanced-errors': 'true' });
     expect(response.statusCode).toBe(422);
-    expect(response.json().errors).toEqual({ training_route: [`has invalid reference data value of 'provider_led_postgrad'. ${EXAMPLES}`] });
+    expect(response.json().errors).toEqual({
+      training_route: [`has invalid reference data value of 'provider_led_postgrad'. ${EXAMPLES}`],
+    });
   });
 
   it('a retired route (02, school_direct_tuition_fee) is named too; an unknown code stays as sent', async () => {
     const before = await trainee();
     const retired = await put(before.id, { training_route: '02' });
     // (The stored fund code 7 has no funding rule on that route either: its own message follows.)
-    expect(retired.json().errors).toContain(`training_route has invalid reference data value of 'school_direct_tuition_fee'. ${EXAMPLES}`);
+    expect(retired.json().errors).toContain(
+      `training_route has invalid reference data value of 'school_direct_tuition_fee'. ${EXAMPLES}`,
+    );
     const unknown = await put(before.id, { training_route: '13' });
     expect(unknown.json().errors).toContain(`training_route has invalid reference data value of '13'. ${EXAMPLES}`);
   });
@@ -195,6 +247,8 @@ describe('trainee_attributes.rb itt_end_date_valid: the window and order checks 
   it('an invalid itt_end_date is still reported on its own', async () => {
     const before = await trainee();
     const response = await put(before.id, { itt_start_date: '2023-02-30', itt_end_date: '2024-13-01' });
-    expect(response.json().errors).toEqual(expect.arrayContaining(['itt_start_date is invalid', 'itt_end_date is invalid']));
+    expect(response.json().errors).toEqual(
+      expect.arrayContaining(['itt_start_date is invalid', 'itt_end_date is invalid']),
+    );
   });
 });

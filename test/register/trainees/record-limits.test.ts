@@ -25,18 +25,41 @@ const trainee = (overrides: Record<string, unknown> = {}) => {
 };
 
 async function traineeCount(): Promise<number> {
-  const row = await f.database.db.selectFrom('trainees').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await f.database.db
+    .selectFrom('trainees')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
 describe('field lengths on POST /trainees', () => {
   it.each([
-    ['a 100,000-character ni_number', { ni_number: 'A'.repeat(100_000) }, 'ni_number is too long (maximum is 9 characters)'],
+    [
+      'a 100,000-character ni_number',
+      { ni_number: 'A'.repeat(100_000) },
+      'ni_number is too long (maximum is 9 characters)',
+    ],
     ['a 9-character ni_number', { ni_number: 'QQ1234567' }, null],
-    ['a 61-character previous_last_name', { previous_last_name: 'x'.repeat(61) }, 'previous_last_name is too long (maximum is 60 characters)'],
-    ['a 61-character middle_names', { middle_names: 'x'.repeat(61) }, 'middle_names is too long (maximum is 60 characters)'],
-    ['a 31-character pg_apprenticeship_start_date', { pg_apprenticeship_start_date: '2'.repeat(31) }, 'pg_apprenticeship_start_date is too long (maximum is 30 characters)'],
-    ['a 900 KB placement name', { placements_attributes: [{ name: 'n'.repeat(900_000) }] }, 'placements_attributes name is too long (maximum is 255 characters)'],
+    [
+      'a 61-character previous_last_name',
+      { previous_last_name: 'x'.repeat(61) },
+      'previous_last_name is too long (maximum is 60 characters)',
+    ],
+    [
+      'a 61-character middle_names',
+      { middle_names: 'x'.repeat(61) },
+      'middle_names is too long (maximum is 60 characters)',
+    ],
+    [
+      'a 31-character pg_apprenticeship_start_date',
+      { pg_apprenticeship_start_date: '2'.repeat(31) },
+      'pg_apprenticeship_start_date is too long (maximum is 30 characters)',
+    ],
+    [
+      'a 900 KB placement name',
+      { placements_attributes: [{ name: 'n'.repeat(900_000) }] },
+      'placements_attributes name is too long (maximum is 255 characters)',
+    ],
     ['a 255-character placement name', { placements_attributes: [{ name: 'n'.repeat(255) }] }, null],
   ])('%s → %s', async (_title, overrides, message) => {
     const before = await traineeCount();
@@ -52,8 +75,19 @@ describe('field lengths on POST /trainees', () => {
 
   it(`more than ${MAX_PLACEMENTS_PER_TRAINEE} placements or ${MAX_DEGREES_PER_TRAINEE} degrees in one trainee are refused`, async () => {
     const placements = Array.from({ length: MAX_PLACEMENTS_PER_TRAINEE + 1 }, () => ({ urn: '900020' }));
-    const degrees = Array.from({ length: MAX_DEGREES_PER_TRAINEE + 1 }, (_, i) => ({ ...DEGREE, graduation_year: String(1980 + i) }));
-    const response = await f.call('POST', 'v2026.1', '/trainees', { data: trainee({ training_route: '12', fund_code: '7', course_subject_1: '100425', placements_attributes: placements, degrees_attributes: degrees }) });
+    const degrees = Array.from({ length: MAX_DEGREES_PER_TRAINEE + 1 }, (_, i) => ({
+      ...DEGREE,
+      graduation_year: String(1980 + i),
+    }));
+    const response = await f.call('POST', 'v2026.1', '/trainees', {
+      data: trainee({
+        training_route: '12',
+        fund_code: '7',
+        course_subject_1: '100425',
+        placements_attributes: placements,
+        degrees_attributes: degrees,
+      }),
+    });
     expect(response.statusCode).toBe(422);
     expect(response.json().errors).toEqual([
       `degrees_attributes is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)`,
@@ -76,38 +110,58 @@ describe('field lengths on updates and actions', () => {
     const id = await f.insertTrainee();
     const refused = await f.call('POST', 'v2026.1', `/trainees/${id}/placements`, { data: { name: 'n'.repeat(256) } });
     expect(refused.statusCode).toBe(422);
-    expect(refused.json().errors).toEqual([{ error: 'UnprocessableEntity', message: 'name is too long (maximum is 255 characters)' }]);
+    expect(refused.json().errors).toEqual([
+      { error: 'UnprocessableEntity', message: 'name is too long (maximum is 255 characters)' },
+    ]);
     const created = await f.call('POST', 'v2026.1', `/trainees/${id}/placements`, { data: { name: 'Oak Academy' } });
     expect(created.statusCode).toBe(201);
     const placementId = created.json().data.placement_id;
-    const update = await f.call('PATCH', 'v2026.1', `/trainees/${id}/placements/${placementId}`, { data: { name: 'n'.repeat(900_000) } });
+    const update = await f.call('PATCH', 'v2026.1', `/trainees/${id}/placements/${placementId}`, {
+      data: { name: 'n'.repeat(900_000) },
+    });
     expect(update.statusCode).toBe(422);
   });
 
   it(`a trainee holds at most ${MAX_PLACEMENTS_PER_TRAINEE} placements and ${MAX_DEGREES_PER_TRAINEE} degrees`, async () => {
     const id = await f.insertTrainee();
     for (let i = 0; i < MAX_PLACEMENTS_PER_TRAINEE; i++) {
-      expect((await f.call('POST', 'v2026.1', `/trainees/${id}/placements`, { data: { name: `School ${i}` } })).statusCode).toBe(201);
+      expect(
+        (await f.call('POST', 'v2026.1', `/trainees/${id}/placements`, { data: { name: `School ${i}` } })).statusCode,
+      ).toBe(201);
     }
     const placement = await f.call('POST', 'v2026.1', `/trainees/${id}/placements`, { data: { name: 'One too many' } });
     expect(placement.statusCode).toBe(422);
-    expect(placement.json().errors).toEqual([{ error: 'UnprocessableEntity', message: `placements is too long (maximum is ${MAX_PLACEMENTS_PER_TRAINEE} placements)` }]);
+    expect(placement.json().errors).toEqual([
+      {
+        error: 'UnprocessableEntity',
+        message: `placements is too long (maximum is ${MAX_PLACEMENTS_PER_TRAINEE} placements)`,
+      },
+    ]);
     for (let i = 0; i < MAX_DEGREES_PER_TRAINEE; i++) {
-      const degree = await f.call('POST', 'v2026.1', `/trainees/${id}/degrees`, { data: { ...DEGREE, graduation_year: String(1980 + i) } });
+      const degree = await f.call('POST', 'v2026.1', `/trainees/${id}/degrees`, {
+        data: { ...DEGREE, graduation_year: String(1980 + i) },
+      });
       expect(degree.statusCode).toBe(201);
     }
-    const degree = await f.call('POST', 'v2026.1', `/trainees/${id}/degrees`, { data: { ...DEGREE, graduation_year: '2010' } });
+    const degree = await f.call('POST', 'v2026.1', `/trainees/${id}/degrees`, {
+      data: { ...DEGREE, graduation_year: '2010' },
+    });
     expect(degree.statusCode).toBe(422);
-    expect(degree.json().errors).toEqual([{ error: 'UnprocessableEntity', message: `degrees is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)` }]);
+    expect(degree.json().errors).toEqual([
+      { error: 'UnprocessableEntity', message: `degrees is too long (maximum is ${MAX_DEGREES_PER_TRAINEE} degrees)` },
+    ]);
   });
 
   it('withdraw: another_reason and safeguarding_concern_reasons over 500 characters are refused', async () => {
     const id = await f.insertTrainee();
     const response = await f.call('POST', 'v2026.1', `/trainees/${id}/withdraw`, {
       data: {
-        withdrawal_date: today(), trigger: 'provider', future_interest: 'no',
+        withdrawal_date: today(),
+        trigger: 'provider',
+        future_interest: 'no',
         reasons: ['had_to_withdraw_trainee_another_reason', 'safeguarding_concerns'],
-        another_reason: 'x'.repeat(501), safeguarding_concern_reasons: 'y'.repeat(501),
+        another_reason: 'x'.repeat(501),
+        safeguarding_concern_reasons: 'y'.repeat(501),
       },
     });
     expect(response.statusCode).toBe(422);

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerFixture, snapshot, STATE_TRANSITION_BODY, today, UK_DEGREE, type RegisterFixture } from '../helpers.js';
+import {
+  registerFixture,
+  snapshot,
+  STATE_TRANSITION_BODY,
+  today,
+  UK_DEGREE,
+  type RegisterFixture,
+} from '../helpers.js';
 
 let f: RegisterFixture;
 beforeAll(async () => {
@@ -9,15 +16,24 @@ afterAll(async () => {
   await f?.close();
 });
 
-const unprocessable = (...messages: string[]) => ({ errors: messages.map((message) => ({ error: 'UnprocessableEntity', message })) });
+const unprocessable = (...messages: string[]) => ({
+  errors: messages.map((message) => ({ error: 'UnprocessableEntity', message })),
+});
 
 async function audits(traineeId: string) {
-  return f.database.db.selectFrom('trainee_audits').selectAll().where('trainee_id', '=', traineeId).orderBy('id').execute();
+  return f.database.db
+    .selectFrom('trainee_audits')
+    .selectAll()
+    .where('trainee_id', '=', traineeId)
+    .orderBy('id')
+    .execute();
 }
 
 async function addPlacements(traineeId: string, count: number) {
   for (let i = 0; i < count; i++) {
-    const res = await f.call('POST', 'v2026.1', `/trainees/${traineeId}/placements`, { data: { name: `School ${i}`, postcode: 'BN1 1AA' } });
+    const res = await f.call('POST', 'v2026.1', `/trainees/${traineeId}/placements`, {
+      data: { name: `School ${i}`, postcode: 'BN1 1AA' },
+    });
     expect(res.statusCode).toBe(201);
   }
 }
@@ -30,10 +46,17 @@ async function addDegree(traineeId: string) {
 describe('POST /trainees/{id}/defer', () => {
   it('defers a trainee with TRN: 200, state deferred, date and reason stored, audited', async () => {
     const id = await f.insertTrainee();
-    const res = await f.call('POST', 'v2026.1', `/trainees/${id}/defer`, { data: { defer_date: today(), defer_reason: 'Illness' } });
+    const res = await f.call('POST', 'v2026.1', `/trainees/${id}/defer`, {
+      data: { defer_date: today(), defer_reason: 'Illness' },
+    });
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body.data).toMatchObject({ trainee_id: id, state: 'deferred', defer_date: today(), defer_reason: 'Illness' });
+    expect(body.data).toMatchObject({
+      trainee_id: id,
+      state: 'deferred',
+      defer_date: today(),
+      defer_reason: 'Illness',
+    });
     // The response carries the trainee's new ETag, the one a GET now gives.
     const get = await f.call('GET', 'v2026.1', `/trainees/${id}`);
     expect(res.headers.etag).toBeDefined();
@@ -75,7 +98,10 @@ describe('POST /trainees/{id}/defer', () => {
   it.each([
     [{ defer_date: null }, ["defer_date can't be blank"]],
     [{ defer_date: '2025-02-30' }, ['defer_date is invalid']],
-    [{ defer_date: 'yesterday', defer_reason: 'x'.repeat(501) }, ['defer_date is invalid', 'defer_reason is too long (maximum is 500 characters)']],
+    [
+      { defer_date: 'yesterday', defer_reason: 'x'.repeat(501) },
+      ['defer_date is invalid', 'defer_reason is too long (maximum is 500 characters)'],
+    ],
   ])('refuses %j with 422 and changes nothing', async (data, messages) => {
     const id = await f.insertTrainee();
     const before = await snapshot(f, 'v2026.1', id);
@@ -98,7 +124,13 @@ describe('POST /trainees/{id}/defer', () => {
 
   it('answers 404 for another provider’s trainee and an unknown id, 422 without data', async () => {
     const id = await f.insertTrainee();
-    const other = await f.call('POST', 'v2026.1', `/trainees/${id}/defer`, { data: { defer_date: today() } }, f.otherProvider.token);
+    const other = await f.call(
+      'POST',
+      'v2026.1',
+      `/trainees/${id}/defer`,
+      { data: { defer_date: today() } },
+      f.otherProvider.token,
+    );
     expect(other.statusCode).toBe(404);
     expect(other.json()).toEqual({ errors: [{ error: 'NotFound', message: 'Trainee(s) not found' }] });
     const unknown = await f.call('POST', 'v2026.1', '/trainees/nonexistent/defer', { data: { defer_date: today() } });
@@ -106,14 +138,25 @@ describe('POST /trainees/{id}/defer', () => {
     const missing = await f.call('POST', 'v2026.1', `/trainees/${id}/defer`, { foo: { defer_date: today() } });
     expect(missing.statusCode).toBe(422);
     expect(missing.json()).toEqual({ errors: ['Param is missing or the value is empty or invalid: data'] });
-    const unauthorized = await f.call('POST', 'v2026.1', `/trainees/${id}/defer`, { data: { defer_date: today() } }, 'not-a-valid-token');
+    const unauthorized = await f.call(
+      'POST',
+      'v2026.1',
+      `/trainees/${id}/defer`,
+      { data: { defer_date: today() } },
+      'not-a-valid-token',
+    );
     expect(unauthorized.statusCode).toBe(401);
     expect((await snapshot(f, 'v2026.1', id)).body.state).toBe('trn_received');
   });
 });
 
 describe('POST /trainees/{id}/withdraw', () => {
-  const valid = { withdrawal_date: today(), trigger: 'provider', future_interest: 'no', reasons: ['record_added_in_error'] };
+  const valid = {
+    withdrawal_date: today(),
+    trigger: 'provider',
+    future_interest: 'no',
+    reasons: ['record_added_in_error'],
+  };
 
   it('withdraws: 200, state withdrawn, the withdrawal fields echoed, audited', async () => {
     const id = await f.insertTrainee();
@@ -151,16 +194,26 @@ describe('POST /trainees/{id}/withdraw', () => {
 
   it('uses withdraw_date in v2025.0, in the request, the messages and the response', async () => {
     const id = await f.insertTrainee();
-    const missing = await f.call('POST', 'v2025.0', `/trainees/${id}/withdraw`, { data: { ...valid, withdrawal_date: undefined } });
+    const missing = await f.call('POST', 'v2025.0', `/trainees/${id}/withdraw`, {
+      data: { ...valid, withdrawal_date: undefined },
+    });
     expect(missing.json()).toEqual(unprocessable('withdraw_date Choose a withdrawal date'));
     const { withdrawal_date: _unused, ...legacy } = valid;
-    const res = await f.call('POST', 'v2025.0', `/trainees/${id}/withdraw`, { data: { ...legacy, withdraw_date: today() } });
+    const res = await f.call('POST', 'v2025.0', `/trainees/${id}/withdraw`, {
+      data: { ...legacy, withdraw_date: today() },
+    });
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toMatchObject({ state: 'withdrawn', withdraw_date: today(), withdraw_reasons: ['record_added_in_error'] });
+    expect(res.json().data).toMatchObject({
+      state: 'withdrawn',
+      withdraw_date: today(),
+      withdraw_reasons: ['record_added_in_error'],
+    });
     expect(res.json().data).not.toHaveProperty('withdrawal_date');
     // The v2025.0-rc alias is served by v2025.0.
     const rc = await f.insertTrainee();
-    const viaAlias = await f.call('POST', 'v2025.0-rc', `/trainees/${rc}/withdraw`, { data: { ...legacy, withdraw_date: today() } });
+    const viaAlias = await f.call('POST', 'v2025.0-rc', `/trainees/${rc}/withdraw`, {
+      data: { ...legacy, withdraw_date: today() },
+    });
     expect(viaAlias.statusCode).toBe(200);
     expect(viaAlias.json().data).toMatchObject({ state: 'withdrawn', withdraw_date: today() });
   });
@@ -204,7 +257,9 @@ describe('POST /trainees/{id}/withdraw', () => {
     for (const state of ['withdrawn', 'awarded', 'recommended_for_award', 'draft'] as const) {
       const id = await f.insertTrainee({ state });
       const before = await snapshot(f, 'v2025.0', id);
-      const res = await f.call('POST', 'v2025.0', `/trainees/${id}/withdraw`, { data: { ...valid, withdraw_date: today() } });
+      const res = await f.call('POST', 'v2025.0', `/trainees/${id}/withdraw`, {
+        data: { ...valid, withdraw_date: today() },
+      });
       expect(res.json(), state).toEqual(STATE_TRANSITION_BODY);
       expect(await snapshot(f, 'v2025.0', id)).toEqual(before);
     }
@@ -219,7 +274,9 @@ describe('POST /trainees/{id}/update-qts-or-eyts-status and recommend-for-qts', 
     await addDegree(id);
     await addPlacements(id, 2);
     const started = Date.now();
-    const res = await f.call('POST', 'v2026.1', `/trainees/${id}/update-qts-or-eyts-status`, { data: { qts_standards_met_date: today() } });
+    const res = await f.call('POST', 'v2026.1', `/trainees/${id}/update-qts-or-eyts-status`, {
+      data: { qts_standards_met_date: today() },
+    });
     expect(res.statusCode).toBe(202);
     const data = res.json().data;
     expect(data).toMatchObject({ state: 'recommended_for_award', outcome_date: today() });
@@ -232,7 +289,9 @@ describe('POST /trainees/{id}/update-qts-or-eyts-status and recommend-for-qts', 
     const id = await f.insertTrainee();
     await addDegree(id);
     await addPlacements(id, 2);
-    const res = await f.call('POST', 'v2026.1', `/trainees/${id}/recommend-for-qts`, { data: { qts_standards_met_date: today() } });
+    const res = await f.call('POST', 'v2026.1', `/trainees/${id}/recommend-for-qts`, {
+      data: { qts_standards_met_date: today() },
+    });
     expect(res.statusCode).toBe(202);
     expect(res.json().data.state).toBe('recommended_for_award');
     expect(res.headers.deprecation).toBe('@1773964800');
@@ -244,7 +303,9 @@ describe('POST /trainees/{id}/update-qts-or-eyts-status and recommend-for-qts', 
       const id = await f.insertTrainee();
       await addDegree(id);
       await addPlacements(id, 2);
-      const res = await f.call('POST', version, `/trainees/${id}/update-qts-or-eyts-status`, { data: { qts_standards_met_date: today() } });
+      const res = await f.call('POST', version, `/trainees/${id}/update-qts-or-eyts-status`, {
+        data: { qts_standards_met_date: today() },
+      });
       expect(res.statusCode, version).toBe(202);
     }
   });
@@ -258,12 +319,16 @@ describe('POST /trainees/{id}/update-qts-or-eyts-status and recommend-for-qts', 
     await addDegree(id);
     await addPlacements(id, have);
     const before = await snapshot(f, 'v2026.1', id);
-    const refused = await f.call('POST', 'v2026.1', `/trainees/${id}/update-qts-or-eyts-status`, { data: { qts_standards_met_date: today() } });
+    const refused = await f.call('POST', 'v2026.1', `/trainees/${id}/update-qts-or-eyts-status`, {
+      data: { qts_standards_met_date: today() },
+    });
     expect(refused.statusCode).toBe(422);
     expect(refused.json()).toEqual(unprocessable(`placements must be at least ${need} for the ${name} training route`));
     expect(await snapshot(f, 'v2026.1', id)).toEqual(before);
     await addPlacements(id, need - have);
-    const accepted = await f.call('POST', 'v2026.1', `/trainees/${id}/update-qts-or-eyts-status`, { data: { qts_standards_met_date: today() } });
+    const accepted = await f.call('POST', 'v2026.1', `/trainees/${id}/update-qts-or-eyts-status`, {
+      data: { qts_standards_met_date: today() },
+    });
     expect(accepted.statusCode).toBe(202);
   });
 
@@ -271,25 +336,37 @@ describe('POST /trainees/{id}/update-qts-or-eyts-status and recommend-for-qts', 
     ['16', 'assessment only: a degree, no placements'],
     ['19', 'early years postgrad: a degree, no placements'],
   ])('route %s needs no placements (%s)', async (route) => {
-    const id = await f.insertTrainee({ training_route: route, ...(route === '19' ? { course_subject_1: '100510', course_age_range: '13920' } : {}) });
+    const id = await f.insertTrainee({
+      training_route: route,
+      ...(route === '19' ? { course_subject_1: '100510', course_age_range: '13920' } : {}),
+    });
     await addDegree(id);
-    const res = await f.call('POST', 'v2026.1', `/trainees/${id}/update-qts-or-eyts-status`, { data: { qts_standards_met_date: today() } });
+    const res = await f.call('POST', 'v2026.1', `/trainees/${id}/update-qts-or-eyts-status`, {
+      data: { qts_standards_met_date: today() },
+    });
     expect(res.statusCode).toBe(202);
   });
 
   it('needs no degree on an undergraduate route, but a degree on a postgraduate one', async () => {
     const undergrad = await f.insertTrainee({ training_route: '11' });
     await addPlacements(undergrad, 2);
-    const ok = await f.call('POST', 'v2026.1', `/trainees/${undergrad}/update-qts-or-eyts-status`, { data: { qts_standards_met_date: today() } });
+    const ok = await f.call('POST', 'v2026.1', `/trainees/${undergrad}/update-qts-or-eyts-status`, {
+      data: { qts_standards_met_date: today() },
+    });
     expect(ok.statusCode).toBe(202);
     const postgrad = await f.insertTrainee({ training_route: '12' });
     await addPlacements(postgrad, 2);
-    const refused = await f.call('POST', 'v2026.1', `/trainees/${postgrad}/update-qts-or-eyts-status`, { data: { qts_standards_met_date: today() } });
+    const refused = await f.call('POST', 'v2026.1', `/trainees/${postgrad}/update-qts-or-eyts-status`, {
+      data: { qts_standards_met_date: today() },
+    });
     expect(refused.json()).toEqual(unprocessable('degree_id must be completed before qts_standards_met_date'));
   });
 
   it.each([
-    [{ qts_standards_met_date: null }, "qts_standards_met_date can't be blank. Enter a date the trainee met the QTS or EYTS requirements."],
+    [
+      { qts_standards_met_date: null },
+      "qts_standards_met_date can't be blank. Enter a date the trainee met the QTS or EYTS requirements.",
+    ],
     [{ qts_standards_met_date: '2025-13-01' }, 'qts_standards_met_date is invalid'],
     [{ qts_standards_met_date: '2099-01-01' }, 'qts_standards_met_date must not be in the future'],
     [{ qts_standards_met_date: '2025-08-31' }, 'qts_standards_met_date must be after itt_start_date'],
@@ -306,7 +383,9 @@ describe('POST /trainees/{id}/update-qts-or-eyts-status and recommend-for-qts', 
 
   it('lists every problem at once, the state last', async () => {
     const id = await f.insertTrainee({ state: 'submitted_for_trn', trn: null });
-    const res = await f.call('POST', 'v2026.1', `/trainees/${id}/recommend-for-qts`, { data: { qts_standards_met_date: null } });
+    const res = await f.call('POST', 'v2026.1', `/trainees/${id}/recommend-for-qts`, {
+      data: { qts_standards_met_date: null },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json()).toEqual(
       unprocessable(
@@ -337,7 +416,13 @@ describe('OpenAPI documents', () => {
       ]) {
         expect(paths[path], `${version} ${path}`).toBeDefined();
       }
-      expect(Object.keys(paths['/trainees/{trainee_id}/degrees/{degree_id}']).sort()).toEqual(['delete', 'get', 'parameters', 'patch', 'put']);
+      expect(Object.keys(paths['/trainees/{trainee_id}/degrees/{degree_id}']).sort()).toEqual([
+        'delete',
+        'get',
+        'parameters',
+        'patch',
+        'put',
+      ]);
       expect(paths['/trainees/{trainee_id}/recommend-for-qts'].post.deprecated).toBe(true);
       expect(paths['/trainees/{trainee_id}/degrees'].post.responses['409']).toBeDefined();
       const withdraw = paths['/trainees/{trainee_id}/withdraw'].post.requestBody.content['application/json'].schema;

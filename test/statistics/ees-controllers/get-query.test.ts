@@ -84,12 +84,14 @@ interface QueryOptions {
 async function queryDataSet(options: QueryOptions = {}) {
   const search = new URLSearchParams();
   if (options.dataSetVersion) search.append('dataSetVersion', options.dataSetVersion);
-  for (const indicator of options.indicators === undefined ? [D.IndicatorSessAuthorised] : (options.indicators ?? [])) search.append('indicators', indicator);
+  for (const indicator of options.indicators === undefined ? [D.IndicatorSessAuthorised] : (options.indicators ?? []))
+    search.append('indicators', indicator);
   for (const sort of options.sorts ?? []) search.append('sorts', sort);
   if (options.page !== undefined) search.append('page', String(options.page));
   if (options.pageSize !== undefined) search.append('pageSize', String(options.pageSize));
   if (options.debug) search.append('debug', 'true');
-  for (const [key, value] of Object.entries(options.params ?? {})) for (const v of Array.isArray(value) ? value : [value]) search.append(key, v);
+  for (const [key, value] of Object.entries(options.params ?? {}))
+    for (const v of Array.isArray(value) ? value : [value]) search.append(key, v);
   const qs = search.toString();
   return t.app.inject({
     method: 'GET',
@@ -104,7 +106,6 @@ async function ok(options: QueryOptions): Promise<QueryBody> {
   return response.json<QueryBody>();
 }
 
-
 describe('AccessTests', () => {
   it('VersionNotAvailable_Returns403(Withdrawn)', async () => {
     await withFixtureStatus(t.database.db, 'Withdrawn', async () => {
@@ -118,7 +119,10 @@ describe('AccessTests', () => {
       expect((await queryDataSet({ dataSetVersion: '1.0' })).statusCode).toBe(403);
     });
   });
-  it.skip.each(NOT_MODELLED_STATUSES)(`VersionNotAvailable_Returns403(%s): not expressible, ${NOT_MODELLED_REASON}`, () => {});
+  it.skip.each(NOT_MODELLED_STATUSES)(
+    `VersionNotAvailable_Returns403(%s): not expressible, ${NOT_MODELLED_REASON}`,
+    () => {},
+  );
 
   it.each(['Published', 'Deprecated'] as const)('VersionAvailable_Returns200(%s)', async (status) => {
     await withFixtureStatus(t.database.db, status, async () => {
@@ -146,11 +150,17 @@ describe('AccessTests', () => {
       await versions.restore();
     });
 
-    it.each(['Draft', 'Deprecated', 'Withdrawn'] as const)('WildCardSpecified_RequestsNonPublishedVersion_Returns404(%s)', async (status) => {
-      await versions.setMajor2(status);
-      expect((await queryDataSet({ dataSetVersion: '2.*', previewToken: versions.tokenId })).statusCode).toBe(404);
-    });
-    it.skip.each(NOT_MODELLED_STATUSES)(`WildCardSpecified_RequestsNonPublishedVersion_Returns404(%s): not expressible, ${NOT_MODELLED_REASON}`, () => {});
+    it.each(['Draft', 'Deprecated', 'Withdrawn'] as const)(
+      'WildCardSpecified_RequestsNonPublishedVersion_Returns404(%s)',
+      async (status) => {
+        await versions.setMajor2(status);
+        expect((await queryDataSet({ dataSetVersion: '2.*', previewToken: versions.tokenId })).statusCode).toBe(404);
+      },
+    );
+    it.skip.each(NOT_MODELLED_STATUSES)(
+      `WildCardSpecified_RequestsNonPublishedVersion_Returns404(%s): not expressible, ${NOT_MODELLED_REASON}`,
+      () => {},
+    );
 
     it('WildCardSpecified_RequestsPublishedVersion_Returns200', async () => {
       await versions.setMajor2('Published');
@@ -164,7 +174,11 @@ describe('AccessTests', () => {
 
 describe('PreviewTokenTests', () => {
   const token = async (expiresInMs: number, versionId?: number) =>
-    insertPreviewToken(t.database.db, versionId ?? (await fixtureVersionId(t.database.db)), new Date(Date.now() + expiresInMs));
+    insertPreviewToken(
+      t.database.db,
+      versionId ?? (await fixtureVersionId(t.database.db)),
+      new Date(Date.now() + expiresInMs),
+    );
 
   it.each(['Published', 'Deprecated', 'Draft'] as const)('PreviewTokenIsActive_Returns200(%s)', async (status) => {
     await withFixtureStatus(t.database.db, status, async () => {
@@ -189,10 +203,15 @@ describe('PreviewTokenTests', () => {
 
   it.each(['Withdrawn'] as const)('PreviewTokenIsForUnavailableDataSetVersion_Returns403(%s)', async (status) => {
     await withFixtureStatus(t.database.db, status, async () => {
-      expect((await queryDataSet({ dataSetVersion: '1.0', previewToken: await token(86_400_000) })).statusCode).toBe(403);
+      expect((await queryDataSet({ dataSetVersion: '1.0', previewToken: await token(86_400_000) })).statusCode).toBe(
+        403,
+      );
     });
   });
-  it.skip.each(NOT_MODELLED_STATUSES)(`PreviewTokenIsForUnavailableDataSetVersion_Returns403(%s): not expressible, ${NOT_MODELLED_REASON}`, () => {});
+  it.skip.each(NOT_MODELLED_STATUSES)(
+    `PreviewTokenIsForUnavailableDataSetVersion_Returns403(%s): not expressible, ${NOT_MODELLED_REASON}`,
+    () => {},
+  );
 });
 
 describe('IndicatorValidationTests', () => {
@@ -203,7 +222,12 @@ describe('IndicatorValidationTests', () => {
   });
 
   it('Blank_Returns400', async () => {
-    const errors = validationProblem(await queryDataSet({ indicators: null, params: { 'indicators[0]': ' ', 'indicators[1]': '  ', 'indicators[2]': '   ' } }));
+    const errors = validationProblem(
+      await queryDataSet({
+        indicators: null,
+        params: { 'indicators[0]': ' ', 'indicators[1]': '  ', 'indicators[2]': '   ' },
+      }),
+    );
     expect(errors).toHaveLength(3);
     for (const i of [0, 1, 2]) hasNotEmptyError(errors, `indicators[${i}]`);
   });
@@ -231,7 +255,9 @@ describe('FiltersValidationTests', () => {
   });
 
   it.each(['filters.in', 'filters.notIn'])('InvalidMix_Returns400(%s)', async (path) => {
-    const errors = validationProblem(await queryDataSet({ params: { [path]: ['', ' ', '  ', 'a'.repeat(11), 'a'.repeat(12)] } }));
+    const errors = validationProblem(
+      await queryDataSet({ params: { [path]: ['', ' ', '  ', 'a'.repeat(11), 'a'.repeat(12)] } }),
+    );
     expect(errors).toHaveLength(5);
     for (const i of [0, 1, 2]) hasNotEmptyError(errors, `${path}[${i}]`);
     hasMaximumLengthError(errors, `${path}[3]`, 10);
@@ -240,7 +266,14 @@ describe('FiltersValidationTests', () => {
 
   it('AllComparatorsInvalid_Returns400', async () => {
     const errors = validationProblem(
-      await queryDataSet({ params: { 'filters.eq': 'a'.repeat(11), 'filters.notEq': 'a'.repeat(12), 'filters.in[0]': '', 'filters.notIn': ['a'.repeat(11), ''] } }),
+      await queryDataSet({
+        params: {
+          'filters.eq': 'a'.repeat(11),
+          'filters.notEq': 'a'.repeat(12),
+          'filters.in[0]': '',
+          'filters.notIn': ['a'.repeat(11), ''],
+        },
+      }),
     );
     expect(errors).toHaveLength(5);
     hasMaximumLengthError(errors, 'filters.eq', 10);
@@ -267,18 +300,30 @@ describe('GeographicLevelsValidationTests', () => {
     const invalid = ['', ' ', 'LADD', 'NATT', 'National', 'Local authority', 'LocalAuthority'];
     const errors = validationProblem(await queryDataSet({ params: { [path]: invalid } }));
     expect(errors).toHaveLength(7);
-    invalid.forEach((value, i) => hasAllowedValueError(errors, `${path}[${i}]`, i < 2 ? null : value, ORDERED_LEVEL_CODES));
+    invalid.forEach((value, i) =>
+      hasAllowedValueError(errors, `${path}[${i}]`, i < 2 ? null : value, ORDERED_LEVEL_CODES),
+    );
   });
 
   it.each(['geographicLevels.in', 'geographicLevels.notIn'])('NotFound_Returns200_HasWarning(%s)', async (path) => {
     const notFound = ['WARD', 'OA', 'PA'];
-    expectNotFoundWarning(await ok({ params: { [path]: ['LA', ...notFound] } }), 'GeographicLevelsNotFound', path, notFound);
+    expectNotFoundWarning(
+      await ok({ params: { [path]: ['LA', ...notFound] } }),
+      'GeographicLevelsNotFound',
+      path,
+      notFound,
+    );
   });
 
   it('AllComparatorsInvalid_Returns400', async () => {
     const errors = validationProblem(
       await queryDataSet({
-        params: { 'geographicLevels.eq': 'NATT', 'geographicLevels.notEq': 'LADD', 'geographicLevels.in': ['  ', 'National'], 'geographicLevels.notIn[0]': '' },
+        params: {
+          'geographicLevels.eq': 'NATT',
+          'geographicLevels.notEq': 'LADD',
+          'geographicLevels.in': ['  ', 'National'],
+          'geographicLevels.notIn[0]': '',
+        },
       }),
     );
     expect(errors).toHaveLength(5);
@@ -373,7 +418,12 @@ describe('LocationsValidationTests', () => {
       'SCH|urn|666666',
       'SCH|laEstab|7777777',
     ];
-    expectNotFoundWarning(await ok({ params: { [path]: ['LA|code|E08000016', ...notFound] } }), 'LocationsNotFound', path, notFound);
+    expectNotFoundWarning(
+      await ok({ params: { [path]: ['LA|code|E08000016', ...notFound] } }),
+      'LocationsNotFound',
+      path,
+      notFound,
+    );
   });
 });
 
@@ -385,7 +435,19 @@ describe('TimePeriodsValidationTests', () => {
   });
 
   it.each(['timePeriods.in', 'timePeriods.notIn'])('InvalidMix_Returns400(%s)', async (path) => {
-    const values = ['', 'invalid', '|', '2020/2019|AY', '2020/2022|AY', '2020|INVALID', '2020/2021|CY', '2020/2021|CYQ2', '2020/2021|RY', '2020/2021|W10', '2020/2021|M5'];
+    const values = [
+      '',
+      'invalid',
+      '|',
+      '2020/2019|AY',
+      '2020/2022|AY',
+      '2020|INVALID',
+      '2020/2021|CY',
+      '2020/2021|CYQ2',
+      '2020/2021|RY',
+      '2020/2021|W10',
+      '2020/2021|M5',
+    ];
     const errors = validationProblem(await queryDataSet({ params: { [path]: values } }));
     expect(errors).toHaveLength(11);
     hasNotEmptyError(errors, `${path}[0]`);
@@ -404,7 +466,12 @@ describe('TimePeriodsValidationTests', () => {
   it('AllComparatorsInvalid_Returns400', async () => {
     const errors = validationProblem(
       await queryDataSet({
-        params: { 'timePeriods.eq': '2020/2019|AY', 'timePeriods.notEq': '2020/2021|W10', 'timePeriods.in': ['', 'invalid', '|'], 'timePeriods.notIn[0]': '' },
+        params: {
+          'timePeriods.eq': '2020/2019|AY',
+          'timePeriods.notEq': '2020/2021|W10',
+          'timePeriods.in': ['', 'invalid', '|'],
+          'timePeriods.notIn[0]': '',
+        },
       }),
     );
     expect(errors).toHaveLength(6);
@@ -418,7 +485,12 @@ describe('TimePeriodsValidationTests', () => {
 
   it.each(['timePeriods.in', 'timePeriods.notIn'])('NotFound_Returns200_HasWarning(%s)', async (path) => {
     const notFound = ['2021|CY', '2022|CY', '2030|CY', '2023/2024|AY', '2018/2019|AY'];
-    expectNotFoundWarning(await ok({ params: { [path]: ['2020/2021|AY', ...notFound] } }), 'TimePeriodsNotFound', path, notFound);
+    expectNotFoundWarning(
+      await ok({ params: { [path]: ['2020/2021|AY', ...notFound] } }),
+      'TimePeriodsNotFound',
+      path,
+      notFound,
+    );
   });
 });
 
@@ -432,7 +504,19 @@ describe('SortsValidationTests', () => {
   it('InvalidMix_Returns400', async () => {
     const errors = validationProblem(
       await queryDataSet({
-        sorts: ['', 'invalid', '|', 'test|', 'test|invalid', 'test|asc', 'test|desc', `${'a'.repeat(41)}|Asc`, `${'b'.repeat(41)}|Desc`, 'missing1|Asc', 'missing2|Desc'],
+        sorts: [
+          '',
+          'invalid',
+          '|',
+          'test|',
+          'test|invalid',
+          'test|asc',
+          'test|desc',
+          `${'a'.repeat(41)}|Asc`,
+          `${'b'.repeat(41)}|Desc`,
+          'missing1|Asc',
+          'missing2|Desc',
+        ],
       }),
     );
     expect(errors).toHaveLength(10);
@@ -449,7 +533,16 @@ describe('SortsValidationTests', () => {
   });
 
   it('FieldsNotFound_Returns400', async () => {
-    const notFound = ['invalid1|Asc', 'invalid2|Desc', 'filter|Asc', 'filter|invalid|Asc', 'location|Asc', 'location|invalid|Asc', 'indicator|Asc', 'indicator|invalid|Asc'];
+    const notFound = [
+      'invalid1|Asc',
+      'invalid2|Desc',
+      'filter|Asc',
+      'filter|invalid|Asc',
+      'location|Asc',
+      'location|invalid|Asc',
+      'indicator|Asc',
+      'indicator|invalid|Asc',
+    ];
     const errors = validationProblem(await queryDataSet({ sorts: ['timePeriod|Asc', ...notFound] }));
     expect(errors).toHaveLength(1);
     expectError(errors, 'sorts', 'SortFieldsNotFound', { items: notFound });
@@ -515,16 +608,26 @@ describe('FiltersQueryTests', () => {
   });
 
   it('CommaSeparatedOptionsInSameFilter_Returns200', async () => {
-    const body = await ok({ indicators: TWO_INDICATORS, params: { 'filters.in': `${D.FilterNcYear4},${D.FilterNcYear8}` } });
+    const body = await ok({
+      indicators: TWO_INDICATORS,
+      params: { 'filters.in': `${D.FilterNcYear4},${D.FilterNcYear8}` },
+    });
     expect(body.results).toHaveLength(108);
-    expect([...gatherQueryResultsMeta(body.results).filters[D.FilterNcYear]!].sort()).toEqual([D.FilterNcYear4, D.FilterNcYear8].sort());
+    expect([...gatherQueryResultsMeta(body.results).filters[D.FilterNcYear]!].sort()).toEqual(
+      [D.FilterNcYear4, D.FilterNcYear8].sort(),
+    );
   });
 
   it.each([
     ['filters.in', 150],
     ['filters.notIn', 66],
   ] as const)('MultipleOptionsInDifferentFilters_Returns200(%s, %i)', async (path, expected) => {
-    const ids = [D.FilterSchoolTypeTotal, D.FilterSchoolTypeSecondary, D.FilterAcademyTypeSecondaryFreeSchool, D.FilterAcademyTypeSecondarySponsorLed];
+    const ids = [
+      D.FilterSchoolTypeTotal,
+      D.FilterSchoolTypeSecondary,
+      D.FilterAcademyTypeSecondaryFreeSchool,
+      D.FilterAcademyTypeSecondarySponsorLed,
+    ];
     const body = await ok({ indicators: TWO_INDICATORS, params: { [path]: ids } });
     expect(body.results).toHaveLength(expected);
     const meta = gatherQueryResultsMeta(body.results);
@@ -610,14 +713,19 @@ describe('LocationsQueryTests', () => {
   it('CommaSeparatedOptionsInSameLevel_Returns200', async () => {
     const body = await ok({ indicators: TWO_INDICATORS, params: { 'locations.in': SHEFFIELD_AND_BARNSLEY.join(',') } });
     expect(body.results).toHaveLength(72);
-    expect([...gatherQueryResultsMeta(body.results).locations.LA!].sort()).toEqual([D.LocationLaSheffield, D.LocationLaBarnsley].sort());
+    expect([...gatherQueryResultsMeta(body.results).locations.LA!].sort()).toEqual(
+      [D.LocationLaSheffield, D.LocationLaBarnsley].sort(),
+    );
   });
 
   it.each([
     ['locations.in', 84],
     ['locations.notIn', 132],
   ] as const)('MultipleOptionsInDifferentLevels_Returns200(%s, %i)', async (path, expected) => {
-    const body = await ok({ indicators: TWO_INDICATORS, params: { [path]: [...SHEFFIELD_AND_BARNSLEY, 'SCH|laEstab|3144001', 'SCH|urn|102579'] } });
+    const body = await ok({
+      indicators: TWO_INDICATORS,
+      params: { [path]: [...SHEFFIELD_AND_BARNSLEY, 'SCH|laEstab|3144001', 'SCH|urn|102579'] },
+    });
     expect(body.results).toHaveLength(expected);
     const meta = gatherQueryResultsMeta(body.results);
     if (path === 'locations.in') {
@@ -669,7 +777,9 @@ describe('TimePeriodsQueryTests', () => {
 
 describe('ResultsTests', () => {
   it('NoResults_Returns200_HasWarning (documented deviation: the NoResults code the specification names)', async () => {
-    const body = await ok({ params: { 'locations.eq': `LA|id|${D.LocationLaBarnsley}`, 'geographicLevels.eq': 'NAT' } });
+    const body = await ok({
+      params: { 'locations.eq': `LA|id|${D.LocationLaBarnsley}`, 'geographicLevels.eq': 'NAT' },
+    });
     expect(body.paging).toEqual({ page: 1, pageSize: 1000, totalPages: 1, totalResults: 0 });
     expect(body.warnings).toHaveLength(1);
     // The reference's code is QueryNoResults; docs/compatibility.md records why this service says NoResults.
@@ -723,13 +833,21 @@ describe('SortsTests', () => {
       indicators: [D.IndicatorEnrolments],
       params: { 'filters.eq': D.FilterSchoolTypeTotal, 'geographicLevels.eq': 'NAT', 'timePeriods.eq': '2020/2021|AY' },
     });
-    expect(body.results.every((r) => r.filters[D.FilterSchoolType] === D.FilterSchoolTypeTotal && r.geographicLevel === 'NAT')).toBe(true);
+    expect(
+      body.results.every(
+        (r) => r.filters[D.FilterSchoolType] === D.FilterSchoolTypeTotal && r.geographicLevel === 'NAT',
+      ),
+    ).toBe(true);
     expect(yearPeriodEnrolments(body)).toEqual(TOTAL_NAT_2020);
   });
 
   it('NoFields_MultipleTimePeriods_Returns200', async () => {
     const body = await ok({ indicators: [D.IndicatorEnrolments], params: PRIMARY_NAT });
-    expect(body.results.every((r) => r.filters[D.FilterSchoolType] === D.FilterSchoolTypePrimary && r.geographicLevel === 'NAT')).toBe(true);
+    expect(
+      body.results.every(
+        (r) => r.filters[D.FilterSchoolType] === D.FilterSchoolTypePrimary && r.geographicLevel === 'NAT',
+      ),
+    ).toBe(true);
     expect(yearPeriodEnrolments(body)).toEqual(PRIMARY_NAT_NEWEST_FIRST);
   });
 
@@ -745,14 +863,22 @@ describe('SortsTests', () => {
   });
 
   const FACETS: Record<SortSequenceCase['facets'], Params> = {
-    year4England2020: { 'filters.eq': D.FilterNcYear4, 'locations.eq': `NAT|id|${D.LocationNatEngland}`, 'timePeriods.eq': '2020|AY' },
+    year4England2020: {
+      'filters.eq': D.FilterNcYear4,
+      'locations.eq': `NAT|id|${D.LocationNatEngland}`,
+      'timePeriods.eq': '2020|AY',
+    },
     year4La2020: { 'filters.eq': D.FilterNcYear4, 'geographicLevels.eq': 'LA', 'timePeriods.eq': '2020|AY' },
     nat2020: { 'geographicLevels.eq': 'NAT', 'timePeriods.eq': '2020|AY' },
     year4Reg2020: { 'filters.eq': D.FilterNcYear4, 'geographicLevels.eq': 'REG', 'timePeriods.eq': '2020|AY' },
   };
 
   it.each(SORT_SEQUENCE_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    const body = await ok({ indicators: [D.IndicatorEnrolments], sorts: [`${c.field}|${c.direction}`], params: FACETS[c.facets] });
+    const body = await ok({
+      indicators: [D.IndicatorEnrolments],
+      sorts: [`${c.field}|${c.direction}`],
+      params: FACETS[c.facets],
+    });
     expect(body.results).toHaveLength(c.count);
     expect(sequence(body.results.map(c.pick))).toEqual(c.expected);
   });

@@ -67,7 +67,10 @@ async function queryDataSet(request: unknown, options: PostOptions = {}) {
   return t.app.inject({
     method: 'POST',
     url: `/v1/data-sets/${options.dataSetId ?? ABSENCE_SCHOOL.dataSetId}/query${qs}`,
-    headers: { 'content-type': 'application/json', ...(options.previewToken ? { 'preview-token': options.previewToken } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      ...(options.previewToken ? { 'preview-token': options.previewToken } : {}),
+    },
     payload: JSON.stringify(request),
   });
 }
@@ -79,9 +82,11 @@ async function ok(request: unknown, options: PostOptions = {}): Promise<QueryBod
 }
 
 const SESS_AUTHORISED = { indicators: [D.IndicatorSessAuthorised] };
-const facets = (criteria: Record<string, unknown>, request: Record<string, unknown> = SESS_AUTHORISED) => ({ ...request, criteria });
+const facets = (criteria: Record<string, unknown>, request: Record<string, unknown> = SESS_AUTHORISED) => ({
+  ...request,
+  criteria,
+});
 const lowerFirst = (comparator: string) => comparator[0]!.toLowerCase() + comparator.slice(1);
-
 
 describe('AccessTests', () => {
   it('VersionNotAvailable_Returns403(Withdrawn)', async () => {
@@ -95,7 +100,10 @@ describe('AccessTests', () => {
       expect((await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '1.0' })).statusCode).toBe(403);
     });
   });
-  it.skip.each(NOT_MODELLED_STATUSES)(`VersionNotAvailable_Returns403(%s): not expressible, ${NOT_MODELLED_REASON}`, () => {});
+  it.skip.each(NOT_MODELLED_STATUSES)(
+    `VersionNotAvailable_Returns403(%s): not expressible, ${NOT_MODELLED_REASON}`,
+    () => {},
+  );
 
   it.each(['Published', 'Deprecated'] as const)('VersionAvailable_Returns200(%s)', async (status) => {
     await withFixtureStatus(t.database.db, status, async () => {
@@ -107,7 +115,9 @@ describe('AccessTests', () => {
   });
 
   it('DataSetDoesNotExist_Returns404', async () => {
-    expect((await queryDataSet(SESS_AUTHORISED, { dataSetId: '0b8f1c2e-5f7a-4a3b-9c1d-2e3f4a5b6c7d' })).statusCode).toBe(404);
+    expect(
+      (await queryDataSet(SESS_AUTHORISED, { dataSetId: '0b8f1c2e-5f7a-4a3b-9c1d-2e3f4a5b6c7d' })).statusCode,
+    ).toBe(404);
   });
 
   it('VersionDoesNotExist_Returns404', async () => {
@@ -123,11 +133,19 @@ describe('AccessTests', () => {
       await versions.restore();
     });
 
-    it.each(['Draft', 'Deprecated', 'Withdrawn'] as const)('WildCardSpecified_RequestsNonPublishedVersion_Returns404(%s)', async (status) => {
-      await versions.setMajor2(status);
-      expect((await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '2.*', previewToken: versions.tokenId })).statusCode).toBe(404);
-    });
-    it.skip.each(NOT_MODELLED_STATUSES)(`WildCardSpecified_RequestsNonPublishedVersion_Returns404(%s): not expressible, ${NOT_MODELLED_REASON}`, () => {});
+    it.each(['Draft', 'Deprecated', 'Withdrawn'] as const)(
+      'WildCardSpecified_RequestsNonPublishedVersion_Returns404(%s)',
+      async (status) => {
+        await versions.setMajor2(status);
+        expect(
+          (await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '2.*', previewToken: versions.tokenId })).statusCode,
+        ).toBe(404);
+      },
+    );
+    it.skip.each(NOT_MODELLED_STATUSES)(
+      `WildCardSpecified_RequestsNonPublishedVersion_Returns404(%s): not expressible, ${NOT_MODELLED_REASON}`,
+      () => {},
+    );
 
     it('WildCardSpecified_RequestPublishedVersion_Returns200', async () => {
       await versions.setMajor2('Published');
@@ -141,35 +159,52 @@ describe('AccessTests', () => {
 
 describe('PreviewTokenTests', () => {
   const token = async (expiresInMs: number, versionId?: number) =>
-    insertPreviewToken(t.database.db, versionId ?? (await fixtureVersionId(t.database.db)), new Date(Date.now() + expiresInMs));
+    insertPreviewToken(
+      t.database.db,
+      versionId ?? (await fixtureVersionId(t.database.db)),
+      new Date(Date.now() + expiresInMs),
+    );
 
   it.each(['Published', 'Deprecated', 'Draft'] as const)('PreviewTokenIsActive_Returns200(%s)', async (status) => {
     await withFixtureStatus(t.database.db, status, async () => {
-      const response = await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '1.0', previewToken: await token(86_400_000) });
+      const response = await queryDataSet(SESS_AUTHORISED, {
+        dataSetVersion: '1.0',
+        previewToken: await token(86_400_000),
+      });
       expect(response.statusCode, response.body).toBe(200);
     });
   });
 
   it('PreviewTokenIsExpired_Returns403', async () => {
     await withFixtureStatus(t.database.db, 'Draft', async () => {
-      expect((await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '1.0', previewToken: await token(-60_000) })).statusCode).toBe(403);
+      expect(
+        (await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '1.0', previewToken: await token(-60_000) })).statusCode,
+      ).toBe(403);
     });
   });
 
   it('PreviewTokenIsForWrongDataSetVersion_Returns403', async () => {
     await withFixtureStatus(t.database.db, 'Draft', async () => {
       const other = await otherDraftVersion(t.database);
-      expect((await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '1.0', previewToken: other.tokenId })).statusCode).toBe(403);
+      expect(
+        (await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '1.0', previewToken: other.tokenId })).statusCode,
+      ).toBe(403);
       await other.done();
     });
   });
 
   it('PreviewTokenIsForUnavailableDataSetVersion_Returns403(Withdrawn)', async () => {
     await withFixtureStatus(t.database.db, 'Withdrawn', async () => {
-      expect((await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '1.0', previewToken: await token(86_400_000) })).statusCode).toBe(403);
+      expect(
+        (await queryDataSet(SESS_AUTHORISED, { dataSetVersion: '1.0', previewToken: await token(86_400_000) }))
+          .statusCode,
+      ).toBe(403);
     });
   });
-  it.skip.each(NOT_MODELLED_STATUSES)(`PreviewTokenIsForUnavailableDataSetVersion_Returns403(%s): not expressible, ${NOT_MODELLED_REASON}`, () => {});
+  it.skip.each(NOT_MODELLED_STATUSES)(
+    `PreviewTokenIsForUnavailableDataSetVersion_Returns403(%s): not expressible, ${NOT_MODELLED_REASON}`,
+    () => {},
+  );
 });
 
 describe('IndicatorValidationTests', () => {
@@ -203,7 +238,11 @@ describe('FiltersValidationTests', () => {
 
   it.each(['In', 'NotIn'])('InvalidMix_Returns400(%s)', async (comparator) => {
     const base = `criteria.filters.${lowerFirst(comparator)}`;
-    const errors = validationProblem(await queryDataSet(facets({ filters: { [lowerFirst(comparator)]: ['', ' ', '  ', 'a'.repeat(11), 'a'.repeat(12)] } })));
+    const errors = validationProblem(
+      await queryDataSet(
+        facets({ filters: { [lowerFirst(comparator)]: ['', ' ', '  ', 'a'.repeat(11), 'a'.repeat(12)] } }),
+      ),
+    );
     expect(errors).toHaveLength(5);
     for (const i of [0, 1, 2]) hasNotEmptyError(errors, `${base}[${i}]`);
     hasMaximumLengthError(errors, `${base}[3]`, 10);
@@ -211,7 +250,11 @@ describe('FiltersValidationTests', () => {
   });
 
   it('AllComparatorsInvalid_Returns400', async () => {
-    const errors = validationProblem(await queryDataSet(facets({ filters: { eq: 'a'.repeat(11), notEq: 'a'.repeat(12), in: [], notIn: ['a'.repeat(11), ''] } })));
+    const errors = validationProblem(
+      await queryDataSet(
+        facets({ filters: { eq: 'a'.repeat(11), notEq: 'a'.repeat(12), in: [], notIn: ['a'.repeat(11), ''] } }),
+      ),
+    );
     expect(errors).toHaveLength(5);
     hasMaximumLengthError(errors, 'criteria.filters.eq', 10);
     hasMaximumLengthError(errors, 'criteria.filters.notEq', 10);
@@ -222,10 +265,15 @@ describe('FiltersValidationTests', () => {
 
   it('NotFound_Returns200_HasWarning', async () => {
     const notFound = ['invalid', '9999999'];
-    const body = await ok(facets({ filters: { eq: notFound[0], notEq: notFound[1], in: ['IzBzg', ...notFound], notIn: ['IzBzg', ...notFound] } }));
+    const body = await ok(
+      facets({
+        filters: { eq: notFound[0], notEq: notFound[1], in: ['IzBzg', ...notFound], notIn: ['IzBzg', ...notFound] },
+      }),
+    );
     // The C# test counts 5 warnings: the four below and QueryNoResults (in and notIn of IzBzg match nothing together).
     expect(body.warnings).toHaveLength(5);
-    const warning = (path: string) => body.warnings.find((w) => w.code === 'FiltersNotFound' && w.path === path)?.detail;
+    const warning = (path: string) =>
+      body.warnings.find((w) => w.code === 'FiltersNotFound' && w.path === path)?.detail;
     expect(warning('criteria.filters.eq')).toEqual({ items: [notFound[0]] });
     expect(warning('criteria.filters.notEq')).toEqual({ items: [notFound[1]] });
     expect(warning('criteria.filters.in')).toEqual({ items: notFound });
@@ -244,7 +292,9 @@ describe('GeographicLevelsValidationTests', () => {
   it.each(['In', 'NotIn'])('InvalidMix_Returns400(%s)', async (comparator) => {
     const invalid = ['', ' ', 'LADD', 'NATT', 'National', 'Local authority', 'LocalAuthority'];
     const path = `criteria.geographicLevels.${lowerFirst(comparator)}`;
-    const errors = validationProblem(await queryDataSet(facets({ geographicLevels: { [lowerFirst(comparator)]: invalid } })));
+    const errors = validationProblem(
+      await queryDataSet(facets({ geographicLevels: { [lowerFirst(comparator)]: invalid } })),
+    );
     expect(errors).toHaveLength(7);
     invalid.forEach((value, i) => hasAllowedValueError(errors, `${path}[${i}]`, value, ORDERED_LEVEL_CODES));
   });
@@ -253,11 +303,19 @@ describe('GeographicLevelsValidationTests', () => {
     const notFound = ['WARD', 'OA', 'PA'];
     const body = await ok(facets({ geographicLevels: { [lowerFirst(comparator)]: ['LA', ...notFound] } }));
     expect(body.warnings).toHaveLength(1);
-    expect(body.warnings[0]).toMatchObject({ code: 'GeographicLevelsNotFound', path: `criteria.geographicLevels.${lowerFirst(comparator)}`, detail: { items: notFound } });
+    expect(body.warnings[0]).toMatchObject({
+      code: 'GeographicLevelsNotFound',
+      path: `criteria.geographicLevels.${lowerFirst(comparator)}`,
+      detail: { items: notFound },
+    });
   });
 
   it('AllComparatorsInvalid_Returns400', async () => {
-    const errors = validationProblem(await queryDataSet(facets({ geographicLevels: { eq: 'NATT', notEq: 'LADD', in: ['  ', 'National'], notIn: [] } })));
+    const errors = validationProblem(
+      await queryDataSet(
+        facets({ geographicLevels: { eq: 'NATT', notEq: 'LADD', in: ['  ', 'National'], notIn: [] } }),
+      ),
+    );
     expect(errors).toHaveLength(5);
     hasAllowedValueError(errors, 'criteria.geographicLevels.eq', 'NATT', ORDERED_LEVEL_CODES);
     hasAllowedValueError(errors, 'criteria.geographicLevels.notEq', 'LADD', ORDERED_LEVEL_CODES);
@@ -290,7 +348,9 @@ describe('LocationsValidationTests', () => {
       { level: 'SCH', urn: 'a'.repeat(21) },
       { level: 'SCH', laEstab: 'a'.repeat(21) },
     ];
-    const errors = validationProblem(await queryDataSet(facets({ locations: { [lowerFirst(comparator)]: locations } })));
+    const errors = validationProblem(
+      await queryDataSet(facets({ locations: { [lowerFirst(comparator)]: locations } })),
+    );
     expect(errors).toHaveLength(12);
     hasAllowedValueError(errors, `${path}[0].level`, 'LADD', ORDERED_LEVEL_CODES);
     hasAllowedValueError(errors, `${path}[1].level`, 'NATT', ORDERED_LEVEL_CODES);
@@ -313,7 +373,11 @@ describe('LocationsValidationTests', () => {
           locations: {
             eq: { level: 'LADD', code: '12345' },
             notEq: { level: 'NAT', id: ' ' },
-            in: [{ level: '', id: '' }, { level: 'NAT', id: ' ' }, { level: 'NAT', id: 'a'.repeat(11) }],
+            in: [
+              { level: '', id: '' },
+              { level: 'NAT', id: ' ' },
+              { level: 'NAT', id: 'a'.repeat(11) },
+            ],
             notIn: [],
           },
         }),
@@ -340,9 +404,15 @@ describe('LocationsValidationTests', () => {
       { level: 'SCH', urn: '666666' },
       { level: 'SCH', laEstab: '7777777' },
     ];
-    const body = await ok(facets({ locations: { [lowerFirst(comparator)]: [{ level: 'LA', code: 'E08000016' }, ...notFound] } }));
+    const body = await ok(
+      facets({ locations: { [lowerFirst(comparator)]: [{ level: 'LA', code: 'E08000016' }, ...notFound] } }),
+    );
     expect(body.warnings).toHaveLength(1);
-    expect(body.warnings[0]).toMatchObject({ code: 'LocationsNotFound', path: `criteria.locations.${lowerFirst(comparator)}`, detail: { items: notFound } });
+    expect(body.warnings[0]).toMatchObject({
+      code: 'LocationsNotFound',
+      path: `criteria.locations.${lowerFirst(comparator)}`,
+      detail: { items: notFound },
+    });
   });
 });
 
@@ -366,7 +436,9 @@ describe('TimePeriodsValidationTests', () => {
       { code: 'W10', period: '2020/2021' },
       { code: 'M5', period: '2020/2021' },
     ];
-    const errors = validationProblem(await queryDataSet(facets({ timePeriods: { [lowerFirst(comparator)]: periods } })));
+    const errors = validationProblem(
+      await queryDataSet(facets({ timePeriods: { [lowerFirst(comparator)]: periods } })),
+    );
     expect(errors).toHaveLength(9);
     hasTimePeriodAllowedCodeError(errors, `${path}[0].code`, '');
     hasTimePeriodYearRangeError(errors, `${path}[1].period`, '2020/2019');
@@ -386,7 +458,10 @@ describe('TimePeriodsValidationTests', () => {
           timePeriods: {
             eq: { code: 'AY', period: '2020/2019' },
             notEq: { code: 'W10', period: '2020/2021' },
-            in: [{ code: 'INVALID', period: '2020' }, { code: 'CY', period: '' }],
+            in: [
+              { code: 'INVALID', period: '2020' },
+              { code: 'CY', period: '' },
+            ],
             notIn: [],
             gt: { code: 'CY', period: '2020/2021' },
             gte: { code: 'AY', period: '2020/' },
@@ -416,12 +491,17 @@ describe('TimePeriodsValidationTests', () => {
       { code: 'AY', period: '2023/2024' },
       { code: 'AY', period: '2018/2019' },
     ];
-    const body = await ok(facets({ timePeriods: { [lowerFirst(comparator)]: [{ code: 'AY', period: '2020/2021' }, ...notFound] } }));
-    expect(body.warnings).toHaveLength(1);
-    expect(body.warnings[0]).toMatchObject({ code: 'TimePeriodsNotFound', path: `criteria.timePeriods.${lowerFirst(comparator)}` });
-    expect((body.warnings[0]!.detail!.items as Array<Record<string, string>>).map((i) => `${i.period}|${i.code}`)).toEqual(
-      notFound.map((i) => `${i.period}|${i.code}`),
+    const body = await ok(
+      facets({ timePeriods: { [lowerFirst(comparator)]: [{ code: 'AY', period: '2020/2021' }, ...notFound] } }),
     );
+    expect(body.warnings).toHaveLength(1);
+    expect(body.warnings[0]).toMatchObject({
+      code: 'TimePeriodsNotFound',
+      path: `criteria.timePeriods.${lowerFirst(comparator)}`,
+    });
+    expect(
+      (body.warnings[0]!.detail!.items as Array<Record<string, string>>).map((i) => `${i.period}|${i.code}`),
+    ).toEqual(notFound.map((i) => `${i.period}|${i.code}`));
   });
 });
 
@@ -449,7 +529,8 @@ describe('SortsValidationTests', () => {
     );
     expect(errors).toHaveLength(8);
     hasNotEmptyError(errors, 'sorts[0].field');
-    for (const [i, value] of ['asc', '', 'invalid', 'asc', 'desc'].entries()) expectError(errors, `sorts[${i}].direction`, 'AllowedValue', { value });
+    for (const [i, value] of ['asc', '', 'invalid', 'asc', 'desc'].entries())
+      expectError(errors, `sorts[${i}].direction`, 'AllowedValue', { value });
     hasMaximumLengthError(errors, 'sorts[5].field', 40);
     hasMaximumLengthError(errors, 'sorts[6].field', 40);
   });
@@ -465,7 +546,9 @@ describe('SortsValidationTests', () => {
       { field: 'indicator', direction: 'Asc' },
       { field: 'indicator|invalid', direction: 'Asc' },
     ];
-    const errors = validationProblem(await queryDataSet({ ...SESS_AUTHORISED, sorts: [{ field: 'timePeriod', direction: 'Asc' }, ...notFound] }));
+    const errors = validationProblem(
+      await queryDataSet({ ...SESS_AUTHORISED, sorts: [{ field: 'timePeriod', direction: 'Asc' }, ...notFound] }),
+    );
     expect(errors).toHaveLength(1);
     expectError(errors, 'sorts', 'SortFieldsNotFound', { items: notFound });
   });
@@ -534,7 +617,12 @@ describe('FiltersQueryTests', () => {
     ['In', 150],
     ['NotIn', 66],
   ] as const)('MultipleOptionsInDifferentFilters_Returns200(%s, %i)', async (comparator, expected) => {
-    const ids = [D.FilterSchoolTypeTotal, D.FilterSchoolTypeSecondary, D.FilterAcademyTypeSecondaryFreeSchool, D.FilterAcademyTypeSecondarySponsorLed];
+    const ids = [
+      D.FilterSchoolTypeTotal,
+      D.FilterSchoolTypeSecondary,
+      D.FilterAcademyTypeSecondaryFreeSchool,
+      D.FilterAcademyTypeSecondarySponsorLed,
+    ];
     const body = await ok(facets({ filters: { [lowerFirst(comparator)]: ids } }, TWO));
     expect(body.results).toHaveLength(expected);
     const meta = gatherQueryResultsMeta(body.results);
@@ -558,7 +646,9 @@ describe('GeographicLevelsQueryTests', () => {
     ['In', 132],
     ['NotIn', 84],
   ] as const)('SingleOption_Returns200(%s, %i)', async (comparator, expected) => {
-    const body = await ok(facets({ geographicLevels: { [lowerFirst(comparator)]: comparator.endsWith('In') ? ['LA'] : 'LA' } }, TWO));
+    const body = await ok(
+      facets({ geographicLevels: { [lowerFirst(comparator)]: comparator.endsWith('In') ? ['LA'] : 'LA' } }, TWO),
+    );
     expect(body.results).toHaveLength(expected);
     const levels = gatherQueryResultsMeta(body.results).geographicLevels;
     if (comparator === 'Eq' || comparator === 'In') expect([...levels]).toEqual(['LA']);
@@ -590,7 +680,9 @@ describe('LocationsQueryTests', () => {
     ['In', 36],
     ['NotIn', 180],
   ] as const)('SingleOption_Returns200(%s, %i)', async (comparator, expected) => {
-    const body = await ok(facets({ locations: { [lowerFirst(comparator)]: comparator.endsWith('In') ? [SHEFFIELD] : SHEFFIELD } }, TWO));
+    const body = await ok(
+      facets({ locations: { [lowerFirst(comparator)]: comparator.endsWith('In') ? [SHEFFIELD] : SHEFFIELD } }, TWO),
+    );
     expect(body.results).toHaveLength(expected);
     const las = gatherQueryResultsMeta(body.results).locations.LA!;
     if (comparator === 'Eq' || comparator === 'In') expect([...las]).toEqual([D.LocationLaSheffield]);
@@ -635,7 +727,9 @@ describe('TimePeriodsQueryTests', () => {
     ['Lt', 72, 1],
     ['Lte', 144, 2],
   ] as const)('SingleOption_Returns200(%s, %i)', async (comparator, expected, periods) => {
-    const body = await ok(facets({ timePeriods: { [lowerFirst(comparator)]: comparator.endsWith('In') ? [TP_2021_22] : TP_2021_22 } }, TWO));
+    const body = await ok(
+      facets({ timePeriods: { [lowerFirst(comparator)]: comparator.endsWith('In') ? [TP_2021_22] : TP_2021_22 } }, TWO),
+    );
     expect(body.results).toHaveLength(expected);
     const timePeriods = gatherQueryResultsMeta(body.results).timePeriods;
     expect(timePeriods.size).toBe(periods);
@@ -646,7 +740,19 @@ describe('TimePeriodsQueryTests', () => {
     ['In', 144],
     ['NotIn', 72],
   ] as const)('MultipleOptions_Returns200(%s, %i)', async (comparator, expected) => {
-    const body = await ok(facets({ timePeriods: { [lowerFirst(comparator)]: [{ period: '2021', code: 'AY' }, { period: '2022/2023', code: 'AY' }] } }, TWO));
+    const body = await ok(
+      facets(
+        {
+          timePeriods: {
+            [lowerFirst(comparator)]: [
+              { period: '2021', code: 'AY' },
+              { period: '2022/2023', code: 'AY' },
+            ],
+          },
+        },
+        TWO,
+      ),
+    );
     expect(body.results).toHaveLength(expected);
     const timePeriods = [...gatherQueryResultsMeta(body.results).timePeriods].sort();
     expect(timePeriods).toEqual(comparator === 'In' ? ['2021/2022|AY', '2022/2023|AY'] : ['2020/2021|AY']);
@@ -655,7 +761,10 @@ describe('TimePeriodsQueryTests', () => {
 
 /** The mixture of every facet the and/or/not tests build on (`AllFacetsMixture_Returns200`). */
 const MIXTURE = {
-  filters: { notEq: D.FilterNcYear8, in: [D.FilterAcademyTypeSecondaryFreeSchool, D.FilterAcademyTypeSecondarySponsorLed] },
+  filters: {
+    notEq: D.FilterNcYear8,
+    in: [D.FilterAcademyTypeSecondaryFreeSchool, D.FilterAcademyTypeSecondarySponsorLed],
+  },
   geographicLevels: { notEq: 'NAT' },
   locations: {
     eq: { level: 'NAT', id: D.LocationNatEngland },
@@ -669,7 +778,9 @@ const MIXTURE = {
 
 describe('FacetsOnlyResultsTests', () => {
   it('NoResults_Returns200_HasWarning (documented deviation: the NoResults code the specification names)', async () => {
-    const body = await ok(facets({ locations: { eq: { level: 'LA', id: D.LocationLaSheffield } }, geographicLevels: { eq: 'NAT' } }));
+    const body = await ok(
+      facets({ locations: { eq: { level: 'LA', id: D.LocationLaSheffield } }, geographicLevels: { eq: 'NAT' } }),
+    );
     expect(body.paging).toEqual({ page: 1, pageSize: 1000, totalPages: 1, totalResults: 0 });
     expect(body.warnings).toHaveLength(1);
     // The reference's code is QueryNoResults; docs/compatibility.md records why this service says NoResults.
@@ -695,7 +806,9 @@ describe('FacetsOnlyResultsTests', () => {
   });
 
   it.each([false, true])('AllIndicators_Returns200_CorrectDebuggedResultLabels(%s)', async (includeIndicators) => {
-    expectAllDebuggedLabels(await ok(includeIndicators ? { indicators: ALL_INDICATORS, debug: true } : { debug: true }));
+    expectAllDebuggedLabels(
+      await ok(includeIndicators ? { indicators: ALL_INDICATORS, debug: true } : { debug: true }),
+    );
   });
 
   it('AllFacetsMixture_Returns200', async () => {
@@ -707,9 +820,18 @@ describe('FacetsOnlyResultsTests', () => {
     expect(body.results).toHaveLength(216);
     const full = body.results.find((r) => r.values[D.IndicatorEnrolments] === '296352');
     expect(full).toEqual({
-      filters: { [D.FilterNcYear]: D.FilterNcYear4, [D.FilterSchoolType]: D.FilterSchoolTypePrimary, [D.FilterAcademyType]: D.FilterAcademyTypePrimarySponsorLed },
+      filters: {
+        [D.FilterNcYear]: D.FilterNcYear4,
+        [D.FilterSchoolType]: D.FilterSchoolTypePrimary,
+        [D.FilterAcademyType]: D.FilterAcademyTypePrimarySponsorLed,
+      },
       geographicLevel: 'LA',
-      locations: { NAT: D.LocationNatEngland, REG: D.LocationRegionYorkshire, LA: D.LocationLaBarnsley, SCH: D.LocationSchoolHoylandPrimary },
+      locations: {
+        NAT: D.LocationNatEngland,
+        REG: D.LocationRegionYorkshire,
+        LA: D.LocationLaBarnsley,
+        SCH: D.LocationSchoolHoylandPrimary,
+      },
       timePeriod: { code: 'AY', period: '2020/2021' },
       values: {
         [D.IndicatorEnrolments]: '296352',
@@ -731,13 +853,21 @@ const OR_BASE = { filters: MIXTURE.filters, geographicLevels: MIXTURE.geographic
 const NOT_BASE = {
   filters: { in: [D.FilterSchoolTypePrimary, D.FilterNcYear8] },
   geographicLevels: { in: ['NAT', 'REG', 'LA'] },
-  locations: { in: [{ level: 'LA', code: 'E09000003' }, { level: 'LA', code: 'E08000016' }, { level: 'LA', code: 'E09000021 / E09000027' }] },
+  locations: {
+    in: [
+      { level: 'LA', code: 'E09000003' },
+      { level: 'LA', code: 'E08000016' },
+      { level: 'LA', code: 'E09000021 / E09000027' },
+    ],
+  },
   timePeriods: { in: [TP('2020/2021'), TP('2022/2023')] },
 };
 
 describe('AndConditionTests', () => {
   it('Empty_Returns400', async () => {
-    const errors = validationProblem(await queryDataSet({ indicators: TWO_INDICATORS, debug: true, criteria: { and: [] } }));
+    const errors = validationProblem(
+      await queryDataSet({ indicators: TWO_INDICATORS, debug: true, criteria: { and: [] } }),
+    );
     expect(errors).toHaveLength(1);
     hasNotEmptyError(errors, 'criteria.and');
   });
@@ -755,28 +885,48 @@ describe('AndConditionTests', () => {
     { and: [{ and: split(AND_BASE) }] },
     {
       and: [
-        { and: [{ filters: { notEq: AND_BASE.filters.notEq } }, { filters: { in: AND_BASE.filters.in }, locations: AND_BASE.locations }] },
+        {
+          and: [
+            { filters: { notEq: AND_BASE.filters.notEq } },
+            { filters: { in: AND_BASE.filters.in }, locations: AND_BASE.locations },
+          ],
+        },
         { geographicLevels: AND_BASE.geographicLevels },
         { timePeriods: AND_BASE.timePeriods },
       ],
     },
     {
       and: [
-        { and: [{ filters: { notEq: AND_BASE.filters.notEq } }, { locations: AND_BASE.locations, timePeriods: AND_BASE.timePeriods }] },
-        { or: [{ filters: { eq: D.FilterAcademyTypeSecondaryFreeSchool } }, { filters: { eq: D.FilterAcademyTypeSecondarySponsorLed } }] },
+        {
+          and: [
+            { filters: { notEq: AND_BASE.filters.notEq } },
+            { locations: AND_BASE.locations, timePeriods: AND_BASE.timePeriods },
+          ],
+        },
+        {
+          or: [
+            { filters: { eq: D.FilterAcademyTypeSecondaryFreeSchool } },
+            { filters: { eq: D.FilterAcademyTypeSecondarySponsorLed } },
+          ],
+        },
         { not: { geographicLevels: { eq: 'NAT' } } },
       ],
     },
   ];
 
-  it.each(EQUIVALENT.map((criteria, i) => [i, criteria] as const))('EquivalentCriteria_Returns200(row %i)', async (_i, criteria) => {
-    expect((await ok({ indicators: TWO_INDICATORS, criteria })).results).toEqual([NEWFIELD_2021]);
-  });
+  it.each(EQUIVALENT.map((criteria, i) => [i, criteria] as const))(
+    'EquivalentCriteria_Returns200(row %i)',
+    async (_i, criteria) => {
+      expect((await ok({ indicators: TWO_INDICATORS, criteria })).results).toEqual([NEWFIELD_2021]);
+    },
+  );
 });
 
 describe('OrConditionTests', () => {
   it('Empty_Returns400', async () => {
-    const errors = validationProblem(await queryDataSet({ indicators: TWO_INDICATORS, debug: true, criteria: { or: [] } }));
+    const errors = validationProblem(
+      await queryDataSet({ indicators: TWO_INDICATORS, debug: true, criteria: { or: [] } }),
+    );
     expect(errors).toHaveLength(1);
     hasNotEmptyError(errors, 'criteria.or');
   });
@@ -792,19 +942,33 @@ describe('OrConditionTests', () => {
     { or: [{ or: [eq2122, eq2223] }] },
     {
       or: [
-        { and: [{ filters: OR_BASE.filters }, { geographicLevels: OR_BASE.geographicLevels }, { locations: OR_BASE.locations }, { timePeriods: both }] },
+        {
+          and: [
+            { filters: OR_BASE.filters },
+            { geographicLevels: OR_BASE.geographicLevels },
+            { locations: OR_BASE.locations },
+            { timePeriods: both },
+          ],
+        },
         { or: [eq2122, eq2223] },
       ],
     },
   ];
 
-  it.each(EQUIVALENT.map((criteria, i) => [i, criteria] as const))('EquivalentCriteria_Returns200(row %i)', async (_i, criteria) => {
-    const body = await ok({ indicators: TWO_INDICATORS, criteria });
-    expect(body.results).toEqual([
-      { ...NEWFIELD_2021, timePeriod: { code: 'AY', period: '2022/2023' }, values: { [D.IndicatorEnrolments]: '751028', [D.IndicatorSessAuthorised]: '175843' } },
-      NEWFIELD_2021,
-    ]);
-  });
+  it.each(EQUIVALENT.map((criteria, i) => [i, criteria] as const))(
+    'EquivalentCriteria_Returns200(row %i)',
+    async (_i, criteria) => {
+      const body = await ok({ indicators: TWO_INDICATORS, criteria });
+      expect(body.results).toEqual([
+        {
+          ...NEWFIELD_2021,
+          timePeriod: { code: 'AY', period: '2022/2023' },
+          values: { [D.IndicatorEnrolments]: '751028', [D.IndicatorSessAuthorised]: '175843' },
+        },
+        NEWFIELD_2021,
+      ]);
+    },
+  );
 });
 
 describe('NotConditionTests', () => {
@@ -815,9 +979,12 @@ describe('NotConditionTests', () => {
     { not: { or: Object.entries(NOT_BASE).map(([facet, comparators]) => ({ [facet]: comparators })) } },
   ];
 
-  it.each(EQUIVALENT.map((criteria, i) => [i, criteria] as const))('EquivalentCriteria_Returns200(row %i)', async (_i, criteria) => {
-    expect((await ok({ indicators: TWO_INDICATORS, criteria })).results).toEqual([NEWFIELD_2021]);
-  });
+  it.each(EQUIVALENT.map((criteria, i) => [i, criteria] as const))(
+    'EquivalentCriteria_Returns200(row %i)',
+    async (_i, criteria) => {
+      expect((await ok({ indicators: TWO_INDICATORS, criteria })).results).toEqual([NEWFIELD_2021]);
+    },
+  );
 });
 
 describe('SortsTests', () => {
@@ -825,7 +992,16 @@ describe('SortsTests', () => {
   const PRIMARY_NAT = { filters: { eq: D.FilterSchoolTypePrimary }, geographicLevels: { eq: 'NAT' } };
 
   it('NoFields_SingleTimePeriod_Returns200', async () => {
-    const body = await ok(facets({ filters: { eq: D.FilterSchoolTypeTotal }, geographicLevels: { eq: 'NAT' }, timePeriods: { eq: TP('2020/2021') } }, ENROLMENTS));
+    const body = await ok(
+      facets(
+        {
+          filters: { eq: D.FilterSchoolTypeTotal },
+          geographicLevels: { eq: 'NAT' },
+          timePeriods: { eq: TP('2020/2021') },
+        },
+        ENROLMENTS,
+      ),
+    );
     expect(yearPeriodEnrolments(body)).toEqual(TOTAL_NAT_2020);
   });
 
@@ -846,14 +1022,20 @@ describe('SortsTests', () => {
 
   const TP_2020 = { eq: { period: '2020', code: 'AY' } };
   const FACETS: Record<SortSequenceCase['facets'], Record<string, unknown>> = {
-    year4England2020: { filters: { eq: D.FilterNcYear4 }, locations: { eq: { level: 'NAT', id: D.LocationNatEngland } }, timePeriods: TP_2020 },
+    year4England2020: {
+      filters: { eq: D.FilterNcYear4 },
+      locations: { eq: { level: 'NAT', id: D.LocationNatEngland } },
+      timePeriods: TP_2020,
+    },
     year4La2020: { filters: { eq: D.FilterNcYear4 }, geographicLevels: { eq: 'LA' }, timePeriods: TP_2020 },
     nat2020: { geographicLevels: { eq: 'NAT' }, timePeriods: TP_2020 },
     year4Reg2020: { filters: { eq: D.FilterNcYear4 }, geographicLevels: { eq: 'REG' }, timePeriods: TP_2020 },
   };
 
   it.each(SORT_SEQUENCE_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    const body = await ok(facets(FACETS[c.facets], { ...ENROLMENTS, sorts: [{ field: c.field, direction: c.direction }] }));
+    const body = await ok(
+      facets(FACETS[c.facets], { ...ENROLMENTS, sorts: [{ field: c.field, direction: c.direction }] }),
+    );
     expect(body.results).toHaveLength(c.count);
     expect(sequence(body.results.map(c.pick))).toEqual(c.expected);
   });
@@ -864,7 +1046,11 @@ describe('SortsTests', () => {
       { field: 'location|LA', direction: 'Desc' },
       { field: `filter|${D.FilterNcYear}`, direction: 'Asc' },
     ];
-    expectMultipleFieldsSequence(await ok(facets({ geographicLevels: { eq: 'LA' }, filters: { eq: D.FilterSchoolTypeTotal } }, { ...ENROLMENTS, sorts })));
+    expectMultipleFieldsSequence(
+      await ok(
+        facets({ geographicLevels: { eq: 'LA' }, filters: { eq: D.FilterSchoolTypeTotal } }, { ...ENROLMENTS, sorts }),
+      ),
+    );
   });
 });
 

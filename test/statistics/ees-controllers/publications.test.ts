@@ -29,13 +29,29 @@ afterAll(async () => {
 
 const get = (url: string) => t.app.inject({ method: 'GET', url });
 
-async function publicationWith(statuses: DataSetStatus[], title = `Replay publication ${Math.random().toString(36).slice(2, 8)}`) {
+async function publicationWith(
+  statuses: DataSetStatus[],
+  title = `Replay publication ${Math.random().toString(36).slice(2, 8)}`,
+) {
   const publicationId = await insertPublication(t.database.db, { title, summary: `${title} summary` });
   const dataSetIds: string[] = [];
   for (const [i, status] of statuses.entries()) {
     const id = await insertDataSet(t.database.db, { publicationId, title: `Data set ${i}`, status });
-    const versionStatus = status === 'Draft' ? 'Draft' : status === 'Withdrawn' ? 'Withdrawn' : status === 'Deprecated' ? 'Deprecated' : 'Published';
-    const row = await insertVersion(t.database.db, { dataSetId: id, version: '1.0', status: versionStatus, totalResults: 10, published: `2024-0${(i % 9) + 1}-01T09:30:00Z` });
+    const versionStatus =
+      status === 'Draft'
+        ? 'Draft'
+        : status === 'Withdrawn'
+          ? 'Withdrawn'
+          : status === 'Deprecated'
+            ? 'Deprecated'
+            : 'Published';
+    const row = await insertVersion(t.database.db, {
+      dataSetId: id,
+      version: '1.0',
+      status: versionStatus,
+      totalResults: 10,
+      published: `2024-0${(i % 9) + 1}-01T09:30:00Z`,
+    });
     await insertSmallMeta(t.database.db, row.id);
     dataSetIds.push(id);
   }
@@ -56,9 +72,19 @@ describe('ListPublicationsTests', () => {
     const { publicationId } = await publicationWith(['Published'], 'Replay view model publication');
     const body = (await get('/v1/publications?search=Replay%20view%20model&page=1&pageSize=1')).json();
     expect(body.paging).toMatchObject({ page: 1, pageSize: 1, totalResults: 1 });
-    const publication = await t.database.db.selectFrom('publications').selectAll().where('id', '=', publicationId).executeTakeFirstOrThrow();
+    const publication = await t.database.db
+      .selectFrom('publications')
+      .selectAll()
+      .where('id', '=', publicationId)
+      .executeTakeFirstOrThrow();
     expect(body.results).toEqual([
-      { id: publicationId, title: publication.title, slug: publication.slug, summary: publication.summary, lastPublished: '2024-01-01T09:30:00.000Z' },
+      {
+        id: publicationId,
+        title: publication.title,
+        slug: publication.slug,
+        summary: publication.summary,
+        lastPublished: '2024-01-01T09:30:00.000Z',
+      },
     ]);
   });
 
@@ -95,7 +121,12 @@ describe('GetPublicationTests', () => {
       const { publicationId } = await publicationWith(['Published'], 'Replay single publication');
       const response = await get(`/v1/publications/${publicationId}`);
       expect(response.statusCode).toBe(200);
-      expect(response.json()).toMatchObject({ id: publicationId, title: 'Replay single publication', summary: 'Replay single publication summary', lastPublished: '2024-01-01T09:30:00.000Z' });
+      expect(response.json()).toMatchObject({
+        id: publicationId,
+        title: 'Replay single publication',
+        summary: 'Replay single publication summary',
+        lastPublished: '2024-01-01T09:30:00.000Z',
+      });
     });
 
     it('PublicationDoesNotExist_Returns404', async () => {
@@ -118,7 +149,8 @@ describe('GetPublicationTests', () => {
 });
 
 describe('ListPublicationDataSetsTests', () => {
-  const list = (publicationId: string, page = 1, pageSize = 1) => get(`/v1/publications/${publicationId}/data-sets?page=${page}&pageSize=${pageSize}`);
+  const list = (publicationId: string, page = 1, pageSize = 1) =>
+    get(`/v1/publications/${publicationId}/data-sets?page=${page}&pageSize=${pageSize}`);
 
   describe('ControllerTests', () => {
     it.each([
@@ -136,26 +168,29 @@ describe('ListPublicationDataSetsTests', () => {
       expect(body.results.map((r: { id: string }) => r.id)).toEqual(expected);
     });
 
-    it.each(['Published', 'Deprecated'] as const)('DataSetIsAvailable_Returns200_CorrectViewModel(%s)', async (status) => {
-      const { publicationId, dataSetIds } = await publicationWith([status]);
-      const body = (await list(publicationId)).json();
-      expect(body.paging).toMatchObject({ page: 1, pageSize: 1, totalResults: 1 });
-      expect(body.results).toEqual([
-        {
-          id: dataSetIds[0],
-          title: 'Data set 0',
-          summary: 'Data set 0 summary',
-          status,
-          latestVersion: {
-            version: '1.0',
-            published: '2024-01-01T09:30:00.000Z',
-            totalResults: 10,
-            file: { id: expect.any(String) },
-            ...SMALL_META_SUMMARY,
+    it.each(['Published', 'Deprecated'] as const)(
+      'DataSetIsAvailable_Returns200_CorrectViewModel(%s)',
+      async (status) => {
+        const { publicationId, dataSetIds } = await publicationWith([status]);
+        const body = (await list(publicationId)).json();
+        expect(body.paging).toMatchObject({ page: 1, pageSize: 1, totalResults: 1 });
+        expect(body.results).toEqual([
+          {
+            id: dataSetIds[0],
+            title: 'Data set 0',
+            summary: 'Data set 0 summary',
+            status,
+            latestVersion: {
+              version: '1.0',
+              published: '2024-01-01T09:30:00.000Z',
+              totalResults: 10,
+              file: { id: expect.any(String) },
+              ...SMALL_META_SUMMARY,
+            },
           },
-        },
-      ]);
-    });
+        ]);
+      },
+    );
 
     it('DataSetAvailableForOtherPublication_Returns200_OnlyRequestedPublicationDataSet', async () => {
       const first = await publicationWith(['Published']);

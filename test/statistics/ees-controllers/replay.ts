@@ -62,7 +62,25 @@ export const ALL_INDICATORS = [
 
 /** `GeographicLevelUtils.OrderedCodes`. */
 export const ORDERED_LEVEL_CODES = [
-  'EDA', 'INST', 'LA', 'LAD', 'LEP', 'LSIP', 'MAT', 'MCA', 'NAT', 'OA', 'PA', 'PCON', 'PFA', 'PROV', 'REG', 'RSC', 'SCH', 'SPON', 'WARD',
+  'EDA',
+  'INST',
+  'LA',
+  'LAD',
+  'LEP',
+  'LSIP',
+  'MAT',
+  'MCA',
+  'NAT',
+  'OA',
+  'PA',
+  'PCON',
+  'PFA',
+  'PROV',
+  'REG',
+  'RSC',
+  'SCH',
+  'SPON',
+  'WARD',
 ];
 
 export interface ResultRow {
@@ -106,7 +124,11 @@ export function sequence<T>(values: T[]): T[] {
 }
 
 /** `AssertValidationProblem`: a 400 with the ValidationProblem body. */
-export function validationProblem(response: { statusCode: number; body: string; json(): unknown }): ErrorBody['errors'] {
+export function validationProblem(response: {
+  statusCode: number;
+  body: string;
+  json(): unknown;
+}): ErrorBody['errors'] {
   expect(response.statusCode, response.body).toBe(400);
   const body = response.json() as ErrorBody & { title: string; status: number };
   expect(body.status).toBe(400);
@@ -129,12 +151,20 @@ export const hasLocationFormatError = (errors: ErrorBody['errors'], path: string
   expectError(errors, path, 'LocationFormat', { value });
 export const hasLocationAllowedLevelError = (errors: ErrorBody['errors'], path: string, level: string) =>
   expectError(errors, path, 'LocationAllowedLevel', { value: level });
-export const hasLocationAllowedPropertyError = (errors: ErrorBody['errors'], path: string, property: string, allowedProperties: string[]) =>
-  expectError(errors, path, 'LocationAllowedProperty', { value: property, allowedProperties });
+export const hasLocationAllowedPropertyError = (
+  errors: ErrorBody['errors'],
+  path: string,
+  property: string,
+  allowedProperties: string[],
+) => expectError(errors, path, 'LocationAllowedProperty', { value: property, allowedProperties });
 export const hasLocationValueNotEmptyError = (errors: ErrorBody['errors'], path: string, property: string) =>
   expectError(errors, path, 'LocationValueNotEmpty', { property });
-export const hasLocationValueMaxLengthError = (errors: ErrorBody['errors'], path: string, property: string, maxLength: number) =>
-  expectError(errors, path, 'LocationValueMaxLength', { property, maxLength });
+export const hasLocationValueMaxLengthError = (
+  errors: ErrorBody['errors'],
+  path: string,
+  property: string,
+  maxLength: number,
+) => expectError(errors, path, 'LocationValueMaxLength', { property, maxLength });
 export const hasTimePeriodFormatError = (errors: ErrorBody['errors'], path: string, value: string) =>
   expectError(errors, path, 'TimePeriodFormat', { value });
 export const hasTimePeriodAllowedCodeError = (errors: ErrorBody['errors'], path: string, code: string) =>
@@ -170,7 +200,11 @@ export async function withFixtureStatus<T>(db: Db, status: VersionStatus, run: (
   const set = (s: VersionStatus) =>
     db
       .updateTable('data_set_versions')
-      .set({ status: s, withdrawn_at: s === 'Withdrawn' ? new Date() : null, published_at: s === 'Draft' ? null : new Date('2024-03-21T09:30:00Z') })
+      .set({
+        status: s,
+        withdrawn_at: s === 'Withdrawn' ? new Date() : null,
+        published_at: s === 'Draft' ? null : new Date('2024-03-21T09:30:00Z'),
+      })
       .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
       .where('major', '=', 1)
       .where('minor', '=', 0)
@@ -196,7 +230,11 @@ export const TWO_INDICATORS = [D.IndicatorEnrolments, D.IndicatorSessAuthorised]
 
 /** Every option of every filter, and every location of every level, of the fixture (`CorrectResultIds`). */
 export const ALL_FILTER_OPTIONS: Record<string, string[]> = {
-  [D.FilterAcademyType]: [D.FilterAcademyTypePrimarySponsorLed, D.FilterAcademyTypeSecondaryFreeSchool, D.FilterAcademyTypeSecondarySponsorLed],
+  [D.FilterAcademyType]: [
+    D.FilterAcademyTypePrimarySponsorLed,
+    D.FilterAcademyTypeSecondaryFreeSchool,
+    D.FilterAcademyTypeSecondarySponsorLed,
+  ],
   [D.FilterNcYear]: [D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8, D.FilterNcYear10],
   [D.FilterSchoolType]: [D.FilterSchoolTypePrimary, D.FilterSchoolTypeSecondary, D.FilterSchoolTypeTotal],
 };
@@ -224,9 +262,11 @@ export function expectAllResultIds(body: QueryBody) {
   expect(body.results).toHaveLength(216);
   const meta = gatherQueryResultsMeta(body.results);
   expect(Object.keys(meta.filters)).toHaveLength(3);
-  for (const [filter, options] of Object.entries(ALL_FILTER_OPTIONS)) expect(sorted(meta.filters[filter])).toEqual([...options].sort());
+  for (const [filter, options] of Object.entries(ALL_FILTER_OPTIONS))
+    expect(sorted(meta.filters[filter])).toEqual([...options].sort());
   expect(Object.keys(meta.locations)).toHaveLength(4);
-  for (const [level, ids] of Object.entries(ALL_LOCATIONS)) expect(sorted(meta.locations[level])).toEqual([...ids].sort());
+  for (const [level, ids] of Object.entries(ALL_LOCATIONS))
+    expect(sorted(meta.locations[level])).toEqual([...ids].sort());
   expect(sorted(meta.geographicLevels)).toEqual(['LA', 'NAT', 'REG', 'SCH']);
   expect(sorted(meta.timePeriods)).toEqual(ALL_PERIODS);
   expect(sorted(meta.indicators)).toEqual([...ALL_INDICATORS].sort());
@@ -245,21 +285,35 @@ export function expectAllDebuggedLabels(body: QueryBody) {
     ].sort(),
   );
   expect(sorted(meta.filters[`${D.FilterNcYear} :: ncyear`])).toEqual(
-    [`${D.FilterNcYear4} :: Year 4`, `${D.FilterNcYear6} :: Year 6`, `${D.FilterNcYear8} :: Year 8`, `${D.FilterNcYear10} :: Year 10`].sort(),
+    [
+      `${D.FilterNcYear4} :: Year 4`,
+      `${D.FilterNcYear6} :: Year 6`,
+      `${D.FilterNcYear8} :: Year 8`,
+      `${D.FilterNcYear10} :: Year 10`,
+    ].sort(),
   );
   expect(sorted(meta.filters[`${D.FilterSchoolType} :: school_type`])).toEqual(
-    [`${D.FilterSchoolTypePrimary} :: State-funded primary`, `${D.FilterSchoolTypeSecondary} :: State-funded secondary`, `${D.FilterSchoolTypeTotal} :: Total`].sort(),
+    [
+      `${D.FilterSchoolTypePrimary} :: State-funded primary`,
+      `${D.FilterSchoolTypeSecondary} :: State-funded secondary`,
+      `${D.FilterSchoolTypeTotal} :: Total`,
+    ].sort(),
   );
   expect(Object.keys(meta.locations)).toHaveLength(4);
   expect(sorted(meta.locations.NAT)).toEqual([`${D.LocationNatEngland} :: England (code = E92000001)`]);
   expect(sorted(meta.locations.REG)).toEqual(
-    [`${D.LocationRegionOuterLondon} :: Outer London (code = E13000002)`, `${D.LocationRegionYorkshire} :: Yorkshire and The Humber (code = E12000003)`].sort(),
+    [
+      `${D.LocationRegionOuterLondon} :: Outer London (code = E13000002)`,
+      `${D.LocationRegionYorkshire} :: Yorkshire and The Humber (code = E12000003)`,
+    ].sort(),
   );
   expect(meta.locations.LA!.size).toBe(4);
   expect(sorted(meta.locations.LA)).toContain(`${D.LocationLaBarnet} :: Barnet (code = E09000003, oldCode = 302)`);
   expect(sorted(meta.locations.LA)).toContain(`${D.LocationLaBarnsley} :: Barnsley (code = E08000016, oldCode = 370)`);
   expect(meta.locations.SCH!.size).toBe(8);
-  expect(sorted(meta.locations.SCH)).toContain(`${D.LocationSchoolWrenAcademy} :: Wren Academy Finchley (urn = 135507, laEstab = 3026906)`);
+  expect(sorted(meta.locations.SCH)).toContain(
+    `${D.LocationSchoolWrenAcademy} :: Wren Academy Finchley (urn = 135507, laEstab = 3026906)`,
+  );
   expect(meta.geographicLevels.size).toBe(4);
   expect(sorted(meta.timePeriods)).toEqual(ALL_PERIODS);
   expect(meta.indicators.size).toBe(5);
@@ -293,14 +347,26 @@ export function expectValuesInAllowedRanges(body: QueryBody) {
   expect(range(D.IndicatorSessPossible)).toEqual([9934276, 18306]);
   expect(range(D.IndicatorSessUnauthorised)).toEqual([494993, 2883]);
   // The C# test compares as float.
-  expect(range(D.IndicatorSessUnauthorisedPercent).map(Math.fround)).toEqual([Math.fround(14.8837004), Math.fround(0.241600007)]);
+  expect(range(D.IndicatorSessUnauthorisedPercent).map(Math.fround)).toEqual([
+    Math.fround(14.8837004),
+    Math.fround(0.241600007),
+  ]);
 }
 
 /** The one row every form of the mixture criteria finds: Newfield Secondary School, 2021/22. */
 export const NEWFIELD_2021 = {
-  filters: { [D.FilterNcYear]: D.FilterNcYear10, [D.FilterSchoolType]: D.FilterSchoolTypeSecondary, [D.FilterAcademyType]: D.FilterAcademyTypeSecondarySponsorLed },
+  filters: {
+    [D.FilterNcYear]: D.FilterNcYear10,
+    [D.FilterSchoolType]: D.FilterSchoolTypeSecondary,
+    [D.FilterAcademyType]: D.FilterAcademyTypeSecondarySponsorLed,
+  },
   geographicLevel: 'SCH',
-  locations: { NAT: D.LocationNatEngland, REG: D.LocationRegionYorkshire, LA: D.LocationLaSheffield, SCH: D.LocationSchoolNewfieldSecondary },
+  locations: {
+    NAT: D.LocationNatEngland,
+    REG: D.LocationRegionYorkshire,
+    LA: D.LocationLaSheffield,
+    SCH: D.LocationSchoolNewfieldSecondary,
+  },
   timePeriod: { code: 'AY', period: '2021/2022' },
   values: { [D.IndicatorEnrolments]: '752009', [D.IndicatorSessAuthorised]: '262396' },
 };
@@ -320,7 +386,8 @@ export const TOTAL_NAT_2020 = [
   [D.FilterNcYear8, '2020/2021', '966035'],
   [D.FilterNcYear10, '2020/2021', '687704'],
 ];
-export const yearPeriodEnrolments = (body: QueryBody) => body.results.map((r) => [r.filters[D.FilterNcYear], r.timePeriod.period, r.values[D.IndicatorEnrolments]]);
+export const yearPeriodEnrolments = (body: QueryBody) =>
+  body.results.map((r) => [r.filters[D.FilterNcYear], r.timePeriod.period, r.values[D.IndicatorEnrolments]]);
 
 type Pick = (r: ResultRow) => string | undefined;
 export interface SortSequenceCase {
@@ -334,14 +401,78 @@ export interface SortSequenceCase {
 }
 /** The `SingleField_*_CorrectSequence` tests of both query controllers. */
 export const SORT_SEQUENCE_CASES: SortSequenceCase[] = [
-  { name: 'SingleField_GeographicLevelAsc_Returns200_CorrectSequence', field: 'geographicLevel', direction: 'Asc', facets: 'year4England2020', count: 18, pick: (r) => r.geographicLevel, expected: ['LA', 'NAT', 'REG', 'SCH'] },
-  { name: 'SingleField_GeographicLevelDesc_Returns200_CorrectSequence', field: 'geographicLevel', direction: 'Desc', facets: 'year4England2020', count: 18, pick: (r) => r.geographicLevel, expected: ['SCH', 'REG', 'NAT', 'LA'] },
-  { name: 'SingleField_LocationAsc_Returns200_CorrectSequence', field: 'location|LA', direction: 'Asc', facets: 'year4La2020', count: 11, pick: (r) => r.locations.LA, expected: [D.LocationLaBarnet, D.LocationLaBarnsley, D.LocationLaKingstonUponThames, D.LocationLaSheffield] },
-  { name: 'SingleField_LocationDesc_Returns200_CorrectSequence', field: 'location|LA', direction: 'Desc', facets: 'year4La2020', count: 11, pick: (r) => r.locations.LA, expected: [D.LocationLaSheffield, D.LocationLaKingstonUponThames, D.LocationLaBarnsley, D.LocationLaBarnet] },
-  { name: 'SingleField_FilterAsc_Returns200_CorrectSequence', field: `filter|${D.FilterNcYear}`, direction: 'Asc', facets: 'nat2020', count: 8, pick: (r) => r.filters[D.FilterNcYear], expected: [D.FilterNcYear10, D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8] },
-  { name: 'SingleField_FilterDesc_Returns200_CorrectSequence', field: `filter|${D.FilterNcYear}`, direction: 'Desc', facets: 'nat2020', count: 8, pick: (r) => r.filters[D.FilterNcYear], expected: [D.FilterNcYear8, D.FilterNcYear6, D.FilterNcYear4, D.FilterNcYear10] },
-  { name: 'SingleField_IndicatorAsc_Returns200_CorrectSequence', field: `indicator|${D.IndicatorEnrolments}`, direction: 'Asc', facets: 'year4Reg2020', count: 4, pick: (r) => r.values[D.IndicatorEnrolments], expected: ['636969', '748965', '794394', '960185'] },
-  { name: 'SingleField_IndicatorDesc_Returns200_CorrectSequence', field: `indicator|${D.IndicatorEnrolments}`, direction: 'Desc', facets: 'year4Reg2020', count: 4, pick: (r) => r.values[D.IndicatorEnrolments], expected: ['960185', '794394', '748965', '636969'] },
+  {
+    name: 'SingleField_GeographicLevelAsc_Returns200_CorrectSequence',
+    field: 'geographicLevel',
+    direction: 'Asc',
+    facets: 'year4England2020',
+    count: 18,
+    pick: (r) => r.geographicLevel,
+    expected: ['LA', 'NAT', 'REG', 'SCH'],
+  },
+  {
+    name: 'SingleField_GeographicLevelDesc_Returns200_CorrectSequence',
+    field: 'geographicLevel',
+    direction: 'Desc',
+    facets: 'year4England2020',
+    count: 18,
+    pick: (r) => r.geographicLevel,
+    expected: ['SCH', 'REG', 'NAT', 'LA'],
+  },
+  {
+    name: 'SingleField_LocationAsc_Returns200_CorrectSequence',
+    field: 'location|LA',
+    direction: 'Asc',
+    facets: 'year4La2020',
+    count: 11,
+    pick: (r) => r.locations.LA,
+    expected: [D.LocationLaBarnet, D.LocationLaBarnsley, D.LocationLaKingstonUponThames, D.LocationLaSheffield],
+  },
+  {
+    name: 'SingleField_LocationDesc_Returns200_CorrectSequence',
+    field: 'location|LA',
+    direction: 'Desc',
+    facets: 'year4La2020',
+    count: 11,
+    pick: (r) => r.locations.LA,
+    expected: [D.LocationLaSheffield, D.LocationLaKingstonUponThames, D.LocationLaBarnsley, D.LocationLaBarnet],
+  },
+  {
+    name: 'SingleField_FilterAsc_Returns200_CorrectSequence',
+    field: `filter|${D.FilterNcYear}`,
+    direction: 'Asc',
+    facets: 'nat2020',
+    count: 8,
+    pick: (r) => r.filters[D.FilterNcYear],
+    expected: [D.FilterNcYear10, D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8],
+  },
+  {
+    name: 'SingleField_FilterDesc_Returns200_CorrectSequence',
+    field: `filter|${D.FilterNcYear}`,
+    direction: 'Desc',
+    facets: 'nat2020',
+    count: 8,
+    pick: (r) => r.filters[D.FilterNcYear],
+    expected: [D.FilterNcYear8, D.FilterNcYear6, D.FilterNcYear4, D.FilterNcYear10],
+  },
+  {
+    name: 'SingleField_IndicatorAsc_Returns200_CorrectSequence',
+    field: `indicator|${D.IndicatorEnrolments}`,
+    direction: 'Asc',
+    facets: 'year4Reg2020',
+    count: 4,
+    pick: (r) => r.values[D.IndicatorEnrolments],
+    expected: ['636969', '748965', '794394', '960185'],
+  },
+  {
+    name: 'SingleField_IndicatorDesc_Returns200_CorrectSequence',
+    field: `indicator|${D.IndicatorEnrolments}`,
+    direction: 'Desc',
+    facets: 'year4Reg2020',
+    count: 4,
+    pick: (r) => r.values[D.IndicatorEnrolments],
+    expected: ['960185', '794394', '748965', '636969'],
+  },
 ];
 
 /** `MultipleFields_Returns200_CorrectSequence`: time period ascending, LA descending, NC year ascending. */
@@ -349,11 +480,19 @@ export function expectMultipleFieldsSequence(body: QueryBody) {
   expect(body.results).toHaveLength(48);
   const expected: string[] = [];
   for (const period of ['2020/2021', '2021/2022', '2022/2023']) {
-    for (const la of [D.LocationLaSheffield, D.LocationLaKingstonUponThames, D.LocationLaBarnsley, D.LocationLaBarnet]) {
-      for (const year of [D.FilterNcYear10, D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8]) expected.push(`${period} ${la} ${year}`);
+    for (const la of [
+      D.LocationLaSheffield,
+      D.LocationLaKingstonUponThames,
+      D.LocationLaBarnsley,
+      D.LocationLaBarnet,
+    ]) {
+      for (const year of [D.FilterNcYear10, D.FilterNcYear4, D.FilterNcYear6, D.FilterNcYear8])
+        expected.push(`${period} ${la} ${year}`);
     }
   }
-  expect(body.results.map((r) => `${r.timePeriod.period} ${r.locations.LA} ${r.filters[D.FilterNcYear]}`)).toEqual(expected);
+  expect(body.results.map((r) => `${r.timePeriod.period} ${r.locations.LA} ${r.filters[D.FilterNcYear]}`)).toEqual(
+    expected,
+  );
 }
 
 export const DEBUG_ENABLED_MESSAGE = 'Debug mode is enabled. Do not enable debug mode in a production environment.';
@@ -399,15 +538,28 @@ export async function addWildcardVersions(database: TestDatabaseLike) {
       .where('major', '=', 2)
       .execute();
   const restore = () =>
-    database.db.updateTable('data_set_versions').set({ status: 'Published', withdrawn_at: null }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+    database.db
+      .updateTable('data_set_versions')
+      .set({ status: 'Published', withdrawn_at: null })
+      .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+      .execute();
   return { tokenId, setMajor2, restore };
 }
 
 /** A draft version 1.0.1 of the fixture for a preview token of the wrong version; withdrawn again by `done`. */
 export async function otherDraftVersion(database: TestDatabaseLike) {
-  const other = await importFixtureVersion(database, { dataSetId: ABSENCE_SCHOOL.dataSetId, version: '1.0.1', status: 'Draft' });
+  const other = await importFixtureVersion(database, {
+    dataSetId: ABSENCE_SCHOOL.dataSetId,
+    version: '1.0.1',
+    status: 'Draft',
+  });
   const tokenId = await insertPreviewToken(database.db, other.versionId, new Date(Date.now() + 86_400_000));
-  const done = () => database.db.updateTable('data_set_versions').set({ status: 'Withdrawn', withdrawn_at: new Date() }).where('id', '=', other.versionId).execute();
+  const done = () =>
+    database.db
+      .updateTable('data_set_versions')
+      .set({ status: 'Withdrawn', withdrawn_at: new Date() })
+      .where('id', '=', other.versionId)
+      .execute();
   return { tokenId, done };
 }
 

@@ -6,9 +6,11 @@ import { progressBar } from '../../../src/statistics/import/progress.js';
 async function parse(chunks: string[]) {
   const records: string[][] = [];
   const lines: number[] = [];
-  for await (const batch of readCsvBatches((async function* () {
-    yield* chunks;
-  })())) {
+  for await (const batch of readCsvBatches(
+    (async function* () {
+      yield* chunks;
+    })(),
+  )) {
     records.push(...batch.records);
     lines.push(...batch.lines);
   }
@@ -49,9 +51,11 @@ describe('CSV reader', () => {
     const value = fc.string({ unit: fc.constantFrom('a', 'b', ' ', ',', '"', '\n', '\r\n', 'é', '£'), maxLength: 6 });
     await fc.assert(
       fc.asyncProperty(
-        fc.integer({ min: 1, max: 4 }).chain((width) =>
-          fc.array(fc.array(value, { minLength: width, maxLength: width }), { minLength: 1, maxLength: 6 }),
-        ),
+        fc
+          .integer({ min: 1, max: 4 })
+          .chain((width) =>
+            fc.array(fc.array(value, { minLength: width, maxLength: width }), { minLength: 1, maxLength: 6 }),
+          ),
         fc.constantFrom('\n', '\r\n'),
         fc.array(fc.nat(), { maxLength: 8 }),
         async (rows, eol, cuts) => {
@@ -66,7 +70,10 @@ describe('CSV reader', () => {
   });
 
   it('reports an unclosed quote and text after a closing quote with their line', async () => {
-    await expect(parse(['a,b\n1,"open\n'])).rejects.toMatchObject({ line: 2, message: expect.stringMatching(/not closed/) });
+    await expect(parse(['a,b\n1,"open\n'])).rejects.toMatchObject({
+      line: 2,
+      message: expect.stringMatching(/not closed/),
+    });
     const error = await parse(['a,b\n1,2\n"x"y,3\n']).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CsvSyntaxError);
     expect(error).toMatchObject({ line: 3 });
@@ -80,11 +87,18 @@ describe('progress bar', () => {
     const bar = progressBar('Importing data.csv', tty);
     bar({ rows: 50000, seconds: 2, fraction: 0.5, done: false });
     bar({ rows: 100000, seconds: 4, fraction: 1, done: true });
-    expect(written[0]).toBe(`\rImporting data.csv [${'#'.repeat(15)}${'.'.repeat(15)}]  50%  50,000 rows  25,000 rows/s`);
+    expect(written[0]).toBe(
+      `\rImporting data.csv [${'#'.repeat(15)}${'.'.repeat(15)}]  50%  50,000 rows  25,000 rows/s`,
+    );
     expect(written[1]).toContain(`[${'#'.repeat(30)}] 100%  100,000 rows  25,000 rows/s`);
     expect(written[2]).toBe('\n');
     const piped: string[] = [];
-    progressBar('x', { isTTY: false, write: (s: string) => piped.push(s) } as unknown as NodeJS.WriteStream)({ rows: 1, seconds: 1, fraction: 1, done: true });
+    progressBar('x', { isTTY: false, write: (s: string) => piped.push(s) } as unknown as NodeJS.WriteStream)({
+      rows: 1,
+      seconds: 1,
+      fraction: 1,
+      done: true,
+    });
     expect(piped).toEqual([]);
   });
 });

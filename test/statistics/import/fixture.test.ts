@@ -36,12 +36,33 @@ afterAll(async () => {
 
 describe('the AbsenceSchool fixture in the template', () => {
   it('is a published version 1.0 with 216 rows', async () => {
-    const version = await database.db.selectFrom('data_set_versions').selectAll().where('id', '=', versionId).executeTakeFirstOrThrow();
-    expect(version).toMatchObject({ major: 1, minor: 0, patch: 0, status: 'Published', total_results: 216, notes: 'First release.' });
+    const version = await database.db
+      .selectFrom('data_set_versions')
+      .selectAll()
+      .where('id', '=', versionId)
+      .executeTakeFirstOrThrow();
+    expect(version).toMatchObject({
+      major: 1,
+      minor: 0,
+      patch: 0,
+      status: 'Published',
+      total_results: 216,
+      notes: 'First release.',
+    });
     expect(version.published_at?.toISOString()).toBe('2024-03-21T09:30:00.000Z');
-    const dataSet = await database.db.selectFrom('data_sets').selectAll().where('id', '=', ABSENCE_SCHOOL.dataSetId).executeTakeFirstOrThrow();
-    expect(dataSet).toMatchObject({ status: 'Published', publication_id: ABSENCE_SCHOOL.publicationId, title: 'Absence rates by school and geography' });
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(`stats_data.${rowsTable}`)}`.execute(database.db);
+    const dataSet = await database.db
+      .selectFrom('data_sets')
+      .selectAll()
+      .where('id', '=', ABSENCE_SCHOOL.dataSetId)
+      .executeTakeFirstOrThrow();
+    expect(dataSet).toMatchObject({
+      status: 'Published',
+      publication_id: ABSENCE_SCHOOL.publicationId,
+      title: 'Absence rates by school and geography',
+    });
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM ${sql.table(`stats_data.${rowsTable}`)}`.execute(database.db);
     expect(rows[0]!.n).toBe(216);
   });
 
@@ -53,8 +74,20 @@ describe('the AbsenceSchool fixture in the template', () => {
       .orderBy('ordinal')
       .execute();
     expect(filters).toEqual([
-      { public_id: 'dP0Zw', column_name: 'academy_type', label: 'Academy type', hint: 'Only applicable for academies, otherwise no value', ordinal: 1 },
-      { public_id: 'O7CLF', column_name: 'ncyear', label: 'National Curriculum year', hint: 'Ranges from years 1 to 11', ordinal: 2 },
+      {
+        public_id: 'dP0Zw',
+        column_name: 'academy_type',
+        label: 'Academy type',
+        hint: 'Only applicable for academies, otherwise no value',
+        ordinal: 1,
+      },
+      {
+        public_id: 'O7CLF',
+        column_name: 'ncyear',
+        label: 'National Curriculum year',
+        hint: 'Ranges from years 1 to 11',
+        ordinal: 2,
+      },
       { public_id: '7zXob', column_name: 'school_type', label: 'School type', hint: '', ordinal: 3 },
     ]);
     const options = await database.db
@@ -101,7 +134,12 @@ describe('the AbsenceSchool fixture in the template', () => {
       .orderBy('l.level')
       .orderBy('l.label')
       .execute();
-    expect(locations.map((l) => `${l.level}:${l.public_id}:${l.label}:${l.code ?? ''}:${l.old_code ?? ''}:${l.urn ?? ''}:${l.la_estab ?? ''}`)).toEqual([
+    expect(
+      locations.map(
+        (l) =>
+          `${l.level}:${l.public_id}:${l.label}:${l.code ?? ''}:${l.old_code ?? ''}:${l.urn ?? ''}:${l.la_estab ?? ''}`,
+      ),
+    ).toEqual([
       'LA:7zXob:Barnet:E09000003:302::',
       'LA:dP0Zw:Barnsley:E08000016:370::',
       'LA:pTSoj:Kingston upon Thames / Richmond upon Thames:E09000021 / E09000027:314::',
@@ -118,17 +156,37 @@ describe('the AbsenceSchool fixture in the template', () => {
       'SCH:qFjG7:The Kingston Academy:::141862:3144001',
       'SCH:CpId1:Wren Academy Finchley:::135507:3026906',
     ]);
-    const levels = await database.db.selectFrom('version_geographic_levels').select('code').where('version_id', '=', versionId).orderBy('code').execute();
+    const levels = await database.db
+      .selectFrom('version_geographic_levels')
+      .select('code')
+      .where('version_id', '=', versionId)
+      .orderBy('code')
+      .execute();
     expect(levels.map((l) => l.code)).toEqual(['LA', 'NAT', 'REG', 'SCH']);
   });
 
   it('numbers time periods chronologically', async () => {
-    const periods = await database.db.selectFrom('version_time_periods').select(['id', 'period', 'code']).where('version_id', '=', versionId).orderBy('id').execute();
+    const periods = await database.db
+      .selectFrom('version_time_periods')
+      .select(['id', 'period', 'code'])
+      .where('version_id', '=', versionId)
+      .orderBy('id')
+      .execute();
     expect(periods.map((p) => `${p.period}|${p.code}`)).toEqual(['2020/2021|AY', '2021/2022|AY', '2022/2023|AY']);
   });
 
   it('keeps the reference row ids', async () => {
-    const { rows } = await sql<{ id: number; period: string; geographic_level: string; la: string | null; sch: string | null; ncyear: string | null; school_type: string | null; enrolments: string; sess_authorised: string }>`
+    const { rows } = await sql<{
+      id: number;
+      period: string;
+      geographic_level: string;
+      la: string | null;
+      sch: string | null;
+      ncyear: string | null;
+      school_type: string | null;
+      enrolments: string;
+      sess_authorised: string;
+    }>`
       SELECT r.id, tp.period, r.geographic_level, la.label AS la, sch.label AS sch, ny.label AS ncyear, st.label AS school_type,
              r.i1 AS enrolments, r.i2 AS sess_authorised
       FROM ${sql.table(`stats_data.${rowsTable}`)} r
@@ -139,10 +197,31 @@ describe('the AbsenceSchool fixture in the template', () => {
       LEFT JOIN version_filter_options st ON st.id = r.f3
       ORDER BY r.id`.execute(database.db);
     expect(rows.map((r) => r.id)).toEqual(Array.from({ length: 216 }, (_, i) => i + 1));
-    expect(rows[0]).toMatchObject({ period: '2020/2021', geographic_level: 'LA', la: 'Barnsley', sch: null, ncyear: 'Year 4', school_type: 'Total' });
-    expect(rows[64]).toMatchObject({ id: 65, period: '2022/2023', la: 'Barnsley', ncyear: 'Year 4', school_type: 'Total', sess_authorised: '577798' });
-    expect(rows[168]).toMatchObject({ id: 169, period: '2020/2021', la: 'Barnsley', sch: 'Hoyland Springwood Primary School', enrolments: '296352' });
-    const levelsOf = (from: number, to: number) => [...new Set(rows.slice(from - 1, to).map((r) => `${r.geographic_level}${r.sch ? '+SCH' : ''}`))].sort();
+    expect(rows[0]).toMatchObject({
+      period: '2020/2021',
+      geographic_level: 'LA',
+      la: 'Barnsley',
+      sch: null,
+      ncyear: 'Year 4',
+      school_type: 'Total',
+    });
+    expect(rows[64]).toMatchObject({
+      id: 65,
+      period: '2022/2023',
+      la: 'Barnsley',
+      ncyear: 'Year 4',
+      school_type: 'Total',
+      sess_authorised: '577798',
+    });
+    expect(rows[168]).toMatchObject({
+      id: 169,
+      period: '2020/2021',
+      la: 'Barnsley',
+      sch: 'Hoyland Springwood Primary School',
+      enrolments: '296352',
+    });
+    const levelsOf = (from: number, to: number) =>
+      [...new Set(rows.slice(from - 1, to).map((r) => `${r.geographic_level}${r.sch ? '+SCH' : ''}`))].sort();
     expect(levelsOf(1, 96)).toEqual(['LA']);
     expect(levelsOf(97, 144)).toEqual(['REG']);
     expect(levelsOf(145, 168)).toEqual(['NAT']);
@@ -159,13 +238,21 @@ describe('the AbsenceSchool fixture in the template', () => {
   it('has one GIN index over the location and filter columns and the level, but a column holding one value in every row', async () => {
     const table = sql.table(`stats_data.${rowsTable}`);
     const { rows: columns } = await sql<{ column_name: string }>`
-      SELECT column_name FROM information_schema.columns WHERE table_schema = 'stats_data' AND table_name = ${rowsTable}`.execute(database.db);
-    const facets = columns.map((c) => c.column_name).filter((c) => c === 'geographic_level' || /^(f\d+|l_[a-z0-9_]+)$/.test(c));
+      SELECT column_name FROM information_schema.columns WHERE table_schema = 'stats_data' AND table_name = ${rowsTable}`.execute(
+      database.db,
+    );
+    const facets = columns
+      .map((c) => c.column_name)
+      .filter((c) => c === 'geographic_level' || /^(f\d+|l_[a-z0-9_]+)$/.test(c));
     const { rows: indexes } = await sql<{ indexname: string; indexdef: string }>`
-      SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'stats_data' AND tablename = ${rowsTable}`.execute(database.db);
+      SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'stats_data' AND tablename = ${rowsTable}`.execute(
+      database.db,
+    );
     const oneValued: string[] = [];
     for (const column of facets) {
-      const { rows } = await sql<{ n: number }>`SELECT count(DISTINCT ${sql.ref(column)})::int AS n FROM ${table}`.execute(database.db);
+      const { rows } = await sql<{
+        n: number;
+      }>`SELECT count(DISTINCT ${sql.ref(column)})::int AS n FROM ${table}`.execute(database.db);
       if (rows[0]!.n <= 1) oneValued.push(column);
     }
     // The fixture has both kinds: its national location is England in every row.
@@ -174,11 +261,19 @@ describe('the AbsenceSchool fixture in the template', () => {
     const indexedColumns = /USING gin \((.*)\)/.exec(gin?.indexdef ?? '')?.[1]?.split(', ');
     expect(indexedColumns?.sort()).toEqual(facets.filter((c) => !oneValued.includes(c)).sort());
     expect(indexedColumns!.length).toBeGreaterThan(3);
-    expect(indexes.map((i) => i.indexname).sort()).toEqual([`${rowsTable}_default_order_idx`, `${rowsTable}_facets_idx`, `${rowsTable}_pkey`]);
+    expect(indexes.map((i) => i.indexname).sort()).toEqual([
+      `${rowsTable}_default_order_idx`,
+      `${rowsTable}_facets_idx`,
+      `${rowsTable}_pkey`,
+    ]);
   });
 
   it('stores the original data file gzip-compressed', async () => {
-    const file = await database.db.selectFrom('data_set_version_files').selectAll().where('version_id', '=', versionId).executeTakeFirstOrThrow();
+    const file = await database.db
+      .selectFrom('data_set_version_files')
+      .selectAll()
+      .where('version_id', '=', versionId)
+      .executeTakeFirstOrThrow();
     expect(gunzipSync(file.content_gzip).equals(readFileSync(ABSENCE_SCHOOL.dataPath))).toBe(true);
     expect(file.size_bytes).toBe(file.content_gzip.length);
   });
@@ -190,12 +285,24 @@ describe('the AbsenceSchool fixture in the template', () => {
     const shuffled = lines.map((line, i) => ({ line, key: (i * 7919) % lines.length })).sort((a, b) => a.key - b.key);
     await writeFile(path.join(dir, 'data.csv'), `${[header, ...shuffled.map((l) => l.line)].join('\n')}\n`);
     const dataSetId = await createDataSet(database.db, { title: 'Shuffled' });
-    const imported = await importDataSetVersion(database, { dataSetId, version: '1.0', dataPath: path.join(dir, 'data.csv'), metaPath: ABSENCE_SCHOOL.metaPath, rowTable: true });
+    const imported = await importDataSetVersion(database, {
+      dataSetId,
+      version: '1.0',
+      dataPath: path.join(dir, 'data.csv'),
+      metaPath: ABSENCE_SCHOOL.metaPath,
+      rowTable: true,
+    });
     await rm(dir, { recursive: true, force: true });
 
     for (const table of [rowsTable, imported.rowsTable]) {
       const stored = () =>
-        database.db.selectFrom('version_row_index_chunks').select(['part', 'chunk', 'bytes']).where('rows_table', '=', table).orderBy('part').orderBy('chunk').execute();
+        database.db
+          .selectFrom('version_row_index_chunks')
+          .select(['part', 'chunk', 'bytes'])
+          .where('rows_table', '=', table)
+          .orderBy('part')
+          .orderBy('chunk')
+          .execute();
       const fromImport = await stored();
       expect(fromImport.length).toBeGreaterThan(2);
       await database.db.deleteFrom('version_row_index_chunks').where('rows_table', '=', table).execute();
@@ -206,11 +313,22 @@ describe('the AbsenceSchool fixture in the template', () => {
 
   it('by default writes no row table: the stored row index holds the rows, and queries read it', async () => {
     const dataSetId = await createDataSet(database.db, { title: 'No row table' });
-    const imported = await importDataSetVersion(database, { dataSetId, version: '1.0', dataPath: ABSENCE_SCHOOL.dataPath, metaPath: ABSENCE_SCHOOL.metaPath });
+    const imported = await importDataSetVersion(database, {
+      dataSetId,
+      version: '1.0',
+      dataPath: ABSENCE_SCHOOL.dataPath,
+      metaPath: ABSENCE_SCHOOL.metaPath,
+    });
     const { rows: tables } = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'stats_data' AND table_name = ${imported.rowsTable}`.execute(database.db);
+      SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'stats_data' AND table_name = ${imported.rowsTable}`.execute(
+      database.db,
+    );
     expect(tables[0]!.n).toBe(0);
-    const version = await database.db.selectFrom('data_set_versions').selectAll().where('id', '=', imported.versionId).executeTakeFirstOrThrow();
+    const version = await database.db
+      .selectFrom('data_set_versions')
+      .selectAll()
+      .where('id', '=', imported.versionId)
+      .executeTakeFirstOrThrow();
     expect(version).toMatchObject({ rows_table: imported.rowsTable, total_results: 216 });
     expect([...version.location_levels!].sort()).toEqual(['LA', 'NAT', 'REG', 'SCH']);
     // The same location columns, and the same rows, as the fixture's version with its row table.
@@ -218,16 +336,31 @@ describe('the AbsenceSchool fixture in the template', () => {
     const fixtureMeta = await loadQueryVersionMeta(database.db, versionId, rowsTable);
     expect(meta.locationLevels).toEqual(fixtureMeta.locationLevels);
     const stored = await new StoredColumnsCache().open(database.db, imported.rowsTable, 10000);
-    const all = await stored!.query(database.db, 10000, { kind: 'const', value: true }, [{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }], 0, 1000, []);
+    const all = await stored!.query(
+      database.db,
+      10000,
+      { kind: 'const', value: true },
+      [{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }],
+      0,
+      1000,
+      [],
+    );
     expect(all.total).toBe(216);
 
     // Over HTTP: from the stored columns (no index in memory), and from an index whose values are not in memory
     // (as while its values part loads): those come from the stored columns too, not from a row table.
     const query = `/v1/data-sets/${dataSetId}/query?pageSize=50&sorts=timePeriod|Asc`;
     const answers = [];
-    for (const rowIndexes of [new RowIndexStore({ memoryBudgetBytes: 0 }), new RowIndexStore({ indicatorValues: false })]) {
+    for (const rowIndexes of [
+      new RowIndexStore({ memoryBudgetBytes: 0 }),
+      new RowIndexStore({ indicatorValues: false }),
+    ]) {
       await rowIndexes.ensure(database.db, meta);
-      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url }), { db: database.db, logger: false, rowIndexes });
+      const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url }), {
+        db: database.db,
+        logger: false,
+        rowIndexes,
+      });
       const response = await app.inject(query);
       await app.close();
       expect(response.statusCode, response.body).toBe(200);

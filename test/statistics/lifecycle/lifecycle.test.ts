@@ -28,7 +28,8 @@ const versionRow = (version: string) => {
     .where('minor', '=', minor!)
     .executeTakeFirstOrThrow();
 };
-const dataSetRow = (id = dataSetId) => database.db.selectFrom('data_sets').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const dataSetRow = (id = dataSetId) =>
+  database.db.selectFrom('data_sets').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -44,9 +45,15 @@ describe('publisher lifecycle', () => {
     const now = new Date('2026-01-01T00:00:00Z');
     const token = await createPreviewToken(database.db, dataSetId, '1.0', { label: 'Review', expiresInHours: 48, now });
     expect(token.expires.toISOString()).toBe('2026-01-03T00:00:00.000Z');
-    const stored = await database.db.selectFrom('preview_tokens').selectAll().where('id', '=', token.id).executeTakeFirstOrThrow();
+    const stored = await database.db
+      .selectFrom('preview_tokens')
+      .selectAll()
+      .where('id', '=', token.id)
+      .executeTakeFirstOrThrow();
     expect(stored).toMatchObject({ version_id: (await versionRow('1.0')).id, label: 'Review' });
-    await expect(createPreviewToken(database.db, dataSetId, '1.0', { expiresInHours: 24 * 8 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(createPreviewToken(database.db, dataSetId, '1.0', { expiresInHours: 24 * 8 })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     await expect(createPreviewToken(database.db, dataSetId, '9.0')).rejects.toBeInstanceOf(NotFoundError);
   });
 
@@ -81,9 +88,15 @@ describe('publisher lifecycle', () => {
     const draft = await importFixtureVersion(database, { dataSetId, version: '2.0', status: 'Draft' });
     await expect(deleteDraftVersion(database.db, dataSetId, '1.0')).rejects.toBeInstanceOf(ConflictError);
     await deleteDraftVersion(database.db, dataSetId, '2.0');
-    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'stats_data' AND tablename = ${draft.rowsTable}`.execute(database.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'stats_data' AND tablename = ${draft.rowsTable}`.execute(
+      database.db,
+    );
     expect(rows[0]!.n).toBe(0);
-    expect(await database.db.selectFrom('data_set_versions').select('id').where('id', '=', draft.versionId).execute()).toEqual([]);
+    expect(
+      await database.db.selectFrom('data_set_versions').select('id').where('id', '=', draft.versionId).execute(),
+    ).toEqual([]);
   });
 
   it('supersedes, deprecates and withdraws data sets', async () => {
@@ -102,7 +115,9 @@ describe('publisher lifecycle', () => {
     expect((await dataSetRow()).status).toBe('Withdrawn');
     await setSupersedingDataSet(database.db, dataSetId, null);
     expect((await dataSetRow()).superseding_data_set_id).toBeNull();
-    await expect(addDataSet(database.db, { publicationId: '00000000-0000-4000-8000-000000000000', title: 'x' })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      addDataSet(database.db, { publicationId: '00000000-0000-4000-8000-000000000000', title: 'x' }),
+    ).rejects.toBeInstanceOf(NotFoundError);
     await expect(addPublication(database.db, { title: 'Lifecycle publication' })).rejects.toBeInstanceOf(ConflictError);
   });
 

@@ -59,7 +59,9 @@ let files = 0;
 async function duckRows(parquet: Uint8Array): Promise<Row[]> {
   const file = path.join(dir, `answer-${files++}.parquet`);
   await writeFile(file, parquet);
-  const reader = await duck.runAndReadAll(`SELECT * EXCLUDE (file_row_number) FROM read_parquet('${file}', file_row_number = true) ORDER BY file_row_number`);
+  const reader = await duck.runAndReadAll(
+    `SELECT * EXCLUDE (file_row_number) FROM read_parquet('${file}', file_row_number = true) ORDER BY file_row_number`,
+  );
   return reader.getRowObjectsJS() as Row[];
 }
 
@@ -72,10 +74,18 @@ type Request = { method: 'GET'; query: Record<string, string> } | { method: 'POS
 
 async function send(request: Request, accept: string, page?: { page: number; pageSize: number }) {
   if (request.method === 'GET') {
-    const query = new URLSearchParams({ ...request.query, ...(page ? { page: String(page.page), pageSize: String(page.pageSize), labels: 'true' } : {}) });
+    const query = new URLSearchParams({
+      ...request.query,
+      ...(page ? { page: String(page.page), pageSize: String(page.pageSize), labels: 'true' } : {}),
+    });
     return t.app.inject({ url: `${BASE}?${query}`, headers: { accept } });
   }
-  return t.app.inject({ method: 'POST', url: BASE, headers: { accept, 'content-type': 'application/json' }, payload: { ...request.body, ...(page ? { ...page, labels: true } : {}) } });
+  return t.app.inject({
+    method: 'POST',
+    url: BASE,
+    headers: { accept, 'content-type': 'application/json' },
+    payload: { ...request.body, ...(page ? { ...page, labels: true } : {}) },
+  });
 }
 
 /** Every JSON page of a query (labels on), as the rows the columnar answers must hold. */
@@ -129,7 +139,21 @@ const SHEFFIELD = { level: 'LA', code: 'E08000019' };
 
 /** The benchmark's five query shapes (bench/query.ts), on the AbsenceSchool fixture. */
 const SHAPES: Array<[string, Request]> = [
-  ['1-simple', { method: 'POST', body: { criteria: { and: [{ filters: { eq: 'HTzLj' } }, { geographicLevels: { eq: 'LA' } }, { timePeriods: { eq: { period: '2022/2023', code: 'AY' } } }] } } }],
+  [
+    '1-simple',
+    {
+      method: 'POST',
+      body: {
+        criteria: {
+          and: [
+            { filters: { eq: 'HTzLj' } },
+            { geographicLevels: { eq: 'LA' } },
+            { timePeriods: { eq: { period: '2022/2023', code: 'AY' } } },
+          ],
+        },
+      },
+    },
+  ],
   [
     '2-complex',
     {
@@ -143,7 +167,10 @@ const SHAPES: Array<[string, Request]> = [
             { geographicLevels: { in: ['REG', 'LA', 'SCH'] } },
           ],
         },
-        sorts: [{ field: 'timePeriod', direction: 'Desc' }, { field: 'location|LA', direction: 'Asc' }],
+        sorts: [
+          { field: 'timePeriod', direction: 'Desc' },
+          { field: 'location|LA', direction: 'Asc' },
+        ],
       },
     },
   ],
@@ -182,10 +209,21 @@ describe('query results as Parquet and as an Arrow IPC stream', () => {
     const parquet = await send({ method: 'GET', query: { 'geographicLevels.eq': 'NAT' } }, PARQUET);
     const file = path.join(dir, 'types.parquet');
     await writeFile(file, parquet.rawPayload);
-    const described = (await duck.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}')`)).getRowObjectsJS() as Array<{ column_name: string; column_type: string }>;
+    const described = (
+      await duck.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}')`)
+    ).getRowObjectsJS() as Array<{ column_name: string; column_type: string }>;
     const types = Object.fromEntries(described.map((c) => [c.column_name, c.column_type]));
-    expect(types).toMatchObject({ time_period: 'VARCHAR', geographic_level: 'VARCHAR', la_name: 'VARCHAR', school_type: 'VARCHAR', enrolments: 'DOUBLE', enrolments_marker: 'VARCHAR' });
-    const compression = (await duck.runAndReadAll(`SELECT DISTINCT compression FROM parquet_metadata('${file}')`)).getRowObjectsJS();
+    expect(types).toMatchObject({
+      time_period: 'VARCHAR',
+      geographic_level: 'VARCHAR',
+      la_name: 'VARCHAR',
+      school_type: 'VARCHAR',
+      enrolments: 'DOUBLE',
+      enrolments_marker: 'VARCHAR',
+    });
+    const compression = (
+      await duck.runAndReadAll(`SELECT DISTINCT compression FROM parquet_metadata('${file}')`)
+    ).getRowObjectsJS();
     expect(compression).toEqual([{ compression: 'ZSTD' }]);
   });
 
@@ -195,7 +233,9 @@ describe('query results as Parquet and as an Arrow IPC stream', () => {
     expect(parquet.statusCode).toBe(200);
     const file = path.join(dir, 'empty.parquet');
     await writeFile(file, parquet.rawPayload);
-    expect((await duck.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM read_parquet('${file}')`)).getRowObjectsJS()).toEqual([{ n: 0 }]);
+    expect(
+      (await duck.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM read_parquet('${file}')`)).getRowObjectsJS(),
+    ).toEqual([{ n: 0 }]);
     const arrow = tableFromIPC((await send(request, ARROW)).rawPayload);
     expect(arrow.numRows).toBe(0);
     expect(arrow.schema.fields.map((f) => f.name)).toContain('sess_possible');
@@ -222,7 +262,13 @@ describe('suppression markers', () => {
     const url = `/v1/data-sets/${dataSetId}/query?sorts=filter|${await filterId(dataSetId)}|Asc`;
     const parquet = await t.app.inject({ url, headers: { accept: PARQUET } });
     expect(parquet.statusCode, parquet.body).toBe(200);
-    const rows = (await duckRows(parquet.rawPayload)).map((r) => [r.school_type, r.pupils, r.pupils_marker, r.rate, r.rate_marker]);
+    const rows = (await duckRows(parquet.rawPayload)).map((r) => [
+      r.school_type,
+      r.pupils,
+      r.pupils_marker,
+      r.rate,
+      r.rate_marker,
+    ]);
     expect(rows).toEqual([
       ['Primary', 1200, null, 4.5, null],
       ['Secondary', null, 'c', null, 'x'],
@@ -230,7 +276,12 @@ describe('suppression markers', () => {
       ['Total', null, ':', -0.25, null],
     ]);
     const arrow = await t.app.inject({ url, headers: { accept: ARROW } });
-    expect((await duckRowsOfArrow(arrow.rawPayload)).map((r) => [r.pupils, r.pupils_marker])).toEqual([[1200, null], [null, 'c'], [null, 'low'], [null, ':']]);
+    expect((await duckRowsOfArrow(arrow.rawPayload)).map((r) => [r.pupils, r.pupils_marker])).toEqual([
+      [1200, null],
+      [null, 'c'],
+      [null, 'low'],
+      [null, ':'],
+    ]);
   });
 });
 
@@ -250,7 +301,12 @@ describe('content negotiation', () => {
       expect(body.accepted).toEqual(['application/json', 'text/csv', PARQUET, ARROW]);
       expect(body.detail).toContain(PARQUET);
     }
-    const post = await t.app.inject({ method: 'POST', url: BASE, headers: { accept: 'text/html', 'content-type': 'application/json' }, payload: {} });
+    const post = await t.app.inject({
+      method: 'POST',
+      url: BASE,
+      headers: { accept: 'text/html', 'content-type': 'application/json' },
+      payload: {},
+    });
     expect(post.statusCode).toBe(406);
   });
 
@@ -269,7 +325,10 @@ describe('content negotiation', () => {
     const held = Array.from({ length: t.config.QUERY_CSV_MAX_PER_CLIENT }, () => {
       const raw = Object.assign(new EventEmitter(), { destroyed: false, writableFinished: false });
       const socket = Object.assign(new EventEmitter(), { destroyed: false });
-      t.app.streaming.exports.hold({ raw, request: { raw: { socket } } } as unknown as FastifyReply, anonymousClient('127.0.0.1'));
+      t.app.streaming.exports.hold(
+        { raw, request: { raw: { socket } } } as unknown as FastifyReply,
+        anonymousClient('127.0.0.1'),
+      );
       return () => raw.emit('close');
     });
     try {
@@ -283,7 +342,7 @@ describe('content negotiation', () => {
 });
 
 describe('a result of more rows than one record batch', () => {
-  it('holds every row, in the CSV export\'s order, over several record batches', { timeout: 120_000 }, async () => {
+  it("holds every row, in the CSV export's order, over several record batches", { timeout: 120_000 }, async () => {
     // inject's socket never counts bytes written, so the stalled-reader check would cut a response taking this long.
     const large = await buildTestApp({ STREAM_STALL_TIMEOUT_MS: '600000' });
     try {
@@ -296,12 +355,16 @@ describe('a result of more rows than one record batch', () => {
       const parquet = await large.app.inject({ url, headers: { accept: PARQUET } });
       const file = path.join(dir, 'large.parquet');
       await writeFile(file, parquet.rawPayload);
-      const groups = (await duck.runAndReadAll(`SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata('${file}')`)).getRowObjectsJS();
+      const groups = (
+        await duck.runAndReadAll(`SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata('${file}')`)
+      ).getRowObjectsJS();
       expect(groups).toEqual([{ n: 1 }]);
       const rows = await duckRows(parquet.rawPayload);
       expect(rows).toHaveLength(21600);
       // The enrolments column of the CSV (its last), row by row.
-      expect(rows.map((r) => String(r.enrolments))).toEqual(csvRows.map((line) => line.slice(line.lastIndexOf(',') + 1)));
+      expect(rows.map((r) => String(r.enrolments))).toEqual(
+        csvRows.map((line) => line.slice(line.lastIndexOf(',') + 1)),
+      );
       const arrow = tableFromIPC((await large.app.inject({ url, headers: { accept: ARROW } })).rawPayload);
       expect(arrow.batches.map((b) => b.numRows)).toEqual([16384, 5216]);
     } finally {

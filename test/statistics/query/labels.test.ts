@@ -12,7 +12,13 @@ interface Meta {
 }
 
 interface Page {
-  results: Array<{ timePeriod: { period: string; code: string }; geographicLevel: string; locations: Record<string, string>; filters: Record<string, string>; values: Record<string, string> }>;
+  results: Array<{
+    timePeriod: { period: string; code: string };
+    geographicLevel: string;
+    locations: Record<string, string>;
+    filters: Record<string, string>;
+    values: Record<string, string>;
+  }>;
   labels?: Record<string, Record<string, string>>;
 }
 
@@ -28,7 +34,14 @@ afterAll(async () => {
 
 /** Every id of a page with its label as /meta gives it. */
 function labelsFromMeta(page: Page) {
-  const expected: Record<string, Record<string, string>> = { timePeriods: {}, geographicLevels: {}, locations: {}, filters: {}, filterOptions: {}, indicators: {} };
+  const expected: Record<string, Record<string, string>> = {
+    timePeriods: {},
+    geographicLevels: {},
+    locations: {},
+    filters: {},
+    filterOptions: {},
+    indicators: {},
+  };
   const locations = new Map(meta.locations.flatMap((l) => l.options.map((o) => [o.id, o.label])));
   const levels = new Map(meta.locations.map((l) => [l.level.code, l.level.label]));
   for (const row of page.results) {
@@ -41,7 +54,8 @@ function labelsFromMeta(page: Page) {
       expected.filters![filterId] = filter.label;
       expected.filterOptions![optionId] = filter.options.find((o) => o.id === optionId)!.label;
     }
-    for (const id of Object.keys(row.values)) expected.indicators![id] = meta.indicators.find((i) => i.id === id)!.label;
+    for (const id of Object.keys(row.values))
+      expected.indicators![id] = meta.indicators.find((i) => i.id === id)!.label;
   }
   return expected;
 }
@@ -72,7 +86,9 @@ describe('labels', () => {
     const plain = await t.app.inject({ url: `${BASE}?pageSize=5` });
     expect(plain.body).not.toContain('"labels"');
     expect((await t.app.inject({ url: `${BASE}?pageSize=5&labels=false` })).body).toBe(plain.body);
-    expect((await t.app.inject({ method: 'POST', url: BASE, payload: { pageSize: 5, labels: false } })).body).toBe(plain.body);
+    expect((await t.app.inject({ method: 'POST', url: BASE, payload: { pageSize: 5, labels: false } })).body).toBe(
+      plain.body,
+    );
   });
 
   it('with debug, keys the labels by the ids alone', async () => {
@@ -87,7 +103,14 @@ describe('labels', () => {
     expect(get.json()).toMatchObject({
       title: 'One or more validation errors occurred.',
       status: 400,
-      errors: [{ path: 'labels', code: 'InvalidValue', message: 'Must be a valid value. Check that the type and format are correct.', detail: { value: 'yes' } }],
+      errors: [
+        {
+          path: 'labels',
+          code: 'InvalidValue',
+          message: 'Must be a valid value. Check that the type and format are correct.',
+          detail: { value: 'yes' },
+        },
+      ],
     });
     const post = await t.app.inject({ method: 'POST', url: BASE, payload: { labels: 'true' } });
     expect(post.statusCode).toBe(400);

@@ -20,10 +20,17 @@ beforeAll(async () => {
   database = await createTestDatabase();
   const version = await fixtureVersion(database.db);
   rowsTable = version.rows_table;
-  await sql`CREATE VIEW stats_data.slow_rows AS SELECT * FROM ${sql.table(`stats_data.${rowsTable}`)} WHERE (SELECT pg_sleep(2)) IS NOT NULL`.execute(database.db);
+  await sql`CREATE VIEW stats_data.slow_rows AS SELECT * FROM ${sql.table(`stats_data.${rowsTable}`)} WHERE (SELECT pg_sleep(2)) IS NOT NULL`.execute(
+    database.db,
+  );
   slow = createDatabase(database.url, { max: 2, statementTimeoutMillis: 300 });
   // No in-memory row index (budget 0): this test is about the SQL engine.
-  const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, QUERY_VERSION_CACHE_MS: '0', QUERY_INDEX_MEMORY_MB: '0' });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: database.url,
+    QUERY_VERSION_CACHE_MS: '0',
+    QUERY_INDEX_MEMORY_MB: '0',
+  });
   app = await buildApp(config, { db: slow.db, logger: false });
 });
 
@@ -38,17 +45,30 @@ describe('statement timeout', () => {
     const url = `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/query`;
     expect((await app.inject({ method: 'GET', url })).statusCode).toBe(200);
 
-    await database.db.updateTable('data_set_versions').set({ rows_table: 'slow_rows' }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+    await database.db
+      .updateTable('data_set_versions')
+      .set({ rows_table: 'slow_rows' })
+      .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+      .execute();
     for (let i = 0; i < 3; i++) {
       const started = Date.now();
-      const response = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: 'null' });
+      const response = await app.inject({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/json' },
+        payload: 'null',
+      });
       expect(response.statusCode).toBe(504);
       expect(response.json()).toMatchObject({ status: 504, title: 'Gateway Timeout' });
       expect(Date.now() - started).toBeLessThan(1900);
     }
     // Three timed-out requests on a pool of two: the connections came back.
     expect(slow.pool.waitingCount).toBe(0);
-    await database.db.updateTable('data_set_versions').set({ rows_table: rowsTable }).where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId).execute();
+    await database.db
+      .updateTable('data_set_versions')
+      .set({ rows_table: rowsTable })
+      .where('data_set_id', '=', ABSENCE_SCHOOL.dataSetId)
+      .execute();
     const after = await app.inject({ method: 'GET', url });
     expect(after.statusCode).toBe(200);
     expect(after.json().paging.totalResults).toBe(216);

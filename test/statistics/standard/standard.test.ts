@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { parseVersionNumber, formatVersionNumber, versionType } from '../../../src/statistics/standard/version-numbers.js';
-import { apiPeriodFromCsv, compareTimePeriods, timeIdentifierByCsvLabel, timePeriodLabel } from '../../../src/statistics/standard/time-periods.js';
+import {
+  parseVersionNumber,
+  formatVersionNumber,
+  versionType,
+} from '../../../src/statistics/standard/version-numbers.js';
+import {
+  apiPeriodFromCsv,
+  compareTimePeriods,
+  timeIdentifierByCsvLabel,
+  timePeriodLabel,
+} from '../../../src/statistics/standard/time-periods.js';
 import { geographicLevelByCsvLabel } from '../../../src/statistics/standard/geographic-levels.js';
 import { encodePublicId } from '../../../src/statistics/import/public-ids.js';
 
@@ -55,7 +64,16 @@ describe('the data file standard', () => {
 
   it('encodes public ids as the reference', () => {
     expect([0, 1, 2, 3, 4, 5, 10, 15, 100, 1000].map(encodePublicId)).toEqual([
-      '9U4vZ', 'dP0Zw', 'O7CLF', '7zXob', 'pTSoj', 'IzBzg', 'HTzLj', 'BT7J3', 'UhYRF', '67vrf',
+      '9U4vZ',
+      'dP0Zw',
+      'O7CLF',
+      '7zXob',
+      'pTSoj',
+      'IzBzg',
+      'HTzLj',
+      'BT7J3',
+      'UhYRF',
+      '67vrf',
     ]);
   });
 
@@ -65,10 +83,10 @@ describe('the data file standard', () => {
     for (const bad of ['0.1', '1', '1.x', 'v1.0', '1.0.0.0', '']) expect(parseVersionNumber(bad)).toBeUndefined();
     expect(formatVersionNumber({ major: 2, minor: 1, patch: 0 })).toBe('2.1');
     expect(formatVersionNumber({ major: 2, minor: 1, patch: 3 })).toBe('2.1.3');
-    expect([versionType({ major: 1, minor: 0, patch: 0 }), versionType({ major: 1, minor: 2, patch: 0 }), versionType({ major: 1, minor: 2, patch: 1 })]).toEqual([
-      'Major',
-      'Minor',
-      'Patch',
-    ]);
+    expect([
+      versionType({ major: 1, minor: 0, patch: 0 }),
+      versionType({ major: 1, minor: 2, patch: 0 }),
+      versionType({ major: 1, minor: 2, patch: 1 }),
+    ]).toEqual(['Major', 'Minor', 'Patch']);
   });
 });

@@ -35,7 +35,13 @@ function fixtureIndex(): RowIndex {
   const builder = new RowIndexBuilder(n, ['l_la', 'f1'], ['i1', 'i2']);
   for (let p = 0; p < n; p++) {
     const period = 3 - Math.floor(p / 15);
-    builder.add(p * 3 + (p % 2), period, ['NAT', 'REG', 'LA'][p % 3]!, [p % 5, 1 + ((p * 37) % 300)], [p % 7 === 0 ? 'c' : String(p * 1.5), p % 4 === 0 ? '1.50' : String(p * 1e21)]);
+    builder.add(
+      p * 3 + (p % 2),
+      period,
+      ['NAT', 'REG', 'LA'][p % 3]!,
+      [p % 5, 1 + ((p * 37) % 300)],
+      [p % 7 === 0 ? 'c' : String(p * 1.5), p % 4 === 0 ? '1.50' : String(p * 1e21)],
+    );
   }
   return builder.finish();
 }
@@ -61,12 +67,19 @@ describe('the engine form, format 5: a committed fixture', () => {
     const index = fixtureIndex();
     const written = await deflateRowIndex('v1', index, 16);
     const encoded = written.map(({ part, pieces }) => ({ part, pieces: pieces.map((p) => p.toString('base64')) }));
-    if (process.env.UPDATE_FIXTURES === '1' || !existsSync(FIXTURE)) writeFileSync(FIXTURE, `${JSON.stringify({ format: FORMAT, parts: encoded }, null, 1)}\n`);
-    const fixture = JSON.parse(readFileSync(FIXTURE, 'utf8')) as { format: number; parts: Array<{ part: 'facets' | 'values'; pieces: string[] }> };
+    if (process.env.UPDATE_FIXTURES === '1' || !existsSync(FIXTURE))
+      writeFileSync(FIXTURE, `${JSON.stringify({ format: FORMAT, parts: encoded }, null, 1)}\n`);
+    const fixture = JSON.parse(readFileSync(FIXTURE, 'utf8')) as {
+      format: number;
+      parts: Array<{ part: 'facets' | 'values'; pieces: string[] }>;
+    };
     // A change of the layout must bump FORMAT (stored forms of the old one are then rebuilt) and this fixture with it.
     expect(fixture.format).toBe(FORMAT);
     expect(encoded).toEqual(fixture.parts);
-    const committed: DeflatedRowIndex = fixture.parts.map(({ part, pieces }) => ({ part, pieces: pieces.map((p) => Buffer.from(p, 'base64')) }));
+    const committed: DeflatedRowIndex = fixture.parts.map(({ part, pieces }) => ({
+      part,
+      pieces: pieces.map((p) => Buffer.from(p, 'base64')),
+    }));
     const decoded = inflateStored(committed, 'v1');
     expect(decoded.size).toBe(40);
     expect(decoded.stored).toEqual(index.stored);
@@ -93,8 +106,21 @@ describe('the engine form as a cache of the copy of record', () => {
   let dataSetIds: string[];
   const QUERIES = [
     {},
-    { criteria: { geographicLevels: { eq: 'LA' } }, sorts: [{ field: 'location|LA', direction: 'Desc' }], pageSize: 50 },
-    { criteria: { or: [{ timePeriods: { gte: { period: '2022/2023', code: 'AY' } } }, { geographicLevels: { in: ['NAT', 'REG'] } }] }, page: 2, pageSize: 7 },
+    {
+      criteria: { geographicLevels: { eq: 'LA' } },
+      sorts: [{ field: 'location|LA', direction: 'Desc' }],
+      pageSize: 50,
+    },
+    {
+      criteria: {
+        or: [
+          { timePeriods: { gte: { period: '2022/2023', code: 'AY' } } },
+          { geographicLevels: { in: ['NAT', 'REG'] } },
+        ],
+      },
+      page: 2,
+      pageSize: 7,
+    },
     { criteria: { not: { geographicLevels: { eq: 'SCH' } } }, sorts: [{ field: 'timePeriod', direction: 'Asc' }] },
   ];
 
@@ -110,10 +136,18 @@ describe('the engine form as a cache of the copy of record', () => {
     await database?.drop();
   });
 
-  async function withApp<T>(options: { index: boolean }, work: (app: FastifyInstance, store: RowIndexStore) => Promise<T>): Promise<T> {
+  async function withApp<T>(
+    options: { index: boolean },
+    work: (app: FastifyInstance, store: RowIndexStore) => Promise<T>,
+  ): Promise<T> {
     const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, RATE_LIMIT_STATISTICS_MAX: '100000' });
     const store = new RowIndexStore({ snapshotDb: database.db, enabled: options.index, retryAfterMs: 50 });
-    const app = await buildApp(config, { db: database.db, pools: { primary: database.pool }, logger: false, rowIndexes: store });
+    const app = await buildApp(config, {
+      db: database.db,
+      pools: { primary: database.pool },
+      logger: false,
+      rowIndexes: store,
+    });
     try {
       return await work(app, store);
     } finally {
@@ -129,7 +163,12 @@ describe('the engine form as a cache of the copy of record', () => {
         const page = await app.inject({ method: 'POST', url: `/v1/data-sets/${id}/query`, payload: body });
         out.push(`${page.statusCode} ${page.body}`);
       }
-      const csv = await app.inject({ method: 'POST', url: `/v1/data-sets/${id}/query`, payload: QUERIES[1]!, headers: { accept: 'text/csv' } });
+      const csv = await app.inject({
+        method: 'POST',
+        url: `/v1/data-sets/${id}/query`,
+        payload: QUERIES[1]!,
+        headers: { accept: 'text/csv' },
+      });
       out.push(`${csv.statusCode} ${csv.body}`);
     }
     return out;
@@ -137,13 +176,28 @@ describe('the engine form as a cache of the copy of record', () => {
 
   /** The stored headers' formats, by part, of every version with data. */
   async function storedFormats(): Promise<number[]> {
-    const rows = await database.db.selectFrom('version_row_index_chunks').select(['bytes']).where('chunk', '=', 0).execute();
-    return rows.map((r) => readHeader<StoredHeader>(inflateRawSync(r.bytes), JSON.parse(inflateRawSync(r.bytes).toString('utf8', 8, 8 + inflateRawSync(r.bytes).readUInt32LE(0))).rowsTable).format);
+    const rows = await database.db
+      .selectFrom('version_row_index_chunks')
+      .select(['bytes'])
+      .where('chunk', '=', 0)
+      .execute();
+    return rows.map(
+      (r) =>
+        readHeader<StoredHeader>(
+          inflateRawSync(r.bytes),
+          JSON.parse(inflateRawSync(r.bytes).toString('utf8', 8, 8 + inflateRawSync(r.bytes).readUInt32LE(0)))
+            .rowsTable,
+        ).format,
+    );
   }
 
   /** Rewrites every stored header as if written by a release of another format. */
   async function bumpStoredFormats(): Promise<void> {
-    const heads = await database.db.selectFrom('version_row_index_chunks').select(['rows_table', 'part', 'bytes']).where('chunk', '=', 0).execute();
+    const heads = await database.db
+      .selectFrom('version_row_index_chunks')
+      .select(['rows_table', 'part', 'bytes'])
+      .where('chunk', '=', 0)
+      .execute();
     for (const head of heads) {
       const bytes = inflateRawSync(head.bytes);
       const json = JSON.parse(bytes.toString('utf8', 8, 8 + bytes.readUInt32LE(0))) as { format: number };
@@ -189,7 +243,9 @@ describe('the engine form as a cache of the copy of record', () => {
 
   it('a corrupt slice is detected by its checksum and rebuilt, never served', async () => {
     const before = await withApp({ index: true }, (app) => answers(app));
-    const { rows } = await sql<{ rows_table: string }>`SELECT rows_table FROM data_set_versions WHERE data_set_id = ${dataSetIds[1]!}`.execute(database.db);
+    const { rows } = await sql<{
+      rows_table: string;
+    }>`SELECT rows_table FROM data_set_versions WHERE data_set_id = ${dataSetIds[1]!}`.execute(database.db);
     const rowsTable = rows[0]!.rows_table;
     // The first values slice, changed into a valid deflate stream of other bytes of the same length.
     const slice = await database.db
@@ -203,7 +259,13 @@ describe('the engine form as a cache of the copy of record', () => {
     for (let i = 0; i < changed.length; i += 4) changed[i] = changed[i]! ^ 0x55;
     const corrupt = deflateRawSync(changed, { finishFlush: zlibConstants.Z_FULL_FLUSH });
     const setCorrupt = () =>
-      database.db.updateTable('version_row_index_chunks').set({ bytes: corrupt }).where('rows_table', '=', rowsTable).where('part', '=', 'values').where('chunk', '=', 1).execute();
+      database.db
+        .updateTable('version_row_index_chunks')
+        .set({ bytes: corrupt })
+        .where('rows_table', '=', rowsTable)
+        .where('part', '=', 'values')
+        .where('chunk', '=', 1)
+        .execute();
     await setCorrupt();
 
     // The cold path: the query reading it answers 503, never the changed values; the form is rebuilt meanwhile.

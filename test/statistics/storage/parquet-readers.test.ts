@@ -33,7 +33,10 @@ beforeAll(async () => {
   database = await createTestDatabase();
   // The template holds the AbsenceSchool fixture; the seed adds the other data sets and their versions.
   await seedCatalogue(database);
-  app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, RATE_LIMIT_STATISTICS_MAX: '100000' }), { db: database.db, pools: { primary: database.pool }, logger: false });
+  app = await buildApp(
+    loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, RATE_LIMIT_STATISTICS_MAX: '100000' }),
+    { db: database.db, pools: { primary: database.pool }, logger: false },
+  );
   base = await app.listen({ port: 0, host: '127.0.0.1' });
   await waitUntilReady(app, 120_000);
   dir = await mkdtemp(path.join(tmpdir(), 'parquet-readers-'));
@@ -43,7 +46,11 @@ beforeAll(async () => {
     .select(['data_set_id', 'major', 'minor', 'patch', 'total_results'])
     .orderBy('id')
     .execute();
-  versions = rows.map((v) => ({ dataSetId: v.data_set_id, version: `${v.major}.${v.minor}${v.patch ? `.${v.patch}` : ''}`, rows: Number(v.total_results) }));
+  versions = rows.map((v) => ({
+    dataSetId: v.data_set_id,
+    version: `${v.major}.${v.minor}${v.patch ? `.${v.patch}` : ''}`,
+    rows: Number(v.total_results),
+  }));
 }, 900_000);
 afterAll(async () => {
   duck?.closeSync();
@@ -59,7 +66,7 @@ async function getJson(url: string): Promise<any> {
 }
 
 describe('the Parquet download, read by other tools', () => {
-  it('gives DuckDB the API\'s row count, indicator sums and filter options, for every seeded version', async () => {
+  it("gives DuckDB the API's row count, indicator sums and filter options, for every seeded version", async () => {
     expect(versions.length).toBeGreaterThanOrEqual(6);
     for (const { dataSetId, version } of versions) {
       const query = `dataSetVersion=${version}`;
@@ -70,24 +77,43 @@ describe('the Parquet download, read by other tools', () => {
 
       const totalResults = (await getJson(`/v1/data-sets/${dataSetId}/versions/${version}`)).totalResults as number;
       const meta = await getJson(`/v1/data-sets/${dataSetId}/meta?${query}`);
-      const csv = await app.inject({ method: 'GET', url: `/v1/data-sets/${dataSetId}/csv?${query}`, headers: { 'accept-encoding': 'identity' } });
+      const csv = await app.inject({
+        method: 'GET',
+        url: `/v1/data-sets/${dataSetId}/csv?${query}`,
+        headers: { 'accept-encoding': 'identity' },
+      });
       const records = parse<Record<string, string>>(csv.body, { columns: true, bom: true });
       expect(records.length).toBe(totalResults);
 
       const indicators = (meta.indicators as Array<{ column: string }>).map((i) => i.column);
-      const sums = (await duck.runAndReadAll(
-        `SELECT count(*)::DOUBLE, ${indicators.map((c) => `coalesce(sum("${c}"), 0)`).join(', ')} FROM read_parquet('${file}')`,
-      )).getRows()[0]!.map(Number);
+      const sums = (
+        await duck.runAndReadAll(
+          `SELECT count(*)::DOUBLE, ${indicators.map((c) => `coalesce(sum("${c}"), 0)`).join(', ')} FROM read_parquet('${file}')`,
+        )
+      )
+        .getRows()[0]!
+        .map(Number);
       expect(sums[0], `${dataSetId} ${version} rows`).toBe(totalResults);
       indicators.forEach((column, k) => {
         let expected = 0;
         for (const record of records) if (NUMERIC.test(record[column]!)) expected += Number(record[column]);
-        expect(Math.abs(sums[k + 1]! - expected), `${dataSetId} ${version} sum of ${column}: ${sums[k + 1]} vs ${expected}`).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(expected)));
+        expect(
+          Math.abs(sums[k + 1]! - expected),
+          `${dataSetId} ${version} sum of ${column}: ${sums[k + 1]} vs ${expected}`,
+        ).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(expected)));
       });
 
       for (const filter of meta.filters as Array<{ column: string; options: Array<{ label: string }> }>) {
-        const distinct = (await duck.runAndReadAll(`SELECT DISTINCT "${filter.column}" FROM read_parquet('${file}') WHERE "${filter.column}" IS NOT NULL`)).getRows().map((r) => String(r[0]));
-        expect(distinct.sort(), `${dataSetId} ${version} options of ${filter.column}`).toEqual(filter.options.map((o) => o.label).sort());
+        const distinct = (
+          await duck.runAndReadAll(
+            `SELECT DISTINCT "${filter.column}" FROM read_parquet('${file}') WHERE "${filter.column}" IS NOT NULL`,
+          )
+        )
+          .getRows()
+          .map((r) => String(r[0]));
+        expect(distinct.sort(), `${dataSetId} ${version} options of ${filter.column}`).toEqual(
+          filter.options.map((o) => o.label).sort(),
+        );
       }
     }
   }, 900_000);
@@ -130,7 +156,13 @@ describe('the Parquet download, read by other tools', () => {
     // The same values as DuckDB reads from the whole file.
     const local = path.join(dir, 'largest.parquet');
     await writeFile(local, (await app.inject({ method: 'GET', url: url.slice(base.length) })).rawPayload);
-    const expected = (await duck.runAndReadAll(`SELECT "${column}" FROM read_parquet('${local}') LIMIT ${PARQUET_ROW_GROUP_ROWS} OFFSET ${PARQUET_ROW_GROUP_ROWS}`)).getRows().map((r) => r[0]);
+    const expected = (
+      await duck.runAndReadAll(
+        `SELECT "${column}" FROM read_parquet('${local}') LIMIT ${PARQUET_ROW_GROUP_ROWS} OFFSET ${PARQUET_ROW_GROUP_ROWS}`,
+      )
+    )
+      .getRows()
+      .map((r) => r[0]);
     expect(values).toEqual(expected);
   }, 300_000);
 });

@@ -27,7 +27,10 @@ export interface ChecklistOptions {
 export function checklist(o: ChecklistOptions): HTMLElement {
   const id = uid(o.name ?? 'list');
   const limit = o.limit ?? 300;
-  const box = h('div', { class: 'govuk-checkboxes govuk-checkboxes--small app-checklist__options', 'data-module': 'govuk-checkboxes' });
+  const box = h('div', {
+    class: 'govuk-checkboxes govuk-checkboxes--small app-checklist__options',
+    'data-module': 'govuk-checkboxes',
+  });
   const status = h('p', { class: 'govuk-body-s app-checklist__status', 'aria-live': 'polite', id: `${id}-status` });
   let query = '';
   const matching = () => {
@@ -39,9 +42,15 @@ export function checklist(o: ChecklistOptions): HTMLElement {
     box.replaceChildren(
       ...shown.slice(0, limit).map((opt, i) => {
         const inputId = `${id}-${i}`;
-        return h('div', { class: 'govuk-checkboxes__item' },
+        return h(
+          'div',
+          { class: 'govuk-checkboxes__item' },
           h('input', {
-            class: 'govuk-checkboxes__input', id: inputId, type: 'checkbox', value: opt.value, checked: o.selected.has(opt.value),
+            class: 'govuk-checkboxes__input',
+            id: inputId,
+            type: 'checkbox',
+            value: opt.value,
+            checked: o.selected.has(opt.value),
             'data-label': opt.label,
             onchange: (e: Event) => {
               const input = e.target as HTMLInputElement;
@@ -51,7 +60,8 @@ export function checklist(o: ChecklistOptions): HTMLElement {
               o.onChange();
             },
           }),
-          h('label', { class: 'govuk-label govuk-checkboxes__label', for: inputId }, opt.label));
+          h('label', { class: 'govuk-label govuk-checkboxes__label', for: inputId }, opt.label),
+        );
       }),
     );
     updateStatus();
@@ -73,19 +83,49 @@ export function checklist(o: ChecklistOptions): HTMLElement {
   };
   render();
   const searchId = `${id}-search`;
-  return h('div', { class: 'govuk-form-group app-checklist' },
-    h('fieldset', { class: 'govuk-fieldset', 'aria-describedby': `${o.hint ? `${id}-hint ` : ''}${id}-status` },
+  return h(
+    'div',
+    { class: 'govuk-form-group app-checklist' },
+    h(
+      'fieldset',
+      { class: 'govuk-fieldset', 'aria-describedby': `${o.hint ? `${id}-hint ` : ''}${id}-status` },
       h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, o.legend),
       o.hint ? h('div', { class: 'govuk-hint', id: `${id}-hint` }, o.hint) : null,
       o.searchable
-        ? h('div', { class: 'govuk-form-group govuk-!-margin-bottom-2' },
+        ? h(
+            'div',
+            { class: 'govuk-form-group govuk-!-margin-bottom-2' },
             h('label', { class: 'govuk-label', for: searchId }, `Search ${o.legend.toLowerCase()}`),
-            h('input', { class: 'govuk-input govuk-!-width-two-thirds', id: searchId, type: 'search', autocomplete: 'off',
-              oninput: (e: Event) => { query = (e.target as HTMLInputElement).value; render(); } }))
+            h('input', {
+              class: 'govuk-input govuk-!-width-two-thirds',
+              id: searchId,
+              type: 'search',
+              autocomplete: 'off',
+              oninput: (e: Event) => {
+                query = (e.target as HTMLInputElement).value;
+                render();
+              },
+            }),
+          )
         : null,
-      h('div', { class: 'govuk-button-group app-checklist__actions' },
-        h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', onclick: selectAll }, 'Select all', h('span', { class: 'govuk-visually-hidden' }, ` ${o.legend.toLowerCase()}${o.searchable ? ' shown' : ''}`)),
-        h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', onclick: clear }, 'Clear', h('span', { class: 'govuk-visually-hidden' }, ` ${o.legend.toLowerCase()}`))),
+      h(
+        'div',
+        { class: 'govuk-button-group app-checklist__actions' },
+        h(
+          'button',
+          { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', onclick: selectAll },
+          'Select all',
+          h('span', { class: 'govuk-visually-hidden' }, ` ${o.legend.toLowerCase()}${o.searchable ? ' shown' : ''}`),
+        ),
+        h(
+          'button',
+          { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', onclick: clear },
+          'Clear',
+          h('span', { class: 'govuk-visually-hidden' }, ` ${o.legend.toLowerCase()}`),
+        ),
+      ),
       status,
-      box));
+      box,
+    ),
+  );
 }

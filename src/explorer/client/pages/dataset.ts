@@ -8,15 +8,27 @@ import { dataSetEvents, eventLine, type DataSetEvent } from '../events.js';
 export async function allVersions(dataSetId: string): Promise<DataSetVersion[]> {
   const out: DataSetVersion[] = [];
   for (let page = 1; ; page++) {
-    const list = await apiGet<{ paging: Paging; results: DataSetVersion[] }>(`/v1/data-sets/${encodeURIComponent(dataSetId)}/versions?page=${page}&pageSize=20`);
+    const list = await apiGet<{ paging: Paging; results: DataSetVersion[] }>(
+      `/v1/data-sets/${encodeURIComponent(dataSetId)}/versions?page=${page}&pageSize=20`,
+    );
     out.push(...list.results);
     if (page >= list.paging.totalPages) return out;
   }
 }
 
 function summaryList(rows: Array<[string, string | Node]>): HTMLElement {
-  return h('dl', { class: 'govuk-summary-list' }, rows.map(([key, value]) =>
-    h('div', { class: 'govuk-summary-list__row' }, h('dt', { class: 'govuk-summary-list__key' }, key), h('dd', { class: 'govuk-summary-list__value' }, value))));
+  return h(
+    'dl',
+    { class: 'govuk-summary-list' },
+    rows.map(([key, value]) =>
+      h(
+        'div',
+        { class: 'govuk-summary-list__row' },
+        h('dt', { class: 'govuk-summary-list__key' }, key),
+        h('dd', { class: 'govuk-summary-list__value' }, value),
+      ),
+    ),
+  );
 }
 
 function changesOf(changes: VersionChanges | undefined, error: string | undefined, first: boolean): HTMLElement {
@@ -25,11 +37,35 @@ function changesOf(changes: VersionChanges | undefined, error: string | undefine
   const major = describeChangeSet(changes.majorChanges);
   const minor = describeChangeSet(changes.minorChanges);
   if (major.length === 0 && minor.length === 0) {
-    return h('p', { class: 'govuk-body' }, first ? 'This is the first version.' : 'No changes to the filters, locations, time periods or indicators.');
+    return h(
+      'p',
+      { class: 'govuk-body' },
+      first ? 'This is the first version.' : 'No changes to the filters, locations, time periods or indicators.',
+    );
   }
-  return h('div', null,
-    major.length ? [h('h4', { class: 'govuk-heading-s govuk-!-margin-bottom-1' }, 'Major changes (may break existing queries)'), h('ul', { class: 'govuk-list govuk-list--bullet', 'data-changes': 'major' }, major.map((c) => h('li', null, c)))] : null,
-    minor.length ? [h('h4', { class: 'govuk-heading-s govuk-!-margin-bottom-1' }, 'Minor changes'), h('ul', { class: 'govuk-list govuk-list--bullet', 'data-changes': 'minor' }, minor.map((c) => h('li', null, c)))] : null,
+  return h(
+    'div',
+    null,
+    major.length
+      ? [
+          h('h4', { class: 'govuk-heading-s govuk-!-margin-bottom-1' }, 'Major changes (may break existing queries)'),
+          h(
+            'ul',
+            { class: 'govuk-list govuk-list--bullet', 'data-changes': 'major' },
+            major.map((c) => h('li', null, c)),
+          ),
+        ]
+      : null,
+    minor.length
+      ? [
+          h('h4', { class: 'govuk-heading-s govuk-!-margin-bottom-1' }, 'Minor changes'),
+          h(
+            'ul',
+            { class: 'govuk-list govuk-list--bullet', 'data-changes': 'minor' },
+            minor.map((c) => h('li', null, c)),
+          ),
+        ]
+      : null,
   );
 }
 
@@ -49,13 +85,25 @@ export async function dataSetPage(main: HTMLElement, dataSetId: string): Promise
   const events = await dataSetEvents(apiGet, dataSetId).catch((): DataSetEvent[] | undefined => undefined);
   document.title = `${dataSet.title} – Explore education statistics data`;
   const latest = dataSet.latestVersion;
-  replace(main,
+  replace(
+    main,
     h('a', { href: '/', class: 'govuk-back-link' }, 'Find data'),
     h('span', { class: 'govuk-caption-l' }, 'Data set'),
     h('h1', { class: 'govuk-heading-xl' }, dataSet.title),
     h('p', { class: 'govuk-body-l' }, dataSet.summary),
-    dataSet.status !== 'Published' ? h('div', { class: 'govuk-warning-text' }, h('span', { class: 'govuk-warning-text__icon', 'aria-hidden': 'true' }, '!'),
-      h('strong', { class: 'govuk-warning-text__text' }, h('span', { class: 'govuk-visually-hidden' }, 'Warning'), `This data set is ${dataSet.status.toLowerCase()}.`)) : null,
+    dataSet.status !== 'Published'
+      ? h(
+          'div',
+          { class: 'govuk-warning-text' },
+          h('span', { class: 'govuk-warning-text__icon', 'aria-hidden': 'true' }, '!'),
+          h(
+            'strong',
+            { class: 'govuk-warning-text__text' },
+            h('span', { class: 'govuk-visually-hidden' }, 'Warning'),
+            `This data set is ${dataSet.status.toLowerCase()}.`,
+          ),
+        )
+      : null,
     latest
       ? [
           summaryList([
@@ -67,12 +115,42 @@ export async function dataSetPage(main: HTMLElement, dataSetId: string): Promise
             ['Filters', latest.filters.join(', ')],
             ['Indicators', latest.indicators.join(', ')],
           ]),
-          h('a', { class: 'govuk-button govuk-button--start', href: `/data-sets/${dataSet.id}/query`, role: 'button', draggable: 'false' }, 'Build a query',
-            s('svg', { class: 'govuk-button__start-icon', width: '17.5', height: '19', viewBox: '0 0 33 40', 'aria-hidden': 'true', focusable: 'false' },
-              s('path', { fill: 'currentColor', d: 'M0 0h13l20 20-20 20H0l20-20z' }))),
-          h('p', { class: 'govuk-body' },
-            h('a', { class: 'govuk-link', href: `/v1/data-sets/${dataSet.id}/parquet?dataSetVersion=${encodeURIComponent(latest.version)}`, download: '' }, 'Download Parquet'),
-            ` (every row of version ${latest.version}, for R, Python or DuckDB)`),
+          h(
+            'a',
+            {
+              class: 'govuk-button govuk-button--start',
+              href: `/data-sets/${dataSet.id}/query`,
+              role: 'button',
+              draggable: 'false',
+            },
+            'Build a query',
+            s(
+              'svg',
+              {
+                class: 'govuk-button__start-icon',
+                width: '17.5',
+                height: '19',
+                viewBox: '0 0 33 40',
+                'aria-hidden': 'true',
+                focusable: 'false',
+              },
+              s('path', { fill: 'currentColor', d: 'M0 0h13l20 20-20 20H0l20-20z' }),
+            ),
+          ),
+          h(
+            'p',
+            { class: 'govuk-body' },
+            h(
+              'a',
+              {
+                class: 'govuk-link',
+                href: `/v1/data-sets/${dataSet.id}/parquet?dataSetVersion=${encodeURIComponent(latest.version)}`,
+                download: '',
+              },
+              'Download Parquet',
+            ),
+            ` (every row of version ${latest.version}, for R, Python or DuckDB)`,
+          ),
         ]
       : h('p', { class: 'govuk-body' }, 'This data set has no published version to query yet.'),
     h('h2', { class: 'govuk-heading-l' }, 'Change log'),
@@ -80,11 +158,31 @@ export async function dataSetPage(main: HTMLElement, dataSetId: string): Promise
       ? h('p', { class: 'govuk-body' }, 'The change log could not be loaded.')
       : events.length === 0
         ? h('p', { class: 'govuk-body' }, 'No changes recorded yet.')
-        : h('ul', { class: 'govuk-list', 'data-events': '' }, events.map((e) => h('li', null, eventLine(e, (number) => versions.find((v) => v.version === number)?.published, formatDate)))),
-    h('p', { class: 'govuk-body' }, 'Follow these changes: ', h('code', null, `GET /v1/events?resource=${dataSet.id}`), ' (or as a live stream with ', h('code', null, 'Accept: text/event-stream'), ').'),
+        : h(
+            'ul',
+            { class: 'govuk-list', 'data-events': '' },
+            events.map((e) =>
+              h(
+                'li',
+                null,
+                eventLine(e, (number) => versions.find((v) => v.version === number)?.published, formatDate),
+              ),
+            ),
+          ),
+    h(
+      'p',
+      { class: 'govuk-body' },
+      'Follow these changes: ',
+      h('code', null, `GET /v1/events?resource=${dataSet.id}`),
+      ' (or as a live stream with ',
+      h('code', null, 'Accept: text/event-stream'),
+      ').',
+    ),
     h('h2', { class: 'govuk-heading-l' }, `Versions (${versions.length})`),
     versions.map((v, i) =>
-      h('section', { class: 'app-version', 'data-version': v.version, 'aria-labelledby': `version-${i}` },
+      h(
+        'section',
+        { class: 'app-version', 'data-version': v.version, 'aria-labelledby': `version-${i}` },
         h('h3', { class: 'govuk-heading-m', id: `version-${i}` }, `Version ${v.version} `, statusTag(v.status)),
         summaryList([
           ['Type', `${v.type} version`],
@@ -98,7 +196,18 @@ export async function dataSetPage(main: HTMLElement, dataSetId: string): Promise
         h('h4', { class: 'govuk-heading-s' }, 'Changes from the previous version'),
         changesOf(changes[i]!.changes, changes[i]!.error, i === versions.length - 1),
         v.status === 'Published' || v.status === 'Deprecated'
-          ? h('p', { class: 'govuk-body' }, h('a', { class: 'govuk-link', href: `/data-sets/${dataSet.id}/query?dataSetVersion=${encodeURIComponent(v.version)}` }, `Query version ${v.version}`))
+          ? h(
+              'p',
+              { class: 'govuk-body' },
+              h(
+                'a',
+                {
+                  class: 'govuk-link',
+                  href: `/data-sets/${dataSet.id}/query?dataSetVersion=${encodeURIComponent(v.version)}`,
+                },
+                `Query version ${v.version}`,
+              ),
+            )
           : null,
       ),
     ),

@@ -10,22 +10,40 @@ const CSV_TIDY_LIMIT_BYTES = 20_000_000;
 
 function codeBlock(title: string, text: string, testId: string): HTMLElement {
   const id = uid('code');
-  const button = h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', 'aria-describedby': `${id}-h`,
-    onclick: async () => {
-      try {
-        await navigator.clipboard.writeText(text);
-        button.textContent = 'Copied';
-      } catch {
-        const range = document.createRange();
-        range.selectNodeContents(pre);
-        getSelection()?.removeAllRanges();
-        getSelection()?.addRange(range);
-        button.textContent = 'Selected: press Ctrl+C to copy';
-      }
-      setTimeout(() => (button.textContent = 'Copy'), 3000);
-    } }, 'Copy');
-  const pre = h('pre', { class: 'app-code', tabindex: '0', 'aria-labelledby': `${id}-h` }, h('code', { 'data-code': testId }, text));
-  return h('div', { class: 'app-code-block' }, h('h3', { class: 'govuk-heading-s', id: `${id}-h` }, title), button, pre);
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'govuk-button govuk-button--secondary app-button--small',
+      'aria-describedby': `${id}-h`,
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          button.textContent = 'Copied';
+        } catch {
+          const range = document.createRange();
+          range.selectNodeContents(pre);
+          getSelection()?.removeAllRanges();
+          getSelection()?.addRange(range);
+          button.textContent = 'Selected: press Ctrl+C to copy';
+        }
+        setTimeout(() => (button.textContent = 'Copy'), 3000);
+      },
+    },
+    'Copy',
+  );
+  const pre = h(
+    'pre',
+    { class: 'app-code', tabindex: '0', 'aria-labelledby': `${id}-h` },
+    h('code', { 'data-code': testId }, text),
+  );
+  return h(
+    'div',
+    { class: 'app-code-block' },
+    h('h3', { class: 'govuk-heading-s', id: `${id}-h` }, title),
+    button,
+    pre,
+  );
 }
 
 /** "Download and share": the table as shown, every matching row (CSV, Parquet or Arrow), and the permalink. */
@@ -35,7 +53,10 @@ export function takeAway(view: QueryView): HTMLElement {
   const status = h('p', { class: 'govuk-body-s', 'aria-live': 'polite' });
   const save = (blob: Blob, suffix: string, extension = 'csv') => {
     const url = URL.createObjectURL(blob);
-    const a = h('a', { href: url, download: `${dataSet.title.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}-${suffix}.${extension}` });
+    const a = h('a', {
+      href: url,
+      download: `${dataSet.title.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}-${suffix}.${extension}`,
+    });
     document.body.appendChild(a);
     a.click();
     a.remove();
@@ -46,13 +67,30 @@ export function takeAway(view: QueryView): HTMLElement {
     status.textContent = `Preparing the ${format.name}…`;
     try {
       const { page: _p, pageSize: _s, ...csvBody } = postBody(state);
-      const response = await fetch(queryPath(dataSetId, state), { method: 'POST', headers: { accept: format.accept, 'content-type': 'application/json' }, body: JSON.stringify(csvBody) });
-      if (!response.ok) throw new ApiError(response.status, problemMessage(response.status, await response.json().catch(() => undefined)), undefined);
+      const response = await fetch(queryPath(dataSetId, state), {
+        method: 'POST',
+        headers: { accept: format.accept, 'content-type': 'application/json' },
+        body: JSON.stringify(csvBody),
+      });
+      if (!response.ok)
+        throw new ApiError(
+          response.status,
+          problemMessage(response.status, await response.json().catch(() => undefined)),
+          undefined,
+        );
       let blob = await response.blob();
       // Some levels chosen: their empty neighbours' columns go (parsed here, so not for a very large file).
       if (format.extension === 'csv' && state.geographicLevels.length > 0 && blob.size < CSV_TIDY_LIMIT_BYTES) {
         const { withoutEmptyLocationColumns } = await import('../crosstab-csv.js');
-        blob = new Blob([withoutEmptyLocationColumns(await blob.text(), meta.geographicLevels.map((l) => l.label))], { type: 'text/csv;charset=utf-8' });
+        blob = new Blob(
+          [
+            withoutEmptyLocationColumns(
+              await blob.text(),
+              meta.geographicLevels.map((l) => l.label),
+            ),
+          ],
+          { type: 'text/csv;charset=utf-8' },
+        );
       }
       save(blob, 'query', format.extension);
       status.textContent = `Downloaded the ${format.name} (${blob.size.toLocaleString('en-GB')} bytes).`;
@@ -71,18 +109,73 @@ export function takeAway(view: QueryView): HTMLElement {
       status.textContent = `The download failed: ${(error as Error).message}`;
     }
   };
-  const permalinkInput = (view.permalinkInput = h('input', { class: 'govuk-input', id: 'permalink', type: 'text', readonly: true, value: permalink, 'aria-describedby': 'permalink-hint' }));
-  return h('div', null,
-    h('div', { class: 'govuk-button-group' },
-      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-table', onclick: downloadTable }, 'Download this table (CSV)'),
-      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-csv', onclick: download({ name: 'CSV', accept: 'text/csv', extension: 'csv' }) }, 'Download all matching rows (CSV)'),
-      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-parquet', onclick: download({ name: 'Parquet file', accept: 'application/vnd.apache.parquet', extension: 'parquet' }) }, 'Download all matching rows (Parquet)'),
-      h('button', { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-arrow', onclick: download({ name: 'Arrow stream', accept: 'application/vnd.apache.arrow.stream', extension: 'arrows' }) }, 'Download all matching rows (Arrow)')),
+  const permalinkInput = (view.permalinkInput = h('input', {
+    class: 'govuk-input',
+    id: 'permalink',
+    type: 'text',
+    readonly: true,
+    value: permalink,
+    'aria-describedby': 'permalink-hint',
+  }));
+  return h(
+    'div',
+    null,
+    h(
+      'div',
+      { class: 'govuk-button-group' },
+      h(
+        'button',
+        { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-table', onclick: downloadTable },
+        'Download this table (CSV)',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'govuk-button govuk-button--secondary',
+          id: 'download-csv',
+          onclick: download({ name: 'CSV', accept: 'text/csv', extension: 'csv' }),
+        },
+        'Download all matching rows (CSV)',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'govuk-button govuk-button--secondary',
+          id: 'download-parquet',
+          onclick: download({ name: 'Parquet file', accept: 'application/vnd.apache.parquet', extension: 'parquet' }),
+        },
+        'Download all matching rows (Parquet)',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'govuk-button govuk-button--secondary',
+          id: 'download-arrow',
+          onclick: download({
+            name: 'Arrow stream',
+            accept: 'application/vnd.apache.arrow.stream',
+            extension: 'arrows',
+          }),
+        },
+        'Download all matching rows (Arrow)',
+      ),
+    ),
     status,
-    h('div', { class: 'govuk-form-group' },
+    h(
+      'div',
+      { class: 'govuk-form-group' },
       h('label', { class: 'govuk-label', for: 'permalink' }, 'Link to this query'),
-      h('div', { class: 'govuk-hint', id: 'permalink-hint' }, 'Opening this link shows the same choices, table layout and results.'),
-      permalinkInput));
+      h(
+        'div',
+        { class: 'govuk-hint', id: 'permalink-hint' },
+        'Opening this link shows the same choices, table layout and results.',
+      ),
+      permalinkInput,
+    ),
+  );
 }
 
 /** "Use this query in code": the GET URL, the POST body, curl, R (eesyapi; httr2 and jsonlite) and Python. */
@@ -93,8 +186,18 @@ export function codePanel(view: QueryView): HTMLElement {
   const postUrl = `${location.origin}${queryPath(dataSetId, state)}`;
   const get = getUrl(location.origin, dataSetId, state);
   const input = { origin: location.origin, dataSetId, postUrl, body, dataSetVersion: state.dataSetVersion };
-  return h('div', { class: 'app-code-panel' },
-    h('p', { class: 'govuk-body' }, 'Each returns the first 1,000 matching rows; ask for ', h('code', null, 'page'), ' 2, 3… for more, or send ', h('code', null, 'Accept: text/csv'), ' for every row.'),
+  return h(
+    'div',
+    { class: 'app-code-panel' },
+    h(
+      'p',
+      { class: 'govuk-body' },
+      'Each returns the first 1,000 matching rows; ask for ',
+      h('code', null, 'page'),
+      ' 2, 3… for more, or send ',
+      h('code', null, 'Accept: text/csv'),
+      ' for every row.',
+    ),
     get.url
       ? [codeBlock('GET URL', get.url, 'get-url'), codeBlock('curl (GET)', curlGet(get.url), 'curl-get')]
       : h('div', { class: 'govuk-inset-text' }, `There is no GET URL for this query: ${get.reason}`),
@@ -103,5 +206,6 @@ export function codePanel(view: QueryView): HTMLElement {
     codeBlock('curl (every row as CSV)', curlCsv(input), 'curl-csv'),
     codeBlock('R (eesyapi)', rSnippet(input), 'r'),
     codeBlock('R (httr2 and jsonlite, no eesyapi)', rHttr2Snippet(input), 'r-httr2'),
-    codeBlock('Python (requests)', pythonSnippet(input), 'python'));
+    codeBlock('Python (requests)', pythonSnippet(input), 'python'),
+  );
 }

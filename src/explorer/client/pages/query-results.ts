@@ -22,13 +22,22 @@ export interface ResultsCount {
  * "Show results": the query's first TABLE_ROWS rows as the cross-tab (with its layout and sort controls), then the
  * chart, the downloads and the code. `count` is the live count, shown from these results when `countFromResults`.
  */
-export async function showResults(view: QueryView, results: HTMLElement, count: ResultsCount, focus = true, countFromResults = false): Promise<void> {
+export async function showResults(
+  view: QueryView,
+  results: HTMLElement,
+  count: ResultsCount,
+  focus = true,
+  countFromResults = false,
+): Promise<void> {
   const { dataSetId, meta, state } = view;
   const indicators = shownIndicators(meta, state);
   replace(results, h('p', { class: 'govuk-body' }, 'Loading the results…'));
   let response: QueryResponse;
   try {
-    response = await apiPost<QueryResponse>(queryPath(dataSetId, state), postBody(state, { page: 1, pageSize: TABLE_ROWS }));
+    response = await apiPost<QueryResponse>(
+      queryPath(dataSetId, state),
+      postBody(state, { page: 1, pageSize: TABLE_ROWS }),
+    );
   } catch (error) {
     replace(results, errorSummary(error));
     if (countFromResults) count.update();
@@ -40,13 +49,20 @@ export async function showResults(view: QueryView, results: HTMLElement, count: 
   const heading = h('h2', { class: 'govuk-heading-l', id: 'results-heading', tabindex: '-1' }, 'Results');
   const chartBox = h('div');
   const { drawTable, parts } = tableSection(view, response, indicators);
-  replace(results,
+  replace(
+    results,
     heading,
     h('p', { class: 'govuk-body', 'data-total': String(total) }, `${plural(total, 'row')} match this query.`),
-    (response.warnings ?? []).length ? h('div', { class: 'govuk-inset-text' }, (response.warnings ?? []).map(warningText).join(' ')) : null,
+    (response.warnings ?? []).length
+      ? h('div', { class: 'govuk-inset-text' }, (response.warnings ?? []).map(warningText).join(' '))
+      : null,
     h('h3', { class: 'govuk-heading-m' }, 'Table'),
     total > response.results.length
-      ? h('div', { class: 'govuk-inset-text', 'data-table-truncated': '' }, `The table shows the first ${response.results.length.toLocaleString('en-GB')} of ${total.toLocaleString('en-GB')} rows. Narrow your choices to see them all, or download all matching rows.`)
+      ? h(
+          'div',
+          { class: 'govuk-inset-text', 'data-table-truncated': '' },
+          `The table shows the first ${response.results.length.toLocaleString('en-GB')} of ${total.toLocaleString('en-GB')} rows. Narrow your choices to see them all, or download all matching rows.`,
+        )
       : null,
     ...parts,
     h('h3', { class: 'govuk-heading-m' }, 'Chart'),
@@ -64,12 +80,26 @@ export async function showResults(view: QueryView, results: HTMLElement, count: 
 }
 
 /** The cross-tab with its pager, its layout controls ("Move and reorder table headers") and its sort controls. */
-function tableSection(view: QueryView, response: QueryResponse, indicators: IndicatorMeta[]): { drawTable: (focusId?: string) => void; parts: Child[] } {
+function tableSection(
+  view: QueryView,
+  response: QueryResponse,
+  indicators: IndicatorMeta[],
+): { drawTable: (focusId?: string) => void; parts: Child[] } {
   const { dataSet, meta, state } = view;
-  const tableBox = h('div', { class: 'app-table-scroll', tabindex: '0', role: 'region', 'aria-labelledby': 'crosstab-caption' });
+  const tableBox = h('div', {
+    class: 'app-table-scroll',
+    tabindex: '0',
+    role: 'region',
+    'aria-labelledby': 'crosstab-caption',
+  });
   const pager = h('nav', { class: 'app-crosstab-pager', 'aria-label': 'Table pages' });
   const layoutBox = h('div');
-  const layoutStatus = h('p', { class: 'govuk-body-s app-layout__status', role: 'status', 'aria-live': 'polite', id: 'layout-status' });
+  const layoutStatus = h('p', {
+    class: 'govuk-body-s app-layout__status',
+    role: 'status',
+    'aria-live': 'polite',
+    id: 'layout-status',
+  });
   const sortBox = h('div');
   let sort: CrossTabSort | undefined;
   const drawTable = (focusId?: string) => {
@@ -80,27 +110,47 @@ function tableSection(view: QueryView, response: QueryResponse, indicators: Indi
     const table = (view.table = sort ? sortCrossTab(built, sort) : built);
     performance.measure('explorer:crosstab-pivot', { start: startedAt });
     markSortedColumn(drawCrossTab(tableBox, pager, table, crossTabCaption(dataSet.title, table), startedAt), sort);
-    replace(sortBox, sortControls(table, sort, (next) => {
-      sort = next;
-      drawTable();
-      layoutStatus.textContent = describeSort(view.table!, next);
-      document.getElementById(next.direction === 'ascending' ? 'sort-ascending' : 'sort-descending')?.focus();
-    }));
-    replace(layoutBox, layoutControls(table, (layout, nextFocus) => {
-      state.layout = layout;
-      view.writeUrl();
-      drawTable(nextFocus);
-    }, (text) => (layoutStatus.textContent = text)));
+    replace(
+      sortBox,
+      sortControls(table, sort, (next) => {
+        sort = next;
+        drawTable();
+        layoutStatus.textContent = describeSort(view.table!, next);
+        document.getElementById(next.direction === 'ascending' ? 'sort-ascending' : 'sort-descending')?.focus();
+      }),
+    );
+    replace(
+      layoutBox,
+      layoutControls(
+        table,
+        (layout, nextFocus) => {
+          state.layout = layout;
+          view.writeUrl();
+          drawTable(nextFocus);
+        },
+        (text) => (layoutStatus.textContent = text),
+      ),
+    );
     if (focusId) {
       const button = document.getElementById(focusId) as HTMLButtonElement | null;
       const group = focusId.replace(/^move-(.*)-[a-zA-Z]+$/, '$1');
-      (button && !button.disabled ? button : layoutBox.querySelector<HTMLElement>(`[data-group="${CSS.escape(group)}"] button:not([disabled])`) ?? button)?.focus();
+      (button && !button.disabled
+        ? button
+        : (layoutBox.querySelector<HTMLElement>(`[data-group="${CSS.escape(group)}"] button:not([disabled])`) ?? button)
+      )?.focus();
     }
   };
   const parts: Child[] = [
-    h('details', { class: 'govuk-details app-layout-details' },
-      h('summary', { class: 'govuk-details__summary' }, h('span', { class: 'govuk-details__summary-text' }, 'Move and reorder table headers')),
-      h('div', { class: 'govuk-details__text' }, layoutBox)),
+    h(
+      'details',
+      { class: 'govuk-details app-layout-details' },
+      h(
+        'summary',
+        { class: 'govuk-details__summary' },
+        h('span', { class: 'govuk-details__summary-text' }, 'Move and reorder table headers'),
+      ),
+      h('div', { class: 'govuk-details__text' }, layoutBox),
+    ),
     sortBox,
     layoutStatus,
     tableBox,

@@ -29,7 +29,9 @@ export const SEARCH_INDICATORS_OVER = 10;
 /** The indicators a query shows: the chosen ones, or all when none is chosen (as the API does). */
 export function shownIndicators(meta: Meta, state: QueryState): IndicatorMeta[] {
   if (state.indicators.length === 0) return meta.indicators;
-  return state.indicators.map((id) => meta.indicators.find((i) => i.id === id)).filter((i): i is IndicatorMeta => i !== undefined);
+  return state.indicators
+    .map((id) => meta.indicators.find((i) => i.id === id))
+    .filter((i): i is IndicatorMeta => i !== undefined);
 }
 
 /** Words for the API's warnings. */
@@ -57,4 +59,3 @@ export function chartTotals(meta: Meta, state: QueryState): { filters: Record<st
   }
   return { filters, held };
 }
-

@@ -29,7 +29,11 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
   document.title = `Query: ${dataSet.title} – Explore education statistics data`;
 
   const view: QueryView = {
-    dataSetId, dataSet, meta, state, names: locationLabels(meta),
+    dataSetId,
+    dataSet,
+    meta,
+    state,
+    names: locationLabels(meta),
     // Every choice goes into the URL at once (replaceState), so a reload or a shared link keeps it.
     writeUrl(push = false) {
       const url = `${location.pathname}?${stateToSearch(state)}`;
@@ -39,7 +43,11 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     },
   };
   const count = liveCount(view);
-  const stale = h('p', { class: 'govuk-body-s app-stale', hidden: true, 'data-stale': '' }, 'Your choices have changed: show the results again to update the table and chart.');
+  const stale = h(
+    'p',
+    { class: 'govuk-body-s app-stale', hidden: true, 'data-stale': '' },
+    'Your choices have changed: show the results again to update the table and chart.',
+  );
   let resultsShown = false;
   const steps = builderSteps(view, () => {
     // Only once there are results can they be out of date.
@@ -58,28 +66,71 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     },
   };
 
-  const versionSelect = h('select', { class: 'govuk-select', id: 'version', name: 'dataSetVersion' },
-    versions.filter((v) => v.status === 'Published' || v.status === 'Deprecated').map((v) =>
-      h('option', { value: v.version, selected: v.version === version }, `${v.version}${v.version === dataSet.latestVersion?.version ? ' (latest)' : ''} – ${v.status}`)));
-  const form = h('form', { class: 'app-builder', novalidate: true, onsubmit: (e: Event) => {
-    e.preventDefault();
-    state.page = 1;
-    steps.openStep(undefined);
-    view.writeUrl(true);
-    void showResults(view, results, resultsCount);
-  } },
-    h('div', { class: 'govuk-form-group' },
+  const versionSelect = h(
+    'select',
+    { class: 'govuk-select', id: 'version', name: 'dataSetVersion' },
+    versions
+      .filter((v) => v.status === 'Published' || v.status === 'Deprecated')
+      .map((v) =>
+        h(
+          'option',
+          { value: v.version, selected: v.version === version },
+          `${v.version}${v.version === dataSet.latestVersion?.version ? ' (latest)' : ''} – ${v.status}`,
+        ),
+      ),
+  );
+  const form = h(
+    'form',
+    {
+      class: 'app-builder',
+      novalidate: true,
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        state.page = 1;
+        steps.openStep(undefined);
+        view.writeUrl(true);
+        void showResults(view, results, resultsCount);
+      },
+    },
+    h(
+      'div',
+      { class: 'govuk-form-group' },
       h('label', { class: 'govuk-label govuk-label--s', for: 'version' }, 'Version'),
-      h('div', { class: 'app-version-row' }, versionSelect,
-        h('button', { type: 'button', class: 'govuk-button govuk-button--secondary app-button--small', onclick: () => {
-          location.assign(`/data-sets/${dataSet.id}/query?dataSetVersion=${encodeURIComponent(versionSelect.value)}`);
-        } }, 'Change version'))),
+      h(
+        'div',
+        { class: 'app-version-row' },
+        versionSelect,
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'govuk-button govuk-button--secondary app-button--small',
+            onclick: () => {
+              location.assign(
+                `/data-sets/${dataSet.id}/query?dataSetVersion=${encodeURIComponent(versionSelect.value)}`,
+              );
+            },
+          },
+          'Change version',
+        ),
+      ),
+    ),
     steps.sections,
-    h('div', { class: 'app-sticky-count' }, count.box, stale,
-      h('button', { type: 'submit', class: 'govuk-button govuk-!-margin-bottom-0', 'data-module': 'govuk-button' }, 'Show results')),
+    h(
+      'div',
+      { class: 'app-sticky-count' },
+      count.box,
+      stale,
+      h(
+        'button',
+        { type: 'submit', class: 'govuk-button govuk-!-margin-bottom-0', 'data-module': 'govuk-button' },
+        'Show results',
+      ),
+    ),
   );
 
-  replace(main,
+  replace(
+    main,
     h('a', { href: `/data-sets/${dataSet.id}`, class: 'govuk-back-link' }, 'Back to the data set'),
     h('span', { class: 'govuk-caption-l' }, `${dataSet.title}, version ${version}`),
     h('h1', { class: 'govuk-heading-xl' }, 'Build a query'),

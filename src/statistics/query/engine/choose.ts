@@ -40,7 +40,10 @@ export class StandardEngineChooser implements QueryEngineChooser {
     const storedEngine = stored?.hasIndicators([...sorted, ...shown]) ? this.storedEngine(context, stored) : undefined;
     if (index?.hasIndicators(purpose === 'export' ? [...sorted, ...shown] : sorted)) {
       // A page's values come from the stored columns (or the row table) while the index's values are not in memory.
-      return new RowIndexEngine(index, index.hasIndicators(shown) ? undefined : (storedEngine ?? rowTableValues(context, index)));
+      return new RowIndexEngine(
+        index,
+        index.hasIndicators(shown) ? undefined : (storedEngine ?? rowTableValues(context, index)),
+      );
     }
     if (storedEngine) return storedEngine;
     if (meta.hasRowTable) return new SqlEngine(context);
@@ -54,6 +57,8 @@ export class StandardEngineChooser implements QueryEngineChooser {
 
   private storedEngine(context: EngineContext, stored: StoredColumns): StoredColumnsEngine {
     const rowIndexes = this.rowIndexes!;
-    return new StoredColumnsEngine(context, stored, rowIndexes.storedReadTimeout, (error) => rowIndexes.reportCorrupt(context.db, context.meta, error));
+    return new StoredColumnsEngine(context, stored, rowIndexes.storedReadTimeout, (error) =>
+      rowIndexes.reportCorrupt(context.db, context.meta, error),
+    );
   }
 }

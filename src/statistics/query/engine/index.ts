@@ -5,8 +5,22 @@
  * (src/statistics/storage/).
  */
 export * from './criteria.js';
-export { NUMERIC_TEXT_PATTERN, resolveQuery, type Predicate, type ResolvedQuery, type SortKey, type Warning } from './resolve.js';
-export type { FilterMeta, FilterOptionMeta, IndicatorMeta, LocationMeta, TimePeriodMeta, VersionMeta } from './model.js';
+export {
+  NUMERIC_TEXT_PATTERN,
+  resolveQuery,
+  type Predicate,
+  type ResolvedQuery,
+  type SortKey,
+  type Warning,
+} from './resolve.js';
+export type {
+  FilterMeta,
+  FilterOptionMeta,
+  IndicatorMeta,
+  LocationMeta,
+  TimePeriodMeta,
+  VersionMeta,
+} from './model.js';
 export { timePeriodKey } from './model.js';
 export { loadQueryVersionMeta, ResolvedVersionCache, VersionMetaCache } from './version-meta-cache.js';
 export type { PageRows } from './page-rows.js';
@@ -17,4 +31,11 @@ export { ExportTimeBoundError } from './query-engine.js';
 export { StandardEngineChooser, type EnginePurpose, type QueryEngineChooser } from './choose.js';
 export { RowIndexStore, type RowIndexStoreOptions, type RowIndexStoreStatus } from './index/row-index-store.js';
 export { RowIds, RowIndex, type FacetColumn, type IndicatorColumn, type RowIndexParts } from './index/row-index.js';
-export { CHUNK_BITS, CHUNK_ROWS, dictionaryEncode, IndicatorBuilder, RowIndexBuilder, rowIndexColumns } from './index/row-index-builder.js';
+export {
+  CHUNK_BITS,
+  CHUNK_ROWS,
+  dictionaryEncode,
+  IndicatorBuilder,
+  RowIndexBuilder,
+  rowIndexColumns,
+} from './index/row-index-builder.js';

@@ -31,7 +31,10 @@ function fragmentsOf(meta: VersionMeta, debug: boolean): Fragments {
   const locations = meta.locationLevels.map((level): [string, Map<number, string>] => {
     const map = new Map<number, string>();
     for (const location of meta.locationsByLevel.get(level) ?? []) {
-      map.set(location.id, `${JSON.stringify(level)}:${JSON.stringify(debug ? debugLocation(location) : location.publicId)}`);
+      map.set(
+        location.id,
+        `${JSON.stringify(level)}:${JSON.stringify(debug ? debugLocation(location) : location.publicId)}`,
+      );
     }
     return [locationColumn(level), map];
   });
@@ -39,7 +42,11 @@ function fragmentsOf(meta: VersionMeta, debug: boolean): Fragments {
     const key = JSON.stringify(debug ? `${filter.publicId} :: ${filter.columnName}` : filter.publicId);
     const map = new Map<number, string>();
     for (const option of meta.optionsById.values()) {
-      if (option.filter === filter) map.set(option.id, `${key}:${JSON.stringify(debug ? `${option.publicId} :: ${option.label}` : option.publicId)}`);
+      if (option.filter === filter)
+        map.set(
+          option.id,
+          `${key}:${JSON.stringify(debug ? `${option.publicId} :: ${option.label}` : option.publicId)}`,
+        );
     }
     return [filter.column, map];
   });
@@ -66,7 +73,12 @@ export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page:
     const literalAt = page.jsonTextsOf?.(i.column) ?? ((r: number) => JSON.stringify(textAt(r)));
     return [literalAt, `${JSON.stringify(query.debug ? `${i.publicId} :: ${i.columnName}` : i.publicId)}:`] as const;
   });
-  const paging = { page: query.page, pageSize: query.pageSize, totalResults: total, totalPages: totalPages(total, query.pageSize) };
+  const paging = {
+    page: query.page,
+    pageSize: query.pageSize,
+    totalResults: total,
+    totalPages: totalPages(total, query.pageSize),
+  };
 
   const pieces: Buffer[] = [];
   let text = `{"paging":${JSON.stringify(paging)},"results":[`;

@@ -45,7 +45,10 @@ export class ExportTimeBoundError extends Error {
 }
 
 /** Pages of an engine that holds the matching positions, checked against the time bound and the client between pages. */
-export async function* boundedPages(pages: AsyncIterable<PageRows> | Iterable<PageRows>, options: PagesOptions = {}): AsyncGenerator<PageRows> {
+export async function* boundedPages(
+  pages: AsyncIterable<PageRows> | Iterable<PageRows>,
+  options: PagesOptions = {},
+): AsyncGenerator<PageRows> {
   const deadline = Date.now() + (options.timeoutMs ?? Infinity);
   for await (const page of pages) {
     if (options.signal?.aborted) return;

@@ -1,5 +1,15 @@
 import { ValidationError, type FieldError } from '../../../errors.js';
-import type { ComparatorSet, Criteria, Facets, Located, LocationRef, QueryRequest, SortRequest, TimePeriodComparatorSet, TimePeriodRef } from './criteria.js';
+import type {
+  ComparatorSet,
+  Criteria,
+  Facets,
+  Located,
+  LocationRef,
+  QueryRequest,
+  SortRequest,
+  TimePeriodComparatorSet,
+  TimePeriodRef,
+} from './criteria.js';
 import { locationColumn, type LocationProperty } from '../../standard/geographic-levels.js';
 import { ValidationMessages, WarningMessages } from '../../errors.js';
 import { timePeriodKey, type IndicatorMeta, type LocationMeta, type VersionMeta } from './model.js';
@@ -134,11 +144,15 @@ class Resolver {
   /** One predicate per facet type present, in the order filters, levels, locations, time periods. */
   private facetFragments(facets: Facets): Predicate[] {
     const fragments: Predicate[] = [];
-    if (facets.filters) fragments.push(this.comparators(facets.filters, 'FiltersNotFound', (id) => this.filterOption(id)));
+    if (facets.filters)
+      fragments.push(this.comparators(facets.filters, 'FiltersNotFound', (id) => this.filterOption(id)));
     if (facets.geographicLevels) {
-      fragments.push(this.comparators(facets.geographicLevels, 'GeographicLevelsNotFound', (code) => this.level(code), true));
+      fragments.push(
+        this.comparators(facets.geographicLevels, 'GeographicLevelsNotFound', (code) => this.level(code), true),
+      );
     }
-    if (facets.locations) fragments.push(this.comparators(facets.locations, 'LocationsNotFound', (ref) => this.location(ref)));
+    if (facets.locations)
+      fragments.push(this.comparators(facets.locations, 'LocationsNotFound', (ref) => this.location(ref)));
     if (facets.timePeriods) fragments.push(this.timePeriods(facets.timePeriods));
     return fragments;
   }
@@ -157,7 +171,9 @@ class Resolver {
     if (!this.meta.locationLevels.includes(ref.level)) return [];
     const candidates = this.meta.locationsByLevel.get(ref.level) ?? [];
     // A code may identify several locations of a level; all of them match (as the API documentation describes).
-    return candidates.filter((l) => locationProperty(l, ref.property) === ref.value).map((l) => ({ column, value: l.id }));
+    return candidates
+      .filter((l) => locationProperty(l, ref.property) === ref.value)
+      .map((l) => ({ column, value: l.id }));
   }
 
   private timePeriod(ref: TimePeriodRef) {
@@ -189,7 +205,12 @@ class Resolver {
         parts.push(name === 'eq' ? FALSE : TRUE);
         return;
       }
-      const groups = [...byColumn(found)].map(([column, values]) => ({ kind: 'in' as const, column, values, negated: false }));
+      const groups = [...byColumn(found)].map(([column, values]) => ({
+        kind: 'in' as const,
+        column,
+        values,
+        negated: false,
+      }));
       parts.push(name === 'eq' ? or(groups) : not(or(groups)));
     };
     const list = (items: Located<T>[] | undefined, name: 'in' | 'notIn') => {
@@ -213,7 +234,12 @@ class Resolver {
         parts.push(name === 'in' ? FALSE : TRUE);
         return;
       }
-      const groups = [...byColumn(found)].map(([column, values]) => ({ kind: 'in' as const, column, values, negated: name === 'notIn' }));
+      const groups = [...byColumn(found)].map(([column, values]) => ({
+        kind: 'in' as const,
+        column,
+        values,
+        negated: name === 'notIn',
+      }));
       parts.push(name === 'in' ? or(groups) : and(groups));
     };
     single(set.eq, 'eq');
@@ -268,7 +294,8 @@ export function locationProperty(location: LocationMeta, property: LocationPrope
 function resolveSort(meta: VersionMeta, sort: SortRequest, selected: IndicatorMeta[]): SortKey | undefined {
   const { field, direction } = sort;
   if (field === 'timePeriod') return { column: 'time_period_id', direction, kind: 'integer' };
-  if (field === 'geographicLevel') return { column: 'geographic_level', direction, kind: 'rank', ranks: meta.levelsByLabel };
+  if (field === 'geographicLevel')
+    return { column: 'geographic_level', direction, kind: 'rank', ranks: meta.levelsByLabel };
   const split = field.indexOf('|');
   if (split < 0) return undefined;
   const kind = field.slice(0, split);
@@ -300,7 +327,12 @@ export function resolveQuery(meta: VersionMeta, request: QueryRequest): Resolved
   if (request.indicators) {
     const missing = unique(request.indicators.filter((id) => !meta.indicatorsByPublicId.has(id)));
     if (missing.length > 0) {
-      errors.push({ path: 'indicators', code: 'IndicatorsNotFound', message: ValidationMessages.IndicatorsNotFound, detail: { items: missing } });
+      errors.push({
+        path: 'indicators',
+        code: 'IndicatorsNotFound',
+        message: ValidationMessages.IndicatorsNotFound,
+        detail: { items: missing },
+      });
     }
     const wanted = new Set(request.indicators);
     indicators = meta.indicators.filter((i) => wanted.has(i.publicId));
@@ -314,7 +346,12 @@ export function resolveQuery(meta: VersionMeta, request: QueryRequest): Resolved
     else missingSorts.push(sort.shown);
   }
   if (missingSorts.length > 0) {
-    errors.push({ path: 'sorts', code: 'SortFieldsNotFound', message: ValidationMessages.SortFieldsNotFound, detail: { items: missingSorts } });
+    errors.push({
+      path: 'sorts',
+      code: 'SortFieldsNotFound',
+      message: ValidationMessages.SortFieldsNotFound,
+      detail: { items: missingSorts },
+    });
   }
   if (errors.length > 0) throw new ValidationError(errors);
 

@@ -37,7 +37,8 @@ export function debugLocation(location: LocationMeta): string {
 export function responseWarnings(query: ResolvedQuery, total: number): Warning[] {
   const warnings = [...query.warnings];
   if (query.debug) warnings.push({ code: 'DebugEnabled', message: WarningMessages.DebugEnabled });
-  if (total === 0) warnings.push({ code: 'NoResults', message: WarningMessages.NoResults, path: 'results', detail: { total: 0 } });
+  if (total === 0)
+    warnings.push({ code: 'NoResults', message: WarningMessages.NoResults, path: 'results', detail: { total: 0 } });
   return warnings;
 }
 
@@ -59,7 +60,11 @@ export function csvHeader(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicat
 }
 
 /** The CSV records of a page's rows, with labels instead of ids. */
-export function* csvRecords(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>, page: PageRows): Generator<string[]> {
+export function* csvRecords(
+  meta: VersionMeta,
+  query: Pick<ResolvedQuery, 'indicators'>,
+  page: PageRows,
+): Generator<string[]> {
   const locations = meta.locationLevels.map((level) => page.idsOf(locationColumn(level)));
   const filters = meta.filters.map((filter) => page.idsOf(filter.column));
   const values = query.indicators.map((indicator) => page.textsOf(indicator.column));

@@ -5,7 +5,14 @@ import { findVersionMetaRows } from './meta-repository.js';
 import { GEOGRAPHIC_LEVEL_LABELS } from '../../standard/geographic-levels.js';
 import { timePeriodKey, type FilterMeta, type LocationMeta, type VersionMeta } from './model.js';
 
-export type { FilterMeta, FilterOptionMeta, IndicatorMeta, LocationMeta, TimePeriodMeta, VersionMeta } from './model.js';
+export type {
+  FilterMeta,
+  FilterOptionMeta,
+  IndicatorMeta,
+  LocationMeta,
+  TimePeriodMeta,
+  VersionMeta,
+} from './model.js';
 export { timePeriodKey } from './model.js';
 
 /** Approximate heap bytes of a string (UTF-16) with its object header. */
@@ -21,17 +28,28 @@ export function versionMetaBytes(meta: VersionMeta): number {
   const perObject = 64;
   const perMapEntry = 48;
   let bytes = 1024 + stringBytes(meta.rowsTable);
-  for (const f of meta.filters) bytes += perObject + stringBytes(f.publicId) + stringBytes(f.columnName) + stringBytes(f.label) + stringBytes(f.column);
+  for (const f of meta.filters)
+    bytes +=
+      perObject + stringBytes(f.publicId) + stringBytes(f.columnName) + stringBytes(f.label) + stringBytes(f.column);
   for (const o of meta.optionsById.values()) bytes += perObject + stringBytes(o.publicId) + stringBytes(o.label);
-  for (const i of meta.indicators) bytes += perObject + stringBytes(i.publicId) + stringBytes(i.columnName) + stringBytes(i.label) + stringBytes(i.column);
+  for (const i of meta.indicators)
+    bytes +=
+      perObject + stringBytes(i.publicId) + stringBytes(i.columnName) + stringBytes(i.label) + stringBytes(i.column);
   for (const l of meta.locationsById.values()) {
     bytes += perObject + stringBytes(l.level) + stringBytes(l.label) + stringBytes(l.publicId) + stringBytes(l.code);
     bytes += stringBytes(l.oldCode) + stringBytes(l.urn) + stringBytes(l.laEstab) + stringBytes(l.ukprn);
   }
-  for (const t of meta.timePeriods) bytes += perObject + stringBytes(t.period) + stringBytes(t.code) + stringBytes(timePeriodKey(t.period, t.code));
+  for (const t of meta.timePeriods)
+    bytes += perObject + stringBytes(t.period) + stringBytes(t.code) + stringBytes(timePeriodKey(t.period, t.code));
   const mapEntries =
-    meta.filtersByPublicId.size + meta.optionsByPublicId.size + meta.optionsById.size + meta.indicatorsByPublicId.size +
-    meta.locationsById.size * 2 + meta.timePeriodsById.size + meta.timePeriodIdByKey.size + meta.levels.size;
+    meta.filtersByPublicId.size +
+    meta.optionsByPublicId.size +
+    meta.optionsById.size +
+    meta.indicatorsByPublicId.size +
+    meta.locationsById.size * 2 +
+    meta.timePeriodsById.size +
+    meta.timePeriodIdByKey.size +
+    meta.levels.size;
   return bytes + mapEntries * perMapEntry;
 }
 
@@ -48,7 +66,10 @@ export class VersionMetaCache {
   private readonly entries: LRUCache<string, VersionMeta>;
 
   constructor(maxBytes = VERSION_META_CACHE_BYTES) {
-    this.entries = new LRUCache<string, VersionMeta>({ maxSize: maxBytes, sizeCalculation: (meta) => Math.max(1, versionMetaBytes(meta)) });
+    this.entries = new LRUCache<string, VersionMeta>({
+      maxSize: maxBytes,
+      sizeCalculation: (meta) => Math.max(1, versionMetaBytes(meta)),
+    });
   }
 
   /** Bytes held (approximate). */
@@ -78,7 +99,10 @@ export class VersionMetaCache {
 export class ResolvedVersionCache<V extends object> {
   private readonly entries: LRUCache<string, V>;
 
-  constructor(private readonly ttlMs: number, maxBytes = 8 * 1024 * 1024) {
+  constructor(
+    private readonly ttlMs: number,
+    maxBytes = 8 * 1024 * 1024,
+  ) {
     this.entries = new LRUCache<string, V>({
       maxSize: maxBytes,
       ttl: Math.max(1, ttlMs),
@@ -118,12 +142,22 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
   const filterById = new Map<number, FilterMeta>();
   const filters = filterRows
     .map((f) => {
-      const meta: FilterMeta = { publicId: f.public_id, columnName: f.column_name, label: f.label, column: `f${f.ordinal}` };
+      const meta: FilterMeta = {
+        publicId: f.public_id,
+        columnName: f.column_name,
+        label: f.label,
+        column: `f${f.ordinal}`,
+      };
       filterById.set(f.id, meta);
       return meta;
     })
     .sort((a, b) => compareOrdinal(a.columnName, b.columnName));
-  const options = optionRows.map((o) => ({ id: o.id, publicId: o.public_id, label: o.label, filter: filterById.get(o.filter_id)! }));
+  const options = optionRows.map((o) => ({
+    id: o.id,
+    publicId: o.public_id,
+    label: o.label,
+    filter: filterById.get(o.filter_id)!,
+  }));
   const indicators = indicatorRows
     .map((i) => ({ publicId: i.public_id, columnName: i.column_name, label: i.label, column: `i${i.ordinal}` }))
     .sort((a, b) => compareOrdinal(a.columnName, b.columnName));
@@ -166,6 +200,8 @@ export async function loadQueryVersionMeta(db: Executor, versionId: number, rows
     timePeriods: timePeriodRows,
     timePeriodsById: new Map(timePeriodRows.map((t) => [t.id, t])),
     timePeriodIdByKey: new Map(timePeriodRows.map((t) => [timePeriodKey(t.period, t.code), t.id])),
-    levelsByLabel: Object.keys(GEOGRAPHIC_LEVEL_LABELS).sort((a, b) => compareOrdinal(GEOGRAPHIC_LEVEL_LABELS[a]!, GEOGRAPHIC_LEVEL_LABELS[b]!)),
+    levelsByLabel: Object.keys(GEOGRAPHIC_LEVEL_LABELS).sort((a, b) =>
+      compareOrdinal(GEOGRAPHIC_LEVEL_LABELS[a]!, GEOGRAPHIC_LEVEL_LABELS[b]!),
+    ),
   };
 }

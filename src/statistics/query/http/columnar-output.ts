@@ -53,7 +53,6 @@ export const BATCH_ROWS = 16384;
 /** Rows per Parquet row group: the writer holds one row group's encoded pages until it is complete. */
 const ROW_GROUP_ROWS = 65536;
 
-
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
 /** A text column dictionary-encoded: per row an index into the dictionary (or null). */
@@ -172,9 +171,18 @@ export class ColumnarBatches {
     const periods = meta.timePeriods;
     const periodAt = positions(periods, (t) => t.id);
     const timeColumns = [
-      dictionary('time_period', periods.map((t) => t.period)),
-      dictionary('time_period_code', periods.map((t) => t.code)),
-      dictionary('time_identifier', periods.map((t) => timeIdentifier(t.code)?.label ?? t.code)),
+      dictionary(
+        'time_period',
+        periods.map((t) => t.period),
+      ),
+      dictionary(
+        'time_period_code',
+        periods.map((t) => t.code),
+      ),
+      dictionary(
+        'time_identifier',
+        periods.map((t) => timeIdentifier(t.code)?.label ?? t.code),
+      ),
     ];
     this.write.push((page) => (r, row) => {
       const index = periodAt.get(page.timePeriodId(r)) ?? -1;
@@ -183,7 +191,13 @@ export class ColumnarBatches {
 
     const levels = [...meta.levels].sort();
     const levelAt = positions(levels, (code) => code);
-    const levelColumns = [dictionary('geographic_level', levels), dictionary('geographic_level_name', levels.map((l) => GEOGRAPHIC_LEVEL_LABELS[l] ?? l))];
+    const levelColumns = [
+      dictionary('geographic_level', levels),
+      dictionary(
+        'geographic_level_name',
+        levels.map((l) => GEOGRAPHIC_LEVEL_LABELS[l] ?? l),
+      ),
+    ];
     this.write.push((page) => (r, row) => {
       const index = levelAt.get(page.levelCode(r)) ?? -1;
       for (const column of levelColumns) column.set(row, index);
@@ -194,9 +208,17 @@ export class ColumnarBatches {
       const locationAt = positions(locations, (l) => l.id);
       const prefix = level.toLowerCase();
       const columns = [
-        dictionary(`${prefix}_id`, locations.map((l) => l.publicId), { level }),
+        dictionary(
+          `${prefix}_id`,
+          locations.map((l) => l.publicId),
+          { level },
+        ),
         dictionary(`${prefix}_code`, locations.map(locationCode), { level }),
-        dictionary(`${prefix}_name`, locations.map((l) => l.label), { level }),
+        dictionary(
+          `${prefix}_name`,
+          locations.map((l) => l.label),
+          { level },
+        ),
       ];
       const column = locationColumn(level);
       this.write.push((page) => {
@@ -211,7 +233,11 @@ export class ColumnarBatches {
     for (const filter of meta.filters) {
       const options = [...meta.optionsById.values()].filter((o) => o.filter === filter);
       const optionAt = positions(options, (o) => o.id);
-      const column = dictionary(filter.columnName, options.map((o) => o.label), { id: filter.publicId, label: filter.label });
+      const column = dictionary(
+        filter.columnName,
+        options.map((o) => o.label),
+        { id: filter.publicId, label: filter.label },
+      );
       this.write.push((page) => {
         const idAt = page.idsOf(filter.column);
         return (r, row) => column.set(row, optionAt.get(idAt(r)) ?? -1);
@@ -246,7 +272,10 @@ export class ColumnarBatches {
     const length = this.length;
     this.length = 0;
     const children = this.take.flatMap((take) => take(length));
-    return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields as Array<Field<DataType>>), length, children }));
+    return new RecordBatch(
+      this.schema,
+      makeData({ type: new Struct(this.schema.fields as Array<Field<DataType>>), length, children }),
+    );
   }
 }
 
@@ -272,7 +301,10 @@ async function responseReady(response: ServerResponse): Promise<void> {
 
 /** Every batch of a query's matching rows, each page read once the response has room for more. */
 async function* queryBatches(
-  batches: ColumnarBatches, pages: AsyncIterable<PageRows>, ready: () => Promise<void>, onRows: (rows: number) => void,
+  batches: ColumnarBatches,
+  pages: AsyncIterable<PageRows>,
+  ready: () => Promise<void>,
+  onRows: (rows: number) => void,
 ): AsyncGenerator<RecordBatch> {
   let rows = 0;
   for await (const page of pages) {
@@ -308,11 +340,17 @@ function arrowStream(schema: Schema, batches: AsyncIterable<RecordBatch>): Reada
 
 /** A batch of no rows: what the stream of a query without results holds, so that its columns are still known. */
 function emptyBatch(schema: Schema): RecordBatch {
-  const children: Array<Data<DataType>> = schema.fields.map((f): Data<DataType> =>
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-return -- apache-arrow types vectorFromArray's data as Data<any>
-    f.type instanceof Dictionary ? makeData({ type: f.type, length: 0, dictionary: vectorFromArray([], new Utf8()) }) : vectorFromArray([], f.type).data[0]!,
+  const children: Array<Data<DataType>> = schema.fields.map(
+    (f): Data<DataType> =>
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-return -- apache-arrow types vectorFromArray's data as Data<any>
+      f.type instanceof Dictionary
+        ? makeData({ type: f.type, length: 0, dictionary: vectorFromArray([], new Utf8()) })
+        : vectorFromArray([], f.type).data[0]!,
   );
-  return new RecordBatch(schema, makeData({ type: new Struct(schema.fields as Array<Field<DataType>>), length: 0, children }));
+  return new RecordBatch(
+    schema,
+    makeData({ type: new Struct(schema.fields as Array<Field<DataType>>), length: 0, children }),
+  );
 }
 
 type ParquetWasm = typeof import('parquet-wasm');
@@ -373,14 +411,21 @@ async function parquetStream(schema: Schema, batches: AsyncIterable<RecordBatch>
  * the response, so the client sees an incomplete transfer, never a file that looks complete.
  */
 export async function streamQueryColumnar(
-  reply: FastifyReply, format: ColumnarFormat, exportRows: (options: QueryExportOptions) => Promise<QueryExport>,
+  reply: FastifyReply,
+  format: ColumnarFormat,
+  exportRows: (options: QueryExportOptions) => Promise<QueryExport>,
 ): Promise<FastifyReply> {
   const limits = reply.server.streaming;
   const signal = holdExportSlot(reply);
   let rows = 0;
   const { meta, query, pages } = await exportRows({ timeoutMs: limits?.queryCsvTimeoutMs, signal });
   const batches = new ColumnarBatches(meta, query);
-  const source = queryBatches(batches, pages, () => responseReady(reply.raw), (n) => (rows = n));
+  const source = queryBatches(
+    batches,
+    pages,
+    () => responseReady(reply.raw),
+    (n) => (rows = n),
+  );
   // The slot is released when the response closes, whether this throws (a 500 then) or not.
   const body = format === 'parquet' ? await parquetStream(batches.schema, source) : arrowStream(batches.schema, source);
   const name = format === 'parquet' ? 'Parquet' : 'Arrow';
@@ -388,8 +433,14 @@ export async function streamQueryColumnar(
     if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' || reply.raw.destroyed) {
       reply.log.info({ rows }, `${name} query export abandoned by the client`);
     } else {
-      const reason = error.code === '57014' ? `stopped by its time bound (QUERY_CSV_TIMEOUT_MS=${limits?.queryCsvTimeoutMs} ms)` : 'failed';
-      reply.log.error({ err: error, rows }, `${name} query export ${reason} after ${rows} rows; the response is cut off`);
+      const reason =
+        error.code === '57014'
+          ? `stopped by its time bound (QUERY_CSV_TIMEOUT_MS=${limits?.queryCsvTimeoutMs} ms)`
+          : 'failed';
+      reply.log.error(
+        { err: error, rows },
+        `${name} query export ${reason} after ${rows} rows; the response is cut off`,
+      );
     }
   });
   reply.header('content-type', format === 'parquet' ? PARQUET_MEDIA_TYPE : ARROW_STREAM_MEDIA_TYPE);

@@ -17,7 +17,9 @@ const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const LABELS_DESCRIPTION =
   'With `true`, the response adds `labels`: the label of every id in the page (results unchanged). Ignored for CSV, Parquet and Arrow, which hold labels.';
 
-const GeographicLevelCode = Type.String({ description: `A geographic level code: ${GEOGRAPHIC_LEVEL_CODES.join(', ')}.` });
+const GeographicLevelCode = Type.String({
+  description: `A geographic level code: ${GEOGRAPHIC_LEVEL_CODES.join(', ')}.`,
+});
 
 export const DataSetQueryLocation = Type.Object(
   {
@@ -29,7 +31,11 @@ export const DataSetQueryLocation = Type.Object(
     laEstab: Type.Optional(Type.String({ description: 'SCH only: the LA establishment number.' })),
     ukprn: Type.Optional(Type.String({ description: 'PROV only: the provider UKPRN.' })),
   },
-  { $id: 'DataSetQueryLocation', additionalProperties: false, description: 'A location by its level and one identifying property.' },
+  {
+    $id: 'DataSetQueryLocation',
+    additionalProperties: false,
+    description: 'A location by its level and one identifying property.',
+  },
 );
 
 export const DataSetQueryTimePeriod = Type.Object(
@@ -47,7 +53,12 @@ function comparators<T extends TSchema>(item: T, ordered: boolean, description: 
     in: Type.Optional(nullable(Type.Array(item))),
     notIn: Type.Optional(nullable(Type.Array(item))),
   };
-  const order = { gt: Type.Optional(nullable(item)), gte: Type.Optional(nullable(item)), lt: Type.Optional(nullable(item)), lte: Type.Optional(nullable(item)) };
+  const order = {
+    gt: Type.Optional(nullable(item)),
+    gte: Type.Optional(nullable(item)),
+    lt: Type.Optional(nullable(item)),
+    lte: Type.Optional(nullable(item)),
+  };
   return Type.Object(ordered ? { ...equality, ...order } : equality, { additionalProperties: false, description });
 }
 
@@ -58,7 +69,11 @@ export const DataSetQueryCriteriaFacets = Type.Object(
     locations: Type.Optional(nullable(comparators(ref(DataSetQueryLocation), false, 'Locations.'))),
     timePeriods: Type.Optional(nullable(comparators(ref(DataSetQueryTimePeriod), true, 'Time periods.'))),
   },
-  { $id: 'DataSetQueryCriteriaFacets', additionalProperties: false, description: 'Conditions on the facets, all of which must hold.' },
+  {
+    $id: 'DataSetQueryCriteriaFacets',
+    additionalProperties: false,
+    description: 'Conditions on the facets, all of which must hold.',
+  },
 );
 
 const CRITERIA_ID = 'DataSetQueryCriteria';
@@ -66,17 +81,29 @@ const criteriaRef = Type.Ref(CRITERIA_ID);
 
 export const DataSetQueryCriteria = Type.Union(
   [
-    Type.Object({ and: Type.Array(criteriaRef, { minItems: 1 }) }, { additionalProperties: false, description: 'Every condition holds.' }),
-    Type.Object({ or: Type.Array(criteriaRef, { minItems: 1 }) }, { additionalProperties: false, description: 'At least one condition holds.' }),
+    Type.Object(
+      { and: Type.Array(criteriaRef, { minItems: 1 }) },
+      { additionalProperties: false, description: 'Every condition holds.' },
+    ),
+    Type.Object(
+      { or: Type.Array(criteriaRef, { minItems: 1 }) },
+      { additionalProperties: false, description: 'At least one condition holds.' },
+    ),
     Type.Object({ not: criteriaRef }, { additionalProperties: false, description: 'The condition does not hold.' }),
     ref(DataSetQueryCriteriaFacets),
   ],
-  { $id: CRITERIA_ID, description: 'Criteria: `and`, `or`, `not` (nested at most 32 deep, 1,000 conditions in all) or facets.' },
+  {
+    $id: CRITERIA_ID,
+    description: 'Criteria: `and`, `or`, `not` (nested at most 32 deep, 1,000 conditions in all) or facets.',
+  },
 );
 
 export const DataSetQuerySort = Type.Object(
   {
-    field: Type.String({ description: '`timePeriod`, `geographicLevel`, `location|{level}`, `filter|{filterId}` or `indicator|{indicatorId}`.' }),
+    field: Type.String({
+      description:
+        '`timePeriod`, `geographicLevel`, `location|{level}`, `filter|{filterId}` or `indicator|{indicatorId}`.',
+    }),
     direction: Type.Union([Type.Literal('Asc'), Type.Literal('Desc')]),
   },
   { $id: 'DataSetQuerySort', additionalProperties: false },
@@ -85,7 +112,9 @@ export const DataSetQuerySort = Type.Object(
 export const DataSetQueryRequest = Type.Object(
   {
     criteria: Type.Optional(nullable(Type.Ref(CRITERIA_ID))),
-    indicators: Type.Optional(nullable(Type.Array(nullable(Type.String()), { description: 'Indicator ids; all indicators when absent.' }))),
+    indicators: Type.Optional(
+      nullable(Type.Array(nullable(Type.String()), { description: 'Indicator ids; all indicators when absent.' })),
+    ),
     sorts: Type.Optional(nullable(Type.Array(ref(DataSetQuerySort)))),
     debug: Type.Optional(nullable(Type.Boolean({ description: 'Labels instead of ids in the results.' }))),
     labels: Type.Optional(nullable(Type.Boolean({ description: LABELS_DESCRIPTION }))),
@@ -109,7 +138,14 @@ export function dataSetQueryParameters() {
     [`${name}.notEq`]: one(itemDescription),
     [`${name}.in`]: list(`${itemDescription} (a list)`),
     [`${name}.notIn`]: list(`${itemDescription} (a list)`),
-    ...(ordered ? { [`${name}.gt`]: one(itemDescription), [`${name}.gte`]: one(itemDescription), [`${name}.lt`]: one(itemDescription), [`${name}.lte`]: one(itemDescription) } : {}),
+    ...(ordered
+      ? {
+          [`${name}.gt`]: one(itemDescription),
+          [`${name}.gte`]: one(itemDescription),
+          [`${name}.lt`]: one(itemDescription),
+          [`${name}.lte`]: one(itemDescription),
+        }
+      : {}),
   });
   return Type.Object(
     {
@@ -140,7 +176,9 @@ export const DataSetQueryResult = Type.Object(
     geographicLevel: Type.String({ description: 'The geographic level code of the row.' }),
     locations: Type.Record(Type.String(), Type.String(), { description: 'Location id by geographic level code.' }),
     filters: Type.Record(Type.String(), Type.String(), { description: 'Filter option id by filter id.' }),
-    values: Type.Record(Type.String(), Type.String(), { description: 'Value by indicator id (as text, as in the file).' }),
+    values: Type.Record(Type.String(), Type.String(), {
+      description: 'Value by indicator id (as text, as in the file).',
+    }),
   },
   { $id: 'DataSetQueryResultViewModel', additionalProperties: false },
 );
@@ -166,7 +204,11 @@ export const DataSetQueryLabels = Type.Object(
     filterOptions: labelsById('Label by filter option id.'),
     indicators: labelsById('Label by indicator id.'),
   },
-  { $id: 'DataSetQueryLabelsViewModel', additionalProperties: false, description: 'The labels of every id in the page (only with `labels`).' },
+  {
+    $id: 'DataSetQueryLabelsViewModel',
+    additionalProperties: false,
+    description: 'The labels of every id in the page (only with `labels`).',
+  },
 );
 
 export const DataSetQueryPaginatedList = Type.Object(

@@ -13,12 +13,19 @@ import type { FastifyReply } from 'fastify';
 import { holdExportSlot } from '../../../plugins/streaming.js';
 import type { QueryCsv, QueryCsvOptions } from '../service.js';
 
-export async function sendQueryCsv(reply: FastifyReply, exportRows: (options: QueryCsvOptions) => Promise<QueryCsv>): Promise<FastifyReply> {
+export async function sendQueryCsv(
+  reply: FastifyReply,
+  exportRows: (options: QueryCsvOptions) => Promise<QueryCsv>,
+): Promise<FastifyReply> {
   const limits = reply.server.streaming;
   // Aborted once the client has gone (the slot goes back then, whenever that is).
   const gone = holdExportSlot(reply);
   let rows = 0;
-  const { header, records } = await exportRows({ timeoutMs: limits?.queryCsvTimeoutMs, onRows: (n) => (rows = n), signal: gone });
+  const { header, records } = await exportRows({
+    timeoutMs: limits?.queryCsvTimeoutMs,
+    onRows: (n) => (rows = n),
+    signal: gone,
+  });
   const csv = stringify({ header: true, columns: header });
   reply.header('content-type', 'text/csv; charset=utf-8');
   reply.header('content-disposition', 'attachment; filename="query.csv"');
@@ -27,7 +34,10 @@ export async function sendQueryCsv(reply: FastifyReply, exportRows: (options: Qu
     if (code === 'ERR_STREAM_PREMATURE_CLOSE' || reply.raw.destroyed) {
       reply.log.info({ rows }, 'CSV query export abandoned by the client');
     } else {
-      const reason = code === '57014' ? `stopped by its time bound (QUERY_CSV_TIMEOUT_MS=${limits?.queryCsvTimeoutMs} ms)` : 'failed';
+      const reason =
+        code === '57014'
+          ? `stopped by its time bound (QUERY_CSV_TIMEOUT_MS=${limits?.queryCsvTimeoutMs} ms)`
+          : 'failed';
       reply.log.error({ err: error, rows }, `CSV query export ${reason} after ${rows} rows; the response is cut off`);
     }
     csv.destroy(error as Error);

@@ -109,7 +109,10 @@ function listValues({ lists }: BoundKeys, name: string): Array<string | null> | 
 }
 
 /** `page`, `pageSize`, `debug` and `labels`: integers and booleans that do not parse are binding problems. */
-function bindScalars({ scalars }: BoundKeys, binding: Problems): { page: number; pageSize: number; debug: boolean; labels: boolean } {
+function bindScalars(
+  { scalars }: BoundKeys,
+  binding: Problems,
+): { page: number; pageSize: number; debug: boolean; labels: boolean } {
   const parseInteger = (name: string, fallback: number): number => {
     const value = scalars.get(name);
     if (value === undefined || value === '') return fallback;
@@ -219,7 +222,12 @@ function isDefined<T>(value: T | undefined | null): value is T {
   return value !== undefined && value !== null;
 }
 
-function parseFacetValue(problems: Problems, facet: FacetName, path: string, value: string | null): Located<unknown> | undefined {
+function parseFacetValue(
+  problems: Problems,
+  facet: FacetName,
+  path: string,
+  value: string | null,
+): Located<unknown> | undefined {
   switch (facet) {
     case 'filters':
       checkId(problems, path, value, FILTER_OPTION_MAX_LENGTH);
@@ -238,7 +246,11 @@ function parseFacetValue(problems: Problems, facet: FacetName, path: string, val
 }
 
 /** `{level}|{property}|{value}`, validated stage by stage, stopping at the first failure. */
-export function parseLocationString(problems: Problems, path: string, value: string | null): Located<LocationRef> | undefined {
+export function parseLocationString(
+  problems: Problems,
+  path: string,
+  value: string | null,
+): Located<LocationRef> | undefined {
   if (isBlank(value)) {
     problems.notEmpty(path, value);
     return undefined;
@@ -260,30 +272,45 @@ export function parseLocationString(problems: Problems, path: string, value: str
   }
   const maxLength = LOCATION_PROPERTY_MAX_LENGTH[property as LocationProperty];
   if (identifier.trim() === '') {
-    problems.custom(path, 'LocationValueNotEmpty', `Must be a location with '${property}' that is not empty.`, { property, value: identifier });
+    problems.custom(path, 'LocationValueNotEmpty', `Must be a location with '${property}' that is not empty.`, {
+      property,
+      value: identifier,
+    });
     return undefined;
   }
   if (identifier.length > maxLength) {
-    problems.custom(path, 'LocationValueMaxLength', `Must be a location with '${property}' that is ${maxLength} characters or fewer.`, {
-      property,
-      maxLength,
-      totalLength: identifier.length,
-      value: identifier,
-    });
+    problems.custom(
+      path,
+      'LocationValueMaxLength',
+      `Must be a location with '${property}' that is ${maxLength} characters or fewer.`,
+      {
+        property,
+        maxLength,
+        totalLength: identifier.length,
+        value: identifier,
+      },
+    );
     return undefined;
   }
   return { value: { level, property: property as LocationProperty, value: identifier }, shown: text };
 }
 
 /** `{period}|{code}`. */
-export function parseTimePeriodString(problems: Problems, path: string, value: string | null): Located<TimePeriodRef> | undefined {
+export function parseTimePeriodString(
+  problems: Problems,
+  path: string,
+  value: string | null,
+): Located<TimePeriodRef> | undefined {
   if (isBlank(value)) {
     problems.notEmpty(path, value);
     return undefined;
   }
   const text = value!;
   if (!/^[^|]*\|[^|]*$/.test(text)) {
-    problems.custom(path, 'TimePeriodFormat', ValidationMessages.TimePeriodFormat, { value: text, expectedFormat: '{period}|{code}' });
+    problems.custom(path, 'TimePeriodFormat', ValidationMessages.TimePeriodFormat, {
+      value: text,
+      expectedFormat: '{period}|{code}',
+    });
     return undefined;
   }
   const [period, code] = text.split('|') as [string, string];
@@ -291,7 +318,10 @@ export function parseTimePeriodString(problems: Problems, path: string, value: s
   if (problem) {
     const { code: errorCode, ...rest } = problem;
     // The detail's value is the part that failed (the code or the period), as the reference's validator reports it.
-    problems.custom(path, errorCode, ValidationMessages[errorCode], { ...rest, value: problem.property === 'code' ? code : period });
+    problems.custom(path, errorCode, ValidationMessages[errorCode], {
+      ...rest,
+      value: problem.property === 'code' ? code : period,
+    });
     return undefined;
   }
   return { value: { period: normaliseTimePeriod(period, code), code }, shown: text };
@@ -316,12 +346,17 @@ function parseSort(problems: Problems, path: string, value: string | null): Sort
     problems.add(path, 'SortFieldNotEmpty', { property: 'field', value: field });
     valid = false;
   } else if (field.length > SORT_FIELD_MAX_LENGTH) {
-    problems.custom(path, 'SortFieldMaxLength', `Must be a sort with a field that is ${SORT_FIELD_MAX_LENGTH} characters or fewer.`, {
-      property: 'field',
-      maxLength: SORT_FIELD_MAX_LENGTH,
-      totalLength: field.length,
-      value: field,
-    });
+    problems.custom(
+      path,
+      'SortFieldMaxLength',
+      `Must be a sort with a field that is ${SORT_FIELD_MAX_LENGTH} characters or fewer.`,
+      {
+        property: 'field',
+        maxLength: SORT_FIELD_MAX_LENGTH,
+        totalLength: field.length,
+        value: field,
+      },
+    );
     valid = false;
   }
   if (direction !== 'Asc' && direction !== 'Desc') {

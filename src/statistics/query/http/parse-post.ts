@@ -11,8 +11,21 @@ import {
   type SortRequest,
   type TimePeriodRef,
 } from '../engine/index.js';
-import { isGeographicLevel, LOCATION_PROPERTY_MAX_LENGTH, type LocationProperty } from '../../standard/geographic-levels.js';
-import { checkId, checkPaging, FILTER_OPTION_MAX_LENGTH, INDICATOR_MAX_LENGTH, isBlank, Problems, SORT_DIRECTIONS, SORT_FIELD_MAX_LENGTH } from './problems.js';
+import {
+  isGeographicLevel,
+  LOCATION_PROPERTY_MAX_LENGTH,
+  type LocationProperty,
+} from '../../standard/geographic-levels.js';
+import {
+  checkId,
+  checkPaging,
+  FILTER_OPTION_MAX_LENGTH,
+  INDICATOR_MAX_LENGTH,
+  isBlank,
+  Problems,
+  SORT_DIRECTIONS,
+  SORT_FIELD_MAX_LENGTH,
+} from './problems.js';
 import { normaliseTimePeriod, validateTimePeriod } from '../../standard/time-periods.js';
 import { ValidationMessages } from '../../errors.js';
 
@@ -30,9 +43,38 @@ function join(path: string, member: string): string {
 /** Every member name of a query body, by its lower-case form. */
 const MEMBER_BY_LOWER_NAME = new Map(
   [
-    'criteria', 'indicators', 'sorts', 'debug', 'labels', 'page', 'pageSize', 'and', 'or', 'not',
-    'filters', 'geographicLevels', 'locations', 'timePeriods', 'eq', 'notEq', 'in', 'notIn', 'gt', 'gte', 'lt', 'lte',
-    'field', 'direction', 'level', 'id', 'code', 'oldCode', 'urn', 'laEstab', 'ukprn', 'period',
+    'criteria',
+    'indicators',
+    'sorts',
+    'debug',
+    'labels',
+    'page',
+    'pageSize',
+    'and',
+    'or',
+    'not',
+    'filters',
+    'geographicLevels',
+    'locations',
+    'timePeriods',
+    'eq',
+    'notEq',
+    'in',
+    'notIn',
+    'gt',
+    'gte',
+    'lt',
+    'lte',
+    'field',
+    'direction',
+    'level',
+    'id',
+    'code',
+    'oldCode',
+    'urn',
+    'laEstab',
+    'ukprn',
+    'period',
   ].map((name) => [name.toLowerCase(), name]),
 );
 
@@ -87,7 +129,15 @@ export function parsePostQuery(body: unknown): { query: QueryRequest; labels: bo
   const request: QueryRequest = { debug: false, page: 1, pageSize: DEFAULT_PAGE_SIZE };
   let labels = false;
   if (body === null || body === undefined) return { query: request, labels };
-  if (!isObject(body)) throw new ValidationError([{ path: '', code: 'InvalidValue', message: 'Must be a valid value. Check that the type and format are correct.', detail: { value: null } }]);
+  if (!isObject(body))
+    throw new ValidationError([
+      {
+        path: '',
+        code: 'InvalidValue',
+        message: 'Must be a valid value. Check that the type and format are correct.',
+        detail: { value: null },
+      },
+    ]);
 
   const parser = new CriteriaParser(binding, problems);
   for (const [key, member] of Object.entries(body)) {
@@ -128,7 +178,8 @@ export function parsePostQuery(body: unknown): { query: QueryRequest; labels: bo
       case 'page':
       case 'pageSize':
         if (value === null) break;
-        if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > 2147483647) binding.add(key, 'InvalidValue');
+        if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > 2147483647)
+          binding.add(key, 'InvalidValue');
         else request[key] = value;
         break;
       default:
@@ -137,10 +188,15 @@ export function parsePostQuery(body: unknown): { query: QueryRequest; labels: bo
   }
   if (binding.any) throw binding.error();
   if (parser.conditions > MAX_CRITERIA_CONDITIONS) {
-    problems.custom('criteria', 'CriteriaMaxConditions', ValidationMessages.criteriaMaxConditions(MAX_CRITERIA_CONDITIONS), {
-      maxConditions: MAX_CRITERIA_CONDITIONS,
-      conditions: parser.conditions,
-    });
+    problems.custom(
+      'criteria',
+      'CriteriaMaxConditions',
+      ValidationMessages.criteriaMaxConditions(MAX_CRITERIA_CONDITIONS),
+      {
+        maxConditions: MAX_CRITERIA_CONDITIONS,
+        conditions: parser.conditions,
+      },
+    );
   }
   checkPaging(problems, request.page, request.pageSize);
   if (problems.any) throw problems.error();
@@ -164,7 +220,8 @@ function parseSorts(binding: Problems, problems: Problems, value: Json): SortReq
       binding.add(path, 'InvalidValue');
       return;
     }
-    for (const key of Object.keys(item)) if (key !== 'field' && key !== 'direction') binding.add(`${path}.${key}`, 'UnknownField');
+    for (const key of Object.keys(item))
+      if (key !== 'field' && key !== 'direction') binding.add(`${path}.${key}`, 'UnknownField');
     const { field, direction } = item;
     if (typeof field !== 'string') binding.add(`${path}.field`, 'InvalidValue');
     if (typeof direction !== 'string') binding.add(`${path}.direction`, 'InvalidValue');
@@ -202,7 +259,9 @@ class CriteriaParser {
   criteria(value: Json, path: string, depth: number): Criteria | undefined {
     if (depth > MAX_CRITERIA_DEPTH) {
       if (!this.depthReported) {
-        this.problems.custom(path, 'CriteriaMaxDepth', ValidationMessages.criteriaMaxDepth(MAX_CRITERIA_DEPTH), { maxDepth: MAX_CRITERIA_DEPTH });
+        this.problems.custom(path, 'CriteriaMaxDepth', ValidationMessages.criteriaMaxDepth(MAX_CRITERIA_DEPTH), {
+          maxDepth: MAX_CRITERIA_DEPTH,
+        });
       }
       this.depthReported = true;
       return undefined;
@@ -256,13 +315,27 @@ class CriteriaParser {
   private facets(value: JsonObject, path: string): Facets {
     this.unknownMembers(value, ['filters', 'geographicLevels', 'locations', 'timePeriods'], path);
     const facets: Facets = {};
-    const filters = this.comparators(value.filters, join(path, 'filters'), FACET_COMPARATORS, (item, p) => this.filterOption(item, p));
+    const filters = this.comparators(value.filters, join(path, 'filters'), FACET_COMPARATORS, (item, p) =>
+      this.filterOption(item, p),
+    );
     if (filters) facets.filters = filters;
-    const levels = this.comparators(value.geographicLevels, join(path, 'geographicLevels'), FACET_COMPARATORS, (item, p) => this.level(item, p));
+    const levels = this.comparators(
+      value.geographicLevels,
+      join(path, 'geographicLevels'),
+      FACET_COMPARATORS,
+      (item, p) => this.level(item, p),
+    );
     if (levels) facets.geographicLevels = levels;
-    const locations = this.comparators(value.locations, join(path, 'locations'), FACET_COMPARATORS, (item, p) => this.location(item, p));
+    const locations = this.comparators(value.locations, join(path, 'locations'), FACET_COMPARATORS, (item, p) =>
+      this.location(item, p),
+    );
     if (locations) facets.locations = locations;
-    const timePeriods = this.comparators(value.timePeriods, join(path, 'timePeriods'), TIME_PERIOD_COMPARATORS, (item, p) => this.timePeriod(item, p));
+    const timePeriods = this.comparators(
+      value.timePeriods,
+      join(path, 'timePeriods'),
+      TIME_PERIOD_COMPARATORS,
+      (item, p) => this.timePeriod(item, p),
+    );
     if (timePeriods) facets.timePeriods = timePeriods;
     return facets;
   }
@@ -355,7 +428,9 @@ class CriteriaParser {
       this.problems.allowedLevel(`${path}.level`, level);
       valid = false;
     }
-    return valid ? { value: { level, property, value: identifier }, shown: { level, [property]: identifier } } : undefined;
+    return valid
+      ? { value: { level, property, value: identifier }, shown: { level, [property]: identifier } }
+      : undefined;
   }
 
   private timePeriod(value: Json, path: string): Located<TimePeriodRef> | undefined {

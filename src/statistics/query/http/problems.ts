@@ -67,7 +67,14 @@ export function checkId(problems: Problems, path: string, value: string | null, 
   else if (value!.length > maxLength) problems.maximumLength(path, value!, maxLength);
 }
 
-export function checkPaging(problems: Problems, page: number, pageSize: number, pagePath = 'page', pageSizePath = 'pageSize'): void {
+export function checkPaging(
+  problems: Problems,
+  page: number,
+  pageSize: number,
+  pagePath = 'page',
+  pageSizePath = 'pageSize',
+): void {
   if (page < 1) problems.push(fieldErrors.greaterThanOrEqual(pagePath, page, 1));
-  if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) problems.push(fieldErrors.inclusiveBetween(pageSizePath, pageSize, 1, MAX_PAGE_SIZE));
+  if (pageSize < 1 || pageSize > MAX_PAGE_SIZE)
+    problems.push(fieldErrors.inclusiveBetween(pageSizePath, pageSize, 1, MAX_PAGE_SIZE));
 }

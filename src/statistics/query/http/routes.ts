@@ -44,9 +44,14 @@ function negotiate(request: FastifyRequest): QueryMediaType {
   if (!request.headers.accept?.trim()) return 'application/json';
   const chosen = new Negotiator(request).mediaType([...QUERY_MEDIA_TYPES]) as QueryMediaType | undefined;
   if (!chosen) {
-    throw new AppError(406, 'Not Acceptable', `The query endpoints answer in ${QUERY_MEDIA_TYPES.join(', ')}; the Accept header allows none of them.`, {
-      accepted: [...QUERY_MEDIA_TYPES],
-    });
+    throw new AppError(
+      406,
+      'Not Acceptable',
+      `The query endpoints answer in ${QUERY_MEDIA_TYPES.join(', ')}; the Accept header allows none of them.`,
+      {
+        accepted: [...QUERY_MEDIA_TYPES],
+      },
+    );
   }
   return chosen;
 }
@@ -70,7 +75,12 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     engines: options.engines,
   });
 
-  async function answer(request: FastifyRequest, reply: FastifyReply, dataSetId: string, dataSetVersion: string | undefined) {
+  async function answer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    dataSetId: string,
+    dataSetVersion: string | undefined,
+  ) {
     const { query, labels } = request.dataSetQuery!;
     const mediaType = negotiate(request);
     const target = { dataSetId, dataSetVersion, previewToken: previewTokenOf(request.headers) };
@@ -78,14 +88,19 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     if (mediaType !== 'application/json') holdExportSlot(reply);
     reply.header('cache-control', cacheControlFor(request));
     if (mediaType === 'text/csv') return sendQueryCsv(reply, (csvOptions) => queries.csv(target, query, csvOptions));
-    if (mediaType === PARQUET_MEDIA_TYPE) return streamQueryColumnar(reply, 'parquet', (exportOptions) => queries.exportRows(target, query, exportOptions));
-    if (mediaType === ARROW_STREAM_MEDIA_TYPE) return streamQueryColumnar(reply, 'arrow', (exportOptions) => queries.exportRows(target, query, exportOptions));
+    if (mediaType === PARQUET_MEDIA_TYPE)
+      return streamQueryColumnar(reply, 'parquet', (exportOptions) => queries.exportRows(target, query, exportOptions));
+    if (mediaType === ARROW_STREAM_MEDIA_TYPE)
+      return streamQueryColumnar(reply, 'arrow', (exportOptions) => queries.exportRows(target, query, exportOptions));
     const { json, engine } = await queries.page(target, query, { labels });
     return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);
   }
 
   const responses = {
-    200: okResponse(DataSetQueryPaginatedList, 'A page of results (or, by `Accept`, every matching row as CSV, Parquet or an Arrow IPC stream).'),
+    200: okResponse(
+      DataSetQueryPaginatedList,
+      'A page of results (or, by `Accept`, every matching row as CSV, Parquet or an Arrow IPC stream).',
+    ),
     ...errorResponses([400, 403, 404, 406]),
   };
 
@@ -123,7 +138,14 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       onRequest: async (request) => {
         const length = Number(request.headers['content-length'] ?? 0);
         if (length > bodyLimit) {
-          throw new ValidationError([{ path: '', code: 'MaximumLength', message: ValidationMessages.bodyTooLarge(bodyLimit), detail: { maxLength: bodyLimit, totalLength: length } }]);
+          throw new ValidationError([
+            {
+              path: '',
+              code: 'MaximumLength',
+              message: ValidationMessages.bodyTooLarge(bodyLimit),
+              detail: { maxLength: bodyLimit, totalLength: length },
+            },
+          ]);
         }
       },
       // The reference's binding rules first (its error bodies); the declared schema then checks the canonical body.
@@ -150,7 +172,9 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
       const versionKey = Object.keys(raw).find((key) => key.toLowerCase() === 'datasetversion');
       const unknown = Object.keys(raw).filter((key) => key !== versionKey);
       if (unknown.length > 0) {
-        throw new ValidationError(unknown.map((key) => ({ path: key, code: 'UnknownField', message: ValidationMessages.UnknownField })));
+        throw new ValidationError(
+          unknown.map((key) => ({ path: key, code: 'UnknownField', message: ValidationMessages.UnknownField })),
+        );
       }
       const versionParam = versionKey === undefined ? undefined : raw[versionKey];
       const dataSetVersion = Array.isArray(versionParam) ? versionParam[0] : versionParam;

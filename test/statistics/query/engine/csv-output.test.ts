@@ -24,8 +24,16 @@ describe('the query CSV', () => {
   beforeAll(async () => {
     t = await buildTestApp();
     // Labels come from the publisher's meta file; here two that a spreadsheet would run as formulas.
-    await t.database.db.updateTable('version_filters').set({ label: '=HYPERLINK("http://x","y")' }).where('label', '=', 'School type').execute();
-    await t.database.db.updateTable('version_indicators').set({ label: '@cmd' }).where('public_id', '=', 'dP0Zw').execute();
+    await t.database.db
+      .updateTable('version_filters')
+      .set({ label: '=HYPERLINK("http://x","y")' })
+      .where('label', '=', 'School type')
+      .execute();
+    await t.database.db
+      .updateTable('version_indicators')
+      .set({ label: '@cmd' })
+      .where('public_id', '=', 'dP0Zw')
+      .execute();
   });
   afterAll(async () => {
     await t?.close();

@@ -1,5 +1,11 @@
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
-import type { FilterMeta, FilterOptionMeta, IndicatorMeta, LocationMeta, VersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
+import type {
+  FilterMeta,
+  FilterOptionMeta,
+  IndicatorMeta,
+  LocationMeta,
+  VersionMeta,
+} from '../../../../src/statistics/query/engine/version-meta-cache.js';
 import { timePeriodKey } from '../../../../src/statistics/query/engine/version-meta-cache.js';
 
 /** A Kysely that only compiles (for SQL snapshots). */
@@ -19,7 +25,12 @@ export function absenceLikeMeta(): VersionMeta {
     { publicId: 'O7CLF', columnName: 'ncyear', label: 'National Curriculum year', column: 'f2' },
     { publicId: '7zXob', columnName: 'school_type', label: 'School type', column: 'f3' },
   ];
-  const option = (id: number, publicId: string, label: string, filter: number): FilterOptionMeta => ({ id, publicId, label, filter: filters[filter]! });
+  const option = (id: number, publicId: string, label: string, filter: number): FilterOptionMeta => ({
+    id,
+    publicId,
+    label,
+    filter: filters[filter]!,
+  });
   const options = [
     option(1, 'dP0Zw', 'Primary sponsor led academy', 0),
     option(2, 'O7CLF', 'Secondary free school', 0),
@@ -36,7 +47,13 @@ export function absenceLikeMeta(): VersionMeta {
     { publicId: 'dP0Zw', columnName: 'enrolments', label: 'Enrolments', column: 'i1' },
     { publicId: 'O7CLF', columnName: 'sess_authorised', label: 'Number of authorised sessions', column: 'i2' },
   ];
-  const loc = (id: number, level: string, label: string, publicId: string, extra: Partial<LocationMeta> = {}): LocationMeta => ({
+  const loc = (
+    id: number,
+    level: string,
+    label: string,
+    publicId: string,
+    extra: Partial<LocationMeta> = {},
+  ): LocationMeta => ({
     id,
     level,
     label,
@@ -51,7 +68,10 @@ export function absenceLikeMeta(): VersionMeta {
   const locations = [
     loc(1, 'LA', 'Barnet', '7zXob', { code: 'E09000003', oldCode: '302' }),
     loc(2, 'LA', 'Barnsley', 'dP0Zw', { code: 'E08000016', oldCode: '370' }),
-    loc(3, 'LA', 'Kingston upon Thames / Richmond upon Thames', 'pTSoj', { code: 'E09000021 / E09000027', oldCode: '314' }),
+    loc(3, 'LA', 'Kingston upon Thames / Richmond upon Thames', 'pTSoj', {
+      code: 'E09000021 / E09000027',
+      oldCode: '314',
+    }),
     loc(4, 'LA', 'Sheffield', 'O7CLF', { code: 'E08000019', oldCode: '373' }),
     loc(5, 'NAT', 'England', 'IzBzg', { code: 'E92000001' }),
     loc(6, 'REG', 'Outer London', 'LxWjE', { code: 'E13000002' }),
@@ -82,7 +102,27 @@ export function absenceLikeMeta(): VersionMeta {
     timePeriods,
     timePeriodsById: new Map(timePeriods.map((t) => [t.id, t])),
     timePeriodIdByKey: new Map(timePeriods.map((t) => [timePeriodKey(t.period, t.code), t.id])),
-    levelsByLabel: ['EDA', 'INST', 'LA', 'LAD', 'LEP', 'LSIP', 'MAT', 'MCA', 'NAT', 'OA', 'PA', 'PCON', 'PFA', 'PROV', 'REG', 'RSC', 'SCH', 'SPON', 'WARD'],
+    levelsByLabel: [
+      'EDA',
+      'INST',
+      'LA',
+      'LAD',
+      'LEP',
+      'LSIP',
+      'MAT',
+      'MCA',
+      'NAT',
+      'OA',
+      'PA',
+      'PCON',
+      'PFA',
+      'PROV',
+      'REG',
+      'RSC',
+      'SCH',
+      'SPON',
+      'WARD',
+    ],
     rowCount: 0,
   };
 }

@@ -24,7 +24,10 @@ type Row = Record<string, unknown>;
 /** Every row of a version's row table, as objects. */
 export async function loadAllRows(db: Db, meta: VersionMeta): Promise<Row[]> {
   const columns = rowIndexColumns(meta, true).read;
-  const { rows } = await sql<Row>`SELECT ${sql.join(columns.map((c) => sql.ref(c)))} FROM ${sql.table(`stats_data.${meta.rowsTable}`)}`.execute(db);
+  const { rows } =
+    await sql<Row>`SELECT ${sql.join(columns.map((c) => sql.ref(c)))} FROM ${sql.table(`stats_data.${meta.rowsTable}`)}`.execute(
+      db,
+    );
   return rows;
 }
 
@@ -81,7 +84,12 @@ function compareRows(sorts: readonly SortKey[], a: Row, b: Row): number {
       const number = (v: unknown) => (NUMERIC.test(String(v)) ? Number(v) : undefined);
       order = compareNullable(number(x), number(y), descending);
       // Then the text as bytes (COLLATE "C").
-      if (order === 0) order = compareNullable(Buffer.from(String(x)).toString('latin1'), Buffer.from(String(y)).toString('latin1'), descending);
+      if (order === 0)
+        order = compareNullable(
+          Buffer.from(String(x)).toString('latin1'),
+          Buffer.from(String(y)).toString('latin1'),
+          descending,
+        );
     } else {
       order = compareNullable(Number(x), Number(y), descending);
     }

@@ -60,9 +60,10 @@ export function naiveSelect<R extends Row>(rows: R[], p: Predicate, sorts: SortK
   };
   selected.sort((a, b) => {
     for (const sort of sorts) {
-      const d = sort.kind === 'indicator'
-        ? compareIndicator(String(a[sort.column as keyof R]), String(b[sort.column as keyof R]))
-        : key(a, sort) - key(b, sort);
+      const d =
+        sort.kind === 'indicator'
+          ? compareIndicator(String(a[sort.column as keyof R]), String(b[sort.column as keyof R]))
+          : key(a, sort) - key(b, sort);
       if (d !== 0) return sort.direction === 'Asc' ? d : -d;
     }
     return a.id - b.id;
@@ -90,7 +91,10 @@ export const leafArb: fc.Arbitrary<Predicate> = fc.oneof(
   fc.record({
     kind: fc.constant('in' as const),
     column: fc.constantFrom('l_la', 'f1', 'f2', 'time_period_id'),
-    values: fc.array(fc.oneof(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 0, max: 41 })), { minLength: 1, maxLength: 3 }),
+    values: fc.array(fc.oneof(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 0, max: 41 })), {
+      minLength: 1,
+      maxLength: 3,
+    }),
     negated: fc.boolean(),
   }),
   fc.record({
@@ -122,9 +126,23 @@ export const sortArb = fc.oneof(
   fc.constant<SortKey[]>([{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }]),
   fc.array(
     fc.oneof(
-      fc.record({ column: fc.constantFrom('time_period_id', 'f1', 'f2'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('integer' as const) }),
-      fc.record({ column: fc.constant('geographic_level'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('rank' as const), ranks: fc.constant<Array<number | string>>(['LA', 'NAT', 'REG', 'SCH']) }),
-      fc.record({ column: fc.constant('l_la'), direction: fc.constantFrom('Asc' as const, 'Desc' as const), kind: fc.constant('rank' as const), ranks: fc.constant<Array<number | string>>([3, 1, 2]) }),
+      fc.record({
+        column: fc.constantFrom('time_period_id', 'f1', 'f2'),
+        direction: fc.constantFrom('Asc' as const, 'Desc' as const),
+        kind: fc.constant('integer' as const),
+      }),
+      fc.record({
+        column: fc.constant('geographic_level'),
+        direction: fc.constantFrom('Asc' as const, 'Desc' as const),
+        kind: fc.constant('rank' as const),
+        ranks: fc.constant<Array<number | string>>(['LA', 'NAT', 'REG', 'SCH']),
+      }),
+      fc.record({
+        column: fc.constant('l_la'),
+        direction: fc.constantFrom('Asc' as const, 'Desc' as const),
+        kind: fc.constant('rank' as const),
+        ranks: fc.constant<Array<number | string>>([3, 1, 2]),
+      }),
     ),
     { minLength: 1, maxLength: 3 },
   ),

@@ -50,10 +50,12 @@ async function appWith(rowIndexes: RowIndexStore): Promise<FastifyInstance> {
 const dropStoredIndexes = () => database.db.deleteFrom('version_row_index_chunks').execute();
 
 describe('row index loading', () => {
-  it('finishes a build from rows that outlives the requests\' statement timeout, stores it, and the next instance loads that', async () => {
+  it("finishes a build from rows that outlives the requests' statement timeout, stores it, and the next instance loads that", async () => {
     await dropStoredIndexes();
     // The same slow read without the store's own time bound is cancelled by the requests' statement timeout.
-    await expect(buildRowIndex(shortStatements.db, meta, { rowsPerRead: 20, onProgress: slowBuild.onBuildProgress })).rejects.toThrow(/statement timeout/);
+    await expect(
+      buildRowIndex(shortStatements.db, meta, { rowsPerRead: 20, onProgress: slowBuild.onBuildProgress }),
+    ).rejects.toThrow(/statement timeout/);
 
     const store = new RowIndexStore({ ...slowBuild, buildTimeoutMs: 60000, snapshotDb: shortStatements.db });
     const app = await appWith(store);
@@ -65,14 +67,23 @@ describe('row index loading', () => {
     expect(warm.headers['x-query-engine']).toBe('index');
     expect(warm.json()).toEqual(cold.json());
     expect(store.status().outcomes.failed).toBe(0);
-    const stored = await database.db.selectFrom('version_row_index_chunks').select(['rows_table', 'version_id', 'part']).distinct().orderBy('part').execute();
+    const stored = await database.db
+      .selectFrom('version_row_index_chunks')
+      .select(['rows_table', 'version_id', 'part'])
+      .distinct()
+      .orderBy('part')
+      .execute();
     expect(stored).toEqual([
       { rows_table: meta.rowsTable, version_id: meta.versionId, part: 'facets' },
       { rows_table: meta.rowsTable, version_id: meta.versionId, part: 'values' },
     ]);
 
     // Another instance: loaded from the stored form, never from the rows.
-    const next = new RowIndexStore({ onBuildProgress: () => { throw new Error('built from rows'); } });
+    const next = new RowIndexStore({
+      onBuildProgress: () => {
+        throw new Error('built from rows');
+      },
+    });
     const nextApp = await appWith(next);
     expect((await nextApp.inject(QUERY)).headers['x-query-engine']).toBe('stored');
     await vi.waitFor(() => expect(next.status().outcomes.snapshot).toBe(1), { timeout: 20000, interval: 50 });
@@ -113,7 +124,13 @@ describe('row index loading', () => {
     apps.push(first);
     await waitUntilReady(first);
     expect((await first.inject(QUERY)).headers['x-query-engine']).toBe('index');
-    await vi.waitFor(async () => expect(await database.db.selectFrom('version_row_index_uses').select('rows_table').execute()).toEqual([{ rows_table: meta.rowsTable }]), { timeout: 20000, interval: 50 });
+    await vi.waitFor(
+      async () =>
+        expect(await database.db.selectFrom('version_row_index_uses').select('rows_table').execute()).toEqual([
+          { rows_table: meta.rowsTable },
+        ]),
+      { timeout: 20000, interval: 50 },
+    );
 
     const next = await buildApp(config, { db: shortStatements.db, logger: false });
     apps.push(next);
@@ -127,12 +144,26 @@ describe('row index loading', () => {
     const added = await database.db
       .insertInto('data_set_versions')
       .values([
-        { data_set_id: dataSetId, major: 91, minor: 0, status: 'Published', published_at: ago(14400), rows_table: 'x91' },
+        {
+          data_set_id: dataSetId,
+          major: 91,
+          minor: 0,
+          status: 'Published',
+          published_at: ago(14400),
+          rows_table: 'x91',
+        },
         { data_set_id: dataSetId, major: 92, minor: 0, status: 'Published', published_at: ago(60), rows_table: 'x92' },
         { data_set_id: dataSetId, major: 93, minor: 0, status: 'Draft', rows_table: 'x93' },
         { data_set_id: dataSetId, major: 94, minor: 0, status: 'Withdrawn', published_at: ago(1), rows_table: 'x94' },
         { data_set_id: dataSetId, major: 95, minor: 0, status: 'Published', published_at: ago(1), rows_table: null },
-        { data_set_id: dataSetId, major: 96, minor: 0, status: 'Withdrawn', published_at: ago(20000), rows_table: 'x96' },
+        {
+          data_set_id: dataSetId,
+          major: 96,
+          minor: 0,
+          status: 'Withdrawn',
+          published_at: ago(20000),
+          rows_table: 'x96',
+        },
       ])
       .returning(['id', 'rows_table'])
       .execute();
@@ -155,16 +186,27 @@ describe('row index loading', () => {
         { id: id('x96'), rowsTable: 'x96' },
         { id: meta.versionId, rowsTable: meta.rowsTable },
       ]);
-      expect(await findVersionsToWarm(database.db, 2)).toEqual([{ id: id('x91'), rowsTable: 'x91' }, { id: id('x92'), rowsTable: 'x92' }]);
+      expect(await findVersionsToWarm(database.db, 2)).toEqual([
+        { id: id('x91'), rowsTable: 'x91' },
+        { id: id('x92'), rowsTable: 'x92' },
+      ]);
     } finally {
       await database.db.deleteFrom('version_row_index_uses').execute();
-      await database.db.deleteFrom('data_set_versions').where('id', 'in', added.map((v) => v.id)).execute();
+      await database.db
+        .deleteFrom('data_set_versions')
+        .where(
+          'id',
+          'in',
+          added.map((v) => v.id),
+        )
+        .execute();
     }
   });
 
   it('is not ready (503) while a version in use is loading, for at most its time bound', async () => {
     await dropStoredIndexes();
-    const metaOf = (versionId: number, rowsTable: string) => loadQueryVersionMeta(shortStatements.db, versionId, rowsTable);
+    const metaOf = (versionId: number, rowsTable: string) =>
+      loadQueryVersionMeta(shortStatements.db, versionId, rowsTable);
     const store = new RowIndexStore({ ...slowBuild, buildTimeoutMs: 60000 });
     const app = await appWith(store);
     await store.startWarmUp(shortStatements.db, metaOf, { versions: 4, timeoutMs: 60000 });
@@ -175,7 +217,11 @@ describe('row index loading', () => {
     expect((await app.inject(QUERY)).headers['x-query-engine']).toBe('index');
 
     // Out of time: ready although the load is not over.
-    const late = new RowIndexStore({ rowsPerRead: 20, onBuildProgress: () => new Promise<void>((resolve) => setTimeout(resolve, 300)), buildTimeoutMs: 60000 });
+    const late = new RowIndexStore({
+      rowsPerRead: 20,
+      onBuildProgress: () => new Promise<void>((resolve) => setTimeout(resolve, 300)),
+      buildTimeoutMs: 60000,
+    });
     const lateApp = await appWith(late);
     await dropStoredIndexes();
     await late.startWarmUp(shortStatements.db, metaOf, { versions: 4, timeoutMs: 300 });
@@ -189,7 +235,8 @@ describe('row index loading', () => {
     // One predicate per facet value (the frequent ones get cached bitsets, the columns of many values postings).
     const predicates: Predicate[] = [];
     for (const [column, { dictionary }] of reference.stored.facets) {
-      for (const value of dictionary.slice(0, 20)) predicates.push({ kind: 'in', column, values: [value], negated: false });
+      for (const value of dictionary.slice(0, 20))
+        predicates.push({ kind: 'in', column, values: [value], negated: false });
     }
     const sorts: SortKey[] = [{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }];
     const expected = predicates.map((p) => reference.select(p, sorts, 0, 10));
@@ -208,7 +255,10 @@ describe('row index loading', () => {
         expect(store.bytes).toBeLessThanOrEqual(budget);
       }
     }
-    expect(store.status()).toMatchObject({ ready: 2, loading: 0, outcomes: { snapshot: 2, rows: 0, failed: 0, too_large: 0 } });
+    expect(store.status()).toMatchObject({
+      ready: 2,
+      loading: 0,
+      outcomes: { snapshot: 2, rows: 0, failed: 0, too_large: 0 },
+    });
   }, 60000);
 });
-

@@ -4,7 +4,12 @@ import type { Predicate, SortKey } from '../../../../src/statistics/query/engine
 import { RowIds, type RowIndex } from '../../../../src/statistics/query/engine/index/row-index.js';
 import { canonicalDecimal, RowIndexBuilder } from '../../../../src/statistics/query/engine/index/row-index-builder.js';
 import { RowIndexCollector } from '../../../../src/statistics/import/row-collector.js';
-import { decodeRowIndex, decodeRowIndexFacets, encodeRowIndex, joinWithoutCopy } from '../../../../src/statistics/storage/engine-form.js';
+import {
+  decodeRowIndex,
+  decodeRowIndexFacets,
+  encodeRowIndex,
+  joinWithoutCopy,
+} from '../../../../src/statistics/storage/engine-form.js';
 import { buildIndex, LEVELS, naiveSelect, predicateArb, rowArb, sortArb, type Row } from './random-rows.js';
 
 /**
@@ -39,10 +44,14 @@ describe('RowIndex (in-memory bitmap engine)', () => {
           const expected = naiveSelect(rows, predicate, sorts, offset, limit);
           expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
           // Cached value bitsets are shared between queries: evaluating must never change them.
-          expect(select(index, { kind: 'not', item: predicate }, sorts, 0, 1000).total).toBe(rows.length - expected.total);
+          expect(select(index, { kind: 'not', item: predicate }, sorts, 0, 1000).total).toBe(
+            rows.length - expected.total,
+          );
           expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
           // The stored form (what the import writes and instances load) answers the same.
-          expect(select(decodeRowIndex(encodeRowIndex(index, 'v1'), 'v1'), predicate, sorts, offset, limit)).toEqual(expected);
+          expect(select(decodeRowIndex(encodeRowIndex(index, 'v1'), 'v1'), predicate, sorts, offset, limit)).toEqual(
+            expected,
+          );
           // So does an index whose memory budget leaves no room for postings or cached bitsets.
           const uncached = buildIndex(rows);
           uncached.limitCaching(() => false);
@@ -59,7 +68,30 @@ describe('RowIndex (in-memory bitmap engine)', () => {
       fc.integer({ min: -1_000_000, max: 1_000_000 }).map(String),
       fc.double({ min: -1e6, max: 1e6, noNaN: true }).map(String),
       fc.integer({ min: -99999, max: 99999 }).map((n) => (n / 100).toFixed(2)),
-      fc.constantFrom('x', 'c', 'z', 'low', '', '1.50', '-0', '007', '1e+21', '12345678901', '0.000001', '3.0', ' 4', '0', '00', '-', '+5', '4 ', '999999999999999', '-999999999999999', '1234567890123456', '9007199254740993'),
+      fc.constantFrom(
+        'x',
+        'c',
+        'z',
+        'low',
+        '',
+        '1.50',
+        '-0',
+        '007',
+        '1e+21',
+        '12345678901',
+        '0.000001',
+        '3.0',
+        ' 4',
+        '0',
+        '00',
+        '-',
+        '+5',
+        '4 ',
+        '999999999999999',
+        '-999999999999999',
+        '1234567890123456',
+        '9007199254740993',
+      ),
     );
     fc.assert(
       fc.property(fc.array(fc.tuple(textArb, textArb), { minLength: 0, maxLength: 80 }), (values) => {
@@ -77,7 +109,7 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     );
   });
 
-  it('holds row ids as each time period\'s first when the period\'s ids are consecutive, else one per position', () => {
+  it("holds row ids as each time period's first when the period's ids are consecutive, else one per position", () => {
     const starts = Int32Array.from([0, 3, 5, 6]);
     const consecutive = RowIds.of(Int32Array.from([7, 8, 9, 1, 2, 40]), starts);
     expect(consecutive.perPeriod).toBe(true);
@@ -103,12 +135,27 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     expect(() => decodeRowIndex(encodeRowIndex(buildIndex([]), 'v1'), 'v2')).toThrow(/v2/);
   });
 
-  it('stores one piece per column, which the loaded index uses as it is, and ids consecutive per period as each period\'s first', () => {
-    const rows: Row[] = Array.from({ length: 100 }, (_, i) => ({ id: i + 1, time_period_id: (i % 3) + 1, geographic_level: LEVELS[i % 4]!, l_la: i % 4, f1: i % 2, f2: 4 }));
+  it("stores one piece per column, which the loaded index uses as it is, and ids consecutive per period as each period's first", () => {
+    const rows: Row[] = Array.from({ length: 100 }, (_, i) => ({
+      id: i + 1,
+      time_period_id: (i % 3) + 1,
+      geographic_level: LEVELS[i % 4]!,
+      l_la: i % 4,
+      f1: i % 2,
+      f2: 4,
+    }));
     const build = (byPeriod: boolean) => {
       const builder = new RowIndexBuilder(rows.length, ['l_la', 'f1', 'f2'], ['i1']);
       const ordered = [...rows].sort((a, b) => b.time_period_id - a.time_period_id || a.id - b.id);
-      ordered.forEach((r, p) => builder.add(byPeriod ? p + 1 : r.id, r.time_period_id, r.geographic_level, [r.l_la, r.f1, r.f2], [String(r.id * 1.5)]));
+      ordered.forEach((r, p) =>
+        builder.add(
+          byPeriod ? p + 1 : r.id,
+          r.time_period_id,
+          r.geographic_level,
+          [r.l_la, r.f1, r.f2],
+          [String(r.id * 1.5)],
+        ),
+      );
       return builder.finish();
     };
     // Ids 1..100 in position order: consecutive in each period, so no ids piece — levels and three columns.
@@ -121,18 +168,28 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     for (const encoded of [byPeriod, byRow]) {
       const index = decodeRowIndex(encoded, 'v1');
       // Each column is a view of its own piece: nothing was copied.
-      const viewOf = (array: ArrayBufferView, piece: Buffer) => array.buffer === piece.buffer && array.byteOffset === piece.byteOffset;
+      const viewOf = (array: ArrayBufferView, piece: Buffer) =>
+        array.buffer === piece.buffer && array.byteOffset === piece.byteOffset;
       const columns = [...index.stored.facets.values()].map((f) => f.codes);
       expect(columns.map((codes, i) => viewOf(codes, encoded.facets.at(i - 3)!))).toEqual([true, true, true]);
       expect(viewOf(index.stored.levels, encoded.facets.at(-4)!)).toBe(true);
     }
     // A piece of another length than its header says is refused.
-    expect(() => decodeRowIndexFacets([...byPeriod.facets.slice(0, -1), Buffer.alloc(3)], 'v1')).toThrow(/wrong length/);
+    expect(() => decodeRowIndexFacets([...byPeriod.facets.slice(0, -1), Buffer.alloc(3)], 'v1')).toThrow(
+      /wrong length/,
+    );
   });
 
   it('handles sizes around word boundaries', () => {
     for (const n of [31, 32, 33, 63, 64, 65, 1000]) {
-      const rows: Row[] = Array.from({ length: n }, (_, i) => ({ id: i + 1, time_period_id: (i % 3) + 1, geographic_level: LEVELS[i % 4]!, l_la: i % 4, f1: i % 2, f2: 4 }));
+      const rows: Row[] = Array.from({ length: n }, (_, i) => ({
+        id: i + 1,
+        time_period_id: (i % 3) + 1,
+        geographic_level: LEVELS[i % 4]!,
+        l_la: i % 4,
+        f1: i % 2,
+        f2: 4,
+      }));
       const index = buildIndex(rows);
       const all: Predicate = { kind: 'const', value: true };
       const defaultSort: SortKey[] = [{ column: 'time_period_id', direction: 'Desc', kind: 'integer' }];
@@ -164,25 +221,59 @@ describe('canonicalDecimal (a decimal text kept as its number)', () => {
       }),
       { seed: 23, numRuns: 20000 },
     );
-    for (const text of ['0.5', '-0.5', '12.25', '0.000001', '0.0000015', '123456789012.345', '99.99']) expect(canonicalDecimal(text)).toBe(Number(text));
-    for (const text of ['0.0000001', '1.50', '05.1', '.5', '1.', '-0.0', '0.0', '1.2345678901234567', '1e-7', 'x', '']) {
+    for (const text of ['0.5', '-0.5', '12.25', '0.000001', '0.0000015', '123456789012.345', '99.99'])
+      expect(canonicalDecimal(text)).toBe(Number(text));
+    for (const text of [
+      '0.0000001',
+      '1.50',
+      '05.1',
+      '.5',
+      '1.',
+      '-0.0',
+      '0.0',
+      '1.2345678901234567',
+      '1e-7',
+      'x',
+      '',
+    ]) {
       expect(canonicalDecimal(text)).toBeUndefined();
     }
   });
 });
 
-describe('RowIndexCollector (the import\'s rows, in file order with file-local ids)', () => {
+describe("RowIndexCollector (the import's rows, in file order with file-local ids)", () => {
   interface FileRow {
     tp: number;
     lvl: number;
     facets: number[];
     texts: string[];
   }
-  const TEXTS = ['0', '7', '-3', '120', '12.5', '0.25', '-0.5', '1.50', 'x', 'c', 'z', '1e-7', '3.14159', '2147483648', ''];
+  const TEXTS = [
+    '0',
+    '7',
+    '-3',
+    '120',
+    '12.5',
+    '0.25',
+    '-0.5',
+    '1.50',
+    'x',
+    'c',
+    'z',
+    '1e-7',
+    '3.14159',
+    '2147483648',
+    '',
+  ];
   const COLUMNS = ['l_la', 'l_reg', 'f1'];
 
   /** The index the import's collector makes, and the one a build from the row table (rows in default order) makes. */
-  function bothWays(rows: FileRow[], finals: { tp: number[]; facets: Array<Array<number | undefined>> }, rowIds: Int32Array | undefined, facetOrder: readonly string[]) {
+  function bothWays(
+    rows: FileRow[],
+    finals: { tp: number[]; facets: Array<Array<number | undefined>> },
+    rowIds: Int32Array | undefined,
+    facetOrder: readonly string[],
+  ) {
     const levelCodes = ['NAT', 'LA', 'REG'];
     const collector = new RowIndexCollector(COLUMNS, ['i1', 'i2']);
     for (const row of rows) collector.add(row.tp, row.lvl, row.facets, row.texts);
@@ -205,7 +296,13 @@ describe('RowIndexCollector (the import\'s rows, in file order with file-local i
       .sort((a, b) => b.tp - a.tp || a.id - b.id);
     const builder = new RowIndexBuilder(rows.length, facetOrder, ['i2', 'i1']);
     for (const row of inRowTable) {
-      builder.add(row.id, row.tp, row.level, facetOrder.map((column) => row.facets[COLUMNS.indexOf(column)]!), [row.texts[1]!, row.texts[0]!]);
+      builder.add(
+        row.id,
+        row.tp,
+        row.level,
+        facetOrder.map((column) => row.facets[COLUMNS.indexOf(column)]!),
+        [row.texts[1]!, row.texts[0]!],
+      );
     }
     return { collected: collector.finish(meaning), fromRows: builder.finish() };
   }
@@ -222,7 +319,13 @@ describe('RowIndexCollector (the import\'s rows, in file order with file-local i
         fc.array(rowArbitrary, { minLength: 1, maxLength: 200 }),
         // Final ids by local id: periods in any order, some locals without a final id (0 in the row table).
         fc.shuffledSubarray([101, 102, 103, 104, 105, 106, 107], { minLength: 5, maxLength: 5 }),
-        fc.array(fc.array(fc.option(fc.integer({ min: 1, max: 5000 }), { nil: undefined, freq: 8 }), { minLength: 30, maxLength: 30 }), { minLength: 3, maxLength: 3 }),
+        fc.array(
+          fc.array(fc.option(fc.integer({ min: 1, max: 5000 }), { nil: undefined, freq: 8 }), {
+            minLength: 30,
+            maxLength: 30,
+          }),
+          { minLength: 3, maxLength: 3 },
+        ),
         fc.boolean(),
         fc.constantFrom(['l_la', 'l_reg', 'f1'], ['f1', 'l_reg', 'l_la']),
         async (rows, tp, facets, shuffledIds, facetOrder) => {
@@ -247,7 +350,8 @@ describe('RowIndexCollector (the import\'s rows, in file order with file-local i
     }));
     const facetFinals = [Array.from({ length: n + 1 }, (_, l) => 10 + l), [1, 2, 3, 4], [7, 8, 9, 10]];
     const { collected, fromRows } = bothWays(rows, { tp: [3, 1, 2], facets: facetFinals }, undefined, COLUMNS);
-    const stored = (encoded: { facets: Buffer[]; values: Buffer[] }) => Buffer.concat([...encoded.facets, ...encoded.values]);
+    const stored = (encoded: { facets: Buffer[]; values: Buffer[] }) =>
+      Buffer.concat([...encoded.facets, ...encoded.values]);
     const expected = stored(encodeRowIndex(fromRows, 'v1'));
     expect(expected.length).toBeGreaterThan(n * 5);
     expect(stored(encodeRowIndex(await collected, 'v1')).equals(expected)).toBe(true);
@@ -260,7 +364,10 @@ describe('joinWithoutCopy (a stored piece inflated as zlib slices of one buffer)
     const joined = joinWithoutCopy([memory.subarray(10, 30), memory.subarray(30, 31), memory.subarray(31, 90)]);
     const gap = joinWithoutCopy([memory.subarray(0, 10), memory.subarray(11, 20)]);
     expect([...joined]).toEqual(Array.from({ length: 80 }, (_, i) => i + 10));
-    expect([...gap]).toEqual([...Array.from({ length: 10 }, (_, i) => i), ...Array.from({ length: 9 }, (_, i) => i + 11)]);
+    expect([...gap]).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => i),
+      ...Array.from({ length: 9 }, (_, i) => i + 11),
+    ]);
     // A view sees a later change of the memory; a copy does not.
     memory[10] = 200;
     memory[0] = 201;

@@ -3,7 +3,12 @@ import { parseGetQuery } from '../../../../src/statistics/query/http/parse-get.j
 import { parsePostBody } from '../../../../src/statistics/query/http/parse-post.js';
 import { resolveQuery } from '../../../../src/statistics/query/engine/resolve.js';
 import { resultColumns } from '../../../../src/statistics/query/engine/results.js';
-import { countSql, leadWithTimePeriod, pageMatchesFirst, pageSql } from '../../../../src/statistics/query/engine/sql/repository.js';
+import {
+  countSql,
+  leadWithTimePeriod,
+  pageMatchesFirst,
+  pageSql,
+} from '../../../../src/statistics/query/engine/sql/repository.js';
 import { absenceLikeMeta, compiler } from './fake-meta.js';
 
 const meta = absenceLikeMeta();
@@ -11,13 +16,30 @@ const meta = absenceLikeMeta();
 function compiled(body: unknown) {
   const query = resolveQuery(meta, parsePostBody(body));
   const count = countSql(meta.rowsTable, query.predicate).compile(compiler);
-  const page = pageSql(meta.rowsTable, query.predicate, query.sorts, resultColumns(meta, query), query.pageSize, (query.page - 1) * query.pageSize).compile(compiler);
-  return { count: { sql: count.sql, parameters: count.parameters }, page: { sql: page.sql, parameters: page.parameters }, warnings: query.warnings };
+  const page = pageSql(
+    meta.rowsTable,
+    query.predicate,
+    query.sorts,
+    resultColumns(meta, query),
+    query.pageSize,
+    (query.page - 1) * query.pageSize,
+  ).compile(compiler);
+  return {
+    count: { sql: count.sql, parameters: count.parameters },
+    page: { sql: page.sql, parameters: page.parameters },
+    warnings: query.warnings,
+  };
 }
 
 describe('criteria → SQL (snapshots; values are always bound parameters)', () => {
   it('a page found matches first: every matching row (with its sort columns) before the sort, then the page', () => {
-    const query = resolveQuery(meta, parsePostBody({ criteria: { locations: { eq: { level: 'LA', id: '7zXob' } } }, sorts: [{ field: 'timePeriod', direction: 'Desc' }] }));
+    const query = resolveQuery(
+      meta,
+      parsePostBody({
+        criteria: { locations: { eq: { level: 'LA', id: '7zXob' } } },
+        sorts: [{ field: 'timePeriod', direction: 'Desc' }],
+      }),
+    );
     const page = pageSql(meta.rowsTable, query.predicate, query.sorts, ['id', 'i1'], 100, 200, true).compile(compiler);
     expect({ sql: page.sql, parameters: page.parameters }).toMatchInlineSnapshot(`
       {
@@ -50,9 +72,13 @@ describe('criteria → SQL (snapshots; values are always bound parameters)', () 
     };
     const { predicate } = resolveQuery(meta, parsePostBody(body));
     const led = countSql(meta.rowsTable, leadWithTimePeriod(predicate, 50000)).compile(compiler);
-    expect(led.sql).toMatchInlineSnapshot(`"SELECT count(*)::integer AS total FROM "stats_data"."v1" AS data WHERE (("data"."f1" + 0) = $1 AND ("data"."geographic_level" || '') = $2 AND "data"."l_la" = $3 AND "data"."time_period_id" = $4 AND ("data"."f2" + 0) <> ALL($5::integer[]))"`);
+    expect(led.sql).toMatchInlineSnapshot(
+      `"SELECT count(*)::integer AS total FROM "stats_data"."v1" AS data WHERE (("data"."f1" + 0) = $1 AND ("data"."geographic_level" || '') = $2 AND "data"."l_la" = $3 AND "data"."time_period_id" = $4 AND ("data"."f2" + 0) <> ALL($5::integer[]))"`,
+    );
     // Periods of many rows (or two periods of 150,000): the plan is PostgreSQL's own.
-    expect(countSql(meta.rowsTable, leadWithTimePeriod(predicate, 250000)).compile(compiler).sql).toBe(countSql(meta.rowsTable, predicate).compile(compiler).sql);
+    expect(countSql(meta.rowsTable, leadWithTimePeriod(predicate, 250000)).compile(compiler).sql).toBe(
+      countSql(meta.rowsTable, predicate).compile(compiler).sql,
+    );
     expect(leadWithTimePeriod(predicate, 250000)).toEqual(predicate);
   });
 
@@ -91,7 +117,13 @@ describe('criteria → SQL (snapshots; values are always bound parameters)', () 
       criteria: {
         filters: { notEq: 'LxWjE', in: ['O7CLF', '7zXob'] },
         geographicLevels: { notEq: 'NAT' },
-        locations: { eq: { level: 'NAT', id: 'IzBzg' }, notIn: [{ level: 'REG', code: 'E13000002' }, { level: 'LA', oldCode: '370' }] },
+        locations: {
+          eq: { level: 'NAT', id: 'IzBzg' },
+          notIn: [
+            { level: 'REG', code: 'E13000002' },
+            { level: 'LA', oldCode: '370' },
+          ],
+        },
         timePeriods: { gt: { period: '2020/2021', code: 'AY' }, lt: { period: '2022/2023', code: 'AY' } },
       },
     });
@@ -120,7 +152,10 @@ describe('criteria → SQL (snapshots; values are always bound parameters)', () 
     expect(count.sql).toBe(
       'SELECT count(*)::integer AS total FROM "stats_data"."v1" AS data WHERE ("data"."f3" = ANY($1::integer[]) OR "data"."f1" = ANY($2::integer[]))',
     );
-    expect(count.parameters).toEqual([[10, 9], [2, 3]]);
+    expect(count.parameters).toEqual([
+      [10, 9],
+      [2, 3],
+    ]);
     const notIn = compiled({ criteria: { filters: { notIn: ['HTzLj', '0kT5D', 'O7CLF', '7zXob'] } } });
     expect(notIn.count.sql).toContain('("data"."f3" <> ALL($1::integer[]) AND "data"."f1" <> ALL($2::integer[]))');
   });
@@ -138,7 +173,14 @@ describe('criteria → SQL (snapshots; values are always bound parameters)', () 
     expect(count.sql).toBe(
       'SELECT count(*)::integer AS total FROM "stats_data"."v1" AS data WHERE NOT ("data"."f3" = $1 OR "data"."f2" = $2 OR "data"."geographic_level" = ANY($3::text[]) OR "data"."time_period_id" = $4)',
     );
-    const nested = compiled({ criteria: { and: [{ or: [{ filters: { eq: 'IzBzg' } }, { filters: { eq: 'it6Xr' } }] }, { not: { and: [{ geographicLevels: { eq: 'NAT' } }] } }] } });
+    const nested = compiled({
+      criteria: {
+        and: [
+          { or: [{ filters: { eq: 'IzBzg' } }, { filters: { eq: 'it6Xr' } }] },
+          { not: { and: [{ geographicLevels: { eq: 'NAT' } }] } },
+        ],
+      },
+    });
     expect(nested.count.sql).toBe(
       'SELECT count(*)::integer AS total FROM "stats_data"."v1" AS data WHERE (("data"."f2" = $1 OR "data"."f2" = $2) AND "data"."geographic_level" <> $3)',
     );
@@ -149,15 +191,45 @@ describe('criteria → SQL (snapshots; values are always bound parameters)', () 
       criteria: {
         and: [
           { filters: { notEq: 'nope', notIn: ['nope2'] } },
-          { or: [{ filters: { eq: 'nope' } }, { timePeriods: { gte: { period: '2030', code: 'CY' } } }, { locations: { in: [{ level: 'LA', code: 'E08000019' }, { level: 'LA', code: 'X' }] } }] },
+          {
+            or: [
+              { filters: { eq: 'nope' } },
+              { timePeriods: { gte: { period: '2030', code: 'CY' } } },
+              {
+                locations: {
+                  in: [
+                    { level: 'LA', code: 'E08000019' },
+                    { level: 'LA', code: 'X' },
+                  ],
+                },
+              },
+            ],
+          },
         ],
       },
     });
-    expect(result.count.sql).toBe('SELECT count(*)::integer AS total FROM "stats_data"."v1" AS data WHERE "data"."l_la" = $1');
+    expect(result.count.sql).toBe(
+      'SELECT count(*)::integer AS total FROM "stats_data"."v1" AS data WHERE "data"."l_la" = $1',
+    );
     expect(result.warnings).toEqual([
-      { code: 'FiltersNotFound', message: 'One or more filters could not be found.', path: 'criteria.and[0].filters.notEq', detail: { items: ['nope'] } },
-      { code: 'FiltersNotFound', message: 'One or more filters could not be found.', path: 'criteria.and[0].filters.notIn', detail: { items: ['nope2'] } },
-      { code: 'FiltersNotFound', message: 'One or more filters could not be found.', path: 'criteria.and[1].or[0].filters.eq', detail: { items: ['nope'] } },
+      {
+        code: 'FiltersNotFound',
+        message: 'One or more filters could not be found.',
+        path: 'criteria.and[0].filters.notEq',
+        detail: { items: ['nope'] },
+      },
+      {
+        code: 'FiltersNotFound',
+        message: 'One or more filters could not be found.',
+        path: 'criteria.and[0].filters.notIn',
+        detail: { items: ['nope2'] },
+      },
+      {
+        code: 'FiltersNotFound',
+        message: 'One or more filters could not be found.',
+        path: 'criteria.and[1].or[0].filters.eq',
+        detail: { items: ['nope'] },
+      },
       {
         code: 'TimePeriodsNotFound',
         message: 'One or more time periods could not be found.',
@@ -178,16 +250,29 @@ describe('criteria → SQL (snapshots; values are always bound parameters)', () 
     const twin = { ...shared.locationsById.get(4)!, id: 40, publicId: 'twin1', label: 'Sheffield (old boundary)' };
     shared.locationsById.set(40, twin);
     shared.locationsByLevel.get('LA')!.push(twin);
-    const query = resolveQuery(shared, parseGetQuery({ 'locations.eq': 'LA|code|E08000019', 'locations.notIn': 'LA|id|twin1' }).request);
+    const query = resolveQuery(
+      shared,
+      parseGetQuery({ 'locations.eq': 'LA|code|E08000019', 'locations.notIn': 'LA|id|twin1' }).request,
+    );
     const count = countSql(shared.rowsTable, query.predicate).compile(compiler);
-    expect(count.sql).toBe('SELECT count(*)::integer AS total FROM "stats_data"."v1" AS data WHERE ("data"."l_la" = ANY($1::integer[]) AND "data"."l_la" <> $2)');
+    expect(count.sql).toBe(
+      'SELECT count(*)::integer AS total FROM "stats_data"."v1" AS data WHERE ("data"."l_la" = ANY($1::integer[]) AND "data"."l_la" <> $2)',
+    );
     expect(count.parameters).toEqual([[4, 40], 40]);
   });
 
   it('GET warnings quote the strings as sent', () => {
-    const query = resolveQuery(meta, parseGetQuery({ 'timePeriods.in': ['2020/2021|AY', '2021|CY', '2030|CY', '2021|CY'] }).request);
+    const query = resolveQuery(
+      meta,
+      parseGetQuery({ 'timePeriods.in': ['2020/2021|AY', '2021|CY', '2030|CY', '2021|CY'] }).request,
+    );
     expect(query.warnings).toEqual([
-      { code: 'TimePeriodsNotFound', message: 'One or more time periods could not be found.', path: 'timePeriods.in', detail: { items: ['2021|CY', '2030|CY'] } },
+      {
+        code: 'TimePeriodsNotFound',
+        message: 'One or more time periods could not be found.',
+        path: 'timePeriods.in',
+        detail: { items: ['2021|CY', '2030|CY'] },
+      },
     ]);
   });
 
@@ -228,7 +313,12 @@ describe('criteria → SQL (snapshots; values are always bound parameters)', () 
     ).toThrowError(
       expect.objectContaining({
         errors: [
-          { path: 'indicators', code: 'IndicatorsNotFound', message: 'One or more indicators could not be found.', detail: { items: ['x1', 'x2'] } },
+          {
+            path: 'indicators',
+            code: 'IndicatorsNotFound',
+            message: 'One or more indicators could not be found.',
+            detail: { items: ['x1', 'x2'] },
+          },
           {
             path: 'sorts',
             code: 'SortFieldsNotFound',

@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Predicate, SortKey } from '../../../../src/statistics/query/engine/resolve.js';
 import type { RowIndex } from '../../../../src/statistics/query/engine/index/row-index.js';
 import { RowIndexBuilder } from '../../../../src/statistics/query/engine/index/row-index-builder.js';
-import { encodeRowIndex, loadRowIndexFacets, loadRowIndexValues, saveRowIndexSnapshot } from '../../../../src/statistics/storage/engine-form.js';
+import {
+  encodeRowIndex,
+  loadRowIndexFacets,
+  loadRowIndexValues,
+  saveRowIndexSnapshot,
+} from '../../../../src/statistics/storage/engine-form.js';
 import { StoredColumnsCache } from '../../../../src/statistics/query/engine/stored/stored-columns.js';
 import { createTestDatabase, type TestDatabase } from '../../../helpers/database.js';
 import { fixtureVersion } from '../../../helpers/statistics.js';
@@ -48,23 +53,39 @@ describe('stored columns (the cold path)', () => {
       fc.asyncProperty(
         fc.array(fc.tuple(rowArb, textArb, textArb), { minLength: 1, maxLength: 120 }),
         predicateArb,
-        fc.tuple(sortArb as fc.Arbitrary<SortKey[]>, fc.option(fc.constantFrom<SortKey>(
-          { column: 'i1', direction: 'Asc', kind: 'indicator' }, { column: 'i2', direction: 'Desc', kind: 'indicator' },
-        ))).map(([sorts, byValue]) => (byValue ? [byValue, ...sorts] : sorts)),
+        fc
+          .tuple(
+            sortArb as fc.Arbitrary<SortKey[]>,
+            fc.option(
+              fc.constantFrom<SortKey>(
+                { column: 'i1', direction: 'Asc', kind: 'indicator' },
+                { column: 'i2', direction: 'Desc', kind: 'indicator' },
+              ),
+            ),
+          )
+          .map(([sorts, byValue]) => (byValue ? [byValue, ...sorts] : sorts)),
         fc.integer({ min: 0, max: 40 }),
         fc.integer({ min: 1, max: 30 }),
         fc.constantFrom(1, 3, 8, 32),
         fc.boolean(),
         async (partial, predicate: Predicate, sorts, offset, limit, sliceRows, periodByPeriod) => {
-          const rows: IndicatorRow[] = (periodByPeriod ? [...partial].sort((a, b) => a[0].time_period_id - b[0].time_period_id) : partial).map(([r, i1, i2], i) => ({
-            ...r, i1, i2, id: periodByPeriod ? i + 1 : ((i * 7919) % 1009) + 1,
+          const rows: IndicatorRow[] = (
+            periodByPeriod ? [...partial].sort((a, b) => a[0].time_period_id - b[0].time_period_id) : partial
+          ).map(([r, i1, i2], i) => ({
+            ...r,
+            i1,
+            i2,
+            id: periodByPeriod ? i + 1 : ((i * 7919) % 1009) + 1,
           }));
           const index = buildIndexWithValues(rows);
           await saveRowIndexSnapshot(database.db, ROWS_TABLE, versionId, index, sliceRows);
           const stored = await new StoredColumnsCache().open(database.db, ROWS_TABLE, 10000);
           expect(stored).toBeDefined();
 
-          const { total, page } = await stored!.query(database.db, 10000, predicate, sorts, offset, limit, ['i1', 'i2']);
+          const { total, page } = await stored!.query(database.db, 10000, predicate, sorts, offset, limit, [
+            'i1',
+            'i2',
+          ]);
           const expected = naiveSelect(rows, predicate, sorts, offset, limit);
           expect(total).toBe(expected.total);
           // The in-memory index answers the same (sorts by indicator values included).
@@ -89,8 +110,14 @@ describe('stored columns (the cold path)', () => {
 
   it('load whole from their slices as the index that was stored', async () => {
     const rows: IndicatorRow[] = Array.from({ length: 1000 }, (_, i) => ({
-      id: ((i * 7919) % 1009) + 1, time_period_id: 1 + (i % 4), geographic_level: ['LA', 'REG', 'NAT'][i % 3]!, l_la: i % 300, f1: i % 4, f2: 4 + (i % 3),
-      i1: i % 17 === 0 ? 'x' : String(i * 3), i2: (i / 8).toString(),
+      id: ((i * 7919) % 1009) + 1,
+      time_period_id: 1 + (i % 4),
+      geographic_level: ['LA', 'REG', 'NAT'][i % 3]!,
+      l_la: i % 300,
+      f1: i % 4,
+      f2: 4 + (i % 3),
+      i1: i % 17 === 0 ? 'x' : String(i * 3),
+      i2: (i / 8).toString(),
     }));
     const index = buildIndexWithValues(rows);
     await saveRowIndexSnapshot(database.db, ROWS_TABLE, versionId, index, 64);

@@ -16,14 +16,25 @@ afterAll(async () => {
   await t?.close();
 });
 
-const post = (payload: string) => t.app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } });
-const CANONICAL = JSON.stringify({ criteria: { locations: { eq: { level: 'NAT', code: 'E92000001' } } }, indicators: ['dP0Zw'], pageSize: 5 });
+const post = (payload: string) =>
+  t.app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } });
+const CANONICAL = JSON.stringify({
+  criteria: { locations: { eq: { level: 'NAT', code: 'E92000001' } } },
+  indicators: ['dP0Zw'],
+  pageSize: 5,
+});
 
 describe('POST query bodies', () => {
   it('match member names case-insensitively and read numbers from strings', async () => {
     const expected = await post(CANONICAL);
     expect(expected.statusCode).toBe(200);
-    const response = await post(JSON.stringify({ Criteria: { Locations: { EQ: { Level: 'NAT', CODE: 'E92000001' } } }, INDICATORS: ['dP0Zw'], PageSize: '5' }));
+    const response = await post(
+      JSON.stringify({
+        Criteria: { Locations: { EQ: { Level: 'NAT', CODE: 'E92000001' } } },
+        INDICATORS: ['dP0Zw'],
+        PageSize: '5',
+      }),
+    );
     expect(response.statusCode).toBe(200);
     expect(response.body).toBe(expected.body);
   });
@@ -61,9 +72,13 @@ describe('POST query bodies', () => {
 
 describe('query-string names', () => {
   it('are matched case-insensitively and values are trimmed, on the GET query', async () => {
-    const expected = await t.app.inject({ url: `${url}?geographicLevels.eq=NAT&indicators=dP0Zw&pageSize=5&dataSetVersion=1.0` });
+    const expected = await t.app.inject({
+      url: `${url}?geographicLevels.eq=NAT&indicators=dP0Zw&pageSize=5&dataSetVersion=1.0`,
+    });
     expect(expected.statusCode).toBe(200);
-    const response = await t.app.inject({ url: `${url}?GeographicLevels.Eq=NAT&Indicators=dP0Zw&PageSize=%205%20&DataSetVersion=1.0` });
+    const response = await t.app.inject({
+      url: `${url}?GeographicLevels.Eq=NAT&Indicators=dP0Zw&PageSize=%205%20&DataSetVersion=1.0`,
+    });
     expect(response.statusCode).toBe(200);
     expect(response.body).toBe(expected.body);
   });
@@ -73,11 +88,18 @@ describe('query-string names', () => {
     const response = await t.app.inject({ url: '/v1/publications?Page=1&PAGESIZE=1' });
     expect(response.statusCode).toBe(200);
     expect(response.body).toBe(expected.body);
-    const meta = await t.app.inject({ url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/meta?Types=Indicators&DataSetVersion=1.0` });
+    const meta = await t.app.inject({
+      url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/meta?Types=Indicators&DataSetVersion=1.0`,
+    });
     expect(meta.statusCode).toBe(200);
     expect(meta.json().filters).toEqual([]);
     expect(meta.json().indicators.length).toBeGreaterThan(0);
-    const withVersion = await t.app.inject({ method: 'POST', url: `${url}?DataSetVersion=1.0`, payload: CANONICAL, headers: { 'content-type': 'application/json' } });
+    const withVersion = await t.app.inject({
+      method: 'POST',
+      url: `${url}?DataSetVersion=1.0`,
+      payload: CANONICAL,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(withVersion.statusCode).toBe(200);
   });
 

@@ -42,7 +42,14 @@ afterAll(async () => {
 
 describe('the documented response schema', () => {
   const ajv = new Ajv({ allErrors: true, strict: false });
-  for (const schema of [PagingViewModel, DataSetQueryResultTimePeriod, DataSetQueryResult, DataSetQueryWarning, DataSetQueryLabels]) ajv.addSchema(schema);
+  for (const schema of [
+    PagingViewModel,
+    DataSetQueryResultTimePeriod,
+    DataSetQueryResult,
+    DataSetQueryWarning,
+    DataSetQueryLabels,
+  ])
+    ajv.addSchema(schema);
   const validate = ajv.compile(DataSetQueryPaginatedList);
 
   it.each([
@@ -62,9 +69,13 @@ describe('the documented response schema', () => {
     const document = (await t.app.inject({ url: '/openapi.json' })).json();
     const operations = document.paths['/v1/data-sets/{dataSetId}/query'];
     for (const method of ['get', 'post']) {
-      expect(operations[method].responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/DataSetQueryPaginatedListViewModel');
+      expect(operations[method].responses['200'].content['application/json'].schema.$ref).toBe(
+        '#/components/schemas/DataSetQueryPaginatedListViewModel',
+      );
     }
-    expect(operations.get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['filters.in', 'timePeriods.gte', 'indicators', 'sorts', 'pageSize', 'dataSetVersion']));
+    expect(operations.get.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['filters.in', 'timePeriods.gte', 'indicators', 'sorts', 'pageSize', 'dataSetVersion']),
+    );
     expect(document.components.schemas.DataSetQueryRequest.properties).toHaveProperty('criteria');
   });
 });
@@ -99,13 +110,26 @@ export async function nationalEnrolments(baseUrl: string, dataSetId: string): Pr
     );
     await writeFile(
       path.join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', skipLibCheck: true, lib: ['ES2022', 'DOM'] }, files: ['client.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          skipLibCheck: true,
+          lib: ['ES2022', 'DOM'],
+        },
+        files: ['client.ts'],
+      }),
     );
     const tsc = path.resolve(import.meta.dirname, '../../../../node_modules/typescript/bin/tsc');
     await promisify(execFile)(process.execPath, [tsc, '-p', dir]);
 
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const { nationalEnrolments } = (await import(path.join(dir, 'client.ts'))) as { nationalEnrolments: (base: string, id: string) => Promise<string[]> };
+    const { nationalEnrolments } = (await import(path.join(dir, 'client.ts'))) as {
+      nationalEnrolments: (base: string, id: string) => Promise<string[]>;
+    };
     const values = await nationalEnrolments(address, ABSENCE_SCHOOL.dataSetId);
     expect(values.length).toBeGreaterThan(0);
     expect(values.every((v) => /^\d+$/.test(v))).toBe(true);

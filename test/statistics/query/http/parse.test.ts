@@ -31,7 +31,10 @@ describe('GET query string binding', () => {
     const indexed = parseGetQuery({ 'filters.in[1]': 'b', 'filters.in[0]': 'a' }).request;
     const comma = parseGetQuery({ 'filters.in': 'a,,b' }).request;
     for (const r of [repeated, indexed, comma]) {
-      expect(r.criteria).toMatchObject({ kind: 'facets', facets: { filters: { in: [{ value: 'a' }, { value: 'b' }] } } });
+      expect(r.criteria).toMatchObject({
+        kind: 'facets',
+        facets: { filters: { in: [{ value: 'a' }, { value: 'b' }] } },
+      });
     }
   });
 
@@ -46,7 +49,14 @@ describe('GET query string binding', () => {
   });
 
   it('defaults: page 1, pageSize 1000, no criteria, all indicators', () => {
-    expect(parseGetQuery({}).request).toEqual({ criteria: undefined, indicators: undefined, sorts: undefined, debug: false, page: 1, pageSize: 1000 });
+    expect(parseGetQuery({}).request).toEqual({
+      criteria: undefined,
+      indicators: undefined,
+      sorts: undefined,
+      debug: false,
+      page: 1,
+      pageSize: 1000,
+    });
   });
 
   it('case 25/26/27: indicators NotEmpty and MaximumLength', () => {
@@ -72,7 +82,12 @@ describe('GET query string binding', () => {
       ['filters.in[3]', 'MaximumLength'],
       ['filters.in[4]', 'MaximumLength'],
     ]);
-    const errors = getErrors({ 'filters.eq': 'a'.repeat(11), 'filters.notEq': 'a'.repeat(12), 'filters.in[0]': '', 'filters.notIn': ['a'.repeat(11), ''] });
+    const errors = getErrors({
+      'filters.eq': 'a'.repeat(11),
+      'filters.notEq': 'a'.repeat(12),
+      'filters.in[0]': '',
+      'filters.notIn': ['a'.repeat(11), ''],
+    });
     expect(brief(errors).sort()).toEqual(
       [
         ['filters.eq', 'MaximumLength'],
@@ -88,9 +103,19 @@ describe('GET query string binding', () => {
     const [empty] = getErrors({ 'geographicLevels.in[0]': '' });
     expect(empty).toMatchObject({ path: 'geographicLevels.in[0]', code: 'AllowedValue', detail: { value: null } });
     expect((empty!.detail as { allowed: string[] }).allowed).toHaveLength(19);
-    const errors = getErrors({ 'geographicLevels.in': ['', ' ', 'LADD', 'NATT', 'National', 'Local authority', 'LocalAuthority'] });
+    const errors = getErrors({
+      'geographicLevels.in': ['', ' ', 'LADD', 'NATT', 'National', 'Local authority', 'LocalAuthority'],
+    });
     expect(errors.map((e) => e.code)).toEqual(Array(7).fill('AllowedValue'));
-    expect(errors.map((e) => (e.detail as { value: unknown }).value)).toEqual([null, null, 'LADD', 'NATT', 'National', 'Local authority', 'LocalAuthority']);
+    expect(errors.map((e) => (e.detail as { value: unknown }).value)).toEqual([
+      null,
+      null,
+      'LADD',
+      'NATT',
+      'National',
+      'Local authority',
+      'LocalAuthority',
+    ]);
   });
 
   it('case 38: location strings, stage by stage', () => {
@@ -148,7 +173,19 @@ describe('GET query string binding', () => {
   });
 
   it('case 45: time period strings', () => {
-    const values = ['', 'invalid', '|', '2020/2019|AY', '2020/2022|AY', '2020|INVALID', '2020/2021|CY', '2020/2021|CYQ2', '2020/2021|RY', '2020/2021|W10', '2020/2021|M5'];
+    const values = [
+      '',
+      'invalid',
+      '|',
+      '2020/2019|AY',
+      '2020/2022|AY',
+      '2020|INVALID',
+      '2020/2021|CY',
+      '2020/2021|CYQ2',
+      '2020/2021|RY',
+      '2020/2021|W10',
+      '2020/2021|M5',
+    ];
     const errors = getErrors({ 'timePeriods.in': values });
     expect(errors.map((e) => e.code)).toEqual([
       'NotEmpty',
@@ -166,13 +203,23 @@ describe('GET query string binding', () => {
     const rangeCodes = (errors[6]!.detail as { allowedCodes: string[] }).allowedCodes;
     expect(rangeCodes).toContain('AY');
     expect(rangeCodes).not.toContain('CY');
-    expect((errors[5]!.detail as { allowedCodes: string[] }).allowedCodes.slice(0, 4)).toEqual(['AY', 'AYQ1', 'AYQ2', 'AYQ3']);
+    expect((errors[5]!.detail as { allowedCodes: string[] }).allowedCodes.slice(0, 4)).toEqual([
+      'AY',
+      'AYQ1',
+      'AYQ2',
+      'AYQ3',
+    ]);
   });
 
   it('time periods: single years of academic codes read as ranges; odd years rejected', () => {
     const { request } = parseGetQuery({ 'timePeriods.eq': '2021|AY', 'timePeriods.gt': '2021|CY' });
     expect(request.criteria).toMatchObject({
-      facets: { timePeriods: { eq: { value: { period: '2021/2022', code: 'AY' }, shown: '2021|AY' }, gt: { value: { period: '2021', code: 'CY' } } } },
+      facets: {
+        timePeriods: {
+          eq: { value: { period: '2021/2022', code: 'AY' }, shown: '2021|AY' },
+          gt: { value: { period: '2021', code: 'CY' } },
+        },
+      },
     });
     expect(brief(getErrors({ 'timePeriods.in': ['20201|CY', '-2022|CY', '2022/ 2023|AY'] }))).toEqual([
       ['timePeriods.in[0]', 'TimePeriodInvalidYear'],
@@ -182,7 +229,19 @@ describe('GET query string binding', () => {
   });
 
   it('case 52: sort strings', () => {
-    const values = ['', 'invalid', '|', 'test|', 'test|invalid', 'test|asc', 'test|desc', `${'a'.repeat(41)}|Asc`, `${'b'.repeat(41)}|Desc`, 'missing1|Asc', 'missing2|Desc'];
+    const values = [
+      '',
+      'invalid',
+      '|',
+      'test|',
+      'test|invalid',
+      'test|asc',
+      'test|desc',
+      `${'a'.repeat(41)}|Asc`,
+      `${'b'.repeat(41)}|Desc`,
+      'missing1|Asc',
+      'missing2|Desc',
+    ];
     const errors = getErrors({ sorts: values });
     expect(brief(errors)).toEqual([
       ['sorts[0]', 'NotEmpty'],
@@ -210,9 +269,17 @@ describe('GET query string binding', () => {
   it('case 19: paging bounds', () => {
     for (const pageSize of ['-1', '0', '10001']) {
       const [error] = getErrors({ pageSize });
-      expect(error).toMatchObject({ path: 'pageSize', code: 'InclusiveBetween', detail: { from: 1, to: 10000, value: Number(pageSize) } });
+      expect(error).toMatchObject({
+        path: 'pageSize',
+        code: 'InclusiveBetween',
+        detail: { from: 1, to: 10000, value: Number(pageSize) },
+      });
     }
-    expect(getErrors({ page: '0' })[0]).toMatchObject({ path: 'page', code: 'GreaterThanOrEqual', detail: { comparisonValue: 1, value: 0 } });
+    expect(getErrors({ page: '0' })[0]).toMatchObject({
+      path: 'page',
+      code: 'GreaterThanOrEqual',
+      detail: { comparisonValue: 1, value: 0 },
+    });
   });
 });
 
@@ -223,17 +290,27 @@ describe('POST body parsing', () => {
   });
 
   it('unknown members and wrong types are binding errors, reported alone', () => {
-    expect(brief(postErrors({ foo: 1, page: 'x', criteria: { filters: { eq: ['x'] }, bar: 1 }, pageSize: 0 }))).toEqual([
-      ['foo', 'UnknownField'],
-      ['page', 'InvalidValue'],
-      ['criteria.bar', 'UnknownField'],
-      ['criteria.filters.eq', 'InvalidValue'],
+    expect(brief(postErrors({ foo: 1, page: 'x', criteria: { filters: { eq: ['x'] }, bar: 1 }, pageSize: 0 }))).toEqual(
+      [
+        ['foo', 'UnknownField'],
+        ['page', 'InvalidValue'],
+        ['criteria.bar', 'UnknownField'],
+        ['criteria.filters.eq', 'InvalidValue'],
+      ],
+    );
+    expect(brief(postErrors({ criteria: { and: [{ filters: { eq: 'x' } }], filters: {} } }))).toEqual([
+      ['criteria.filters', 'UnknownField'],
     ]);
-    expect(brief(postErrors({ criteria: { and: [{ filters: { eq: 'x' } }], filters: {} } }))).toEqual([['criteria.filters', 'UnknownField']]);
-    expect(brief(postErrors({ criteria: { timePeriods: { eq: { period: '2020' } } } }))).toEqual([['criteria.timePeriods.eq.code', 'InvalidValue']]);
+    expect(brief(postErrors({ criteria: { timePeriods: { eq: { period: '2020' } } } }))).toEqual([
+      ['criteria.timePeriods.eq.code', 'InvalidValue'],
+    ]);
     expect(brief(postErrors({ sorts: [{ field: 'timePeriod' }] }))).toEqual([['sorts[0].direction', 'InvalidValue']]);
-    expect(brief(postErrors({ criteria: { locations: { eq: { id: 'x' } } } }))).toEqual([['criteria.locations.eq.level', 'InvalidValue']]);
-    expect(brief(postErrors({ criteria: { locations: { eq: { level: 'NAT', id: 'x', code: 'y' } } } }))).toEqual([['criteria.locations.eq.id', 'UnknownField']]);
+    expect(brief(postErrors({ criteria: { locations: { eq: { id: 'x' } } } }))).toEqual([
+      ['criteria.locations.eq.level', 'InvalidValue'],
+    ]);
+    expect(brief(postErrors({ criteria: { locations: { eq: { level: 'NAT', id: 'x', code: 'y' } } } }))).toEqual([
+      ['criteria.locations.eq.id', 'UnknownField'],
+    ]);
     expect(brief(postErrors([1]))).toEqual([['', 'InvalidValue']]);
   });
 
@@ -262,7 +339,9 @@ describe('POST body parsing', () => {
   });
 
   it('case 35/37: levels are not trimmed', () => {
-    const errors = postErrors({ criteria: { geographicLevels: { eq: 'NATT', notEq: 'LADD', in: ['  ', 'National'], notIn: [] } } });
+    const errors = postErrors({
+      criteria: { geographicLevels: { eq: 'NATT', notEq: 'LADD', in: ['  ', 'National'], notIn: [] } },
+    });
     expect(brief(errors)).toEqual([
       ['criteria.geographicLevels.eq', 'AllowedValue'],
       ['criteria.geographicLevels.notEq', 'AllowedValue'],
@@ -367,7 +446,12 @@ describe('POST body parsing', () => {
   it('bounds: more than 32 levels or 1,000 conditions is a 400, not a stack overflow', () => {
     let deep: unknown = { filters: { eq: 'a' } };
     for (let i = 0; i < 40; i++) deep = { not: deep };
-    expect(brief(postErrors({ criteria: deep }))).toEqual([['criteria.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not', 'CriteriaMaxDepth']]);
+    expect(brief(postErrors({ criteria: deep }))).toEqual([
+      [
+        'criteria.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not.not',
+        'CriteriaMaxDepth',
+      ],
+    ]);
     let ok: unknown = { filters: { eq: 'a' } };
     for (let i = 0; i < 31; i++) ok = { not: ok };
     expect(parsePostBody({ criteria: ok }).criteria).toBeDefined();

@@ -57,7 +57,8 @@ export class RowIndexEngine implements QueryEngine {
     const positions = index.matchingPositions(query.predicate, query.sorts);
     const step = Math.max(1, Math.min(size, EXPORT_PAGE_ROWS));
     function* walk() {
-      for (let at = 0; at < positions.length; at += step) yield indexedPageRows(index, positions.subarray(at, at + step));
+      for (let at = 0; at < positions.length; at += step)
+        yield indexedPageRows(index, positions.subarray(at, at + step));
     }
     return boundedPages(walk(), options);
   }

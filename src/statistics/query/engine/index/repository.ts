@@ -24,14 +24,21 @@ export async function recordRowIndexUse(db: Executor, rowsTable: string, version
  * recently, whichever was later, most recent first — a version just published is the one about to be queried.
  * Only tables that are still the version's; a withdrawn version only by its queries.
  */
-export async function findVersionsToWarm(db: Executor, limit: number): Promise<Array<{ id: number; rowsTable: string }>> {
+export async function findVersionsToWarm(
+  db: Executor,
+  limit: number,
+): Promise<Array<{ id: number; rowsTable: string }>> {
   const rows = await db
     .selectFrom('data_set_versions as v')
-    .leftJoin('version_row_index_uses as u', (join) => join.onRef('u.version_id', '=', 'v.id').onRef('u.rows_table', '=', 'v.rows_table'))
+    .leftJoin('version_row_index_uses as u', (join) =>
+      join.onRef('u.version_id', '=', 'v.id').onRef('u.rows_table', '=', 'v.rows_table'),
+    )
     .select(['v.id', 'v.rows_table'])
     .where('v.rows_table', 'is not', null)
     .where((eb) => eb.or([eb('u.used_at', 'is not', null), eb('v.status', '=', 'Published')]))
-    .orderBy(sql`greatest(u.used_at, CASE WHEN v.status = 'Published' THEN v.published_at END)`, (ob) => ob.desc().nullsLast())
+    .orderBy(sql`greatest(u.used_at, CASE WHEN v.status = 'Published' THEN v.published_at END)`, (ob) =>
+      ob.desc().nullsLast(),
+    )
     .orderBy('v.id', 'desc')
     .limit(limit)
     .execute();

@@ -1,6 +1,13 @@
 import { locationColumn } from '../../../standard/geographic-levels.js';
 import type { VersionMeta } from '../model.js';
-import { RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn, type RowIndexParts } from './row-index.js';
+import {
+  RowIds,
+  RowIndex,
+  type Codes,
+  type FacetColumn,
+  type IndicatorColumn,
+  type RowIndexParts,
+} from './row-index.js';
 
 /** The narrowest codes array for a dictionary of `distinct` values. */
 function codesFor(distinct: number, size: number): Codes {
@@ -92,7 +99,8 @@ export function canonicalDecimal(text: string): number | undefined {
     }
   }
   const decimals = length - fractionStart;
-  if (decimals === 0 || mantissa === 0 || digits > 15 || leadingZeros > 5 || text.charCodeAt(length - 1) === 48) return undefined;
+  if (decimals === 0 || mantissa === 0 || digits > 15 || leadingZeros > 5 || text.charCodeAt(length - 1) === 48)
+    return undefined;
   const value = mantissa / 10 ** decimals;
   return negative ? -value : value;
 }
@@ -201,9 +209,17 @@ export class IndicatorBuilder {
   }
 
   /** The exceptions by position, ascending, their texts numbered again by first appearance in that order. */
-  private exceptions(size: number, rowAt: Int32Array | undefined): Pick<IndicatorColumn, 'textPositions' | 'textCodes' | 'texts'> {
+  private exceptions(
+    size: number,
+    rowAt: Int32Array | undefined,
+  ): Pick<IndicatorColumn, 'textPositions' | 'textCodes' | 'texts'> {
     const count = this.textRows.length;
-    if (!rowAt || count === 0) return { textPositions: Int32Array.from(this.textRows), textCodes: Uint32Array.from(this.textCodes), texts: this.texts };
+    if (!rowAt || count === 0)
+      return {
+        textPositions: Int32Array.from(this.textRows),
+        textCodes: Uint32Array.from(this.textCodes),
+        texts: this.texts,
+      };
     // A row's exception by row, then read in position order (one pass; no comparison sort of up to millions).
     const exceptionOfRow = new Int32Array(size).fill(-1);
     for (let e = 0; e < count; e++) exceptionOfRow[this.textRows[e]!] = e;
@@ -258,13 +274,20 @@ export class RowIndexBuilder {
   }
 
   /** The next row: its id, time period id (never above the previous row's), level code, facet ids and indicator texts in the builder's column order. */
-  add(id: number, timePeriodId: number, levelCode: string, facets: ArrayLike<number>, indicators: ArrayLike<string>): void {
+  add(
+    id: number,
+    timePeriodId: number,
+    levelCode: string,
+    facets: ArrayLike<number>,
+    indicators: ArrayLike<string>,
+  ): void {
     const p = this.position++;
     if (p >= this.size) throw new Error('More rows than the row index was made for');
     this.ids[p] = id;
     const lastPeriod = this.timePeriodIds.at(-1);
     if (lastPeriod !== timePeriodId) {
-      if (lastPeriod !== undefined && timePeriodId > lastPeriod) throw new Error('Rows must come in time period descending order');
+      if (lastPeriod !== undefined && timePeriodId > lastPeriod)
+        throw new Error('Rows must come in time period descending order');
       this.timePeriodIds.push(timePeriodId);
       this.timePeriodStarts.push(p);
     }
@@ -284,7 +307,8 @@ export class RowIndexBuilder {
    * Int32 and Float64 columns at 5,000,000 rows.
    */
   finish(): RowIndex {
-    if (this.position !== this.size) throw new Error(`The row index was made for ${this.size} rows but got ${this.position}`);
+    if (this.position !== this.size)
+      throw new Error(`The row index was made for ${this.size} rows but got ${this.position}`);
     const timePeriodStarts = Int32Array.from([...this.timePeriodStarts, this.size]);
     const facets = new Map<string, FacetColumn>();
     this.facetColumns.forEach((column, c) => {
@@ -314,7 +338,10 @@ export class RowIndexBuilder {
  * The columns a build from rows reads, in this order: id, time period, level, the location and filter columns
  * (`facets`, the index's, in the order it keeps them), then the indicator columns (none when built without values).
  */
-export function rowIndexColumns(meta: VersionMeta, withValues: boolean): { facets: string[]; indicators: string[]; read: string[] } {
+export function rowIndexColumns(
+  meta: VersionMeta,
+  withValues: boolean,
+): { facets: string[]; indicators: string[]; read: string[] } {
   const facets = [...meta.locationLevels.map(locationColumn), ...meta.filters.map((f) => f.column)];
   const indicators = withValues ? meta.indicators.map((i) => i.column) : [];
   return { facets, indicators, read: ['id', 'time_period_id', 'geographic_level', ...facets, ...indicators] };

@@ -17,7 +17,10 @@ export class RowIndexCache {
   }
 
   private newCache(): LRUCache<string, RowIndex> {
-    return new LRUCache<string, RowIndex>({ maxSize: Math.max(1, this.budget), sizeCalculation: (index) => Math.max(1, index.partsBytes) });
+    return new LRUCache<string, RowIndex>({
+      maxSize: Math.max(1, this.budget),
+      sizeCalculation: (index) => Math.max(1, index.partsBytes),
+    });
   }
 
   get budgetBytes(): number {

@@ -89,7 +89,13 @@ export class RowIndexStore {
   private readonly tooLarge = new Set<string>();
   /** Versions whose last attempt failed: not tried again before `retryAt`. */
   private readonly failures = new Map<string, Failure>();
-  private readonly outcomes: RowIndexStoreStatus['outcomes'] = { snapshot: 0, rows: 0, parquet: 0, failed: 0, too_large: 0 };
+  private readonly outcomes: RowIndexStoreStatus['outcomes'] = {
+    snapshot: 0,
+    rows: 0,
+    parquet: 0,
+    failed: 0,
+    too_large: 0,
+  };
   private enabled = true;
   private storedColumnsOn = true;
   private storedReadTimeoutMs = 30000;
@@ -162,7 +168,8 @@ export class RowIndexStore {
     const key = keyOf(meta);
     const index = this.kept.get(key);
     if (index) return index;
-    if (this.building.has(key) || this.tooLarge.has(key) || this.building.size >= this.maxConcurrentBuilds) return undefined;
+    if (this.building.has(key) || this.tooLarge.has(key) || this.building.size >= this.maxConcurrentBuilds)
+      return undefined;
     if ((this.failures.get(key)?.retryAt ?? 0) > Date.now()) return undefined;
     void this.start(db, meta);
     return undefined;
@@ -217,7 +224,9 @@ export class RowIndexStore {
    * background, and a failed one is left to the usual retry.
    */
   async startWarmUp(
-    db: Executor, metaOf: (versionId: number, rowsTable: string) => Promise<VersionMeta>, options: { versions: number; timeoutMs: number },
+    db: Executor,
+    metaOf: (versionId: number, rowsTable: string) => Promise<VersionMeta>,
+    options: { versions: number; timeoutMs: number },
   ): Promise<void> {
     if (!this.enabled || options.versions <= 0) return;
     const recent = await findVersionsToWarm(db, options.versions);
@@ -231,11 +240,22 @@ export class RowIndexStore {
       }
     })();
     let timer: NodeJS.Timeout | undefined;
-    const outOfTime = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)));
-    this.warmUpEnded = Promise.race([loads.then(() => 'done' as const, () => 'done' as const), outOfTime]).then((how) => {
+    const outOfTime = new Promise<'timeout'>(
+      (resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)),
+    );
+    this.warmUpEnded = Promise.race([
+      loads.then(
+        () => 'done' as const,
+        () => 'done' as const,
+      ),
+      outOfTime,
+    ]).then((how) => {
       clearTimeout(timer);
       this.warmedUp = true;
-      this.log?.info({ versions: recent.length, ready: this.kept.size, seconds: (Date.now() - started) / 1000, how }, 'row index warm-up over');
+      this.log?.info(
+        { versions: recent.length, ready: this.kept.size, seconds: (Date.now() - started) / 1000, how },
+        'row index warm-up over',
+      );
     });
   }
 
@@ -292,7 +312,11 @@ export class RowIndexStore {
    * whole budget. A stored form of another format, or one that fails its checksums, is rebuilt.
    */
   private async load(
-    db: Executor, meta: VersionMeta, key: string, facets: { keep: (index: RowIndex) => boolean; drop: () => void }, rebuild: boolean,
+    db: Executor,
+    meta: VersionMeta,
+    key: string,
+    facets: { keep: (index: RowIndex) => boolean; drop: () => void },
+    rebuild: boolean,
   ): Promise<{ index: RowIndex; from: 'snapshot' | 'rows' | 'parquet' }> {
     const started = Date.now();
     const remainingMs = () => Math.max(1, this.buildTimeoutMs - (Date.now() - started));
@@ -310,7 +334,10 @@ export class RowIndexStore {
             } catch (error) {
               if (needsRebuild(error)) throw error;
               // The index answers already: without its values, a page's values are read from the stored columns.
-              this.log?.warn({ versionId: meta.versionId, err: error }, 'row index values not loaded: page values come from the database');
+              this.log?.warn(
+                { versionId: meta.versionId, err: error },
+                'row index values not loaded: page values come from the database',
+              );
             }
           }
           return { index: stored, from: 'snapshot' };
@@ -325,7 +352,10 @@ export class RowIndexStore {
     this.rebuilding.add(key);
     this.distrusted.add(key);
     this.storedColumns.forget(meta.rowsTable);
-    this.log?.info({ versionId: meta.versionId, reason }, 'row index stored form missing, stale or corrupt: rebuilding it');
+    this.log?.info(
+      { versionId: meta.versionId, reason },
+      'row index stored form missing, stale or corrupt: rebuilding it',
+    );
     try {
       const { index, from } = await rebuildEngineForm(db, this.snapshotDb, meta, {
         timeoutMs: remainingMs(),
@@ -355,7 +385,10 @@ export class RowIndexStore {
     if (!this.kept.keep(key, index)) {
       this.tooLarge.add(key);
       this.outcomes.too_large++;
-      this.log?.warn({ versionId: meta.versionId, bytes: index.partsBytes }, 'row index larger than QUERY_INDEX_MEMORY_MB: not kept');
+      this.log?.warn(
+        { versionId: meta.versionId, bytes: index.partsBytes },
+        'row index larger than QUERY_INDEX_MEMORY_MB: not kept',
+      );
       return false;
     }
     this.outcomes[from]++;
@@ -387,7 +420,14 @@ export class RowIndexStore {
         // Sized again in the budget now that its values are in.
         this.kept.resize(key, index);
         this.log?.info(
-          { versionId: meta.versionId, rows: index.size, bytes: index.bytes, values: index.hasIndicators(meta.indicators.map((i) => i.column)), from, seconds: (Date.now() - started) / 1000 },
+          {
+            versionId: meta.versionId,
+            rows: index.size,
+            bytes: index.bytes,
+            values: index.hasIndicators(meta.indicators.map((i) => i.column)),
+            from,
+            seconds: (Date.now() - started) / 1000,
+          },
           'row index ready',
         );
         return index;
@@ -402,7 +442,10 @@ export class RowIndexStore {
         if (error instanceof RowIndexTooLargeError) {
           this.tooLarge.add(key);
           this.outcomes.too_large++;
-          this.log?.warn({ versionId: meta.versionId }, 'row index would not fit QUERY_INDEX_MEMORY_MB: the version stays on the stored columns or SQL');
+          this.log?.warn(
+            { versionId: meta.versionId },
+            'row index would not fit QUERY_INDEX_MEMORY_MB: the version stays on the stored columns or SQL',
+          );
           return undefined;
         }
         const attempts = (this.failures.get(key)?.attempts ?? 0) + 1;
@@ -410,7 +453,13 @@ export class RowIndexStore {
         this.failures.set(key, { attempts, retryAt: Date.now() + waitMs });
         this.outcomes.failed++;
         this.log?.warn(
-          { versionId: meta.versionId, attempts, retryInMs: waitMs, seconds: (Date.now() - started) / 1000, err: error },
+          {
+            versionId: meta.versionId,
+            attempts,
+            retryInMs: waitMs,
+            seconds: (Date.now() - started) / 1000,
+            err: error,
+          },
           'row index load failed; queries stay on the stored columns or SQL until the next attempt',
         );
         return undefined;

@@ -91,7 +91,8 @@ export class RowIds {
 
   /** Ids consecutive within each period, from each period's first (as the stored form keeps them). */
   static ofPeriodFirsts(length: number, firstOfPeriod: Int32Array, periodStarts: Int32Array): RowIds {
-    if (firstOfPeriod.length !== Math.max(0, periodStarts.length - 1)) throw new Error('One first id per time period is needed');
+    if (firstOfPeriod.length !== Math.max(0, periodStarts.length - 1))
+      throw new Error('One first id per time period is needed');
     return new RowIds(length, undefined, firstOfPeriod, periodStarts);
   }
 
@@ -120,7 +121,8 @@ export class RowIds {
     if (this.perPosition) return this.perPosition;
     const ids = new Int32Array(this.length);
     for (let k = 0; k + 1 < this.periodStarts.length; k++) {
-      for (let p = this.periodStarts[k]!; p < this.periodStarts[k + 1]!; p++) ids[p] = this.firstOfPeriod![k]! + (p - this.periodStarts[k]!);
+      for (let p = this.periodStarts[k]!; p < this.periodStarts[k + 1]!; p++)
+        ids[p] = this.firstOfPeriod![k]! + (p - this.periodStarts[k]!);
     }
     return ids;
   }
@@ -238,7 +240,8 @@ function scanOneByteCode(codes: Uint8Array, code: number, bits: Uint32Array, fro
       const v = (quads[q]! ^ pattern) >>> 0;
       // High bit of each byte: set when that byte is zero (exact, no borrow between bytes).
       const zero = ~(((v & 0x7f7f7f7f) + 0x7f7f7f7f) | v) & 0x80808080;
-      if (zero !== 0) word |= (((zero >>> 7) & 1) | ((zero >>> 14) & 2) | ((zero >>> 21) & 4) | ((zero >>> 28) & 8)) << shift;
+      if (zero !== 0)
+        word |= (((zero >>> 7) & 1) | ((zero >>> 14) & 2) | ((zero >>> 21) & 4) | ((zero >>> 28) & 8)) << shift;
     }
     bits[w]! |= word;
   }
@@ -262,7 +265,8 @@ export function isDefaultOrder(sorts: readonly SortKey[]): boolean {
 }
 
 /** Whether a term is a time period leaf (a range of positions, the rows being in time period order). */
-const isTimePeriodLeaf = (p: Predicate) => (p.kind === 'in' && p.column === 'time_period_id' && !p.negated) || p.kind === 'compare';
+const isTimePeriodLeaf = (p: Predicate) =>
+  (p.kind === 'in' && p.column === 'time_period_id' && !p.negated) || p.kind === 'compare';
 
 /** The index of `value` in the ascending `values`, or -1. */
 export function binarySearch(values: Int32Array, value: number): number {
@@ -301,7 +305,8 @@ export class RowIndex {
     this.size = parts.ids.length;
     this.words = Math.ceil(this.size / WORD);
     const { timePeriodIds, timePeriodStarts } = parts;
-    for (let k = 0; k < timePeriodIds.length; k++) this.timePeriodRanges.set(timePeriodIds[k]!, [timePeriodStarts[k]!, timePeriodStarts[k + 1]!]);
+    for (let k = 0; k < timePeriodIds.length; k++)
+      this.timePeriodRanges.set(timePeriodIds[k]!, [timePeriodStarts[k]!, timePeriodStarts[k + 1]!]);
   }
 
   /** The arrays the index is made of, for its stored form (row-index-snapshot.ts); read, never changed. */
@@ -312,7 +317,8 @@ export class RowIndex {
   /** Adds indicator columns loaded after the rest (the stored form's second part). */
   addIndicators(columns: ReadonlyMap<string, IndicatorColumn>): void {
     for (const [name, column] of columns) {
-      if (column.values.length !== this.size) throw new Error(`Indicator column ${name} has ${column.values.length} values for ${this.size} rows`);
+      if (column.values.length !== this.size)
+        throw new Error(`Indicator column ${name} has ${column.values.length} values for ${this.size} rows`);
       this.parts.indicators.set(name, column);
     }
   }
@@ -453,7 +459,11 @@ export class RowIndex {
    * OR of 3 cached bitsets 0.3 ms). Others: `valueBits`.
    */
   private multiValueBits(column: string, values: Array<number | string>, window?: Window): Uint32Array {
-    if (column === 'time_period_id' || values.length > MAX_VALUES_FROM_BITSETS || this.codesOf(column).distinct > POSTINGS_MIN_DISTINCT) {
+    if (
+      column === 'time_period_id' ||
+      values.length > MAX_VALUES_FROM_BITSETS ||
+      this.codesOf(column).distinct > POSTINGS_MIN_DISTINCT
+    ) {
       return this.valueBits(column, values, window);
     }
     const bits = this.empty();
@@ -482,7 +492,9 @@ export class RowIndex {
       // A code's positions ascend: under a window, only those inside it.
       const { offsets, positions } = postings;
       for (const code of found) {
-        const start = window ? lowerBound(positions, offsets[code]!, offsets[code + 1]!, window.from * WORD) : offsets[code]!;
+        const start = window
+          ? lowerBound(positions, offsets[code]!, offsets[code + 1]!, window.from * WORD)
+          : offsets[code]!;
         const end = window ? lowerBound(positions, start, offsets[code + 1]!, window.to * WORD) : offsets[code + 1]!;
         for (let i = start; i < end; i++) {
           const p = positions[i]!;
@@ -521,7 +533,11 @@ export class RowIndex {
     const { timePeriodIds, timePeriodStarts } = this.parts;
     // The first period (in position order) not `before` the boundary.
     let k = 0;
-    while (k < timePeriodIds.length && (op === '>' || op === '<=' ? timePeriodIds[k]! > value : timePeriodIds[k]! >= value)) k++;
+    while (
+      k < timePeriodIds.length &&
+      (op === '>' || op === '<=' ? timePeriodIds[k]! > value : timePeriodIds[k]! >= value)
+    )
+      k++;
     const boundary = timePeriodStarts[k] ?? this.size;
     if (op === '>' || op === '>=') this.setRange(bits, 0, boundary);
     else this.setRange(bits, boundary, this.size);
@@ -543,9 +559,10 @@ export class RowIndex {
       case 'const':
         return { bits: predicate.value ? this.full() : this.empty(), shared: false };
       case 'in': {
-        const leaf = predicate.values.length === 1
-          ? this.singleValueBits(predicate.column, predicate.values[0]!, window)
-          : { bits: this.multiValueBits(predicate.column, predicate.values, window), shared: false };
+        const leaf =
+          predicate.values.length === 1
+            ? this.singleValueBits(predicate.column, predicate.values[0]!, window)
+            : { bits: this.multiValueBits(predicate.column, predicate.values, window), shared: false };
         if (!predicate.negated) return leaf;
         const bits = leaf.shared ? leaf.bits.slice() : leaf.bits;
         this.invert(bits, window);
@@ -601,12 +618,17 @@ export class RowIndex {
    * The bitset of one value: a frequent one (a whole time period, a common option or level: more than one row in
    * 32) is kept and shared (read only) while the cache has room, so later queries OR it in word by word.
    */
-  private singleValueBits(column: string, raw: number | string, window?: Window): { bits: Uint32Array; shared: boolean } {
+  private singleValueBits(
+    column: string,
+    raw: number | string,
+    window?: Window,
+  ): { bits: Uint32Array; shared: boolean } {
     const key = `${column}:${raw}`;
     const cached = this.bitsets.get(key);
     if (cached) return { bits: cached, shared: true };
     // Under a narrower window, only its part is worked out (and not kept: the rest of it is not there).
-    if (window && (window.from > 0 || window.to < this.words)) return { bits: this.valueBits(column, [raw], window), shared: false };
+    if (window && (window.from > 0 || window.to < this.words))
+      return { bits: this.valueBits(column, [raw], window), shared: false };
     const bits = this.valueBits(column, [raw]);
     if (this.bitsetBytes + bits.byteLength > MAX_BITSET_BYTES_PER_INDEX) return { bits, shared: false };
     let count = 0;
@@ -635,7 +657,9 @@ export class RowIndex {
     const bits = this.evaluate(predicate);
     const total = this.countOf(bits);
     if (offset >= total) return { total, ids: [], positions: [] };
-    const positions = isDefaultOrder(sorts) ? this.walk(bits, offset, limit) : this.sorted(bits, total, sorts, offset, limit);
+    const positions = isDefaultOrder(sorts)
+      ? this.walk(bits, offset, limit)
+      : this.sorted(bits, total, sorts, offset, limit);
     return { total, ids: positions.map((p) => this.ids.at(p)), positions };
   }
 
@@ -647,7 +671,9 @@ export class RowIndex {
     this.lastUsed = Date.now();
     const bits = this.evaluate(predicate);
     const total = this.countOf(bits);
-    return isDefaultOrder(sorts) ? this.positionsOf(bits, total) : Int32Array.from(this.sorted(bits, total, sorts, 0, total));
+    return isDefaultOrder(sorts)
+      ? this.positionsOf(bits, total)
+      : Int32Array.from(this.sorted(bits, total, sorts, 0, total));
   }
 
   private countOf(bits: Uint32Array): number {

@@ -38,7 +38,10 @@ export class SqlEngine implements QueryEngine {
   /** The predicate as the translation runs it (see leadWithTimePeriod); the version's rows per period unknown: many. */
   private predicateOf(query: ResolvedQuery): Predicate {
     const { meta } = this.context;
-    return leadWithTimePeriod(query.predicate, meta.rowCount > 0 ? meta.rowCount / Math.max(1, meta.timePeriods.length) : Infinity);
+    return leadWithTimePeriod(
+      query.predicate,
+      meta.rowCount > 0 ? meta.rowCount / Math.max(1, meta.timePeriods.length) : Infinity,
+    );
   }
 
   async count(query: ResolvedQuery): Promise<number> {
@@ -62,7 +65,10 @@ export class SqlEngine implements QueryEngine {
       // A location's rows are seldom spread evenly over the years: how many match decides how the page is found.
       total = await countMatchingRows(db, meta.rowsTable, predicate);
       const matchesFirst = pageMatchesFirst(total, Math.max(meta.rowCount, total), offset, limit);
-      rows = offset >= total ? [] : await findPageRows(db, meta.rowsTable, predicate, query.sorts, columns, limit, offset, matchesFirst);
+      rows =
+        offset >= total
+          ? []
+          : await findPageRows(db, meta.rowsTable, predicate, query.sorts, columns, limit, offset, matchesFirst);
     } else {
       [total, rows] = await Promise.all([
         countMatchingRows(db, meta.rowsTable, predicate),
@@ -82,7 +88,13 @@ export class SqlEngine implements QueryEngine {
     let finished = false;
     try {
       if (options.timeoutMs) await setTransactionStatementTimeout(trx, options.timeoutMs);
-      const chunks = streamMatchingRows(trx, meta.rowsTable, query, resultColumns(meta, query), Math.max(1, Math.min(size, CURSOR_ROWS)));
+      const chunks = streamMatchingRows(
+        trx,
+        meta.rowsTable,
+        query,
+        resultColumns(meta, query),
+        Math.max(1, Math.min(size, CURSOR_ROWS)),
+      );
       const signal = options.signal ?? new AbortController().signal;
       try {
         while (true) {
@@ -97,7 +109,11 @@ export class SqlEngine implements QueryEngine {
       finished = true;
     } finally {
       // Abandoned (client gone, stalled, failed): the cursor is closed by now; end the transaction, give the connection back.
-      if (!finished) await trx.rollback().execute().catch(() => {});
+      if (!finished)
+        await trx
+          .rollback()
+          .execute()
+          .catch(() => {});
     }
   }
 }
@@ -109,7 +125,10 @@ export class SqlEngine implements QueryEngine {
 export function rowTableValues(context: EngineContext, index: RowIndex): PageValuesSource {
   return {
     async rowsAt(selection: Selection, indicators: readonly string[]): Promise<PageRows> {
-      const fetched = indicators.length > 0 ? await findRowsById(context.db, context.meta.rowsTable, selection.ids, ['id', ...indicators]) : [];
+      const fetched =
+        indicators.length > 0
+          ? await findRowsById(context.db, context.meta.rowsTable, selection.ids, ['id', ...indicators])
+          : [];
       const byId = new Map(fetched.map((r) => [Number(r.id), r]));
       return databasePageRows(
         selection.positions.map((position, i) => {

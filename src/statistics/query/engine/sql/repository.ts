@@ -22,12 +22,21 @@ export function predicateSql(predicate: Predicate): RawBuilder<boolean> {
     case 'in': {
       const ref = sql.ref(`data.${predicate.column}`);
       // An expression of the column, not the column: no index matches it, so the plan's other terms lead.
-      const column = !predicate.unindexed ? ref : predicate.column === 'geographic_level' ? sql`(${ref} || '')` : sql`(${ref} + 0)`;
+      const column = !predicate.unindexed
+        ? ref
+        : predicate.column === 'geographic_level'
+          ? sql`(${ref} || '')`
+          : sql`(${ref} + 0)`;
       if (predicate.values.length === 1) {
-        return predicate.negated ? sql<boolean>`${column} <> ${predicate.values[0]}` : sql<boolean>`${column} = ${predicate.values[0]}`;
+        return predicate.negated
+          ? sql<boolean>`${column} <> ${predicate.values[0]}`
+          : sql<boolean>`${column} = ${predicate.values[0]}`;
       }
       // One array parameter however long the list: `= ANY` / `<> ALL`.
-      const array = predicate.column === 'geographic_level' ? sql`${predicate.values}::text[]` : sql`${predicate.values}::integer[]`;
+      const array =
+        predicate.column === 'geographic_level'
+          ? sql`${predicate.values}::text[]`
+          : sql`${predicate.values}::integer[]`;
       return predicate.negated ? sql<boolean>`${column} <> ALL(${array})` : sql<boolean>`${column} = ANY(${array})`;
     }
     case 'compare':
@@ -48,11 +57,16 @@ const TIME_PERIOD_LEADS_MAX_ROWS = 200000;
  * the mark.
  */
 export function leadWithTimePeriod(predicate: Predicate, rowsPerTimePeriod: number): Predicate {
-  if (predicate.kind === 'or') return { ...predicate, items: predicate.items.map((item) => leadWithTimePeriod(item, rowsPerTimePeriod)) };
+  if (predicate.kind === 'or')
+    return { ...predicate, items: predicate.items.map((item) => leadWithTimePeriod(item, rowsPerTimePeriod)) };
   if (predicate.kind === 'not') return { ...predicate, item: leadWithTimePeriod(predicate.item, rowsPerTimePeriod) };
   if (predicate.kind !== 'and') return predicate;
   const leads = predicate.items.some(
-    (item) => item.kind === 'in' && item.column === 'time_period_id' && !item.negated && item.values.length * rowsPerTimePeriod <= TIME_PERIOD_LEADS_MAX_ROWS,
+    (item) =>
+      item.kind === 'in' &&
+      item.column === 'time_period_id' &&
+      !item.negated &&
+      item.values.length * rowsPerTimePeriod <= TIME_PERIOD_LEADS_MAX_ROWS,
   );
   return {
     ...predicate,
@@ -64,7 +78,9 @@ export function leadWithTimePeriod(predicate: Predicate, rowsPerTimePeriod: numb
 function markUnindexed(predicate: Predicate): Predicate {
   switch (predicate.kind) {
     case 'in':
-      return predicate.column === 'time_period_id' || isLocationColumn(predicate.column) ? predicate : { ...predicate, unindexed: true };
+      return predicate.column === 'time_period_id' || isLocationColumn(predicate.column)
+        ? predicate
+        : { ...predicate, unindexed: true };
     case 'and':
     case 'or':
       return { ...predicate, items: predicate.items.map(markUnindexed) };
@@ -106,7 +122,9 @@ export function rowsTableSql(rowsTable: string): RawBuilder<unknown> {
 
 /** `SELECT count(*) …` of the predicate. */
 export function countSql(rowsTable: string, predicate: Predicate): RawBuilder<{ total: number }> {
-  return sql<{ total: number }>`SELECT count(*)::integer AS total FROM ${rowsTableSql(rowsTable)} WHERE ${predicateSql(predicate)}`;
+  return sql<{
+    total: number;
+  }>`SELECT count(*)::integer AS total FROM ${rowsTableSql(rowsTable)} WHERE ${predicateSql(predicate)}`;
 }
 
 /**
@@ -152,15 +170,28 @@ export function pageMatchesFirst(matches: number, rows: number, offset: number, 
 }
 
 /** Every matching row in order, for the CSV export (read through a cursor). */
-export function allRowsSql(rowsTable: string, predicate: Predicate, sorts: readonly SortKey[], columns: readonly string[]): RawBuilder<Record<string, unknown>> {
+export function allRowsSql(
+  rowsTable: string,
+  predicate: Predicate,
+  sorts: readonly SortKey[],
+  columns: readonly string[],
+): RawBuilder<Record<string, unknown>> {
   const selected = sql.join(columns.map((c) => sql.ref(`data.${c}`)));
-  return sql<Record<string, unknown>>`SELECT ${selected} FROM ${rowsTableSql(rowsTable)} WHERE ${predicateSql(predicate)} ORDER BY ${orderBySql(sorts)}`;
+  return sql<
+    Record<string, unknown>
+  >`SELECT ${selected} FROM ${rowsTableSql(rowsTable)} WHERE ${predicateSql(predicate)} ORDER BY ${orderBySql(sorts)}`;
 }
 
 /** Rows by id (the in-memory engine picks the ids; this fetches their columns). */
-export function rowsByIdSql(rowsTable: string, ids: readonly number[], columns: readonly string[]): RawBuilder<Record<string, unknown>> {
+export function rowsByIdSql(
+  rowsTable: string,
+  ids: readonly number[],
+  columns: readonly string[],
+): RawBuilder<Record<string, unknown>> {
   const selected = sql.join(columns.map((c) => sql.ref(`data.${c}`)));
-  return sql<Record<string, unknown>>`SELECT ${selected} FROM ${rowsTableSql(rowsTable)} WHERE data.id = ANY(${ids}::integer[])`;
+  return sql<
+    Record<string, unknown>
+  >`SELECT ${selected} FROM ${rowsTableSql(rowsTable)} WHERE data.id = ANY(${ids}::integer[])`;
 }
 
 /** The total of the rows matching `predicate`. */
@@ -184,7 +215,12 @@ export async function findPageRows(
 }
 
 /** The given columns of rows by id, in no particular order. */
-export async function findRowsById(db: Executor, rowsTable: string, ids: readonly number[], columns: readonly string[]): Promise<Record<string, unknown>[]> {
+export async function findRowsById(
+  db: Executor,
+  rowsTable: string,
+  ids: readonly number[],
+  columns: readonly string[],
+): Promise<Record<string, unknown>[]> {
   return (await rowsByIdSql(rowsTable, ids, columns).execute(db)).rows;
 }
 
@@ -219,7 +255,8 @@ export function streamRowsInDefaultOrder(
   chunkRows: number,
 ): AsyncIterable<{ rows: Record<string, unknown>[] }> {
   const selected = sql.join(columns.map((c) => sql.ref(`data.${c}`)));
-  const query = sql<Record<string, unknown>>`SELECT ${selected} FROM ${rowsTableSql(rowsTable)} ORDER BY data.time_period_id DESC, data.id ASC`.compile(db);
+  const query = sql<
+    Record<string, unknown>
+  >`SELECT ${selected} FROM ${rowsTableSql(rowsTable)} ORDER BY data.time_period_id DESC, data.id ASC`.compile(db);
   return db.getExecutor().stream(query, chunkRows);
 }
-

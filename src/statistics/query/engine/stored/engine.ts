@@ -4,7 +4,13 @@ import { CorruptEngineFormError } from '../../../storage/engine-form.js';
 import type { Selection } from '../index/row-index.js';
 import type { PageValuesSource } from '../index/engine.js';
 import type { PageRows } from '../page-rows.js';
-import { boundedPages, type EngineContext, type EnginePage, type PagesOptions, type QueryEngine } from '../query-engine.js';
+import {
+  boundedPages,
+  type EngineContext,
+  type EnginePage,
+  type PagesOptions,
+  type QueryEngine,
+} from '../query-engine.js';
 import type { ResolvedQuery } from '../resolve.js';
 import type { StoredColumns } from './stored-columns.js';
 
@@ -23,20 +29,33 @@ export class StoredColumnsEngine implements QueryEngine, PageValuesSource {
   ) {}
 
   async count(query: ResolvedQuery): Promise<number> {
-    return this.checked(async () => (await this.stored.query(this.context.db, this.timeoutMs, query.predicate, [], 0, 0, [])).total);
+    return this.checked(
+      async () => (await this.stored.query(this.context.db, this.timeoutMs, query.predicate, [], 0, 0, [])).total,
+    );
   }
 
   async page(query: ResolvedQuery, offset: number, limit: number): Promise<EnginePage> {
     const indicators = query.indicators.map((i) => i.column);
     return this.checked(async () => {
-      const { total, page } = await this.stored.query(this.context.db, this.timeoutMs, query.predicate, query.sorts, offset, limit, indicators);
+      const { total, page } = await this.stored.query(
+        this.context.db,
+        this.timeoutMs,
+        query.predicate,
+        query.sorts,
+        offset,
+        limit,
+        indicators,
+      );
       return { total, rows: page };
     });
   }
 
   async *pages(query: ResolvedQuery, size: number, options?: PagesOptions): AsyncGenerator<PageRows> {
     const indicators = query.indicators.map((i) => i.column);
-    const pages = boundedPages(this.stored.matchingPages(this.context.db, this.timeoutMs, query.predicate, query.sorts, indicators, size), options);
+    const pages = boundedPages(
+      this.stored.matchingPages(this.context.db, this.timeoutMs, query.predicate, query.sorts, indicators, size),
+      options,
+    );
     while (true) {
       const step = await this.checked(() => pages.next());
       if (step.done) return;
@@ -56,7 +75,10 @@ export class StoredColumnsEngine implements QueryEngine, PageValuesSource {
     } catch (error) {
       if (!(error instanceof CorruptEngineFormError)) throw error;
       this.onCorrupt(error);
-      throw new ServiceUnavailableError('The storage of this data set version failed a check and is being rebuilt; try again shortly.', { cause: error });
+      throw new ServiceUnavailableError(
+        'The storage of this data set version failed a check and is being rebuilt; try again shortly.',
+        { cause: error },
+      );
     }
   }
 }

@@ -15,7 +15,18 @@ import type { RowIndexPart } from '../../../tables.js';
 import { readRowIndexChunks } from '../../../storage/engine-form-repository.js';
 import type { PageRows } from '../page-rows.js';
 import type { Predicate, SortKey } from '../resolve.js';
-import { binarySearch, indicatorTextOf, isDefaultOrder, lowerBound, periodIndexAt, RowIds, RowIndex, type Codes, type FacetColumn, type IndicatorColumn } from '../index/row-index.js';
+import {
+  binarySearch,
+  indicatorTextOf,
+  isDefaultOrder,
+  lowerBound,
+  periodIndexAt,
+  RowIds,
+  RowIndex,
+  type Codes,
+  type FacetColumn,
+  type IndicatorColumn,
+} from '../index/row-index.js';
 import {
   checkChecksum,
   CorruptEngineFormError,
@@ -108,27 +119,50 @@ export class StoredColumns {
     values: ValuesHeader,
   ) {
     this.rows = facets.rows;
-    if (values.rows !== facets.rows || values.sliceRows !== facets.sliceRows) throw new Error(`The stored parts of ${rowsTable} do not match`);
+    if (values.rows !== facets.rows || values.sliceRows !== facets.sliceRows)
+      throw new Error(`The stored parts of ${rowsTable} do not match`);
     this.sliceRows = facets.sliceRows;
 
     this.timePeriodIds = Int32Array.from(facets.timePeriodIds);
     this.timePeriodStarts = Int32Array.from(facets.timePeriodStarts);
     const facetChunks = pieceChunks(facets);
-    const piece = (part: RowIndexPart, i: number, chunks: Array<{ first: number; count: number }>, sliceBytes: number[], width: Width): PieceRef => ({
-      part, ...chunks[i]!, sliceBytes: sliceBytes[i]!, width, checksums: (part === 'facets' ? facets : values).sliceChecksums[i] ?? [],
+    const piece = (
+      part: RowIndexPart,
+      i: number,
+      chunks: Array<{ first: number; count: number }>,
+      sliceBytes: number[],
+      width: Width,
+    ): PieceRef => ({
+      part,
+      ...chunks[i]!,
+      sliceBytes: sliceBytes[i]!,
+      width,
+      checksums: (part === 'facets' ? facets : values).sliceChecksums[i] ?? [],
     });
     let k = 0;
     this.idsPiece = facets.periodFirstIds ? undefined : piece('facets', k++, facetChunks, facets.sliceBytes, 4);
     this.levelsPiece = piece('facets', k++, facetChunks, facets.sliceBytes, 1);
     for (const { column, dictionary, width, presence } of facets.facets) {
-      this.facetPieces.set(column, { ...piece('facets', k++, facetChunks, facets.sliceBytes, width), dictionary: Int32Array.from(dictionary), presence: presenceOf(presence) });
+      this.facetPieces.set(column, {
+        ...piece('facets', k++, facetChunks, facets.sliceBytes, width),
+        dictionary: Int32Array.from(dictionary),
+        presence: presenceOf(presence),
+      });
     }
     this.levelPresence = presenceOf(facets.levelPresence);
     const valueChunks = pieceChunks(values);
     values.indicators.forEach((indicator, i) => {
-      this.indicatorPieces.set(indicator.column, { ...piece('values', i, valueChunks, values.sliceBytes, indicator.float ? 8 : 4), ...indicator });
+      this.indicatorPieces.set(indicator.column, {
+        ...piece('values', i, valueChunks, values.sliceBytes, indicator.float ? 8 : 4),
+        ...indicator,
+      });
     });
-    for (const piece of [...(this.idsPiece ? [this.idsPiece] : []), this.levelsPiece, ...this.facetPieces.values(), ...this.indicatorPieces.values()]) {
+    for (const piece of [
+      ...(this.idsPiece ? [this.idsPiece] : []),
+      this.levelsPiece,
+      ...this.facetPieces.values(),
+      ...this.indicatorPieces.values(),
+    ]) {
       const list = this.piecesByPart.get(piece.part) ?? [];
       list.push(piece);
       this.piecesByPart.set(piece.part, list);
@@ -154,7 +188,9 @@ export class StoredColumns {
     try {
       inflated = inflateRawSync(bytes, { ...SLICE_INFLATE, chunkSize: Math.max(64, piece.sliceBytes) });
     } catch (error) {
-      throw new CorruptEngineFormError(`Slice ${chunk} of ${part} of ${this.rowsTable} does not inflate`, { cause: error });
+      throw new CorruptEngineFormError(`Slice ${chunk} of ${part} of ${this.rowsTable} does not inflate`, {
+        cause: error,
+      });
     }
     checkChecksum(inflated, piece.checksums[chunk - piece.first], `slice ${chunk} of ${part} of ${this.rowsTable}`);
     return inflated;
@@ -163,7 +199,11 @@ export class StoredColumns {
   /** Reads and inflates the slices `wanted` lists (by part) that are not read yet, in one COPY. */
   private async readSlices(client: pg.PoolClient, wanted: Map<RowIndexPart, Set<number>>, into: Slices): Promise<void> {
     const missing = new Map<RowIndexPart, number[]>();
-    for (const [part, chunks] of wanted) missing.set(part, [...chunks].filter((c) => !into.has(sliceKey(part, c))));
+    for (const [part, chunks] of wanted)
+      missing.set(
+        part,
+        [...chunks].filter((c) => !into.has(sliceKey(part, c))),
+      );
     const deflated = await readRowIndexChunks(client, this.rowsTable, missing);
     for (const [part, chunks] of missing) {
       for (const chunk of chunks) {
@@ -182,7 +222,13 @@ export class StoredColumns {
    * the total, and the page's rows as the response writer reads them.
    */
   async query(
-    db: Executor, timeoutMs: number, predicate: Predicate, sorts: readonly SortKey[], offset: number, limit: number, indicators: readonly string[],
+    db: Executor,
+    timeoutMs: number,
+    predicate: Predicate,
+    sorts: readonly SortKey[],
+    offset: number,
+    limit: number,
+    indicators: readonly string[],
   ): Promise<{ total: number; page: PageRows }> {
     return withPooledClient(
       db,
@@ -196,8 +242,15 @@ export class StoredColumns {
   }
 
   /** The rows at some positions (a page the in-memory index chose while its values are not loaded), on one connection. */
-  async rowsAt(db: Executor, timeoutMs: number, positions: ArrayLike<number>, indicators: readonly string[]): Promise<PageRows> {
-    return withPooledClient(db, timeoutMs, (client) => this.pageRows(client, positions, indicators, new Map()), { ownTimeout: false });
+  async rowsAt(
+    db: Executor,
+    timeoutMs: number,
+    positions: ArrayLike<number>,
+    indicators: readonly string[],
+  ): Promise<PageRows> {
+    return withPooledClient(db, timeoutMs, (client) => this.pageRows(client, positions, indicators, new Map()), {
+      ownTimeout: false,
+    });
   }
 
   /** Whether some position of slice `slice` may match (a superset: false only when none can). */
@@ -209,7 +262,8 @@ export class StoredColumns {
         return this.periodsOfSlice(slice).some((id) => compares(id, predicate.op, predicate.value));
       case 'in': {
         if (predicate.negated) return true;
-        if (predicate.column === 'time_period_id') return this.periodsOfSlice(slice).some((id) => predicate.values.some((v) => Number(v) === id));
+        if (predicate.column === 'time_period_id')
+          return this.periodsOfSlice(slice).some((id) => predicate.values.some((v) => Number(v) === id));
         const { presence, codeOf } = this.presenceOf(predicate.column);
         const base = PRESENCE_BYTES * slice;
         return predicate.values.some((value) => {
@@ -231,12 +285,18 @@ export class StoredColumns {
     const from = slice * this.sliceRows;
     const to = Math.min(this.rows, from + this.sliceRows);
     const ids: number[] = [];
-    for (let k = periodIndexAt(this.timePeriodStarts, from); k < this.timePeriodIds.length && this.timePeriodStarts[k]! < to; k++) ids.push(this.timePeriodIds[k]!);
+    for (
+      let k = periodIndexAt(this.timePeriodStarts, from);
+      k < this.timePeriodIds.length && this.timePeriodStarts[k]! < to;
+      k++
+    )
+      ids.push(this.timePeriodIds[k]!);
     return ids;
   }
 
   private presenceOf(column: string): { presence: Uint8Array; codeOf: (value: number | string) => number } {
-    if (column === 'geographic_level') return { presence: this.levelPresence, codeOf: (value) => this.facets.levelCodes.indexOf(String(value)) };
+    if (column === 'geographic_level')
+      return { presence: this.levelPresence, codeOf: (value) => this.facets.levelCodes.indexOf(String(value)) };
     const piece = this.facetPieces.get(column);
     if (!piece) throw new Error(`The stored row index of ${this.rowsTable} has no column ${column}`);
     return { presence: piece.presence, codeOf: (value) => binarySearch(piece.dictionary, Number(value)) };
@@ -246,7 +306,13 @@ export class StoredColumns {
    * Count and one page of a query: positions (into the whole version), as `RowIndex.select` gives them, and the
    * slices read (for `pageRows`).
    */
-  private async select(client: pg.PoolClient, predicate: Predicate, sorts: readonly SortKey[], offset: number, limit: number): Promise<{ total: number; positions: number[]; slices: Slices }> {
+  private async select(
+    client: pg.PoolClient,
+    predicate: Predicate,
+    sorts: readonly SortKey[],
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; positions: number[]; slices: Slices }> {
     const slices: Slices = new Map();
     const matching = await this.candidatesIndex(client, predicate, sorts, slices);
     if (!matching) return { total: 0, positions: [], slices };
@@ -259,7 +325,12 @@ export class StoredColumns {
    * page (`pageRows` positions each), each page's slices read when it is asked for.
    */
   async *matchingPages(
-    db: Executor, timeoutMs: number, predicate: Predicate, sorts: readonly SortKey[], indicators: readonly string[], pageRows: number,
+    db: Executor,
+    timeoutMs: number,
+    predicate: Predicate,
+    sorts: readonly SortKey[],
+    indicators: readonly string[],
+    pageRows: number,
   ): AsyncGenerator<PageRows> {
     const positions = await withPooledClient(
       db,
@@ -285,15 +356,20 @@ export class StoredColumns {
    * slice may match.
    */
   private async candidatesIndex(
-    client: pg.PoolClient, predicate: Predicate, sorts: readonly SortKey[], slices: Slices,
+    client: pg.PoolClient,
+    predicate: Predicate,
+    sorts: readonly SortKey[],
+    slices: Slices,
   ): Promise<{ index: RowIndex; positionOf: (compact: number) => number } | undefined> {
     const candidates: number[] = [];
-    for (let slice = 0; slice * this.sliceRows < this.rows; slice++) if (this.mayMatch(predicate, slice)) candidates.push(slice);
+    for (let slice = 0; slice * this.sliceRows < this.rows; slice++)
+      if (this.mayMatch(predicate, slice)) candidates.push(slice);
     if (candidates.length === 0) return undefined;
     const columns = new Set<string>();
     collectColumns(predicate, columns);
     const sortedIndicators = sorts.filter((sort) => sort.kind === 'indicator').map((sort) => sort.column);
-    for (const sort of sorts) if (sort.column !== 'time_period_id' && sort.kind !== 'indicator') columns.add(sort.column);
+    for (const sort of sorts)
+      if (sort.column !== 'time_period_id' && sort.kind !== 'indicator') columns.add(sort.column);
     const needsIds = !isDefaultOrder(sorts);
     const pieces = [...columns].map((column) => this.pieceOf(column));
     if (needsIds && this.idsPiece) pieces.push(this.idsPiece);
@@ -305,11 +381,15 @@ export class StoredColumns {
 
     // The candidate slices end to end: compact position c is the version's `positionOf(c)` (every slice but the
     // version's last is whole, and the last comes last).
-    const rangeOf = (slice: number) => [slice * this.sliceRows, Math.min(this.rows, (slice + 1) * this.sliceRows)] as const;
+    const rangeOf = (slice: number) =>
+      [slice * this.sliceRows, Math.min(this.rows, (slice + 1) * this.sliceRows)] as const;
     const size = candidates.reduce((sum, slice) => sum + rangeOf(slice)[1] - rangeOf(slice)[0], 0);
-    const positionOf = (c: number) => candidates[Math.floor(c / this.sliceRows)]! * this.sliceRows + (c % this.sliceRows);
+    const positionOf = (c: number) =>
+      candidates[Math.floor(c / this.sliceRows)]! * this.sliceRows + (c % this.sliceRows);
     const joined = (piece: PieceRef) => {
-      const buffers = candidates.map((slice) => bytesOf(slices, piece, rangeOf(slice)[0] * piece.width, rangeOf(slice)[1] * piece.width));
+      const buffers = candidates.map((slice) =>
+        bytesOf(slices, piece, rangeOf(slice)[0] * piece.width, rangeOf(slice)[1] * piece.width),
+      );
       return arrayOf(buffers.length === 1 ? buffers[0]! : Buffer.concat(buffers), piece.width);
     };
     const facets = new Map<string, FacetColumn>();
@@ -326,7 +406,15 @@ export class StoredColumns {
       ids = RowIds.ofPeriodFirsts(size, new Int32Array(periodIds.length), timePeriodStarts);
     } else if (this.idsPiece) {
       const idsPiece = this.idsPiece;
-      const parts = candidates.map((slice) => sumIdDifferences(Int32Array.from(arrayOf(bytesOf(slices, idsPiece, rangeOf(slice)[0] * 4, rangeOf(slice)[1] * 4), 4) as Int32Array), this.sliceRows, rangeOf(slice)[0]));
+      const parts = candidates.map((slice) =>
+        sumIdDifferences(
+          Int32Array.from(
+            arrayOf(bytesOf(slices, idsPiece, rangeOf(slice)[0] * 4, rangeOf(slice)[1] * 4), 4) as Int32Array,
+          ),
+          this.sliceRows,
+          rangeOf(slice)[0],
+        ),
+      );
       const all = new Int32Array(size);
       let at = 0;
       for (const part of parts) {
@@ -354,17 +442,33 @@ export class StoredColumns {
       let base = 0;
       for (const slice of candidates) {
         const [from, to] = rangeOf(slice);
-        for (let k = lowerBound(texts.textPositions, 0, texts.textPositions.length, from); k < texts.textPositions.length && texts.textPositions[k]! < to; k++) {
+        for (
+          let k = lowerBound(texts.textPositions, 0, texts.textPositions.length, from);
+          k < texts.textPositions.length && texts.textPositions[k]! < to;
+          k++
+        ) {
           positions.push(base + texts.textPositions[k]! - from);
           codes.push(texts.textCodes[k]!);
         }
         base += to - from;
       }
       indicators.set(column, {
-        values: joined(piece) as Int32Array | Float64Array, scale: piece.scale, texts: piece.texts, textPositions: Int32Array.from(positions), textCodes: Uint32Array.from(codes),
+        values: joined(piece) as Int32Array | Float64Array,
+        scale: piece.scale,
+        texts: piece.texts,
+        textPositions: Int32Array.from(positions),
+        textCodes: Uint32Array.from(codes),
       });
     }
-    const index = new RowIndex({ ids, timePeriodIds: Int32Array.from(periodIds), timePeriodStarts, levelCodes: this.facets.levelCodes, levels, facets, indicators });
+    const index = new RowIndex({
+      ids,
+      timePeriodIds: Int32Array.from(periodIds),
+      timePeriodStarts,
+      levelCodes: this.facets.levelCodes,
+      levels,
+      facets,
+      indicators,
+    });
     // Nothing is kept for a later query: postings or cached bitsets would cost more than the one pass they save.
     index.limitCaching(() => false);
     return { index, positionOf };
@@ -374,12 +478,19 @@ export class StoredColumns {
    * Time periods in compact positions (the candidate slices' `ranges` end to end): each a run still (the order is
    * kept), a period cut short where slices are left out.
    */
-  private compactPeriods(ranges: ReadonlyArray<readonly [number, number]>, size: number): { periodIds: number[]; timePeriodStarts: Int32Array } {
+  private compactPeriods(
+    ranges: ReadonlyArray<readonly [number, number]>,
+    size: number,
+  ): { periodIds: number[]; timePeriodStarts: Int32Array } {
     const periodIds: number[] = [];
     const periodStarts: number[] = [];
     let c = 0;
     for (const [from, to] of ranges) {
-      for (let k = periodIndexAt(this.timePeriodStarts, from); k < this.timePeriodIds.length && this.timePeriodStarts[k]! < to; k++) {
+      for (
+        let k = periodIndexAt(this.timePeriodStarts, from);
+        k < this.timePeriodIds.length && this.timePeriodStarts[k]! < to;
+        k++
+      ) {
         const start = c + Math.max(0, this.timePeriodStarts[k]! - from);
         if (periodIds.at(-1) !== this.timePeriodIds[k]) {
           periodIds.push(this.timePeriodIds[k]!);
@@ -396,7 +507,12 @@ export class StoredColumns {
    * The rows at `positions` (into the whole version) as the response writer reads them: every level, location and
    * filter column and the `indicators` asked for, read slice by slice for those positions only.
    */
-  private async pageRows(client: pg.PoolClient, positions: ArrayLike<number>, indicators: readonly string[], slices: Slices): Promise<PageRows> {
+  private async pageRows(
+    client: pg.PoolClient,
+    positions: ArrayLike<number>,
+    indicators: readonly string[],
+    slices: Slices,
+  ): Promise<PageRows> {
     const facetPieces = [...this.facetPieces.entries()];
     const indicatorPieces = indicators.map((column) => [column, this.indicatorPieces.get(column)!] as const);
     const wanted = new Map<RowIndexPart, Set<number>>();
@@ -415,7 +531,10 @@ export class StoredColumns {
         let array = arrays.get(start);
         if (!array) {
           const end = Math.min(this.rows, start + this.sliceRows);
-          arrays.set(start, (array = arrayOf(bytesOf(slices, piece, start * piece.width, end * piece.width), piece.width)));
+          arrays.set(
+            start,
+            (array = arrayOf(bytesOf(slices, piece, start * piece.width, end * piece.width), piece.width)),
+          );
         }
         return array[position - start]!;
       };
@@ -516,21 +635,37 @@ export class StoredColumnsCache {
   async open(db: Executor, rowsTable: string, timeoutMs: number): Promise<StoredColumns | undefined> {
     const cached = this.headers.get(rowsTable);
     if (cached) return cached === MISSING ? undefined : cached;
-    const opened = await withPooledClient(db, timeoutMs, async (client) => {
-      const heads = await readRowIndexChunks(client, rowsTable, new Map([['facets', [0]], ['values', [0]]]));
-      const facetsHead = heads.get(sliceKey('facets', 0));
-      const valuesHead = heads.get(sliceKey('values', 0));
-      if (!facetsHead || !valuesHead) return undefined;
-      try {
-        const [f, v] = await Promise.all([inflate(facetsHead, {}), inflate(valuesHead, {})]);
-        return new StoredColumns(rowsTable, readHeader<FacetsHeader>(f, rowsTable), readHeader<ValuesHeader>(v, rowsTable));
-      } catch (error) {
-        // Of another format, or a header that does not read: as if there were none (the row index store rebuilds it).
-        const code = (error as { code?: unknown }).code;
-        if (needsRebuild(error) || (typeof code === 'string' && code.startsWith('Z_'))) return undefined;
-        throw error;
-      }
-    }, { ownTimeout: false });
+    const opened = await withPooledClient(
+      db,
+      timeoutMs,
+      async (client) => {
+        const heads = await readRowIndexChunks(
+          client,
+          rowsTable,
+          new Map([
+            ['facets', [0]],
+            ['values', [0]],
+          ]),
+        );
+        const facetsHead = heads.get(sliceKey('facets', 0));
+        const valuesHead = heads.get(sliceKey('values', 0));
+        if (!facetsHead || !valuesHead) return undefined;
+        try {
+          const [f, v] = await Promise.all([inflate(facetsHead, {}), inflate(valuesHead, {})]);
+          return new StoredColumns(
+            rowsTable,
+            readHeader<FacetsHeader>(f, rowsTable),
+            readHeader<ValuesHeader>(v, rowsTable),
+          );
+        } catch (error) {
+          // Of another format, or a header that does not read: as if there were none (the row index store rebuilds it).
+          const code = (error as { code?: unknown }).code;
+          if (needsRebuild(error) || (typeof code === 'string' && code.startsWith('Z_'))) return undefined;
+          throw error;
+        }
+      },
+      { ownTimeout: false },
+    );
     if (opened) this.headers.set(rowsTable, opened);
     else this.headers.set(rowsTable, MISSING, { ttl: MISSING_RECHECK_MS });
     return opened;
