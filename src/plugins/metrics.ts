@@ -8,6 +8,8 @@ export interface RowIndexStatusSource {
   status(): {
     ready: number;
     loading: number;
+    /** Stored forms being rebuilt (missing, of another format or corrupt). */
+    rebuilding: number;
     backingOff: number;
     bytes: number;
     rowsRead: number;
@@ -103,13 +105,14 @@ function importGauges(registry: Registry, read?: () => Promise<ImportProgress>):
 function rowIndexGauges(registry: Registry, rowIndexes: RowIndexStatusSource): void {
   new Gauge({
     name: 'statistics_row_index_versions',
-    help: 'Data set versions by the state of their in-memory row index: ready, loading, backing_off (waiting after a failed load)',
+    help: 'Data set versions by the state of their in-memory row index: ready, loading, rebuilding (its stored form, from the Parquet copy), backing_off (waiting after a failed load)',
     labelNames: ['state'] as const,
     registers: [registry],
     collect() {
       const status = rowIndexes.status();
       this.set({ state: 'ready' }, status.ready);
       this.set({ state: 'loading' }, status.loading);
+      this.set({ state: 'rebuilding' }, status.rebuilding);
       this.set({ state: 'backing_off' }, status.backingOff);
     },
   });
