@@ -250,17 +250,15 @@ await runCli(async () => {
       const events = 100;
       const start = performance.now();
       for (let i = 0; i < events; i++) {
-        await db
-          .transaction()
-          .execute((trx) =>
-            appendEvent(trx, {
-              api: 'statistics',
-              type: 'data_set.created',
-              resourceType: 'data_set',
-              resourceId: `bench-${i}`,
-              payload: { i },
-            }),
-          );
+        await db.transaction().execute((trx) =>
+          appendEvent(trx, {
+            api: 'statistics',
+            type: 'data_set.created',
+            resourceType: 'data_set',
+            resourceId: `bench-${i}`,
+            payload: { i },
+          }),
+        );
       }
       const fanDeadline = performance.now() + 60_000;
       while (counts.some((c) => c < events) && performance.now() < fanDeadline)

@@ -298,17 +298,15 @@ await runCli(async () => {
       await Promise.all(apps.map((a) => a.ready()));
     },
     async enqueue(sub, seq) {
-      await db
-        .transaction()
-        .execute((trx) =>
-          appendEvent(trx, {
-            api: 'statistics',
-            type: 'data_set.created',
-            resourceType: 'data_set',
-            resourceId: dataSets[sub]!,
-            payload: { sub, seq },
-          }),
-        );
+      await db.transaction().execute((trx) =>
+        appendEvent(trx, {
+          api: 'statistics',
+          type: 'data_set.created',
+          resourceType: 'data_set',
+          resourceId: dataSets[sub]!,
+          payload: { sub, seq },
+        }),
+      );
     },
     async stop() {
       await Promise.all(apps.map((a) => a.close()));

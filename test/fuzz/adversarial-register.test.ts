@@ -114,13 +114,11 @@ const requestArb = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc
-      .tuple(fc.constantFrom(...VERSIONS), queryStringArb(LIST_KEYS))
-      .map(([version, query]) => ({
-        method: 'GET' as const,
-        path: `/api/${version}/trainees?${query}`,
-        body: undefined,
-      })),
+    arbitrary: fc.tuple(fc.constantFrom(...VERSIONS), queryStringArb(LIST_KEYS)).map(([version, query]) => ({
+      method: 'GET' as const,
+      path: `/api/${version}/trainees?${query}`,
+      body: undefined,
+    })),
   },
 );
 

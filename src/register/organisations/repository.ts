@@ -44,13 +44,11 @@ export async function upsertSchool(db: Executor, school: Insertable<SchoolsTable
     .insertInto('schools')
     .values(school)
     .onConflict((oc) =>
-      oc
-        .column('urn')
-        .doUpdateSet((eb) => ({
-          name: eb.ref('excluded.name'),
-          postcode: eb.ref('excluded.postcode'),
-          town: eb.ref('excluded.town'),
-        })),
+      oc.column('urn').doUpdateSet((eb) => ({
+        name: eb.ref('excluded.name'),
+        postcode: eb.ref('excluded.postcode'),
+        town: eb.ref('excluded.town'),
+      })),
     )
     .execute();
 }

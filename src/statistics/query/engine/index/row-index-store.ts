@@ -83,6 +83,8 @@ export class RowIndexStore {
   private readonly progress = new Map<string, number>();
   /** Versions being rebuilt now (their stored form missing, stale or corrupt). */
   private readonly rebuilding = new Set<string>();
+  /** The rebuild running now: rebuilds run one at a time (each reads and holds a whole version). */
+  private rebuildQueue: Promise<unknown> = Promise.resolve();
   /** Versions whose stored form was found corrupt: not read as stored columns until it is rebuilt. */
   private readonly distrusted = new Set<string>();
   /** Versions whose index would not fit the budget at all: they stay on the stored columns or SQL. */
@@ -357,17 +359,21 @@ export class RowIndexStore {
       'row index stored form missing, stale or corrupt: rebuilding it',
     );
     try {
-      const { index, from } = await rebuildEngineForm(db, this.snapshotDb, meta, {
-        timeoutMs: remainingMs(),
-        indicators: this.indicatorValues,
-        maxBytes: this.kept.budgetBytes,
-        rowsPerRead: this.rowsPerRead,
-        onProgress: async (rows, total) => {
-          this.progress.set(key, rows);
-          await this.onBuildProgress?.(rows, total);
-        },
-        log: this.log,
-      });
+      const rebuild = this.rebuildQueue.then(() =>
+        rebuildEngineForm(db, this.snapshotDb, meta, {
+          timeoutMs: remainingMs(),
+          indicators: this.indicatorValues,
+          maxBytes: this.kept.budgetBytes,
+          rowsPerRead: this.rowsPerRead,
+          onProgress: async (rows, total) => {
+            this.progress.set(key, rows);
+            await this.onBuildProgress?.(rows, total);
+          },
+          log: this.log,
+        }),
+      );
+      this.rebuildQueue = rebuild.catch(() => undefined);
+      const { index, from } = await rebuild;
       this.distrusted.delete(key);
       this.storedColumns.forget(meta.rowsTable);
       return { index, from };
