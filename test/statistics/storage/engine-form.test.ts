@@ -151,6 +151,8 @@ describe('the engine form as a cache of the copy of record', () => {
     try {
       return await work(app, store);
     } finally {
+      // The loads the queries started finish before the next step changes what is stored (they outlive the app).
+      await vi.waitFor(() => expect(store.buildsInProgress).toBe(0), { timeout: 30000, interval: 50 });
       await app.close();
     }
   }
