@@ -184,11 +184,13 @@ describe('Idempotency-Key on register writes', () => {
       await blocker.query('SELECT id FROM trainees WHERE id = $1 FOR UPDATE', [id]);
       first = send(f.app, 'PATCH', `/trainees/${id}`, change, key);
       // Until the first has taken the key.
-      let during = await send(other, 'PATCH', `/trainees/${id}`, change, key);
-      for (let i = 0; i < 50 && during.statusCode !== 409; i++) {
+      // Each retry after a pause, so that the first has taken the key (a retry before it would take the key itself).
+      const retry = async () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
-        during = await send(other, 'PATCH', `/trainees/${id}`, change, key);
-      }
+        return send(other, 'PATCH', `/trainees/${id}`, change, key);
+      };
+      let during = await retry();
+      for (let i = 0; i < 50 && during.statusCode !== 409; i++) during = await retry();
       expect(during.statusCode).toBe(409);
       expect(during.headers['retry-after']).toBe('1');
       expect(during.json()).toEqual({
