@@ -134,7 +134,10 @@ export async function rebuildEngineForm(
   let from: 'parquet' | 'rows';
   // A version with a row table (imported before 2026-11-28, or the tests' reference rows) is rebuilt from it, as it
   // was built; every other version from its Parquet copy.
-  const parquet = options.from === 'rows' || (meta.hasRowTable && options.from !== 'parquet') ? undefined : await readParquetCopyBytes(db, meta.versionId);
+  const parquet =
+    options.from === 'rows' || (meta.hasRowTable && options.from !== 'parquet')
+      ? undefined
+      : await readParquetCopyBytes(db, meta.versionId);
   if (parquet) {
     index = await readParquetCopy(parquet, meta);
     from = 'parquet';
