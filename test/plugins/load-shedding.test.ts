@@ -97,11 +97,18 @@ describe('load shedding', () => {
 
 describe('load shedding on database pool waits', () => {
   it('refuses while requests wait for a database connection beyond LOAD_SHED_MAX_POOL_WAITING', async () => {
-    const waiting = await buildTestApp({
-      LOAD_SHED_MAX_POOL_WAITING: '1',
-      LOAD_SHED_MAX_IN_FLIGHT: '1000',
-      LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0',
-    });
+    // No background work of the app's own waits for the pool meanwhile (the webhook worker, the event sequencer and
+    // the sandbox's simulator poll it), so the waiting count is the requests' alone.
+    const waiting = await buildTestApp(
+      {
+        LOAD_SHED_MAX_POOL_WAITING: '1',
+        LOAD_SHED_MAX_IN_FLIGHT: '1000',
+        LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: '0',
+        EVENTS_SEQUENCE_INTERVAL_MS: '60000',
+        REGISTER_SANDBOX_POLL_MS: '60000',
+      },
+      { webhookWorker: false },
+    );
     try {
       // The app's pools are the test database's: its `pools` dependency is { primary: pool }.
       const clients = await holdPool(waiting.database.pool);
