@@ -1,3 +1,4 @@
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -186,12 +187,16 @@ function toQuery(params: Array<[string, string]>): string {
 }
 
 function expectNoServerError(
-  response: { statusCode: number; body: string; headers: Record<string, unknown>; json(): unknown },
+  response: { statusCode: number; body: string; rawPayload: Buffer; headers: Record<string, unknown>; json(): unknown },
   label: string,
 ) {
   expect(response.statusCode, `${label} → ${response.body.slice(0, 300)}`).toBeLessThan(500);
   if (response.statusCode >= 400 && ((response.headers['content-type'] as string | undefined) ?? '').includes('json')) {
-    const problem = response.json() as { status?: number; title?: string };
+    // A request that accepts gzip may get its problem compressed (as any client asking so would).
+    const encoding = response.headers['content-encoding'];
+    const decode = { gzip: gunzipSync, br: brotliDecompressSync, deflate: inflateSync }[String(encoding)];
+    const text = decode ? decode(response.rawPayload).toString('utf8') : response.body;
+    const problem = JSON.parse(text) as { status?: number; title?: string };
     expect(problem.status, label).toBe(response.statusCode);
     expect(typeof problem.title, label).toBe('string');
   }
