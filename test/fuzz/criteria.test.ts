@@ -343,7 +343,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
         16,
       );
     } else if (engine === 'naive engine') {
-      engines.naive = new NaiveEngine({ db: t.database.db, meta }, await loadAllRows(t.database.db, meta));
+      engines.naive = new NaiveEngine(await loadAllRows(t.database.db, meta));
     } else if (engine !== 'sql') {
       // As `npm run stats-admin -- rebuild-storage` stores them.
       if (engine === 'row index from its stored form') await rebuildStorage(t.database.db, {}, 60000, () => undefined);

@@ -8,7 +8,6 @@ import type { Db } from '../../../../src/db/database.js';
 import {
   NUMERIC_TEXT_PATTERN,
   rowIndexColumns,
-  type EngineContext,
   type EnginePage,
   type PageRows,
   type Predicate,
@@ -101,10 +100,7 @@ function compareRows(sorts: readonly SortKey[], a: Row, b: Row): number {
 export class NaiveEngine implements QueryEngine {
   readonly name = 'naive';
 
-  constructor(
-    private readonly context: EngineContext,
-    private readonly rows: readonly Row[],
-  ) {}
+  constructor(private readonly rows: readonly Row[]) {}
 
   private matching(query: ResolvedQuery): Row[] {
     return this.rows.filter((row) => matches(query.predicate, row)).sort((a, b) => compareRows(query.sorts, a, b));
@@ -122,10 +118,5 @@ export class NaiveEngine implements QueryEngine {
   async *pages(query: ResolvedQuery, size: number): AsyncGenerator<PageRows> {
     const all = this.matching(query);
     for (let at = 0; at < all.length; at += size) yield databasePageRows(all.slice(at, at + size));
-  }
-
-  /** The version it holds (for a chooser that has engines for several versions). */
-  get versionId(): number {
-    return this.context.meta.versionId;
   }
 }
