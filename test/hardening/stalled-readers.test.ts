@@ -275,10 +275,10 @@ describe('stalled CSV readers', () => {
 });
 
 describe('streamed query CSV and the statement timeout', () => {
-  /** Reads a CSV with a pause after the first chunk; resolves with its line count, or rejects when it is cut off. */
-  function slowRead(url: string, pauseMs: number): Promise<number> {
+  /** Reads an export with a pause after the first chunk; resolves with its line count, or rejects when it is cut off. */
+  function slowRead(url: string, pauseMs: number, accept = 'text/csv'): Promise<number> {
     return new Promise((resolve, reject) => {
-      const request = http.get(url, { headers: { accept: 'text/csv' }, agent: false }, (response) => {
+      const request = http.get(url, { headers: { accept }, agent: false }, (response) => {
         let lines = 0;
         let paused = false;
         response.on('data', (chunk: Buffer) => {
@@ -313,6 +313,16 @@ describe('streamed query CSV and the statement timeout', () => {
       const { base } = await serve({ QUERY_CSV_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
       await expect(slowRead(queryUrl(base), 1500)).rejects.toThrow('cut off');
       // The app serves on afterwards.
+      expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
+    },
+    scaledMs(60000),
+  );
+
+  it.each(['application/vnd.apache.parquet', 'application/vnd.apache.arrow.stream'])(
+    'ends a %s export past QUERY_CSV_TIMEOUT_MS as an incomplete transfer, never as a file that looks complete',
+    async (accept) => {
+      const { base } = await serve({ QUERY_CSV_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
+      await expect(slowRead(queryUrl(base), 1500, accept)).rejects.toThrow('cut off');
       expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
     },
     scaledMs(60000),

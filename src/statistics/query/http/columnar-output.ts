@@ -18,8 +18,8 @@
 import type { ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import {
+  AsyncByteQueue,
   Dictionary,
   Field,
   Float64,
@@ -319,23 +319,46 @@ async function* queryBatches(
   if (last) yield last;
 }
 
-/** The Arrow IPC stream of the batches: schema, dictionaries once, the batches, end of stream. */
+/** What an Arrow writer writes, taken as it is written (the writer's own queue is read asynchronously). */
+class TakenBytes extends AsyncByteQueue {
+  private chunks: Uint8Array[] = [];
+
+  override write(value: ArrayBufferView | Uint8Array | ArrayBuffer | SharedArrayBuffer): void {
+    const bytes = ArrayBuffer.isView(value)
+      ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+      : new Uint8Array(value);
+    if (bytes.byteLength > 0) this.chunks.push(bytes);
+  }
+
+  take(): Uint8Array[] {
+    return this.chunks.splice(0);
+  }
+}
+
+/**
+ * The Arrow IPC stream of the batches: schema, dictionaries once, the batches, end of stream. Each batch's bytes are
+ * taken as it is written, so a failure of the batches ends the stream where it is: no end-of-stream marker, and
+ * nothing left waiting in the writer (apache-arrow's own Node stream leaves a read pending that rejects unhandled
+ * when it is destroyed with an error).
+ */
 function arrowStream(schema: Schema, batches: AsyncIterable<RecordBatch>): Readable {
-  const writer = RecordBatchStreamWriter.throughNode({ autoDestroy: true });
-  const input = Readable.from(
+  return Readable.from(
     (async function* () {
+      const taken = new TakenBytes();
+      const writer = new RecordBatchStreamWriter().reset(taken);
       let any = false;
       for await (const batch of batches) {
         any = true;
-        yield batch;
+        writer.write(batch);
+        yield* taken.take();
       }
       // No rows: the schema still tells the reader the columns.
-      if (!any) yield emptyBatch(schema);
+      if (!any) writer.write(emptyBatch(schema));
+      writer.finish();
+      yield* taken.take();
     })(),
-    { objectMode: true, highWaterMark: 1 },
+    { objectMode: false },
   );
-  pipeline(input, writer).catch((error: unknown) => writer.destroy(error as Error));
-  return writer;
 }
 
 /** A batch of no rows: what the stream of a query without results holds, so that its columns are still known. */
@@ -372,6 +395,9 @@ async function parquetStream(schema: Schema, batches: AsyncIterable<RecordBatch>
     .build();
   const iterator = batches[Symbol.asyncIterator]();
   let any = false;
+  // parquet-wasm ends the file where its input fails, as if the rows had ended there: the failure is kept and
+  // raised after its last bytes, so the response is cut off rather than a short file that looks complete.
+  let failure: Error | undefined;
   const toWasm = (batch: RecordBatch) => {
     const table = wasm.Table.fromIPCStream(tableToIPC(new Table([batch]), 'stream'));
     const converted = table.recordBatch(0)!;
@@ -391,6 +417,7 @@ async function parquetStream(schema: Schema, batches: AsyncIterable<RecordBatch>
           if (!any) controller.enqueue(toWasm(emptyBatch(schema)));
           controller.close();
         } catch (error) {
+          failure ??= error as Error;
           controller.error(error);
         }
       },
@@ -401,7 +428,13 @@ async function parquetStream(schema: Schema, batches: AsyncIterable<RecordBatch>
     { highWaterMark: 1 },
   );
   const output = await wasm.transformParquetStream(input, properties);
-  return Readable.fromWeb(output as import('node:stream/web').ReadableStream<Uint8Array>);
+  return Readable.from(
+    (async function* () {
+      for await (const chunk of output as unknown as AsyncIterable<Uint8Array>) yield chunk;
+      if (failure) throw failure;
+    })(),
+    { objectMode: false },
+  );
 }
 
 /**
