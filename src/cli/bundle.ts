@@ -43,12 +43,17 @@ const ownDirnamePlugin: Plugin = {
 /**
  * The server as one ES module: resolving and compiling some 1,300 module files was half of Node 20's start, so from
  * one file the server listens in about half the time (docs/performance.md, "Figures behind the code's choices").
+ * Beside it the Parquet encoder's thread (src/statistics/storage/parquet-encoder.ts looks for it there).
  */
 async function bundleServer(outDir: string): Promise<void> {
   const { build } = await import('esbuild');
   await build({
-    entryPoints: [projectPath('src', 'server.ts')],
-    outfile: path.join(outDir, 'server.mjs'),
+    entryPoints: {
+      server: projectPath('src', 'server.ts'),
+      'parquet-encoder-worker': projectPath('src', 'statistics', 'storage', 'parquet-encoder-worker.ts'),
+    },
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
     bundle: true,
     platform: 'node',
     format: 'esm',

@@ -46,7 +46,8 @@ import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges }
 import { appendDataSetEvent, appendDataSetVersionEvent } from '../events/service.js';
 import { loadQueryVersionMeta, rowIndexColumns } from '../query/engine/index.js';
 import { deflateRowIndex, storeDeflatedRowIndex } from '../storage/engine-form.js';
-import { storeVersionParquetCopy } from '../storage/parquet-service.js';
+import { PARQUET_COPY_FORMAT, writeParquetCopy } from '../storage/parquet-copy.js';
+import { storeParquetCopy } from '../storage/parquet-repository.js';
 import type { RowIndexCollector } from './row-collector.js';
 import type { IdMaps } from './metadata.js';
 import type { DataFilePlan } from './data-file.js';
@@ -102,8 +103,9 @@ export interface ImportResult {
   minorChanges: number;
   /**
    * Seconds per phase: reading the rows, metadata, the COPY of the row table, its indexes, what making and storing
-   * the row index adds after them (it is made while PostgreSQL builds the indexes), writing and storing the Parquet
-   * copy, what storing the data file adds (it is stored while the rows are read), changes, commit.
+   * the row index adds after them (it is made while PostgreSQL builds the indexes), what writing and storing the
+   * Parquet copy adds after that (it is encoded on its own thread while the row index is stored), what storing the
+   * data file adds (it is stored while the rows are read), changes, commit.
    */
   timings: Record<
     'read' | 'metadata' | 'rows' | 'indexes' | 'queryIndex' | 'parquet' | 'file' | 'changes' | 'commit',
@@ -310,14 +312,18 @@ async function storeVersionRows(
   })();
   const rowIndex = (async () => {
     const index = await collector.finish({ ...meaning, facetOrder: facets, indicatorOrder: indicators }, rowAt);
-    return { index, deflated: await deflateRowIndex(rowsTable, index) };
+    // The Parquet copy is encoded on its own thread while this one deflates the engine form.
+    const parquet = writeParquetCopy(index, queryMeta);
+    // Its failure is reported when it is awaited below, not as an unhandled rejection meanwhile.
+    parquet.catch(() => undefined);
+    return { parquet, deflated: await deflateRowIndex(rowsTable, index) };
   })();
-  const [deflated, indexed] = await Promise.allSettled([rowIndex, tableIndexes]);
+  const [made, indexed] = await Promise.allSettled([rowIndex, tableIndexes]);
   if (indexed.status === 'rejected') throw indexed.reason;
-  if (deflated.status === 'rejected') throw deflated.reason;
-  await storeDeflatedRowIndex(db, rowsTable, versionId, deflated.value.deflated);
+  if (made.status === 'rejected') throw made.reason;
+  await storeDeflatedRowIndex(db, rowsTable, versionId, made.value.deflated);
   lap('queryIndex');
-  await storeVersionParquetCopy(db, versionId, deflated.value.index, queryMeta);
+  await storeParquetCopy(db, versionId, await made.value.parquet, PARQUET_COPY_FORMAT);
   lap('parquet');
 }
 

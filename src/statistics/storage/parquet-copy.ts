@@ -11,6 +11,7 @@ import {
 } from '../query/engine/index/row-index.js';
 import { rowIndexColumns } from '../query/engine/index/row-index-builder.js';
 import type { LocationMeta, VersionMeta } from '../query/engine/model.js';
+import { encodeParquetFile } from './parquet-encoder.js';
 
 /**
  * A version's rows as a Parquet file: the copy of record any analytics tool reads (R's arrow, pandas, polars,
@@ -395,40 +396,27 @@ function checkColumnNames(meta: VersionMeta): void {
 export async function writeParquetCopy(index: RowIndex, meta: VersionMeta): Promise<Buffer> {
   checkColumnNames(meta);
   const layout = layoutOf(index, meta);
-  const { arrow, parquet } = await libraries();
+  const arrow = await import('apache-arrow');
   const maker = new BatchMaker(arrow, index, meta, index.ids.toArray());
-  let start = 0;
-  let sentEmpty = false;
-  const batches = new ReadableStream({
-    pull(controller) {
-      // A version of no rows still gets a file with its columns: one empty batch.
-      if (start >= index.size && (index.size > 0 || sentEmpty)) {
-        controller.close();
-        return;
-      }
-      sentEmpty = true;
+  // Made one row group at a time, as the encoder thread asks for them. A version of no rows still gets a file with
+  // its columns: one empty batch.
+  function* batches(): Generator<Uint8Array> {
+    let start = 0;
+    do {
       const end = Math.min(index.size, start + PARQUET_ROW_GROUP_ROWS);
-      const ipc = arrow.tableToIPC(new arrow.Table(maker.batch(start, end)), 'stream');
+      yield arrow.tableToIPC(new arrow.Table(maker.batch(start, end)), 'stream');
       start = end;
-      const table = parquet.Table.fromIPCStream(ipc);
-      for (const batch of table.recordBatches()) controller.enqueue(batch);
-      table.free();
+    } while (start < index.size);
+  }
+  return encodeParquetFile(
+    {
+      rowGroupRows: PARQUET_ROW_GROUP_ROWS,
+      createdBy: 'education-statistics-api',
+      keyValueMetadata: { [PARQUET_COPY_METADATA_KEY]: JSON.stringify(layout) },
+      plainColumns: ['row_id'],
     },
-  });
-  const properties = new parquet.WriterPropertiesBuilder()
-    .setCompression(parquet.Compression.ZSTD)
-    // Data pages v2: row ids and numbers delta-encoded, a quarter of the v1 file's size.
-    .setWriterVersion(parquet.WriterVersion.V2)
-    .setMaxRowGroupSize(PARQUET_ROW_GROUP_ROWS)
-    .setStatisticsEnabled(parquet.EnabledStatistics.Chunk)
-    .setColumnDictionaryEnabled('row_id', false)
-    .setCreatedBy('education-statistics-api')
-    .setKeyValueMetadata(new Map([[PARQUET_COPY_METADATA_KEY, JSON.stringify(layout)]]))
-    .build();
-  const output = await parquet.transformParquetStream(batches, properties);
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of output as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk);
-  return Buffer.concat(chunks);
+    batches(),
+  );
 }
 
 /** A column that can grow, of 32-bit integers. */
