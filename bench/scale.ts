@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { asyncBufferFromUrl, parquetMetadataAsync, parquetRead } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { FSM_DATA_SET_ID } from './datasets.js';
@@ -337,8 +339,55 @@ interface CatalogueResult {
   note?: string;
 }
 
+/**
+ * What an analyst's range reader fetches of the version's Parquet download (`GET /v1/data-sets/{id}/parquet`) to read
+ * one column of one row group: hyparquet over HTTP (footer, then that column chunk's byte range), bytes counted.
+ */
+async function readOneColumnOfOneRowGroup(
+  url: string,
+  dataSetId: string,
+): Promise<NonNullable<SizeResult['parquetRangeRead']>> {
+  let fetched = 0;
+  const counting = async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await fetch(input, init);
+    const body = new Uint8Array(await response.arrayBuffer());
+    fetched += body.byteLength;
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+  const file = await asyncBufferFromUrl({ url: `${url}/v1/data-sets/${dataSetId}/parquet`, fetch: counting });
+  const metadata = await parquetMetadataAsync(file, { initialFetchSize: 1 << 16 });
+  const rowGroup = Math.floor(metadata.row_groups.length / 2);
+  const start = metadata.row_groups.slice(0, rowGroup).reduce((n, g) => n + Number(g.num_rows), 0);
+  const end = start + Number(metadata.row_groups[rowGroup]!.num_rows);
+  const meta = (await (await fetch(`${url}/v1/data-sets/${dataSetId}/meta`)).json()) as {
+    filters: Array<{ column: string }>;
+  };
+  let read = 0;
+  await parquetRead({
+    file,
+    metadata,
+    compressors,
+    columns: [meta.filters[0]!.column],
+    rowStart: start,
+    rowEnd: end,
+    rowFormat: 'array',
+    onComplete: (rows: unknown[][]) => (read = rows.length),
+  });
+  if (read !== end - start)
+    throw new Error(`The range reader read ${read} rows of row group ${rowGroup}, not ${end - start}`);
+  return {
+    rowGroups: metadata.row_groups.length,
+    rowGroup,
+    fileMb: Math.round((file.byteLength / 1e6) * 10) / 10,
+    fetchedKb: Math.round(fetched / 1000),
+    fetchedShare: Math.round((fetched / file.byteLength) * 10000) / 10000,
+  };
+}
+
 interface SizeResult {
   rows: number;
+  /** A range reader (hyparquet over HTTP) reading one filter column of the middle row group of the Parquet download. */
+  parquetRangeRead?: { rowGroups: number; rowGroup: number; fileMb: number; fetchedKb: number; fetchedShare: number };
   catalogue?: CatalogueResult;
   dataSetId: string;
   measuredAt: string;
@@ -528,6 +577,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     let coldStart: SizeResult['coldStart'];
     let warm: SizeResult['warm'];
     let serverRssMb: SizeResult['serverRssMb'];
+    let parquetRangeRead: SizeResult['parquetRangeRead'];
     const countsAgree: SizeResult['countsAgree'] = {};
     try {
       const listeningSeconds = await cold.listening;
@@ -571,6 +621,11 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       }
       const memory = await memoryOf(cold.child.pid!);
       serverRssMb = { withIndex: memory?.rssMb ?? NaN, peak: memory?.peakMb ?? NaN };
+      const rangeRead = await readOneColumnOfOneRowGroup(url, dataSetId);
+      parquetRangeRead = rangeRead;
+      console.log(
+        `  range read of the Parquet download: one column of row group ${rangeRead.rowGroup} of ${rangeRead.rowGroups}: ${rangeRead.fetchedKb} KB of ${rangeRead.fileMb} MB (${(rangeRead.fetchedShare * 100).toFixed(2)} %)`,
+      );
     } finally {
       await stopServer(cold.child);
     }
@@ -627,6 +682,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
         shapes.map((s) => [s.name, Math.round((coldPath[s.name]!.p50Ms / duckdbQueries[s.name]!.p50Ms) * 100) / 100]),
       ),
       serverRssMb,
+      parquetRangeRead,
       countsAgree,
       ...(catalogue ? { catalogue } : {}),
     };
@@ -668,14 +724,31 @@ function renderTable(results: SizeResult[]): string {
       (r) =>
         `${fmt(r.import.rowsPerSecond)} rows/s (${fmt(r.import.importerSeconds, 1)} s) / ${fmt(r.import.peakRssMb)} MB`,
     ),
-    row('import phases, s (read + COPY, metadata, row table, its indexes, row index, file, changes, commit)', (r) =>
-      r.import.phases
-        ? Object.values(r.import.phases)
-            .map((seconds) => fmt(seconds, 1))
-            .join(' / ')
-        : 'not recorded',
+    row(
+      'import phases, s (read, metadata, row table, its indexes, row index, Parquet copy after the row index, file, changes, commit)',
+      (r) =>
+        r.import.phases
+          ? Object.values(r.import.phases)
+              .map((seconds) => fmt(seconds, 1))
+              .join(' / ')
+          : 'not recorded',
     ),
     row('DuckDB reads the CSV (to Parquet)', (r) => `${fmt(r.duckdb.csvRowsPerSecond)} rows/s`),
+    row(
+      'Parquet copy of record (written by the import): size; the version (data file + copy + engine form) ÷ the copy',
+      (r) =>
+        r.storage.parquetCopyMb === undefined
+          ? 'not recorded'
+          : `${fmt(r.storage.parquetCopyMb, 1)} MB; ${fmt(r.storage.versionOverParquetCopy, 1)}×`,
+    ),
+    row('engine form rebuilt from the Parquet copy (`stats-admin rebuild-storage`, own process)', (r) =>
+      r.rebuildFromParquetSeconds === undefined ? 'not recorded' : `${fmt(r.rebuildFromParquetSeconds, 1)} s`,
+    ),
+    row('range reader (hyparquet over HTTP): one column of one row group of the Parquet download, fetched', (r) =>
+      r.parquetRangeRead
+        ? `${fmt(r.parquetRangeRead.fetchedKb)} KB of ${fmt(r.parquetRangeRead.fileMb, 1)} MB (${fmt(r.parquetRangeRead.fetchedShare * 100, 2)} %, ${r.parquetRangeRead.rowGroups} row groups)`
+        : 'not recorded',
+    ),
     row('storage in PostgreSQL: all (row table + stored row index + data file gzip)', (r) =>
       r.storage.rowTable
         ? `${fmt(r.storage.totalMb)} MB (${fmt(r.storage.rowTable.totalMb)} + ${fmt(r.storage.storedRowIndexMb.facets + r.storage.storedRowIndexMb.values, 1)} + ${fmt(r.storage.storedFileGzipMb, 1)})`
