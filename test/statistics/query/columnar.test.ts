@@ -344,7 +344,8 @@ describe('content negotiation', () => {
 describe('a result of more rows than one record batch', () => {
   it("holds every row, in the CSV export's order, over several record batches", { timeout: 120_000 }, async () => {
     // inject's socket never counts bytes written, so the stalled-reader check would cut a response taking this long.
-    const large = await buildTestApp({ STREAM_STALL_TIMEOUT_MS: '600000' });
+    // Four exports at once below: the default per-client limit is two.
+    const large = await buildTestApp({ STREAM_STALL_TIMEOUT_MS: '600000', QUERY_CSV_MAX_PER_CLIENT: '4' });
     try {
       // 216 rows × 100: 21,600 rows, more than a batch (16,384).
       await multiplyFixtureRows(large.database.db, 'absence_x100', 100);
@@ -367,6 +368,19 @@ describe('a result of more rows than one record batch', () => {
       );
       const arrow = tableFromIPC((await large.app.inject({ url, headers: { accept: ARROW } })).rawPayload);
       expect(arrow.batches.map((b) => b.numRows)).toEqual([16384, 5216]);
+
+      // Exports side by side share one Parquet writer (one WebAssembly instance): each file is the one it is alone.
+      const urls = [
+        url,
+        `${BASE}?indicators=7zXob`,
+        `${BASE}?geographicLevels.eq=SCH`,
+        `${BASE}?indicators=dP0Zw,7zXob`,
+      ];
+      const alone = [];
+      for (const u of urls) alone.push((await large.app.inject({ url: u, headers: { accept: PARQUET } })).rawPayload);
+      const together = await Promise.all(urls.map((u) => large.app.inject({ url: u, headers: { accept: PARQUET } })));
+      expect(together.map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
+      together.forEach((r, i) => expect(Buffer.compare(r.rawPayload, alone[i]!), urls[i]).toBe(0));
     } finally {
       await large.close();
     }
