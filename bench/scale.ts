@@ -12,7 +12,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { FSM_DATA_SET_ID } from './datasets.js';
 import { writeLargeCsv } from './large-csv.js';
 import { duckStatements, fetchShapes, fetchVariant, type Shape, type ShapeVariant } from './scale-shapes.js';
-import { freePort, startBuiltServer, stopServer } from './server-process.js';
+import { freePort, startBuiltServer, stopServer, untilNoRowIndexLoading } from './server-process.js';
 import { SERVICE_PROCESS_ENV } from '../src/process-env.js';
 
 /**
@@ -144,15 +144,6 @@ async function send(
     totalResults: total ? Number(total) : undefined,
     status: response.status,
   };
-}
-
-/** Resolves once the server's /metrics shows no row index loading, or at `deadline` (a performance.now() time). */
-async function untilNoRowIndexLoading(url: string, deadline: number): Promise<void> {
-  while (performance.now() < deadline) {
-    const metrics = await (await fetch(`${url}/metrics`)).text();
-    if (/^statistics_row_index_versions\{state="loading"\} 0$/m.test(metrics)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** `count` requests per shape, each a different variant, one at a time; the first two of each are unmeasured. */

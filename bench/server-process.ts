@@ -98,3 +98,12 @@ export function registerBenchServerEnv(dataDir: string, port: number): NodeJS.Pr
     REGISTER_SANDBOX_TRN_DELAY_MS: process.env.REGISTER_SANDBOX_TRN_DELAY_MS ?? '86400000',
   };
 }
+
+/** Resolves once the server's /metrics shows no row index loading, or at `deadline` (a performance.now() time). */
+export async function untilNoRowIndexLoading(url: string, deadline: number): Promise<void> {
+  while (performance.now() < deadline) {
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    if (/^statistics_row_index_versions\{state="loading"\} 0$/m.test(metrics)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

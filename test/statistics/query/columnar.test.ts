@@ -376,7 +376,7 @@ describe('a result of more rows than one record batch', () => {
         `${BASE}?geographicLevels.eq=SCH`,
         `${BASE}?indicators=dP0Zw,7zXob`,
       ];
-      const alone = [];
+      const alone: Buffer[] = [];
       for (const u of urls) alone.push((await large.app.inject({ url: u, headers: { accept: PARQUET } })).rawPayload);
       const together = await Promise.all(urls.map((u) => large.app.inject({ url: u, headers: { accept: PARQUET } })));
       expect(together.map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
