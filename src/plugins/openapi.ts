@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { SWAGGER_UI_PLUGINS } from './swagger-ui-plugins.js';
 
 /** One OpenAPI document the service serves: its committed copy under openapi/, its URL, its name in /docs. */
 export interface OpenApiDocument {
@@ -63,6 +64,7 @@ export const openApiPlugin = fp(
         docExpansion: 'list',
         defaultModelsExpandDepth: -1,
         deepLinking: true,
+        plugins: SWAGGER_UI_PLUGINS,
         urls: [SERVICE_OPENAPI_DOCUMENT, ...documents].map(({ url, name }) => ({ url, name })),
       } as Record<string, unknown>,
       staticCSP: true,
