@@ -95,9 +95,9 @@ export interface AppDeps {
   /** Run the webhook delivery worker in this app (default true). */
   webhookWorker?: boolean;
   /**
-   * Before saying ready (after the row index warm-up): compile every route schema, load the register's code lists
-   * and open the pools' connections, so that a balancer's first requests to a new instance pay for none of them
-   * (the server sets it; tests, which build many apps, do not).
+   * Before saying ready (after the row index warm-up): serialize the OpenAPI document, compile every route schema, load
+   * the register's code lists and open the pools' connections, so that a balancer's first requests to a new instance
+   * pay for none of them (the server sets it; tests, which build many apps, do not).
    */
   warmUpBeforeReady?: boolean;
   /** The statistics query engine's row indexes; by default a store under QUERY_INDEX_MEMORY_MB. */
@@ -311,8 +311,9 @@ async function registerModules(
 }
 
 /**
- * After the app is ready, the rest of the start-up warm-up: route schemas compiled, the register's code lists loaded
- * and the pools' connections opened, each step waiting while the instance is busy; then it says warm.
+ * After the app is ready, the rest of the start-up warm-up: the OpenAPI document serialized, route schemas compiled,
+ * the register's code lists loaded and the pools' connections opened, each step waiting while the instance is busy;
+ * then it says warm.
  */
 function warmUpAfterReady(
   app: FastifyInstance,
@@ -330,6 +331,18 @@ function warmUpAfterReady(
   const busy = () => rowIndexes.buildsInProgress > 0 || (Date.now() < requestsFirstUntil && traffic.busy);
   void rowIndexes.warmUpOver
     .then(async () => {
+      // The service's OpenAPI document first: /docs, where a newcomer starts, asks for it before anything else.
+      await whileBusy(busy);
+      const documentStarted = performance.now();
+      await app
+        .prepareOpenApiDocument()
+        .then(() =>
+          app.log.info(
+            { seconds: Math.round(performance.now() - documentStarted) / 1000 },
+            'OpenAPI document prepared',
+          ),
+        )
+        .catch((error: unknown) => app.log.error({ err: error }, 'the OpenAPI document could not be prepared'));
       const started = performance.now();
       try {
         const count = await schemas.compileAll({ pauseWhile: busy });

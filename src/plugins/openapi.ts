@@ -2,6 +2,18 @@ import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { once, precompress, sendPrecompressed } from '../http/precompressed.js';
+import { SWAGGER_UI_PLUGINS } from './swagger-ui-plugins.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Serializes and compresses the service's OpenAPI document once (the start's warm-up calls it; else the first
+     * request of `/openapi.json` does).
+     */
+    prepareOpenApiDocument: () => Promise<void>;
+  }
+}
 
 /** One OpenAPI document the service serves: its committed copy under openapi/, its URL, its name in /docs. */
 export interface OpenApiDocument {
@@ -63,6 +75,7 @@ export const openApiPlugin = fp(
         docExpansion: 'list',
         defaultModelsExpandDepth: -1,
         deepLinking: true,
+        plugins: SWAGGER_UI_PLUGINS,
         urls: [SERVICE_OPENAPI_DOCUMENT, ...documents].map(({ url, name }) => ({ url, name })),
       } as Record<string, unknown>,
       staticCSP: true,
@@ -77,7 +90,16 @@ export const openApiPlugin = fp(
         },
       },
     });
-    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    // The document is the same for the life of the process: made once, then sent as it is, with its tag (304).
+    const serviceDocument = once(async () =>
+      precompress(Buffer.from(JSON.stringify(app.swagger())), 'application/json; charset=utf-8'),
+    );
+    app.decorate('prepareOpenApiDocument', async () => {
+      await serviceDocument();
+    });
+    app.get('/openapi.json', { schema: { hide: true } }, async (request, reply) =>
+      sendPrecompressed(request, reply, await serviceDocument()),
+    );
   },
   { name: 'openapi' },
 );

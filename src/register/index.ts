@@ -16,7 +16,8 @@ import {
 } from './errors.js';
 import { FormBodyError, parseRailsForm } from './form-body.js';
 import { idempotencyPlugin } from './idempotency.js';
-import { registerOpenApiDocument } from './openapi/index.js';
+import { servedRegisterOpenApiDocument } from './openapi/index.js';
+import { sendPrecompressed } from '../http/precompressed.js';
 import { placementRoutes } from './placements/routes.js';
 import { allReferenceData, referenceDataPayload } from './reference-data.js';
 import { TokenCache, tokenFromHeader, tokenSecret, touchToken } from './tokens.js';
@@ -131,8 +132,8 @@ const versionScope: FastifyPluginAsync<RegisterRouteOptions> = async (app, optio
     },
   );
 
-  app.get('/openapi.json', { schema: { hide: true }, config: { registerPublic: true } }, async () =>
-    registerOpenApiDocument(version),
+  app.get('/openapi.json', { schema: { hide: true }, config: { registerPublic: true } }, async (request, reply) =>
+    sendPrecompressed(request, reply, await servedRegisterOpenApiDocument(version)),
   );
 
   // Not `options` itself: it carries this scope's prefix, which the children would add a second time.

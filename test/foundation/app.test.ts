@@ -1,4 +1,6 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPENAPI_DOCUMENTS } from '../../src/app.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -58,6 +60,27 @@ describe('OpenAPI', () => {
     expect(doc.paths['/health/ready']).toBeDefined();
     expect(doc.components.schemas.Problem).toBeDefined();
   });
+
+  it.each(OPENAPI_DOCUMENTS.map(({ url }) => url))(
+    '%s: one entity tag, 304 when the client holds it, the same bytes brotli- or gzip-compressed',
+    async (url) => {
+      const plain = await t.app.inject({ url });
+      expect(plain.statusCode).toBe(200);
+      expect(plain.headers['content-type']).toBe('application/json; charset=utf-8');
+      const etag = String(plain.headers.etag);
+      expect(etag).toMatch(/^W\/".+"$/);
+      const held = await t.app.inject({ url, headers: { 'if-none-match': etag } });
+      expect(held.statusCode).toBe(304);
+      expect(held.body).toBe('');
+      const br = await t.app.inject({ url, headers: { 'accept-encoding': 'br, gzip' } });
+      expect(br.headers['content-encoding']).toBe('br');
+      expect(br.headers.etag).toBe(etag);
+      expect(brotliDecompressSync(br.rawPayload).toString()).toBe(plain.body);
+      const gzip = await t.app.inject({ url, headers: { 'accept-encoding': 'gzip' } });
+      expect(gzip.headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(gzip.rawPayload).toString()).toBe(plain.body);
+    },
+  );
 
   it('serves the interactive reference page from local assets', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/docs/' });

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 /**
- * An instance that warms up before it says ready (what the server does): /health/ready answers 503 until its route
- * schemas are compiled, the register's code lists loaded and its pool's connections open, then 200; it answers
- * requests meanwhile (a balancer just does not send any yet).
+ * An instance that warms up before it says ready (what the server does): /health/ready answers 503 until its OpenAPI
+ * document is serialized, its route schemas compiled, the register's code lists loaded and its pool's connections
+ * open, then 200; it answers requests meanwhile (a balancer just does not send any yet).
  */
 describe('warm-up before ready', () => {
   let t: TestApp;
@@ -47,6 +47,8 @@ describe('warm-up readiness refusals in the log', () => {
       expect(notReady).toHaveLength(1);
       expect(notReady[0]!.level).toBe(30);
       expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+      // /docs's document was made in the warm-up, not left to its first request.
+      expect(lines.map((l) => l.msg)).toContain('OpenAPI document prepared');
     } finally {
       await t.close();
     }

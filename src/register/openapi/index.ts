@@ -5,6 +5,7 @@
  * The placement, degree and transition endpoints are described by `actionPaths`.
  */
 import type { OpenApiDocument } from '../../plugins/openapi.js';
+import { once, precompress, type PrecompressedBody } from '../../http/precompressed.js';
 import { MAX_DEGREES_PER_TRAINEE } from '../degrees/validate.js';
 import { MAX_PLACEMENTS_PER_TRAINEE, PLACEMENT_NAME_MAX } from '../placements/validate.js';
 import { EMAIL_MAX_LENGTH, TEXT_FIELD_MAX_LENGTHS } from '../trainees/validate.js';
@@ -457,4 +458,21 @@ export function registerOpenApiDocument(version: RegisterVersion): Json {
       schemas: componentSchemas(version),
     },
   });
+}
+
+const servedDocuments = new Map(
+  REGISTER_VERSIONS.map((version) => [
+    version,
+    once(async () =>
+      precompress(Buffer.from(JSON.stringify(registerOpenApiDocument(version))), 'application/json; charset=utf-8'),
+    ),
+  ]),
+);
+
+/**
+ * A version's document as it is sent: serialized and compressed once per process (it depends on the version alone),
+ * instead of built again for every request.
+ */
+export function servedRegisterOpenApiDocument(version: RegisterVersion): Promise<PrecompressedBody> {
+  return servedDocuments.get(version)!();
 }

@@ -1,0 +1,64 @@
+/**
+ * A response body that never changes while the process runs (an OpenAPI document, a static script), kept in memory
+ * with its entity tag and its gzip and brotli forms, made once: each request is then answered without serializing or
+ * compressing anything (the global compression plugin leaves a response with a Content-Encoding alone).
+ */
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ifNoneMatchMatches, weakEtag } from './conditional.js';
+import { addVary } from './vary.js';
+
+const gzipAsync = promisify(zlib.gzip);
+const brotliAsync = promisify(zlib.brotliCompress);
+
+export interface PrecompressedBody {
+  contentType: string;
+  body: Buffer;
+  gzip: Buffer;
+  br: Buffer;
+  /** Weak: the same entity whichever encoding is sent. */
+  etag: string;
+}
+
+/** Compressed off the event loop (libuv's thread pool), at the explorer's levels: made once, sent many times. */
+export async function precompress(body: Buffer, contentType: string): Promise<PrecompressedBody> {
+  const [gzip, br] = await Promise.all([
+    gzipAsync(body, { level: 9 }),
+    brotliAsync(body, {
+      params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 10, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+    }),
+  ]);
+  return { contentType, body, gzip, br, etag: weakEtag(contentType, body.toString('latin1')) };
+}
+
+/**
+ * `make` run once, its promise shared by every caller; a failure is not kept (the next call tries again), so a
+ * request never waits for a make that has already failed.
+ */
+export function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make().catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    });
+    return made;
+  };
+}
+
+/**
+ * Answers with `file`: 304 when the request's If-None-Match names its tag; else brotli, gzip or the plain body, as
+ * the client accepts. Caches revalidate every use (`no-cache`): the tag changes with a deploy.
+ */
+export function sendPrecompressed(request: FastifyRequest, reply: FastifyReply, file: PrecompressedBody): FastifyReply {
+  reply.header('etag', file.etag);
+  reply.header('cache-control', 'no-cache');
+  addVary(reply, 'Accept-Encoding');
+  if (ifNoneMatchMatches(request, file.etag)) return reply.code(304).send();
+  reply.type(file.contentType);
+  const accepted = String(request.headers['accept-encoding'] ?? '');
+  if (/\bbr\b/.test(accepted)) return reply.header('content-encoding', 'br').send(file.br);
+  if (/\bgzip\b/.test(accepted)) return reply.header('content-encoding', 'gzip').send(file.gzip);
+  return reply.send(file.body);
+}
