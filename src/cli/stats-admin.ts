@@ -116,6 +116,49 @@ function printCatalogue(catalogue: Awaited<ReturnType<typeof listCatalogue>>): v
   }
 }
 
+/** `backfill-parquet`: writes the Parquet copy of the versions named (or of all) that have none. */
+async function runBackfillParquet(db: Db, values: Options, operands: string[]): Promise<void> {
+  const rowOrder = values['row-order'] ?? 'file';
+  if (rowOrder !== 'file' && rowOrder !== 'reference-fixture')
+    throw new ValidationError([{ path: '--row-order', message: 'must be file or reference-fixture.' }]);
+  if (values.all === operands.length > 0 || !operands.every((id) => /^\d+$/.test(id))) {
+    throw new ValidationError([
+      { path: 'versionId', message: `give --all or one or more version ids (numbers).\n\n${USAGE}` },
+    ]);
+  }
+  const results = await backfillParquetCopies(db, values.all ? 'all' : operands.map(Number), {
+    rowOrder,
+    onVersion: (v) =>
+      console.log(
+        v.stored
+          ? `Version ${v.versionId}: Parquet copy of ${v.rows} rows stored, ${(v.bytes / 1024 / 1024).toFixed(1)} MB in ${v.seconds.toFixed(1)} s.`
+          : `Version ${v.versionId}: has its Parquet copy already.`,
+      ),
+  });
+  console.log(
+    results.length === 0
+      ? 'Every version has its Parquet copy.'
+      : `Done: ${results.filter((r) => r.stored).length} Parquet copies stored.`,
+  );
+}
+
+/** `rebuild-storage`: rebuilds the query engine's stored form of one version, the ones needing it, or all. */
+async function runRebuildStorage(db: Db, values: Options, config: Config): Promise<void> {
+  if (values['data-set']) required(values, 'version');
+  const rebuilt = await rebuildStorage(
+    db,
+    { all: values.all, dataSetId: values['data-set'], version: values.version },
+    config.QUERY_INDEX_BUILD_TIMEOUT_MS,
+    (v) =>
+      console.log(
+        `Version ${v.id}: stored form rebuilt from its ${v.from === 'parquet' ? 'Parquet copy' : 'row table'}, ${v.rows} rows in ${v.seconds.toFixed(1)} s.`,
+      ),
+  );
+  console.log(
+    rebuilt === 0 ? "Every version's stored form is current." : `Rebuilt the stored form of ${rebuilt} version(s).`,
+  );
+}
+
 /** Runs one lifecycle command (its name checked) against the primary database. */
 async function runCommand(command: string, values: Options, db: Db, config: Config, operands: string[]): Promise<void> {
   const dataSet = values['data-set']!;
@@ -180,47 +223,12 @@ async function runCommand(command: string, values: Options, db: Db, config: Conf
       console.log(`Publication ${id} created.`);
       break;
     }
-    case 'backfill-parquet': {
-      const rowOrder = values['row-order'] ?? 'file';
-      if (rowOrder !== 'file' && rowOrder !== 'reference-fixture')
-        throw new ValidationError([{ path: '--row-order', message: 'must be file or reference-fixture.' }]);
-      if (values.all === operands.length > 0 || !operands.every((id) => /^\d+$/.test(id))) {
-        throw new ValidationError([
-          { path: 'versionId', message: `give --all or one or more version ids (numbers).\n\n${USAGE}` },
-        ]);
-      }
-      const results = await backfillParquetCopies(db, values.all ? 'all' : operands.map(Number), {
-        rowOrder,
-        onVersion: (v) =>
-          console.log(
-            v.stored
-              ? `Version ${v.versionId}: Parquet copy of ${v.rows} rows stored, ${(v.bytes / 1024 / 1024).toFixed(1)} MB in ${v.seconds.toFixed(1)} s.`
-              : `Version ${v.versionId}: has its Parquet copy already.`,
-          ),
-      });
-      console.log(
-        results.length === 0
-          ? 'Every version has its Parquet copy.'
-          : `Done: ${results.filter((r) => r.stored).length} Parquet copies stored.`,
-      );
+    case 'backfill-parquet':
+      await runBackfillParquet(db, values, operands);
       break;
-    }
-    case 'rebuild-storage': {
-      if (values['data-set']) required(values, 'version');
-      const rebuilt = await rebuildStorage(
-        db,
-        { all: values.all, dataSetId: values['data-set'], version: values.version },
-        config.QUERY_INDEX_BUILD_TIMEOUT_MS,
-        (v) =>
-          console.log(
-            `Version ${v.id}: stored form rebuilt from its ${v.from === 'parquet' ? 'Parquet copy' : 'row table'}, ${v.rows} rows in ${v.seconds.toFixed(1)} s.`,
-          ),
-      );
-      console.log(
-        rebuilt === 0 ? "Every version's stored form is current." : `Rebuilt the stored form of ${rebuilt} version(s).`,
-      );
+    case 'rebuild-storage':
+      await runRebuildStorage(db, values, config);
       break;
-    }
     case 'add-data-set': {
       required(values, 'publication', 'title');
       const id = await addDataSet(db, {

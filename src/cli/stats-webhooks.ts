@@ -64,59 +64,90 @@ function types(list: string[]): string {
   return list.length === 0 ? 'all types' : list.join(',');
 }
 
+/** `webhooks add`: subscribes a receiver to statistics events and prints its signing secret once, last. */
+async function addSubscription(rest: string[], db: Db, settings: WebhookSettings): Promise<void> {
+  const { values, positionals } = parse(rest, {
+    url: { type: 'string' },
+    types: { type: 'string' },
+    'data-set': { type: 'string' },
+  });
+  if (positionals.length > 0) usage(`Unexpected argument "${positionals[0]}".`);
+  if (!values.url) usage('--url required.');
+  const eventTypes = (values.types ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  const dataSetId = values['data-set'] ?? null;
+  if (dataSetId !== null && !(isUuid(dataSetId) && (await dataSetExists(db, dataSetId))))
+    throw new UnprocessableError(`data set ${dataSetId}: no data set with this id`);
+  const created = await createSubscription(
+    db,
+    STATISTICS_OWNER,
+    { url: values.url, event_types: eventTypes },
+    STATISTICS_EVENT_TYPES,
+    settings,
+    dataSetId,
+  );
+  console.log(`Added statistics webhook subscription ${created.id}: ${created.url}`);
+  console.log(
+    `  ${types(created.event_types)}, ${values['data-set'] ? `data set ${values['data-set']}` : 'every data set'}; events from now on.`,
+  );
+  console.log('Its signing secret is shown only this once:');
+  console.log(created.secret);
+}
+
+/** `webhooks list`: one line per subscription (and the reason under a disabled one). */
+async function printSubscriptions(rest: string[], db: Db): Promise<void> {
+  parse(rest, {});
+  const rows = await listStatisticsSubscriptions(db);
+  if (rows.length === 0) console.log('No statistics webhook subscriptions.');
+  for (const row of rows) {
+    console.log(
+      [
+        row.id,
+        row.enabled ? 'enabled' : 'disabled',
+        row.url,
+        types(row.event_types),
+        row.data_set_id ?? 'every data set',
+      ].join('\t'),
+    );
+    if (row.disabled_reason) console.log(`\t${row.disabled_reason}`);
+  }
+}
+
+/** `webhooks deliveries`: a subscription's delivery log, newest first. */
+async function printDeliveries(rest: string[], db: Db): Promise<void> {
+  const { values, positionals } = parse(rest, { limit: { type: 'string' }, before: { type: 'string' } });
+  const id = one(positionals, 'The subscription id');
+  const limit = Number(values.limit ?? 50);
+  const before = values.before === undefined ? undefined : Number(values.before);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) usage('--limit must be a whole number from 1 to 100.');
+  if (before !== undefined && !(Number.isSafeInteger(before) && before > 0)) usage('--before must be a delivery id.');
+  const rows = await listDeliveries(db, STATISTICS_OWNER, id, limit, before);
+  if (rows.length === 0) console.log('No deliveries.');
+  for (const d of rows) {
+    console.log(
+      [
+        d.id,
+        d.status,
+        d.event_type,
+        d.event_id,
+        `${d.attempts} attempts`,
+        d.last_status ?? '-',
+        d.last_error ?? '',
+      ].join('\t'),
+    );
+  }
+}
+
 /** Runs one `webhooks` command (`args` after the word `webhooks`). */
 export async function runWebhooksCommand(args: string[], db: Db, settings: WebhookSettings): Promise<void> {
   const [command, ...rest] = args;
   switch (command) {
-    case 'add': {
-      const { values, positionals } = parse(rest, {
-        url: { type: 'string' },
-        types: { type: 'string' },
-        'data-set': { type: 'string' },
-      });
-      if (positionals.length > 0) usage(`Unexpected argument "${positionals[0]}".`);
-      if (!values.url) usage('--url required.');
-      const eventTypes = (values.types ?? '')
-        .split(',')
-        .map((t) => t.trim())
-        .filter((t) => t !== '');
-      const dataSetId = values['data-set'] ?? null;
-      if (dataSetId !== null && !(isUuid(dataSetId) && (await dataSetExists(db, dataSetId))))
-        throw new UnprocessableError(`data set ${dataSetId}: no data set with this id`);
-      const created = await createSubscription(
-        db,
-        STATISTICS_OWNER,
-        { url: values.url, event_types: eventTypes },
-        STATISTICS_EVENT_TYPES,
-        settings,
-        dataSetId,
-      );
-      console.log(`Added statistics webhook subscription ${created.id}: ${created.url}`);
-      console.log(
-        `  ${types(created.event_types)}, ${values['data-set'] ? `data set ${values['data-set']}` : 'every data set'}; events from now on.`,
-      );
-      console.log('Its signing secret is shown only this once:');
-      console.log(created.secret);
-      return;
-    }
-    case 'list': {
-      parse(rest, {});
-      const rows = await listStatisticsSubscriptions(db);
-      if (rows.length === 0) console.log('No statistics webhook subscriptions.');
-      for (const row of rows) {
-        console.log(
-          [
-            row.id,
-            row.enabled ? 'enabled' : 'disabled',
-            row.url,
-            types(row.event_types),
-            row.data_set_id ?? 'every data set',
-          ].join('\t'),
-        );
-        if (row.disabled_reason) console.log(`\t${row.disabled_reason}`);
-      }
-      return;
-    }
+    case 'add':
+      return addSubscription(rest, db, settings);
+    case 'list':
+      return printSubscriptions(rest, db);
     case 'remove': {
       const id = one(parse(rest, {}).positionals, 'The subscription id');
       await deleteSubscription(db, STATISTICS_OWNER, id);
@@ -139,31 +170,8 @@ export async function runWebhooksCommand(args: string[], db: Db, settings: Webho
       console.log(`Enabled statistics webhook subscription ${id}.`);
       return;
     }
-    case 'deliveries': {
-      const { values, positionals } = parse(rest, { limit: { type: 'string' }, before: { type: 'string' } });
-      const id = one(positionals, 'The subscription id');
-      const limit = Number(values.limit ?? 50);
-      const before = values.before === undefined ? undefined : Number(values.before);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) usage('--limit must be a whole number from 1 to 100.');
-      if (before !== undefined && !(Number.isSafeInteger(before) && before > 0))
-        usage('--before must be a delivery id.');
-      const rows = await listDeliveries(db, STATISTICS_OWNER, id, limit, before);
-      if (rows.length === 0) console.log('No deliveries.');
-      for (const d of rows) {
-        console.log(
-          [
-            d.id,
-            d.status,
-            d.event_type,
-            d.event_id,
-            `${d.attempts} attempts`,
-            d.last_status ?? '-',
-            d.last_error ?? '',
-          ].join('\t'),
-        );
-      }
-      return;
-    }
+    case 'deliveries':
+      return printDeliveries(rest, db);
     case 'redeliver': {
       const raw = one(parse(rest, {}).positionals, 'The delivery id');
       const deliveryId = Number(raw);

@@ -7,7 +7,7 @@
 import pg from 'pg';
 import type { Db } from '../db/database.js';
 import { CoalescedTask } from './coalesced.js';
-import { EVENTS_CHANNEL, eventLogState, readEventsAfter, type StoredEvent } from './outbox-repository.js';
+import { eventLogState, listenForEventBatches, readEventsAfter, type StoredEvent } from './outbox-repository.js';
 
 /** A run of consecutive positions `(from, to]` and the events in it (all of them, every scope). */
 export interface EventBatch {
@@ -99,7 +99,7 @@ export class EventHub {
     this.connecting = client;
     try {
       await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      await listenForEventBatches(client);
     } finally {
       this.connecting = undefined;
     }

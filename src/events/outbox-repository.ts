@@ -1,5 +1,6 @@
 /**
- * The change-event log (transactional outbox): every SQL statement on `event_inbox`, `events` and `event_log_state`.
+ * The change-event log (transactional outbox): every SQL statement on `event_inbox`, `events` and `event_log_state`,
+ * and the LISTEN on the channel the sequencer notifies.
  *
  * `appendEvent` runs inside the transaction that makes the change and only inserts the event into `event_inbox`: it
  * takes no shared lock and sends no notification, so appending transactions commit independently (PostgreSQL can
@@ -23,12 +24,13 @@
  * docs/architecture.md ("Change events") and `bench/events.ts` give the figures.
  */
 import { sql } from 'kysely';
+import type pg from 'pg';
 import type { Db, Executor } from '../db/database.js';
 import { AppError, ValidationError } from '../errors.js';
 import type { EventApi } from './tables.js';
 
 /** The channel the sequencer notifies once per batch it commits, which the instances' listeners wake on. */
-export const EVENTS_CHANNEL = 'events';
+const EVENTS_CHANNEL = 'events';
 
 /** Rows one sequencer transaction moves at most (a full batch: the sequencer goes on at once). */
 export const SEQUENCE_BATCH_LIMIT = 1000;
@@ -203,6 +205,14 @@ export async function eventLogState(db: Executor): Promise<{ lastPosition: numbe
     .select(['last_position', 'purged_through'])
     .executeTakeFirstOrThrow();
   return { lastPosition: row.last_position, purgedThrough: row.purged_through };
+}
+
+/**
+ * Makes `client` (a connection of its own, kept open) listen on the channel the sequencer notifies: its
+ * `notification` events then arrive once per committed batch (the hub's wake-up).
+ */
+export async function listenForEventBatches(client: pg.ClientBase): Promise<void> {
+  await client.query(`LISTEN ${EVENTS_CHANNEL}`);
 }
 
 /** Every scope's events after `after`, in position order, at most `limit` (the hub's read of what is new). */

@@ -350,6 +350,127 @@ function barSvg(data: ChartData, indicator: IndicatorMeta, scale: number[], widt
   );
 }
 
+/** What every kind of chart figure shows: the data on a scale, at a width, under its axis label and above what is not drawn. */
+interface ChartFigure {
+  data: ChartData;
+  indicator: IndicatorMeta;
+  scale: number[];
+  width: number;
+  /** The axis label, above the chart. */
+  axis: HTMLElement;
+  /** The values not drawn (not numbers), in the caption; null when there are none. */
+  notDrawn: HTMLElement | null;
+}
+
+/** Bars for one period: in a scroll box (it may be long), largest first. */
+function barFigure({ data, indicator, scale, width, axis, notDrawn }: ChartFigure): HTMLElement {
+  return h(
+    'figure',
+    { class: 'app-chart-figure' },
+    axis,
+    h(
+      'div',
+      {
+        class: 'app-chart-scroll',
+        tabindex: '0',
+        role: 'region',
+        'aria-label': `Bar chart, ${data.series.length} bars`,
+      },
+      barSvg(data, indicator, scale, width),
+    ),
+    h(
+      'figcaption',
+      { class: 'govuk-body-s' },
+      `${axisLabel(indicator)}, ${data.xs[0]?.label ?? ''}: ${data.series.length} ${data.series.length === 1 ? 'bar' : 'bars'}, largest first.`,
+      notDrawn,
+    ),
+  );
+}
+
+/** More series than the palette has colours, as small multiples: one small chart per series on the same scale. */
+function smallMultiplesFigure({ data, indicator, scale, width, axis, notDrawn }: ChartFigure): HTMLElement {
+  const each = width < 560 ? width : Math.floor(width / 2) - 10;
+  return h(
+    'figure',
+    { class: 'app-chart-figure' },
+    axis,
+    h(
+      'ul',
+      { class: 'app-small-multiples', 'data-multiples': String(data.series.length) },
+      data.series.map((sr) =>
+        h(
+          'li',
+          { class: 'app-small-multiples__item' },
+          h('h4', { class: 'govuk-heading-s govuk-!-margin-bottom-1' }, sr.label),
+          lineSvg(
+            data.xs,
+            [{ sr, style: { colour: PALETTE[0]!, width: 2.5, dash: null, shape: 'circle' } }],
+            indicator,
+            scale,
+            each,
+            200,
+            `${sr.label}: ${axisLabel(indicator)} over ${data.xs.length} time periods`,
+          ),
+        ),
+      ),
+    ),
+    h(
+      'figcaption',
+      { class: 'govuk-body-s' },
+      `One small chart per series (${data.series.length}), all on the same scale.`,
+      notDrawn,
+    ),
+  );
+}
+
+/** The legend of a highlighted line: the chosen series in dark blue, the `others` in grey. */
+function highlightLegend(chosen: ChartSeries, others: number): HTMLElement {
+  return h(
+    'ul',
+    { class: 'app-chart-legend', 'aria-label': 'Legend' },
+    h(
+      'li',
+      { class: 'app-chart-legend__item', 'data-legend': chosen.key },
+      s(
+        'svg',
+        { width: 28, height: 16, viewBox: '0 0 28 16', 'aria-hidden': 'true', focusable: 'false' },
+        s('line', { x1: 0, y1: 8, x2: 28, y2: 8, stroke: PALETTE[0]!, 'stroke-width': 4 }),
+        marker('circle', 14, 8, PALETTE[0]!, 5),
+      ),
+      ` ${chosen.label} (highlighted, dark blue)`,
+    ),
+    h(
+      'li',
+      { class: 'app-chart-legend__item' },
+      s(
+        'svg',
+        { width: 28, height: 16, viewBox: '0 0 28 16', 'aria-hidden': 'true', focusable: 'false' },
+        s('line', { x1: 0, y1: 8, x2: 28, y2: 8, stroke: MUTED, 'stroke-width': 1.5 }),
+      ),
+      ` the other ${others} series (grey)`,
+    ),
+  );
+}
+
+/** More series than the palette has colours, as one highlighted line over the muted rest. */
+function highlightedLinesFigure(figure: ChartFigure, title: string, highlight: string | undefined): HTMLElement {
+  const { data, indicator, scale, width, axis, notDrawn } = figure;
+  const chosen = data.series.find((sr) => sr.key === highlight) ?? data.series[0]!;
+  const styled = [
+    ...data.series
+      .filter((sr) => sr !== chosen)
+      .map((sr) => ({ sr, style: { colour: MUTED, width: 1.5, dash: null } })),
+    { sr: chosen, style: { colour: PALETTE[0]!, width: 4, dash: null, shape: MARKERS[0] } },
+  ];
+  return h(
+    'figure',
+    { class: 'app-chart-figure' },
+    axis,
+    lineSvg(data.xs, styled, indicator, scale, width, 320, `${title}, ${chosen.label} highlighted`),
+    h('figcaption', { class: 'govuk-body-s' }, highlightLegend(chosen, data.series.length - 1), notDrawn),
+  );
+}
+
 /**
  * The chart with its legend. Bars: one colour (each bar is named), any number, in a scroll box when long. Lines: up
  * to 6 in the palette with a marker shape and dash each; more are one highlighted over the muted rest, or small
@@ -371,29 +492,8 @@ export function renderChart(data: ChartData, indicator: IndicatorMeta, options: 
     ? h('p', { class: 'govuk-body-s' }, `Not drawn (not a number): ${missing.join('; ')}.`)
     : null;
   const axis = h('p', { class: 'govuk-body-s govuk-!-margin-bottom-1 app-chart__axis' }, axisLabel(indicator));
-  if (data.kind === 'bar') {
-    return h(
-      'figure',
-      { class: 'app-chart-figure' },
-      axis,
-      h(
-        'div',
-        {
-          class: 'app-chart-scroll',
-          tabindex: '0',
-          role: 'region',
-          'aria-label': `Bar chart, ${data.series.length} bars`,
-        },
-        barSvg(data, indicator, scale, width),
-      ),
-      h(
-        'figcaption',
-        { class: 'govuk-body-s' },
-        `${axisLabel(indicator)}, ${data.xs[0]?.label ?? ''}: ${data.series.length} ${data.series.length === 1 ? 'bar' : 'bars'}, largest first.`,
-        notDrawn,
-      ),
-    );
-  }
+  const figure: ChartFigure = { data, indicator, scale, width, axis, notDrawn };
+  if (data.kind === 'bar') return barFigure(figure);
   const title = `Line chart of ${axisLabel(indicator)} over ${data.xs.length} time periods for ${data.series.length} series`;
   if (data.series.length <= PALETTE.length) {
     const styled = data.series.map((sr, i) => ({
@@ -408,81 +508,6 @@ export function renderChart(data: ChartData, indicator: IndicatorMeta, options: 
       h('figcaption', { class: 'govuk-body-s' }, legend(data.series), notDrawn),
     );
   }
-  if (options.manyLines === 'multiples') {
-    const each = width < 560 ? width : Math.floor(width / 2) - 10;
-    return h(
-      'figure',
-      { class: 'app-chart-figure' },
-      axis,
-      h(
-        'ul',
-        { class: 'app-small-multiples', 'data-multiples': String(data.series.length) },
-        data.series.map((sr) =>
-          h(
-            'li',
-            { class: 'app-small-multiples__item' },
-            h('h4', { class: 'govuk-heading-s govuk-!-margin-bottom-1' }, sr.label),
-            lineSvg(
-              data.xs,
-              [{ sr, style: { colour: PALETTE[0]!, width: 2.5, dash: null, shape: 'circle' } }],
-              indicator,
-              scale,
-              each,
-              200,
-              `${sr.label}: ${axisLabel(indicator)} over ${data.xs.length} time periods`,
-            ),
-          ),
-        ),
-      ),
-      h(
-        'figcaption',
-        { class: 'govuk-body-s' },
-        `One small chart per series (${data.series.length}), all on the same scale.`,
-        notDrawn,
-      ),
-    );
-  }
-  const chosen = data.series.find((sr) => sr.key === options.highlight) ?? data.series[0]!;
-  const styled = [
-    ...data.series
-      .filter((sr) => sr !== chosen)
-      .map((sr) => ({ sr, style: { colour: MUTED, width: 1.5, dash: null } })),
-    { sr: chosen, style: { colour: PALETTE[0]!, width: 4, dash: null, shape: MARKERS[0] } },
-  ];
-  return h(
-    'figure',
-    { class: 'app-chart-figure' },
-    axis,
-    lineSvg(data.xs, styled, indicator, scale, width, 320, `${title}, ${chosen.label} highlighted`),
-    h(
-      'figcaption',
-      { class: 'govuk-body-s' },
-      h(
-        'ul',
-        { class: 'app-chart-legend', 'aria-label': 'Legend' },
-        h(
-          'li',
-          { class: 'app-chart-legend__item', 'data-legend': chosen.key },
-          s(
-            'svg',
-            { width: 28, height: 16, viewBox: '0 0 28 16', 'aria-hidden': 'true', focusable: 'false' },
-            s('line', { x1: 0, y1: 8, x2: 28, y2: 8, stroke: PALETTE[0]!, 'stroke-width': 4 }),
-            marker('circle', 14, 8, PALETTE[0]!, 5),
-          ),
-          ` ${chosen.label} (highlighted, dark blue)`,
-        ),
-        h(
-          'li',
-          { class: 'app-chart-legend__item' },
-          s(
-            'svg',
-            { width: 28, height: 16, viewBox: '0 0 28 16', 'aria-hidden': 'true', focusable: 'false' },
-            s('line', { x1: 0, y1: 8, x2: 28, y2: 8, stroke: MUTED, 'stroke-width': 1.5 }),
-          ),
-          ` the other ${data.series.length - 1} series (grey)`,
-        ),
-      ),
-      notDrawn,
-    ),
-  );
+  if (options.manyLines === 'multiples') return smallMultiplesFigure(figure);
+  return highlightedLinesFigure(figure, title, options.highlight);
 }

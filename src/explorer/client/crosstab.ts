@@ -42,17 +42,17 @@ export function headerGroups(rows: ResultRow[], meta: Meta, indicators: Indicato
   return placeRows(rows, meta, indicators).groups;
 }
 
-/**
- * The header groups of these rows (see headerGroups) and, per group but the indicator's, each row's option as its
- * position in the group (`at`). One pass over the rows through maps of the metadata, with no key string made per row
- * and group: on a page whose code the browser has not compiled yet, that was the pivot's costliest part. A row whose
- * period or filter option the metadata lacks takes the group's first option; a location it lacks is named by its id.
- */
-function placeRows(
-  rows: ResultRow[],
-  meta: Meta,
-  indicators: IndicatorMeta[],
-): { groups: HeaderGroup[]; at: Map<GroupId, Int32Array> } {
+/** Each row's slot per group: its time period's, location's and filter options' (-1: one the metadata lacks). */
+interface RowSlots {
+  periodOf: Int32Array;
+  locationOf: Int32Array;
+  filterOf: Int32Array[];
+  /** The locations by slot: the metadata's, then those only the rows name (named by their id). */
+  locationList: Array<{ key: string; label: string; level: string }>;
+}
+
+/** Each row's slots, through maps of the metadata built once: no key string is made per row and group. */
+function rowSlots(rows: ResultRow[], meta: Meta): RowSlots {
   const n = rows.length;
   // Time periods: by period, then code, to the metadata's position.
   const periodSlots = new Map<string, Map<string, number>>();
@@ -64,7 +64,7 @@ function placeRows(
   // Locations: by level, then id, to a slot; slots past the metadata's are locations it does not list.
   const names = locationLabels(meta);
   const locationSlots = new Map<string, Map<string, number>>();
-  const locationList: Array<{ key: string; label: string; level: string }> = [];
+  const locationList: RowSlots['locationList'] = [];
   const locationSlot = (level: string, id: string) => {
     let ids = locationSlots.get(level);
     if (!ids) locationSlots.set(level, (ids = new Map<string, number>()));
@@ -89,30 +89,49 @@ function placeRows(
     for (let f = 0; f < filterOf.length; f++)
       filterOf[f]![i] = filterSlots[f]!.get(row.filters[meta.filters[f]!.id] ?? '') ?? -1;
   }
+  return { periodOf, locationOf, filterOf, locationList };
+}
 
-  /** The options present, in `order`, and each row's position among them (the first option's for a missing one). */
-  const group = <T>(
-    slotsOf: Int32Array,
-    slots: number,
-    order: (present: number[]) => number[],
-    option: (slot: number) => T,
-  ) => {
-    const present = new Uint8Array(slots);
-    for (let i = 0; i < n; i++) if (slotsOf[i]! >= 0) present[slotsOf[i]!] = 1;
-    const kept = order([...present.keys()].filter((slot) => present[slot]));
-    const position = new Int32Array(slots);
-    kept.forEach((slot, k) => (position[slot] = k));
-    const at = new Int32Array(n);
-    for (let i = 0; i < n; i++) at[i] = slotsOf[i]! >= 0 ? position[slotsOf[i]!]! : 0;
-    return { options: kept.map(option), at };
-  };
+/**
+ * One group's options present in the rows (`slotsOf`: each row's slot), in `order`, and each row's position among
+ * them (the first option's for a missing one).
+ */
+function presentOptions<T>(
+  slotsOf: Int32Array,
+  slots: number,
+  order: (present: number[]) => number[],
+  option: (slot: number) => T,
+): { options: T[]; at: Int32Array } {
+  const n = slotsOf.length;
+  const present = new Uint8Array(slots);
+  for (let i = 0; i < n; i++) if (slotsOf[i]! >= 0) present[slotsOf[i]!] = 1;
+  const kept = order([...present.keys()].filter((slot) => present[slot]));
+  const position = new Int32Array(slots);
+  kept.forEach((slot, k) => (position[slot] = k));
+  const at = new Int32Array(n);
+  for (let i = 0; i < n; i++) at[i] = slotsOf[i]! >= 0 ? position[slotsOf[i]!]! : 0;
+  return { options: kept.map(option), at };
+}
+
+/**
+ * The header groups of these rows (see headerGroups) and, per group but the indicator's, each row's option as its
+ * position in the group (`at`). One pass over the rows through maps of the metadata, with no key string made per row
+ * and group: on a page whose code the browser has not compiled yet, that was the pivot's costliest part. A row whose
+ * period or filter option the metadata lacks takes the group's first option; a location it lacks is named by its id.
+ */
+function placeRows(
+  rows: ResultRow[],
+  meta: Meta,
+  indicators: IndicatorMeta[],
+): { groups: HeaderGroup[]; at: Map<GroupId, Int32Array> } {
+  const { periodOf, locationOf, filterOf, locationList } = rowSlots(rows, meta);
   const levelOrder = new Map(meta.geographicLevels.map((l, i) => [l.code, i]));
   const levelRank = (slot: number) => levelOrder.get(locationList[slot]!.level) ?? 99;
   const placed: Array<HeaderGroup & { at: Int32Array }> = [
     {
       id: 'timePeriod',
       label: 'Time period',
-      ...group(
+      ...presentOptions(
         periodOf,
         meta.timePeriods.length,
         (slots) => slots,
@@ -122,7 +141,7 @@ function placeRows(
     {
       id: 'location',
       label: 'Location',
-      ...group(
+      ...presentOptions(
         locationOf,
         locationList.length,
         (slots) =>
@@ -135,7 +154,7 @@ function placeRows(
     ...meta.filters.map((f, k) => ({
       id: `filter:${f.id}`,
       label: f.label,
-      ...group(
+      ...presentOptions(
         filterOf[k]!,
         f.options.length,
         (slots) => slots,

@@ -169,11 +169,6 @@ const MOVE_SIGNS: Record<Exclude<LayoutMove, 'swap'>, (axis: Axis) => string> = 
   toColumns: () => 'To columns',
 };
 
-/**
- * "Move and reorder table headers": the row groups and the column groups as two lists, outermost first. Each group
- * has buttons (keyboard) and can be dragged onto another group or list (pointer). `onLayout` gets the new layout;
- * `announce` the sentence for the live region. Focus stays on the moved group.
- */
 /** Why some of a side's move buttons are greyed out, in words (shown above its groups, and read with each such button). */
 export function whyDisabled(table: CrossTab, axis: Axis): string {
   const list = table.layout[axis];
@@ -186,6 +181,108 @@ export function whyDisabled(table: CrossTab, axis: Axis): string {
   return `The outermost group cannot move further out, nor the innermost further in.`;
 }
 
+/** What the header group controls do: a button's move, and a drag's start and drop (see layoutControls). */
+interface GroupActions {
+  label(id: GroupId): string;
+  /** Moves a group by a button; `focus`: the id of the button to focus in the redrawn controls. */
+  move(id: GroupId, move: LayoutMove, focus: string): void;
+  dragStart(id: GroupId): void;
+  /** Dropped on a group (undefined: on the list, after its last group). */
+  dropOn(target: GroupId | undefined, axis: Axis): void;
+}
+
+/** One header group in its side's list: its name and number of options, its move buttons, and a drop target. */
+function groupItem(table: CrossTab, id: GroupId, axis: Axis, actions: GroupActions): HTMLElement {
+  return h(
+    'li',
+    {
+      class: 'app-layout__group',
+      draggable: 'true',
+      'data-group': id,
+      ondragstart: (e: Event) => {
+        actions.dragStart(id);
+        (e as DragEvent).dataTransfer?.setData('text/plain', id);
+      },
+      ondragover: (e: Event) => e.preventDefault(),
+      ondrop: (e: Event) => {
+        e.preventDefault();
+        e.stopPropagation();
+        actions.dropOn(id, axis);
+      },
+    },
+    h(
+      'span',
+      { class: 'app-layout__name' },
+      actions.label(id),
+      h(
+        'span',
+        { class: 'govuk-hint govuk-!-font-size-16 govuk-!-margin-0' },
+        ` (${table.groups.find((g) => g.id === id)?.options.length ?? 0})`,
+      ),
+    ),
+    h(
+      'span',
+      { class: 'app-layout__buttons' },
+      (['outward', 'inward', axis === 'rows' ? 'toColumns' : 'toRows'] as const).map((move) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'govuk-button govuk-button--secondary app-button--small',
+            id: `move-${id}-${move}`,
+            disabled: !canMove(table.layout, id, move),
+            'aria-label': MOVE_WORDS[move](actions.label(id), axis),
+            'aria-describedby': canMove(table.layout, id, move) ? null : `layout-${axis}-why`,
+            onclick: () =>
+              actions.move(
+                id,
+                move,
+                `move-${id}-${move === 'toRows' ? 'toColumns' : move === 'toColumns' ? 'toRows' : move}`,
+              ),
+          },
+          MOVE_SIGNS[move](axis),
+        ),
+      ),
+    ),
+  );
+}
+
+/** One side's header groups (rows or columns), outermost first, under why some buttons are greyed out. */
+function axisList(table: CrossTab, axis: Axis, actions: GroupActions): HTMLElement {
+  return h(
+    'div',
+    { class: 'app-layout__axis', 'data-axis': axis },
+    h(
+      'h3',
+      { class: 'govuk-heading-s govuk-!-margin-bottom-2', id: `layout-${axis}` },
+      axis === 'rows' ? 'Row groups (outermost first)' : 'Column groups (outermost first)',
+    ),
+    h(
+      'p',
+      { class: 'govuk-hint govuk-!-font-size-16', id: `layout-${axis}-why`, 'data-why-disabled': '' },
+      whyDisabled(table, axis),
+    ),
+    h(
+      'ol',
+      {
+        class: 'app-layout__list',
+        'aria-labelledby': `layout-${axis}`,
+        ondragover: (e: Event) => e.preventDefault(),
+        ondrop: (e: Event) => {
+          e.preventDefault();
+          actions.dropOn(undefined, axis);
+        },
+      },
+      table.layout[axis].map((id) => groupItem(table, id, axis, actions)),
+    ),
+  );
+}
+
+/**
+ * "Move and reorder table headers": the row groups and the column groups as two lists, outermost first. Each group
+ * has buttons (keyboard) and can be dragged onto another group or list (pointer). `onLayout` gets the new layout;
+ * `announce` the sentence for the live region. Focus stays on the moved group.
+ */
 export function layoutControls(
   table: CrossTab,
   onLayout: (layout: TableLayout, focusId: string) => void,
@@ -217,87 +314,14 @@ export function layoutControls(
     announce(`${label(id)} moved to the ${axis}, ${placeInWords(after, id)}. ${describeLayout(after, table.groups)}`);
     onLayout(after, `move-${id}-${axis === 'rows' ? 'toColumns' : 'toRows'}`);
   };
-  const list = (axis: Axis) =>
-    h(
-      'div',
-      { class: 'app-layout__axis', 'data-axis': axis },
-      h(
-        'h3',
-        { class: 'govuk-heading-s govuk-!-margin-bottom-2', id: `layout-${axis}` },
-        axis === 'rows' ? 'Row groups (outermost first)' : 'Column groups (outermost first)',
-      ),
-      h(
-        'p',
-        { class: 'govuk-hint govuk-!-font-size-16', id: `layout-${axis}-why`, 'data-why-disabled': '' },
-        whyDisabled(table, axis),
-      ),
-      h(
-        'ol',
-        {
-          class: 'app-layout__list',
-          'aria-labelledby': `layout-${axis}`,
-          ondragover: (e: Event) => e.preventDefault(),
-          ondrop: (e: Event) => {
-            e.preventDefault();
-            dropOn(undefined, axis);
-          },
-        },
-        table.layout[axis].map((id) =>
-          h(
-            'li',
-            {
-              class: 'app-layout__group',
-              draggable: 'true',
-              'data-group': id,
-              ondragstart: (e: Event) => {
-                dragged = id;
-                (e as DragEvent).dataTransfer?.setData('text/plain', id);
-              },
-              ondragover: (e: Event) => e.preventDefault(),
-              ondrop: (e: Event) => {
-                e.preventDefault();
-                e.stopPropagation();
-                dropOn(id, axis);
-              },
-            },
-            h(
-              'span',
-              { class: 'app-layout__name' },
-              label(id),
-              h(
-                'span',
-                { class: 'govuk-hint govuk-!-font-size-16 govuk-!-margin-0' },
-                ` (${table.groups.find((g) => g.id === id)?.options.length ?? 0})`,
-              ),
-            ),
-            h(
-              'span',
-              { class: 'app-layout__buttons' },
-              (['outward', 'inward', axis === 'rows' ? 'toColumns' : 'toRows'] as const).map((move) =>
-                h(
-                  'button',
-                  {
-                    type: 'button',
-                    class: 'govuk-button govuk-button--secondary app-button--small',
-                    id: `move-${id}-${move}`,
-                    disabled: !canMove(table.layout, id, move),
-                    'aria-label': MOVE_WORDS[move](label(id), axis),
-                    'aria-describedby': canMove(table.layout, id, move) ? null : `layout-${axis}-why`,
-                    onclick: () =>
-                      apply(
-                        id,
-                        move,
-                        `move-${id}-${move === 'toRows' ? 'toColumns' : move === 'toColumns' ? 'toRows' : move}`,
-                      ),
-                  },
-                  MOVE_SIGNS[move](axis),
-                ),
-              ),
-            ),
-          ),
-        ),
-      ),
-    );
+  const actions: GroupActions = {
+    label,
+    move: apply,
+    dragStart: (id) => {
+      dragged = id;
+    },
+    dropOn,
+  };
   return h(
     'div',
     { class: 'app-layout' },
@@ -306,7 +330,7 @@ export function layoutControls(
       { class: 'govuk-body-s' },
       'Use the buttons, or drag a group onto another group or list. The table changes at once; the link to this query keeps the layout.',
     ),
-    h('div', { class: 'app-layout__axes' }, list('rows'), list('columns')),
+    h('div', { class: 'app-layout__axes' }, axisList(table, 'rows', actions), axisList(table, 'columns', actions)),
     h(
       'button',
       {

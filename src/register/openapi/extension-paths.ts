@@ -18,141 +18,155 @@ const tooMany = {
 };
 const sandboxOnly = 'Sandbox only: a live instance answers 404.';
 
-export function extensionPaths(version: RegisterVersion): Json {
-  const { extensions } = adapterFor(version);
-  const paths: Json = {};
-  if (extensions.batchCreate) {
-    paths['/trainees/batch'] = {
-      post: {
-        summary: `Create up to ${MAX_BATCH_ROWS} trainees in one request (an extension of this service)`,
-        parameters: [
-          { name: 'Enhanced-Errors', in: 'header', required: false, schema: { type: 'string', enum: ['true'] } },
-        ],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                required: ['data'],
-                properties: {
-                  data: {
-                    type: 'array',
-                    items: ref('TraineeInput'),
-                    description: `1 to ${MAX_BATCH_ROWS} trainees, each as \`POST /trainees\` takes it`,
-                  },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          200: json(
-            {
+/** `POST /trainees/batch`: create many trainees, each answered as its own create would be. */
+function batchCreatePath(): Json {
+  return {
+    post: {
+      summary: `Create up to ${MAX_BATCH_ROWS} trainees in one request (an extension of this service)`,
+      parameters: [
+        { name: 'Enhanced-Errors', in: 'header', required: false, schema: { type: 'string', enum: ['true'] } },
+      ],
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
               type: 'object',
+              required: ['data'],
               properties: {
                 data: {
                   type: 'array',
-                  description:
-                    'One answer per row, in row order: `index`, the `status` its own create would have (201, 409, 422) and that create’s body',
-                  items: {
-                    type: 'object',
-                    required: ['index', 'status'],
-                    properties: { index: { type: 'integer' }, status: { type: 'integer', enum: [201, 409, 422] } },
-                    additionalProperties: true,
-                  },
-                },
-                meta: {
-                  type: 'object',
-                  properties: { rows: { type: 'integer' }, created: { type: 'integer' }, failed: { type: 'integer' } },
+                  items: ref('TraineeInput'),
+                  description: `1 to ${MAX_BATCH_ROWS} trainees, each as \`POST /trainees\` takes it`,
                 },
               },
             },
-            'Every row’s answer',
-          ),
-          400: {
-            ...stringErrors,
-            description: `More than ${MAX_BATCH_ROWS} rows, or a body that is not JSON: nothing is written`,
           },
-          401: unauthorized,
-          422: json(ref('ValidationErrors'), '`data` missing, empty or not a list'),
         },
       },
-    };
-  }
-  if (extensions.sandboxTools) {
-    paths['/sandbox/trainees'] = {
-      post: {
-        summary: 'Generate realistic trainees for your provider (sandbox only)',
-        description: sandboxOnly,
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
+      responses: {
+        200: json(
+          {
+            type: 'object',
+            properties: {
+              data: {
+                type: 'array',
+                description:
+                  'One answer per row, in row order: `index`, the `status` its own create would have (201, 409, 422) and that create’s body',
+                items: {
+                  type: 'object',
+                  required: ['index', 'status'],
+                  properties: { index: { type: 'integer' }, status: { type: 'integer', enum: [201, 409, 422] } },
+                  additionalProperties: true,
+                },
+              },
+              meta: {
                 type: 'object',
-                required: ['data'],
-                properties: {
-                  data: {
-                    type: 'object',
-                    required: ['count'],
-                    properties: {
-                      count: { type: 'integer', description: `How many, from 1 to ${MAX_GENERATED_TRAINEES}` },
-                    },
+                properties: { rows: { type: 'integer' }, created: { type: 'integer' }, failed: { type: 'integer' } },
+              },
+            },
+          },
+          'Every row’s answer',
+        ),
+        400: {
+          ...stringErrors,
+          description: `More than ${MAX_BATCH_ROWS} rows, or a body that is not JSON: nothing is written`,
+        },
+        401: unauthorized,
+        422: json(ref('ValidationErrors'), '`data` missing, empty or not a list'),
+      },
+    },
+  };
+}
+
+/** `POST /sandbox/trainees`: generated trainees for the provider (sandbox only). */
+function generateTraineesPath(): Json {
+  return {
+    post: {
+      summary: 'Generate realistic trainees for your provider (sandbox only)',
+      description: sandboxOnly,
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['data'],
+              properties: {
+                data: {
+                  type: 'object',
+                  required: ['count'],
+                  properties: {
+                    count: { type: 'integer', description: `How many, from 1 to ${MAX_GENERATED_TRAINEES}` },
                   },
                 },
               },
             },
           },
         },
-        responses: {
-          201: json(
-            {
-              type: 'object',
-              properties: {
-                data: {
-                  type: 'object',
-                  properties: {
-                    created: { type: 'integer' },
-                    states: { type: 'object', additionalProperties: { type: 'integer' } },
-                  },
+      },
+      responses: {
+        201: json(
+          {
+            type: 'object',
+            properties: {
+              data: {
+                type: 'object',
+                properties: {
+                  created: { type: 'integer' },
+                  states: { type: 'object', additionalProperties: { type: 'integer' } },
                 },
               },
             },
-            'Created, with how many trainees are in each state',
-          ),
-          401: unauthorized,
-          422: json(ref('NotFound'), '`count` is not a whole number from 1 to the maximum'),
-          429: tooMany,
-        },
+          },
+          'Created, with how many trainees are in each state',
+        ),
+        401: unauthorized,
+        422: json(ref('NotFound'), '`count` is not a whole number from 1 to the maximum'),
+        429: tooMany,
       },
-    };
-    paths['/sandbox/data'] = {
-      delete: {
-        summary: 'Delete your sandbox trainees, events and webhook deliveries (sandbox only)',
-        description: `${sandboxOnly} Webhook subscriptions are kept.`,
-        responses: {
-          200: json(
-            {
-              type: 'object',
-              properties: {
-                data: {
-                  type: 'object',
-                  properties: {
-                    trainees: { type: 'integer' },
-                    events: { type: 'integer' },
-                    webhook_deliveries: { type: 'integer' },
-                  },
+    },
+  };
+}
+
+/** `DELETE /sandbox/data`: the provider's sandbox data deleted (sandbox only). */
+function sandboxDataPath(): Json {
+  return {
+    delete: {
+      summary: 'Delete your sandbox trainees, events and webhook deliveries (sandbox only)',
+      description: `${sandboxOnly} Webhook subscriptions are kept.`,
+      responses: {
+        200: json(
+          {
+            type: 'object',
+            properties: {
+              data: {
+                type: 'object',
+                properties: {
+                  trainees: { type: 'integer' },
+                  events: { type: 'integer' },
+                  webhook_deliveries: { type: 'integer' },
                 },
               },
             },
-            'What was deleted',
-          ),
-          401: unauthorized,
-          429: tooMany,
-        },
+          },
+          'What was deleted',
+        ),
+        401: unauthorized,
+        429: tooMany,
       },
-    };
+    },
+  };
+}
+
+/** The extensions' paths this version's adapter has. */
+export function extensionPaths(version: RegisterVersion): Json {
+  const { extensions } = adapterFor(version);
+  const paths: Json = {};
+  if (extensions.batchCreate) paths['/trainees/batch'] = batchCreatePath();
+  if (extensions.sandboxTools) {
+    paths['/sandbox/trainees'] = generateTraineesPath();
+    paths['/sandbox/data'] = sandboxDataPath();
   }
   return paths;
 }

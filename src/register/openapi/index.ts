@@ -252,132 +252,152 @@ function withIdempotencyKeys(paths: Json): void {
   }
 }
 
-/** `/info`, `/trainees` and `/trainees/{trainee_id}`: the trainee endpoints of every version. */
-function traineePaths(): Json {
+/** The request body of a trainee's create and update: its fields as JSON or as a Rails-style form. */
+function traineeWriteBody(): Json {
   const body = { schema: { type: 'object', required: ['data'], properties: { data: ref('TraineeInput') } } };
-  const write = {
+  return {
     required: true,
     description:
       'JSON, or a form body with Rails-style keys (`data[first_names]=…`, `data[placements_attributes][][urn]=…`)',
     content: { 'application/json': body, 'application/x-www-form-urlencoded': body },
   };
+}
+
+/** `GET /info`: the service's status and versions. */
+function infoPath(): Json {
   return {
-    '/info': {
-      get: {
-        summary: 'Service status and versions',
-        responses: {
-          200: json({ type: 'object', properties: { status: { const: 'ok' }, version: { type: 'object' } } }, 'OK'),
-          401: errors[401],
-        },
+    get: {
+      summary: 'Service status and versions',
+      responses: {
+        200: json({ type: 'object', properties: { status: { const: 'ok' }, version: { type: 'object' } } }, 'OK'),
+        401: errors[401],
       },
     },
-    '/trainees': {
-      get: {
-        summary: 'The provider’s trainees of one academic cycle',
-        parameters: [
-          ['academic_cycle', 'Start year of the cycle (default: the current one)'],
-          ['status', 'course_not_yet_started, in_training, deferred, awarded or withdrawn'],
-          ['since', 'Only trainees updated at or after this ISO 8601 date or date-time'],
-          ['has_trn', 'true: only with a TRN; false: only without'],
-          ['page', 'Page number (default 1, at most 2147483647)'],
-          ['per_page', 'Page size (default 50, at most 1000)'],
-          ['sort_order', 'asc or desc by updated_at (default desc)'],
-        ].map(([name, description]) => ({
-          name,
-          in: 'query',
+  };
+}
+
+/** `/trainees`: list the provider's trainees of a cycle, or create one (`write`: the request body). */
+function traineesPath(write: Json): Json {
+  return {
+    get: {
+      summary: 'The provider’s trainees of one academic cycle',
+      parameters: [
+        ['academic_cycle', 'Start year of the cycle (default: the current one)'],
+        ['status', 'course_not_yet_started, in_training, deferred, awarded or withdrawn'],
+        ['since', 'Only trainees updated at or after this ISO 8601 date or date-time'],
+        ['has_trn', 'true: only with a TRN; false: only without'],
+        ['page', 'Page number (default 1, at most 2147483647)'],
+        ['per_page', 'Page size (default 50, at most 1000)'],
+        ['sort_order', 'asc or desc by updated_at (default desc)'],
+      ].map(([name, description]) => ({
+        name,
+        in: 'query',
+        required: false,
+        schema: { type: 'string' },
+        description,
+      })),
+      responses: {
+        200: json(
+          { type: 'object', properties: { data: { type: 'array', items: ref('Trainee') }, meta: ref('Meta') } },
+          'A page of trainees',
+        ),
+        401: errors[401],
+        404: json(ref('NotFound'), 'No trainees found'),
+        422: json(ref('FilterErrors'), 'Invalid filter'),
+      },
+    },
+    post: {
+      summary: 'Create a trainee (state submitted_for_trn)',
+      requestBody: write,
+      parameters: [
+        { name: 'Enhanced-Errors', in: 'header', required: false, schema: { type: 'string', enum: ['true'] } },
+      ],
+      responses: {
+        201: json({ type: 'object', properties: { data: ref('Trainee') } }, 'Created'),
+        400: json(
+          { type: 'object', properties: { errors: { type: 'array', items: { type: 'string' } } } },
+          'Malformed JSON',
+        ),
+        401: errors[401],
+        409: json(
+          {
+            type: 'object',
+            properties: {
+              errors: { type: 'array', items: ErrorEntry },
+              data: { type: 'array', items: ref('Trainee') },
+            },
+          },
+          'Duplicate trainee',
+        ),
+        422: json(ref('ValidationErrors'), 'Invalid trainee'),
+      },
+    },
+  };
+}
+
+/** `/trainees/{trainee_id}`: read one trainee, or update it by PUT or PATCH alike (`write`: the request body). */
+function traineePath(write: Json): Json {
+  return {
+    parameters: [traineeIdParameter],
+    get: {
+      summary: 'One trainee (not wrapped in data); ETag header',
+      parameters: [
+        {
+          name: 'If-None-Match',
+          in: 'header',
           required: false,
           schema: { type: 'string' },
-          description,
-        })),
-        responses: {
-          200: json(
-            { type: 'object', properties: { data: { type: 'array', items: ref('Trainee') }, meta: ref('Meta') } },
-            'A page of trainees',
-          ),
-          401: errors[401],
-          404: json(ref('NotFound'), 'No trainees found'),
-          422: json(ref('FilterErrors'), 'Invalid filter'),
+          description: 'ETag from an earlier response: 304 when unchanged',
         },
+      ],
+      responses: {
+        200: json(ref('Trainee'), 'The trainee'),
+        304: { description: 'Not modified since the given ETag' },
+        401: errors[401],
+        404: errors[404],
       },
-      post: {
-        summary: 'Create a trainee (state submitted_for_trn)',
-        requestBody: write,
-        parameters: [
-          { name: 'Enhanced-Errors', in: 'header', required: false, schema: { type: 'string', enum: ['true'] } },
-        ],
-        responses: {
-          201: json({ type: 'object', properties: { data: ref('Trainee') } }, 'Created'),
-          400: json(
-            { type: 'object', properties: { errors: { type: 'array', items: { type: 'string' } } } },
-            'Malformed JSON',
-          ),
-          401: errors[401],
-          409: json(
+    },
+    ...Object.fromEntries(
+      ['put', 'patch'].map((method) => [
+        method,
+        {
+          summary: 'Update a trainee (partial; the merged record is re-validated)',
+          description:
+            'Members not sent keep their values. A member sent as `null` keeps the stored value too (as the real ' +
+            'service drops `null`s), except `course_subject_2` and `course_subject_3` (cleared) and `ethnicity` ' +
+            '(997, not provided). A body whose members are all ignored or read-only (`ethnic_group`, ' +
+            '`ethnic_background`, …) answers 200 with the trainee unchanged; `trn` alone is `Param is missing`. ' +
+            'Placements and degrees change through their own endpoints.',
+          parameters: [
             {
-              type: 'object',
-              properties: {
-                errors: { type: 'array', items: ErrorEntry },
-                data: { type: 'array', items: ref('Trainee') },
-              },
+              name: 'If-Match',
+              in: 'header',
+              required: false,
+              schema: { type: 'string' },
+              description: 'ETag from a GET: 412 when the trainee changed since',
             },
-            'Duplicate trainee',
-          ),
-          422: json(ref('ValidationErrors'), 'Invalid trainee'),
-        },
-      },
-    },
-    '/trainees/{trainee_id}': {
-      parameters: [traineeIdParameter],
-      get: {
-        summary: 'One trainee (not wrapped in data); ETag header',
-        parameters: [
-          {
-            name: 'If-None-Match',
-            in: 'header',
-            required: false,
-            schema: { type: 'string' },
-            description: 'ETag from an earlier response: 304 when unchanged',
+          ],
+          requestBody: write,
+          responses: {
+            200: json({ type: 'object', properties: { data: ref('Trainee') } }, 'Updated'),
+            401: errors[401],
+            404: errors[404],
+            412: json(ref('NotFound'), 'If-Match does not match the current ETag'),
+            422: json(ref('ValidationErrors'), 'Invalid, or the trainee is locked (StateTransitionError)'),
           },
-        ],
-        responses: {
-          200: json(ref('Trainee'), 'The trainee'),
-          304: { description: 'Not modified since the given ETag' },
-          401: errors[401],
-          404: errors[404],
         },
-      },
-      ...Object.fromEntries(
-        ['put', 'patch'].map((method) => [
-          method,
-          {
-            summary: 'Update a trainee (partial; the merged record is re-validated)',
-            description:
-              'Members not sent keep their values. A member sent as `null` keeps the stored value too (as the real ' +
-              'service drops `null`s), except `course_subject_2` and `course_subject_3` (cleared) and `ethnicity` ' +
-              '(997, not provided). A body whose members are all ignored or read-only (`ethnic_group`, ' +
-              '`ethnic_background`, …) answers 200 with the trainee unchanged; `trn` alone is `Param is missing`. ' +
-              'Placements and degrees change through their own endpoints.',
-            parameters: [
-              {
-                name: 'If-Match',
-                in: 'header',
-                required: false,
-                schema: { type: 'string' },
-                description: 'ETag from a GET: 412 when the trainee changed since',
-              },
-            ],
-            requestBody: write,
-            responses: {
-              200: json({ type: 'object', properties: { data: ref('Trainee') } }, 'Updated'),
-              401: errors[401],
-              404: errors[404],
-              412: json(ref('NotFound'), 'If-Match does not match the current ETag'),
-              422: json(ref('ValidationErrors'), 'Invalid, or the trainee is locked (StateTransitionError)'),
-            },
-          },
-        ]),
-      ),
-    },
+      ]),
+    ),
+  };
+}
+
+/** `/info`, `/trainees` and `/trainees/{trainee_id}`: the trainee endpoints of every version. */
+function traineePaths(): Json {
+  const write = traineeWriteBody();
+  return {
+    '/info': infoPath(),
+    '/trainees': traineesPath(write),
+    '/trainees/{trainee_id}': traineePath(write),
   };
 }
 

@@ -109,18 +109,11 @@ const stateOf = <O>(change: { previous?: O; current?: O }) => ({
   ...(change.current ? { currentState: change.current } : {}),
 });
 
-/**
- * The changes of `current` against `previous`, in stored order: per list, deletions, then updates, then additions,
- * each by label in natural order (as the reference's processor stores them). Items are matched by public id (which
- * the importer carries over by column name, option label and location identity, as the reference's auto-mapping
- * does), so an update is a change of label, hint, column, unit or decimal places under the same id: minor.
- * Deletions are major; additions minor.
- */
-export function computeChanges(previous: VersionMetaSnapshot, current: VersionMetaSnapshot): ComputedChange[] {
-  const out: ComputedChange[] = [];
-  const push = <L extends ChangeList>(kind: 'major' | 'minor', list: L, change: ChangeItemByList[L]) =>
-    out.push({ kind, list, change });
+/** Adds one change to the list being computed. */
+type PushChange = <L extends ChangeList>(kind: 'major' | 'minor', list: L, change: ChangeItemByList[L]) => void;
 
+/** The filters deleted, updated and added, then the options of the filters in both versions. */
+function filterChanges(previous: VersionMetaSnapshot, current: VersionMetaSnapshot, push: PushChange): void {
   const filters = diff(
     previous.filters,
     current.filters,
@@ -155,7 +148,10 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
   )) {
     push(c.kind, 'filterOptions', { filter: c.parent, ...stateOf(c) });
   }
+}
 
+/** The geographic levels deleted and added (a level has nothing to update). */
+function geographicLevelChanges(previous: VersionMetaSnapshot, current: VersionMetaSnapshot, push: PushChange): void {
   const levels = diff(
     previous.geographicLevels.map(levelView),
     current.geographicLevels.map(levelView),
@@ -165,7 +161,10 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
   );
   for (const l of levels.deleted) push('major', 'geographicLevels', { previousState: l });
   for (const l of levels.added) push('minor', 'geographicLevels', { currentState: l });
+}
 
+/** The indicators deleted, updated and added. */
+function indicatorChanges(previous: VersionMetaSnapshot, current: VersionMetaSnapshot, push: PushChange): void {
   const indicators = diff(
     previous.indicators,
     current.indicators,
@@ -177,7 +176,10 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
   for (const u of indicators.updated)
     push('minor', 'indicators', { previousState: indicatorView(u.previous), currentState: indicatorView(u.current) });
   for (const i of indicators.added) push('minor', 'indicators', { currentState: indicatorView(i) });
+}
 
+/** The location groups (levels with locations) deleted and added, then the locations of the groups in both versions. */
+function locationChanges(previous: VersionMetaSnapshot, current: VersionMetaSnapshot, push: PushChange): void {
   const groups = diff(
     [...previous.locations.keys()].map(levelView),
     [...current.locations.keys()].map(levelView),
@@ -213,7 +215,10 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
   )) {
     push(c.kind, 'locationOptions', { level: c.parent, ...stateOf(c) });
   }
+}
 
+/** The time periods deleted and added. */
+function timePeriodChanges(previous: VersionMetaSnapshot, current: VersionMetaSnapshot, push: PushChange): void {
   const byPeriod = (a: { period: string; code: string }, b: { period: string; code: string }) =>
     compareNatural(a.period, b.period) || compareOrdinal(a.code, b.code);
   const periods = diff(
@@ -225,5 +230,22 @@ export function computeChanges(previous: VersionMetaSnapshot, current: VersionMe
   );
   for (const t of periods.deleted) push('major', 'timePeriods', { previousState: t });
   for (const t of periods.added) push('minor', 'timePeriods', { currentState: t });
+}
+
+/**
+ * The changes of `current` against `previous`, in stored order: per list, deletions, then updates, then additions,
+ * each by label in natural order (as the reference's processor stores them). Items are matched by public id (which
+ * the importer carries over by column name, option label and location identity, as the reference's auto-mapping
+ * does), so an update is a change of label, hint, column, unit or decimal places under the same id: minor.
+ * Deletions are major; additions minor.
+ */
+export function computeChanges(previous: VersionMetaSnapshot, current: VersionMetaSnapshot): ComputedChange[] {
+  const out: ComputedChange[] = [];
+  const push: PushChange = (kind, list, change) => out.push({ kind, list, change });
+  filterChanges(previous, current, push);
+  geographicLevelChanges(previous, current, push);
+  indicatorChanges(previous, current, push);
+  locationChanges(previous, current, push);
+  timePeriodChanges(previous, current, push);
   return out;
 }

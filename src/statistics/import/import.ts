@@ -35,14 +35,19 @@ import {
   reserveVersionId,
   rollbackImportTransaction,
 } from './repository.js';
-import { facetColumnsOf, rowIndexCollectorFor, stageRows } from './stage-rows.js';
+import { facetColumnsOf, rowIndexCollectorFor, stageRows, type StagedRows } from './stage-rows.js';
 import {
   compareVersionNumbers,
   formatVersionNumber,
   parseVersionNumber,
   type VersionNumber,
 } from '../standard/version-numbers.js';
-import { latestLiveVersionBelow, loadVersionMetaSnapshot, recordVersionChanges } from './version-snapshot.js';
+import {
+  latestLiveVersionBelow,
+  loadVersionMetaSnapshot,
+  recordVersionChanges,
+  type VersionMetaSnapshot,
+} from './version-snapshot.js';
 import { appendDataSetEvent, appendDataSetVersionEvent } from '../events/service.js';
 import { loadQueryVersionMeta, rowIndexColumns } from '../query/engine/index.js';
 import { deflateRowIndex, storeDeflatedRowIndex } from '../storage/engine-form.js';
@@ -155,6 +160,89 @@ async function lockDataSetForVersion(db: Kysely<Database>, dataSetId: string, ve
   return { dataSet, previous: latestLiveVersionBelow(existing, versionNumber) };
 }
 
+/** The reference-fixture row order sorts by the NAT, REG, LA and SCH location columns: the file must have them. */
+function checkRowOrder(plan: DataFilePlan, rowOrder: RowOrder | undefined): void {
+  if (rowOrder !== 'reference-fixture') return;
+  const codes = new Set(plan.locationLevels.map((l) => l.info.code));
+  if (!['LA', 'NAT', 'REG', 'SCH'].every((c) => codes.has(c))) {
+    throw new ValidationError([
+      { path: 'rowOrder', message: 'The reference-fixture row order needs NAT, REG, LA and SCH location columns.' },
+    ]);
+  }
+}
+
+/**
+ * Import phase 2: the rows read once into `collector`. Progress goes to `onProgress` and, for /metrics, to the
+ * session's reported progress (one report at a time; a failed one shows in the next statement on the client).
+ */
+async function readRows(
+  client: pg.PoolClient,
+  plan: DataFilePlan,
+  problems: ProblemCollector,
+  collector: RowIndexCollector,
+  onProgress: ImportOptions['onProgress'],
+  seconds: () => number,
+): Promise<StagedRows> {
+  let reporting: Promise<void> = Promise.resolve();
+  const staged = await stageRows(plan, problems, collector, (progress) => {
+    onProgress?.({ ...progress, seconds: seconds(), done: false });
+    reporting = reporting.then(() => reportImportProgress(client, progress.rows)).catch(() => undefined);
+  });
+  await reporting;
+  await reportImportProgress(client, staged.rows);
+  onProgress?.({ rows: staged.rows, seconds: seconds(), fraction: 1, done: true });
+  return staged;
+}
+
+type ImportPhase = keyof ImportResult['timings'];
+
+/** The phases' seconds: `read` is the time so far; each `lap(phase)` adds the time since the one before to `phase`. */
+function phaseTimings(seconds: () => number): { timings: ImportResult['timings']; lap: (phase: ImportPhase) => void } {
+  const timings: ImportResult['timings'] = {
+    read: seconds(),
+    metadata: 0,
+    rows: 0,
+    indexes: 0,
+    queryIndex: 0,
+    parquet: 0,
+    file: 0,
+    changes: 0,
+    commit: 0,
+  };
+  let mark = seconds();
+  const lap = (phase: ImportPhase) => {
+    const now = seconds();
+    timings[phase] += now - mark;
+    mark = now;
+  };
+  return { timings, lap };
+}
+
+/**
+ * Import phase 5's changes against the previous live version, and the events of a published version (and of its
+ * data set's first publication). A draft's changes are computed again when it is published (against the then
+ * latest live version).
+ */
+async function recordChangesAndEvents(
+  db: Kysely<Database>,
+  version: {
+    dataSetId: string;
+    dataSetStatus: string;
+    versionId: number;
+    status: VersionStatus;
+    previousMeta: VersionMetaSnapshot | undefined;
+  },
+): Promise<{ major: number; minor: number }> {
+  const { dataSetId, versionId, status } = version;
+  const changes = await recordVersionChanges(db, versionId, version.previousMeta);
+  if (status === 'Published' && version.dataSetStatus === 'Draft') {
+    await publishDataSet(db, dataSetId);
+    await appendDataSetEvent(db, 'data_set.created', dataSetId);
+  }
+  if (status === 'Published') await appendDataSetVersionEvent(db, 'data_set_version.published', versionId);
+  return changes;
+}
+
 /** Imports one data set version (the phases above), atomically. */
 export async function importDataSetVersion(target: ImportTarget, options: ImportOptions): Promise<ImportResult> {
   const started = process.hrtime.bigint();
@@ -173,18 +261,10 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
   const db = kyselyOnClient(client);
   let committed = false;
   try {
-    if (options.rowOrder === 'reference-fixture') {
-      const codes = new Set(plan.locationLevels.map((l) => l.info.code));
-      if (!['LA', 'NAT', 'REG', 'SCH'].every((c) => codes.has(c))) {
-        throw new ValidationError([
-          { path: 'rowOrder', message: 'The reference-fixture row order needs NAT, REG, LA and SCH location columns.' },
-        ]);
-      }
-    }
+    checkRowOrder(plan, options.rowOrder);
     await beginImportTransaction(client);
     // Shown in every instance's /metrics until the transaction ends; the rows read, as they are read.
     await reportImportProgress(client, 0);
-    let reporting: Promise<void> = Promise.resolve();
     const { dataSet, previous } = await lockDataSetForVersion(db, options.dataSetId, versionNumber);
 
     // The original data file, gzip-compressed, for the CSV download: stored while the rows are read (PostgreSQL
@@ -194,31 +274,8 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     const fileStored = (async () => insertVersionFile(db, versionId, await gzipOf(options.dataPath)))();
     fileStored.catch(() => undefined); // awaited below; a failed read of the rows ends the import first
     const collector = rowIndexCollectorFor(plan);
-    const staged = await stageRows(plan, problems, collector, (progress) => {
-      options.onProgress?.({ ...progress, seconds: seconds(), done: false });
-      // One report at a time; a failed one shows in the next statement on the client.
-      reporting = reporting.then(() => reportImportProgress(client, progress.rows)).catch(() => undefined);
-    });
-    await reporting;
-    await reportImportProgress(client, staged.rows);
-    options.onProgress?.({ rows: staged.rows, seconds: seconds(), fraction: 1, done: true });
-    const timings: ImportResult['timings'] = {
-      read: seconds(),
-      metadata: 0,
-      rows: 0,
-      indexes: 0,
-      queryIndex: 0,
-      parquet: 0,
-      file: 0,
-      changes: 0,
-      commit: 0,
-    };
-    let mark = seconds();
-    const lap = (phase: keyof ImportResult['timings']) => {
-      const now = seconds();
-      timings[phase] += now - mark;
-      mark = now;
-    };
+    const staged = await readRows(client, plan, problems, collector, options.onProgress, seconds);
+    const { timings, lap } = phaseTimings(seconds);
 
     const status: VersionStatus = options.draft ? 'Draft' : 'Published';
     await insertVersionRow(
@@ -241,13 +298,13 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     await fileStored;
     lap('file');
 
-    // A draft's changes are computed again when it is published (against the then latest live version).
-    const { major: majorChanges, minor: minorChanges } = await recordVersionChanges(db, versionId, previousMeta);
-    if (status === 'Published' && dataSet.status === 'Draft') {
-      await publishDataSet(db, options.dataSetId);
-      await appendDataSetEvent(db, 'data_set.created', options.dataSetId);
-    }
-    if (status === 'Published') await appendDataSetVersionEvent(db, 'data_set_version.published', versionId);
+    const { major: majorChanges, minor: minorChanges } = await recordChangesAndEvents(db, {
+      dataSetId: options.dataSetId,
+      dataSetStatus: dataSet.status,
+      versionId,
+      status,
+      previousMeta,
+    });
     lap('changes');
     await commitImportTransaction(client);
     committed = true;
@@ -290,7 +347,7 @@ async function storeVersionRows(
   client: pg.PoolClient,
   db: Kysely<Database>,
   version: CollectedVersion,
-  lap: (phase: keyof ImportResult['timings']) => void,
+  lap: (phase: ImportPhase) => void,
 ): Promise<void> {
   const { versionId, rowsTable, plan, staged, maps, collector, options } = version;
   const queryMeta = await loadQueryVersionMeta(db, versionId, rowsTable);

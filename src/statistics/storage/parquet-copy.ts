@@ -164,16 +164,10 @@ class BatchMaker {
     return keys;
   }
 
-  batch(start: number, end: number): Arrow.RecordBatch {
-    const { arrow, index, meta } = this;
+  /** The time period of positions `start … end-1`: its label (`time_period`) and its identifier's (`time_identifier`). */
+  private timePeriodColumns(start: number, end: number): BatchColumn[] {
+    const { index, meta } = this;
     const parts = index.stored;
-    const columns: BatchColumn[] = [];
-    const rowIds = this.ids.slice(start, end);
-    columns.push({
-      field: new arrow.Field('row_id', new arrow.Int32(), false),
-      data: arrow.makeData({ type: new arrow.Int32(), length: end - start, data: rowIds }),
-    });
-
     const periods = parts.timePeriodIds;
     const periodKeys = new Int32Array(end - start);
     for (let k = 0; k < periods.length; k++) {
@@ -186,20 +180,85 @@ class BatchMaker {
       if (!found) throw new Error(`Time period ${periods[k]} is not in the metadata of version ${meta.versionId}`);
       return found;
     };
-    columns.push(
+    return [
       this.dictionaryColumn(
         'time_period',
         periodKeys,
         this.labels('time_period', () => [...periods].map((_, k) => timePeriodLabel(period(k).period, period(k).code))),
       ),
-    );
-    columns.push(
       this.dictionaryColumn(
         'time_identifier',
         periodKeys,
         this.labels('time_identifier', () => [...periods].map((_, k) => timeIdentifierLabel(period(k).code))),
       ),
+    ];
+  }
+
+  /** A location level's columns for positions `start … end-1`: the location's id, name and code (null: none). */
+  private locationColumns(level: string, start: number, end: number): BatchColumn[] {
+    const { meta } = this;
+    const facet = this.facet(locationColumn(level));
+    const keys = BatchMaker.keys(facet.codes, start, end);
+    const valid = validity(start, end, (p) => facet.dictionary[facet.codes[p]!] !== 0);
+    const location = (id: number) =>
+      id === 0 ? undefined : (meta.locationsById.get(id) ?? missing(`Location ${id}`, meta));
+    const prefix = locationPrefix(level);
+    const columns = [
+      this.dictionaryColumn(
+        `${prefix}_id`,
+        keys,
+        this.labels(`${prefix}_id`, () => [...facet.dictionary].map((id) => location(id)?.publicId ?? null)),
+        valid,
+      ),
+      this.dictionaryColumn(
+        `${prefix}_name`,
+        keys,
+        this.labels(`${prefix}_name`, () => [...facet.dictionary].map((id) => location(id)?.label ?? null)),
+        valid,
+      ),
+    ];
+    // A location without the level's code (none in its file) has a null code, as a row without a location has.
+    const codes = [...facet.dictionary].map((id) => {
+      const found = location(id);
+      return found ? primaryCode(found) : null;
+    });
+    const withCode = validity(start, end, (p) => codes[facet.codes[p]!] !== null);
+    columns.push(
+      this.dictionaryColumn(
+        `${prefix}_code`,
+        keys,
+        this.labels(`${prefix}_code`, () => codes),
+        withCode,
+      ),
     );
+    return columns;
+  }
+
+  /** A filter's column for positions `start … end-1`: its option's label (null: none). */
+  private filterColumn(filter: VersionMeta['filters'][number], start: number, end: number): BatchColumn {
+    const { meta } = this;
+    const facet = this.facet(filter.column);
+    const option = (id: number) =>
+      id === 0 ? null : (meta.optionsById.get(id)?.label ?? missing(`Filter option ${id}`, meta));
+    return this.dictionaryColumn(
+      filter.columnName,
+      BatchMaker.keys(facet.codes, start, end),
+      this.labels(filter.columnName, () => [...facet.dictionary].map(option)),
+      validity(start, end, (p) => facet.dictionary[facet.codes[p]!] !== 0),
+    );
+  }
+
+  /** The record batch of positions `start … end-1`: the row id, time, level, location, filter and indicator columns. */
+  batch(start: number, end: number): Arrow.RecordBatch {
+    const { arrow, index, meta } = this;
+    const parts = index.stored;
+    const columns: BatchColumn[] = [];
+    const rowIds = this.ids.slice(start, end);
+    columns.push({
+      field: new arrow.Field('row_id', new arrow.Int32(), false),
+      data: arrow.makeData({ type: new arrow.Int32(), length: end - start, data: rowIds }),
+    });
+    columns.push(...this.timePeriodColumns(start, end));
     columns.push(
       this.dictionaryColumn(
         'geographic_level',
@@ -207,60 +266,8 @@ class BatchMaker {
         this.labels('geographic_level', () => parts.levelCodes.map((code) => GEOGRAPHIC_LEVEL_LABELS[code] ?? code)),
       ),
     );
-
-    for (const level of meta.locationLevels) {
-      const facet = this.facet(locationColumn(level));
-      const keys = BatchMaker.keys(facet.codes, start, end);
-      const valid = validity(start, end, (p) => facet.dictionary[facet.codes[p]!] !== 0);
-      const location = (id: number) =>
-        id === 0 ? undefined : (meta.locationsById.get(id) ?? missing(`Location ${id}`, meta));
-      const prefix = locationPrefix(level);
-      columns.push(
-        this.dictionaryColumn(
-          `${prefix}_id`,
-          keys,
-          this.labels(`${prefix}_id`, () => [...facet.dictionary].map((id) => location(id)?.publicId ?? null)),
-          valid,
-        ),
-      );
-      columns.push(
-        this.dictionaryColumn(
-          `${prefix}_name`,
-          keys,
-          this.labels(`${prefix}_name`, () => [...facet.dictionary].map((id) => location(id)?.label ?? null)),
-          valid,
-        ),
-      );
-      // A location without the level's code (none in its file) has a null code, as a row without a location has.
-      const codes = [...facet.dictionary].map((id) => {
-        const found = location(id);
-        return found ? primaryCode(found) : null;
-      });
-      const withCode = validity(start, end, (p) => codes[facet.codes[p]!] !== null);
-      columns.push(
-        this.dictionaryColumn(
-          `${prefix}_code`,
-          keys,
-          this.labels(`${prefix}_code`, () => codes),
-          withCode,
-        ),
-      );
-    }
-
-    for (const filter of meta.filters) {
-      const facet = this.facet(filter.column);
-      const option = (id: number) =>
-        id === 0 ? null : (meta.optionsById.get(id)?.label ?? missing(`Filter option ${id}`, meta));
-      columns.push(
-        this.dictionaryColumn(
-          filter.columnName,
-          BatchMaker.keys(facet.codes, start, end),
-          this.labels(filter.columnName, () => [...facet.dictionary].map(option)),
-          validity(start, end, (p) => facet.dictionary[facet.codes[p]!] !== 0),
-        ),
-      );
-    }
-
+    for (const level of meta.locationLevels) columns.push(...this.locationColumns(level, start, end));
+    for (const filter of meta.filters) columns.push(this.filterColumn(filter, start, end));
     for (const indicator of meta.indicators) {
       const column = parts.indicators.get(indicator.column);
       if (!column)

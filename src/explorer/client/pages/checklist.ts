@@ -20,6 +20,45 @@ export interface ChecklistOptions {
   name?: string;
 }
 
+/** One option's checkbox: ticking or unticking it changes `selected`, then calls `changed`. */
+function checkboxItem(inputId: string, opt: ChecklistOption, selected: Set<string>, changed: () => void): HTMLElement {
+  return h(
+    'div',
+    { class: 'govuk-checkboxes__item' },
+    h('input', {
+      class: 'govuk-checkboxes__input',
+      id: inputId,
+      type: 'checkbox',
+      value: opt.value,
+      checked: selected.has(opt.value),
+      'data-label': opt.label,
+      onchange: (e: Event) => {
+        const input = e.target as HTMLInputElement;
+        if (input.checked) selected.add(opt.value);
+        else selected.delete(opt.value);
+        changed();
+      },
+    }),
+    h('label', { class: 'govuk-label govuk-checkboxes__label', for: inputId }, opt.label),
+  );
+}
+
+/** The search box of a searchable list: `onSearch` gets its text at every keystroke. */
+function searchBox(searchId: string, legend: string, onSearch: (text: string) => void): HTMLElement {
+  return h(
+    'div',
+    { class: 'govuk-form-group govuk-!-margin-bottom-2' },
+    h('label', { class: 'govuk-label', for: searchId }, `Search ${legend.toLowerCase()}`),
+    h('input', {
+      class: 'govuk-input govuk-!-width-two-thirds',
+      id: searchId,
+      type: 'search',
+      autocomplete: 'off',
+      oninput: (e: Event) => onSearch((e.target as HTMLInputElement).value),
+    }),
+  );
+}
+
 /**
  * A GOV.UK checkbox list in a fieldset, with "Select all" / "Clear" and, for long lists, a search box that narrows
  * the boxes shown (what is selected is kept while searching).
@@ -40,29 +79,12 @@ export function checklist(o: ChecklistOptions): HTMLElement {
   const render = () => {
     const shown = matching();
     box.replaceChildren(
-      ...shown.slice(0, limit).map((opt, i) => {
-        const inputId = `${id}-${i}`;
-        return h(
-          'div',
-          { class: 'govuk-checkboxes__item' },
-          h('input', {
-            class: 'govuk-checkboxes__input',
-            id: inputId,
-            type: 'checkbox',
-            value: opt.value,
-            checked: o.selected.has(opt.value),
-            'data-label': opt.label,
-            onchange: (e: Event) => {
-              const input = e.target as HTMLInputElement;
-              if (input.checked) o.selected.add(opt.value);
-              else o.selected.delete(opt.value);
-              updateStatus();
-              o.onChange();
-            },
-          }),
-          h('label', { class: 'govuk-label govuk-checkboxes__label', for: inputId }, opt.label),
-        );
-      }),
+      ...shown.slice(0, limit).map((opt, i) =>
+        checkboxItem(`${id}-${i}`, opt, o.selected, () => {
+          updateStatus();
+          o.onChange();
+        }),
+      ),
     );
     updateStatus();
   };
@@ -92,21 +114,10 @@ export function checklist(o: ChecklistOptions): HTMLElement {
       h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, o.legend),
       o.hint ? h('div', { class: 'govuk-hint', id: `${id}-hint` }, o.hint) : null,
       o.searchable
-        ? h(
-            'div',
-            { class: 'govuk-form-group govuk-!-margin-bottom-2' },
-            h('label', { class: 'govuk-label', for: searchId }, `Search ${o.legend.toLowerCase()}`),
-            h('input', {
-              class: 'govuk-input govuk-!-width-two-thirds',
-              id: searchId,
-              type: 'search',
-              autocomplete: 'off',
-              oninput: (e: Event) => {
-                query = (e.target as HTMLInputElement).value;
-                render();
-              },
-            }),
-          )
+        ? searchBox(searchId, o.legend, (text) => {
+            query = text;
+            render();
+          })
         : null,
       h(
         'div',

@@ -2,7 +2,7 @@
 import { apiPost, type QueryResponse } from '../api.js';
 import { h, replace, type Child } from '../dom.js';
 import { plural } from '../format.js';
-import { locationKey, periodKey, postBody, queryPath, type StepNumber } from '../query.js';
+import { locationKey, periodKey, postBody, queryPath, type PeriodKey, type StepNumber } from '../query.js';
 import { STEPS, stepSummaries } from '../steps.js';
 import { checklist } from './checklist.js';
 import { SEARCH_INDICATORS_OVER, warningText, type QueryView } from './query-view.js';
@@ -106,15 +106,12 @@ export function liveCount(view: QueryView): LiveCount {
   return { box: countBox, update: updateCount, show: showCount };
 }
 
-/** Step 1: time periods, as a range (from, to) or a list. */
-function periodStep(view: QueryView, changed: () => void): Child {
-  const { meta, state } = view;
-  const periodOptions = meta.timePeriods.map((t) => ({ value: periodKey(t), label: t.label }));
-  const periodList = new Set(state.timePeriods.mode === 'list' ? state.timePeriods.items : []);
-  const range =
-    state.timePeriods.mode === 'range'
-      ? state.timePeriods
-      : { from: periodOptions[0]?.value, to: periodOptions[periodOptions.length - 1]?.value };
+/** The From and To selects of a range of time periods: a choice is written to `range`, then `onChange` is called. */
+function periodRangeBox(
+  periodOptions: Array<{ value: PeriodKey; label: string }>,
+  range: { from?: PeriodKey; to?: PeriodKey },
+  onChange: () => void,
+): HTMLElement {
   const fromSelect = h(
     'select',
     {
@@ -122,7 +119,7 @@ function periodStep(view: QueryView, changed: () => void): Child {
       id: 'period-from',
       onchange: () => {
         range.from = fromSelect.value;
-        syncPeriods();
+        onChange();
       },
     },
     periodOptions.map((p) => h('option', { value: p.value, selected: p.value === range.from }, p.label)),
@@ -134,12 +131,12 @@ function periodStep(view: QueryView, changed: () => void): Child {
       id: 'period-to',
       onchange: () => {
         range.to = toSelect.value;
-        syncPeriods();
+        onChange();
       },
     },
     periodOptions.map((p) => h('option', { value: p.value, selected: p.value === range.to }, p.label)),
   );
-  const rangeBox = h(
+  return h(
     'div',
     { class: 'app-period-range' },
     h(
@@ -155,6 +152,18 @@ function periodStep(view: QueryView, changed: () => void): Child {
       toSelect,
     ),
   );
+}
+
+/** Step 1: time periods, as a range (from, to) or a list. */
+function periodStep(view: QueryView, changed: () => void): Child {
+  const { meta, state } = view;
+  const periodOptions = meta.timePeriods.map((t) => ({ value: periodKey(t), label: t.label }));
+  const periodList = new Set(state.timePeriods.mode === 'list' ? state.timePeriods.items : []);
+  const range =
+    state.timePeriods.mode === 'range'
+      ? state.timePeriods
+      : { from: periodOptions[0]?.value, to: periodOptions[periodOptions.length - 1]?.value };
+  const rangeBox = periodRangeBox(periodOptions, range, () => syncPeriods());
   const listBox = checklist({
     legend: 'Time periods',
     options: periodOptions,

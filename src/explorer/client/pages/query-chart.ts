@@ -1,5 +1,5 @@
 /** The query page's chart section: its own rows, its settings (kept in the permalink) and the chart. */
-import { apiPost, type IndicatorMeta, type QueryResponse, type ResultRow } from '../api.js';
+import { apiPost, type IndicatorMeta, type Meta, type QueryResponse, type ResultRow } from '../api.js';
 import type { ManyLines } from '../chart.js';
 import { h, replace } from '../dom.js';
 import { periodKey, postBody, queryPath, type ChartSettings } from '../query.js';
@@ -35,6 +35,175 @@ export async function renderChartBox(view: QueryView, box: HTMLElement, indicato
   chartWithControls(view, box, chart, rows, total, indicators, totals.held);
 }
 
+/** A small radio button: `set` gets its value when it is chosen. */
+function radioItem<T extends string>(
+  name: string,
+  value: T,
+  label: string,
+  checked: boolean,
+  set: (v: T) => void,
+): HTMLElement {
+  return h(
+    'div',
+    { class: 'govuk-radios__item' },
+    h('input', {
+      class: 'govuk-radios__input',
+      id: `${name}-${value}`,
+      name,
+      type: 'radio',
+      value,
+      checked,
+      onchange: () => set(value),
+    }),
+    h('label', { class: 'govuk-label govuk-radios__label', for: `${name}-${value}` }, label),
+  );
+}
+
+/** A select of the chart's controls: `choose` gets the value chosen. */
+function chartSelect(id: string, options: HTMLOptionElement[], choose: (value: string) => void): HTMLSelectElement {
+  const select = h('select', { class: 'govuk-select', id, onchange: () => choose(select.value) }, options);
+  return select;
+}
+
+/** One of the chart's controls: a select (`forId`) under its label. */
+function inlineField(forId: string, label: string, control: HTMLElement): HTMLElement {
+  return h(
+    'div',
+    { class: 'govuk-form-group app-inline-group' },
+    h('label', { class: 'govuk-label', for: forId }, label),
+    control,
+  );
+}
+
+/** One of the chart's controls: small inline radios in a fieldset under `legend`. */
+function inlineRadios(legend: string, radios: HTMLElement[]): HTMLElement {
+  return h(
+    'div',
+    { class: 'govuk-form-group app-inline-group' },
+    h(
+      'fieldset',
+      { class: 'govuk-fieldset' },
+      h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, legend),
+      h('div', { class: 'govuk-radios govuk-radios--small govuk-radios--inline' }, radios),
+    ),
+  );
+}
+
+/** What the chart leaves out: the filters held at their Total (`held`), and the rows past those it was given. */
+function chartNotes(held: string[], rows: number, total: number): Array<HTMLElement | null> {
+  return [
+    held.length
+      ? h(
+          'p',
+          { class: 'govuk-body-s' },
+          `The chart shows the “Total” option of ${held.join(' and ')}, which you did not narrow down.`,
+        )
+      : null,
+    total > rows
+      ? h(
+          'p',
+          { class: 'govuk-body-s' },
+          `The chart uses the first ${rows.toLocaleString('en-GB')} of ${total.toLocaleString('en-GB')} rows.`,
+        )
+      : null,
+  ];
+}
+
+/** The chart's settings as shown: changed by its controls. */
+interface ShownSettings {
+  kind: 'line' | 'bar';
+  indicatorId: string;
+  manyLines: ManyLines;
+  highlight?: string;
+  barPeriod?: string;
+}
+
+/** The chart's settings as it opens: the permalink's (`saved`) where this data has them, else the defaults. */
+function openingSettings(
+  saved: ChartSettings,
+  numeric: IndicatorMeta[],
+  periodChoices: Meta['timePeriods'],
+  periods: number,
+): ShownSettings {
+  return {
+    kind: saved.type ?? (periods > 1 ? 'line' : 'bar'),
+    indicatorId: numeric.find((i) => i.id === saved.indicator)?.id ?? numeric[0]!.id,
+    manyLines: saved.lines ?? 'highlight',
+    highlight: saved.highlight,
+    barPeriod: periodChoices.some((t) => periodKey(t) === saved.period)
+      ? saved.period
+      : periodChoices[periodChoices.length - 1]
+        ? periodKey(periodChoices[periodChoices.length - 1]!)
+        : undefined,
+  };
+}
+
+/** The chart's controls, and those of them that show only for some charts (drawChart shows or hides them). */
+interface ChartControls {
+  element: HTMLElement;
+  barPeriodGroup: HTMLElement;
+  manyGroup: HTMLElement;
+  highlightGroup: HTMLElement;
+  /** Its options are the series of the chart drawn. */
+  highlightSelect: HTMLSelectElement;
+}
+
+/**
+ * The chart's controls (indicator, type, period, many lines, highlighted series), showing `settings`: a change is
+ * written into them, then given to `remember`.
+ */
+function chartControls(
+  settings: ShownSettings,
+  numeric: IndicatorMeta[],
+  periodChoices: Meta['timePeriods'],
+  axisLabel: (indicator: IndicatorMeta) => string,
+  remember: (changed: ChartSettings) => void,
+): ChartControls {
+  const highlightSelect = chartSelect('chart-highlight', [], (value) => {
+    settings.highlight = value;
+    remember({ highlight: value });
+  });
+  const indicatorSelect = chartSelect(
+    'chart-indicator',
+    numeric.map((i) => h('option', { value: i.id, selected: i.id === settings.indicatorId }, axisLabel(i))),
+    (value) => {
+      settings.indicatorId = value;
+      remember({ indicator: value });
+    },
+  );
+  const periodSelect = chartSelect(
+    'chart-period',
+    periodChoices.map((t) =>
+      h('option', { value: periodKey(t), selected: periodKey(t) === settings.barPeriod }, t.label),
+    ),
+    (value) => {
+      settings.barPeriod = value;
+      remember({ period: value });
+    },
+  );
+  const manyLines = (v: ManyLines) => remember({ lines: (settings.manyLines = v) });
+  const kind = (v: 'line' | 'bar') => remember({ type: (settings.kind = v) });
+  const barPeriodGroup = inlineField('chart-period', 'Time period', periodSelect);
+  const manyGroup = inlineRadios('More than 6 lines', [
+    radioItem<ManyLines>('chart-many', 'highlight', 'Highlight one', settings.manyLines === 'highlight', manyLines),
+    radioItem<ManyLines>('chart-many', 'multiples', 'Small multiples', settings.manyLines === 'multiples', manyLines),
+  ]);
+  const highlightGroup = inlineField('chart-highlight', 'Highlighted series', highlightSelect);
+  const element = h(
+    'div',
+    { class: 'app-chart-controls' },
+    inlineField('chart-indicator', 'Indicator', indicatorSelect),
+    inlineRadios('Chart type', [
+      radioItem('chart-kind', 'line', 'Line over time', settings.kind === 'line', kind),
+      radioItem('chart-kind', 'bar', 'Bars for one period', settings.kind === 'bar', kind),
+    ]),
+    barPeriodGroup,
+    manyGroup,
+    highlightGroup,
+  );
+  return { element, barPeriodGroup, manyGroup, highlightGroup, highlightSelect };
+}
+
 /** The chart's settings (indicator, type, period, many lines) and the chart, drawn again when one changes. */
 function chartWithControls(
   view: QueryView,
@@ -54,46 +223,30 @@ function chartWithControls(
   }
   const periods = new Set(rows.map((r) => periodKey(r.timePeriod)));
   const periodChoices = meta.timePeriods.filter((t) => periods.has(periodKey(t)));
-  // The permalink's settings where this data has them, else the defaults.
-  const saved = state.chart ?? {};
-  let kind: 'line' | 'bar' = saved.type ?? (periods.size > 1 ? 'line' : 'bar');
-  let indicatorId = numeric.find((i) => i.id === saved.indicator)?.id ?? numeric[0]!.id;
-  let manyLines: ManyLines = saved.lines ?? 'highlight';
-  let highlight: string | undefined = saved.highlight;
-  let barPeriod = periodChoices.some((t) => periodKey(t) === saved.period)
-    ? saved.period
-    : periodChoices[periodChoices.length - 1]
-      ? periodKey(periodChoices[periodChoices.length - 1]!)
-      : undefined;
+  const settings = openingSettings(state.chart ?? {}, numeric, periodChoices, periods.size);
   /** A setting the user changed: into the permalink, then the chart is drawn again. */
-  const remember = (settings: ChartSettings) => {
-    state.chart = { ...state.chart, ...settings };
+  const remember = (changed: ChartSettings) => {
+    state.chart = { ...state.chart, ...changed };
     view.writeUrl();
     draw();
   };
   const figure = h('div', { 'data-chart': '' });
   let drawnWidth = 0;
-  const highlightSelect = h('select', {
-    class: 'govuk-select',
-    id: 'chart-highlight',
-    onchange: () => {
-      highlight = highlightSelect.value;
-      remember({ highlight });
-    },
-  });
+  const controls = chartControls(settings, numeric, periodChoices, axisLabel, remember);
   const draw = () => {
+    const { kind, indicatorId, manyLines, highlight, barPeriod } = settings;
     drawnWidth = figure.clientWidth;
     const indicator = numeric.find((i) => i.id === indicatorId)!;
     const data = buildChartData(rows, meta, indicatorId, kind, barPeriod);
     const many = kind === 'line' && data.series.length > PALETTE.length;
     figure.dataset.kind = kind;
     figure.dataset.series = String(data.series.length);
-    barPeriodGroup.hidden = kind !== 'bar';
-    manyGroup.hidden = !many;
-    highlightGroup.hidden = !many || manyLines !== 'highlight';
-    if (many && highlightSelect.options.length !== data.series.length) {
+    controls.barPeriodGroup.hidden = kind !== 'bar';
+    controls.manyGroup.hidden = !many;
+    controls.highlightGroup.hidden = !many || manyLines !== 'highlight';
+    if (many && controls.highlightSelect.options.length !== data.series.length) {
       replace(
-        highlightSelect,
+        controls.highlightSelect,
         data.series.map((sr) => h('option', { value: sr.key, selected: sr.key === highlight }, sr.label)),
       );
     }
@@ -102,122 +255,7 @@ function chartWithControls(
       renderChart(data, indicator, { width: figure.clientWidth || box.clientWidth || 640, manyLines, highlight }),
     );
   };
-  const indicatorSelect = h(
-    'select',
-    {
-      class: 'govuk-select',
-      id: 'chart-indicator',
-      onchange: () => {
-        indicatorId = indicatorSelect.value;
-        remember({ indicator: indicatorId });
-      },
-    },
-    numeric.map((i) => h('option', { value: i.id, selected: i.id === indicatorId }, axisLabel(i))),
-  );
-  const periodSelect = h(
-    'select',
-    {
-      class: 'govuk-select',
-      id: 'chart-period',
-      onchange: () => {
-        barPeriod = periodSelect.value;
-        remember({ period: barPeriod });
-      },
-    },
-    periodChoices.map((t) => h('option', { value: periodKey(t), selected: periodKey(t) === barPeriod }, t.label)),
-  );
-  const barPeriodGroup = h(
-    'div',
-    { class: 'govuk-form-group app-inline-group' },
-    h('label', { class: 'govuk-label', for: 'chart-period' }, 'Time period'),
-    periodSelect,
-  );
-  const radio = <T extends string>(name: string, value: T, label: string, checked: boolean, set: (v: T) => void) =>
-    h(
-      'div',
-      { class: 'govuk-radios__item' },
-      h('input', {
-        class: 'govuk-radios__input',
-        id: `${name}-${value}`,
-        name,
-        type: 'radio',
-        value,
-        checked,
-        onchange: () => set(value),
-      }),
-      h('label', { class: 'govuk-label govuk-radios__label', for: `${name}-${value}` }, label),
-    );
-  const manyGroup = h(
-    'div',
-    { class: 'govuk-form-group app-inline-group' },
-    h(
-      'fieldset',
-      { class: 'govuk-fieldset' },
-      h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, 'More than 6 lines'),
-      h(
-        'div',
-        { class: 'govuk-radios govuk-radios--small govuk-radios--inline' },
-        radio<ManyLines>('chart-many', 'highlight', 'Highlight one', manyLines === 'highlight', (v) =>
-          remember({ lines: (manyLines = v) }),
-        ),
-        radio<ManyLines>('chart-many', 'multiples', 'Small multiples', manyLines === 'multiples', (v) =>
-          remember({ lines: (manyLines = v) }),
-        ),
-      ),
-    ),
-  );
-  const highlightGroup = h(
-    'div',
-    { class: 'govuk-form-group app-inline-group' },
-    h('label', { class: 'govuk-label', for: 'chart-highlight' }, 'Highlighted series'),
-    highlightSelect,
-  );
-  replace(
-    box,
-    held.length
-      ? h(
-          'p',
-          { class: 'govuk-body-s' },
-          `The chart shows the “Total” option of ${held.join(' and ')}, which you did not narrow down.`,
-        )
-      : null,
-    total > rows.length
-      ? h(
-          'p',
-          { class: 'govuk-body-s' },
-          `The chart uses the first ${rows.length.toLocaleString('en-GB')} of ${total.toLocaleString('en-GB')} rows.`,
-        )
-      : null,
-    h(
-      'div',
-      { class: 'app-chart-controls' },
-      h(
-        'div',
-        { class: 'govuk-form-group app-inline-group' },
-        h('label', { class: 'govuk-label', for: 'chart-indicator' }, 'Indicator'),
-        indicatorSelect,
-      ),
-      h(
-        'div',
-        { class: 'govuk-form-group app-inline-group' },
-        h(
-          'fieldset',
-          { class: 'govuk-fieldset' },
-          h('legend', { class: 'govuk-fieldset__legend govuk-fieldset__legend--s' }, 'Chart type'),
-          h(
-            'div',
-            { class: 'govuk-radios govuk-radios--small govuk-radios--inline' },
-            radio('chart-kind', 'line', 'Line over time', kind === 'line', (v) => remember({ type: (kind = v) })),
-            radio('chart-kind', 'bar', 'Bars for one period', kind === 'bar', (v) => remember({ type: (kind = v) })),
-          ),
-        ),
-      ),
-      barPeriodGroup,
-      manyGroup,
-      highlightGroup,
-    ),
-    figure,
-  );
+  replace(box, chartNotes(held, rows.length, total), controls.element, figure);
   draw();
   // Redrawn when its width changes much (a rotated phone, a resized window), so the text keeps its size.
   new ResizeObserver(() => {

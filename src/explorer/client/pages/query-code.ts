@@ -46,69 +46,86 @@ function codeBlock(title: string, text: string, testId: string): HTMLElement {
   );
 }
 
+/** A format of "all matching rows": its name in words, the API's `Accept` for it and the file's extension. */
+interface RowsFormat {
+  name: string;
+  accept: string;
+  extension: string;
+}
+
+/** Saves `blob` as a download named after the data set: `<title>-<suffix>.<extension>`. */
+function saveFile(dataSetTitle: string, blob: Blob, suffix: string, extension = 'csv'): void {
+  const url = URL.createObjectURL(blob);
+  const a = h('a', {
+    href: url,
+    download: `${dataSetTitle.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}-${suffix}.${extension}`,
+  });
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+/** Downloads every matching row in `format` (CSV, Parquet or an Arrow IPC stream), telling `status` how it went. */
+async function downloadRows(view: QueryView, status: HTMLElement, format: RowsFormat): Promise<void> {
+  const { dataSet, dataSetId, meta, state } = view;
+  status.textContent = `Preparing the ${format.name}…`;
+  try {
+    const { page: _p, pageSize: _s, ...csvBody } = postBody(state);
+    const response = await fetch(queryPath(dataSetId, state), {
+      method: 'POST',
+      headers: { accept: format.accept, 'content-type': 'application/json' },
+      body: JSON.stringify(csvBody),
+    });
+    if (!response.ok)
+      throw new ApiError(
+        response.status,
+        problemMessage(response.status, await response.json().catch(() => undefined)),
+        undefined,
+      );
+    let blob = await response.blob();
+    // Some levels chosen: their empty neighbours' columns go (parsed here, so not for a very large file).
+    if (format.extension === 'csv' && state.geographicLevels.length > 0 && blob.size < CSV_TIDY_LIMIT_BYTES) {
+      const { withoutEmptyLocationColumns } = await import('../crosstab-csv.js');
+      blob = new Blob(
+        [
+          withoutEmptyLocationColumns(
+            await blob.text(),
+            meta.geographicLevels.map((l) => l.label),
+          ),
+        ],
+        { type: 'text/csv;charset=utf-8' },
+      );
+    }
+    saveFile(dataSet.title, blob, 'query', format.extension);
+    status.textContent = `Downloaded the ${format.name} (${blob.size.toLocaleString('en-GB')} bytes).`;
+  } catch (error) {
+    status.textContent = `The download failed: ${(error as Error).message}`;
+  }
+}
+
+/** Downloads the table on screen as CSV, telling `status` how it went. */
+async function downloadTable(view: QueryView, status: HTMLElement): Promise<void> {
+  const shown = view.table;
+  if (!shown) return;
+  try {
+    const { crossTabCsv } = await import('../crosstab-csv.js');
+    saveFile(
+      view.dataSet.title,
+      new Blob([crossTabCsv(view.dataSet.title, shown)], { type: 'text/csv;charset=utf-8' }),
+      'table',
+    );
+    status.textContent = 'Downloaded the table as shown (CSV).';
+  } catch (error) {
+    status.textContent = `The download failed: ${(error as Error).message}`;
+  }
+}
+
 /** "Download and share": the table as shown, every matching row (CSV, Parquet or Arrow), and the permalink. */
 export function takeAway(view: QueryView): HTMLElement {
-  const { dataSet, dataSetId, meta, state } = view;
-  const permalink = `${location.origin}${location.pathname}?${stateToSearch(state)}`;
+  const permalink = `${location.origin}${location.pathname}?${stateToSearch(view.state)}`;
   const status = h('p', { class: 'govuk-body-s', 'aria-live': 'polite' });
-  const save = (blob: Blob, suffix: string, extension = 'csv') => {
-    const url = URL.createObjectURL(blob);
-    const a = h('a', {
-      href: url,
-      download: `${dataSet.title.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase()}-${suffix}.${extension}`,
-    });
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10000);
-  };
-  // Every matching row, in the format asked for (the API's `Accept`): CSV, Parquet or an Arrow IPC stream.
-  const download = (format: { name: string; accept: string; extension: string }) => async () => {
-    status.textContent = `Preparing the ${format.name}…`;
-    try {
-      const { page: _p, pageSize: _s, ...csvBody } = postBody(state);
-      const response = await fetch(queryPath(dataSetId, state), {
-        method: 'POST',
-        headers: { accept: format.accept, 'content-type': 'application/json' },
-        body: JSON.stringify(csvBody),
-      });
-      if (!response.ok)
-        throw new ApiError(
-          response.status,
-          problemMessage(response.status, await response.json().catch(() => undefined)),
-          undefined,
-        );
-      let blob = await response.blob();
-      // Some levels chosen: their empty neighbours' columns go (parsed here, so not for a very large file).
-      if (format.extension === 'csv' && state.geographicLevels.length > 0 && blob.size < CSV_TIDY_LIMIT_BYTES) {
-        const { withoutEmptyLocationColumns } = await import('../crosstab-csv.js');
-        blob = new Blob(
-          [
-            withoutEmptyLocationColumns(
-              await blob.text(),
-              meta.geographicLevels.map((l) => l.label),
-            ),
-          ],
-          { type: 'text/csv;charset=utf-8' },
-        );
-      }
-      save(blob, 'query', format.extension);
-      status.textContent = `Downloaded the ${format.name} (${blob.size.toLocaleString('en-GB')} bytes).`;
-    } catch (error) {
-      status.textContent = `The download failed: ${(error as Error).message}`;
-    }
-  };
-  const downloadTable = async () => {
-    const shown = view.table;
-    if (!shown) return;
-    try {
-      const { crossTabCsv } = await import('../crosstab-csv.js');
-      save(new Blob([crossTabCsv(dataSet.title, shown)], { type: 'text/csv;charset=utf-8' }), 'table');
-      status.textContent = 'Downloaded the table as shown (CSV).';
-    } catch (error) {
-      status.textContent = `The download failed: ${(error as Error).message}`;
-    }
-  };
+  const download = (format: RowsFormat) => () => downloadRows(view, status, format);
   const permalinkInput = (view.permalinkInput = h('input', {
     class: 'govuk-input',
     id: 'permalink',
@@ -125,7 +142,12 @@ export function takeAway(view: QueryView): HTMLElement {
       { class: 'govuk-button-group' },
       h(
         'button',
-        { type: 'button', class: 'govuk-button govuk-button--secondary', id: 'download-table', onclick: downloadTable },
+        {
+          type: 'button',
+          class: 'govuk-button govuk-button--secondary',
+          id: 'download-table',
+          onclick: () => downloadTable(view, status),
+        },
         'Download this table (CSV)',
       ),
       h(

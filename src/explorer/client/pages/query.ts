@@ -4,16 +4,72 @@
  * QueryView (./query-view.ts). Everything pure they use lives in its own tested module (../query.ts, ../steps.ts,
  * ../layout.ts, ../crosstab.ts, ../chart.ts, ../snippets.ts, ../format.ts).
  */
-import { apiGet, type DataSet, type Meta } from '../api.js';
+import { apiGet, type DataSet, type DataSetVersion, type Meta } from '../api.js';
 import { h, replace } from '../dom.js';
 import { locationLabels } from '../locations.js';
-import { parseState, stateToSearch } from '../query.js';
+import { parseState, stateToSearch, type QueryState } from '../query.js';
 import { allVersions } from './dataset.js';
 import { builderSteps, liveCount } from './query-builder.js';
 import { showResults, type ResultsCount } from './query-results.js';
 import type { QueryView } from './query-view.js';
 
 export { chartTotals, shownIndicators, warningText } from './query-view.js';
+
+/** The query page's view: every choice goes into the URL at once (replaceState), so a reload or a shared link keeps it. */
+function queryView(dataSetId: string, dataSet: DataSet, meta: Meta, state: QueryState): QueryView {
+  const view: QueryView = {
+    dataSetId,
+    dataSet,
+    meta,
+    state,
+    names: locationLabels(meta),
+    writeUrl(push = false) {
+      const url = `${location.pathname}?${stateToSearch(state)}`;
+      if (push) history.pushState(null, '', url);
+      else history.replaceState(null, '', url);
+      if (view.permalinkInput) view.permalinkInput.value = `${location.origin}${url}`;
+    },
+  };
+  return view;
+}
+
+/** The version queried (`version`), chosen from the published and deprecated ones; changing it reloads the page. */
+function versionPicker(dataSet: DataSet, versions: DataSetVersion[], version: string): HTMLElement {
+  const versionSelect = h(
+    'select',
+    { class: 'govuk-select', id: 'version', name: 'dataSetVersion' },
+    versions
+      .filter((v) => v.status === 'Published' || v.status === 'Deprecated')
+      .map((v) =>
+        h(
+          'option',
+          { value: v.version, selected: v.version === version },
+          `${v.version}${v.version === dataSet.latestVersion?.version ? ' (latest)' : ''} – ${v.status}`,
+        ),
+      ),
+  );
+  return h(
+    'div',
+    { class: 'govuk-form-group' },
+    h('label', { class: 'govuk-label govuk-label--s', for: 'version' }, 'Version'),
+    h(
+      'div',
+      { class: 'app-version-row' },
+      versionSelect,
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'govuk-button govuk-button--secondary app-button--small',
+          onclick: () => {
+            location.assign(`/data-sets/${dataSet.id}/query?dataSetVersion=${encodeURIComponent(versionSelect.value)}`);
+          },
+        },
+        'Change version',
+      ),
+    ),
+  );
+}
 
 /** `/data-sets/{id}/query?…`: the query builder, the live count, and the results (table, chart, download, code). */
 export async function queryPage(main: HTMLElement, dataSetId: string, params: URLSearchParams): Promise<void> {
@@ -28,20 +84,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
   const version = state.dataSetVersion ?? dataSet.latestVersion?.version ?? '';
   document.title = `Query: ${dataSet.title} – Explore education statistics data`;
 
-  const view: QueryView = {
-    dataSetId,
-    dataSet,
-    meta,
-    state,
-    names: locationLabels(meta),
-    // Every choice goes into the URL at once (replaceState), so a reload or a shared link keeps it.
-    writeUrl(push = false) {
-      const url = `${location.pathname}?${stateToSearch(state)}`;
-      if (push) history.pushState(null, '', url);
-      else history.replaceState(null, '', url);
-      if (view.permalinkInput) view.permalinkInput.value = `${location.origin}${url}`;
-    },
-  };
+  const view = queryView(dataSetId, dataSet, meta, state);
   const count = liveCount(view);
   const stale = h(
     'p',
@@ -66,19 +109,6 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
     },
   };
 
-  const versionSelect = h(
-    'select',
-    { class: 'govuk-select', id: 'version', name: 'dataSetVersion' },
-    versions
-      .filter((v) => v.status === 'Published' || v.status === 'Deprecated')
-      .map((v) =>
-        h(
-          'option',
-          { value: v.version, selected: v.version === version },
-          `${v.version}${v.version === dataSet.latestVersion?.version ? ' (latest)' : ''} – ${v.status}`,
-        ),
-      ),
-  );
   const form = h(
     'form',
     {
@@ -92,29 +122,7 @@ export async function queryPage(main: HTMLElement, dataSetId: string, params: UR
         void showResults(view, results, resultsCount);
       },
     },
-    h(
-      'div',
-      { class: 'govuk-form-group' },
-      h('label', { class: 'govuk-label govuk-label--s', for: 'version' }, 'Version'),
-      h(
-        'div',
-        { class: 'app-version-row' },
-        versionSelect,
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'govuk-button govuk-button--secondary app-button--small',
-            onclick: () => {
-              location.assign(
-                `/data-sets/${dataSet.id}/query?dataSetVersion=${encodeURIComponent(versionSelect.value)}`,
-              );
-            },
-          },
-          'Change version',
-        ),
-      ),
-    ),
+    versionPicker(dataSet, versions, version),
     steps.sections,
     h(
       'div',

@@ -63,6 +63,61 @@ declare module 'fastify' {
   }
 }
 
+/** Answers a query (bound by the route's preValidation) in the media type `Accept` asks for. */
+async function answer(
+  queries: QueryService,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  dataSetId: string,
+  dataSetVersion: string | undefined,
+) {
+  const { query, labels } = request.dataSetQuery!;
+  const mediaType = negotiate(request);
+  const target = { dataSetId, dataSetVersion, previewToken: previewTokenOf(request.headers) };
+  // An export's slot is taken before the first await and given back when the response closes, whenever that is.
+  if (mediaType !== 'application/json') holdExportSlot(reply);
+  reply.header('cache-control', cacheControlFor(request));
+  if (mediaType === 'text/csv') return sendQueryCsv(reply, (csvOptions) => queries.csv(target, query, csvOptions));
+  if (mediaType === PARQUET_MEDIA_TYPE)
+    return streamQueryColumnar(reply, 'parquet', (exportOptions) => queries.exportRows(target, query, exportOptions));
+  if (mediaType === ARROW_STREAM_MEDIA_TYPE)
+    return streamQueryColumnar(reply, 'arrow', (exportOptions) => queries.exportRows(target, query, exportOptions));
+  const { json, engine } = await queries.page(target, query, { labels });
+  return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);
+}
+
+/** Refuses a request whose Content-Length is over `bodyLimit`: a ValidationError (400) naming the limit. */
+function refuseBodyOver(bodyLimit: number, request: FastifyRequest): void {
+  const length = Number(request.headers['content-length'] ?? 0);
+  if (length > bodyLimit) {
+    throw new ValidationError([
+      {
+        path: '',
+        code: 'MaximumLength',
+        message: ValidationMessages.bodyTooLarge(bodyLimit),
+        detail: { maxLength: bodyLimit, totalLength: length },
+      },
+    ]);
+  }
+}
+
+/**
+ * The version a POST query names in its query string (`dataSetVersion`, in any case; the first if repeated, none if
+ * blank), the only parameter it may have: any other is an UnknownField error.
+ */
+function postDataSetVersion(raw: RawQuery): string | undefined {
+  const versionKey = Object.keys(raw).find((key) => key.toLowerCase() === 'datasetversion');
+  const unknown = Object.keys(raw).filter((key) => key !== versionKey);
+  if (unknown.length > 0) {
+    throw new ValidationError(
+      unknown.map((key) => ({ path: key, code: 'UnknownField', message: ValidationMessages.UnknownField })),
+    );
+  }
+  const versionParam = versionKey === undefined ? undefined : raw[versionKey];
+  const dataSetVersion = Array.isArray(versionParam) ? versionParam[0] : versionParam;
+  return dataSetVersion?.trim() ? dataSetVersion : undefined;
+}
+
 /** Endpoints 9 and 10: GET and POST /data-sets/{dataSetId}/query. */
 export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app, options) => {
   app.decorateRequest('dataSetQuery', null);
@@ -74,27 +129,6 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     resolvedVersions: options.shared.resolvedVersions,
     engines: options.engines,
   });
-
-  async function answer(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    dataSetId: string,
-    dataSetVersion: string | undefined,
-  ) {
-    const { query, labels } = request.dataSetQuery!;
-    const mediaType = negotiate(request);
-    const target = { dataSetId, dataSetVersion, previewToken: previewTokenOf(request.headers) };
-    // An export's slot is taken before the first await and given back when the response closes, whenever that is.
-    if (mediaType !== 'application/json') holdExportSlot(reply);
-    reply.header('cache-control', cacheControlFor(request));
-    if (mediaType === 'text/csv') return sendQueryCsv(reply, (csvOptions) => queries.csv(target, query, csvOptions));
-    if (mediaType === PARQUET_MEDIA_TYPE)
-      return streamQueryColumnar(reply, 'parquet', (exportOptions) => queries.exportRows(target, query, exportOptions));
-    if (mediaType === ARROW_STREAM_MEDIA_TYPE)
-      return streamQueryColumnar(reply, 'arrow', (exportOptions) => queries.exportRows(target, query, exportOptions));
-    const { json, engine } = await queries.page(target, query, { labels });
-    return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);
-  }
 
   const responses = {
     200: okResponse(
@@ -126,7 +160,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     async (request, reply) => {
       const { dataSetId } = request.params;
       if (!isUuid(dataSetId)) throw new NotFoundError(`No data set ${dataSetId}.`);
-      return answer(request, reply, dataSetId, request.dataSetQuery!.dataSetVersion);
+      return answer(queries, request, reply, dataSetId, request.dataSetQuery!.dataSetVersion);
     },
   );
 
@@ -135,19 +169,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     {
       bodyLimit,
       // A body over the limit is a clear 400 before it is read (the reference has no limit).
-      onRequest: async (request) => {
-        const length = Number(request.headers['content-length'] ?? 0);
-        if (length > bodyLimit) {
-          throw new ValidationError([
-            {
-              path: '',
-              code: 'MaximumLength',
-              message: ValidationMessages.bodyTooLarge(bodyLimit),
-              detail: { maxLength: bodyLimit, totalLength: length },
-            },
-          ]);
-        }
-      },
+      onRequest: async (request) => refuseBodyOver(bodyLimit, request),
       // The reference's binding rules first (its error bodies); the declared schema then checks the canonical body.
       preValidation: async (request) => {
         const body = canonicalMemberNames(request.body);
@@ -168,17 +190,7 @@ export const queryRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (app,
     async (request, reply) => {
       const { dataSetId } = request.params;
       if (!isUuid(dataSetId)) throw new NotFoundError(`No data set ${dataSetId}.`);
-      const raw = request.query as RawQuery;
-      const versionKey = Object.keys(raw).find((key) => key.toLowerCase() === 'datasetversion');
-      const unknown = Object.keys(raw).filter((key) => key !== versionKey);
-      if (unknown.length > 0) {
-        throw new ValidationError(
-          unknown.map((key) => ({ path: key, code: 'UnknownField', message: ValidationMessages.UnknownField })),
-        );
-      }
-      const versionParam = versionKey === undefined ? undefined : raw[versionKey];
-      const dataSetVersion = Array.isArray(versionParam) ? versionParam[0] : versionParam;
-      return answer(request, reply, dataSetId, dataSetVersion?.trim() ? dataSetVersion : undefined);
+      return answer(queries, request, reply, dataSetId, postDataSetVersion(request.query as RawQuery));
     },
   );
 };

@@ -99,6 +99,29 @@ function arrayOf(bytes: Buffer, width: Width): ElementArray {
 
 const presenceOf = (base64: string) => new Uint8Array(Buffer.from(base64, 'base64'));
 
+/** The slices of a query that may match (ascending) and what of them it reads (see StoredColumns.readCandidates). */
+interface CandidateColumns {
+  candidates: number[];
+  /** The level, location and filter columns the predicate and the sorts name. */
+  columns: Set<string>;
+  sortedIndicators: string[];
+  /** Whether the row ids are needed: not in the default order. */
+  needsIds: boolean;
+}
+
+/** Candidate slices end to end (see StoredColumns.compactSlices). */
+interface CompactSlices {
+  candidates: number[];
+  /** A slice's positions in the version: from, to (exclusive). */
+  rangeOf: (slice: number) => readonly [number, number];
+  /** Positions in all. */
+  size: number;
+  /** The version's position of compact position `c`. */
+  positionOf: (c: number) => number;
+  /** A piece's first array (one element per position) over the candidate slices, end to end. */
+  joined: (piece: PieceRef) => ElementArray;
+}
+
 /** A version's stored row index, by its headers: reads slices of it for one query at a time. */
 export class StoredColumns {
   private readonly idsPiece: PieceRef | undefined;
@@ -351,16 +374,16 @@ export class StoredColumns {
   }
 
   /**
-   * A RowIndex of the slices that may match (read into `slices`), end to end (the default order kept), with the
-   * columns the predicate and sorts need; and where each of its positions is in the version. Undefined when no
-   * slice may match.
+   * The slices that may match, ascending, with the pieces the predicate and sorts need of them read into `slices`:
+   * the columns the predicate and the sorts name, the row ids unless in the default order, and the sorted indicators
+   * with their text exceptions. Undefined when no slice may match.
    */
-  private async candidatesIndex(
+  private async readCandidates(
     client: pg.PoolClient,
     predicate: Predicate,
     sorts: readonly SortKey[],
     slices: Slices,
-  ): Promise<{ index: RowIndex; positionOf: (compact: number) => number } | undefined> {
+  ): Promise<CandidateColumns | undefined> {
     const candidates: number[] = [];
     for (let slice = 0; slice * this.sliceRows < this.rows; slice++)
       if (this.mayMatch(predicate, slice)) candidates.push(slice);
@@ -378,9 +401,14 @@ export class StoredColumns {
     for (const piece of pieces) for (const slice of candidates) want(wanted, piece, slice);
     for (const column of sortedIndicators) this.wantExceptions(wanted, this.indicatorPieces.get(column)!);
     await this.readSlices(client, wanted, slices);
+    return { candidates, columns, sortedIndicators, needsIds };
+  }
 
-    // The candidate slices end to end: compact position c is the version's `positionOf(c)` (every slice but the
-    // version's last is whole, and the last comes last).
+  /**
+   * The candidate slices end to end: compact position c is the version's `positionOf(c)` (every slice but the
+   * version's last is whole, and the last comes last).
+   */
+  private compactSlices(candidates: number[], slices: Slices): CompactSlices {
     const rangeOf = (slice: number) =>
       [slice * this.sliceRows, Math.min(this.rows, (slice + 1) * this.sliceRows)] as const;
     const size = candidates.reduce((sum, slice) => sum + rangeOf(slice)[1] - rangeOf(slice)[0], 0);
@@ -392,19 +420,26 @@ export class StoredColumns {
       );
       return arrayOf(buffers.length === 1 ? buffers[0]! : Buffer.concat(buffers), piece.width);
     };
-    const facets = new Map<string, FacetColumn>();
-    for (const column of columns) {
-      if (column === 'geographic_level') continue;
-      const piece = this.facetPieces.get(column)!;
-      facets.set(column, { dictionary: piece.dictionary, codes: joined(piece) as Codes });
-    }
-    const levels = columns.has('geographic_level') ? (joined(this.levelsPiece) as Uint8Array) : new Uint8Array(0);
-    const { periodIds, timePeriodStarts } = this.compactPeriods(candidates.map(rangeOf), size);
-    let ids: RowIds;
+    return { candidates, rangeOf, size, positionOf, joined };
+  }
+
+  /**
+   * The row ids of the compact positions: in the default order none are read (it is the positions' order); else
+   * the stored ids of the candidate slices, or, for a version stored without them, each period's first id onwards.
+   */
+  private compactIds(
+    compact: CompactSlices,
+    slices: Slices,
+    needsIds: boolean,
+    periods: { periodIds: number[]; timePeriodStarts: Int32Array },
+  ): RowIds {
+    const { candidates, rangeOf, size, positionOf } = compact;
+    const { timePeriodStarts } = periods;
     if (!needsIds) {
-      // The default order is the positions' order: the ids are not read (each period's first given as 0).
-      ids = RowIds.ofPeriodFirsts(size, new Int32Array(periodIds.length), timePeriodStarts);
-    } else if (this.idsPiece) {
+      // Each period's first given as 0.
+      return RowIds.ofPeriodFirsts(size, new Int32Array(periods.periodIds.length), timePeriodStarts);
+    }
+    if (this.idsPiece) {
       const idsPiece = this.idsPiece;
       const parts = candidates.map((slice) =>
         sumIdDifferences(
@@ -421,17 +456,24 @@ export class StoredColumns {
         all.set(part, at);
         at += part.length;
       }
-      ids = RowIds.of(all, timePeriodStarts);
-    } else {
-      const all = new Int32Array(size);
-      const firsts = this.facets.periodFirstIds!;
-      for (let p = 0; p < size; p++) {
-        const position = positionOf(p);
-        const k = periodIndexAt(this.timePeriodStarts, position);
-        all[p] = firsts[k]! + (position - this.timePeriodStarts[k]!);
-      }
-      ids = RowIds.of(all, timePeriodStarts);
+      return RowIds.of(all, timePeriodStarts);
     }
+    const all = new Int32Array(size);
+    const firsts = this.facets.periodFirstIds!;
+    for (let p = 0; p < size; p++) {
+      const position = positionOf(p);
+      const k = periodIndexAt(this.timePeriodStarts, position);
+      all[p] = firsts[k]! + (position - this.timePeriodStarts[k]!);
+    }
+    return RowIds.of(all, timePeriodStarts);
+  }
+
+  /** The sorted indicators' values over the compact positions, with their text exceptions there. */
+  private compactIndicators(
+    compact: CompactSlices,
+    slices: Slices,
+    sortedIndicators: readonly string[],
+  ): Map<string, IndicatorColumn> {
     const indicators = new Map<string, IndicatorColumn>();
     for (const column of sortedIndicators) {
       const piece = this.indicatorPieces.get(column)!;
@@ -440,8 +482,8 @@ export class StoredColumns {
       const positions: number[] = [];
       const codes: number[] = [];
       let base = 0;
-      for (const slice of candidates) {
-        const [from, to] = rangeOf(slice);
+      for (const slice of compact.candidates) {
+        const [from, to] = compact.rangeOf(slice);
         for (
           let k = lowerBound(texts.textPositions, 0, texts.textPositions.length, from);
           k < texts.textPositions.length && texts.textPositions[k]! < to;
@@ -453,25 +495,53 @@ export class StoredColumns {
         base += to - from;
       }
       indicators.set(column, {
-        values: joined(piece) as Int32Array | Float64Array,
+        values: compact.joined(piece) as Int32Array | Float64Array,
         scale: piece.scale,
         texts: piece.texts,
         textPositions: Int32Array.from(positions),
         textCodes: Uint32Array.from(codes),
       });
     }
+    return indicators;
+  }
+
+  /**
+   * A RowIndex of the slices that may match (read into `slices`), end to end (the default order kept), with the
+   * columns the predicate and sorts need; and where each of its positions is in the version. Undefined when no
+   * slice may match.
+   */
+  private async candidatesIndex(
+    client: pg.PoolClient,
+    predicate: Predicate,
+    sorts: readonly SortKey[],
+    slices: Slices,
+  ): Promise<{ index: RowIndex; positionOf: (compact: number) => number } | undefined> {
+    const read = await this.readCandidates(client, predicate, sorts, slices);
+    if (!read) return undefined;
+    const { candidates, columns, sortedIndicators, needsIds } = read;
+    const compact = this.compactSlices(candidates, slices);
+    const facets = new Map<string, FacetColumn>();
+    for (const column of columns) {
+      if (column === 'geographic_level') continue;
+      const piece = this.facetPieces.get(column)!;
+      facets.set(column, { dictionary: piece.dictionary, codes: compact.joined(piece) as Codes });
+    }
+    const levels = columns.has('geographic_level')
+      ? (compact.joined(this.levelsPiece) as Uint8Array)
+      : new Uint8Array(0);
+    const periods = this.compactPeriods(candidates.map(compact.rangeOf), compact.size);
     const index = new RowIndex({
-      ids,
-      timePeriodIds: Int32Array.from(periodIds),
-      timePeriodStarts,
+      ids: this.compactIds(compact, slices, needsIds, periods),
+      timePeriodIds: Int32Array.from(periods.periodIds),
+      timePeriodStarts: periods.timePeriodStarts,
       levelCodes: this.facets.levelCodes,
       levels,
       facets,
-      indicators,
+      indicators: this.compactIndicators(compact, slices, sortedIndicators),
     });
     // Nothing is kept for a later query: postings or cached bitsets would cost more than the one pass they save.
     index.limitCaching(() => false);
-    return { index, positionOf };
+    return { index, positionOf: compact.positionOf };
   }
 
   /**
