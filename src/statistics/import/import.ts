@@ -260,6 +260,9 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
   const client = await target.pool.connect();
   const db = kyselyOnClient(client);
   let committed = false;
+  // The data file's insert, sent on this client while the rows are read: settled before the client is rolled back
+  // and released, so that it never runs on the connection after it is handed to someone else.
+  let fileStored: Promise<unknown> | undefined;
   try {
     checkRowOrder(plan, options.rowOrder);
     await beginImportTransaction(client);
@@ -271,7 +274,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     // writes it while this process parses), before its version's row, which takes the id reserved here.
     const versionId = await reserveVersionId(db);
     await deferVersionFileCheck(db);
-    const fileStored = (async () => insertVersionFile(db, versionId, await gzipOf(options.dataPath)))();
+    fileStored = (async () => insertVersionFile(db, versionId, await gzipOf(options.dataPath)))();
     fileStored.catch(() => undefined); // awaited below; a failed read of the rows ends the import first
     const collector = rowIndexCollectorFor(plan);
     const staged = await readRows(client, plan, problems, collector, options.onProgress, seconds);
@@ -322,6 +325,7 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
       timings,
     };
   } finally {
+    await fileStored?.catch(() => {});
     if (!committed) await rollbackImportTransaction(client).catch(() => {});
     await plan.batches.return(undefined).catch(() => {});
     client.release();

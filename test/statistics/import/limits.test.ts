@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportValidationError } from '../../../src/statistics/import/errors.js';
 import { importDataSetVersion } from '../../../src/statistics/import/import.js';
@@ -238,4 +239,35 @@ describe('from outside: npm run import', () => {
     expect(await refusalMs(result)).toBeLessThan(5000);
     expect(result.peakMb).toBeLessThan(500);
   }, 60_000);
+});
+
+describe('a refused import and the connection it used', () => {
+  it('is refused before its data file is stored, and the next import on that connection succeeds', async () => {
+    // One connection, so the next import gets the refused one's. The refusal comes at line 3, long before the data
+    // file (some 30 MB) is read and compressed for storing: that insert must not reach the connection afterwards.
+    const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    try {
+      const padding = `${ROW}\n`.repeat(500_000);
+      const refusedData = await write('data.csv', `${HEADER}\n${ROW}\n${ROW},extra\n${padding}`);
+      const validData = await write('data.csv', `${HEADER}\n${ROW}\n`);
+      const metaPath = await write('meta.csv', META);
+      const dataSet = await createDataSet(database.db, { title: 'Import limits: connection reuse' });
+      const refused = importDataSetVersion(
+        { pool },
+        { dataSetId: dataSet, version: '1.0', dataPath: refusedData, metaPath },
+      );
+      await expect(refused).rejects.toBeInstanceOf(ImportValidationError);
+      const imported = await importDataSetVersion(
+        { pool },
+        { dataSetId: dataSet, version: '1.0', dataPath: validData, metaPath },
+      );
+      expect(imported.rows).toBe(1);
+      const { rows } = await sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM data_set_version_files f
+        JOIN data_set_versions v ON v.id = f.version_id WHERE v.data_set_id = ${dataSet}`.execute(database.db);
+      expect(rows[0]!.n).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
 });
