@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError } from '../errors.js';
+import { chosenEncoding } from '../http/downloads.js';
 import { buildExplorerAssets, type ExplorerAsset, type ExplorerAssets } from './build.js';
 
 export interface ExplorerOptions {
@@ -39,9 +40,9 @@ function send(request: FastifyRequest, reply: FastifyReply, file: ExplorerAsset)
   reply.header('cache-control', file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache');
   if (file.gzip) {
     reply.header('vary', 'Accept-Encoding');
-    const accepted = String(request.headers['accept-encoding'] ?? '');
-    if (file.br && /\bbr\b/.test(accepted)) return reply.header('content-encoding', 'br').send(file.br);
-    if (/\bgzip\b/.test(accepted)) return reply.header('content-encoding', 'gzip').send(file.gzip);
+    const coding = chosenEncoding(request.headers['accept-encoding'], file.br ? ['br', 'gzip'] : ['gzip']);
+    if (coding === 'br' && file.br) return reply.header('content-encoding', 'br').send(file.br);
+    if (coding === 'gzip') return reply.header('content-encoding', 'gzip').send(file.gzip);
   }
   return reply.send(file.body);
 }

@@ -8,6 +8,7 @@ import zlib from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ifNoneMatchMatches, weakEtag } from './conditional.js';
 import { addVary } from './vary.js';
+import { chosenEncoding } from './downloads.js';
 
 const gzipAsync = promisify(zlib.gzip);
 const brotliAsync = promisify(zlib.brotliCompress);
@@ -57,8 +58,7 @@ export function sendPrecompressed(request: FastifyRequest, reply: FastifyReply, 
   addVary(reply, 'Accept-Encoding');
   if (ifNoneMatchMatches(request, file.etag)) return reply.code(304).send();
   reply.type(file.contentType);
-  const accepted = String(request.headers['accept-encoding'] ?? '');
-  if (/\bbr\b/.test(accepted)) return reply.header('content-encoding', 'br').send(file.br);
-  if (/\bgzip\b/.test(accepted)) return reply.header('content-encoding', 'gzip').send(file.gzip);
+  const coding = chosenEncoding(request.headers['accept-encoding'], ['br', 'gzip']);
+  if (coding) return reply.header('content-encoding', coding).send(file[coding]);
   return reply.send(file.body);
 }

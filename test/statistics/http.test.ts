@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { statisticsErrorFormatter } from '../../src/statistics/errors.js';
-import { acceptsGzip } from '../../src/http/downloads.js';
+import { acceptsGzip, chosenEncoding } from '../../src/http/downloads.js';
 import { bindQuery, splitListValues } from '../../src/statistics/request-binding.js';
 import { findStoredCsv, streamStoredCsvGzip } from '../../src/statistics/data-file/service.js';
 import { parseVersionSelector, resolveDataSetVersion } from '../../src/statistics/versions/access.js';
@@ -348,5 +348,17 @@ describe('CSV streaming', () => {
     ['*;q=0', false],
   ])('Accept-Encoding %s → gzip %s', (header, expected) => {
     expect(acceptsGzip(header)).toBe(expected);
+  });
+
+  it.each([
+    ['gzip, deflate, br', 'br'],
+    ['br;q=0, gzip', 'gzip'],
+    ['gzip;q=1, br;q=0.5', 'gzip'],
+    ['*', 'br'],
+    ['identity', null],
+    ['gzip;q=0, br;q=0', null],
+    [undefined, null],
+  ])('Accept-Encoding %s → a body kept as br and gzip is sent as %s', (header, expected) => {
+    expect(chosenEncoding(header, ['br', 'gzip'])).toBe(expected);
   });
 });
