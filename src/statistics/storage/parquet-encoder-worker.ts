@@ -1,7 +1,7 @@
 /**
  * The Parquet encoder's thread (parquet-encoder.ts starts it): takes a file's record batches as Arrow IPC streams, one
  * message each, encodes them with parquet-wasm and answers the whole file's bytes. One file at a time; the thread
- * lives on for the next one.
+ * is ended once no other file waits.
  *
  * Messages in: `{ start: ParquetFileSettings }`, then `{ ipc: Uint8Array }` per batch, then `{ end: true }`.
  * Messages out: `{ taken: true }` when a batch has been handed to the encoder (the sender may send another),

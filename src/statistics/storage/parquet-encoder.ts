@@ -8,8 +8,8 @@ import { Worker } from 'node:worker_threads';
  * import stores the engine form meanwhile). Most of a Parquet write is the encoding inside parquet-wasm, so the
  * import's Parquet phase overlaps the rest instead of following it (docs/decisions/0002-parquet-writer.md).
  *
- * One thread per process, started on first use and kept (it is unref'd: it never keeps the process alive), one file
- * at a time: files asked for together are written in turn.
+ * One thread per process, started for a file and ended when no other file waits (it is unref'd meanwhile: it never
+ * keeps the process alive), one file at a time: files asked for together are written in turn.
  */
 
 /** How a file is written: what the writer's properties need beyond the batches. */
@@ -42,6 +42,8 @@ function startEncoderThread(): Worker {
 }
 
 let worker: Worker | undefined;
+/** Files asked for and not yet written. */
+let waitingFiles = 0;
 /** The file being written before the next may start. */
 let previous: Promise<unknown> = Promise.resolve();
 
@@ -62,8 +64,19 @@ function encoderThread(): Worker {
  * most MAX_WAITING_BATCHES are held whatever the file's size.
  */
 export function encodeParquetFile(settings: ParquetFileSettings, batches: Iterable<Uint8Array>): Promise<Buffer> {
+  waitingFiles++;
   const written = previous.then(() => encodeOne(settings, batches));
-  previous = written.catch(() => undefined);
+  previous = written
+    .catch(() => undefined)
+    .then(() => {
+      // The last file asked for is written: the thread and its WebAssembly memory (which never shrinks) go, so a
+      // server that imported its seed at start does not keep them; the next file starts a thread again.
+      if (--waitingFiles === 0 && worker) {
+        const idle = worker;
+        worker = undefined;
+        void idle.terminate();
+      }
+    });
   return written;
 }
 
