@@ -3,13 +3,16 @@
  * src/register/openapi/index.ts). The register documents are written by hand (see there); so are these.
  */
 import { FEED_PAGE_DEFAULT, FEED_PAGE_MAX } from '../../events/feed.js';
+import { dataRequestBody, jsonResponse } from '../openapi/json-content.js';
 import { MAX_SUBSCRIPTIONS } from '../../events/webhooks.js';
 import { REGISTER_EVENT_TYPES } from './service.js';
 
-const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
 const errors = { type: 'object', properties: { errors: { type: 'array' } } };
 /** As every register operation: a missing, unknown, revoked or expired token. */
-const unauthorized = json({ type: 'object', properties: { error: { const: 'Unauthorized' } } }, 'No valid token');
+const unauthorized = jsonResponse(
+  { type: 'object', properties: { error: { const: 'Unauthorized' } } },
+  'No valid token',
+);
 const id = { name: 'webhook_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 
 const Event = {
@@ -114,9 +117,9 @@ function eventsPath() {
             'text/event-stream': { schema: { type: 'string' } },
           },
         },
-        400: json(errors, 'A malformed cursor or unknown type'),
+        400: jsonResponse(errors, 'A malformed cursor or unknown type'),
         401: unauthorized,
-        410: json(errors, 'The cursor is older than the retention period'),
+        410: jsonResponse(errors, 'The cursor is older than the retention period'),
         429: { description: 'Too many requests or streams' },
       },
     },
@@ -130,7 +133,7 @@ function webhooksPath() {
       summary: 'Your webhook subscriptions',
       responses: {
         401: unauthorized,
-        200: json(
+        200: jsonResponse(
           { type: 'object', properties: { data: { type: 'array', items: Subscription } } },
           'The subscriptions',
         ),
@@ -146,27 +149,15 @@ function webhooksPath() {
         'Deliveries are POSTs signed per Standard Webhooks ' +
         '(`webhook-id` = event id, `webhook-timestamp`, `webhook-signature`), at least once, in order, retried with exponential ' +
         'backoff and jitter for 24 hours; after that the subscription is disabled and a `webhook.disabled` event is written.',
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              properties: {
-                data: {
-                  type: 'object',
-                  required: ['url'],
-                  properties: { url: { type: 'string' }, event_types: { type: 'array', items: { type: 'string' } } },
-                },
-              },
-            },
-          },
-        },
-      },
+      requestBody: dataRequestBody({
+        type: 'object',
+        required: ['url'],
+        properties: { url: { type: 'string' }, event_types: { type: 'array', items: { type: 'string' } } },
+      }),
       responses: {
         401: unauthorized,
-        201: json({ type: 'object', properties: { data: Subscription } }, 'Created, with `secret`'),
-        422: json(errors, 'A refused URL or unknown type'),
+        201: jsonResponse({ type: 'object', properties: { data: Subscription } }, 'Created, with `secret`'),
+        422: jsonResponse(errors, 'A refused URL or unknown type'),
       },
     },
   };
@@ -180,45 +171,33 @@ function webhookPath() {
       parameters: [id],
       responses: {
         401: unauthorized,
-        200: json({ type: 'object', properties: { data: Subscription } }, 'The subscription'),
-        404: json(errors, 'Not yours or none'),
+        200: jsonResponse({ type: 'object', properties: { data: Subscription } }, 'The subscription'),
+        404: jsonResponse(errors, 'Not yours or none'),
       },
     },
     patch: {
       summary:
         'Change the URL or event types, or re-enable (`enabled: true`; the failed delivery is tried again first)',
       parameters: [id],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              properties: {
-                data: {
-                  type: 'object',
-                  properties: {
-                    url: { type: 'string' },
-                    event_types: { type: 'array', items: { type: 'string' } },
-                    enabled: { type: 'boolean' },
-                  },
-                },
-              },
-            },
-          },
+      requestBody: dataRequestBody({
+        type: 'object',
+        properties: {
+          url: { type: 'string' },
+          event_types: { type: 'array', items: { type: 'string' } },
+          enabled: { type: 'boolean' },
         },
-      },
+      }),
       responses: {
         401: unauthorized,
-        200: json({ type: 'object', properties: { data: Subscription } }, 'Changed'),
-        404: json(errors, 'Not yours or none'),
-        422: json(errors, 'Refused'),
+        200: jsonResponse({ type: 'object', properties: { data: Subscription } }, 'Changed'),
+        404: jsonResponse(errors, 'Not yours or none'),
+        422: jsonResponse(errors, 'Refused'),
       },
     },
     delete: {
       summary: 'Unsubscribe',
       parameters: [id],
-      responses: { 401: unauthorized, 204: { description: 'Deleted' }, 404: json(errors, 'Not yours or none') },
+      responses: { 401: unauthorized, 204: { description: 'Deleted' }, 404: jsonResponse(errors, 'Not yours or none') },
     },
   };
 }
@@ -231,7 +210,7 @@ function rotateSecretPath() {
       parameters: [id],
       responses: {
         401: unauthorized,
-        200: json({ type: 'object', properties: { data: Subscription } }, 'With the new `secret`'),
+        200: jsonResponse({ type: 'object', properties: { data: Subscription } }, 'With the new `secret`'),
       },
     },
   };
@@ -249,7 +228,10 @@ function deliveriesPath() {
       ],
       responses: {
         401: unauthorized,
-        200: json({ type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } }, 'Deliveries'),
+        200: jsonResponse(
+          { type: 'object', properties: { data: { type: 'array', items: { type: 'object' } } } },
+          'Deliveries',
+        ),
       },
     },
   };
@@ -263,7 +245,7 @@ function redeliverPath() {
       parameters: [id, { name: 'delivery_id', in: 'path', required: true, schema: { type: 'integer' } }],
       responses: {
         401: unauthorized,
-        202: json(
+        202: jsonResponse(
           {
             type: 'object',
             properties: {
@@ -272,7 +254,7 @@ function redeliverPath() {
           },
           'Queued',
         ),
-        404: json(errors, 'No such delivery'),
+        404: jsonResponse(errors, 'No such delivery'),
       },
     },
   };

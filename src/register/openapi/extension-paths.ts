@@ -3,15 +3,21 @@
  * adapter has them: batch create, and the sandbox tools (served by a sandbox instance only; 404 on live).
  */
 import { MAX_GENERATED_TRAINEES } from '../sandbox/service.js';
+import { dataRequestBody, jsonResponse } from './json-content.js';
 import { MAX_BATCH_ROWS } from '../trainees/batch.js';
 import { adapterFor, type RegisterVersion } from '../versions/index.js';
 
 type Json = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown, description: string) => ({ description, content: { 'application/json': { schema } } });
-const stringErrors = json({ type: 'object', properties: { errors: { type: 'array', items: { type: 'string' } } } }, '');
-const unauthorized = json({ type: 'object', properties: { error: { const: 'Unauthorized' } } }, 'No valid token');
+const stringErrors = jsonResponse(
+  { type: 'object', properties: { errors: { type: 'array', items: { type: 'string' } } } },
+  '',
+);
+const unauthorized = jsonResponse(
+  { type: 'object', properties: { error: { const: 'Unauthorized' } } },
+  'No valid token',
+);
 const tooMany = {
   description: 'Over the rate limit: `Retry later`',
   content: { 'text/plain': { schema: { type: 'string' } } },
@@ -26,26 +32,16 @@ function batchCreatePath(): Json {
       parameters: [
         { name: 'Enhanced-Errors', in: 'header', required: false, schema: { type: 'string', enum: ['true'] } },
       ],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['data'],
-              properties: {
-                data: {
-                  type: 'array',
-                  items: ref('TraineeInput'),
-                  description: `1 to ${MAX_BATCH_ROWS} trainees, each as \`POST /trainees\` takes it`,
-                },
-              },
-            },
-          },
+      requestBody: dataRequestBody(
+        {
+          type: 'array',
+          items: ref('TraineeInput'),
+          description: `1 to ${MAX_BATCH_ROWS} trainees, each as \`POST /trainees\` takes it`,
         },
-      },
+        true,
+      ),
       responses: {
-        200: json(
+        200: jsonResponse(
           {
             type: 'object',
             properties: {
@@ -73,7 +69,7 @@ function batchCreatePath(): Json {
           description: `More than ${MAX_BATCH_ROWS} rows, or a body that is not JSON: nothing is written`,
         },
         401: unauthorized,
-        422: json(ref('ValidationErrors'), '`data` missing, empty or not a list'),
+        422: jsonResponse(ref('ValidationErrors'), '`data` missing, empty or not a list'),
       },
     },
   };
@@ -85,28 +81,18 @@ function generateTraineesPath(): Json {
     post: {
       summary: 'Generate realistic trainees for your provider (sandbox only)',
       description: sandboxOnly,
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['data'],
-              properties: {
-                data: {
-                  type: 'object',
-                  required: ['count'],
-                  properties: {
-                    count: { type: 'integer', description: `How many, from 1 to ${MAX_GENERATED_TRAINEES}` },
-                  },
-                },
-              },
-            },
+      requestBody: dataRequestBody(
+        {
+          type: 'object',
+          required: ['count'],
+          properties: {
+            count: { type: 'integer', description: `How many, from 1 to ${MAX_GENERATED_TRAINEES}` },
           },
         },
-      },
+        true,
+      ),
       responses: {
-        201: json(
+        201: jsonResponse(
           {
             type: 'object',
             properties: {
@@ -122,7 +108,7 @@ function generateTraineesPath(): Json {
           'Created, with how many trainees are in each state',
         ),
         401: unauthorized,
-        422: json(ref('NotFound'), '`count` is not a whole number from 1 to the maximum'),
+        422: jsonResponse(ref('NotFound'), '`count` is not a whole number from 1 to the maximum'),
         429: tooMany,
       },
     },
@@ -136,7 +122,7 @@ function sandboxDataPath(): Json {
       summary: 'Delete your sandbox trainees, events and webhook deliveries (sandbox only)',
       description: `${sandboxOnly} Webhook subscriptions are kept.`,
       responses: {
-        200: json(
+        200: jsonResponse(
           {
             type: 'object',
             properties: {
