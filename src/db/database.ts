@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { ServiceUnavailableError } from '../errors.js';
 import type { Database } from './schema.js';
+import { selectOne } from './probe-repository.js';
 
 // int8 (count(*), bigserial) as numbers; dates as 'YYYY-MM-DD' strings, never shifted by the local time zone.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -114,7 +115,7 @@ export function databaseAnswersProbe(db: Db, timeoutMs: number): () => Promise<b
     const outOfTime = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
-    const answered = withCallDeadline(timeoutMs, () => sql`SELECT 1`.execute(db)).then(
+    const answered = withCallDeadline(timeoutMs, () => selectOne(db)).then(
       () => true,
       () => false,
     );

@@ -24,7 +24,7 @@ export interface PagesOptions {
 }
 
 export interface QueryEngine {
-  /** What answers (the `x-query-engine` header): `index`, `stored` or `sql`. */
+  /** What answers (the `x-query-engine` header): index, stored or sql. */
   readonly name: string;
   count(query: ResolvedQuery): Promise<number>;
   /** The total and the rows `offset` … `offset + limit - 1` of the result. */
