@@ -9,6 +9,7 @@ import type { Database } from '../src/db/schema.js';
 import { loadConfig } from '../src/config.js';
 import { createToken, tokenSecret } from '../src/register/tokens.js';
 import { openRuntime } from '../src/runtime.js';
+import { cpuSecondsBetween, cpuSecondsOf, descendantsCpu } from './process-cpu.js';
 import { freePort, registerBenchServerEnv, startServer, stopServer } from './server-process.js';
 import { benchTrainee } from './trainee-payload.js';
 
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
+    // Only the scenarios whose name this regular expression matches (e.g. `^create`); the results file holds only those.
+    only: { type: 'string', default: '' },
   },
 });
 const DURATION = Number(values.duration);
@@ -189,18 +192,41 @@ await runCli(async () => {
     // The machine is shared: its load average before and after is part of the result.
     const loadBefore = os.loadavg().map((l) => Math.round(l * 100) / 100);
     const results = [];
-    for (const scenario of scenarios) {
+    for (const scenario of scenarios.filter((s) => new RegExp(values.only).test(s.name))) {
       // Fresh planner statistics (and visibility map), as autovacuum keeps them in steady state: the previous scenario
       // added or changed thousands of trainees seconds ago, sooner than autovacuum's one-minute round comes.
       await (scenario.vacuum ? sql`VACUUM ANALYZE trainees` : sql`ANALYZE trainees`).execute(runtime.primary.db);
       const connections = scenario.connections ?? CONNECTIONS;
+      // CPU per request of the server, PostgreSQL (when embedded, a child of this process) and this client: what a
+      // request costs whatever else the machine runs, where latency and throughput depend on the neighbours.
+      let sent = 0;
+      const cpuBefore = {
+        server: await cpuSecondsOf(server.pid!),
+        postgres: await descendantsCpu(process.pid, 'postgres'),
+        client: process.cpuUsage(),
+      };
       const result = await autocannon({
         url: `http://127.0.0.1:${port}`,
         connections,
         duration: DURATION,
         ...(WARMUP > 0 ? { warmup: { connections, duration: WARMUP } } : {}),
-        requests: [{ setupRequest: scenario.setup }],
+        requests: [
+          {
+            setupRequest: (r: BenchRequest) => {
+              sent++;
+              return scenario.setup(r);
+            },
+          },
+        ],
       });
+      const clientUsage = process.cpuUsage(cpuBefore.client);
+      const postgresSeconds = cpuSecondsBetween(cpuBefore.postgres, await descendantsCpu(process.pid, 'postgres'));
+      const perRequestMs = (seconds: number) => Math.round((seconds * 1e5) / Math.max(sent, 1)) / 100;
+      const cpuMsPerRequest = {
+        server: perRequestMs((await cpuSecondsOf(server.pid!)) - cpuBefore.server),
+        postgres: cpuBefore.postgres.size > 0 ? perRequestMs(postgresSeconds) : null,
+        client: perRequestMs((clientUsage.user + clientUsage.system) / 1e6),
+      };
       // No answer in the measured window is a failure, not a met target.
       const answered = result.requests.total > 0;
       const requestsPerSecond = Math.round(result.requests.average);
@@ -226,6 +252,7 @@ await runCli(async () => {
             : answered &&
               result.latency.p50 <= scenario.targetP50Ms &&
               requestsPerSecond >= (scenario.targetRequestsPerSecond ?? 0),
+        cpuMsPerRequest,
         errors: result.errors,
         non2xx: result.non2xx,
       };
@@ -235,7 +262,7 @@ await runCli(async () => {
           ? 'no target'
           : `target p50 ≤ ${row.targetP50Ms} ms${row.targetRequestsPerSecond === null ? '' : `, ≥ ${row.targetRequestsPerSecond} req/s`}: ${row.meetsTarget ? 'met' : 'NOT met'}`;
       console.log(
-        `${row.scenario.padEnd(24)} ${row.connections} conn  p50 ${row.latencyMs.p50} ms  p90 ${row.latencyMs.p90} ms  p99 ${row.latencyMs.p99} ms  ${row.requestsPerSecond} req/s  non-2xx ${row.non2xx}  (${verdict})`,
+        `${row.scenario.padEnd(24)} ${row.connections} conn  p50 ${row.latencyMs.p50} ms  p90 ${row.latencyMs.p90} ms  p99 ${row.latencyMs.p99} ms  ${row.requestsPerSecond} req/s  non-2xx ${row.non2xx}  CPU ms/req server ${cpuMsPerRequest.server} postgres ${cpuMsPerRequest.postgres ?? '-'} client ${cpuMsPerRequest.client}  (${verdict})`,
       );
     }
     await mkdir('bench/results', { recursive: true });

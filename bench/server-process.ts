@@ -35,9 +35,13 @@ function listening(child: ChildProcess, started: number, name: string): Promise<
   });
 }
 
-/** Starts `src/server.ts` in its own process with `env`; resolves once it listens. */
+/**
+ * Starts `src/server.ts` in its own process with `env`; resolves once it listens. `BENCH_SERVER_NODE_ARGS` (e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes on its command line: Node refuses profiler flags in NODE_OPTIONS.
+ */
 export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 120000): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/server.ts'], {
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -10,7 +10,7 @@ import type { Db } from '../../db/database.js';
 import type { RegisterContext } from '../context.js';
 import { missingData, RegisterError } from '../errors.js';
 import { requestData } from '../http.js';
-import { lockDuplicateCandidates } from './repository.js';
+import { withDuplicateLocks } from './repository.js';
 import { createLockKey, prepareCreate, storeCreate, type PreparedCreate } from './service.js';
 
 export const MAX_BATCH_ROWS = 100;
@@ -61,11 +61,8 @@ export async function createTraineeBatch(
   }
   let created = 0;
   if (valid.length > 0) {
-    await db.transaction().execute(async (trx) => {
-      await lockDuplicateCandidates(
-        trx,
-        valid.map(({ prepared }) => createLockKey(context.provider.id, prepared)),
-      );
+    const keys = valid.map(({ prepared }) => createLockKey(context.provider.id, prepared));
+    await withDuplicateLocks(db, keys, async (trx) => {
       for (const { index, prepared } of valid) {
         try {
           const { body } = await storeCreate(trx, context, prepared);

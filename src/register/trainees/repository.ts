@@ -3,7 +3,8 @@
  * forbidden), row locks for writes, updates that bump `lock_version`, and the audit trail.
  */
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
-import type { Executor } from '../../db/database.js';
+import { createHash } from 'node:crypto';
+import type { Db, Executor } from '../../db/database.js';
 import { eventInboxValues, type NewEvent } from '../../events/outbox-repository.js';
 import type { TraineesTable } from '../tables.js';
 import type { TraineeListQuery } from './list-query.js';
@@ -121,18 +122,36 @@ export function duplicateLockKey(providerId: number, dateOfBirth: string, lastNa
   return `register-trainee:${providerId}:${dateOfBirth}:${lastName.toLowerCase()}`;
 }
 
+/** The advisory lock number of a duplicate lock key: 64 bits of its SHA-256, so SQL can carry it as a literal. */
+function duplicateLockNumber(key: string): bigint {
+  return createHash('sha256').update(key).digest().readBigInt64BE(0);
+}
+
 /**
- * Takes the duplicate locks of these keys (`duplicateLockKey`) until the transaction ends. A batch also counts all
- * its trainees in one trainee_list_counts shard (migration 2026-11-29T0810), so two batches never deadlock on shards.
+ * Runs `store` in a transaction that begins holding the duplicate locks of these keys (`duplicateLockKey`) until it
+ * ends. BEGIN and the locks are one round trip: a simple-protocol query of two statements, the locks as number
+ * literals (a Kysely transaction would send BEGIN alone first). The statements `store` sends after it each take a
+ * new snapshot, so they see every trainee committed by a holder of the same lock. A batch (more than one key) also
+ * counts all its trainees in one trainee_list_counts shard (migration 2026-11-29T0810), so two batches never
+ * deadlock on shards.
  */
-export async function lockDuplicateCandidates(trx: Executor, keys: string[]): Promise<void> {
-  if (keys.length === 1) {
-    await sql`select pg_advisory_xact_lock(hashtext(${keys[0]}))`.execute(trx);
-    return;
-  }
-  await sql`
-    select set_config('register.list_count_shard', ${String(Math.floor(Math.random() * 16))}, true), pg_advisory_xact_lock(h)
-    from (select distinct hashtext(k) as h from unnest(${keys}::text[]) k order by h) locks`.execute(trx);
+export async function withDuplicateLocks<T>(db: Db, keys: string[], store: (trx: Executor) => Promise<T>): Promise<T> {
+  const locks = [...new Set(keys.map(duplicateLockNumber))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const shard =
+    keys.length > 1 ? `set_config('register.list_count_shard', '${Math.floor(Math.random() * 16)}', true), ` : '';
+  const lockAll = `select ${shard}pg_advisory_xact_lock(h) from unnest('{${locks.join(',')}}'::bigint[]) h`;
+  return db.connection().execute(async (connection) => {
+    await sql.raw(`begin; ${lockAll}`).execute(connection);
+    let result: T;
+    try {
+      result = await store(connection);
+    } catch (error) {
+      await sql`rollback`.execute(connection);
+      throw error;
+    }
+    await sql`commit`.execute(connection);
+    return result;
+  });
 }
 
 export async function insertTraineeRow(trx: Executor, row: TraineeInsert): Promise<TraineeRow> {
@@ -359,21 +378,45 @@ export async function findSchoolsByUrn(db: Executor, urns: string[]) {
   return urns.length > 0 ? db.selectFrom('schools').selectAll().where('urn', 'in', urns).execute() : [];
 }
 
-/** The provider's trainees a new one may duplicate: same date of birth, last name (any case), route and start cycle. */
-export async function findDuplicateCandidates(
-  db: Executor,
-  key: { providerId: number; dateOfBirth: string; lastName: string; trainingRoute: string; startAcademicCycle: number },
-): Promise<TraineeRow[]> {
-  return db
-    .selectFrom('trainees')
-    .selectAll()
-    .where('provider_id', '=', key.providerId)
-    .where('discarded_at', 'is', null)
-    .where('date_of_birth', '=', key.dateOfBirth)
-    .where(sql<string>`lower(last_name)`, '=', key.lastName.toLowerCase())
-    .where('training_route', '=', key.trainingRoute)
-    .where('start_academic_cycle', '=', key.startAcademicCycle)
-    .execute();
+/** What a new trainee's possible duplicates share with it: provider, date of birth, last name (any case), route, start cycle. */
+export interface DuplicateCandidateKey {
+  providerId: number;
+  dateOfBirth: string;
+  lastName: string;
+  trainingRoute: string;
+  startAcademicCycle: number;
+}
+
+const isDuplicateCandidate = (key: DuplicateCandidateKey) => sql<boolean>`
+  provider_id = ${key.providerId} and discarded_at is null and date_of_birth = ${key.dateOfBirth}
+  and lower(last_name) = ${key.lastName.toLowerCase()} and training_route = ${key.trainingRoute}
+  and start_academic_cycle = ${key.startAcademicCycle}`;
+
+/** The provider's trainees a new one may duplicate (`DuplicateCandidateKey`). */
+export async function findDuplicateCandidates(db: Executor, key: DuplicateCandidateKey): Promise<TraineeRow[]> {
+  return db.selectFrom('trainees').selectAll().where(isDuplicateCandidate(key)).execute();
+}
+
+/**
+ * Inserts the trainee unless the provider has a trainee it may duplicate (`findDuplicateCandidates`), in one
+ * statement: the create's common case, no candidate, costs one round trip instead of two. Undefined when there is a
+ * candidate (the caller reads them and decides). The row goes in as one JSON parameter (`jsonb_populate_record`, as
+ * the nested rows do): an INSERT … SELECT leaves bare parameters untyped. The jsonb column goes in as JSON, not text.
+ */
+export async function insertTraineeUnlessCandidates(
+  trx: Executor,
+  row: TraineeInsert,
+  key: DuplicateCandidateKey,
+): Promise<TraineeRow | undefined> {
+  const columns = sql.join(Object.keys(row).map((c) => sql.ref(c)));
+  const record =
+    typeof row.disabilities === 'string' ? { ...row, disabilities: JSON.parse(row.disabilities) as unknown } : row;
+  const { rows } = await sql<TraineeRow>`
+    insert into trainees (${columns})
+    select ${columns} from jsonb_populate_record(null::trainees, ${JSON.stringify(record)}::jsonb)
+    where not exists (select 1 from trainees where ${isDuplicateCandidate(key)})
+    returning *`.execute(trx);
+  return rows[0];
 }
 
 /**

@@ -29,16 +29,19 @@ import {
   findTrainingPartner,
   insertNestedRecords,
   insertTraineeRow,
+  insertTraineeUnlessCandidates,
   listTraineePage,
   loadPlacementsAndDegrees,
   loadPlacementsAndDegreesForTrainees,
   loadTraineesWithNested,
-  lockDuplicateCandidates,
   lockTraineeForUpdate,
   lockTraineeWithNested,
   recordAudit,
   schoolExists,
   updateTraineeRow,
+  withDuplicateLocks,
+  type DuplicateCandidateKey,
+  type TraineeInsert,
   type TraineePatch,
   type TraineeRow,
 } from './repository.js';
@@ -268,10 +271,21 @@ async function checkPartners(
   return { values: result, errors };
 }
 
-/** Existing trainees the new one duplicates: same provider, DOB, last name, route, start cycle, and first name or email. */
-async function findDuplicates(db: Executor, providerId: number, attrs: Attributes): Promise<TraineeRow[]> {
+/** What the new trainee's possible duplicates share with it; undefined without an ITT start date (none can be). */
+function duplicateCandidateKey(providerId: number, attrs: Attributes): DuplicateCandidateKey | undefined {
   const ittStart = isoDate(attrs.itt_start_date);
-  if (!ittStart) return [];
+  if (!ittStart) return undefined;
+  return {
+    providerId,
+    dateOfBirth: isoDate(attrs.date_of_birth) ?? '',
+    lastName: String(attrs.last_name),
+    trainingRoute: codeText(attrs.training_route),
+    startAcademicCycle: academicCycleOf(ittStart),
+  };
+}
+
+/** Existing trainees the new one duplicates: the candidates (`duplicateCandidateKey`) with its first name or email. */
+async function findDuplicates(db: Executor, key: DuplicateCandidateKey, attrs: Attributes): Promise<TraineeRow[]> {
   const firstToken = (value: unknown) =>
     typeof value === 'string'
       ? (value
@@ -281,18 +295,31 @@ async function findDuplicates(db: Executor, providerId: number, attrs: Attribute
           .split(/\s+/)[0] ?? '')
       : '';
   const email = typeof attrs.email === 'string' ? attrs.email.trim().toLowerCase() : '';
-  const candidates = await findDuplicateCandidates(db, {
-    providerId,
-    dateOfBirth: isoDate(attrs.date_of_birth) ?? '',
-    lastName: String(attrs.last_name),
-    trainingRoute: codeText(attrs.training_route),
-    startAcademicCycle: academicCycleOf(ittStart),
-  });
+  const candidates = await findDuplicateCandidates(db, key);
   return candidates.filter(
     (row) =>
       firstToken(row.first_names) === firstToken(attrs.first_names) ||
       (email !== '' && (row.email ?? '').trim().toLowerCase() === email),
   );
+}
+
+/**
+ * Inserts the new trainee's row, or throws 409 when it duplicates one of the provider's. Most creates have no
+ * candidate at all, and then the check and the insert are one statement.
+ */
+async function insertUnlessDuplicate(
+  trx: Executor,
+  context: RegisterContext,
+  attrs: Attributes,
+  values: TraineeInsert,
+): Promise<TraineeRow> {
+  const key = duplicateCandidateKey(context.provider.id, attrs);
+  const inserted = key && (await insertTraineeUnlessCandidates(trx, values, key));
+  if (inserted) return inserted;
+  const duplicates = key ? await findDuplicates(trx, key, attrs) : [];
+  if (duplicates.length > 0)
+    throw duplicateTrainee(await serializeRows(trx, duplicates, context.version, context.provider.ukprn));
+  return insertTraineeRow(trx, values);
 }
 
 /** `time` plus `n` microseconds (n < 1000), as an ISO timestamp with microseconds, for PostgreSQL. */
@@ -363,12 +390,14 @@ export function createLockKey(providerId: number, { attrs }: PreparedCreate): st
  * it duplicates a trainee (also one stored earlier in the same transaction, a batch's), else the trainee with its
  * degrees, placements, audit row and `trainee.created` event.
  */
-export async function storeCreate(trx: Tx, context: RegisterContext, prepared: PreparedCreate): Promise<TraineeResult> {
+export async function storeCreate(
+  trx: Executor,
+  context: RegisterContext,
+  prepared: PreparedCreate,
+): Promise<TraineeResult> {
   const { version, provider } = context;
   const { attrs, partners, schoolsByUrn } = prepared;
-  const duplicates = await findDuplicates(trx, provider.id, attrs);
-  if (duplicates.length > 0) throw duplicateTrainee(await serializeRows(trx, duplicates, version, provider.ukprn));
-  const row = await insertTraineeRow(trx, {
+  const row = await insertUnlessDuplicate(trx, context, attrs, {
     ...(attributesToColumns(attrs) as Record<string, unknown>),
     training_partner_urn: partners.training_partner_urn ?? null,
     training_partner_ukprn: partners.training_partner_ukprn ?? null,
@@ -383,7 +412,7 @@ export async function storeCreate(trx: Tx, context: RegisterContext, prepared: P
       'trn',
       typeof attrs.provider_trainee_id === 'string' ? attrs.provider_trainee_id : null,
     ),
-  } as Parameters<typeof insertTraineeRow>[1]);
+  } as TraineeInsert);
   const degreeValues = prepared.degrees.map((degree) => ({ id: newSlug(), trainee_id: row.id, ...degree }));
   const placementValues = prepared.placements.map((placement) => {
     const school = placement.urn ? schoolsByUrn.get(placement.urn) : undefined;
@@ -438,10 +467,9 @@ export async function storeCreate(trx: Tx, context: RegisterContext, prepared: P
 /** `POST /trainees`: validate, refuse duplicates, insert the trainee with its degrees and placements, audit. */
 export async function createTrainee(db: Db, context: RegisterContext, request: WriteRequest): Promise<TraineeResult> {
   const prepared = await prepareCreate(db, context, request);
-  return db.transaction().execute(async (trx) => {
-    await lockDuplicateCandidates(trx, [createLockKey(context.provider.id, prepared)]);
-    return storeCreate(trx, context, prepared);
-  });
+  return withDuplicateLocks(db, [createLockKey(context.provider.id, prepared)], (trx) =>
+    storeCreate(trx, context, prepared),
+  );
 }
 
 /** `PUT`/`PATCH /trainees/{id}`: a partial update on the locked trainee, validated as a whole, audited. */

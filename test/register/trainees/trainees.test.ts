@@ -2,11 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { createProviderWithToken, currentCycle, validTrainee, type TestProvider } from '../helpers.js';
-import {
-  insertTraineeRow,
-  duplicateLockKey,
-  lockDuplicateCandidates,
-} from '../../../src/register/trainees/repository.js';
+import { insertTraineeRow, duplicateLockKey, withDuplicateLocks } from '../../../src/register/trainees/repository.js';
 
 let t: TestApp;
 let p: TestProvider;
@@ -550,22 +546,25 @@ describe('concurrent duplicates', () => {
     const holding = new Promise<void>((resolve) => (release = resolve));
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
-    const other = t.database.db.transaction().execute(async (trx) => {
-      await lockDuplicateCandidates(trx, [duplicateLockKey(p.id, String(payload.date_of_birth), 'RACE')]);
-      await insertTraineeRow(trx, {
-        id: 'RaceRaceRaceRaceRaceRace',
-        provider_id: p.id,
-        state: 'submitted_for_trn',
-        first_names: 'Rita',
-        last_name: 'Race',
-        date_of_birth: String(payload.date_of_birth),
-        sex: '11',
-        training_route: '11',
-        itt_start_date: String(payload.itt_start_date),
-      });
-      locked();
-      await holding;
-    });
+    const other = withDuplicateLocks(
+      t.database.db,
+      [duplicateLockKey(p.id, String(payload.date_of_birth), 'RACE')],
+      async (trx) => {
+        await insertTraineeRow(trx, {
+          id: 'RaceRaceRaceRaceRaceRace',
+          provider_id: p.id,
+          state: 'submitted_for_trn',
+          first_names: 'Rita',
+          last_name: 'Race',
+          date_of_birth: String(payload.date_of_birth),
+          sex: '11',
+          training_route: '11',
+          itt_start_date: String(payload.itt_start_date),
+        });
+        locked();
+        await holding;
+      },
+    );
     await lockTaken;
     // `.then` starts the injected request now (an inject chain is lazy).
     let settled = false;
