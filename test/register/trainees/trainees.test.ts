@@ -477,6 +477,21 @@ describe('POST /trainees', () => {
       validTrainee({ last_name: 'Duplicate', first_names: 'Beth', email: 'beth@example.com' }),
     );
     expect(third.statusCode).toBe(201);
+    // Stored as a trainee with no candidate is (one statement checks and inserts that one), and read back the same.
+    const unlike = (body: Record<string, unknown>) =>
+      Object.fromEntries(
+        Object.entries(body).filter(
+          ([key]) => !/^(trainee_id|last_name|created_at|updated_at|submitted_for_trn_at)$/.test(key),
+        ),
+      );
+    const alone = await post(
+      'v2026.1',
+      validTrainee({ last_name: 'Alone', first_names: 'Beth', email: 'beth@example.com' }),
+    );
+    expect(alone.statusCode).toBe(201);
+    expect(unlike(third.json().data)).toEqual(unlike(alone.json().data));
+    expect((await get('v2026.1', third.json().data.trainee_id)).json()).toEqual(third.json().data);
+    expect((await get('v2026.1', alone.json().data.trainee_id)).json()).toEqual(alone.json().data);
     // Another provider's trainee never counts.
     expect(
       (await post('v2026.1', validTrainee({ last_name: 'Duplicate', first_names: 'Anne' }), other)).statusCode,
