@@ -10,6 +10,11 @@ export interface PageRows {
   idsOf(column: string): (r: number) => number;
   /** The raw texts of an indicator column ('' for none). */
   textsOf(column: string): (r: number) => string;
+  /**
+   * An indicator column's numbers, where the rows hold them as numbers (the row index): NaN where a row holds a text
+   * instead, which `textsOf` gives. Spares a writer that wants numbers a text per value made and parsed back.
+   */
+  numbersOf?(column: string): (r: number) => number;
   /** The same texts as JSON string literals, where the rows can make them cheaper than JSON.stringify of each. */
   jsonTextsOf?(column: string): (r: number) => string;
 }

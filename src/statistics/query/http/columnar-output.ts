@@ -108,6 +108,11 @@ class IndicatorColumns {
     this.fields = [new Field(name, new Float64(), true, meta), new Field(`${name}_marker`, new Utf8(), true, meta)];
   }
 
+  setNumber(row: number, value: number): void {
+    this.values[row] = value;
+    this.validity[row >> 3]! |= 1 << (row & 7);
+  }
+
   set(row: number, text: string): void {
     const trimmed = text.trim();
     if (trimmed !== '' && NUMBER.test(trimmed)) {
@@ -250,7 +255,14 @@ export class ColumnarBatches {
       this.take.push((length) => columns.take(length));
       this.write.push((page) => {
         const textAt = page.textsOf(indicator.column);
-        return (r, row) => columns.set(row, textAt(r));
+        const numberAt = page.numbersOf?.(indicator.column);
+        if (!numberAt) return (r, row) => columns.set(row, textAt(r));
+        // The index's numbers as they are: no text made per value and parsed back (a 5M-row export made 10M).
+        return (r, row) => {
+          const value = numberAt(r);
+          if (Number.isNaN(value)) columns.set(row, textAt(r));
+          else columns.setNumber(row, value);
+        };
       });
     }
     this.schema = new Schema(fields);

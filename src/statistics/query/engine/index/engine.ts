@@ -23,6 +23,10 @@ export function indexedPageRows(index: RowIndex, positions: ArrayLike<number>): 
       return (r) => dictionary[codes[positions[r]!]!]!;
     },
     textsOf: (column) => (r) => index.indicatorText(column, positions[r]!),
+    numbersOf(column) {
+      const numberAt = index.indicatorNumbers(column);
+      return (r) => numberAt(positions[r]!);
+    },
     jsonTextsOf(column) {
       const literalAt = index.indicatorJsonTexts(column);
       return (r) => literalAt(positions[r]!);

@@ -402,6 +402,17 @@ export class RowIndex {
     };
   }
 
+  /** An indicator column's numbers by position, NaN where it holds a text instead (see `PageRows.numbersOf`). */
+  indicatorNumbers(column: string): (position: number) => number {
+    const values = this.parts.indicators.get(column);
+    if (!values) return () => Number.NaN;
+    const { textPositions, scale } = values;
+    const numbers = values.values;
+    if (textPositions.length === 0) return (position) => unscaled(numbers[position]!, scale);
+    return (position) =>
+      binarySearch(textPositions, position) >= 0 ? Number.NaN : unscaled(numbers[position]!, scale);
+  }
+
   /** Whether the index holds these indicator columns (else their values come from the database). */
   hasIndicators(columns: readonly string[]): boolean {
     return columns.every((c) => this.parts.indicators.has(c));
