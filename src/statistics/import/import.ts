@@ -296,7 +296,15 @@ export async function importDataSetVersion(target: ImportTarget, options: Import
     const maps = await insertVersionMetadata(db, versionId, plan, staged, previousMeta);
     const rowsTable = await setVersionRowsKey(db, versionId);
     lap('metadata');
-    await storeVersionRows(client, db, { versionId, rowsTable, plan, staged, maps, collector, options }, lap);
+    const { parquet } = await storeVersionRows(
+      client,
+      db,
+      { versionId, rowsTable, plan, staged, maps, collector, options },
+      lap,
+    );
+    // Awaited here, not in storeVersionRows, so that what it held (the engine form) is let go of meanwhile.
+    await storeParquetCopy(db, versionId, await parquet, PARQUET_COPY_FORMAT);
+    lap('parquet');
 
     await fileStored;
     lap('file');
@@ -345,19 +353,20 @@ interface CollectedVersion {
 
 /**
  * Import phase 4: the collected rows in default order as the query engine's row index (deflated and stored: its
- * engine form) and as the version's Parquet copy of record; with `rowTable`, also the row table and its indexes.
+ * engine form) and as the version's Parquet copy of record, returned while it is being written; with `rowTable`,
+ * also the row table and its indexes.
  */
 async function storeVersionRows(
   client: pg.PoolClient,
   db: Kysely<Database>,
   version: CollectedVersion,
   lap: (phase: ImportPhase) => void,
-): Promise<void> {
+): Promise<{ parquet: Promise<Buffer> }> {
   const { versionId, rowsTable, plan, staged, maps, collector, options } = version;
   const queryMeta = await loadQueryVersionMeta(db, versionId, rowsTable);
   const { facets, indicators } = rowIndexColumns(queryMeta, true);
   const meaning = collectedRowMeaning(collector, plan, staged.levels, maps, options.rowOrder);
-  const rowAt = collector.defaultOrder(meaning);
+  let rowAt: Int32Array | undefined = collector.defaultOrder(meaning);
   if (options.rowTable) {
     await createRowTable(client, rowsTable, plan);
     await copyRowTable(client, rowsTable, collector.rowTableCopy(meaning, rowAt));
@@ -373,9 +382,11 @@ async function storeVersionRows(
   })();
   const rowIndex = (async () => {
     const index = await collector.finish({ ...meaning, facetOrder: facets, indicatorOrder: indicators }, rowAt);
+    // The order is in the index now: not held while the engine form and the Parquet copy are made.
+    rowAt = undefined;
     // The Parquet copy is encoded on its own thread while this one deflates the engine form.
     const parquet = writeParquetCopy(index, queryMeta);
-    // Its failure is reported when it is awaited below, not as an unhandled rejection meanwhile.
+    // Its failure is reported when the caller awaits it, not as an unhandled rejection meanwhile.
     parquet.catch(() => undefined);
     return { parquet, deflated: await deflateRowIndex(rowsTable, index) };
   })();
@@ -384,8 +395,7 @@ async function storeVersionRows(
   if (made.status === 'rejected') throw made.reason;
   await storeDeflatedRowIndex(db, rowsTable, versionId, made.value.deflated);
   lap('queryIndex');
-  await storeParquetCopy(db, versionId, await made.value.parquet, PARQUET_COPY_FORMAT);
-  lap('parquet');
+  return { parquet: made.value.parquet };
 }
 
 /** What the collected rows' file-local ids stand for: their final ids, and their row ids in the row order asked for. */

@@ -383,23 +383,36 @@ export function decodeRowIndex(stored: EncodedRowIndex, rowsTable: string): RowI
 export type DeflatedRowIndex = Array<{ part: RowIndexPart; pieces: Buffer[] }>;
 
 /**
+ * Slices deflated at once: enough that zlib's thread pool always has the next while the main thread is busy, few
+ * enough that their zlib states stay small (a 5M-row piece's 306 slices at once took 70 MB; one at a time left an
+ * import waiting 3 s on round trips to the pool).
+ */
+const DEFLATING_AT_ONCE = 32;
+
+/**
  * A piece's slices deflated (zlib's thread pool, off the main thread): each but the last ends in a full flush, so
  * the slices joined are one deflate stream and each inflates on its own too.
  */
 async function deflateSlices(piece: Buffer, sliceBytes: number): Promise<Buffer[]> {
-  const slices: Array<Promise<Buffer>> = [];
-  for (let at = 0; at < piece.length || slices.length === 0; at += sliceBytes) {
-    const last = at + sliceBytes >= piece.length;
-    slices.push(
-      deflate(piece.subarray(at, at + sliceBytes), {
+  const starts: number[] = [];
+  for (let at = 0; at < piece.length || starts.length === 0; at += sliceBytes) starts.push(at);
+  const slices = new Array<Buffer>(starts.length);
+  let next = 0;
+  const deflateNext = async () => {
+    while (next < starts.length) {
+      const k = next++;
+      const at = starts[k]!;
+      const deflated = await deflate(piece.subarray(at, at + sliceBytes), {
         level: 1,
-        finishFlush: last ? zlibConstants.Z_FINISH : zlibConstants.Z_FULL_FLUSH,
-      }),
-    );
-  }
-  // All of a piece's slices at once: the thread pool works through them on every core (one at a time left a
-  // 5M-row import waiting 3 s on round trips to it).
-  return Promise.all(slices);
+        finishFlush: at + sliceBytes >= piece.length ? zlibConstants.Z_FINISH : zlibConstants.Z_FULL_FLUSH,
+      });
+      // A short output is a view of zlib's 16 KB output buffer: copied, so it does not keep the rest alive until
+      // it is stored (a 1-byte code column's slices deflate to a few hundred bytes each).
+      slices[k] = deflated.buffer.byteLength > 2 * deflated.length ? Buffer.from(deflated) : deflated;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(DEFLATING_AT_ONCE, starts.length) }, deflateNext));
+  return slices;
 }
 
 /** Deflates a version's index, one slice at a time (of `sliceRows` positions: fewer only in tests). */

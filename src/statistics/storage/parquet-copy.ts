@@ -114,7 +114,6 @@ class BatchMaker {
     private readonly arrow: ArrowModule,
     private readonly index: RowIndex,
     private readonly meta: VersionMeta,
-    private readonly ids: Int32Array,
   ) {}
 
   /** The dictionary of labels `labels` (nulls as empty strings) under a name, made once. */
@@ -253,7 +252,8 @@ class BatchMaker {
     const { arrow, index, meta } = this;
     const parts = index.stored;
     const columns: BatchColumn[] = [];
-    const rowIds = this.ids.slice(start, end);
+    // A batch's ids at a time: every id at once is a copy of the column when the index holds a period's first.
+    const rowIds = index.ids.slice(start, end);
     columns.push({
       field: new arrow.Field('row_id', new arrow.Int32(), false),
       data: arrow.makeData({ type: new arrow.Int32(), length: end - start, data: rowIds }),
@@ -404,7 +404,7 @@ export async function writeParquetCopy(index: RowIndex, meta: VersionMeta): Prom
   checkColumnNames(meta);
   const layout = layoutOf(index, meta);
   const arrow = await import('apache-arrow');
-  const maker = new BatchMaker(arrow, index, meta, index.ids.toArray());
+  const maker = new BatchMaker(arrow, index, meta);
   // Made one row group at a time, as the encoder thread asks for them. A version of no rows still gets a file with
   // its columns: one empty batch.
   function* batches(): Generator<Uint8Array> {

@@ -4,8 +4,9 @@
  * is ended once no other file waits.
  *
  * Messages in: `{ start: ParquetFileSettings }`, then `{ ipc: Uint8Array }` per batch, then `{ end: true }`.
- * Messages out: `{ taken: true }` when a batch has been handed to the encoder (the sender may send another),
- * `{ bytes: Uint8Array }` at the end, or `{ error: string }` (the file is abandoned; the next `start` begins anew).
+ * Messages out: `{ taken: true, ipc? }` when a batch has been handed to the encoder (the sender may send another; the
+ * batch's buffer comes back with it), `{ bytes: Uint8Array }` at the end, or `{ error: string }` (the file is
+ * abandoned; the next `start` begins anew).
  */
 import { parentPort } from 'node:worker_threads';
 import type { ParquetEncoderRequest, ParquetEncoderResponse, ParquetFileSettings } from './parquet-encoder.js';
@@ -39,16 +40,20 @@ async function writeFile(settings: ParquetFileSettings): Promise<Uint8Array> {
     {
       async pull(controller) {
         const ipc = await nextBatch();
-        answer({ taken: true });
         if (ipc === null) {
+          answer({ taken: true });
           controller.close();
           return;
         }
         try {
           const table = parquet.Table.fromIPCStream(ipc);
+          // The batch is copied into WebAssembly memory: its buffer goes back to the sender, whose frequent garbage
+          // collections free it. Dropped here, it would wait for this thread's, which allocates too little to run them.
+          answer({ taken: true, ipc }, [ipc.buffer as ArrayBuffer]);
           for (const batch of table.recordBatches()) controller.enqueue(batch);
           table.free();
         } catch (error) {
+          answer({ taken: true });
           failure = error as Error;
           controller.error(error);
         }

@@ -22,7 +22,8 @@ export interface ParquetFileSettings {
 }
 
 export type ParquetEncoderRequest = { start: ParquetFileSettings } | { ipc: Uint8Array } | { end: true };
-export type ParquetEncoderResponse = { taken: true } | { bytes: Uint8Array } | { error: string };
+/** `taken` gives a batch's buffer back once the thread has copied it: the sender drops it. */
+export type ParquetEncoderResponse = { taken: true; ipc?: Uint8Array } | { bytes: Uint8Array } | { error: string };
 
 /** Batches sent and not yet taken by the encoder: one being made into IPC, one waiting, one being encoded. */
 const MAX_WAITING_BATCHES = 2;

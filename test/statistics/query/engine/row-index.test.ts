@@ -116,10 +116,13 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     expect(consecutive.byteLength).toBe(3 * 4);
     expect([0, 1, 2, 3, 4, 5].map((p) => consecutive.at(p))).toEqual([7, 8, 9, 1, 2, 40]);
     expect([...consecutive.toArray()]).toEqual([7, 8, 9, 1, 2, 40]);
+    expect([...consecutive.slice(2, 5)]).toEqual([9, 1, 2]);
+    expect([...consecutive.slice(0, 6)]).toEqual([7, 8, 9, 1, 2, 40]);
     // One gap (8 → 10) anywhere: every id is held.
     const gapped = RowIds.of(Int32Array.from([7, 8, 10, 1, 2, 40]), starts);
     expect(gapped.perPeriod).toBe(false);
     expect([0, 1, 2, 3, 4, 5].map((p) => gapped.at(p))).toEqual([7, 8, 10, 1, 2, 40]);
+    expect([...gapped.slice(1, 4)]).toEqual([8, 10, 1]);
     expect(RowIds.of(new Int32Array(0), Int32Array.from([0])).length).toBe(0);
   });
 

@@ -116,6 +116,18 @@ export class RowIds {
     return (this.perPosition ?? this.firstOfPeriod!).byteLength;
   }
 
+  /** The ids of positions `start … end-1`, in an array of their own (a part at a time, not every id at once). */
+  slice(start: number, end: number): Int32Array {
+    if (this.perPosition) return this.perPosition.slice(start, end);
+    const ids = new Int32Array(Math.max(0, end - start));
+    for (let k = 0; k + 1 < this.periodStarts.length; k++) {
+      const from = Math.max(start, this.periodStarts[k]!);
+      const to = Math.min(end, this.periodStarts[k + 1]!);
+      for (let p = from; p < to; p++) ids[p - start] = this.firstOfPeriod![k]! + (p - this.periodStarts[k]!);
+    }
+    return ids;
+  }
+
   /** Every id by position (for the stored form). */
   toArray(): Int32Array {
     if (this.perPosition) return this.perPosition;
