@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { tableFromIPC } from 'apache-arrow';
 import { Table as WasmTable, writeParquet } from 'parquet-wasm';
+import { RowIndexStore } from '../../../src/statistics/query/engine/index.js';
+import { loadQueryVersionMeta } from '../../../src/statistics/query/engine/version-meta-cache.js';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { ABSENCE_SCHOOL, createDataSet, importCsvVersion, multiplyFixtureRows } from '../../helpers/statistics.js';
 import { timeIdentifier } from '../../../src/statistics/standard/time-periods.js';
@@ -37,12 +39,13 @@ interface PageJson {
 type Row = Record<string, unknown>;
 
 let t: TestApp;
+const rowIndexes = new RowIndexStore();
 let duck: DuckDBConnection;
 let dir: string;
 let meta: Meta;
 
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { rowIndexes });
   duck = await (await DuckDBInstance.create(':memory:')).connect();
   dir = await mkdtemp(path.join(tmpdir(), 'columnar-test-'));
   meta = (await t.app.inject({ url: `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/meta` })).json() as Meta;
@@ -251,6 +254,7 @@ describe('suppression markers', () => {
       '202223,Academic year,National,E92000001,England,Secondary,c,x',
       '202223,Academic year,National,E92000001,England,Special,low,z',
       '202223,Academic year,National,E92000001,England,Total,:,-0.25',
+      '202223,Academic year,National,E92000001,England,Unknown,007,1.50',
     ].join('\n');
     const metaCsv = [
       'col_name,col_type,label,indicator_grouping,indicator_unit,indicator_dp,filter_hint,filter_grouping_column',
@@ -258,30 +262,51 @@ describe('suppression markers', () => {
       'pupils,Indicator,Pupils,,,0,,',
       'rate,Indicator,Rate,,%,1,,',
     ].join('\n');
-    await importCsvVersion(t.database, { dataSetId, version: '1.0', data, meta: metaCsv });
+    const { versionId, rowsTable } = await importCsvVersion(t.database, {
+      dataSetId,
+      version: '1.0',
+      data,
+      meta: metaCsv,
+    });
     const url = `/v1/data-sets/${dataSetId}/query?sorts=filter|${await filterId(dataSetId)}|Asc`;
-    const parquet = await t.app.inject({ url, headers: { accept: PARQUET } });
-    expect(parquet.statusCode, parquet.body).toBe(200);
-    const rows = (await duckRows(parquet.rawPayload)).map((r) => [
-      r.school_type,
-      r.pupils,
-      r.pupils_marker,
-      r.rate,
-      r.rate_marker,
-    ]);
-    expect(rows).toEqual([
-      ['Primary', 1200, null, 4.5, null],
-      ['Secondary', null, 'c', null, 'x'],
-      ['Special', null, 'low', null, 'z'],
-      ['Total', null, ':', -0.25, null],
-    ]);
-    const arrow = await t.app.inject({ url, headers: { accept: ARROW } });
-    expect((await duckRowsOfArrow(arrow.rawPayload)).map((r) => [r.pupils, r.pupils_marker])).toEqual([
-      [1200, null],
-      [null, 'c'],
-      [null, 'low'],
-      [null, ':'],
-    ]);
+    // The same answer from the version's stored columns (before its row index is in) and from the row index, whose
+    // numbers go into the DOUBLE columns as they are held and whose texts (markers, "007", "1.50") are parsed.
+    for (const engine of ['stored columns', 'row index']) {
+      if (engine === 'row index') {
+        const index = await rowIndexes.ensure(
+          t.database.db,
+          await loadQueryVersionMeta(t.database.db, versionId, rowsTable),
+        );
+        expect(index?.size).toBe(5);
+      }
+      const parquet = await t.app.inject({ url, headers: { accept: PARQUET } });
+      expect(parquet.statusCode, parquet.body).toBe(200);
+      const rows = (await duckRows(parquet.rawPayload)).map((r) => [
+        r.school_type,
+        r.pupils,
+        r.pupils_marker,
+        r.rate,
+        r.rate_marker,
+      ]);
+      expect(rows, engine).toEqual([
+        ['Primary', 1200, null, 4.5, null],
+        ['Secondary', null, 'c', null, 'x'],
+        ['Special', null, 'low', null, 'z'],
+        ['Total', null, ':', -0.25, null],
+        ['Unknown', 7, null, 1.5, null],
+      ]);
+      const arrow = await t.app.inject({ url, headers: { accept: ARROW } });
+      expect(
+        (await duckRowsOfArrow(arrow.rawPayload)).map((r) => [r.pupils, r.pupils_marker]),
+        engine,
+      ).toEqual([
+        [1200, null],
+        [null, 'c'],
+        [null, 'low'],
+        [null, ':'],
+        [7, null],
+      ]);
+    }
   });
 });
 
