@@ -372,12 +372,12 @@ describe('a result of more rows than one record batch', () => {
     // Four exports at once below: the default per-client limit is two.
     const large = await buildTestApp({ STREAM_STALL_TIMEOUT_MS: '600000', QUERY_CSV_MAX_PER_CLIENT: '4' });
     try {
-      // 216 rows × 100: 21,600 rows, more than a batch (16,384).
-      await multiplyFixtureRows(large.database.db, 'absence_x100', 100);
+      // 216 rows × 160: 34,560 rows, more than two batches (16,384 each): the Parquet writer's batches share arrays in turn.
+      await multiplyFixtureRows(large.database.db, 'absence_x160', 160);
       const url = `${BASE}?indicators=dP0Zw`;
       const csv = await large.app.inject({ url, headers: { accept: 'text/csv' } });
       const csvRows = csv.body.trim().split('\n').slice(1);
-      expect(csvRows).toHaveLength(21600);
+      expect(csvRows).toHaveLength(34560);
       const parquet = await large.app.inject({ url, headers: { accept: PARQUET } });
       const file = path.join(dir, 'large.parquet');
       await writeFile(file, parquet.rawPayload);
@@ -386,13 +386,13 @@ describe('a result of more rows than one record batch', () => {
       ).getRowObjectsJS();
       expect(groups).toEqual([{ n: 1 }]);
       const rows = await duckRows(parquet.rawPayload);
-      expect(rows).toHaveLength(21600);
+      expect(rows).toHaveLength(34560);
       // The enrolments column of the CSV (its last), row by row.
       expect(rows.map((r) => String(r.enrolments))).toEqual(
         csvRows.map((line) => line.slice(line.lastIndexOf(',') + 1)),
       );
       const arrow = tableFromIPC((await large.app.inject({ url, headers: { accept: ARROW } })).rawPayload);
-      expect(arrow.batches.map((b) => b.numRows)).toEqual([16384, 5216]);
+      expect(arrow.batches.map((b) => b.numRows)).toEqual([16384, 16384, 1792]);
 
       // Exports side by side share one Parquet writer (one WebAssembly instance): each file is the one it is alone.
       const urls = [

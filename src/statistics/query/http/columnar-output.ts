@@ -29,8 +29,6 @@ import {
   RecordBatchStreamWriter,
   Schema,
   Struct,
-  Table,
-  tableToIPC,
   Utf8,
   vectorFromArray,
   type Data,
@@ -55,16 +53,58 @@ const ROW_GROUP_ROWS = 65536;
 
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
+/**
+ * A column's arrays for one batch. A writer that has read a batch before the next one is made (the Parquet writer
+ * copies each into its WebAssembly memory at once) takes views of two sets used in turn; one that keeps the arrays
+ * (Arrow IPC, written as they are to the response) takes copies.
+ */
+class BatchArrays<T extends Int32Array | Float64Array> {
+  private sets: Array<{ values: T; validity: Uint8Array }>;
+  private turn = 0;
+
+  constructor(
+    make: (length: number) => T,
+    private readonly keep: boolean,
+  ) {
+    this.sets = Array.from({ length: keep ? 1 : 2 }, () => ({
+      values: make(BATCH_ROWS),
+      validity: new Uint8Array(BATCH_ROWS / 8),
+    }));
+  }
+
+  get current(): { values: T; validity: Uint8Array } {
+    return this.sets[this.turn]!;
+  }
+
+  /** The batch's arrays (`length` rows), and the next batch's arrays cleared. */
+  take(length: number, nulls: number): { values: T; validity: Uint8Array | null } {
+    const { values, validity } = this.current;
+    const bytes = Math.ceil(length / 8);
+    const taken = this.keep
+      ? { values: values.slice(0, length) as T, validity: nulls > 0 ? validity.slice(0, bytes) : null }
+      : { values: values.subarray(0, length) as T, validity: nulls > 0 ? validity.subarray(0, bytes) : null };
+    this.turn = (this.turn + 1) % this.sets.length;
+    this.current.validity.fill(0);
+    return taken;
+  }
+}
+
 /** A text column dictionary-encoded: per row an index into the dictionary (or null). */
 class DictionaryColumn {
   readonly field: Field;
   private readonly type: Dictionary<Utf8, Int32>;
   private readonly dictionary: Vector<Utf8>;
-  private indices = new Int32Array(BATCH_ROWS);
-  private validity = new Uint8Array(BATCH_ROWS / 8);
+  private readonly arrays: BatchArrays<Int32Array>;
   private nulls = 0;
 
-  constructor(name: string, values: ReadonlyArray<string | null>, id: number, metadata?: Record<string, string>) {
+  constructor(
+    name: string,
+    values: ReadonlyArray<string | null>,
+    id: number,
+    keep: boolean,
+    metadata?: Record<string, string>,
+  ) {
+    this.arrays = new BatchArrays((length) => new Int32Array(length), keep);
     this.type = new Dictionary(new Utf8(), new Int32(), id, false);
     this.dictionary = vectorFromArray(values as Array<string | null>, new Utf8());
     this.field = new Field(name, this.type, true, metadata ? new Map(Object.entries(metadata)) : undefined);
@@ -76,64 +116,90 @@ class DictionaryColumn {
       this.nulls++;
       return;
     }
-    this.indices[row] = index;
-    this.validity[row >> 3]! |= 1 << (row & 7);
+    const { values, validity } = this.arrays.current;
+    values[row] = index;
+    validity[row >> 3]! |= 1 << (row & 7);
   }
 
   take(length: number): Data {
+    const { values, validity } = this.arrays.take(length, this.nulls);
     const data = makeData({
       type: this.type,
       length,
       nullCount: this.nulls,
-      nullBitmap: this.nulls > 0 ? this.validity.slice(0, Math.ceil(length / 8)) : null,
-      data: this.indices.slice(0, length),
+      nullBitmap: validity,
+      data: values,
       dictionary: this.dictionary,
     });
-    this.validity.fill(0);
     this.nulls = 0;
     return data;
   }
 }
 
+// Offsets and validity of an all-null text column of up to BATCH_ROWS rows: all zero, shared, never written.
+const NO_TEXT_OFFSETS = new Int32Array(BATCH_ROWS + 1);
+const NO_VALIDITY = new Uint8Array(BATCH_ROWS / 8);
+
+/** A text column of `length` nulls. */
+function allNullText(length: number): Data<Utf8> {
+  return makeData({
+    type: new Utf8(),
+    length,
+    nullCount: length,
+    nullBitmap: NO_VALIDITY.subarray(0, Math.ceil(length / 8)),
+    valueOffsets: NO_TEXT_OFFSETS.subarray(0, length + 1),
+    data: new Uint8Array(0),
+  });
+}
+
 /** An indicator: its numbers as DOUBLE, and what is not a number in its marker column. */
 class IndicatorColumns {
   readonly fields: [Field, Field];
-  private values = new Float64Array(BATCH_ROWS);
-  private validity = new Uint8Array(BATCH_ROWS / 8);
+  private readonly arrays: BatchArrays<Float64Array>;
   private nulls = 0;
   private markers: Array<string | null> = new Array<string | null>(BATCH_ROWS).fill(null);
+  private markerCount = 0;
 
-  constructor(name: string, metadata: Record<string, string>) {
+  constructor(name: string, keep: boolean, metadata: Record<string, string>) {
+    this.arrays = new BatchArrays((length) => new Float64Array(length), keep);
     const meta = new Map(Object.entries(metadata));
     this.fields = [new Field(name, new Float64(), true, meta), new Field(`${name}_marker`, new Utf8(), true, meta)];
   }
 
   setNumber(row: number, value: number): void {
-    this.values[row] = value;
-    this.validity[row >> 3]! |= 1 << (row & 7);
+    const { values, validity } = this.arrays.current;
+    values[row] = value;
+    validity[row >> 3]! |= 1 << (row & 7);
   }
 
   set(row: number, text: string): void {
     const trimmed = text.trim();
     if (trimmed !== '' && NUMBER.test(trimmed)) {
-      this.values[row] = Number(trimmed);
-      this.validity[row >> 3]! |= 1 << (row & 7);
+      this.setNumber(row, Number(trimmed));
       return;
     }
     this.nulls++;
-    if (trimmed !== '') this.markers[row] = text;
+    if (trimmed !== '') {
+      this.markers[row] = text;
+      this.markerCount++;
+    }
   }
 
   take(length: number): [Data, Data] {
+    const { values, validity } = this.arrays.take(length, this.nulls);
     const numbers = makeData({
       type: new Float64(),
       length,
       nullCount: this.nulls,
-      nullBitmap: this.nulls > 0 ? this.validity.slice(0, Math.ceil(length / 8)) : null,
-      data: this.values.slice(0, length),
+      nullBitmap: validity,
+      data: values,
     });
-    const markers = vectorFromArray(this.markers.slice(0, length), new Utf8()).data[0]!;
-    this.validity.fill(0);
+    // Most batches have no marker: their column is the shared all-null one, not new arrays per batch.
+    const markers =
+      this.markerCount === 0
+        ? allNullText(length)
+        : vectorFromArray(this.markers.slice(0, length), new Utf8()).data[0]!;
+    this.markerCount = 0;
     this.nulls = 0;
     this.markers.fill(null);
     return [numbers, markers];
@@ -161,13 +227,18 @@ export class ColumnarBatches {
   private readonly take: Array<(length: number) => Data[]>;
   private length = 0;
 
-  constructor(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>) {
+  /**
+   * `readAtOnce`: the writer reads each batch before the next is made (the Parquet writer), so batches may share
+   * arrays (`BatchArrays`) instead of each having its own.
+   */
+  constructor(meta: VersionMeta, query: Pick<ResolvedQuery, 'indicators'>, { readAtOnce = false } = {}) {
+    const keep = !readAtOnce;
     let dictionaryId = 0;
     const fields: Field[] = [];
     this.write = [];
     this.take = [];
     const dictionary = (name: string, values: ReadonlyArray<string | null>, metadata?: Record<string, string>) => {
-      const column = new DictionaryColumn(name, values, dictionaryId++, metadata);
+      const column = new DictionaryColumn(name, values, dictionaryId++, keep, metadata);
       fields.push(column.field);
       this.take.push((length) => [column.take(length)]);
       return column;
@@ -250,7 +321,10 @@ export class ColumnarBatches {
     }
 
     for (const indicator of query.indicators) {
-      const columns = new IndicatorColumns(indicator.columnName, { id: indicator.publicId, label: indicator.label });
+      const columns = new IndicatorColumns(indicator.columnName, keep, {
+        id: indicator.publicId,
+        label: indicator.label,
+      });
       fields.push(...columns.fields);
       this.take.push((length) => columns.take(length));
       this.write.push((page) => {
@@ -388,6 +462,31 @@ function emptyBatch(schema: Schema): RecordBatch {
   );
 }
 
+/**
+ * A batch as an Arrow IPC stream of its own (what parquet-wasm reads), written into one buffer used again for every
+ * batch of an export: parquet-wasm copies the bytes into its WebAssembly memory at once. A new buffer per batch (as
+ * `tableToIPC` makes) left megabytes of garbage per batch for the collector, which let a 5M-row export's RSS swing.
+ */
+class IpcBuffer {
+  private bytes = new Uint8Array(0);
+
+  streamOf(batch: RecordBatch): Uint8Array {
+    const taken = new TakenBytes();
+    const writer = new RecordBatchStreamWriter().reset(taken);
+    writer.write(batch);
+    writer.finish();
+    const chunks = taken.take();
+    const length = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
+    if (this.bytes.byteLength < length) this.bytes = new Uint8Array(Math.max(length, this.bytes.byteLength * 2));
+    let at = 0;
+    for (const chunk of chunks) {
+      this.bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    return this.bytes.subarray(0, length);
+  }
+}
+
 type ParquetWasm = typeof import('parquet-wasm');
 let parquetWasm: Promise<ParquetWasm> | undefined;
 
@@ -410,8 +509,9 @@ async function parquetStream(schema: Schema, batches: AsyncIterable<RecordBatch>
   // parquet-wasm ends the file where its input fails, as if the rows had ended there: the failure is kept and
   // raised after its last bytes, so the response is cut off rather than a short file that looks complete.
   let failure: Error | undefined;
+  const ipc = new IpcBuffer();
   const toWasm = (batch: RecordBatch) => {
-    const table = wasm.Table.fromIPCStream(tableToIPC(new Table([batch]), 'stream'));
+    const table = wasm.Table.fromIPCStream(ipc.streamOf(batch));
     const converted = table.recordBatch(0)!;
     table.free();
     return converted;
@@ -464,7 +564,7 @@ export async function streamQueryColumnar(
   const signal = holdExportSlot(reply);
   let rows = 0;
   const { meta, query, pages } = await exportRows({ timeoutMs: limits?.queryCsvTimeoutMs, signal });
-  const batches = new ColumnarBatches(meta, query);
+  const batches = new ColumnarBatches(meta, query, { readAtOnce: format === 'parquet' });
   const source = queryBatches(
     batches,
     pages,

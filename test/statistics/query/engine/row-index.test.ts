@@ -63,6 +63,27 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     );
   });
 
+  it('gives the matching positions page by page (what an export walks) as it gives them whole', () => {
+    fc.assert(
+      fc.property(
+        fc.array(rowArb, { minLength: 0, maxLength: 150, size: 'large' }),
+        predicateArb,
+        sortArb as fc.Arbitrary<SortKey[]>,
+        fc.integer({ min: 1, max: 40 }),
+        (partial, predicate, sorts, pageRows) => {
+          const index = buildIndex(partial.map((r, i) => ({ ...r, id: i + 1 })));
+          const pages = [...index.matchingPositionPages(predicate, sorts, pageRows)];
+          expect(pages.flatMap((page) => [...page])).toEqual([...index.matchingPositions(predicate, sorts)]);
+          // Full pages, then one shorter and never empty.
+          pages.forEach((page, i) => {
+            if (i < pages.length - 1) expect(page.length).toBe(pageRows);
+            else expect(page.length).toBeGreaterThan(0);
+          });
+        },
+      ),
+    );
+  });
+
   it('gives back every indicator value exactly as its raw text, from memory and from its stored form', () => {
     const textArb = fc.oneof(
       fc.integer({ min: -1_000_000, max: 1_000_000 }).map(String),

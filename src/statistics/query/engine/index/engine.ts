@@ -58,11 +58,10 @@ export class RowIndexEngine implements QueryEngine {
 
   pages(query: ResolvedQuery, size: number, options?: PagesOptions): AsyncIterable<PageRows> {
     const index = this.index;
-    const positions = index.matchingPositions(query.predicate, query.sorts);
     const step = Math.max(1, Math.min(size, EXPORT_PAGE_ROWS));
+    const positions = index.matchingPositionPages(query.predicate, query.sorts, step);
     function* walk() {
-      for (let at = 0; at < positions.length; at += step)
-        yield indexedPageRows(index, positions.subarray(at, at + step));
+      for (const page of positions) yield indexedPageRows(index, page);
     }
     return boundedPages(walk(), options);
   }

@@ -699,6 +699,37 @@ export class RowIndex {
       : Int32Array.from(this.sorted(bits, total, sorts, 0, total));
   }
 
+  /**
+   * `matchingPositions` a page of `pageRows` at a time. In the default order the pages are read off the predicate's
+   * bitset as they are asked for, so an export of every row holds a page of positions, not all of them (20 MB at
+   * 5M rows); other orders sort them all first.
+   */
+  *matchingPositionPages(predicate: Predicate, sorts: readonly SortKey[], pageRows: number): Generator<Int32Array> {
+    if (!isDefaultOrder(sorts)) {
+      const positions = this.matchingPositions(predicate, sorts);
+      for (let at = 0; at < positions.length; at += pageRows) yield positions.subarray(at, at + pageRows);
+      return;
+    }
+    this.lastUsed = Date.now();
+    const bits = this.evaluate(predicate);
+    let page = new Int32Array(pageRows);
+    let n = 0;
+    for (let w = 0; w < this.words; w++) {
+      let word = bits[w]!;
+      while (word !== 0) {
+        const low = word & -word;
+        page[n++] = w * WORD + (31 - Math.clz32(low));
+        word = (word ^ low) >>> 0;
+        if (n === pageRows) {
+          yield page;
+          page = new Int32Array(pageRows);
+          n = 0;
+        }
+      }
+    }
+    if (n > 0) yield page.subarray(0, n);
+  }
+
   private countOf(bits: Uint32Array): number {
     let total = 0;
     for (let w = 0; w < this.words; w++) if (bits[w]) total += popcount(bits[w]!);
