@@ -383,9 +383,9 @@ export function decodeRowIndex(stored: EncodedRowIndex, rowsTable: string): RowI
 export type DeflatedRowIndex = Array<{ part: RowIndexPart; pieces: Buffer[] }>;
 
 /**
- * Slices deflated at once: enough that zlib's thread pool always has the next while the main thread is busy, few
- * enough that their zlib states stay small (a 5M-row piece's 306 slices at once took 70 MB; one at a time left an
- * import waiting 3 s on round trips to the pool).
+ * Slices deflated at once: enough that zlib's thread pool always has the next while the main thread is busy (one at a
+ * time left an import waiting on round trips to the pool), few enough that their zlib states stay small (all of a
+ * large piece's slices at once held theirs together; docs/decisions/0002-parquet-writer.md).
  */
 const DEFLATING_AT_ONCE = 32;
 

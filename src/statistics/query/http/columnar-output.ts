@@ -331,7 +331,7 @@ export class ColumnarBatches {
         const textAt = page.textsOf(indicator.column);
         const numberAt = page.numbersOf?.(indicator.column);
         if (!numberAt) return (r, row) => columns.set(row, textAt(r));
-        // The index's numbers as they are: no text made per value and parsed back (a 5M-row export made 10M).
+        // The index's numbers as they are: no text made per value and parsed back.
         return (r, row) => {
           const value = numberAt(r);
           if (Number.isNaN(value)) columns.set(row, textAt(r));

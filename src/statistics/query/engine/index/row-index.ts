@@ -701,8 +701,8 @@ export class RowIndex {
 
   /**
    * `matchingPositions` a page of `pageRows` at a time. In the default order the pages are read off the predicate's
-   * bitset as they are asked for, so an export of every row holds a page of positions, not all of them (20 MB at
-   * 5M rows); other orders sort them all first.
+   * bitset as they are asked for, so an export of every row holds a page of positions, not all of them; other
+   * orders sort them all first.
    */
   *matchingPositionPages(predicate: Predicate, sorts: readonly SortKey[], pageRows: number): Generator<Int32Array> {
     if (!isDefaultOrder(sorts)) {
