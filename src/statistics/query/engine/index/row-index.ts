@@ -711,7 +711,11 @@ export class RowIndex {
       return;
     }
     this.lastUsed = Date.now();
-    const bits = this.evaluate(predicate);
+    yield* this.bitPages(this.evaluate(predicate), pageRows);
+  }
+
+  /** The positions of the set bits, ascending, `pageRows` at a time (the last page shorter, none empty). */
+  private *bitPages(bits: Uint32Array, pageRows: number): Generator<Int32Array> {
     let page = new Int32Array(pageRows);
     let n = 0;
     for (let w = 0; w < this.words; w++) {
@@ -739,14 +743,10 @@ export class RowIndex {
   /** The positions of the `total` set bits, ascending. */
   private positionsOf(bits: Uint32Array, total: number): Int32Array {
     const positions = new Int32Array(total);
-    let n = 0;
-    for (let w = 0; w < this.words; w++) {
-      let word = bits[w]!;
-      while (word !== 0) {
-        const low = word & -word;
-        positions[n++] = w * WORD + (31 - Math.clz32(low));
-        word = (word ^ low) >>> 0;
-      }
+    let at = 0;
+    for (const page of this.bitPages(bits, 65536)) {
+      positions.set(page, at);
+      at += page.length;
     }
     return positions;
   }
