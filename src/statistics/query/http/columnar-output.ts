@@ -185,6 +185,19 @@ class IndicatorColumns {
     }
   }
 
+  /** What sets a page's row `r` as batch row `row`, from the page's indicator `column`. */
+  writer(page: PageRows, column: string): (r: number, row: number) => void {
+    const textAt = page.textsOf(column);
+    const numberAt = page.numbersOf?.(column);
+    if (!numberAt) return (r, row) => this.set(row, textAt(r));
+    // The index's numbers as they are: no text made per value and parsed back.
+    return (r, row) => {
+      const value = numberAt(r);
+      if (Number.isNaN(value)) this.set(row, textAt(r));
+      else this.setNumber(row, value);
+    };
+  }
+
   take(length: number): [Data, Data] {
     const { values, validity } = this.arrays.take(length, this.nulls);
     const numbers = makeData({
@@ -327,17 +340,7 @@ export class ColumnarBatches {
       });
       fields.push(...columns.fields);
       this.take.push((length) => columns.take(length));
-      this.write.push((page) => {
-        const textAt = page.textsOf(indicator.column);
-        const numberAt = page.numbersOf?.(indicator.column);
-        if (!numberAt) return (r, row) => columns.set(row, textAt(r));
-        // The index's numbers as they are: no text made per value and parsed back.
-        return (r, row) => {
-          const value = numberAt(r);
-          if (Number.isNaN(value)) columns.set(row, textAt(r));
-          else columns.setNumber(row, value);
-        };
-      });
+      this.write.push((page) => columns.writer(page, indicator.column));
     }
     this.schema = new Schema(fields);
   }
