@@ -141,16 +141,17 @@ export async function withDuplicateLocks<T>(db: Db, keys: string[], store: (trx:
     keys.length > 1 ? `set_config('register.list_count_shard', '${Math.floor(Math.random() * 16)}', true), ` : '';
   const lockAll = `select ${shard}pg_advisory_xact_lock(h) from unnest('{${locks.join(',')}}'::bigint[]) h`;
   return db.connection().execute(async (connection) => {
-    await sql.raw(`begin; ${lockAll}`).execute(connection);
-    let result: T;
     try {
-      result = await store(connection);
+      await sql.raw(`begin; ${lockAll}`).execute(connection);
+      const result = await store(connection);
+      await sql`commit`.execute(connection);
+      return result;
     } catch (error) {
-      await sql`rollback`.execute(connection);
+      // Also when the lock was not granted (a statement timeout): the connection goes back to the pool out of any
+      // transaction. A connection that is gone cannot roll back; the error to report is the first one.
+      await sql`rollback`.execute(connection).catch(() => undefined);
       throw error;
     }
-    await sql`commit`.execute(connection);
-    return result;
   });
 }
 

@@ -610,6 +610,64 @@ describe('concurrent duplicates', () => {
   });
 });
 
+describe('a create whose wait for a duplicate lock fails', () => {
+  it('answers with an error and leaves its connection out of any transaction: the next create on it is stored', async () => {
+    const small = await buildTestApp({ RATE_LIMIT_REGISTER_MAX: '100000' });
+    try {
+      const provider = await createProviderWithToken(small.database.db);
+      const payload = validTrainee({ last_name: 'Waiting', first_names: 'Wanda' });
+      let release!: () => void;
+      const holding = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+      const key = duplicateLockKey(provider.id, String(payload.date_of_birth), 'WAITING');
+      const holder = withDuplicateLocks(small.database.db, [key], async () => {
+        locked();
+        await holding;
+      });
+      await lockTaken;
+      const post = () =>
+        small.app.inject({
+          method: 'POST',
+          url: '/api/v2026.1/trainees',
+          headers: provider.auth,
+          payload: { data: payload },
+        });
+      const refusing = post().then((r) => r);
+      // Once the create waits for the lock, its statement is cancelled on the server (as a statement timeout or an
+      // operator's pg_cancel_backend would): the connection stays open, inside the transaction the create began.
+      let cancelled = false;
+      for (let i = 0; i < 100 && !cancelled; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const { rows } = await sql<{ cancelled: boolean }>`
+          select pg_cancel_backend(pid) as cancelled from pg_locks
+          where locktype = 'advisory' and not granted
+            and database = (select oid from pg_database where datname = current_database())`.execute(small.database.db);
+        cancelled = rows.some((r) => r.cancelled);
+      }
+      expect(cancelled).toBe(true);
+      expect((await refusing).statusCode).toBeGreaterThanOrEqual(500);
+      release();
+      await holder;
+      // No pooled connection is left inside a transaction (an aborted one would fail whatever used it next).
+      const { rows: open } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and state like 'idle in transaction%'`.execute(small.database.db);
+      expect(open).toEqual([{ n: 0 }]);
+      const created = await post();
+      expect(created.statusCode, created.body).toBe(201);
+      const stored = await small.database.db
+        .selectFrom('trainees')
+        .select('id')
+        .where('last_name', '=', 'Waiting')
+        .execute();
+      expect(stored).toEqual([{ id: created.json().data.trainee_id }]);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('conditional rules by version', () => {
   it('primary age range: v2026.x requires course_subject_1 100511, v2025.0 moves it first', async () => {
     const v2026 = await post('v2026.1', fresh({ course_age_range: '13914', course_subject_1: '100346' }));
