@@ -3,7 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppDeps } from '../../src/app.js';
+import {
+  RowIndexStore,
+  StandardEngineChooser,
+  type QueryEngineChooser,
+} from '../../src/statistics/query/engine/index.js';
 import { loadConfig } from '../../src/config.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
@@ -38,7 +43,10 @@ interface Served {
 
 const served: Served[] = [];
 
-async function serve(env: Record<string, string>): Promise<Served> {
+async function serve(
+  env: Record<string, string>,
+  deps: Pick<AppDeps, 'rowIndexes' | 'queryEngines'> = {},
+): Promise<Served> {
   const config = loadConfig({
     LOG_LEVEL: 'silent',
     DATABASE_URL: database.url,
@@ -57,6 +65,7 @@ async function serve(env: Record<string, string>): Promise<Served> {
     healthDbs: runtime.health.map((h) => h.db),
     pools: runtime.pools(),
     logger: false,
+    ...deps,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const entry = { app, runtime, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
@@ -321,10 +330,36 @@ describe('streamed query CSV and the statement timeout', () => {
   it.each(['application/vnd.apache.parquet', 'application/vnd.apache.arrow.stream'])(
     'ends a %s export past QUERY_CSV_TIMEOUT_MS as an incomplete transfer, never as a file that looks complete',
     async (accept) => {
-      const { base } = await serve({ QUERY_CSV_TIMEOUT_MS: '300', STREAM_STALL_TIMEOUT_MS: '10000' });
+      // A Parquet answer is small enough to sit in the sockets' buffers, so a slow reader does not hold the export
+      // back: its pages are slowed instead (40 ms each, 108 pages), so that the time bound falls after the first
+      // bytes (a Parquet row group, 33 pages) and well before the last.
+      const rowIndexes = new RowIndexStore({ memoryBudgetBytes: 0 });
+      const { base } = await serve(
+        { QUERY_CSV_TIMEOUT_MS: '2500', STREAM_STALL_TIMEOUT_MS: '10000' },
+        { rowIndexes, queryEngines: slowExportPages(new StandardEngineChooser(rowIndexes), 40) },
+      );
       await expect(slowRead(queryUrl(base), 1500, accept)).rejects.toThrow('cut off');
       expect((await timed(`${queryUrl(base)}?pageSize=1`)).status).toBe(200);
     },
     scaledMs(60000),
   );
 });
+
+/** `chooser`'s engines, with each page of an export `delayMs` late. */
+function slowExportPages(chooser: QueryEngineChooser, delayMs: number): QueryEngineChooser {
+  return {
+    async choose(context, query, purpose) {
+      const engine = await chooser.choose(context, query, purpose);
+      if (purpose !== 'export') return engine;
+      const slowed = Object.create(engine) as typeof engine;
+      slowed.pages = (q, size, options) =>
+        (async function* () {
+          for await (const page of engine.pages(q, size, options)) {
+            await new Promise((resolve) => setTimeout(resolve, delayMs));
+            yield page;
+          }
+        })();
+      return slowed;
+    },
+  };
+}
