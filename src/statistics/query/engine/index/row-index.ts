@@ -130,13 +130,7 @@ export class RowIds {
 
   /** Every id by position (for the stored form). */
   toArray(): Int32Array {
-    if (this.perPosition) return this.perPosition;
-    const ids = new Int32Array(this.length);
-    for (let k = 0; k + 1 < this.periodStarts.length; k++) {
-      for (let p = this.periodStarts[k]!; p < this.periodStarts[k + 1]!; p++)
-        ids[p] = this.firstOfPeriod![k]! + (p - this.periodStarts[k]!);
-    }
-    return ids;
+    return this.perPosition ?? this.slice(0, this.length);
   }
 }
 
