@@ -207,13 +207,12 @@ class IndicatorColumns {
       nullBitmap: validity,
       data: values,
     });
-    // Most batches have no marker: their column is the shared all-null one, not new arrays per batch.
-    const markers =
-      this.markerCount === 0
-        ? allNullText(length)
-        : vectorFromArray(this.markers.slice(0, length), new Utf8()).data[0]!;
-    this.markerCount = 0;
     this.nulls = 0;
+    // Most batches have no marker: their column is the shared all-null one, not new arrays per batch (and the
+    // markers array, all null, needs no clearing).
+    if (this.markerCount === 0) return [numbers, allNullText(length)];
+    const markers = vectorFromArray(this.markers.slice(0, length), new Utf8()).data[0]!;
+    this.markerCount = 0;
     this.markers.fill(null);
     return [numbers, markers];
   }
