@@ -4,6 +4,7 @@ import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { ServiceUnavailableError } from '../errors.js';
 import type { Database } from './schema.js';
+import { prepareMarkedStatements } from './prepared-statements.js';
 import { selectOne } from './probe-repository.js';
 
 // int8 (count(*), bigserial) as numbers; dates as 'YYYY-MM-DD' strings, never shifted by the local time zone.
@@ -369,6 +370,7 @@ export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool 
     // this listener Node ends the process. Its queries fail (503) and the pool discards it when it is released.
     client.on('error', report);
     if (deadline > 0) guardQueries(client, deadline);
+    prepareMarkedStatements(client);
   });
   return pool;
 }

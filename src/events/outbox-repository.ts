@@ -26,6 +26,7 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Db, Executor } from '../db/database.js';
+import { PREPARED } from '../db/prepared-statements.js';
 import { AppError, ValidationError } from '../errors.js';
 import type { EventApi } from './tables.js';
 
@@ -107,7 +108,7 @@ export async function sequenceEventBatch(db: Db, limit = SEQUENCE_BATCH_LIMIT): 
     await sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK})`.execute(trx);
     // A new statement, so a new snapshot: it sees every earlier sequencer's commit and every inbox row committed
     // before the lock was granted. The notification is sent at commit, with the rows visible.
-    const { rows } = await sql<{ moved: number }>`
+    const { rows } = await sql<{ moved: number }>`${sql.raw(PREPARED)}
       WITH picked AS (
         SELECT seq FROM event_inbox ORDER BY seq LIMIT ${limit}
       ), moved AS (

@@ -5,6 +5,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { createHash } from 'node:crypto';
 import type { Db, Executor } from '../../db/database.js';
+import { isStalePreparedStatement, PREPARED } from '../../db/prepared-statements.js';
 import { eventInboxValues, type NewEvent } from '../../events/outbox-repository.js';
 import type { TraineesTable } from '../tables.js';
 import type { TraineeListQuery } from './list-query.js';
@@ -141,16 +142,20 @@ export async function withDuplicateLocks<T>(db: Db, keys: string[], store: (trx:
     keys.length > 1 ? `set_config('register.list_count_shard', '${Math.floor(Math.random() * 16)}', true), ` : '';
   const lockAll = `select ${shard}pg_advisory_xact_lock(h) from unnest('{${locks.join(',')}}'::bigint[]) h`;
   return db.connection().execute(async (connection) => {
-    try {
-      await sql.raw(`begin; ${lockAll}`).execute(connection);
-      const result = await store(connection);
-      await sql`commit`.execute(connection);
-      return result;
-    } catch (error) {
-      // Also when the lock was not granted (a statement timeout): the connection goes back to the pool out of any
-      // transaction. A connection that is gone cannot roll back; the error to report is the first one.
-      await sql`rollback`.execute(connection).catch(() => undefined);
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await sql.raw(`begin; ${lockAll}`).execute(connection);
+        const result = await store(connection);
+        await sql`commit`.execute(connection);
+        return result;
+      } catch (error) {
+        // Also when the lock was not granted (a statement timeout): the connection goes back to the pool out of any
+        // transaction. A connection that is gone cannot roll back; the error to report is the first one.
+        await sql`rollback`.execute(connection).catch(() => undefined);
+        // A prepared statement made stale by a migration: the connection has prepared it afresh; nothing was kept.
+        if (attempt === 1 && isStalePreparedStatement(error)) continue;
+        throw error;
+      }
     }
   });
 }
@@ -412,8 +417,7 @@ export async function insertTraineeUnlessCandidates(
   const columns = sql.join(Object.keys(row).map((c) => sql.ref(c)));
   const record =
     typeof row.disabilities === 'string' ? { ...row, disabilities: JSON.parse(row.disabilities) as unknown } : row;
-  const { rows } = await sql<TraineeRow>`
-    insert into trainees (${columns})
+  const { rows } = await sql<TraineeRow>`${sql.raw(PREPARED)}insert into trainees (${columns})
     select ${columns} from jsonb_populate_record(null::trainees, ${JSON.stringify(record)}::jsonb)
     where not exists (select 1 from trainees where ${isDuplicateCandidate(key)})
     returning *`.execute(trx);
@@ -446,5 +450,5 @@ export async function insertNestedRecords(
   const final = audit ? inserts('trainee_audits', audit) : sql`select 1`;
   if (parts.length === 0 && !audit) return;
   const ctes = parts.map((part, i) => sql`${sql.raw(`n${i}`)} as (${part})`);
-  await (ctes.length > 0 ? sql`with ${sql.join(ctes)} ${final}` : final).execute(trx);
+  await (ctes.length > 0 ? sql`${sql.raw(PREPARED)}with ${sql.join(ctes)} ${final}` : final).execute(trx);
 }
