@@ -1,0 +1,154 @@
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+
+/**
+ * The overload drill's client, a process of its own (`node --import tsx bench/cluster/load-generator.ts '<spec>'`,
+ * started by drills.ts): statistics reads through the balancer, either a closed loop (`concurrency` requests at once,
+ * each started when the one before it ends: the capacity) or an open loop (`rate` requests started per second
+ * whatever the answers take: the overload). Its own process, so that the drill's bookkeeping and its other loops
+ * cannot delay a request's start, and node:http with keep-alive rather than fetch, whose cost per request is several
+ * times higher: the client takes as little as it can of the cores it shares with the cluster. Answers are not
+ * compressed (no Accept-Encoding) and each 200 is compared byte for byte with the answer the request gave twice
+ * before the load. Prints one JSON line: a sample per request.
+ */
+
+export interface LoadRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+export interface LoadSpec {
+  url: string;
+  requests: LoadRequest[];
+  seconds: number;
+  /** A closed loop of this many requests at once. */
+  concurrency?: number;
+  /** An open loop starting this many requests per second. */
+  rate?: number;
+}
+
+/** One request: start (ms since the loop began), status (0: no answer), duration, and what the answer said. */
+export interface LoadSample {
+  at: number;
+  request: number;
+  status: number;
+  ms: number;
+  retryAfter: boolean;
+  /** A 200 whose body differs from the reference (undefined: the request has no stable reference). */
+  wrongData?: boolean;
+  error?: string;
+}
+
+const TIMEOUT_MS = 30000;
+/** Requests open at once in the open loop at most (as the drill's fetch client had). */
+const MAX_OPEN = 5000;
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+
+function send(
+  base: URL,
+  request: LoadRequest,
+): Promise<{ status: number; body: Buffer; retryAfter: boolean; error?: string }> {
+  return new Promise((resolve) => {
+    const req = http.request(
+      {
+        host: base.hostname,
+        port: base.port,
+        method: request.method,
+        path: request.path,
+        agent,
+        timeout: TIMEOUT_MS,
+        headers: request.body ? { 'content-type': 'application/json' } : {},
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            body: Buffer.concat(chunks),
+            retryAfter: response.headers['retry-after'] !== undefined,
+          }),
+        );
+        response.on('error', (error) =>
+          resolve({ status: 0, body: Buffer.alloc(0), retryAfter: false, error: error.message }),
+        );
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      resolve({ status: 0, body: Buffer.alloc(0), retryAfter: false, error: error.code ?? error.message }),
+    );
+    req.end(request.body);
+  });
+}
+
+export async function runLoad(spec: LoadSpec): Promise<LoadSample[]> {
+  const base = new URL(spec.url);
+  // References: a request whose answer is the same twice in a row is checked byte for byte under load.
+  const references: Array<Buffer | undefined> = [];
+  for (const request of spec.requests) {
+    const [a, b] = [await send(base, request), await send(base, request)];
+    if (a.status !== 200) throw new Error(`${request.method} ${request.path}: ${a.status}`);
+    references.push(a.body.equals(b.body) ? a.body : undefined);
+  }
+  const samples: LoadSample[] = [];
+  const t0 = performance.now();
+  const until = t0 + spec.seconds * 1000;
+  let next = 0;
+  const one = async () => {
+    const request = next++ % spec.requests.length;
+    const begin = performance.now();
+    const answer = await send(base, spec.requests[request]!);
+    const reference = references[request];
+    samples.push({
+      at: begin - t0,
+      request,
+      status: answer.status,
+      ms: performance.now() - begin,
+      retryAfter: answer.retryAfter,
+      ...(answer.status === 200 && reference ? { wrongData: !answer.body.equals(reference) } : {}),
+      ...(answer.error ? { error: answer.error } : {}),
+    });
+  };
+  if (spec.concurrency !== undefined) {
+    await Promise.all(
+      Array.from({ length: spec.concurrency }, async () => {
+        while (performance.now() < until) await one();
+      }),
+    );
+  } else {
+    const rate = spec.rate ?? 0;
+    let issued = 0;
+    let open = 0;
+    const pending = new Set<Promise<void>>();
+    while (performance.now() < until) {
+      const due = Math.floor(((performance.now() - t0) / 1000) * rate);
+      while (issued < due && open < MAX_OPEN) {
+        issued++;
+        open++;
+        const task: Promise<void> = one().finally(() => {
+          open--;
+          pending.delete(task);
+        });
+        pending.add(task);
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await Promise.all(pending);
+  }
+  agent.destroy();
+  return samples;
+}
+
+if (process.argv[1] && import.meta.filename === process.argv[1]) {
+  const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
+  runLoad(spec).then(
+    (samples) => process.stdout.write(`${JSON.stringify(samples)}\n`),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
