@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from 'kysely';
 import type pg from 'pg';
 
 /**
@@ -48,4 +49,35 @@ export function prepareMarkedStatements(client: pg.PoolClient): void {
       throw error;
     });
   };
+}
+
+/**
+ * Runs `query` (a Kysely query builder) as a marked statement on `executor`: a builder's text cannot begin with
+ * the mark, so the compiled text gets it.
+ */
+export async function executePrepared<Row>(
+  executor: { executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>> },
+  query: Compilable<Row>,
+): Promise<Row[]> {
+  const compiled = query.compile();
+  return (await executor.executeQuery(CompiledQuery.raw(PREPARED + compiled.sql, [...compiled.parameters])))
+    .rows as Row[];
+}
+
+/**
+ * Runs `run` on one connection of `db`, and once more on it when a prepared statement went stale: `run` must be one
+ * transaction (its first run rolled back whole), and the connection has prepared its statements afresh by then.
+ */
+export async function withStalePreparedRetry<DB, T>(
+  db: Kysely<DB>,
+  run: (connection: Kysely<DB>) => Promise<T>,
+): Promise<T> {
+  return db.connection().execute(async (connection) => {
+    try {
+      return await run(connection);
+    } catch (error) {
+      if (!isStalePreparedStatement(error)) throw error;
+      return run(connection);
+    }
+  });
 }

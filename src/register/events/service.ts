@@ -67,20 +67,16 @@ export function traineeCreatedEvent(owner: RegisterEventOwner, trainee: { id: st
   };
 }
 
-export function appendTraineeUpdated(
-  trx: Executor,
-  owner: RegisterEventOwner,
-  traineeId: string,
-  changedFields: string[],
-) {
-  return appendEvent(trx, {
+/** A change of the trainee's own fields (`changedFields`, canonical names); appended with its audit row. */
+export function traineeUpdatedEvent(owner: RegisterEventOwner, traineeId: string, changedFields: string[]): NewEvent {
+  return {
     api: 'register',
     ...owner,
     type: 'trainee.updated',
     resourceType: 'trainee',
     resourceId: traineeId,
     payload: { trainee_id: traineeId, changed_fields: changedFields },
-  });
+  };
 }
 
 /** A state change (`from` may equal `to`: a TRN received while deferred); `changes` are the canonical columns written. */

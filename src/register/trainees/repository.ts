@@ -5,7 +5,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import { createHash } from 'node:crypto';
 import type { Db, Executor } from '../../db/database.js';
-import { isStalePreparedStatement, PREPARED } from '../../db/prepared-statements.js';
+import { executePrepared, PREPARED, withStalePreparedRetry } from '../../db/prepared-statements.js';
 import { eventInboxValues, type NewEvent } from '../../events/outbox-repository.js';
 import type { TraineesTable } from '../tables.js';
 import type { TraineeListQuery } from './list-query.js';
@@ -70,14 +70,16 @@ export async function lockTraineeWithNested(
   providerId: number | null,
   traineeId: string,
 ): Promise<TraineeWithNested | undefined> {
-  const record = await trx
-    .selectFrom('trainees')
-    .selectAll()
-    .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
-    .where(sql<string>`lower(id)`, '=', traineeId.toLowerCase())
-    .$if(providerId !== null, (qb) => qb.where('provider_id', '=', providerId!))
-    .forUpdate()
-    .executeTakeFirst();
+  const [record] = await executePrepared(
+    trx,
+    trx
+      .selectFrom('trainees')
+      .selectAll()
+      .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
+      .where(sql<string>`lower(id)`, '=', traineeId.toLowerCase())
+      .$if(providerId !== null, (qb) => qb.where('provider_id', '=', providerId!))
+      .forUpdate(),
+  );
   return record ? splitNested(record) : undefined;
 }
 
@@ -141,21 +143,17 @@ export async function withDuplicateLocks<T>(db: Db, keys: string[], store: (trx:
   const shard =
     keys.length > 1 ? `set_config('register.list_count_shard', '${Math.floor(Math.random() * 16)}', true), ` : '';
   const lockAll = `select ${shard}pg_advisory_xact_lock(h) from unnest('{${locks.join(',')}}'::bigint[]) h`;
-  return db.connection().execute(async (connection) => {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await sql.raw(`begin; ${lockAll}`).execute(connection);
-        const result = await store(connection);
-        await sql`commit`.execute(connection);
-        return result;
-      } catch (error) {
-        // Also when the lock was not granted (a statement timeout): the connection goes back to the pool out of any
-        // transaction. A connection that is gone cannot roll back; the error to report is the first one.
-        await sql`rollback`.execute(connection).catch(() => undefined);
-        // A prepared statement made stale by a migration: the connection has prepared it afresh; nothing was kept.
-        if (attempt === 1 && isStalePreparedStatement(error)) continue;
-        throw error;
-      }
+  return withStalePreparedRetry(db, async (connection) => {
+    try {
+      await sql.raw(`begin; ${lockAll}`).execute(connection);
+      const result = await store(connection);
+      await sql`commit`.execute(connection);
+      return result;
+    } catch (error) {
+      // Also when the lock was not granted (a statement timeout): the connection goes back to the pool out of any
+      // transaction. A connection that is gone cannot roll back; the error to report is the first one.
+      await sql`rollback`.execute(connection).catch(() => undefined);
+      throw error;
     }
   });
 }
@@ -169,12 +167,16 @@ export async function insertTraineeRow(trx: Executor, row: TraineeInsert): Promi
  * Nested placement/degree writes call it with an empty patch so the trainee's tag and `updated_at` move too.
  */
 export async function updateTraineeRow(trx: Executor, id: string, patch: TraineePatch): Promise<TraineeRow> {
-  return trx
-    .updateTable('trainees')
-    .set({ ...patch, lock_version: sql<number>`lock_version + 1`, updated_at: sql<Date>`now()` })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const [row] = await executePrepared(
+    trx,
+    trx
+      .updateTable('trainees')
+      .set({ ...patch, lock_version: sql<number>`lock_version + 1`, updated_at: sql<Date>`now()` })
+      .where('id', '=', id)
+      .returningAll(),
+  );
+  if (!row) throw new Error(`Trainee ${id} was not updated`);
+  return row;
 }
 
 export interface AuditEntry {
@@ -188,19 +190,26 @@ export interface AuditEntry {
   after: unknown;
 }
 
+/** An audit entry as its `trainee_audits` row. */
+function auditColumns(entry: AuditEntry) {
+  return {
+    trainee_id: entry.traineeId,
+    provider_id: entry.providerId,
+    token_id: entry.tokenId,
+    action: entry.action,
+    before: entry.before === undefined || entry.before === null ? null : JSON.stringify(entry.before),
+    after: entry.after === undefined || entry.after === null ? null : JSON.stringify(entry.after),
+  };
+}
+
 /** One audit row per change: who (provider, token), what (before/after), when. */
 export async function recordAudit(trx: Executor, entry: AuditEntry): Promise<void> {
-  await trx
-    .insertInto('trainee_audits')
-    .values({
-      trainee_id: entry.traineeId,
-      provider_id: entry.providerId,
-      token_id: entry.tokenId,
-      action: entry.action,
-      before: entry.before === undefined || entry.before === null ? null : JSON.stringify(entry.before),
-      after: entry.after === undefined || entry.after === null ? null : JSON.stringify(entry.after),
-    })
-    .execute();
+  await trx.insertInto('trainee_audits').values(auditColumns(entry)).execute();
+}
+
+/** A change's audit row and its event, in one statement. */
+export async function recordAuditWithEvent(trx: Executor, entry: AuditEntry, event: NewEvent): Promise<void> {
+  await insertNestedRecords(trx, [], [], auditColumns(entry), event);
 }
 
 /** The list's query for one provider; `today` decides `course_not_yet_started` and `in_training`. */

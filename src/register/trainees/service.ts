@@ -5,6 +5,7 @@
  * operator's commands) goes through.
  */
 import type { Db, Executor, Tx } from '../../db/database.js';
+import { withStalePreparedRetry } from '../../db/prepared-statements.js';
 import { UnprocessableError } from '../../errors.js';
 import { assertIfMatch } from '../../http/conditional.js';
 import { isUrn } from '../../validators.js';
@@ -37,6 +38,7 @@ import {
   lockTraineeForUpdate,
   lockTraineeWithNested,
   recordAudit,
+  recordAuditWithEvent,
   schoolExists,
   updateTraineeRow,
   withDuplicateLocks,
@@ -47,7 +49,7 @@ import {
 } from './repository.js';
 import {
   appendNestedRecordEvent,
-  appendTraineeUpdated,
+  traineeUpdatedEvent,
   changedTraineeFields,
   eventOwner,
   traineeCreatedEvent,
@@ -109,20 +111,22 @@ export async function withLockedTrainee<T>(
   write: LockedWrite<T>,
   options: { loadNested?: boolean } = {},
 ): Promise<T> {
-  return db.transaction().execute(async (trx) => {
-    const providerId = writer === OPERATOR ? null : writer.provider.id;
-    const locked = options.loadNested
-      ? await lockTraineeWithNested(trx, providerId, target.traineeId)
-      : await lockTraineeForUpdate(trx, providerId, target.traineeId).then(
-          (row) => row && { row, nested: { placements: [], degrees: [] } },
-        );
-    if (!locked)
-      throw writer === OPERATOR
-        ? new UnprocessableError(`No trainee with id "${target.traineeId}"`)
-        : traineeNotFound();
-    assertIfMatch(target.ifMatch, traineeEtag(locked.row));
-    return write(trx, locked.row, locked.nested);
-  });
+  return withStalePreparedRetry(db, (connection) =>
+    connection.transaction().execute(async (trx) => {
+      const providerId = writer === OPERATOR ? null : writer.provider.id;
+      const locked = options.loadNested
+        ? await lockTraineeWithNested(trx, providerId, target.traineeId)
+        : await lockTraineeForUpdate(trx, providerId, target.traineeId).then(
+            (row) => row && { row, nested: { placements: [], degrees: [] } },
+          );
+      if (!locked)
+        throw writer === OPERATOR
+          ? new UnprocessableError(`No trainee with id "${target.traineeId}"`)
+          : traineeNotFound();
+      assertIfMatch(target.ifMatch, traineeEtag(locked.row));
+      return write(trx, locked.row, locked.nested);
+    }),
+  );
 }
 
 /** A placement or degree write: the trainee's `updated_at` and ETag move too, and the change is audited on it. */
@@ -513,19 +517,14 @@ export async function updateTrainee(db: Db, context: RegisterContext, write: Tra
       const before = serializeTrainee(row, version, nested);
       const updated = await updateTraineeRow(trx, row.id, { ...attributesToColumns(attrs), ...partners });
       const after = serializeTrainee(updated, version, nested);
-      await recordAudit(trx, {
-        traineeId: row.id,
-        providerId: provider.id,
-        tokenId: context.tokenId,
-        action: 'update',
-        before,
-        after,
-      });
-      await appendTraineeUpdated(
+      await recordAuditWithEvent(
         trx,
-        eventOwner(context),
-        row.id,
-        changedTraineeFields(canonicalTraineeBody(row, nested), canonicalTraineeBody(updated, nested)),
+        { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'update', before, after },
+        traineeUpdatedEvent(
+          eventOwner(context),
+          row.id,
+          changedTraineeFields(canonicalTraineeBody(row, nested), canonicalTraineeBody(updated, nested)),
+        ),
       );
       return { row: updated, body: after };
     },
