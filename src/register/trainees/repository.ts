@@ -54,13 +54,15 @@ export async function findTraineeWithNested(
   providerId: number,
   traineeId: string,
 ): Promise<TraineeWithNested | undefined> {
-  const record = await db
-    .selectFrom('trainees')
-    .selectAll()
-    .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
-    .where(sql<string>`lower(id)`, '=', traineeId.toLowerCase())
-    .where('provider_id', '=', providerId)
-    .executeTakeFirst();
+  const [record] = await executePrepared(
+    db,
+    db
+      .selectFrom('trainees')
+      .selectAll()
+      .select([nestedPlacements.as('nested_placements'), nestedDegrees.as('nested_degrees')])
+      .where(sql<string>`lower(id)`, '=', traineeId.toLowerCase())
+      .where('provider_id', '=', providerId),
+  );
   return record ? splitNested(record) : undefined;
 }
 
@@ -279,14 +281,17 @@ export async function listTraineePage(
         .where('academic_cycle', '=', filters.academicCycle)
         .select(sql<string>`coalesce(sum(trainees), 0)`.as('sum'))
     : listQuery(db, filters).select((eb) => eb.fn.countAll<string>().as('count'));
-  const rows = await listQuery(db, filters)
-    .select(['id', 'lock_version'])
-    .select(() => total.as('total'))
-    .orderBy('updated_at', filters.sortOrder)
-    .orderBy('id', filters.sortOrder)
-    .limit(filters.perPage)
-    .offset((filters.page - 1) * filters.perPage)
-    .execute();
+  // Prepared: its columns are named, so no migration changes what it returns.
+  const rows = await executePrepared(
+    db,
+    listQuery(db, filters)
+      .select(['id', 'lock_version'])
+      .select(() => total.as('total'))
+      .orderBy('updated_at', filters.sortOrder)
+      .orderBy('id', filters.sortOrder)
+      .limit(filters.perPage)
+      .offset((filters.page - 1) * filters.perPage),
+  );
   return { page: rows.map(({ id, lock_version }) => ({ id, lock_version })), total: Number(rows[0]?.total ?? 0) };
 }
 

@@ -210,8 +210,11 @@ export async function listTraineesJson(
   return Buffer.concat(parts);
 }
 
-export async function getTrainee(db: Executor, context: RegisterContext, traineeId: string): Promise<TraineeResult> {
-  const found = await findTraineeWithNested(db, context.provider.id, traineeId);
+export async function getTrainee(db: Db, context: RegisterContext, traineeId: string): Promise<TraineeResult> {
+  // Its statement is prepared: read again when a migration made it stale.
+  const found = await withStalePreparedRetry(db, (connection) =>
+    findTraineeWithNested(connection, context.provider.id, traineeId),
+  );
   if (!found) throw traineeNotFound();
   return {
     row: found.row,

@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerFixture, validTrainee, type RegisterFixture } from '../helpers.js';
 
 /**
- * A create and an update prepare their statements on their connection (src/db/prepared-statements.ts); a migration
+ * A create, an update and a read prepare their statements on their connection (src/db/prepared-statements.ts); a migration
  * that adds a column to `trainees` while the instance runs (a rolling upgrade) makes those statements stale. The next
- * write on each connection is not refused: its transaction runs once more with the statements prepared afresh.
+ * request on each connection is not refused: its transaction (or read) runs once more with the statements prepared
+ * afresh.
  */
 let f: RegisterFixture;
 beforeAll(async () => {
@@ -16,7 +17,7 @@ afterAll(async () => {
 });
 
 describe('register writes across a migration', () => {
-  it('creates and updates with 201/200 after a column is added to trainees, storing each write once', async () => {
+  it('creates, updates and reads with 201/200 after a column is added to trainees, storing each write once', async () => {
     // Sequential requests reuse the pool's most recently released connection: it prepares the statements here.
     const first = await f.call('POST', 'v2026.1', '/trainees', { data: validTrainee({ last_name: 'Before' }) });
     expect(first.statusCode).toBe(201);
@@ -32,6 +33,11 @@ describe('register writes across a migration', () => {
     const updated = await f.call('PATCH', 'v2026.1', `/trainees/${id}`, { data: { middle_names: 'Two' } });
     expect(updated.statusCode).toBe(200);
     expect(updated.json().data.middle_names).toBe('Two');
+    const read = await f.call('GET', 'v2026.1', `/trainees/${id}`);
+    expect(read.statusCode).toBe(200);
+    // GET of one trainee answers the trainee itself, as the real service does.
+    expect(read.json().middle_names).toBe('Two');
+    expect((await f.call('GET', 'v2026.1', '/trainees')).json().data).toHaveLength(2);
 
     const stored = await sql<{ last_name: string; middle_names: string | null }>`
       select last_name, middle_names from trainees where provider_id = ${f.provider.id} order by last_name`.execute(
