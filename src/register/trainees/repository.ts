@@ -394,8 +394,16 @@ export async function schoolExists(db: Executor, urn: string): Promise<boolean> 
   return (await db.selectFrom('schools').select('urn').where('urn', '=', urn).executeTakeFirst()) !== undefined;
 }
 
+/** The schools of these URNs (a create's placements): one prepared statement whatever their number. */
 export async function findSchoolsByUrn(db: Executor, urns: string[]) {
-  return urns.length > 0 ? db.selectFrom('schools').selectAll().where('urn', 'in', urns).execute() : [];
+  if (urns.length === 0) return [];
+  return executePrepared(
+    db,
+    db
+      .selectFrom('schools')
+      .select(['urn', 'name', 'postcode', 'town'])
+      .where(sql<boolean>`urn = any(${urns}::text[])`),
+  );
 }
 
 /** What a new trainee's possible duplicates share with it: provider, date of birth, last name (any case), route, start cycle. */
