@@ -119,6 +119,15 @@ async function runLoadGenerator(spec: LoadSpec): Promise<LoadSample[]> {
   return JSON.parse(stdout) as LoadSample[];
 }
 
+/**
+ * A read's attempt: shed (503 with Retry-After) or cut (no answer: its instance killed after the balancer could no
+ * longer retry it) is tried again, after Retry-After or at once, until RETRY_MS after its first attempt.
+ */
+function readOutcome(status: number, retryAfter: string | null, first: number): { shed: boolean; again: boolean } {
+  const shed = status === 503 && retryAfter !== null;
+  return { shed, again: (shed || status === 0) && performance.now() - first < RETRY_MS };
+}
+
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 10) / 10;
@@ -256,9 +265,7 @@ async function main() {
         status = 0;
         failure = describeFetchError(error);
       }
-      const shed = status === 503 && retryAfter !== null;
-      // A read cut mid-answer (its instance killed after the balancer could no longer retry it) is repeated at once.
-      const again = (shed || status === 0) && performance.now() - first < RETRY_MS;
+      const { shed, again } = readOutcome(status, retryAfter, first);
       samples.push({
         at: begin - t0,
         drill: current,
@@ -360,8 +367,7 @@ async function main() {
       } catch {
         readStatus = 0;
       }
-      const shed = readStatus === 503 && retryAfter !== null;
-      const again = (shed || readStatus === 0) && performance.now() - firstRead < RETRY_MS;
+      const { shed, again } = readOutcome(readStatus, retryAfter, firstRead);
       samples.push({
         at: readBegin - t0,
         drill: current,
