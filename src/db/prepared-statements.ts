@@ -3,16 +3,16 @@ import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from 'k
 import type pg from 'pg';
 
 /**
- * Named prepared statements for the few statements a hot write sends on every request (the register's create).
- * A statement whose text begins with PREPARED is parsed and planned once per connection and afterwards only bound
- * and executed: PostgreSQL skips parsing, analysing and planning it (measured in docs/performance.md, "Register
- * API"). Only marked statements are prepared, so the number of statements a connection holds stays as small as
- * the code's marked texts (and is capped by MAX_PREPARED_TEXTS whatever the texts).
+ * Named prepared statements for the statements the register sends on nearly every request (a create's, an update's,
+ * a GET's, a list page's) and the event sequencer's batch. A statement whose text begins with PREPARED is parsed and
+ * planned once per connection and afterwards only bound and executed: PostgreSQL skips parsing, analysing and
+ * planning it (measured in docs/performance.md, "Register API"). Only marked statements are prepared, so the
+ * statements a connection holds are the code's marked texts (at most MAX_PREPARED_TEXTS whatever the texts).
  *
  * A prepared statement outlives a migration on its connection: when a table it reads changes so that its result
  * type changes (a column added to a table it returns `*` of), PostgreSQL refuses it ("cached plan must not change
  * result type"). The connection then prepares its statements again under new names (the old ones are let go with
- * the connection), and `isStalePreparedStatement` lets a caller run its transaction once more.
+ * the connection), and `withStalePreparedRetry` runs the caller's transaction once more on it.
  */
 export const PREPARED = '/* prepared */ ';
 
