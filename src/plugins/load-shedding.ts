@@ -53,6 +53,15 @@ function poolWaiting(pools: Record<string, pg.Pool>, group?: string): number {
   return waiting;
 }
 
+/**
+ * The event-loop delay to report, in ms to one decimal. `@fastify/under-pressure` gives Infinity for an interval in
+ * which the loop could not take one sample (blocked for all of it), which JSON would turn into null: reported as the
+ * sample interval, what the delay was at least.
+ */
+export function reportedEventLoopDelayMs(delayMs: number, sampleIntervalMs: number): number {
+  return Math.round((Number.isFinite(delayMs) ? delayMs : sampleIntervalMs) * 10) / 10;
+}
+
 /** An `onRoute` hook for an API's scope: its routes count against the bounds of `group` (see FastifyContextConfig). */
 export function admissionGroup(group: string): (route: RouteOptions) => void {
   return (route) => {
@@ -124,7 +133,7 @@ export const loadSheddingPlugin = fp<LoadSheddingOptions>(
         overloaded: reason !== undefined,
         ...(reason ? { reason } : {}),
         inFlight: total,
-        eventLoopDelayMs: Math.round(eventLoopDelay * 10) / 10,
+        eventLoopDelayMs: reportedEventLoopDelayMs(eventLoopDelay, config.LOAD_SHED_SAMPLE_INTERVAL_MS),
         eventLoopUtilization: Math.round(eventLoopUtilized * 1000) / 1000,
         poolWaiting: waiting,
       };

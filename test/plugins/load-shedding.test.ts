@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createProviderWithToken, type TestProvider } from '../register/helpers.js';
+import { reportedEventLoopDelayMs } from '../../src/plugins/load-shedding.js';
 
 let t: TestApp;
 let provider: TestProvider;
@@ -122,5 +123,14 @@ describe('load shedding on database pool waits', () => {
     } finally {
       await waiting.close();
     }
+  });
+});
+
+describe('readiness load report', () => {
+  it('reports an event-loop delay the loop could not sample (Infinity from under-pressure) as the sample interval, never null', () => {
+    expect(reportedEventLoopDelayMs(Number.POSITIVE_INFINITY, 250)).toBe(250);
+    expect(JSON.parse(JSON.stringify({ ms: reportedEventLoopDelayMs(Number.POSITIVE_INFINITY, 250) })).ms).toBe(250);
+    expect(reportedEventLoopDelayMs(12.345, 250)).toBe(12.3);
+    expect(reportedEventLoopDelayMs(0, 250)).toBe(0);
   });
 });
