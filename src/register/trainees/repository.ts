@@ -192,8 +192,8 @@ export interface AuditEntry {
   after: unknown;
 }
 
-/** An audit entry as its `trainee_audits` row. */
-function auditColumns(entry: AuditEntry) {
+/** An audit entry as its `trainee_audits` row (a create writes it in the statement of its nested rows). */
+export function auditColumns(entry: AuditEntry) {
   return {
     trainee_id: entry.traineeId,
     provider_id: entry.providerId,

@@ -37,6 +37,7 @@ import {
   loadTraineesWithNested,
   lockTraineeForUpdate,
   lockTraineeWithNested,
+  auditColumns,
   recordAudit,
   recordAuditWithEvent,
   schoolExists,
@@ -444,14 +445,15 @@ export async function storeCreate(
     });
   const degrees = stamped(degreeValues);
   const placements = stamped(placementValues);
-  const audit = (body: unknown) => ({
-    trainee_id: row.id,
-    provider_id: provider.id,
-    token_id: context.tokenId,
-    action: 'create',
-    before: null,
-    after: JSON.stringify(body),
-  });
+  const audit = (body: unknown) =>
+    auditColumns({
+      traineeId: row.id,
+      providerId: provider.id,
+      tokenId: context.tokenId,
+      action: 'create',
+      before: null,
+      after: body,
+    });
   const created = traineeCreatedEvent(eventOwner(context), row);
   if (degrees.length > 1 || placements.length > 1) {
     await insertNestedRecords(trx, degrees, placements);
