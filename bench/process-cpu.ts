@@ -59,3 +59,33 @@ export async function descendantsNamed(root: number, name: string): Promise<numb
   };
   return [...names].filter(([pid, comm]) => comm === name && isDescendant(pid)).map(([pid]) => pid);
 }
+
+/** CPU milliseconds per request of the server, PostgreSQL (null when it is not a child of this process) and this client. */
+export interface CpuPerRequest {
+  server: number;
+  postgres: number | null;
+  client: number;
+}
+
+/**
+ * Starts counting the CPU a run of requests costs the server (`serverPid`), the embedded PostgreSQL (a child of this
+ * process) and this client: what a request costs whatever else the machine runs, where latency and throughput
+ * depend on the neighbours. The returned function, given the number of requests sent, gives each one's share.
+ */
+export async function startCpuMeter(serverPid: number): Promise<(requests: number) => Promise<CpuPerRequest>> {
+  const before = {
+    server: await cpuSecondsOf(serverPid),
+    postgres: await descendantsCpu(process.pid, 'postgres'),
+    client: process.cpuUsage(),
+  };
+  return async (requests) => {
+    const clientUsage = process.cpuUsage(before.client);
+    const postgresSeconds = cpuSecondsBetween(before.postgres, await descendantsCpu(process.pid, 'postgres'));
+    const perRequestMs = (seconds: number) => Math.round((seconds * 1e5) / Math.max(requests, 1)) / 100;
+    return {
+      server: perRequestMs((await cpuSecondsOf(serverPid)) - before.server),
+      postgres: before.postgres.size > 0 ? perRequestMs(postgresSeconds) : null,
+      client: perRequestMs((clientUsage.user + clientUsage.system) / 1e6),
+    };
+  };
+}

@@ -9,6 +9,7 @@ import { tokenSecret } from '../src/register/index.js';
 import { createToken } from '../src/register/tokens.js';
 import { newSlug } from '../src/register/ids.js';
 import { openRuntime } from '../src/runtime.js';
+import { startCpuMeter } from './process-cpu.js';
 import { freePort, registerBenchServerEnv, startServer, stopServer } from './server-process.js';
 
 /**
@@ -16,7 +17,8 @@ import { freePort, registerBenchServerEnv, startServer, stopServer } from './ser
  * 10 connections, against a server started in a separate process (DATA_DIR / DATABASE_URL as configured; by
  * default its own embedded database under .data/bench-register-actions). Each defer uses a trainee of its own (a deferred
  * trainee cannot be deferred again); placements and degrees rotate over the seeded trainees. Figures go to
- * bench/results/register-actions.json. No targets are set by the issue; these are for comparison between runs.
+ * bench/results/register-actions.json, with the CPU each request cost the server, PostgreSQL and this client. No
+ * targets are set by the issue; these are for comparison between runs.
  */
 const { values } = parseArgs({
   options: { duration: { type: 'string', default: '4' }, connections: { type: 'string', default: '10' } },
@@ -143,12 +145,22 @@ await runCli(async () => {
     const results = [];
     for (const scenario of scenarios) {
       counter = 0;
+      let sent = 0;
+      const cpuMeter = await startCpuMeter(server.pid!);
       const result = await autocannon({
         url: `http://127.0.0.1:${port}`,
         connections: CONNECTIONS,
         duration: DURATION,
-        requests: [{ setupRequest: scenario.setup }],
+        requests: [
+          {
+            setupRequest: (r: BenchRequest) => {
+              sent++;
+              return scenario.setup(r);
+            },
+          },
+        ],
       });
+      const cpuMsPerRequest = await cpuMeter(sent);
       const entry = {
         scenario: scenario.name,
         connections: CONNECTIONS,
@@ -163,10 +175,11 @@ await runCli(async () => {
         },
         errors: result.errors,
         non2xx: result.non2xx,
+        cpuMsPerRequest,
       };
       results.push(entry);
       console.log(
-        `${entry.scenario.padEnd(16)} p50 ${entry.latencyMs.p50} ms  p90 ${entry.latencyMs.p90} ms  p99 ${entry.latencyMs.p99} ms  ${entry.requestsPerSecond} req/s  non-2xx ${entry.non2xx}`,
+        `${entry.scenario.padEnd(16)} p50 ${entry.latencyMs.p50} ms  p90 ${entry.latencyMs.p90} ms  p99 ${entry.latencyMs.p99} ms  ${entry.requestsPerSecond} req/s  non-2xx ${entry.non2xx}  CPU ms/req server ${cpuMsPerRequest.server} postgres ${cpuMsPerRequest.postgres ?? '-'} client ${cpuMsPerRequest.client}`,
       );
     }
     await mkdir('bench/results', { recursive: true });

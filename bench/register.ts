@@ -9,7 +9,7 @@ import type { Database } from '../src/db/schema.js';
 import { loadConfig } from '../src/config.js';
 import { createToken, tokenSecret } from '../src/register/tokens.js';
 import { openRuntime } from '../src/runtime.js';
-import { cpuSecondsBetween, cpuSecondsOf, descendantsCpu } from './process-cpu.js';
+import { startCpuMeter } from './process-cpu.js';
 import { freePort, registerBenchServerEnv, startServer, stopServer } from './server-process.js';
 import { benchTrainee } from './trainee-payload.js';
 
@@ -197,14 +197,8 @@ await runCli(async () => {
       // added or changed thousands of trainees seconds ago, sooner than autovacuum's one-minute round comes.
       await (scenario.vacuum ? sql`VACUUM ANALYZE trainees` : sql`ANALYZE trainees`).execute(runtime.primary.db);
       const connections = scenario.connections ?? CONNECTIONS;
-      // CPU per request of the server, PostgreSQL (when embedded, a child of this process) and this client: what a
-      // request costs whatever else the machine runs, where latency and throughput depend on the neighbours.
       let sent = 0;
-      const cpuBefore = {
-        server: await cpuSecondsOf(server.pid!),
-        postgres: await descendantsCpu(process.pid, 'postgres'),
-        client: process.cpuUsage(),
-      };
+      const cpuMeter = await startCpuMeter(server.pid!);
       const result = await autocannon({
         url: `http://127.0.0.1:${port}`,
         connections,
@@ -219,14 +213,7 @@ await runCli(async () => {
           },
         ],
       });
-      const clientUsage = process.cpuUsage(cpuBefore.client);
-      const postgresSeconds = cpuSecondsBetween(cpuBefore.postgres, await descendantsCpu(process.pid, 'postgres'));
-      const perRequestMs = (seconds: number) => Math.round((seconds * 1e5) / Math.max(sent, 1)) / 100;
-      const cpuMsPerRequest = {
-        server: perRequestMs((await cpuSecondsOf(server.pid!)) - cpuBefore.server),
-        postgres: cpuBefore.postgres.size > 0 ? perRequestMs(postgresSeconds) : null,
-        client: perRequestMs((clientUsage.user + clientUsage.system) / 1e6),
-      };
+      const cpuMsPerRequest = await cpuMeter(sent);
       // No answer in the measured window is a failure, not a met target.
       const answered = result.requests.total > 0;
       const requestsPerSecond = Math.round(result.requests.average);

@@ -79,39 +79,41 @@ export function traineeUpdatedEvent(owner: RegisterEventOwner, traineeId: string
   };
 }
 
-/** A state change (`from` may equal `to`: a TRN received while deferred); `changes` are the canonical columns written. */
-export function appendTraineeStateChanged(
-  trx: Executor,
+/**
+ * A state change (`from` may equal `to`: a TRN received while deferred); `changes` are the canonical columns written.
+ * Appended with its audit row.
+ */
+export function traineeStateChangedEvent(
   owner: RegisterEventOwner,
   traineeId: string,
   change: { from: string; to: string; reason: StateChangeReason; changes: Record<string, unknown> },
-) {
-  return appendEvent(trx, {
+): NewEvent {
+  return {
     api: 'register',
     ...owner,
     type: 'trainee.state_changed',
     resourceType: 'trainee',
     resourceId: traineeId,
     payload: { trainee_id: traineeId, ...change },
-  });
+  };
 }
 
 /**
  * A placement or degree write, from the audit action the write records (`placement.create`, `degree.delete`, …) and
- * the record before and after (as the API shows it; null before a create and after a delete).
+ * the record before and after (as the API shows it; null before a create and after a delete). Appended with its audit
+ * row.
  */
-export function appendNestedRecordEvent(
-  trx: Executor,
+export function nestedRecordEvent(
   owner: RegisterEventOwner,
   traineeId: string,
   action: string,
   before: unknown,
   after: unknown,
-) {
+): NewEvent {
   const [kind, verb] = action.split('.') as ['placement' | 'degree', 'create' | 'update' | 'delete'];
   const record = (after ?? before) as Record<string, unknown>;
   const id = String(record[`${kind}_id`]);
-  return appendEvent(trx, {
+  return {
     api: 'register',
     ...owner,
     type: `${kind}.${verb}d`,
@@ -119,7 +121,7 @@ export function appendNestedRecordEvent(
     resourceId: id,
     parentId: traineeId,
     payload: { trainee_id: traineeId, [`${kind}_id`]: id, [kind]: after ?? null },
-  });
+  };
 }
 
 /** An event's payload in `version`'s field names (fields the version does not know left out). */

@@ -204,12 +204,7 @@ export function auditColumns(entry: AuditEntry) {
   };
 }
 
-/** One audit row per change: who (provider, token), what (before/after), when. */
-export async function recordAudit(trx: Executor, entry: AuditEntry): Promise<void> {
-  await trx.insertInto('trainee_audits').values(auditColumns(entry)).execute();
-}
-
-/** A change's audit row and its event, in one statement. */
+/** One audit row per change (who: provider, token; what: before/after; when) and the change's event, in one statement. */
 export async function recordAuditWithEvent(trx: Executor, entry: AuditEntry, event: NewEvent): Promise<void> {
   await insertNestedRecords(trx, [], [], auditColumns(entry), event);
 }

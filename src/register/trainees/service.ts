@@ -6,6 +6,7 @@
  */
 import type { Db, Executor, Tx } from '../../db/database.js';
 import { withStalePreparedRetry } from '../../db/prepared-statements.js';
+import type { NewEvent } from '../../events/outbox-repository.js';
 import { UnprocessableError } from '../../errors.js';
 import { assertIfMatch } from '../../http/conditional.js';
 import { isUrn } from '../../validators.js';
@@ -38,7 +39,6 @@ import {
   lockTraineeForUpdate,
   lockTraineeWithNested,
   auditColumns,
-  recordAudit,
   recordAuditWithEvent,
   schoolExists,
   updateTraineeRow,
@@ -49,7 +49,7 @@ import {
   type TraineeRow,
 } from './repository.js';
 import {
-  appendNestedRecordEvent,
+  nestedRecordEvent,
   traineeUpdatedEvent,
   changedTraineeFields,
   eventOwner,
@@ -139,12 +139,14 @@ export async function touchTraineeAudited(
   before: unknown,
   after: unknown,
 ) {
-  const updated = await updateTraineeAudited(trx, trainee, context, action, {}, before, after);
-  await appendNestedRecordEvent(trx, eventOwner(context), trainee.id, action, before, after);
-  return updated;
+  const event = nestedRecordEvent(eventOwner(context), trainee.id, action, before, after);
+  return updateTraineeAudited(trx, trainee, context, action, {}, before, after, event);
 }
 
-/** Every change of a trainee row: `patch` written (its ETag moves) and one audit row of who changed what. */
+/**
+ * Every change of a trainee row: `patch` written (its ETag moves), and one audit row of who changed what with the
+ * change's event, in one statement.
+ */
 export async function updateTraineeAudited(
   trx: Tx,
   trainee: TraineeRow,
@@ -153,16 +155,18 @@ export async function updateTraineeAudited(
   patch: TraineePatch,
   before: unknown,
   after: unknown,
+  event: NewEvent,
 ): Promise<TraineeRow> {
   const updated = await updateTraineeRow(trx, trainee.id, patch);
-  await recordAudit(trx, {
+  const audit = {
     traineeId: trainee.id,
     providerId: trainee.provider_id,
     tokenId: tokenIdOf(writer),
     action,
     before,
     after,
-  });
+  };
+  await recordAuditWithEvent(trx, audit, event);
   return updated;
 }
 

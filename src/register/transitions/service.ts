@@ -24,7 +24,7 @@ import {
 import type { RegisterEnvironment } from '../tokens.js';
 import { isoDate, todayUtc } from '../values.js';
 import {
-  appendTraineeStateChanged,
+  traineeStateChangedEvent,
   eventOwner,
   type RegisterEventOwner,
   type StateChangeReason,
@@ -54,14 +54,14 @@ async function applyStateChange(
       ? { withdrawal_reasons: JSON.parse(patch.withdrawal_reasons) as unknown }
       : {}),
   };
-  const updated = await updateTraineeAudited(trx, trainee, writer, action, { ...patch, ...bookkeeping }, before, after);
-  await appendTraineeStateChanged(trx, owner, trainee.id, {
+  // The state after is the patch's, or the state kept (a TRN received while deferred).
+  const event = traineeStateChangedEvent(owner, trainee.id, {
     from: trainee.state,
-    to: updated.state,
+    to: patch.state ?? trainee.state,
     reason,
     changes: after,
   });
-  return updated;
+  return updateTraineeAudited(trx, trainee, writer, action, { ...patch, ...bookkeeping }, before, after, event);
 }
 
 /** A provider's state change, answered with the trainee as it is after. */
