@@ -1,4 +1,5 @@
 /** What the register's version scopes give their route plugins and requests. */
+import type { Executor } from '../db/database.js';
 import type { SandboxSchedule } from './sandbox/scenarios.js';
 import type { RegisterEnvironment, TokenCache } from './tokens.js';
 import type { TraineeBodyCache } from './trainees/body-cache.js';
@@ -34,12 +35,21 @@ export interface RegisterRouteOptions {
 export interface WriteRequest {
   data: () => Record<string, unknown>;
   enhancedErrors: boolean;
+  beforeCommit?: BeforeCommit;
 }
+
+/**
+ * What a write's transaction runs last, before it commits, with the service's result: the request's answer stored
+ * under its Idempotency-Key in the same transaction (src/register/idempotency.ts), so that a write that committed is
+ * never run again, even when its instance dies before answering.
+ */
+export type BeforeCommit = (trx: Executor, result: unknown) => Promise<void>;
 
 /** Which trainee a write locks, and the `If-Match` it must satisfy (none for the operator's commands). */
 export interface TraineeTarget {
   traineeId: string;
   ifMatch: string | undefined;
+  beforeCommit?: BeforeCommit;
 }
 
 /** Every write on an existing trainee: its update, a state change, a placement or degree. */

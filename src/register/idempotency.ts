@@ -8,6 +8,11 @@
  * key with another method, path or body gets 422. A response worth retrying (5xx, 429) is not kept: the key is
  * given up and the next request with it runs.
  *
+ * A write on trainees (`answerOnCommit`) stores its answer in its own transaction, just before it commits: a write
+ * that committed always has its answer stored, so a retry after its instance died between the commit and the answer
+ * gets a replay instead of running it again (a second placement, a second state change). Other writes store their
+ * response as it is sent.
+ *
  * A plugin of the `/api` scope: every write route registered in it gets it, unless its route config says
  * `idempotency: false`.
  */
@@ -15,6 +20,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { withCallDeadline } from '../db/database.js';
+import type { BeforeCommit } from './context.js';
 import {
   idempotencyKeyInProgress,
   idempotencyKeyReused,
@@ -75,6 +81,43 @@ interface HeldKey {
   owner: string;
 }
 
+/** The key each request holds while it runs (claimed by the plugin's preHandler). */
+const held = new WeakMap<FastifyRequest, HeldKey>();
+
+/** A write's answer: its status, its headers (those in KEPT_HEADERS are replayed), its body before serialization. */
+export interface WriteAnswer {
+  status: number;
+  headers: Record<string, string>;
+  payload: unknown;
+}
+
+/**
+ * The hook that stores `answer(result)` under the request's key in the write's transaction (see above); undefined when
+ * the request holds no key. The body is serialized as the route sends it (its response schema). When the key is no
+ * longer the request's (it ran past IDEMPOTENCY_LOCK_MS and a retry took the key over), the write is refused with 409
+ * and rolls back, so that the two never both commit.
+ */
+export function answerOnCommit<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: (result: T) => WriteAnswer,
+): BeforeCommit | undefined {
+  const key = held.get(request);
+  if (!key) return undefined;
+  return async (trx, result) => {
+    const { status, headers, payload } = answer(result as T);
+    reply.code(status);
+    const kept: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+    for (const name of KEPT_HEADERS) if (headers[name] !== undefined) kept[name] = headers[name];
+    const serialized = reply.serialize(payload);
+    const body = typeof serialized === 'string' ? serialized : Buffer.from(serialized as Uint8Array).toString('utf8');
+    if (!(await storeResponse(trx, key.id, key.owner, { status, headers: kept, body }))) {
+      reply.header('retry-after', '1');
+      throw idempotencyKeyInProgress();
+    }
+  };
+}
+
 function replay(reply: FastifyReply, stored: StoredResponse): FastifyReply {
   reply.code(stored.status).headers(stored.headers).header(REPLAYED_HEADER, 'true');
   return reply.send(stored.body === '' ? undefined : stored.body);
@@ -84,7 +127,6 @@ export const idempotencyPlugin = fp(
   async (app: FastifyInstance) => {
     const { db, config } = app;
     const deadline = <T>(fn: () => Promise<T>) => withCallDeadline(config.DATABASE_SHORT_QUERY_TIMEOUT_MS, fn);
-    const held = new WeakMap<FastifyRequest, HeldKey>();
 
     // After authentication (onRequest) and the scope's input checks (preValidation): the key is the provider's.
     app.addHook('preHandler', async (request, reply) => {
@@ -136,7 +178,9 @@ export const idempotencyPlugin = fp(
       return replay(reply, outcome);
     });
 
-    // The first request's response, stored before it is sent: a client that got it and retries gets it again.
+    // The first request's response, stored before it is sent: a client that got it and retries gets it again. An
+    // answer stored with its write (answerOnCommit) ended the owner's hold when the write committed, so neither this
+    // store nor a release changes it; they act only when that transaction rolled back.
     app.addHook('onSend', async (request, reply, payload) => {
       const key = held.get(request);
       if (!key) return payload;

@@ -5,13 +5,12 @@
  * the real messages and described in the per-version OpenAPI documents.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.js';
 import type { RegisterContext, TraineeTarget, TraineeWrite } from './context.js';
-import { traineeWriteOf } from './http.js';
+import { answerWrite, traineeAnswer, traineeWriteOf } from './http.js';
 import { TraineeParams, TraineeSchema } from './schemas.js';
 import type { TraineeResult } from './trainees/service.js';
-import { traineeEtag } from './trainees/serialize.js';
 
 export interface NestedRecordService<T> {
   list(db: Db, context: RegisterContext, traineeId: string): Promise<T[]>;
@@ -51,9 +50,13 @@ export function registerNestedRecordRoutes<T>(app: FastifyInstance, db: Db, rout
   );
 
   app.post(many, { schema: { hide: true, params: TraineeParams, response: { 201: single } } }, async (request, reply) =>
-    reply
-      .code(201)
-      .send({ data: await service.create(db, request.registerContext, traineeWriteOf(request as RecordRequest)) }),
+    answerWrite(
+      request,
+      reply,
+      (beforeCommit) =>
+        service.create(db, request.registerContext, traineeWriteOf(request as RecordRequest, beforeCommit)),
+      (created) => ({ status: 201, headers: {}, payload: { data: created } }),
+    ),
   );
 
   app.get(one, { schema: { hide: true, params, response: { 200: single } } }, async (request) => {
@@ -62,9 +65,15 @@ export function registerNestedRecordRoutes<T>(app: FastifyInstance, db: Db, rout
     return { data: await service.get(db, request.registerContext, traineeId, id) };
   });
 
-  const change = async (request: FastifyRequest) => {
+  const change = async (request: FastifyRequest, reply: FastifyReply) => {
     const typed = request as RecordRequest;
-    return { data: await service.change(db, request.registerContext, recordIdOf(typed), traineeWriteOf(typed)) };
+    return answerWrite(
+      request,
+      reply,
+      (beforeCommit) =>
+        service.change(db, request.registerContext, recordIdOf(typed), traineeWriteOf(typed, beforeCommit)),
+      (changed) => ({ status: 200, headers: {}, payload: { data: changed } }),
+    );
   };
   app.put(one, { schema: { hide: true, params, response: { 200: single } } }, change);
   app.patch(one, { schema: { hide: true, params, response: { 200: single } } }, change);
@@ -74,8 +83,13 @@ export function registerNestedRecordRoutes<T>(app: FastifyInstance, db: Db, rout
     { schema: { hide: true, params, response: { 200: Type.Object({ data: TraineeSchema }) } } },
     async (request, reply) => {
       const typed = request as RecordRequest;
-      const { row, body } = await service.remove(db, request.registerContext, recordIdOf(typed), traineeWriteOf(typed));
-      return reply.header('etag', traineeEtag(row)).send({ data: body });
+      return answerWrite(
+        request,
+        reply,
+        (beforeCommit) =>
+          service.remove(db, request.registerContext, recordIdOf(typed), traineeWriteOf(typed, beforeCommit)),
+        (result) => traineeAnswer(result, 200),
+      );
     },
   );
 }

@@ -213,6 +213,50 @@ describe('Idempotency-Key on register writes', () => {
     expect(retry.body).toBe(done.body);
   });
 
+  it("stores the answer in the write's own transaction: a write whose answer cannot be stored does not happen, so a retry runs it once", async () => {
+    // An instance that dies between committing a write and storing its answer would otherwise leave the key held
+    // with no answer: once its lock ran out (here 100 ms), a retry would run the write a second time.
+    const instance = await anotherInstance({ IDEMPOTENCY_LOCK_MS: '100' });
+    const db = f.database.db;
+    try {
+      const created = await send(f.app, 'POST', '/trainees', { data: validTrainee({ last_name: 'PlacedOnce' }) });
+      const id = created.json().data.trainee_id as string;
+      const key = `unstorable-${newKey()}`;
+      await sql`CREATE FUNCTION test_refuse_answer() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.key LIKE 'unstorable-%' AND NEW.response_status IS NOT NULL THEN RAISE EXCEPTION 'answer not stored'; END IF;
+          RETURN NEW;
+        END $$`.execute(db);
+      await sql`CREATE TRIGGER test_refuse_answer BEFORE UPDATE ON idempotency_keys
+        FOR EACH ROW EXECUTE FUNCTION test_refuse_answer()`.execute(db);
+      const placement = { data: { name: 'Once school', postcode: 'BN1 1AA' } };
+      let first;
+      try {
+        first = await send(instance, 'POST', `/trainees/${id}/placements`, placement, key);
+      } finally {
+        await sql`DROP TRIGGER test_refuse_answer ON idempotency_keys`.execute(db);
+        await sql`DROP FUNCTION test_refuse_answer()`.execute(db);
+      }
+      expect(first.statusCode).toBe(500);
+      const placements = () =>
+        db.selectFrom('trainee_placements').select('name').where('trainee_id', '=', id).execute();
+      expect(await placements()).toEqual([]);
+
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const retry = await send(instance, 'POST', `/trainees/${id}/placements`, placement, key);
+      expect(retry.statusCode).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBeUndefined();
+      const again = await send(f.app, 'POST', `/trainees/${id}/placements`, placement, key);
+      expect(again.statusCode).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toBe(retry.body);
+      expect(again.headers['content-type']).toBe(retry.headers['content-type']);
+      expect(await placements()).toEqual([{ name: 'Once school' }]);
+    } finally {
+      await instance.close();
+    }
+  });
+
   it('forgets a key once it expires: the next request with it runs', async () => {
     const key = newKey();
     expect(

@@ -7,7 +7,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { RegisterRouteOptions } from '../context.js';
 import { ifNoneMatchMatches } from '../../http/conditional.js';
-import { traineeWriteOf, wantsEnhancedErrors, writeRequestOf } from '../http.js';
+import { answerWrite, traineeAnswer, traineeWriteOf, wantsEnhancedErrors, writeRequestOf } from '../http.js';
 import { adapterFor } from '../versions/index.js';
 import { batchRows, createTraineeBatch } from './batch.js';
 import { todayUtc } from '../values.js';
@@ -37,11 +37,14 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     return body;
   });
 
-  app.post('/trainees', { schema }, async (request, reply) => {
-    const { row, body } = await createTrainee(db, request.registerContext, writeRequestOf(request));
-    reply.code(201).header('etag', traineeEtag(row));
-    return { data: body };
-  });
+  app.post('/trainees', { schema }, async (request, reply) =>
+    answerWrite(
+      request,
+      reply,
+      (beforeCommit) => createTrainee(db, request.registerContext, writeRequestOf(request, beforeCommit)),
+      (result) => traineeAnswer(result, 201),
+    ),
+  );
 
   if (adapterFor(version).extensions.batchCreate) {
     app.post('/trainees/batch', { schema }, async (request) => {
@@ -56,11 +59,13 @@ export const traineeRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (ap
     });
   }
 
-  const update = async (request: TraineeRequest, reply: FastifyReply) => {
-    const { row, body } = await updateTrainee(db, request.registerContext, traineeWriteOf(request));
-    reply.header('etag', traineeEtag(row));
-    return { data: body };
-  };
+  const update = async (request: TraineeRequest, reply: FastifyReply) =>
+    answerWrite(
+      request,
+      reply,
+      (beforeCommit) => updateTrainee(db, request.registerContext, traineeWriteOf(request, beforeCommit)),
+      (result) => traineeAnswer(result, 200),
+    );
   app.put<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema }, update);
   app.patch<{ Params: { trainee_id: string } }>('/trainees/:trainee_id', { schema }, update);
 };

@@ -103,7 +103,8 @@ type LockedWrite<T> = (trx: Tx, trainee: TraineeRow, nested: PlacementsAndDegree
 /**
  * Runs `write` on the trainee, locked until the transaction ends: 404 when it is not the provider's (the operator:
  * when there is none), 412 when an `If-Match` does not name its current ETag. With `loadNested` its placements and
- * degrees are read in the same statement (else `nested` is empty). A refusal thrown by `write` rolls everything back.
+ * degrees are read in the same statement (else `nested` is empty). A refusal thrown by `write` rolls everything back;
+ * the target's `beforeCommit` runs last, in the transaction, with `write`'s result.
  */
 export async function withLockedTrainee<T>(
   db: Db,
@@ -125,7 +126,9 @@ export async function withLockedTrainee<T>(
           ? new UnprocessableError(`No trainee with id "${target.traineeId}"`)
           : traineeNotFound();
       assertIfMatch(target.ifMatch, traineeEtag(locked.row));
-      return write(trx, locked.row, locked.nested);
+      const result = await write(trx, locked.row, locked.nested);
+      await target.beforeCommit?.(trx, result);
+      return result;
     }),
   );
 }
@@ -480,9 +483,11 @@ export async function storeCreate(
 /** `POST /trainees`: validate, refuse duplicates, insert the trainee with its degrees and placements, audit. */
 export async function createTrainee(db: Db, context: RegisterContext, request: WriteRequest): Promise<TraineeResult> {
   const prepared = await prepareCreate(db, context, request);
-  return withDuplicateLocks(db, [createLockKey(context.provider.id, prepared)], (trx) =>
-    storeCreate(trx, context, prepared),
-  );
+  return withDuplicateLocks(db, [createLockKey(context.provider.id, prepared)], async (trx) => {
+    const result = await storeCreate(trx, context, prepared);
+    await request.beforeCommit?.(trx, result);
+    return result;
+  });
 }
 
 /** `PUT`/`PATCH /trainees/{id}`: a partial update on the locked trainee, validated as a whole, audited. */

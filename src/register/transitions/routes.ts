@@ -4,20 +4,14 @@
  * with the real messages and described in the per-version OpenAPI documents.
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { RegisterRouteOptions } from '../context.js';
-import { traineeWriteOf } from '../http.js';
+import { answerWrite, traineeAnswer, traineeWriteOf } from '../http.js';
 import { TraineeParams, TraineeSchema } from '../schemas.js';
-import { traineeEtag } from '../trainees/serialize.js';
-import type { TraineeResult } from '../trainees/service.js';
 import { deferTrainee, recommendForAward, withdrawTrainee } from './service.js';
 
 /** When the deprecated QTS path was superseded by update-qts-or-eyts-status (v2026.1 release, 2026-03-20). */
 const RECOMMEND_FOR_QTS_DEPRECATED_AT = '@1773964800';
-
-function sendTrainee(reply: FastifyReply, result: TraineeResult, status: number) {
-  return reply.code(status).header('etag', traineeEtag(result.row)).send({ data: result.body });
-}
 
 export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app) => {
   const { db } = app;
@@ -31,21 +25,36 @@ export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async 
     '/trainees/:trainee_id/defer',
     { schema: schema(200) },
     async (request, reply) =>
-      sendTrainee(reply, await deferTrainee(db, request.registerContext, traineeWriteOf(request)), 200),
+      answerWrite(
+        request,
+        reply,
+        (beforeCommit) => deferTrainee(db, request.registerContext, traineeWriteOf(request, beforeCommit)),
+        (result) => traineeAnswer(result, 200),
+      ),
   );
 
   app.post<{ Params: { trainee_id: string } }>(
     '/trainees/:trainee_id/withdraw',
     { schema: schema(200) },
     async (request, reply) =>
-      sendTrainee(reply, await withdrawTrainee(db, request.registerContext, traineeWriteOf(request)), 200),
+      answerWrite(
+        request,
+        reply,
+        (beforeCommit) => withdrawTrainee(db, request.registerContext, traineeWriteOf(request, beforeCommit)),
+        (result) => traineeAnswer(result, 200),
+      ),
   );
 
   app.post<{ Params: { trainee_id: string } }>(
     '/trainees/:trainee_id/update-qts-or-eyts-status',
     { schema: schema(202) },
     async (request, reply) =>
-      sendTrainee(reply, await recommendForAward(db, request.registerContext, traineeWriteOf(request)), 202),
+      answerWrite(
+        request,
+        reply,
+        (beforeCommit) => recommendForAward(db, request.registerContext, traineeWriteOf(request, beforeCommit)),
+        (result) => traineeAnswer(result, 202),
+      ),
   );
 
   app.post<{ Params: { trainee_id: string } }>(
@@ -55,7 +64,12 @@ export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async 
       const successor = request.url.split('?')[0]!.replace(/recommend-for-qts\/?$/, 'update-qts-or-eyts-status');
       reply.header('deprecation', RECOMMEND_FOR_QTS_DEPRECATED_AT);
       reply.header('link', `<${successor}>; rel="successor-version"`);
-      return sendTrainee(reply, await recommendForAward(db, request.registerContext, traineeWriteOf(request)), 202);
+      return answerWrite(
+        request,
+        reply,
+        (beforeCommit) => recommendForAward(db, request.registerContext, traineeWriteOf(request, beforeCommit)),
+        (result) => traineeAnswer(result, 202),
+      );
     },
   );
 };
