@@ -62,10 +62,19 @@ describe('SIGTERM', () => {
     expect(firstNotReady, log).toBeGreaterThanOrEqual(0);
     expect(lastServed, log).toBeGreaterThan(firstNotReady);
     // Until the listener closed, not one API request failed, and once draining began the probe never said ready again.
-    expect(seen.slice(0, lastServed + 1).every((o) => o.traffic === 200), log).toBe(true);
-    expect(seen.slice(firstNotReady).every((o) => o.ready !== 200), log).toBe(true);
+    expect(
+      seen.slice(0, lastServed + 1).every((o) => o.traffic === 200),
+      log,
+    ).toBe(true);
+    expect(
+      seen.slice(firstNotReady).every((o) => o.ready !== 200),
+      log,
+    ).toBe(true);
     // The drain lasted most of SHUTDOWN_DRAIN_MS before the listener closed; after it, connections were refused.
     expect(seen[lastServed]!.at - seen[firstNotReady]!.at, log).toBeGreaterThanOrEqual(1000);
-    expect(seen.slice(lastServed + 1).some((o) => o.traffic === 'ECONNREFUSED'), log).toBe(true);
+    expect(
+      seen.slice(lastServed + 1).some((o) => o.traffic === 'ECONNREFUSED'),
+      log,
+    ).toBe(true);
   }, 120000);
 });
