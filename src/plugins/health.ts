@@ -117,12 +117,14 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (
       },
     },
     async (request) => {
+      // Draining and overload are states the balancer polls for, not failures: not logged per probe (the drain is
+      // logged once when it begins, each shed request at warn).
       if (lifecycle?.draining)
-        throw new ServiceUnavailableError(
+        throw new NotReadyError(
           'The instance is stopping: it finishes the requests it has, and takes no more once the balancer has noticed.',
         );
       const load = pressure?.();
-      if (load?.overloaded) throw new ServiceUnavailableError(`The instance is overloaded (${load.reason}).`);
+      if (load?.overloaded) throw new NotReadyError(`The instance is overloaded (${load.reason}).`);
       // A balancer sends no traffic to an instance whose row indexes of the versions in use are not loaded yet.
       const starting =
         rowIndexes && !rowIndexes.warm

@@ -54,3 +54,27 @@ describe('warm-up readiness refusals in the log', () => {
     }
   }, 60000);
 });
+
+describe('draining readiness refusals in the log', () => {
+  it('answer 503 with the reason to every probe, and write no error line or stack per probe', async () => {
+    const lines: Array<{ level: number; msg: string }> = [];
+    const stream = { write: (line: string) => void lines.push(JSON.parse(line)) };
+    const t = await buildTestApp({}, { logger: { level: 'info', stream } });
+    try {
+      expect((await t.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200);
+      t.app.beginDrain();
+      for (let i = 0; i < 5; i++) {
+        const probe = await t.app.inject({ method: 'GET', url: '/health/ready' });
+        expect(probe.statusCode).toBe(503);
+        expect(probe.json().detail).toBe(
+          'The instance is stopping: it finishes the requests it has, and takes no more once the balancer has noticed.',
+        );
+      }
+      // The API still answers while draining.
+      expect((await t.app.inject({ method: 'GET', url: '/v1/publications?page=1&pageSize=1' })).statusCode).toBe(200);
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  }, 60000);
+});
