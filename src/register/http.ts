@@ -1,6 +1,6 @@
 /**
- * HTTP details every register route shares, written once: the `data` member of a write and the error format a client
- * asked for (conditional requests: src/http/conditional.ts).
+ * HTTP details every register route shares, written once: the `data` member of a write, the error format a client
+ * asked for, and how a write is answered (conditional requests: src/http/conditional.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { BeforeCommit, TraineeWrite, WriteRequest } from './context.js';
