@@ -4,14 +4,19 @@
  * with the real messages and described in the per-version OpenAPI documents.
  */
 import { Type } from '@sinclair/typebox';
-import type { FastifyPluginAsync } from 'fastify';
-import type { RegisterRouteOptions } from '../context.js';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../../db/database.js';
+import type { RegisterContext, RegisterRouteOptions, TraineeWrite } from '../context.js';
+import type { TraineeResult } from '../trainees/service.js';
 import { answerWrite, traineeAnswer, traineeWriteOf } from '../http.js';
 import { TraineeParams, TraineeSchema } from '../schemas.js';
 import { deferTrainee, recommendForAward, withdrawTrainee } from './service.js';
 
 /** When the deprecated QTS path was superseded by update-qts-or-eyts-status (v2026.1 release, 2026-03-20). */
 const RECOMMEND_FOR_QTS_DEPRECATED_AT = '@1773964800';
+
+type TraineeRequest = FastifyRequest<{ Params: { trainee_id: string } }>;
+type StateChange = (db: Db, context: RegisterContext, write: TraineeWrite) => Promise<TraineeResult>;
 
 export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async (app) => {
   const { db } = app;
@@ -20,41 +25,31 @@ export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async 
     params: TraineeParams,
     response: { [status]: Type.Object({ data: TraineeSchema }) },
   });
+  /** A state change answered with the trainee as it is after, with `status` (stored with the change under a key). */
+  const answerStateChange = (request: TraineeRequest, reply: FastifyReply, change: StateChange, status: number) =>
+    answerWrite(
+      request,
+      reply,
+      (beforeCommit) => change(db, request.registerContext, traineeWriteOf(request, beforeCommit)),
+      (result) => traineeAnswer(result, status),
+    );
 
   app.post<{ Params: { trainee_id: string } }>(
     '/trainees/:trainee_id/defer',
     { schema: schema(200) },
-    async (request, reply) =>
-      answerWrite(
-        request,
-        reply,
-        (beforeCommit) => deferTrainee(db, request.registerContext, traineeWriteOf(request, beforeCommit)),
-        (result) => traineeAnswer(result, 200),
-      ),
+    async (request, reply) => answerStateChange(request, reply, deferTrainee, 200),
   );
 
   app.post<{ Params: { trainee_id: string } }>(
     '/trainees/:trainee_id/withdraw',
     { schema: schema(200) },
-    async (request, reply) =>
-      answerWrite(
-        request,
-        reply,
-        (beforeCommit) => withdrawTrainee(db, request.registerContext, traineeWriteOf(request, beforeCommit)),
-        (result) => traineeAnswer(result, 200),
-      ),
+    async (request, reply) => answerStateChange(request, reply, withdrawTrainee, 200),
   );
 
   app.post<{ Params: { trainee_id: string } }>(
     '/trainees/:trainee_id/update-qts-or-eyts-status',
     { schema: schema(202) },
-    async (request, reply) =>
-      answerWrite(
-        request,
-        reply,
-        (beforeCommit) => recommendForAward(db, request.registerContext, traineeWriteOf(request, beforeCommit)),
-        (result) => traineeAnswer(result, 202),
-      ),
+    async (request, reply) => answerStateChange(request, reply, recommendForAward, 202),
   );
 
   app.post<{ Params: { trainee_id: string } }>(
@@ -64,12 +59,7 @@ export const transitionRoutes: FastifyPluginAsync<RegisterRouteOptions> = async 
       const successor = request.url.split('?')[0]!.replace(/recommend-for-qts\/?$/, 'update-qts-or-eyts-status');
       reply.header('deprecation', RECOMMEND_FOR_QTS_DEPRECATED_AT);
       reply.header('link', `<${successor}>; rel="successor-version"`);
-      return answerWrite(
-        request,
-        reply,
-        (beforeCommit) => recommendForAward(db, request.registerContext, traineeWriteOf(request, beforeCommit)),
-        (result) => traineeAnswer(result, 202),
-      );
+      return answerStateChange(request, reply, recommendForAward, 202);
     },
   );
 };
