@@ -67,25 +67,40 @@ export interface CpuPerRequest {
   client: number;
 }
 
+/** A CPU meter over one run of requests: wrap the run's request set-up in `counted`, then read `perRequest`. */
+export interface CpuMeter {
+  /** `setup` counting each request it sets up. */
+  counted<R>(setup: (request: R) => R): (request: R) => R;
+  /** The CPU since the meter started, per request counted. */
+  perRequest(): Promise<CpuPerRequest>;
+}
+
 /**
  * Starts counting the CPU a run of requests costs the server (`serverPid`), the embedded PostgreSQL (a child of this
  * process) and this client: what a request costs whatever else the machine runs, where latency and throughput
- * depend on the neighbours. The returned function, given the number of requests sent, gives each one's share.
+ * depend on the neighbours.
  */
-export async function startCpuMeter(serverPid: number): Promise<(requests: number) => Promise<CpuPerRequest>> {
+export async function startCpuMeter(serverPid: number): Promise<CpuMeter> {
   const before = {
     server: await cpuSecondsOf(serverPid),
     postgres: await descendantsCpu(process.pid, 'postgres'),
     client: process.cpuUsage(),
   };
-  return async (requests) => {
-    const clientUsage = process.cpuUsage(before.client);
-    const postgresSeconds = cpuSecondsBetween(before.postgres, await descendantsCpu(process.pid, 'postgres'));
-    const perRequestMs = (seconds: number) => Math.round((seconds * 1e5) / Math.max(requests, 1)) / 100;
-    return {
-      server: perRequestMs((await cpuSecondsOf(serverPid)) - before.server),
-      postgres: before.postgres.size > 0 ? perRequestMs(postgresSeconds) : null,
-      client: perRequestMs((clientUsage.user + clientUsage.system) / 1e6),
-    };
+  let requests = 0;
+  return {
+    counted: (setup) => (request) => {
+      requests++;
+      return setup(request);
+    },
+    perRequest: async () => {
+      const clientUsage = process.cpuUsage(before.client);
+      const postgresSeconds = cpuSecondsBetween(before.postgres, await descendantsCpu(process.pid, 'postgres'));
+      const perRequestMs = (seconds: number) => Math.round((seconds * 1e5) / Math.max(requests, 1)) / 100;
+      return {
+        server: perRequestMs((await cpuSecondsOf(serverPid)) - before.server),
+        postgres: before.postgres.size > 0 ? perRequestMs(postgresSeconds) : null,
+        client: perRequestMs((clientUsage.user + clientUsage.system) / 1e6),
+      };
+    },
   };
 }

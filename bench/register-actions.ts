@@ -145,22 +145,14 @@ await runCli(async () => {
     const results = [];
     for (const scenario of scenarios) {
       counter = 0;
-      let sent = 0;
       const cpuMeter = await startCpuMeter(server.pid!);
       const result = await autocannon({
         url: `http://127.0.0.1:${port}`,
         connections: CONNECTIONS,
         duration: DURATION,
-        requests: [
-          {
-            setupRequest: (r: BenchRequest) => {
-              sent++;
-              return scenario.setup(r);
-            },
-          },
-        ],
+        requests: [{ setupRequest: cpuMeter.counted(scenario.setup) }],
       });
-      const cpuMsPerRequest = await cpuMeter(sent);
+      const cpuMsPerRequest = await cpuMeter.perRequest();
       const entry = {
         scenario: scenario.name,
         connections: CONNECTIONS,

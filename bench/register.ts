@@ -197,23 +197,15 @@ await runCli(async () => {
       // added or changed thousands of trainees seconds ago, sooner than autovacuum's one-minute round comes.
       await (scenario.vacuum ? sql`VACUUM ANALYZE trainees` : sql`ANALYZE trainees`).execute(runtime.primary.db);
       const connections = scenario.connections ?? CONNECTIONS;
-      let sent = 0;
       const cpuMeter = await startCpuMeter(server.pid!);
       const result = await autocannon({
         url: `http://127.0.0.1:${port}`,
         connections,
         duration: DURATION,
         ...(WARMUP > 0 ? { warmup: { connections, duration: WARMUP } } : {}),
-        requests: [
-          {
-            setupRequest: (r: BenchRequest) => {
-              sent++;
-              return scenario.setup(r);
-            },
-          },
-        ],
+        requests: [{ setupRequest: cpuMeter.counted(scenario.setup) }],
       });
-      const cpuMsPerRequest = await cpuMeter(sent);
+      const cpuMsPerRequest = await cpuMeter.perRequest();
       // No answer in the measured window is a failure, not a met target.
       const answered = result.requests.total > 0;
       const requestsPerSecond = Math.round(result.requests.average);
