@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { loadavg } from 'node:os';
+import { loadavg, setPriority } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -10,7 +10,7 @@ import { createToken } from '../../src/register/tokens.js';
 import { DEFAULT_SEED_DIR, readCatalogue, sourceFiles } from '../../src/statistics/seed/service.js';
 import { benchTrainee } from '../trainee-payload.js';
 import { startCluster, type Cluster } from './cluster.js';
-import type { LoadSample, LoadSpec } from './load-generator.js';
+import type { LoadResult, LoadSpec } from './load-generator.js';
 import { killAllSync, liveGroups, portOpen, startProcess, stopProcess, waitFor, type Managed } from './processes.js';
 import { TOPOLOGY } from './topology.js';
 
@@ -44,6 +44,8 @@ const OVERLOAD_SECONDS = 15;
 const CAPACITY_CONCURRENCY = 32;
 /** Shed requests must be answered within this; admitted ones within the p99 goal (doubled with `--busy`). */
 const SHED_GOAL_MS = 50;
+/** The load generator's nice value (lower: sooner on a core) when this process may set it. */
+const CLIENT_PRIORITY = -10;
 /**
  * A request the client got no final answer for (a cut connection, a shed 503) is retried for at most this long: a
  * read as it is, a write with its Idempotency-Key.
@@ -109,14 +111,33 @@ function describeFetchError(error: unknown): string {
     .join(': ');
 }
 
-/** Runs load-generator.ts in a process of its own with `spec`; its samples. */
-async function runLoadGenerator(spec: LoadSpec): Promise<LoadSample[]> {
-  const { stdout } = await execFileAsync(
+/**
+ * Runs load-generator.ts in a process of its own with `spec`. The client stands for clients on other machines, but
+ * shares these two cores with everything it measures: it runs at a higher priority than the cluster where this
+ * process may set one (root, or CAP_SYS_NICE; `prioritized` says whether it did), and with a larger young
+ * generation (fewer collections during the loop), so that what it measures is the cluster's delay, not its own.
+ */
+async function runLoadGenerator(spec: LoadSpec): Promise<LoadResult & { prioritized: boolean }> {
+  const running = execFileAsync(
     process.execPath,
-    ['--import', 'tsx', path.resolve(import.meta.dirname, 'load-generator.ts'), JSON.stringify(spec)],
+    [
+      '--max-semi-space-size=64',
+      '--import',
+      'tsx',
+      path.resolve(import.meta.dirname, 'load-generator.ts'),
+      JSON.stringify(spec),
+    ],
     { maxBuffer: 512 * 1024 * 1024 },
   );
-  return JSON.parse(stdout) as LoadSample[];
+  let prioritized = false;
+  try {
+    if (running.child.pid !== undefined) setPriority(running.child.pid, CLIENT_PRIORITY);
+    prioritized = true;
+  } catch {
+    // Not permitted: the client runs at the cluster's priority (the results say so).
+  }
+  const { stdout } = await running;
+  return { ...(JSON.parse(stdout) as LoadResult), prioritized };
 }
 
 /**
@@ -591,8 +612,8 @@ async function main() {
   // The capacity and the overload come from a client process of its own (load-generator.ts), the mixed load paused.
   const generated = async (name: Drill, spec: Omit<LoadSpec, 'url' | 'requests'>) => {
     const from = performance.now() - t0;
-    const loadSamples = await runLoadGenerator({ url: c.url, requests: statsRequests, ...spec });
-    for (const s of loadSamples) {
+    const result = await runLoadGenerator({ url: c.url, requests: statsRequests, ...spec });
+    for (const s of result.samples) {
       const request = statsRequests[s.request]!;
       samples.push({
         at: from + s.at,
@@ -601,6 +622,7 @@ async function main() {
         idempotent: true,
         status: s.status,
         ms: s.ms,
+        servedBy: s.servedBy,
         wrongData: s.wrongData,
         error: s.error,
         request: `${request.method} ${request.path}`.slice(0, 160),
@@ -608,25 +630,42 @@ async function main() {
         final: true,
       });
     }
-    return loadSamples;
+    return result;
+  };
+  // What the client itself cost and where it paused: a late answer that overlaps a pause of the client may be the
+  // client's delay rather than the cluster's (both are reported; the goals are checked on every answer).
+  const clientNotes = (result: LoadResult & { prioritized: boolean }) => {
+    const lateShed = result.samples.filter((x) => x.status === 503 && x.ms > SHED_GOAL_MS);
+    return {
+      clientPrioritized: result.prioritized,
+      clientCpuSeconds: result.clientCpuSeconds,
+      clientStalls: result.clientStalls.length,
+      clientStallMaxMs: Math.max(0, ...result.clientStalls.map(([, ms]) => ms)),
+      lateShedDuringClientStall: lateShed.filter((x) =>
+        result.clientStalls.some(([at, ms]) => at < x.at + x.ms && x.at < at + ms),
+      ).length,
+    };
   };
   await phase('capacity', async () => {
     paused = true;
     await waitFor('the mixed load to pause', async () => inFlight === 0, 60000, 20);
     await sleep(1000);
     // A closed loop, enough at once to keep both instances busy without queueing at the balancer.
-    const answered = (
-      await generated('capacity', { seconds: CAPACITY_SECONDS, concurrency: CAPACITY_CONCURRENCY })
-    ).filter((x) => x.status === 200).length;
-    return { concurrency: CAPACITY_CONCURRENCY, okPerSecond: Math.round(answered / CAPACITY_SECONDS) };
+    const result = await generated('capacity', { seconds: CAPACITY_SECONDS, concurrency: CAPACITY_CONCURRENCY });
+    const answered = result.samples.filter((x) => x.status === 200).length;
+    return {
+      concurrency: CAPACITY_CONCURRENCY,
+      okPerSecond: Math.round(answered / CAPACITY_SECONDS),
+      ...clientNotes(result),
+    };
   });
   const capacity = phases.find((x) => x.drill === 'capacity')!.notes.okPerSecond as number;
   await phase('overload', async () => {
     // Twice the capacity, offered at a steady rate whatever the answers take (an open loop).
     const rate = capacity * 2;
-    const offered = (await generated('overload', { seconds: OVERLOAD_SECONDS, rate })).length;
+    const result = await generated('overload', { seconds: OVERLOAD_SECONDS, rate });
     paused = false;
-    return { offeredPerSecond: rate, offered };
+    return { offeredPerSecond: rate, offered: result.samples.length, ...clientNotes(result) };
   });
   drill = 'after';
   running = false;
@@ -829,6 +868,15 @@ async function main() {
     shedP99Ms: percentile(sortedMs(shedSamples), 99),
     shedMaxMs: Math.round(Math.max(0, ...shedSamples.map((x) => x.ms)) * 10) / 10,
     shedWithin50Ms: shedSamples.filter((x) => x.ms <= SHED_GOAL_MS).length,
+    // Who refused: the balancer (its queue full; no X-Served-By) or an instance past its own bounds.
+    shedByBalancer: shedSamples.filter((x) => x.servedBy === undefined).length,
+    shedByInstancesP99Ms: percentile(sortedMs(shedSamples.filter((x) => x.servedBy !== undefined)), 99),
+    shedByBalancerP99Ms: percentile(sortedMs(shedSamples.filter((x) => x.servedBy === undefined)), 99),
+    clientPrioritized: overloadPhase.notes.clientPrioritized as boolean,
+    clientCpuSeconds: overloadPhase.notes.clientCpuSeconds as number,
+    clientStalls: overloadPhase.notes.clientStalls as number,
+    clientStallMaxMs: overloadPhase.notes.clientStallMaxMs as number,
+    lateShedDuringClientStall: overloadPhase.notes.lateShedDuringClientStall as number,
     noAnswer: overloadSamples.filter((x) => x.status === 0).length,
     wrongStatisticsAnswers: overloadSamples.filter((x) => x.wrongData).length,
   };

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
  * cannot delay a request's start, and node:http with keep-alive rather than fetch, whose cost per request is several
  * times higher: the client takes as little as it can of the cores it shares with the cluster. Answers are not
  * compressed (no Accept-Encoding) and each 200 is compared byte for byte with the answer the request gave twice
- * before the load. Prints one JSON line: a sample per request.
+ * before the load. Prints one JSON line (LoadResult): a sample per request, and this process's own stalls and CPU.
  */
 
 export interface LoadRequest {
@@ -35,6 +35,8 @@ export interface LoadSample {
   status: number;
   ms: number;
   retryAfter: boolean;
+  /** The instance that answered (HAProxy's X-Served-By); absent when the balancer answered itself (its shed 503s). */
+  servedBy?: string;
   /** A 200 whose body differs from the reference (undefined: the request has no stable reference). */
   wrongData?: boolean;
   error?: string;
@@ -43,13 +45,16 @@ export interface LoadSample {
 const TIMEOUT_MS = 30000;
 /** Requests open at once in the open loop at most (as the drill's fetch client had). */
 const MAX_OPEN = 5000;
+const WARM_UP_MS = 1000;
+const WARM_UP_CONCURRENCY = 16;
+const STALL_MS = 20;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
 
 function send(
   base: URL,
   request: LoadRequest,
-): Promise<{ status: number; body: Buffer; retryAfter: boolean; error?: string }> {
+): Promise<{ status: number; body: Buffer; retryAfter: boolean; servedBy?: string; error?: string }> {
   return new Promise((resolve) => {
     const req = http.request(
       {
@@ -69,6 +74,7 @@ function send(
             status: response.statusCode ?? 0,
             body: Buffer.concat(chunks),
             retryAfter: response.headers['retry-after'] !== undefined,
+            servedBy: response.headers['x-served-by'] as string | undefined,
           }),
         );
         response.on('error', (error) =>
@@ -84,7 +90,19 @@ function send(
   });
 }
 
-export async function runLoad(spec: LoadSpec): Promise<LoadSample[]> {
+/** The run: a sample per request, and what this process itself cost, so that its own delays can be told apart. */
+export interface LoadResult {
+  samples: LoadSample[];
+  /**
+   * Pauses of this process's event loop over 20 ms during the measured loop, [start ms, length ms]: an answer that
+   * arrived during one is timed late by the client (its garbage collection, a burst of answers, or no core for it).
+   */
+  clientStalls: Array<[number, number]>;
+  /** CPU seconds this process used, set-up and warm-up included. */
+  clientCpuSeconds: number;
+}
+
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const base = new URL(spec.url);
   // References: a request whose answer is the same twice in a row is checked byte for byte under load.
   const references: Array<Buffer | undefined> = [];
@@ -93,8 +111,36 @@ export async function runLoad(spec: LoadSpec): Promise<LoadSample[]> {
     if (a.status !== 200) throw new Error(`${request.method} ${request.path}: ${a.status}`);
     references.push(a.body.equals(b.body) ? a.body : undefined);
   }
+  // A long-running client has its code compiled and its connections open. Without this, the measured loop starts
+  // with a cold JIT and hundreds of connects, and this process stalls for 30-120 ms in its first second, which shows
+  // as late answers (2026-11-30). So: one second of the requests themselves at the capacity's concurrency (not
+  // recorded), then as many connections as the loop will keep busy (the closed loop's concurrency; the open loop's
+  // requests of 200 ms) opened with the liveness probe, which no bound refuses.
+  const warmUntil = performance.now() + WARM_UP_MS;
+  let warmNext = 0;
+  await Promise.all(
+    Array.from({ length: WARM_UP_CONCURRENCY }, async () => {
+      while (performance.now() < warmUntil) {
+        const request = warmNext++ % spec.requests.length;
+        const answer = await send(base, spec.requests[request]!);
+        if (answer.status === 200) answer.body.equals(references[request] ?? answer.body);
+      }
+    }),
+  );
+  const connections = spec.concurrency ?? Math.ceil((spec.rate ?? 0) / 5);
+  const probe: LoadRequest = { method: 'GET', path: '/health/live' };
+  for (let round = 0; round < 3; round++) {
+    await Promise.all(Array.from({ length: connections }, () => send(base, probe)));
+  }
   const samples: LoadSample[] = [];
   const t0 = performance.now();
+  const clientStalls: Array<[number, number]> = [];
+  let tick = performance.now();
+  const watchdog = setInterval(() => {
+    const now = performance.now();
+    if (now - tick > STALL_MS) clientStalls.push([Math.round(tick - t0), Math.round(now - tick)]);
+    tick = now;
+  }, 1);
   const until = t0 + spec.seconds * 1000;
   let next = 0;
   const one = async () => {
@@ -108,6 +154,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadSample[]> {
       status: answer.status,
       ms: performance.now() - begin,
       retryAfter: answer.retryAfter,
+      ...(answer.servedBy ? { servedBy: answer.servedBy } : {}),
       ...(answer.status === 200 && reference ? { wrongData: !answer.body.equals(reference) } : {}),
       ...(answer.error ? { error: answer.error } : {}),
     });
@@ -139,13 +186,15 @@ export async function runLoad(spec: LoadSpec): Promise<LoadSample[]> {
     await Promise.all(pending);
   }
   agent.destroy();
-  return samples;
+  clearInterval(watchdog);
+  const cpu = process.cpuUsage();
+  return { samples, clientStalls, clientCpuSeconds: Math.round((cpu.user + cpu.system) / 10000) / 100 };
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
   const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
   runLoad(spec).then(
-    (samples) => process.stdout.write(`${JSON.stringify(samples)}\n`),
+    (result) => process.stdout.write(`${JSON.stringify(result)}\n`),
     (error: unknown) => {
       process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       process.exit(1);
