@@ -10,14 +10,21 @@ import { haproxyEnv, TOPOLOGY } from '../../bench/cluster/topology.js';
 
 /**
  * The shipped HAProxy configuration (bench/cluster/haproxy.cfg, also docker-compose's) bounds what it sends each
- * instance (16 at once) and what waits for them (32), and answers the rest 503 with Retry-After at once, in the
- * error format of the API asked. Two stand-in instances hold every request until the test lets them go, so the
+ * instance (16 at once) and what waits for them (16 per instance in the pool), and answers the rest 503
+ * with Retry-After at once, in the error format of the API asked. Two stand-in instances hold every request until the test lets them go, so the
  * balancer's queue fills deterministically.
  */
 const PER_INSTANCE = 16;
-const QUEUE_BOUND = 32;
+/**
+ * The queue's bound: 16 per instance in the pool, as HAProxy's `avg_queue` counts it (the queue divided by the
+ * instances up, rounded up): 31 waiting with both instances up, 16 with one.
+ */
+const QUEUE_BOUND = 31;
+const QUEUE_BOUND_ONE_UP = 16;
 
 interface HeldInstance {
+  /** What its readiness probe answers: 200, or 503 (the balancer takes it out of the pool). */
+  ready: boolean;
   server: http.Server;
   address: string;
   held: http.ServerResponse[];
@@ -25,9 +32,12 @@ interface HeldInstance {
 }
 
 async function heldInstance(): Promise<HeldInstance> {
-  const instance: HeldInstance = { server: http.createServer(), address: '', held: [], seen: [] };
+  const instance: HeldInstance = { ready: true, server: http.createServer(), address: '', held: [], seen: [] };
   instance.server.on('request', (request, response) => {
-    if (request.url === '/health/ready') return void response.end('{"status":"ok"}');
+    if (request.url === '/health/ready') {
+      response.statusCode = instance.ready ? 200 : 503;
+      return void response.end(instance.ready ? '{"status":"ok"}' : '{"status":"draining"}');
+    }
     instance.seen.push(request.url ?? '');
     instance.held.push(response);
   });
@@ -44,12 +54,14 @@ let logDir: string;
 let instances: HeldInstance[] = [];
 let haproxy: Managed | undefined;
 let url: string;
+let statsUrl: string;
 
 beforeAll(async () => {
   logDir = await mkdtemp(path.join(tmpdir(), 'balancer-shedding-'));
   instances = [await heldInstance(), await heldInstance()];
   const [port, statsPort] = [await freePort(), await freePort()];
   url = `http://127.0.0.1:${port}`;
+  statsUrl = `http://127.0.0.1:${statsPort}/;csv`;
   haproxy = startProcess('haproxy', 'haproxy', ['-f', TOPOLOGY.haproxyConfig, '-db'], {
     logDir,
     env: {
@@ -72,7 +84,7 @@ afterAll(async () => {
 
 describe.skipIf(!haproxyAvailable())('the balancer sheds load past its bounds', () => {
   it('answers 503 with Retry-After at once, in each API’s format, once its queue is full; downloads and probes are not refused', async () => {
-    // 16 at each instance, 32 in the queue.
+    // 16 at each instance, 31 in the queue.
     const admitted = Array.from({ length: 2 * PER_INSTANCE + QUEUE_BOUND }, (_, i) =>
       fetch(`${url}/v1/data-sets/x/query?page=${i}`).then(async (r) => ({ status: r.status, body: await r.text() })),
     );
@@ -125,5 +137,38 @@ describe.skipIf(!haproxyAvailable())('the balancer sheds load past its bounds', 
     expect(answers.filter((a) => a.status === 200)).toHaveLength(2 * PER_INSTANCE + QUEUE_BOUND);
     expect(await download).toBe(200);
     expect(await metrics).toBe(200);
+  });
+  it('keeps the wait the same when one instance is out of the pool: 16 queued for the one left', async () => {
+    const [app1, app2] = instances as [HeldInstance, HeldInstance];
+    app2.ready = false;
+    await waitFor(
+      'app2 to leave the pool',
+      async () => /^instances,app2,.*,DOWN/m.test(await (await fetch(statsUrl)).text()),
+      10000,
+      100,
+    );
+    const admitted = Array.from({ length: PER_INSTANCE + QUEUE_BOUND_ONE_UP }, (_, i) =>
+      fetch(`${url}/v1/data-sets/x/query?one=${i}`).then((r) => r.status),
+    );
+    await waitFor('app1 to hold its 16', async () => app1.held.length === PER_INSTANCE, 10000, 20);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(app2.held).toHaveLength(0);
+
+    const late = await fetch(`${url}/v1/data-sets/x/query?one=late`);
+    expect(late.status).toBe(503);
+    expect(late.headers.get('retry-after')).toBe('1');
+
+    await waitFor(
+      'the queued requests to reach app1',
+      async () => {
+        release([app1]);
+        return app1.seen.filter((u) => u.includes('one=')).length >= PER_INSTANCE + QUEUE_BOUND_ONE_UP;
+      },
+      10000,
+      20,
+    );
+    release([app1]);
+    expect(await Promise.all(admitted)).toEqual(Array(PER_INSTANCE + QUEUE_BOUND_ONE_UP).fill(200));
+    app2.ready = true;
   });
 });
