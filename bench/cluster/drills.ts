@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { loadavg, setPriority } from 'node:os';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -11,7 +11,16 @@ import { DEFAULT_SEED_DIR, readCatalogue, sourceFiles } from '../../src/statisti
 import { benchTrainee } from '../trainee-payload.js';
 import { startCluster, type Cluster } from './cluster.js';
 import type { LoadResult, LoadSpec } from './load-generator.js';
-import { killAllSync, liveGroups, portOpen, startProcess, stopProcess, waitFor, type Managed } from './processes.js';
+import {
+  killAllSync,
+  liveGroups,
+  portOpen,
+  setProcessPriority,
+  startProcess,
+  stopProcess,
+  waitFor,
+  type Managed,
+} from './processes.js';
 import { TOPOLOGY } from './topology.js';
 
 /**
@@ -129,13 +138,8 @@ async function runLoadGenerator(spec: LoadSpec): Promise<LoadResult & { prioriti
     ],
     { maxBuffer: 512 * 1024 * 1024 },
   );
-  let prioritized = false;
-  try {
-    if (running.child.pid !== undefined) setPriority(running.child.pid, CLIENT_PRIORITY);
-    prioritized = true;
-  } catch {
-    // Not permitted: the client runs at the cluster's priority (the results say so).
-  }
+  // Not permitted: the client runs at the cluster's priority (the results say so).
+  const prioritized = running.child.pid !== undefined && setProcessPriority(running.child.pid, CLIENT_PRIORITY);
   const { stdout } = await running;
   return { ...(JSON.parse(stdout) as LoadResult), prioritized };
 }
@@ -906,6 +910,7 @@ async function main() {
     topology: {
       instances: TOPOLOGY.instances,
       balancer: 'HAProxy (bench/cluster/haproxy.cfg)',
+      balancerPrioritized: c.balancerPrioritized,
       primary: 'PostgreSQL 18 (embedded binaries)',
       replica: `streaming, slot "${TOPOLOGY.replicationSlot}"`,
       redis: true,

@@ -49,7 +49,11 @@ const WARM_UP_MS = 1000;
 const WARM_UP_CONCURRENCY = 16;
 const STALL_MS = 20;
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+// An idle connection is closed by this client after FREE_SOCKET_MS, before the balancer closes it (HAProxy: after
+// `timeout http-request`, 15 s): otherwise a burst that takes a connection idle since the warm-up can send on one
+// the balancer is closing at that moment, and get ECONNRESET for a request that never reached it.
+const FREE_SOCKET_MS = 4000;
+const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY, timeout: FREE_SOCKET_MS });
 
 function send(
   base: URL,
