@@ -402,7 +402,7 @@ interface SizeResult {
     parquetCopyMb: number;
     versionOverParquetCopy: number;
   };
-  /** The engine's stored form rebuilt from the Parquet copy (`npm run stats-admin -- rebuild-storage`), in its own process. */
+  /** The engine form rebuilt from the Parquet copy (`npm run stats-admin -- rebuild-storage`), in its own process. */
   rebuildFromParquetSeconds: number;
   duckdb: { csvToParquetSeconds: number; csvRowsPerSecond: number };
   coldStart: {
@@ -496,7 +496,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     const csvToParquetSeconds = (performance.now() - converted) / 1000;
     const parquetBytes = (await stat(parquet)).size;
     await duck.run(`CREATE OR REPLACE VIEW scale_rows AS SELECT * FROM read_parquet('${parquet}')`);
-    // The row index's stored form (both parts), read by every instance instead of the rows.
+    // The row index's engine form (both parts), read by every instance instead of the rows.
     const { rows: storedParts } = await client.query<{ part: string; bytes: string }>(
       `SELECT part, sum(octet_length(bytes))::bigint AS bytes FROM version_row_index_chunks WHERE rows_table = $1 GROUP BY part`,
       [version.rows_table],
@@ -525,7 +525,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
             10,
         ) / 10,
     };
-    // The engine's stored form rebuilt from the Parquet copy, as an instance does when its form is stale or corrupt.
+    // The engine form rebuilt from the Parquet copy, as an instance does when its form is stale or corrupt.
     const rebuilt = await runServiceCli(
       'stats-admin',
       ['rebuild-storage', '--data-set', dataSetId, '--version', '1.0'],
@@ -533,7 +533,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     );
     const rebuildFromParquetSeconds = Number(rebuilt.output.match(/rows in ([\d.]+) s/)?.[1] ?? NaN);
     console.log(
-      `  Parquet copy ${storage.parquetCopyMb} MB (version ${storage.versionOverParquetCopy}x it); stored form rebuilt from it in ${rebuildFromParquetSeconds} s`,
+      `  Parquet copy ${storage.parquetCopyMb} MB (version ${storage.versionOverParquetCopy}x it); engine form rebuilt from it in ${rebuildFromParquetSeconds} s`,
     );
     console.log(
       `  storage ${storage.totalMb} MB (row table ${storage.rowTable.totalMb}, stored row index ${mb(storedIndex)}, file ${storage.storedFileGzipMb}) vs Parquet ${storage.parquetZstdMb} MB`,

@@ -225,7 +225,7 @@ async function rowIndexesOf(app: FastifyInstance, config: Config, deps: AppDeps)
       buildTimeoutMs: config.QUERY_INDEX_BUILD_TIMEOUT_MS,
       retryAfterMs: config.QUERY_INDEX_RETRY_MS,
       storedReadTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
-      snapshotDb: deps.db,
+      engineFormDb: deps.db,
       log: app.log.child({ component: 'row-index' }),
     });
   if (!deps.rowIndexes) {

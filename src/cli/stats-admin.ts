@@ -36,8 +36,8 @@ Commands:
   add-publication --title <text> [--summary <text>] [--id <uuid>] [--slug <slug>]
   add-data-set --publication <id> --title <text> [--summary <text>] [--id <uuid>]
   rebuild-storage [--all | --data-set <id> --version <v>]
-                                                          rebuild the query engine's stored form from each version's
-                                                          Parquet copy: by default of the versions whose stored form is
+                                                          rebuild the engine form (the query engine's own storage) from the
+                                                          Parquet copy: by default of the versions whose engine form is
                                                           missing, of another format or corrupt; --all: of every version
   backfill-parquet (--all | <versionId>...) [--row-order file|reference-fixture]
                                                           write the Parquet copy of versions without one from their
@@ -142,7 +142,7 @@ async function runBackfillParquet(db: Db, values: Options, operands: string[]): 
   );
 }
 
-/** `rebuild-storage`: rebuilds the query engine's stored form of one version, the ones needing it, or all. */
+/** `rebuild-storage`: rebuilds the engine form of one version, the ones needing it, or all. */
 async function runRebuildStorage(db: Db, values: Options, config: Config): Promise<void> {
   if (values['data-set']) required(values, 'version');
   const rebuilt = await rebuildStorage(
@@ -151,11 +151,11 @@ async function runRebuildStorage(db: Db, values: Options, config: Config): Promi
     config.QUERY_INDEX_BUILD_TIMEOUT_MS,
     (v) =>
       console.log(
-        `Version ${v.id}: stored form rebuilt from its ${v.from === 'parquet' ? 'Parquet copy' : 'row table'}, ${v.rows} rows in ${v.seconds.toFixed(1)} s.`,
+        `Version ${v.id}: engine form rebuilt from its ${v.from === 'parquet' ? 'Parquet copy' : 'row table'}, ${v.rows} rows in ${v.seconds.toFixed(1)} s.`,
       ),
   );
   console.log(
-    rebuilt === 0 ? "Every version's stored form is current." : `Rebuilt the stored form of ${rebuilt} version(s).`,
+    rebuilt === 0 ? "Every version's engine form is current." : `Rebuilt the engine form of ${rebuilt} version(s).`,
   );
 }
 

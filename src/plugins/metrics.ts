@@ -8,7 +8,7 @@ export interface RowIndexStatusSource {
   status(): {
     ready: number;
     loading: number;
-    /** Stored forms being rebuilt (missing, of another format or corrupt). */
+    /** Engine forms being rebuilt (missing, of another format or corrupt). */
     rebuilding: number;
     backingOff: number;
     bytes: number;
@@ -105,7 +105,7 @@ function importGauges(registry: Registry, read?: () => Promise<ImportProgress>):
 function rowIndexGauges(registry: Registry, rowIndexes: RowIndexStatusSource): void {
   new Gauge({
     name: 'statistics_row_index_versions',
-    help: 'Data set versions by the state of their in-memory row index: ready, loading, rebuilding (its stored form, from the Parquet copy), backing_off (waiting after a failed load)',
+    help: 'Data set versions by the state of their in-memory row index: ready, loading, rebuilding (its engine form, from the Parquet copy), backing_off (waiting after a failed load)',
     labelNames: ['state'] as const,
     registers: [registry],
     collect() {
@@ -134,7 +134,7 @@ function rowIndexGauges(registry: Registry, rowIndexes: RowIndexStatusSource): v
   });
   new Counter({
     name: 'statistics_row_index_loads_total',
-    help: 'Finished row index loads by outcome: snapshot (read from its stored form), rows (built from the rows), failed, too_large',
+    help: 'Finished row index loads by outcome: engine_form (read from its engine form), rows (built from the rows), failed, too_large',
     labelNames: ['outcome'] as const,
     registers: [registry],
     collect() {

@@ -142,7 +142,7 @@ export interface PreviewTokensTable {
 /** The two parts of a stored row index: what count and page need, and the indicator values. */
 export type RowIndexPart = 'facets' | 'values';
 
-/** A piece of one part of a version's stored row index (see the migrations `2026-11-25T1200-row-index-snapshots`, `2026-11-27T1000-row-index-parts`). */
+/** A chunk of one part of a version's engine form: the part's header or one slice (see the migrations `2026-11-25T1200-row-index-snapshots`, `2026-11-27T1000-row-index-parts`). */
 export interface VersionRowIndexChunksTable {
   rows_table: string;
   part: RowIndexPart;

@@ -141,7 +141,7 @@ export function loadModelRows(): ModelRow[] {
   });
 }
 
-/** The stored form of a time period: academic codes take a single year as the year starting then. */
+/** The engine form of a time period: academic codes take a single year as the year starting then. */
 function timePeriodId(input: TimePeriodInput): number | undefined {
   if (input.code !== 'AY') return undefined; // every fixture row is an academic year
   const period = /^\d{4}$/.test(input.period) ? `${input.period}/${Number(input.period) + 1}` : input.period;

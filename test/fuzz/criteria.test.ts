@@ -10,7 +10,7 @@ import {
   type QueryEngineChooser,
   type ResolvedQuery,
 } from '../../src/statistics/query/engine/index.js';
-import { saveRowIndexSnapshot } from '../../src/statistics/storage/engine-form.js';
+import { saveEngineForm } from '../../src/statistics/storage/engine-form.js';
 import { buildRowIndex, rebuildStorage } from '../../src/statistics/storage/rebuild.js';
 import { loadAllRows, NaiveEngine } from '../statistics/query/engine/naive-engine.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -304,21 +304,21 @@ async function post(body: unknown) {
 
 // ---- properties ----
 
-// The row index answers the same whether rebuilt (its stored form missing) or loaded from its stored form (what the
-// import writes), and so does the cold path reading that stored form slice by slice (stored here in slices of 16
+// The row index answers the same whether rebuilt (its engine form missing) or loaded from its engine form (what the
+// import writes), and so does the cold path reading that engine form slice by slice (stored here in slices of 16
 // rows, so that the 216 rows are 14 slices and a query reads some of them); and so does a fourth engine a newcomer
 // registers through the engine interface (test/statistics/query/engine/naive-engine.ts).
 const ENGINES = [
   'sql',
   'row index rebuilt',
-  'row index from its stored form',
+  'row index from its engine form',
   'stored columns',
   'naive engine',
 ] as const;
 const headerOf = {
   sql: 'sql',
   'row index rebuilt': 'index',
-  'row index from its stored form': 'index',
+  'row index from its engine form': 'index',
   'stored columns': 'stored',
   'naive engine': 'naive',
 } as const;
@@ -335,22 +335,16 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
     const meta = await loadQueryVersionMeta(t.database.db, version.id, version.rows_table!);
     await t.database.db.deleteFrom('version_row_index_chunks').execute();
     if (engine === 'stored columns') {
-      await saveRowIndexSnapshot(
-        t.database.db,
-        meta.rowsTable,
-        meta.versionId,
-        await buildRowIndex(t.database.db, meta),
-        16,
-      );
+      await saveEngineForm(t.database.db, meta.rowsTable, meta.versionId, await buildRowIndex(t.database.db, meta), 16);
     } else if (engine === 'naive engine') {
       engines.naive = new NaiveEngine(await loadAllRows(t.database.db, meta));
     } else if (engine !== 'sql') {
       // As `npm run stats-admin -- rebuild-storage` stores them.
-      if (engine === 'row index from its stored form') await rebuildStorage(t.database.db, {}, 60000, () => undefined);
+      if (engine === 'row index from its engine form') await rebuildStorage(t.database.db, {}, 60000, () => undefined);
       const before = rowIndexes.status().outcomes;
       await rowIndexes.ensure(t.database.db, meta);
       const after = rowIndexes.status().outcomes;
-      if (engine === 'row index from its stored form') expect(after.snapshot).toBe(before.snapshot + 1);
+      if (engine === 'row index from its engine form') expect(after.engine_form).toBe(before.engine_form + 1);
       else expect(after.rows + after.parquet).toBe(before.rows + before.parquet + 1);
     }
   });

@@ -90,7 +90,7 @@ describe('statistics request deadline', () => {
       expect(store.status()).toMatchObject({ loading: 1, outcomes: { failed: 0 } });
     });
     await vi.waitFor(() => expect(store.status().ready).toBe(1), { timeout: 20000, interval: 50 });
-    expect(store.status().outcomes).toMatchObject({ snapshot: before.snapshot + 1, failed: before.failed });
+    expect(store.status().outcomes).toMatchObject({ engine_form: before.engine_form + 1, failed: before.failed });
     const warm = await timedGet(query);
     expect(warm.response.headers['x-query-engine']).toBe('index');
     expect(warm.response.json().paging.totalResults).toBe(ABSENCE_SCHOOL.rows);
@@ -110,7 +110,7 @@ describe('statistics request deadline', () => {
       expect(own.status()).toMatchObject({ loading: 1, outcomes: { failed: 0 } });
     });
     await vi.waitFor(() => expect(own.status().ready).toBe(1), { timeout: 20000, interval: 50 });
-    expect(own.status().outcomes).toMatchObject({ snapshot: 1, failed: 0 });
+    expect(own.status().outcomes).toMatchObject({ engine_form: 1, failed: 0 });
   });
 
   it('lets a CSV export that has started run past the deadline (a client reading slowly gets every row)', async () => {

@@ -8,7 +8,7 @@ import { readBinaryCopy, streamBinaryCopyField } from '../../db/binary-copy.js';
 import type { Executor } from '../../db/database.js';
 import type { RowIndexPart } from '../tables.js';
 
-/** The chunk numbers of a stored row index part, in order (none when it has no stored form). */
+/** The chunk numbers of a stored row index part, in order (none when it has no engine form). */
 export async function findRowIndexChunkNumbers(db: Executor, rowsTable: string, part: RowIndexPart): Promise<number[]> {
   const rows = await db
     .selectFrom('version_row_index_chunks')
@@ -77,12 +77,12 @@ export async function readRowIndexChunks(
   return found;
 }
 
-/** Replaces the stored row index of `rowsTable` with these pieces of its parts. */
+/** Replaces the stored row index of `rowsTable` with these chunks of its parts (each part's header, then its slices). */
 export async function replaceRowIndexChunks(
   db: Executor,
   rowsTable: string,
   versionId: number,
-  parts: ReadonlyArray<{ part: RowIndexPart; pieces: readonly Buffer[] }>,
+  parts: ReadonlyArray<{ part: RowIndexPart; chunks: readonly Buffer[] }>,
 ): Promise<void> {
   await db.deleteFrom('version_row_index_chunks').where('rows_table', '=', rowsTable).execute();
   // Many chunks to a statement (a 5M-row version has about 3,000: one statement each was 1.3 s of its import), up to
@@ -94,8 +94,8 @@ export async function replaceRowIndexChunks(
     batch = [];
     batchBytes = 0;
   };
-  for (const { part, pieces } of parts) {
-    for (const [chunk, bytes] of pieces.entries()) {
+  for (const { part, chunks } of parts) {
+    for (const [chunk, bytes] of chunks.entries()) {
       if (batch.length >= 500 || batchBytes + bytes.length > 16 * 1024 * 1024) await flush();
       batch.push({ rows_table: rowsTable, part, chunk, version_id: versionId, bytes });
       batchBytes += bytes.length;

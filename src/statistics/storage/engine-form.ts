@@ -1,9 +1,9 @@
 /**
  * The engine form: a version's row index as the query engine stores it, a cache of the version's Parquet copy of
  * record (parquet-copy.ts) that the service rebuilds from that copy when it is missing, of another format or corrupt
- * (rebuild.ts). Its vocabulary: two *parts*, each a header and then one *column* (a column's arrays) after another,
- * each stored as *slices* of SLICE_ROWS positions (the rows of `version_row_index_chunks`, numbered by `chunk`).
- * The parts (rows of `version_row_index_chunks`):
+ * (rebuild.ts). Its vocabulary, one word per thing: two *parts*, each a header and then one *piece* per column (that
+ * column's arrays), each piece stored as *slices* of SLICE_ROWS positions; a *chunk* is what one row of
+ * `version_row_index_chunks` holds (a part's header, or one slice), numbered by `chunk`. The parts:
  * - `facets`: row ids (each time period's first when consecutive, else as differences from the previous position's,
  *   which deflate to almost nothing), levels, time period ranges, location and filter codes with their dictionaries:
  *   all that count and page need;
@@ -35,7 +35,7 @@ import {
 
 /**
  * The layout's version: 5 added a CRC-32 of every column and slice (so a corrupt one is told, never served). A
- * stored form of another format is rebuilt from the version's Parquet copy (or its row table) by the first
+ * engine form of another format is rebuilt from the version's Parquet copy (or its row table) by the first
  * instance that needs it; the code reads only its own format.
  */
 export const FORMAT = 5;
@@ -255,7 +255,7 @@ function encodePart(index: RowIndex, rowsTable: string, part: RowIndexPart, slic
   return [headerBytes(header), ...pieces];
 }
 
-/** Both parts of the stored form, each as its header and pieces before deflating (tests; storing deflates them). */
+/** Both parts of the engine form, each as its header and pieces before deflating (tests; storing deflates them). */
 export interface EncodedRowIndex {
   facets: Buffer[];
   values: Buffer[];
@@ -268,13 +268,13 @@ export function encodeRowIndex(index: RowIndex, rowsTable: string, sliceRows = S
   };
 }
 
-/** A stored form of another format: the caller rebuilds it (rebuild.ts). */
+/** An engine form of another format: the caller rebuilds it (rebuild.ts). */
 export class StaleEngineFormError extends Error {}
 
-/** A stored form whose bytes are not what was written (a checksum, a length or the deflate stream disagrees): rebuilt, never served. */
+/** An engine form whose bytes are not what was written (a checksum, a length or the deflate stream disagrees): rebuilt, never served. */
 export class CorruptEngineFormError extends Error {}
 
-/** Whether a read of the engine form failed because the stored form is stale or corrupt (rebuild it), not because the database did. */
+/** Whether a read of the engine form failed because the engine form is stale or corrupt (rebuild it), not because the database did. */
 export function needsRebuild(error: unknown): boolean {
   return error instanceof StaleEngineFormError || error instanceof CorruptEngineFormError;
 }
@@ -380,7 +380,7 @@ export function decodeRowIndex(stored: EncodedRowIndex, rowsTable: string): RowI
 }
 
 /** A version's index as it is stored: both parts, each as its chunks (the header, then each piece's slices) deflated. */
-export type DeflatedRowIndex = Array<{ part: RowIndexPart; pieces: Buffer[] }>;
+export type DeflatedRowIndex = Array<{ part: RowIndexPart; chunks: Buffer[] }>;
 
 /**
  * Slices deflated at once: enough that zlib's thread pool always has the next while the main thread is busy (one at a
@@ -427,7 +427,7 @@ export async function deflateRowIndex(
     const { sliceBytes } = readHeader<StoredHeader>(head!, rowsTable);
     const chunks = [await deflate(head!, { level: 1 })];
     for (const [i, piece] of pieces.entries()) chunks.push(...(await deflateSlices(piece, sliceBytes[i]!)));
-    parts.push({ part, pieces: chunks });
+    parts.push({ part, chunks });
   }
   return parts;
 }
@@ -440,11 +440,11 @@ export async function storeDeflatedRowIndex(
   parts: DeflatedRowIndex,
 ): Promise<number> {
   await replaceRowIndexChunks(db, rowsTable, versionId, parts);
-  return parts.reduce((sum, { pieces }) => sum + pieces.reduce((s, piece) => s + piece.length, 0), 0);
+  return parts.reduce((sum, { chunks }) => sum + chunks.reduce((s, chunk) => s + chunk.length, 0), 0);
 }
 
 /** Stores a version's index (replacing any stored before), both parts, deflating one piece at a time. Returns the bytes stored. */
-export async function saveRowIndexSnapshot(
+export async function saveEngineForm(
   db: Executor,
   rowsTable: string,
   versionId: number,
@@ -547,7 +547,7 @@ async function loadPart(
 }
 
 /**
- * A version's stored index without its values, or undefined when it has none. A stored form of another format
+ * A version's stored index without its values, or undefined when it has none. An engine form of another format
  * (StaleEngineFormError) or corrupt (CorruptEngineFormError) throws: the caller rebuilds it.
  */
 export async function loadRowIndexFacets(

@@ -1,7 +1,7 @@
 /**
  * Rebuilding a version's engine form (engine-form.ts) from a source of its rows: its Parquet copy of record
  * (parquet-copy.ts; every version imported or backfilled since the copy exists), or its row table (versions imported
- * before 2026-11-28, and the tests' reference rows). The row index store does it when a stored form is missing, of
+ * before 2026-11-28, and the tests' reference rows). The row index store does it when an engine form is missing, of
  * another format or corrupt; `npm run stats-admin -- rebuild-storage` does it on demand.
  */
 import type { Executor } from '../../db/database.js';
@@ -14,7 +14,7 @@ import { RowIndexBuilder, rowIndexColumns } from '../query/engine/index/row-inde
 import { setLocalStatementTimeout } from '../query/engine/index/repository.js';
 import { countAllRows, streamRowsInDefaultOrder } from '../query/engine/sql/repository.js';
 import { loadQueryVersionMeta } from '../query/engine/version-meta-cache.js';
-import { loadRowIndexFacets, loadRowIndexValues, needsRebuild, saveRowIndexSnapshot } from './engine-form.js';
+import { loadRowIndexFacets, loadRowIndexValues, needsRebuild, saveEngineForm } from './engine-form.js';
 import { findVersionsWithRows } from './engine-form-repository.js';
 import { readParquetCopy } from './parquet-copy.js';
 import { readParquetCopyBytes } from './parquet-repository.js';
@@ -159,7 +159,7 @@ export async function rebuildEngineForm(
   // Stored for every other instance (and this one's next start), only when it holds everything.
   if (storeDb && (from === 'parquet' || options.indicators !== false)) {
     await withTimeBound(storeDb, remainingMs(), (trx) =>
-      saveRowIndexSnapshot(trx, meta.rowsTable, meta.versionId, index),
+      saveEngineForm(trx, meta.rowsTable, meta.versionId, index),
     ).catch((error: unknown) => {
       options.log?.warn(
         { versionId: meta.versionId, err: error },
@@ -184,7 +184,7 @@ export async function engineFormNeedsRebuild(db: Executor, rowsTable: string, ti
 }
 
 /**
- * `npm run stats-admin -- rebuild-storage`: rebuilds the engine form of the versions whose stored form is missing,
+ * `npm run stats-admin -- rebuild-storage`: rebuilds the engine form of the versions whose engine form is missing,
  * stale or corrupt (`all`: of every version; `versionId`: of that one) from their Parquet copies (else row tables),
  * one at a time, each within `timeoutMs`. Returns how many it rebuilt.
  */

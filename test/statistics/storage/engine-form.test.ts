@@ -23,7 +23,7 @@ import { ABSENCE_SCHOOL, createDataSet, importFixtureVersion } from '../../helpe
 
 /**
  * The engine form (src/statistics/storage/engine-form.ts) is a cache: a committed fixture pins its current format,
- * and a stored form of another format, missing or corrupt is rebuilt (from the version's Parquet copy, or its row
+ * and an engine form of another format, missing or corrupt is rebuilt (from the version's Parquet copy, or its row
  * table) without a re-import, answering exactly as before — never from bytes that fail their checksums.
  */
 
@@ -46,15 +46,15 @@ function fixtureIndex(): RowIndex {
   return builder.finish();
 }
 
-/** A deflated stored form back into its index, each column checked against its checksum (as a load does). */
+/** A deflated engine form back into its index, each column checked against its checksum (as a load does). */
 function inflateStored(parts: DeflatedRowIndex, rowsTable: string): RowIndex {
   const inflated = { facets: [] as Buffer[], values: [] as Buffer[] };
-  for (const { part, pieces } of parts) {
-    const head = inflateRawSync(pieces[0]!);
+  for (const { part, chunks } of parts) {
+    const head = inflateRawSync(chunks[0]!);
     const header = readHeader<StoredHeader>(head, rowsTable);
     const columns = pieceChunks(header).map(({ first, count }, i) => {
-      const bytes = inflateRawSync(Buffer.concat(pieces.slice(first, first + count)));
-      checkChecksum(bytes, header.pieceChecksums[i], `column ${i}`);
+      const bytes = inflateRawSync(Buffer.concat(chunks.slice(first, first + count)));
+      checkChecksum(bytes, header.pieceChecksums[i], `piece ${i}`);
       return bytes;
     });
     inflated[part] = [head, ...columns];
@@ -66,19 +66,19 @@ describe('the engine form, format 5: a committed fixture', () => {
   it('decodes to the index it was made from, and the code still writes it byte for byte', async () => {
     const index = fixtureIndex();
     const written = await deflateRowIndex('v1', index, 16);
-    const encoded = written.map(({ part, pieces }) => ({ part, pieces: pieces.map((p) => p.toString('base64')) }));
+    const encoded = written.map(({ part, chunks }) => ({ part, chunks: chunks.map((p) => p.toString('base64')) }));
     if (process.env.UPDATE_FIXTURES === '1' || !existsSync(FIXTURE))
       writeFileSync(FIXTURE, `${JSON.stringify({ format: FORMAT, parts: encoded }, null, 1)}\n`);
     const fixture = JSON.parse(readFileSync(FIXTURE, 'utf8')) as {
       format: number;
-      parts: Array<{ part: 'facets' | 'values'; pieces: string[] }>;
+      parts: Array<{ part: 'facets' | 'values'; chunks: string[] }>;
     };
-    // A change of the layout must bump FORMAT (stored forms of the old one are then rebuilt) and this fixture with it.
+    // A change of the layout must bump FORMAT (engine forms of the old one are then rebuilt) and this fixture with it.
     expect(fixture.format).toBe(FORMAT);
     expect(encoded).toEqual(fixture.parts);
-    const committed: DeflatedRowIndex = fixture.parts.map(({ part, pieces }) => ({
+    const committed: DeflatedRowIndex = fixture.parts.map(({ part, chunks }) => ({
       part,
-      pieces: pieces.map((p) => Buffer.from(p, 'base64')),
+      chunks: chunks.map((p) => Buffer.from(p, 'base64')),
     }));
     const decoded = inflateStored(committed, 'v1');
     expect(decoded.size).toBe(40);
@@ -91,12 +91,12 @@ describe('the engine form, format 5: a committed fixture', () => {
   it('refuses a column whose bytes changed (its checksum)', async () => {
     const written = await deflateRowIndex('v1', fixtureIndex(), 16);
     const values = written.find((p) => p.part === 'values')!;
-    const header = readHeader<StoredHeader>(inflateRawSync(values.pieces[0]!), 'v1');
+    const header = readHeader<StoredHeader>(inflateRawSync(values.chunks[0]!), 'v1');
     const { first } = pieceChunks(header)[0]!;
-    const original = inflateRawSync(values.pieces[first]!, { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+    const original = inflateRawSync(values.chunks[first]!, { finishFlush: zlibConstants.Z_SYNC_FLUSH });
     const changed = Buffer.from(original);
     changed[0] = changed[0]! ^ 1;
-    values.pieces[first] = deflateRawSync(changed, { finishFlush: zlibConstants.Z_FULL_FLUSH });
+    values.chunks[first] = deflateRawSync(changed, { finishFlush: zlibConstants.Z_FULL_FLUSH });
     expect(() => inflateStored(written, 'v1')).toThrow(/checksum/);
   });
 });
@@ -127,7 +127,7 @@ describe('the engine form as a cache of the copy of record', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     // The seeded fixture (with its row table, the SQL engine's) and the same files imported as the import does by
-    // default: no row table, the stored form and the Parquet copy alone.
+    // default: no row table, the engine form and the Parquet copy alone.
     const other = await createDataSet(database.db, { title: 'No row table' });
     await importFixtureVersion(database, { dataSetId: other, version: '1.0' });
     dataSetIds = [ABSENCE_SCHOOL.dataSetId, other];
@@ -141,7 +141,7 @@ describe('the engine form as a cache of the copy of record', () => {
     work: (app: FastifyInstance, store: RowIndexStore) => Promise<T>,
   ): Promise<T> {
     const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: database.url, RATE_LIMIT_STATISTICS_MAX: '100000' });
-    const store = new RowIndexStore({ snapshotDb: database.db, enabled: options.index, retryAfterMs: 50 });
+    const store = new RowIndexStore({ engineFormDb: database.db, enabled: options.index, retryAfterMs: 50 });
     const app = await buildApp(config, {
       db: database.db,
       pools: { primary: database.pool },
@@ -242,7 +242,7 @@ describe('the engine form as a cache of the copy of record', () => {
     await withApp({ index: false }, async (app) => expect(await answers(app)).toEqual(before));
   });
 
-  it('a deleted stored form: rebuilt by the first query, and by `rebuild-storage` on demand', async () => {
+  it('a deleted engine form: rebuilt by the first query, and by `rebuild-storage` on demand', async () => {
     const before = await withApp({ index: true }, (app) => answers(app));
     await database.db.deleteFrom('version_row_index_chunks').execute();
     await withApp({ index: true }, async (app) => expect(await answers(app)).toEqual(before));

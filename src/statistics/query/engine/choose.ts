@@ -1,8 +1,8 @@
 /**
  * The one place that decides which engine answers a query, for a page and for an export alike: the version's row
  * index when it is in memory (and holds the values the query sorts by; for an export, those it shows too), else its
- * stored columns (the cold path), else SQL over its row table. A version with neither a stored form nor a row table
- * (its stored form missing, stale or corrupt) waits for its row index, which the store rebuilds from the version's
+ * stored columns (the cold path), else SQL over its row table. A version with neither an engine form nor a row table
+ * (its engine form missing, stale or corrupt) waits for its row index, which the store rebuilds from the version's
  * Parquet copy.
  */
 import { ServiceUnavailableError } from '../../../errors.js';
@@ -49,7 +49,7 @@ export class StandardEngineChooser implements QueryEngineChooser {
     if (meta.hasRowTable) return new SqlEngine(context);
     const rebuilt = await rowIndexes.ensureWithin(db, meta, REBUILD_WAIT_MS);
     if (rebuilt?.hasIndicators([...sorted, ...shown])) return new RowIndexEngine(rebuilt);
-    // Rebuilt but not kept in memory (over the budget): its stored form is back.
+    // Rebuilt but not kept in memory (over the budget): its engine form is back.
     const restored = await rowIndexes.storedColumnsFor(db, meta);
     if (restored?.hasIndicators([...sorted, ...shown])) return this.storedEngine(context, restored);
     throw new ServiceUnavailableError(`The storage of this data set version is being rebuilt; try again shortly.`);

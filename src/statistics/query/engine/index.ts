@@ -1,7 +1,7 @@
 /**
  * The query engine's published entry point: what the service, the routes, the importer, the app and the commands use.
  * Inside, three engines stand side by side under one interface (query-engine.ts): the in-memory row index (index/),
- * the stored columns (stored/) and SQL (sql/); choose.ts picks one per query. Its stored form is the storage module's
+ * the stored columns (stored/) and SQL (sql/); choose.ts picks one per query. Its engine form is the storage module's
  * (src/statistics/storage/).
  */
 export * from './criteria.js';

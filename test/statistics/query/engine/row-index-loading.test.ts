@@ -57,7 +57,7 @@ describe('row index loading', () => {
       buildRowIndex(shortStatements.db, meta, { rowsPerRead: 20, onProgress: slowBuild.onBuildProgress }),
     ).rejects.toThrow(/statement timeout/);
 
-    const store = new RowIndexStore({ ...slowBuild, buildTimeoutMs: 60000, snapshotDb: shortStatements.db });
+    const store = new RowIndexStore({ ...slowBuild, buildTimeoutMs: 60000, engineFormDb: shortStatements.db });
     const app = await appWith(store);
     const cold = await app.inject(QUERY);
     expect(cold.statusCode).toBe(200);
@@ -78,7 +78,7 @@ describe('row index loading', () => {
       { rows_table: meta.rowsTable, version_id: meta.versionId, part: 'values' },
     ]);
 
-    // Another instance: loaded from the stored form, never from the rows.
+    // Another instance: loaded from the engine form, never from the rows.
     const next = new RowIndexStore({
       onBuildProgress: () => {
         throw new Error('built from rows');
@@ -86,7 +86,7 @@ describe('row index loading', () => {
     });
     const nextApp = await appWith(next);
     expect((await nextApp.inject(QUERY)).headers['x-query-engine']).toBe('stored');
-    await vi.waitFor(() => expect(next.status().outcomes.snapshot).toBe(1), { timeout: 20000, interval: 50 });
+    await vi.waitFor(() => expect(next.status().outcomes.engine_form).toBe(1), { timeout: 20000, interval: 50 });
     const fromStored = await nextApp.inject(QUERY);
     expect(fromStored.headers['x-query-engine']).toBe('index');
     expect(fromStored.json()).toEqual(cold.json());
@@ -230,7 +230,7 @@ describe('row index loading', () => {
   }, 120000);
 
   it('keeps versions queried in turn within the budget: what queries cache gives way, never a whole index', async () => {
-    const roomy = new RowIndexStore({ snapshotDb: database.db });
+    const roomy = new RowIndexStore({ engineFormDb: database.db });
     const reference = (await roomy.ensure(database.db, meta))!;
     // One predicate per facet value (the frequent ones get cached bitsets, the columns of many values postings).
     const predicates: Predicate[] = [];
@@ -258,7 +258,7 @@ describe('row index loading', () => {
     expect(store.status()).toMatchObject({
       ready: 2,
       loading: 0,
-      outcomes: { snapshot: 2, rows: 0, failed: 0, too_large: 0 },
+      outcomes: { engine_form: 2, rows: 0, failed: 0, too_large: 0 },
     });
   }, 60000);
 });

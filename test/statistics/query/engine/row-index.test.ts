@@ -24,7 +24,7 @@ function select(index: RowIndex, p: Predicate, sorts: SortKey[], offset: number,
 }
 
 describe('RowIndex (in-memory bitmap engine)', () => {
-  it('selects the same total and page of ids as row-by-row evaluation, for any predicate, sort and page, also from its stored form', () => {
+  it('selects the same total and page of ids as row-by-row evaluation, for any predicate, sort and page, also from its engine form', () => {
     fc.assert(
       fc.property(
         fc.array(rowArb, { minLength: 0, maxLength: 150, size: 'large' }),
@@ -48,7 +48,7 @@ describe('RowIndex (in-memory bitmap engine)', () => {
             rows.length - expected.total,
           );
           expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
-          // The stored form (what the import writes and instances load) answers the same.
+          // The engine form (what the import writes and instances load) answers the same.
           expect(select(decodeRowIndex(encodeRowIndex(index, 'v1'), 'v1'), predicate, sorts, offset, limit)).toEqual(
             expected,
           );
@@ -84,7 +84,7 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     );
   });
 
-  it('gives back every indicator value exactly as its raw text, from memory and from its stored form', () => {
+  it('gives back every indicator value exactly as its raw text, from memory and from its engine form', () => {
     const textArb = fc.oneof(
       fc.integer({ min: -1_000_000, max: 1_000_000 }).map(String),
       fc.double({ min: -1e6, max: 1e6, noNaN: true }).map(String),
@@ -154,7 +154,7 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     expect([...facets.values()].map((f) => f.codes.BYTES_PER_ELEMENT)).toEqual([1, 2, 4]);
   });
 
-  it('refuses a stored form made from another table', () => {
+  it('refuses an engine form made from another table', () => {
     // Made from another table: refused.
     expect(() => decodeRowIndex(encodeRowIndex(buildIndex([]), 'v1'), 'v2')).toThrow(/v2/);
   });

@@ -7,7 +7,7 @@ import {
   encodeRowIndex,
   loadRowIndexFacets,
   loadRowIndexValues,
-  saveRowIndexSnapshot,
+  saveEngineForm,
 } from '../../../../src/statistics/storage/engine-form.js';
 import { StoredColumnsCache } from '../../../../src/statistics/query/engine/stored/stored-columns.js';
 import { createTestDatabase, type TestDatabase } from '../../../helpers/database.js';
@@ -78,7 +78,7 @@ describe('stored columns (the cold path)', () => {
             id: periodByPeriod ? i + 1 : ((i * 7919) % 1009) + 1,
           }));
           const index = buildIndexWithValues(rows);
-          await saveRowIndexSnapshot(database.db, ROWS_TABLE, versionId, index, sliceRows);
+          await saveEngineForm(database.db, ROWS_TABLE, versionId, index, sliceRows);
           const stored = await new StoredColumnsCache().open(database.db, ROWS_TABLE, 10000);
           expect(stored).toBeDefined();
 
@@ -120,7 +120,7 @@ describe('stored columns (the cold path)', () => {
       i2: (i / 8).toString(),
     }));
     const index = buildIndexWithValues(rows);
-    await saveRowIndexSnapshot(database.db, ROWS_TABLE, versionId, index, 64);
+    await saveEngineForm(database.db, ROWS_TABLE, versionId, index, 64);
     const loaded = await loadRowIndexFacets(database.db, ROWS_TABLE, 10000);
     loaded!.addIndicators((await loadRowIndexValues(database.db, ROWS_TABLE, loaded!.size, 10000))!);
     expect(encodeRowIndex(loaded!, ROWS_TABLE, 64)).toEqual(encodeRowIndex(index, ROWS_TABLE, 64));

@@ -39,7 +39,7 @@ export interface RowIndexStoreOptions {
   /** Wait after a failed load before the next attempt (QUERY_INDEX_RETRY_MS); doubles per failure, up to 32×. */
   retryAfterMs?: number;
   /** Where a rebuilt engine form is stored for other instances (the primary); none: not stored. */
-  snapshotDb?: Executor;
+  engineFormDb?: Executor;
   log?: RowIndexLog;
   /** Rows per cursor read of a build from rows (tests). */
   rowsPerRead?: number;
@@ -59,10 +59,10 @@ export interface RowIndexStoreStatus {
   /** Versions waiting before their next attempt after a failure. */
   backingOff: number;
   /**
-   * Finished loads by how: from the stored engine form (`snapshot`), rebuilt from the row table (`rows`) or from the
+   * Finished loads by how: from the stored engine form (`engine_form`), rebuilt from the row table (`rows`) or from the
    * Parquet copy (`parquet`), failed, too large for the budget.
    */
-  outcomes: Record<'snapshot' | 'rows' | 'parquet' | 'failed' | 'too_large', number>;
+  outcomes: Record<'engine_form' | 'rows' | 'parquet' | 'failed' | 'too_large', number>;
 }
 
 interface Failure {
@@ -73,7 +73,7 @@ interface Failure {
 /**
  * The row indexes of one app, per version. One store per app (not per process), so two apps on two databases —
  * whose versions can share ids and table names — never answer from each other's rows. A version's rows never change
- * once imported, so an index never goes stale; its stored form can (a format change, a bad restore), and is rebuilt.
+ * once imported, so an index never goes stale; its engine form can (a format change, a bad restore), and is rebuilt.
  */
 export class RowIndexStore {
   private readonly kept: RowIndexCache;
@@ -81,18 +81,18 @@ export class RowIndexStore {
   private readonly building = new Map<string, Promise<RowIndex | undefined>>();
   /** Rows read so far by each rebuild. */
   private readonly progress = new Map<string, number>();
-  /** Versions being rebuilt now (their stored form missing, stale or corrupt). */
+  /** Versions being rebuilt now (their engine form missing, stale or corrupt). */
   private readonly rebuilding = new Set<string>();
   /** The rebuild running now: rebuilds run one at a time (each reads and holds a whole version). */
   private rebuildQueue: Promise<unknown> = Promise.resolve();
-  /** Versions whose stored form was found corrupt: not read as stored columns until it is rebuilt. */
+  /** Versions whose engine form was found corrupt: not read as stored columns until it is rebuilt. */
   private readonly distrusted = new Set<string>();
   /** Versions whose index would not fit the budget at all: they stay on the stored columns or SQL. */
   private readonly tooLarge = new Set<string>();
   /** Versions whose last attempt failed: not tried again before `retryAt`. */
   private readonly failures = new Map<string, Failure>();
   private readonly outcomes: RowIndexStoreStatus['outcomes'] = {
-    snapshot: 0,
+    engine_form: 0,
     rows: 0,
     parquet: 0,
     failed: 0,
@@ -106,7 +106,7 @@ export class RowIndexStore {
   private maxConcurrentBuilds = 2;
   private buildTimeoutMs = 600000;
   private retryAfterMs = 30000;
-  private snapshotDb: Executor | undefined;
+  private engineFormDb: Executor | undefined;
   private log: RowIndexLog | undefined;
   private rowsPerRead: number | undefined;
   private onBuildProgress: RowIndexStoreOptions['onBuildProgress'];
@@ -136,7 +136,7 @@ export class RowIndexStore {
     if (options.maxConcurrentBuilds !== undefined) this.maxConcurrentBuilds = Math.max(1, options.maxConcurrentBuilds);
     if (options.buildTimeoutMs !== undefined) this.buildTimeoutMs = options.buildTimeoutMs;
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
-    if (options.snapshotDb !== undefined) this.snapshotDb = options.snapshotDb;
+    if (options.engineFormDb !== undefined) this.engineFormDb = options.engineFormDb;
     if (options.log !== undefined) this.log = options.log;
     if (options.rowsPerRead !== undefined) this.rowsPerRead = options.rowsPerRead;
     if (options.onBuildProgress !== undefined) this.onBuildProgress = options.onBuildProgress;
@@ -192,7 +192,7 @@ export class RowIndexStore {
   }
 
   /**
-   * A query found the version's stored form corrupt: it is read no more, and rebuilt in the background (the index
+   * A query found the version's engine form corrupt: it is read no more, and rebuilt in the background (the index
    * kept in memory, if any, was checked when it was loaded and stays).
    */
   reportCorrupt(db: Executor, meta: VersionMeta, error: unknown): void {
@@ -264,9 +264,9 @@ export class RowIndexStore {
   /** Notes the version's use in the database (for the warm-up of the next instances), at most once a minute. */
   private noteUse(meta: VersionMeta): void {
     const key = keyOf(meta);
-    if (!this.snapshotDb || Date.now() - (this.usesNoted.get(key) ?? 0) < 60000) return;
+    if (!this.engineFormDb || Date.now() - (this.usesNoted.get(key) ?? 0) < 60000) return;
     this.usesNoted.set(key, Date.now());
-    recordRowIndexUse(this.snapshotDb, meta.rowsTable, meta.versionId).catch((error: unknown) => {
+    recordRowIndexUse(this.engineFormDb, meta.rowsTable, meta.versionId).catch((error: unknown) => {
       this.log?.warn({ versionId: meta.versionId, err: error }, 'could not note the use of a row index');
     });
   }
@@ -307,11 +307,11 @@ export class RowIndexStore {
   }
 
   /**
-   * The stored form, else a rebuild (from the version's row table or its Parquet copy, then stored), all within the
-   * store's time bound (each read of a stored part, and the rebuild, gets what is left of it). From the stored form,
+   * The engine form, else a rebuild (from the version's row table or its Parquet copy, then stored), all within the
+   * store's time bound (each read of a stored part, and the rebuild, gets what is left of it). From the engine form,
    * the index answers (through `onFacets`) as soon as its facets are in, while its values load: until then a page's
    * values are read from the stored columns. The values are not loaded when they would take the index over the
-   * whole budget. A stored form of another format, or one that fails its checksums, is rebuilt.
+   * whole budget. An engine form of another format, or one that fails its checksums, is rebuilt.
    */
   private async load(
     db: Executor,
@@ -319,7 +319,7 @@ export class RowIndexStore {
     key: string,
     facets: { keep: (index: RowIndex) => boolean; drop: () => void },
     rebuild: boolean,
-  ): Promise<{ index: RowIndex; from: 'snapshot' | 'rows' | 'parquet' }> {
+  ): Promise<{ index: RowIndex; from: 'engine_form' | 'rows' | 'parquet' }> {
     const started = Date.now();
     const remainingMs = () => Math.max(1, this.buildTimeoutMs - (Date.now() - started));
     let reason = rebuild ? 'corrupt' : 'missing';
@@ -342,7 +342,7 @@ export class RowIndexStore {
               );
             }
           }
-          return { index: stored, from: 'snapshot' };
+          return { index: stored, from: 'engine_form' };
         }
       } catch (error) {
         if (!needsRebuild(error)) throw error;
@@ -356,11 +356,11 @@ export class RowIndexStore {
     this.storedColumns.forget(meta.rowsTable);
     this.log?.info(
       { versionId: meta.versionId, reason },
-      'row index stored form missing, stale or corrupt: rebuilding it',
+      'row index engine form missing, stale or corrupt: rebuilding it',
     );
     try {
       const rebuild = this.rebuildQueue.then(() =>
-        rebuildEngineForm(db, this.snapshotDb, meta, {
+        rebuildEngineForm(db, this.engineFormDb, meta, {
           timeoutMs: remainingMs(),
           indicators: this.indicatorValues,
           maxBytes: this.kept.budgetBytes,
@@ -386,7 +386,7 @@ export class RowIndexStore {
    * Keeps a loaded index when it fits the budget (else the version stays on the stored columns or SQL, and is not
    * loaded again), and counts the load's outcome: from then on it answers.
    */
-  private keep(meta: VersionMeta, index: RowIndex, from: 'snapshot' | 'rows' | 'parquet'): boolean {
+  private keep(meta: VersionMeta, index: RowIndex, from: 'engine_form' | 'rows' | 'parquet'): boolean {
     const key = keyOf(meta);
     if (!this.kept.keep(key, index)) {
       this.tooLarge.add(key);
@@ -408,7 +408,7 @@ export class RowIndexStore {
     let kept: boolean | undefined;
     // Not bound by the deadline of the request that started it: the load has its own (buildTimeoutMs).
     const facets = {
-      keep: (index: RowIndex) => (kept = this.keep(meta, index, 'snapshot')),
+      keep: (index: RowIndex) => (kept = this.keep(meta, index, 'engine_form')),
       drop: () => {
         if (kept) this.kept.delete(key);
         kept = undefined;
@@ -420,7 +420,7 @@ export class RowIndexStore {
         this.building.delete(key);
         this.progress.delete(key);
         this.failures.delete(key);
-        // Kept when its facets came in (from the stored form), or now (rebuilt); too large: not kept.
+        // Kept when its facets came in (from the engine form), or now (rebuilt); too large: not kept.
         if (kept === undefined) kept = this.keep(meta, index, from);
         if (!kept) return undefined;
         // Sized again in the budget now that its values are in.
@@ -441,7 +441,7 @@ export class RowIndexStore {
       (error: unknown) => {
         this.building.delete(key);
         this.progress.delete(key);
-        // Facets kept from a stored form whose values then failed their checksums: not served.
+        // Facets kept from an engine form whose values then failed their checksums: not served.
         if (kept) this.kept.delete(key);
         // Estimated over the budget: that version stays on the stored columns or SQL. Any other failure (its time
         // bound, the database lost, no Parquet copy) is tried again after a wait that doubles with each failure.

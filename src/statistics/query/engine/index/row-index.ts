@@ -13,7 +13,7 @@ import { NUMERIC_TEXT_PATTERN, type Predicate, type SortKey } from '../resolve.j
  * cached; time periods as ranges; AND/OR/NOT word by word. The count is a
  * popcount and the default-ordered page a walk to the k-th set bit. Other sorts sort only the matching positions.
  *
- * Made by `RowIndexBuilder` (row-index-builder.ts) or from its stored form (row-index-snapshot.ts), and kept by
+ * Made by `RowIndexBuilder` (row-index-builder.ts) or from its engine form (storage/engine-form.ts), and kept by
  * the `RowIndexStore` (row-index-store.ts). One class on purpose: the bitset operations share the arrays and their
  * invariants, so splitting it would only spread one data structure over several files.
  */
@@ -89,7 +89,7 @@ export class RowIds {
     return new RowIds(ids.length, undefined, firsts, periodStarts);
   }
 
-  /** Ids consecutive within each period, from each period's first (as the stored form keeps them). */
+  /** Ids consecutive within each period, from each period's first (as the engine form keeps them). */
   static ofPeriodFirsts(length: number, firstOfPeriod: Int32Array, periodStarts: Int32Array): RowIds {
     if (firstOfPeriod.length !== Math.max(0, periodStarts.length - 1))
       throw new Error('One first id per time period is needed');
@@ -128,13 +128,13 @@ export class RowIds {
     return ids;
   }
 
-  /** Every id by position (for the stored form). */
+  /** Every id by position (for the engine form). */
   toArray(): Int32Array {
     return this.perPosition ?? this.slice(0, this.length);
   }
 }
 
-/** Everything an index is made of (what the builder makes and the stored form holds). */
+/** Everything an index is made of (what the builder makes and the engine form holds). */
 export interface RowIndexParts {
   ids: RowIds;
   /** The time period ids in position order (descending), and where each starts: period k holds positions starts[k] .. starts[k+1]. */
@@ -315,12 +315,12 @@ export class RowIndex {
       this.timePeriodRanges.set(timePeriodIds[k]!, [timePeriodStarts[k]!, timePeriodStarts[k + 1]!]);
   }
 
-  /** The arrays the index is made of, for its stored form (row-index-snapshot.ts); read, never changed. */
+  /** The arrays the index is made of, for its engine form (storage/engine-form.ts); read, never changed. */
   get stored(): Readonly<RowIndexParts> {
     return this.parts;
   }
 
-  /** Adds indicator columns loaded after the rest (the stored form's second part). */
+  /** Adds indicator columns loaded after the rest (the engine form's second part). */
   addIndicators(columns: ReadonlyMap<string, IndicatorColumn>): void {
     for (const [name, column] of columns) {
       if (column.values.length !== this.size)

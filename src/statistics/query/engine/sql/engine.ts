@@ -1,6 +1,6 @@
 /**
  * SQL over a version's row table as a query engine: the reference the other engines are tested against, and what
- * answers a version that has a row table but no stored form (repository.ts holds the translation and its statements).
+ * answers a version that has a row table but no engine form (repository.ts holds the translation and its statements).
  */
 import { withCursorAbort } from '../../../../db/database.js';
 import { isLocationColumn } from '../../../standard/geographic-levels.js';

@@ -68,7 +68,7 @@ export class StoredColumnsEngine implements QueryEngine, PageValuesSource {
     return this.checked(() => this.stored.rowsAt(this.context.db, this.timeoutMs, selection.positions, indicators));
   }
 
-  /** A read that found the stored form corrupt answers 503 (never the bytes it read) while the form is rebuilt. */
+  /** A read that found the engine form corrupt answers 503 (never the bytes it read) while the form is rebuilt. */
   private async checked<T>(read: () => Promise<T>): Promise<T> {
     try {
       return await read();

@@ -1,5 +1,5 @@
 /**
- * The cold path: a query answered from a version's stored row index (row-index-snapshot.ts) while that index is not
+ * The cold path: a query answered from a version's stored row index (storage/engine-form.ts) while that index is not
  * in memory (beyond QUERY_INDEX_MEMORY_MB, or still loading), reading only the slices of SLICE_ROWS positions the
  * query needs: the slices of the columns its criteria and sorts name over the time periods it asks for (all of them
  * when it does not narrow them), counted and paged by a RowIndex made of just those; then, for the page's positions
@@ -690,18 +690,18 @@ function collectColumns(predicate: Predicate, into: Set<string>): void {
   }
 }
 
-/** A version that has no stored form of the current format: asked again after this long. */
+/** A version that has no engine form of the current format: asked again after this long. */
 const MISSING_RECHECK_MS = 5000;
 const MISSING = Symbol('missing');
 
 /**
- * The stored forms' headers by rows table (a few kilobytes each), so a cold query reads only slices. A rows table is
- * written once, and so is its stored form (a rebuild from the rows makes the same bytes), so a header never goes stale.
+ * The engine forms' headers by rows table (a few kilobytes each), so a cold query reads only slices. A rows table is
+ * written once, and so is its engine form (a rebuild from the rows makes the same bytes), so a header never goes stale.
  */
 export class StoredColumnsCache {
   private readonly headers = new LRUCache<string, StoredColumns | typeof MISSING>({ max: 1000 });
 
-  /** The version's stored columns, or undefined when it has no stored form (of this format). */
+  /** The version's stored columns, or undefined when it has no engine form (of this format). */
   async open(db: Executor, rowsTable: string, timeoutMs: number): Promise<StoredColumns | undefined> {
     const cached = this.headers.get(rowsTable);
     if (cached) return cached === MISSING ? undefined : cached;
@@ -741,7 +741,7 @@ export class StoredColumnsCache {
     return opened;
   }
 
-  /** Forgets a version's header (after its stored form was rebuilt, or found corrupt). */
+  /** Forgets a version's header (after its engine form was rebuilt, or found corrupt). */
   forget(rowsTable: string): void {
     this.headers.delete(rowsTable);
   }
