@@ -116,10 +116,11 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     references.push(a.body.equals(b.body) ? a.body : undefined);
   }
   // A long-running client has its code compiled and its connections open. Without this, the measured loop starts
-  // with a cold JIT and hundreds of connects, and this process stalls for 30-120 ms in its first second, which shows
-  // as late answers (2026-11-30). So: one second of the requests themselves at the capacity's concurrency (not
-  // recorded), then as many connections as the loop will keep busy (the closed loop's concurrency; the open loop's
-  // requests of 200 ms) opened with the liveness probe, which no bound refuses.
+  // with a cold JIT and hundreds of connects, and this process stalls in its first second, which shows as late
+  // answers (docs/scaling.md). So: one second of the requests themselves, WARM_UP_CONCURRENCY at once (not recorded;
+  // the comparison with the reference too, so that it is compiled), then as many connections as the loop will keep
+  // busy (the closed loop's concurrency; the open loop's requests of 200 ms) opened with the liveness probe, which
+  // no bound refuses.
   const warmUntil = performance.now() + WARM_UP_MS;
   let warmNext = 0;
   await Promise.all(
