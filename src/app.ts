@@ -312,8 +312,8 @@ async function registerModules(
 
 /**
  * After the app is ready, the rest of the start-up warm-up: the OpenAPI document serialized, route schemas compiled,
- * the register's code lists loaded and the pools' connections opened, each step waiting while the instance is busy;
- * then it says warm.
+ * the register's code lists loaded, the source map decoded and the pools' connections opened, each step waiting
+ * while the instance is busy; then it says warm.
  */
 function warmUpAfterReady(
   app: FastifyInstance,
@@ -352,6 +352,10 @@ function warmUpAfterReady(
       }
       await whileBusy(busy);
       loadRegisterReferenceData();
+      await whileBusy(busy);
+      // Under --enable-source-maps (npm start) the first stack trace formatted makes Node decode the bundle's source
+      // map on the main thread: here, rather than at the first logged error (in an outage, every instance at once).
+      void new Error('warm-up').stack;
       await whileBusy(busy);
       await openPoolConnections(deps.pools ?? {});
     })

@@ -204,11 +204,19 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         REDIS_URL: redisUrl,
       };
       // What `npm start` runs: the bundled service (built once below, before the first instance starts).
-      const child = startProcess(instance.name, process.execPath, ['--enable-source-maps', 'dist/server.mjs'], {
-        env,
-        logDir,
-        cwd: path.resolve(import.meta.dirname, '../..'),
-      });
+      // CLUSTER_INSTANCE_NODE_ARGS: extra Node flags for the instances (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, which
+      // NODE_OPTIONS does not take), as BENCH_SERVER_NODE_ARGS for the single-server benches.
+      const nodeArgs = (process.env.CLUSTER_INSTANCE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+      const child = startProcess(
+        instance.name,
+        process.execPath,
+        [...nodeArgs, '--enable-source-maps', 'dist/server.mjs'],
+        {
+          env,
+          logDir,
+          cwd: path.resolve(import.meta.dirname, '../..'),
+        },
+      );
       instance.process = child;
       await Promise.race([
         waitFor(

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Plugin } from 'esbuild';
 import { parseArguments, runCli } from './run.js';
+import { keepOwnMappings } from './source-map.js';
 import { buildExplorerAssets, writeExplorerAssets } from '../explorer/build.js';
 import { projectPath } from '../paths.js';
 
@@ -74,6 +75,7 @@ async function bundleServer(outDir: string): Promise<void> {
     legalComments: 'none',
     logLevel: 'warning',
   });
+  await keepOwnMappings(path.join(outDir, 'server.mjs.map'));
 }
 
 await runCli(async () => {
