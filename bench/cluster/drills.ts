@@ -660,7 +660,7 @@ async function main() {
     return {
       concurrency: CAPACITY_CONCURRENCY,
       okPerSecond: Math.round(answered / CAPACITY_SECONDS),
-      ...clientNotes(result),
+      client: clientNotes(result),
     };
   });
   const capacity = phases.find((x) => x.drill === 'capacity')!.notes.okPerSecond as number;
@@ -669,7 +669,7 @@ async function main() {
     const rate = capacity * 2;
     const result = await generated('overload', { seconds: OVERLOAD_SECONDS, rate });
     paused = false;
-    return { offeredPerSecond: rate, offered: result.samples.length, ...clientNotes(result) };
+    return { offeredPerSecond: rate, offered: result.samples.length, client: clientNotes(result) };
   });
   drill = 'after';
   running = false;
@@ -853,6 +853,8 @@ async function main() {
   const overloadSamples = samples.filter((x) => x.drill === 'overload');
   const admitted = overloadSamples.filter((x) => x.status !== 503 && x.status !== 0);
   const shedSamples = overloadSamples.filter((x) => x.status === 503);
+  const shedByBalancer = shedSamples.filter((x) => x.servedBy === undefined);
+  const shedByInstances = shedSamples.filter((x) => x.servedBy !== undefined);
   const overloadPhase = phases.find((x) => x.drill === 'overload')!;
   const overloadSeconds = (overloadPhase.to - overloadPhase.from) / 1000;
   const sortedMs = (list: Sample[]) => list.map((x) => x.ms).sort((a, b) => a - b);
@@ -873,14 +875,10 @@ async function main() {
     shedMaxMs: Math.round(Math.max(0, ...shedSamples.map((x) => x.ms)) * 10) / 10,
     shedWithin50Ms: shedSamples.filter((x) => x.ms <= SHED_GOAL_MS).length,
     // Who refused: the balancer (its queue full; no X-Served-By) or an instance past its own bounds.
-    shedByBalancer: shedSamples.filter((x) => x.servedBy === undefined).length,
-    shedByInstancesP99Ms: percentile(sortedMs(shedSamples.filter((x) => x.servedBy !== undefined)), 99),
-    shedByBalancerP99Ms: percentile(sortedMs(shedSamples.filter((x) => x.servedBy === undefined)), 99),
-    clientPrioritized: overloadPhase.notes.clientPrioritized as boolean,
-    clientCpuSeconds: overloadPhase.notes.clientCpuSeconds as number,
-    clientStalls: overloadPhase.notes.clientStalls as number,
-    clientStallMaxMs: overloadPhase.notes.clientStallMaxMs as number,
-    lateShedDuringClientStall: overloadPhase.notes.lateShedDuringClientStall as number,
+    shedByBalancer: shedByBalancer.length,
+    shedByInstancesP99Ms: percentile(sortedMs(shedByInstances), 99),
+    shedByBalancerP99Ms: percentile(sortedMs(shedByBalancer), 99),
+    ...(overloadPhase.notes.client as ReturnType<typeof clientNotes>),
     noAnswer: overloadSamples.filter((x) => x.status === 0).length,
     wrongStatisticsAnswers: overloadSamples.filter((x) => x.wrongData).length,
   };
