@@ -103,6 +103,10 @@ export const ConfigSchema = Type.Object({
   // recently before /health/ready says ready, for at most QUERY_INDEX_WARM_TIMEOUT_MS; 0 = ready at once.
   QUERY_INDEX_WARM_VERSIONS: Type.Integer({ minimum: 0, default: 4 }),
   QUERY_INDEX_WARM_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 60000 }),
+  // The CLIs that load data in bulk (`npm run import`, `stats-admin rebuild-storage` and `backfill-parquet`) lower
+  // their CPU priority to this nice value (0-19; never raised), so that on a host that also serves requests the
+  // service's answers come first and the batch takes what is left; 0 = as started.
+  BATCH_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 10 }),
   // Change events (src/events): how long they are kept (a cursor older than this answers 410).
   EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
   // Live event streams (Server-Sent Events) at once per client (IPv4 address, IPv6 /64, or provider) and in total; the comment line

@@ -22,13 +22,13 @@ import {
   liveGroups,
   portOpen,
   reapRecordedGroups,
-  setProcessPriority,
   recordGroups,
   startProcess,
   stopProcess,
   waitFor,
   type Managed,
 } from './processes.js';
+import { setProcessPriority } from '../../src/process-priority.js';
 import { haproxyEnv, TOPOLOGY } from './topology.js';
 import { SERVICE_PROCESS_ENV } from '../../src/process-env.js';
 
@@ -258,7 +258,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     // The balancer is on the path of every request and does little per request: on a host it shares (here, two cores
     // with the instances, both databases and any neighbour) it runs ahead of them where this process may raise its
     // priority (root, or CAP_SYS_NICE), as it would on cores of its own; its bounds then answer at once.
-    const balancerPrioritized = setProcessPriority(haproxy.pid, BALANCER_PRIORITY);
+    const balancerPrioritized = setProcessPriority(BALANCER_PRIORITY, haproxy.pid);
     await Promise.race([
       waitFor('HAProxy', async () => (await fetch(`${url}/health/ready`)).status === 200, 30000, 100),
       haproxy.exited.then(({ code }) => {

@@ -11,16 +11,9 @@ import { DEFAULT_SEED_DIR, readCatalogue, sourceFiles } from '../../src/statisti
 import { benchTrainee } from '../trainee-payload.js';
 import { startCluster, type Cluster } from './cluster.js';
 import type { LoadResult, LoadSpec } from './load-generator.js';
-import {
-  killAllSync,
-  liveGroups,
-  portOpen,
-  setProcessPriority,
-  startProcess,
-  stopProcess,
-  waitFor,
-  type Managed,
-} from './processes.js';
+import { killAllSync, liveGroups, portOpen, startProcess, stopProcess, waitFor, type Managed } from './processes.js';
+import { setProcessPriority } from '../../src/process-priority.js';
+import { SERVICE_PROCESS_ENV } from '../../src/process-env.js';
 import { TOPOLOGY } from './topology.js';
 
 /**
@@ -43,6 +36,10 @@ import { TOPOLOGY } from './topology.js';
 
 const RATE = Number(process.env.CLUSTER_BENCH_RATE ?? 100); // requests started per second
 const BUSY = process.argv.includes('--busy');
+/** `--samples FILE`: every request's sample (drill, kind, start, ms, status, instance) as JSON lines, to place a tail. */
+const SAMPLES_FILE = process.argv.includes('--samples')
+  ? process.argv[process.argv.indexOf('--samples') + 1]
+  : undefined;
 /** The neighbour of `--busy`: one process hashing in a loop, a whole core when it gets one. */
 const BUSY_LOOP =
   "const { createHash } = require('node:crypto'); let h = 'x'; for (;;) h = createHash('sha256').update(h).digest('hex');";
@@ -139,7 +136,7 @@ async function runLoadGenerator(spec: LoadSpec): Promise<LoadResult & { prioriti
     { maxBuffer: 512 * 1024 * 1024 },
   );
   // Not permitted: the client runs at the cluster's priority (the results say so).
-  const prioritized = running.child.pid !== undefined && setProcessPriority(running.child.pid, CLIENT_PRIORITY);
+  const prioritized = running.child.pid !== undefined && setProcessPriority(CLIENT_PRIORITY, running.child.pid);
   const { stdout } = await running;
   return { ...(JSON.parse(stdout) as LoadResult), prioritized };
 }
@@ -553,12 +550,11 @@ async function main() {
       ).rowCount ?? 0) > 0;
     await replicaClient.connect();
     const begin = performance.now();
+    // The import as production runs it: the built CLI (the cluster's start built it), in its own process.
     const cli = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'src/cli/import.ts',
+        'dist/src/cli/import.js',
         '--data-set',
         PUBLISHED,
         '--version',
@@ -569,10 +565,12 @@ async function main() {
         files.metaPath,
       ],
       {
-        env: { ...process.env, DATABASE_URL: c.primaryUrl, LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, ...SERVICE_PROCESS_ENV, DATABASE_URL: c.primaryUrl, LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'inherit'],
       },
     );
+    let importOutput = '';
+    cli.stdout.on('data', (chunk: Buffer) => (importOutput += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => cli.once('exit', resolve));
     // Watch primary, replica and the API (through the balancer) every 10 ms for the new version.
     const seen: Record<'primary' | 'replica' | 'api', number | undefined> = {
@@ -609,6 +607,10 @@ async function main() {
       version,
       importCliExitCode: code,
       importSeconds: Math.round((seen.primary! - begin) / 100) / 10,
+      // On the clock of the samples' atS, to place the slowest requests in the import (read, index, commit).
+      importStartedAtS: Math.round((begin - t0) / 100) / 10,
+      committedAtS: Math.round((seen.primary! - t0) / 100) / 10,
+      importPhases: importOutput.match(/^Phases: (.*)\.$/m)?.[1],
       replicaShowsItAfterCommitMs: Math.round(seen.replica! - seen.primary!),
       apiShowsItAfterCommitMs: Math.round(seen.api! - seen.primary!),
     };
@@ -943,6 +945,23 @@ async function main() {
     haproxy: haproxyCounters,
     cleanup: { leftoverProcessGroups: leftoverGroups.length, openPorts },
   };
+  if (SAMPLES_FILE)
+    await writeFile(
+      SAMPLES_FILE,
+      samples
+        .map((s) =>
+          JSON.stringify({
+            drill: s.drill,
+            kind: s.kind,
+            atMs: Math.round(s.at),
+            ms: Math.round(s.ms),
+            status: s.status,
+            servedBy: s.servedBy,
+            request: s.request,
+          }),
+        )
+        .join('\n') + '\n',
+    );
   const resultFile = BUSY ? 'cluster-busy.json' : 'cluster.json';
   await writeFile(path.resolve(import.meta.dirname, '../results', resultFile), `${JSON.stringify(result, null, 2)}\n`);
 

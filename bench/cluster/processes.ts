@@ -10,7 +10,6 @@ import {
   type WriteStream,
 } from 'node:fs';
 import net from 'node:net';
-import { setPriority } from 'node:os';
 import path from 'node:path';
 
 /**
@@ -90,26 +89,6 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): void {
     process.kill(-pgid, signal);
   } catch {
     // already gone
-  }
-}
-
-/**
- * Sets the nice value of every thread of `pid` (Linux keeps one per thread, and `setpriority` on a pid sets only its
- * main thread's, while HAProxy and Node start their other threads at once). True when it could (raising a priority
- * needs root or CAP_SYS_NICE); false, changing nothing that matters, when it could not.
- */
-export function setProcessPriority(pid: number, nice: number): boolean {
-  let threads: number[];
-  try {
-    threads = readdirSync(`/proc/${pid}/task`).map(Number);
-  } catch {
-    threads = [pid];
-  }
-  try {
-    for (const thread of threads) setPriority(thread, nice);
-    return true;
-  } catch {
-    return false;
   }
 }
 

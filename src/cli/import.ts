@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { loadConfig } from '../config.js';
+import { lowerOwnPriority } from '../process-priority.js';
 import { ValidationError } from '../errors.js';
 import { openRuntime } from '../runtime.js';
 import { importDataSetVersion } from '../statistics/import/import.js';
@@ -43,7 +44,9 @@ await runCli(async () => {
   if (rowOrder !== 'file' && rowOrder !== 'reference-fixture') {
     throw new ValidationError([{ path: '--row-order', message: 'must be file or reference-fixture.' }]);
   }
-  const runtime = await openRuntime(loadConfig(), { applicationName: 'statistics-import' });
+  const config = loadConfig();
+  lowerOwnPriority(config.BATCH_NICE);
+  const runtime = await openRuntime(config, { applicationName: 'statistics-import' });
   try {
     const result = await importDataSetVersion(runtime.primary, {
       dataSetId: values['data-set']!,

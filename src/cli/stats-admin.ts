@@ -19,6 +19,7 @@ import { backfillParquetCopies } from '../statistics/storage/parquet-backfill.js
 import { parseArguments, requireOptions, runCli } from './run.js';
 import { runWebhooksCommand, WEBHOOKS_USAGE } from './stats-webhooks.js';
 import { webhookSettings } from '../events/webhooks.js';
+import { lowerOwnPriority } from '../process-priority.js';
 
 const USAGE = `Usage: npm run stats-admin -- <command> [options]
 
@@ -266,6 +267,7 @@ await runCli(async () => {
   const config = loadConfig();
   const runtime = await openRuntime(config, { applicationName: 'statistics-admin' });
   try {
+    if (command === 'rebuild-storage' || command === 'backfill-parquet') lowerOwnPriority(config.BATCH_NICE);
     await runCommand(command, values, runtime.primary.db, config, positionals.slice(1));
   } finally {
     await runtime.close();

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,10 +15,10 @@ let database: TestDatabase;
 let dir: string;
 
 /** Runs a CLI in one node process (no tsx wrapper process, so a kill reaches the importer itself). */
-function startCli(script: string, args: string[]) {
+function startCli(script: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent' },
+    env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -28,6 +29,14 @@ function startCli(script: string, args: string[]) {
     (resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, exit };
+}
+
+/** The nice value of every thread of a process (/proc/<pid>/task/<tid>/stat, field 19). */
+function threadNiceValues(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
 }
 
 const count = async (query: ReturnType<typeof sql<{ n: number }>>) => (await query.execute(database.db)).rows[0]!.n;
@@ -126,22 +135,26 @@ describe('npm run import', () => {
     ).toEqual([]);
   });
 
-  it('a killed import leaves no partial version behind', async () => {
+  it('a killed import leaves no partial version behind; while it runs, every thread of it runs at BATCH_NICE', async () => {
     const dataSetId = await createDataSet(database.db, { title: 'Killed import' });
     const tablesBefore = await count(
       sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'stats_data'`,
     );
     const big = path.join(root, 'seed/spc_pupils_fsm_ethnicity_yrgp');
-    const { child, exit } = startCli('src/cli/import.ts', [
-      '--data-set',
-      dataSetId,
-      '--version',
-      '1.0',
-      '--data',
-      path.join(big, 'data.csv.gz'),
-      '--meta',
-      path.join(big, 'meta.csv'),
-    ]);
+    const { child, exit } = startCli(
+      'src/cli/import.ts',
+      [
+        '--data-set',
+        dataSetId,
+        '--version',
+        '1.0',
+        '--data',
+        path.join(big, 'data.csv.gz'),
+        '--meta',
+        path.join(big, 'meta.csv'),
+      ],
+      { BATCH_NICE: '13' },
+    );
     // Wait until rows are being read (its session says how many, in its transaction), then kill the process outright.
     const reading = sql<{ n: number }>`
       SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'statistics-import: % rows read' AND application_name <> 'statistics-import: 0 rows read'`;
@@ -150,6 +163,10 @@ describe('npm run import', () => {
       if (Date.now() > deadline) throw new Error('the import never started reading rows');
       await new Promise((r) => setTimeout(r, 50));
     }
+    // The batch yields the CPU to the service: its main thread, Node's own and the gunzip's thread pool alike.
+    const niceValues = threadNiceValues(child.pid!);
+    expect(niceValues.length).toBeGreaterThan(4);
+    expect(new Set(niceValues)).toEqual(new Set([13]));
     child.kill('SIGKILL');
     expect((await exit).signal).toBe('SIGKILL');
     const sessions = sql<{
