@@ -11,7 +11,7 @@ import {
 } from '../query/engine/index/row-index.js';
 import { rowIndexColumns } from '../query/engine/index/row-index-builder.js';
 import type { LocationMeta, VersionMeta } from '../query/engine/model.js';
-import { encodeParquetFileInParts } from './parquet-encoder.js';
+import { encodeParquetFile } from './parquet-encoder.js';
 
 /**
  * A version's rows as a Parquet file: the copy of record any analytics tool reads (R's arrow, pandas, polars,
@@ -30,8 +30,6 @@ export const PARQUET_COPY_FORMAT = 1;
 export const PARQUET_COPY_METADATA_KEY = 'ees.parquet_copy';
 /** Rows per row group: small enough that a reader of one column of a few row groups fetches little. */
 export const PARQUET_ROW_GROUP_ROWS = 131072;
-/** Threads a copy is encoded on at once (row groups split evenly between them): the machines this runs on have two cores. */
-export const PARQUET_ENCODER_PARTS = 2;
 /** The media type of a Parquet file. */
 export const PARQUET_MEDIA_TYPE = 'application/vnd.apache.parquet';
 
@@ -406,29 +404,25 @@ export async function writeParquetCopy(index: RowIndex, meta: VersionMeta): Prom
   checkColumnNames(meta);
   const layout = layoutOf(index, meta);
   const arrow = await import('apache-arrow');
-  // Made one row group at a time, as an encoder thread asks for them. A version of no rows still gets a file with
+  const maker = new BatchMaker(arrow, index, meta);
+  // Made one row group at a time, as the encoder thread asks for them. A version of no rows still gets a file with
   // its columns: one empty batch.
-  function* batches(maker: BatchMaker, firstGroup: number, endGroup: number): Generator<Uint8Array> {
-    let start = firstGroup * PARQUET_ROW_GROUP_ROWS;
-    const stop = Math.min(index.size, endGroup * PARQUET_ROW_GROUP_ROWS);
+  function* batches(): Generator<Uint8Array> {
+    let start = 0;
     do {
-      const end = Math.min(stop, start + PARQUET_ROW_GROUP_ROWS);
+      const end = Math.min(index.size, start + PARQUET_ROW_GROUP_ROWS);
       yield arrow.tableToIPC(new arrow.Table(maker.batch(start, end)), 'stream');
       start = end;
-    } while (start < stop);
+    } while (start < index.size);
   }
-  // The row groups in contiguous parts, each encoded on a thread of its own and joined in order.
-  const groups = Math.max(1, Math.ceil(index.size / PARQUET_ROW_GROUP_ROWS));
-  const parts = Math.min(PARQUET_ENCODER_PARTS, groups);
-  const bounds = Array.from({ length: parts + 1 }, (_, k) => Math.round((k * groups) / parts));
-  return encodeParquetFileInParts(
+  return encodeParquetFile(
     {
       rowGroupRows: PARQUET_ROW_GROUP_ROWS,
       createdBy: 'education-statistics-api',
       keyValueMetadata: { [PARQUET_COPY_METADATA_KEY]: JSON.stringify(layout) },
       plainColumns: ['row_id'],
     },
-    bounds.slice(1).map((end, k) => batches(new BatchMaker(arrow, index, meta), bounds[k]!, end)),
+    batches(),
   );
 }
 

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { concatenateParquetFiles } from './parquet-concat.js';
 
 /**
  * Parquet encoding on a thread of its own (parquet-encoder-worker.ts): the caller makes a file's record batches (Arrow
@@ -9,11 +8,8 @@ import { concatenateParquetFiles } from './parquet-concat.js';
  * import stores the engine form meanwhile). Most of a Parquet write is the encoding inside parquet-wasm, so the
  * import's Parquet phase overlaps the rest instead of following it (docs/decisions/0002-parquet-writer.md).
  *
- * A file may be encoded in parts, each on a thread of its own (the import's copy: two), joined afterwards without
- * decoding a page (parquet-concat.ts, docs/decisions/0003-parquet-parts.md): on two cores the encoding, the longest
- * part of an import's end, takes half the time. Threads are started for a file and ended when no other file waits
- * (they are unref'd meanwhile: they never keep the process alive), one file at a time: files asked for together are
- * written in turn.
+ * One thread per process, started for a file and ended when no other file waits (it is unref'd meanwhile: it never
+ * keeps the process alive), one file at a time: files asked for together are written in turn.
  */
 
 /** How a file is written: what the writer's properties need beyond the batches. */
@@ -46,60 +42,40 @@ function startEncoderThread(): Worker {
   return new Worker(`require('tsx/cjs'); require(${JSON.stringify(source)});`, { eval: true });
 }
 
-/** The encoder threads by slot: a file in k parts uses slots 0 to k - 1. */
-const workers: Array<Worker | undefined> = [];
+let worker: Worker | undefined;
 /** Files asked for and not yet written. */
 let waitingFiles = 0;
 /** The file being written before the next may start. */
 let previous: Promise<unknown> = Promise.resolve();
 
-function encoderThread(slot: number): Worker {
-  const running = workers[slot];
-  if (running) return running;
+function encoderThread(): Worker {
+  if (worker) return worker;
   const started = startEncoderThread();
   started.unref();
   started.once('exit', () => {
-    if (workers[slot] === started) workers[slot] = undefined;
+    if (worker === started) worker = undefined;
   });
-  workers[slot] = started;
+  worker = started;
   return started;
 }
 
 /**
- * Writes one Parquet file of the batches `batches` yields (each an Arrow IPC stream of record batches), encoded on an
+ * Writes one Parquet file of the batches `batches` yields (each an Arrow IPC stream of record batches), encoded on the
  * encoder thread; resolves to the file's bytes. A batch is asked for only when the thread has room for it, so at
  * most MAX_WAITING_BATCHES are held whatever the file's size.
  */
 export function encodeParquetFile(settings: ParquetFileSettings, batches: Iterable<Uint8Array>): Promise<Buffer> {
-  return encodeParquetFileInParts(settings, [batches]);
-}
-
-/**
- * Writes one Parquet file whose row groups are the parts' batches in order, each part encoded on its own thread at
- * the same time (at most MAX_WAITING_BATCHES held per part), then joined. Each part's batches must hold whole row
- * groups (a part's last row group may be short: it stays a row group of its own in the file).
- */
-export function encodeParquetFileInParts(
-  settings: ParquetFileSettings,
-  parts: Array<Iterable<Uint8Array>>,
-): Promise<Buffer> {
   waitingFiles++;
-  const written = previous.then(async () => {
-    const encoded = await Promise.allSettled(parts.map((batches, slot) => encodeOne(settings, batches, slot)));
-    const failed = encoded.find((r) => r.status === 'rejected');
-    if (failed) throw failed.reason;
-    return concatenateParquetFiles(encoded.map((r) => (r as PromiseFulfilledResult<Buffer>).value));
-  });
+  const written = previous.then(() => encodeOne(settings, batches));
   previous = written
     .catch(() => undefined)
     .then(() => {
-      // The last file asked for is written: the threads and their WebAssembly memory (which never shrinks) go, so a
-      // server that imported its seed at start does not keep them; the next file starts threads again.
-      if (--waitingFiles === 0) {
-        for (const [slot, idle] of workers.entries()) {
-          workers[slot] = undefined;
-          void idle?.terminate();
-        }
+      // The last file asked for is written: the thread and its WebAssembly memory (which never shrinks) go, so a
+      // server that imported its seed at start does not keep them; the next file starts a thread again.
+      if (--waitingFiles === 0 && worker) {
+        const idle = worker;
+        worker = undefined;
+        void idle.terminate();
       }
     });
   return written;
@@ -109,8 +85,8 @@ function ownsBuffer(bytes: Uint8Array): boolean {
   return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
 }
 
-function encodeOne(settings: ParquetFileSettings, batches: Iterable<Uint8Array>, slot: number): Promise<Buffer> {
-  const thread = encoderThread(slot);
+function encodeOne(settings: ParquetFileSettings, batches: Iterable<Uint8Array>): Promise<Buffer> {
+  const thread = encoderThread();
   return new Promise<Buffer>((resolve, reject) => {
     const iterator = batches[Symbol.iterator]();
     let waiting = 0;
@@ -118,7 +94,7 @@ function encodeOne(settings: ParquetFileSettings, batches: Iterable<Uint8Array>,
     const fail = (error: Error) => {
       cleanUp();
       // The thread's state is unknown after a failure: the next file gets a new one.
-      if (workers[slot] === thread) workers[slot] = undefined;
+      if (worker === thread) worker = undefined;
       void thread.terminate();
       reject(error);
     };
