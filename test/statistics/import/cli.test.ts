@@ -156,8 +156,10 @@ describe('npm run import', () => {
       { BATCH_NICE: '13' },
     );
     // Wait until rows are being read (its session says how many, in its transaction), then kill the process outright.
+    // Sessions of this test's database only: other test files import at the same time in the same cluster.
     const reading = sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'statistics-import: % rows read' AND application_name <> 'statistics-import: 0 rows read'`;
+      SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()
+        AND application_name LIKE 'statistics-import: % rows read' AND application_name <> 'statistics-import: 0 rows read'`;
     const deadline = Date.now() + 20000;
     while ((await count(reading)) === 0) {
       if (Date.now() > deadline) throw new Error('the import never started reading rows');
@@ -171,7 +173,7 @@ describe('npm run import', () => {
     expect((await exit).signal).toBe('SIGKILL');
     const sessions = sql<{
       n: number;
-    }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'statistics-import%'`;
+    }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'statistics-import%'`;
     while ((await count(sessions)) > 0) await new Promise((r) => setTimeout(r, 50));
     expect(
       await database.db.selectFrom('data_set_versions').select('id').where('data_set_id', '=', dataSetId).execute(),
