@@ -33,8 +33,7 @@ import {
   type TimePeriodComparators,
   type TimePeriodInput,
 } from './absence-school-model.js';
-import { databaseFingerprint, fuzzRuns } from './helpers.js';
-import { scaledMs } from '../helpers/machine-speed.js';
+import { databaseFingerprint, fuzzRuns, fuzzPropertyTimeoutMs } from './helpers.js';
 
 /**
  * Property tests of the statistics query over the AbsenceSchool fixture: random criteria trees (POST, and the
@@ -362,7 +361,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
         { seed: SEED, numRuns: fuzzRuns(120) },
       );
     },
-    scaledMs(90000),
+    fuzzPropertyTimeoutMs(90000),
   );
 
   it('edge trees: empty facets, empty facets under not, double negation', async () => {
@@ -398,7 +397,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
         { seed: SEED + 4, numRuns: fuzzRuns(60) },
       );
     },
-    scaledMs(90000),
+    fuzzPropertyTimeoutMs(90000),
   );
 
   it(
@@ -414,7 +413,7 @@ describe.each(ENGINES)('random criteria trees agree with the naive evaluator (en
         { seed: SEED + 1, numRuns: fuzzRuns(60) },
       );
     },
-    scaledMs(90000),
+    fuzzPropertyTimeoutMs(90000),
   );
 });
 
@@ -467,7 +466,7 @@ describe('random criteria trees as CSV (Accept: text/csv)', () => {
         { seed: SEED + 3, numRuns: fuzzRuns(40) },
       );
     },
-    scaledMs(90000),
+    fuzzPropertyTimeoutMs(90000),
   );
 });
 
@@ -595,6 +594,6 @@ describe('hostile query bodies', () => {
       }
       expect(await databaseFingerprint(t.database.db)).toEqual(before);
     },
-    scaledMs(90000),
+    fuzzPropertyTimeoutMs(90000),
   );
 });

@@ -96,8 +96,20 @@ export function queryString(params: Array<[string, string]>): string {
  * adversarial requests per API), a contributor chasing a bug may set 100. The seeds are fixed either way.
  */
 export function fuzzRuns(defaultRuns: number): number {
+  return Math.max(1, Math.round(defaultRuns * fuzzScale()));
+}
+
+function fuzzScale(): number {
   const scale = Number(process.env.FUZZ_SCALE ?? 1);
-  return Math.max(1, Math.round(defaultRuns * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
+  return Number.isFinite(scale) && scale > 0 ? scale : 1;
+}
+
+/**
+ * The time limit of a property whose cases are `fuzzRuns(…)`, given as sized for FUZZ_SCALE 1: times FUZZ_SCALE (the
+ * cases grow with it) and the machine's measured slowness.
+ */
+export function fuzzPropertyTimeoutMs(msAtScaleOne: number): number {
+  return scaledMs(msAtScaleOne * fuzzScale());
 }
 
 /** A fuzz test's time limit: 10 s per 100 cases, at least 2 minutes, times the machine's measured slowness. */

@@ -3,8 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
-import { databaseFingerprint, HOSTILE_STRINGS, fuzzRuns } from './helpers.js';
-import { scaledMs } from '../helpers/machine-speed.js';
+import { databaseFingerprint, HOSTILE_STRINGS, fuzzRuns, fuzzPropertyTimeoutMs } from './helpers.js';
 
 /**
  * Random query strings, path ids and headers on every /v1 endpoint never give a 5xx: the answer is a result,
@@ -218,7 +217,7 @@ describe('random GET requests on /v1', () => {
       );
       expect(await databaseFingerprint(t.database.db)).toEqual(before);
     },
-    scaledMs(60000),
+    fuzzPropertyTimeoutMs(60000),
   );
 
   it(
@@ -287,7 +286,7 @@ describe('random GET requests on /v1', () => {
       // The generator must mostly produce valid queries, or this property would test little.
       expect(statuses.get(200) ?? 0).toBeGreaterThan(100);
     },
-    scaledMs(60000),
+    fuzzPropertyTimeoutMs(60000),
   );
 
   it('raw (badly encoded) query strings never give a 5xx', async () => {

@@ -2,8 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerFixture, SCHOOL, UK_DEGREE, type RegisterFixture } from '../register/helpers.js';
 import { validTrainee } from '../register/helpers.js';
-import { databaseFingerprint, HOSTILE_STRINGS, REGISTER_TABLES, fuzzRuns } from './helpers.js';
-import { scaledMs } from '../helpers/machine-speed.js';
+import { databaseFingerprint, HOSTILE_STRINGS, REGISTER_TABLES, fuzzRuns, fuzzPropertyTimeoutMs } from './helpers.js';
 
 /**
  * Random register payloads (create/update trainee, placements, degrees, withdraw, defer, QTS status) on every
@@ -304,6 +303,6 @@ describe('random register payloads', () => {
       const succeeded = [...statuses].filter(([s]) => s < 300).reduce((n, [, c]) => n + c, 0);
       expect(succeeded, JSON.stringify([...statuses])).toBeGreaterThan(30);
     },
-    scaledMs(120000),
+    fuzzPropertyTimeoutMs(120000),
   );
 });
