@@ -7,16 +7,13 @@ const root = path.resolve(import.meta.dirname, '../..');
 /** Runs lowerOwnPriority(nice) in a fresh process (started with `nice -n startedAt`), then a worker thread; prints every thread's nice value. */
 function niceValuesAfter(startedAt: number, nice: number): number[] {
   const script = `
-    import { readdirSync, readFileSync } from 'node:fs';
     import { Worker } from 'node:worker_threads';
     import { lowerOwnPriority } from './src/process-priority.ts';
+    import { threadNiceValues } from './test/helpers/processes.ts';
     const lowered = lowerOwnPriority(${nice});
     const worker = new Worker('setTimeout(() => {}, 10000)', { eval: true });
     worker.once('online', () => {
-      const values = readdirSync('/proc/self/task').map((tid) => {
-        const stat = readFileSync('/proc/self/task/' + tid + '/stat', 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-      });
+      const values = threadNiceValues(process.pid);
       console.log(JSON.stringify({ lowered, values }));
       process.exit(0);
     });`;

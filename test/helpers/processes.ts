@@ -32,3 +32,12 @@ export function childrenOf(pid: number): number[] {
     .filter((p) => p.ppid === pid)
     .map((p) => p.pid);
 }
+
+/** The nice value of every thread of `pid` (/proc/<pid>/task/<tid>/stat, field 19). */
+export function threadNiceValues(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    // After the command name in parentheses the fields run from 3 (state): the nice value is the 17th of them.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import { threadNiceValues } from '../../helpers/processes.js';
 import { publishVersion } from '../../../src/statistics/lifecycle/service.js';
 import { ABSENCE_SCHOOL, createDataSet, importFixtureVersion } from '../../helpers/statistics.js';
 import { loadRowIndexFacets } from '../../../src/statistics/storage/engine-form.js';
@@ -29,14 +29,6 @@ function startCli(script: string, args: string[], env: NodeJS.ProcessEnv = {}) {
     (resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, exit };
-}
-
-/** The nice value of every thread of a process (/proc/<pid>/task/<tid>/stat, field 19). */
-function threadNiceValues(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).map((tid) => {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-  });
 }
 
 const count = async (query: ReturnType<typeof sql<{ n: number }>>) => (await query.execute(database.db)).rows[0]!.n;
