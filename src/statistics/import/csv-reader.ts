@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { Transform, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { formatLimit, IMPORT_LIMITS } from './limits.js';
+import { InvalidUtf8Error, Utf8ChunkDecoder } from './utf8-chunks.js';
 
 /** A batch of parsed CSV records with the physical line number each starts on (the header is line 1). */
 export interface CsvBatch {
@@ -33,36 +34,13 @@ export function openCsvText(path: string): CsvText {
   return Object.assign(text, { fileBytesRead: () => file.bytesRead });
 }
 
-/** The offset of the first byte that does not continue valid UTF-8 in `bytes` (from `from`), or -1. */
-function invalidUtf8At(bytes: Uint8Array, from: number): number {
-  for (let i = from; i < bytes.length; ) {
-    const b = bytes[i]!;
-    const extra =
-      b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
-    if (extra < 0) return i;
-    if (i + extra >= bytes.length) return -1;
-    for (let k = 1; k <= extra; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) return i;
-    // Overlong three-byte forms, UTF-16 surrogates, overlong four-byte forms and beyond U+10FFFF.
-    const second = bytes[i + 1]!;
-    if (
-      (b === 0xe0 && second < 0xa0) ||
-      (b === 0xed && second > 0x9f) ||
-      (b === 0xf0 && second < 0x90) ||
-      (b === 0xf4 && second > 0x8f)
-    )
-      return i;
-    i += extra + 1;
-  }
-  return -1;
-}
-
 /**
  * Bytes to text, refusing what a CSV of the standard cannot hold instead of storing or misreading it: a NUL byte,
  * bytes that are not UTF-8 (they would otherwise become U+FFFD silently) and a carriage return not followed by a line
  * feed (old Mac line endings, which would make the whole file one line). Each refusal names its physical line.
  */
 function strictText(): Transform {
-  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const decoder = new Utf8ChunkDecoder();
   let line = 1;
   let carriageReturnAtEnd = false;
   const loneCr = (at: number) =>
@@ -93,15 +71,10 @@ function strictText(): Transform {
       carriageReturnAtEnd = chunk.length > 0 && chunk[chunk.length - 1] === 13;
       let text: string;
       try {
-        text = decoder.decode(chunk, { stream: true });
-      } catch {
-        const bad = invalidUtf8At(chunk, 0);
-        return done(
-          new CsvSyntaxError(
-            lineAt(bad === -1 ? chunk.length : bad),
-            'The line is not valid UTF-8; save the file as UTF-8.',
-          ),
-        );
+        text = decoder.decode(chunk);
+      } catch (error) {
+        if (!(error instanceof InvalidUtf8Error)) return done(error as Error);
+        return done(new CsvSyntaxError(lineAt(error.offset), 'The line is not valid UTF-8; save the file as UTF-8.'));
       }
       for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) line++;
       done(null, text.length > 0 ? text : undefined);
@@ -109,8 +82,8 @@ function strictText(): Transform {
     flush(done) {
       if (carriageReturnAtEnd) return done(loneCr(line));
       try {
-        const rest = decoder.decode();
-        done(null, rest.length > 0 ? rest : undefined);
+        decoder.end();
+        done();
       } catch {
         done(new CsvSyntaxError(line, 'The file ends in the middle of a UTF-8 character; save the file as UTF-8.'));
       }
