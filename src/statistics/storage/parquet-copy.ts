@@ -11,6 +11,7 @@ import {
 } from '../query/engine/index/row-index.js';
 import { rowIndexColumns } from '../query/engine/index/row-index-builder.js';
 import type { LocationMeta, VersionMeta } from '../query/engine/model.js';
+import { ipcStreamPieces } from './arrow-ipc.js';
 import { encodeParquetFile } from './parquet-encoder.js';
 
 /**
@@ -407,11 +408,11 @@ export async function writeParquetCopy(index: RowIndex, meta: VersionMeta): Prom
   const maker = new BatchMaker(arrow, index, meta);
   // Made one row group at a time, as the encoder thread asks for them. A version of no rows still gets a file with
   // its columns: one empty batch.
-  function* batches(): Generator<Uint8Array> {
+  function* batches(): Generator<Uint8Array[]> {
     let start = 0;
     do {
       const end = Math.min(index.size, start + PARQUET_ROW_GROUP_ROWS);
-      yield arrow.tableToIPC(new arrow.Table(maker.batch(start, end)), 'stream');
+      yield ipcStreamPieces(maker.batch(start, end));
       start = end;
     } while (start < index.size);
   }

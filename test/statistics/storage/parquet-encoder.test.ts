@@ -1,7 +1,8 @@
-import { Field, Int32, makeData, RecordBatch, Schema, Struct, Table, tableToIPC } from 'apache-arrow';
+import { Field, Int32, makeData, RecordBatch, Schema, Struct } from 'apache-arrow';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { describe, expect, it } from 'vitest';
+import { ipcStreamPieces } from '../../../src/statistics/storage/arrow-ipc.js';
 import { encodeParquetFile, type ParquetFileSettings } from '../../../src/statistics/storage/parquet-encoder.js';
 
 /**
@@ -16,13 +17,13 @@ const SETTINGS: ParquetFileSettings = {
   plainColumns: ['n'],
 };
 
-/** An IPC stream of one batch: column `n` holding from … from+length-1. */
-function batchOf(from: number, length: number): Uint8Array {
+/** An IPC stream of one batch in the writer's pieces: column `n` holding from … from+length-1. */
+function batchOf(from: number, length: number): Uint8Array[] {
   const field = new Field('n', new Int32(), false);
   const data = makeData({ type: new Int32(), length, data: Int32Array.from({ length }, (_, i) => from + i) });
   const schema = new Schema([field]);
   const batch = new RecordBatch(schema, makeData({ type: new Struct([field]), length, children: [data] }));
-  return tableToIPC(new Table([batch]), 'stream');
+  return ipcStreamPieces(batch);
 }
 
 async function numbersIn(bytes: Buffer): Promise<number[]> {
@@ -41,6 +42,19 @@ describe('encodeParquetFile', () => {
     expect(footer.created_by).toBe('parquet-encoder test');
   });
 
+  it('writes batches of changing sizes whole: a buffer given back and used again holds only its new batch', async () => {
+    // Big after small (a spare too small), small after big (a spare with the bigger batch's bytes beyond the new
+    // one's end), and more batches than are ever in flight, so that buffers come back and are used again.
+    const sizes = [10, 3000, 5, 2000, 1, 4000, 7, 7, 2500, 3];
+    const starts = sizes.map((_, i) => sizes.slice(0, i).reduce((a, b) => a + b, 0));
+    const bytes = await encodeParquetFile(
+      SETTINGS,
+      sizes.map((size, i) => batchOf(starts[i]!, size)),
+    );
+    const total = sizes.reduce((a, b) => a + b, 0);
+    expect(await numbersIn(bytes)).toEqual(Array.from({ length: total }, (_, i) => i));
+  });
+
   it('writes files asked for together each whole', async () => {
     const [first, second] = await Promise.all([
       encodeParquetFile(SETTINGS, [batchOf(0, 10), batchOf(10, 10)]),
@@ -52,12 +66,12 @@ describe('encodeParquetFile', () => {
 
   it('fails a file with a batch that is not an Arrow IPC stream, never answering it short, and encodes the next one', async () => {
     const junk = new TextEncoder().encode('not an Arrow IPC stream');
-    await expect(encodeParquetFile(SETTINGS, [batchOf(0, 3), junk])).rejects.toThrow(/^Parquet encoding failed: /);
+    await expect(encodeParquetFile(SETTINGS, [batchOf(0, 3), [junk]])).rejects.toThrow(/^Parquet encoding failed: /);
     expect(await numbersIn(await encodeParquetFile(SETTINGS, [batchOf(7, 2)]))).toEqual([7, 8]);
   });
 
   it('fails a file whose batches cannot be made, and encodes the next one', async () => {
-    function* failing(): Generator<Uint8Array> {
+    function* failing(): Generator<Uint8Array[]> {
       yield batchOf(0, 3);
       throw new Error('the rows could not be read');
     }

@@ -19,7 +19,6 @@ import type { ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import {
-  AsyncByteQueue,
   Dictionary,
   Field,
   Float64,
@@ -37,6 +36,7 @@ import {
 } from 'apache-arrow';
 import type { FastifyReply } from 'fastify';
 import { holdExportSlot } from '../../../plugins/streaming.js';
+import { byteLengthOf, ipcStreamPieces, joinInto, TakenBytes } from '../../storage/arrow-ipc.js';
 import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../../standard/geographic-levels.js';
 import { timeIdentifier } from '../../standard/time-periods.js';
 import type { LocationMeta, PageRows, ResolvedQuery, VersionMeta } from '../engine/index.js';
@@ -407,22 +407,6 @@ async function* queryBatches(
   if (last) yield last;
 }
 
-/** What an Arrow writer writes, taken as it is written (the writer's own queue is read asynchronously). */
-class TakenBytes extends AsyncByteQueue {
-  private chunks: Uint8Array[] = [];
-
-  override write(value: ArrayBufferView | Uint8Array | ArrayBuffer | SharedArrayBuffer): void {
-    const bytes = ArrayBuffer.isView(value)
-      ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
-      : new Uint8Array(value);
-    if (bytes.byteLength > 0) this.chunks.push(bytes);
-  }
-
-  take(): Uint8Array[] {
-    return this.chunks.splice(0);
-  }
-}
-
 /**
  * The Arrow IPC stream of the batches: schema, dictionaries once, the batches, end of stream. Each batch's bytes are
  * taken as it is written, so a failure of the batches ends the stream where it is: no end-of-stream marker, and
@@ -473,19 +457,10 @@ class IpcBuffer {
   private bytes = new Uint8Array(0);
 
   streamOf(batch: RecordBatch): Uint8Array {
-    const taken = new TakenBytes();
-    const writer = new RecordBatchStreamWriter().reset(taken);
-    writer.write(batch);
-    writer.finish();
-    const chunks = taken.take();
-    const length = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
+    const pieces = ipcStreamPieces(batch);
+    const length = byteLengthOf(pieces);
     if (this.bytes.byteLength < length) this.bytes = new Uint8Array(Math.max(length, this.bytes.byteLength * 2));
-    let at = 0;
-    for (const chunk of chunks) {
-      this.bytes.set(chunk, at);
-      at += chunk.byteLength;
-    }
-    return this.bytes.subarray(0, length);
+    return joinInto(this.bytes, pieces);
   }
 }
 
