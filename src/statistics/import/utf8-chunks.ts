@@ -4,9 +4,9 @@ import { isUtf8 } from 'node:buffer';
  * Strict UTF-8 decoding of a file read in chunks: what `new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })`
  * with `{ stream: true }` does, written out because that decoder is slow where it matters. Node's TextDecoder goes
  * through ICU to UTF-16, so even an ASCII file becomes two-byte strings, and every cell the CSV parser slices from
- * them, every dictionary key and comparison, pays for it: the 5,000,000-row import read its file in 16–18 s with it
- * and in 11 s with one-byte strings (docs/performance.md, "Statistics import"). Here the bytes are checked with
- * `buffer.isUtf8` (simdutf) and decoded with `Buffer#toString('utf8')`, which gives one-byte strings for ASCII.
+ * them, every dictionary key and comparison, pays for it (docs/decisions/0003-strict-utf8-in-chunks.md). Here the
+ * bytes are checked with `buffer.isUtf8` (simdutf) and decoded with `Buffer#toString('utf8')`, which gives one-byte
+ * strings for ASCII.
  */
 export class InvalidUtf8Error extends Error {
   constructor(

@@ -83,9 +83,9 @@ export function encodeParquetFile(settings: ParquetFileSettings, batches: Iterab
 }
 
 /**
- * The buffers a file's batches are joined into, each sent to the thread and given back when taken: a file of 38
- * batches of about 20 MB reuses two or three buffers instead of allocating 38 (new memory is paged in and zeroed by
- * the kernel; the join into fresh buffers was 12 % of the 5M-row import's main thread, docs/performance.md).
+ * The buffers a file's batches are joined into, each sent to the thread and given back when taken: a file reuses two
+ * or three instead of a new one per batch, whose fresh memory the kernel pages in and zeroes each time (measured in
+ * docs/decisions/0002-parquet-writer.md).
  */
 class BatchBuffers {
   private spare: ArrayBuffer[] = [];
