@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CsvSyntaxError, readCsvBatches } from '../../../src/statistics/import/csv-reader.js';
 import { progressBar } from '../../../src/statistics/import/progress.js';
+import { cutAt } from '../../helpers/cut.js';
 
 async function parse(chunks: string[]) {
   const records: string[][] = [];
@@ -20,18 +21,6 @@ async function parse(chunks: string[]) {
 function toCsv(records: string[][], eol: string): string {
   const cell = (v: string) => (/[",\r\n]/.test(v) || v.startsWith('"') ? `"${v.replace(/"/g, '""')}"` : v);
   return records.map((r) => r.map(cell).join(',')).join(eol) + eol;
-}
-
-function splitAt(text: string, cuts: number[]): string[] {
-  const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
-  const parts: string[] = [];
-  let start = 0;
-  for (const p of points) {
-    parts.push(text.slice(start, p));
-    start = p;
-  }
-  parts.push(text.slice(start));
-  return parts;
 }
 
 describe('CSV reader', () => {
@@ -62,7 +51,7 @@ describe('CSV reader', () => {
           // A record of one empty cell is an empty line, which the reader skips by design.
           const records = rows.filter((r) => !(r.length === 1 && r[0] === ''));
           const text = toCsv(records, eol);
-          expect((await parse(splitAt(text, cuts))).records).toEqual(records);
+          expect((await parse(cutAt(text, cuts))).records).toEqual(records);
         },
       ),
       { numRuns: 300 },

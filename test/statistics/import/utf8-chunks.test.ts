@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidUtf8Error, invalidUtf8Offset, Utf8ChunkDecoder } from '../../../src/statistics/import/utf8-chunks.js';
+import { cutAt } from '../../helpers/cut.js';
 
 /** The whole byte string through the platform's strict decoder: its text, or null where it refuses the bytes. */
 function referenceDecode(bytes: Uint8Array): string | null {
@@ -23,18 +24,6 @@ function chunkedDecode(chunks: Uint8Array[]): string | null {
     expect(error).toBeInstanceOf(InvalidUtf8Error);
     return null;
   }
-}
-
-function cut(bytes: Uint8Array, points: number[]): Uint8Array[] {
-  const sorted = [...new Set(points.map((p) => p % (bytes.length + 1)))].sort((a, b) => a - b);
-  const chunks: Uint8Array[] = [];
-  let start = 0;
-  for (const p of sorted) {
-    chunks.push(bytes.subarray(start, p));
-    start = p;
-  }
-  chunks.push(bytes.subarray(start));
-  return chunks;
 }
 
 // Bytes near UTF-8's edges: ASCII, every lead and continuation range's ends, and text with characters of 1–4 bytes.
@@ -71,7 +60,7 @@ describe('strict UTF-8 decoding of chunks', () => {
   it('agrees with the platform decoder (fatal) on any bytes cut anywhere: the same text, or a refusal', () => {
     fc.assert(
       fc.property(bytesOf, fc.array(fc.nat(), { maxLength: 6 }), (bytes, points) => {
-        expect(chunkedDecode(cut(bytes, points))).toBe(referenceDecode(bytes));
+        expect(chunkedDecode(cutAt(bytes, points))).toBe(referenceDecode(bytes));
       }),
       { numRuns: 3000 },
     );
