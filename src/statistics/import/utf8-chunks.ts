@@ -1,13 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 
-/**
- * Strict UTF-8 decoding of a file read in chunks: what `new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })`
- * with `{ stream: true }` does, written out because that decoder is slow where it matters. Node's TextDecoder goes
- * through ICU to UTF-16, so even an ASCII file becomes two-byte strings, and every cell the CSV parser slices from
- * them, every dictionary key and comparison, pays for it (docs/decisions/0003-strict-utf8-in-chunks.md). Here the
- * bytes are checked with `buffer.isUtf8` (simdutf) and decoded with `Buffer#toString('utf8')`, which gives one-byte
- * strings for ASCII.
- */
+/** Bytes that are not UTF-8, or a text that ended in the middle of a character. */
 export class InvalidUtf8Error extends Error {
   constructor(
     /** Offset in the chunk last passed to `decode` of the first byte that is not valid UTF-8 (0 for the held tail). */
@@ -18,6 +11,8 @@ export class InvalidUtf8Error extends Error {
     super(truncated ? 'UTF-8 text ends in the middle of a character' : 'bytes that are not UTF-8');
   }
 }
+
+const NOTHING_HELD = Buffer.alloc(0);
 
 /** How many bytes the character a UTF-8 lead byte starts takes; 0 for a byte that cannot start one. */
 function characterLength(lead: number): number {
@@ -74,10 +69,19 @@ export function invalidUtf8Offset(bytes: Uint8Array): number {
   return bytes.length;
 }
 
-/** A strict UTF-8 decoder for consecutive chunks of one text; `decode` and `end` throw `InvalidUtf8Error`. */
+/**
+ * Strict UTF-8 decoding of a file read in chunks: what `new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })`
+ * with `{ stream: true }` does, written out because that decoder is slow where it matters. Node's TextDecoder goes
+ * through ICU to UTF-16, so even an ASCII file becomes two-byte strings, and every cell the CSV parser slices from
+ * them, every dictionary key and comparison, pays for it (docs/decisions/0003-strict-utf8-in-chunks.md). Here the
+ * bytes are checked with `buffer.isUtf8` (simdutf) and decoded with `Buffer#toString('utf8')`, which gives one-byte
+ * strings for ASCII.
+ *
+ * `decode` and `end` throw `InvalidUtf8Error`.
+ */
 export class Utf8ChunkDecoder {
   /** The start of a character whose last bytes are in the next chunk. */
-  private held: Buffer = Buffer.alloc(0);
+  private held: Buffer = NOTHING_HELD;
 
   decode(chunk: Buffer): string {
     const heldLength = this.held.length;
@@ -85,7 +89,7 @@ export class Utf8ChunkDecoder {
     const whole = bytes.length - heldTailLength(bytes);
     const complete = bytes.subarray(0, whole);
     if (!isUtf8(complete)) throw new InvalidUtf8Error(Math.max(0, invalidUtf8Offset(complete) - heldLength), false);
-    this.held = Buffer.from(bytes.subarray(whole));
+    this.held = whole === bytes.length ? NOTHING_HELD : Buffer.from(bytes.subarray(whole));
     return complete.toString('utf8');
   }
 
