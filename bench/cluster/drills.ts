@@ -120,14 +120,16 @@ function describeFetchError(error: unknown): string {
 /**
  * Runs load-generator.ts in a process of its own with `spec`. The client stands for clients on other machines, but
  * shares these two cores with everything it measures: it runs at a higher priority than the cluster where this
- * process may set one (root, or CAP_SYS_NICE; `prioritized` says whether it did), and with a larger young
- * generation (fewer collections during the loop), so that what it measures is the cluster's delay, not its own.
+ * process may set one (root, or CAP_SYS_NICE; `prioritized` says whether it did), with a larger young generation
+ * (fewer collections during the loop) and a full collection before the loop (`--expose-gc`), so that what it
+ * measures is the cluster's delay, not its own.
  */
 async function runLoadGenerator(spec: LoadSpec): Promise<LoadResult & { prioritized: boolean }> {
   const running = execFileAsync(
     process.execPath,
     [
       '--max-semi-space-size=64',
+      '--expose-gc',
       '--import',
       'tsx',
       path.resolve(import.meta.dirname, 'load-generator.ts'),
