@@ -34,6 +34,7 @@ export { RowIds, RowIndex, type FacetColumn, type IndicatorColumn, type RowIndex
 export {
   CHUNK_BITS,
   CHUNK_ROWS,
+  codesFor,
   dictionaryEncode,
   IndicatorBuilder,
   RowIndexBuilder,

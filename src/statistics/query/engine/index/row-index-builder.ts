@@ -10,7 +10,7 @@ import {
 } from './row-index.js';
 
 /** The narrowest codes array for a dictionary of `distinct` values. */
-function codesFor(distinct: number, size: number): Codes {
+export function codesFor(distinct: number, size: number): Codes {
   return distinct <= 256 ? new Uint8Array(size) : distinct <= 65536 ? new Uint16Array(size) : new Int32Array(size);
 }
 
