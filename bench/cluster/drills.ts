@@ -121,8 +121,10 @@ function describeFetchError(error: unknown): string {
  * Runs load-generator.ts in a process of its own with `spec`. The client stands for clients on other machines, but
  * shares these two cores with everything it measures: it runs at a higher priority than the cluster where this
  * process may set one (root, or CAP_SYS_NICE; `prioritized` says whether it did), with a larger young generation
- * (fewer collections during the loop) and a full collection before the loop (`--expose-gc`), so that what it
- * measures is the cluster's delay, not its own.
+ * (fewer collections during the loop), a full collection before the loop (`--expose-gc`) and an old generation
+ * large enough that none is needed during it, so that what it measures is the cluster's delay, not its own: with
+ * `--busy`, its major collections of 20-30 ms (a `gc` performance observer saw each at one of its stalls) timed the
+ * shed answers that arrived meanwhile over 50 ms.
  */
 async function runLoadGenerator(spec: LoadSpec): Promise<LoadResult & { prioritized: boolean }> {
   const running = execFileAsync(
@@ -130,6 +132,7 @@ async function runLoadGenerator(spec: LoadSpec): Promise<LoadResult & { prioriti
     [
       '--max-semi-space-size=64',
       '--expose-gc',
+      '--initial-old-space-size=512',
       '--import',
       'tsx',
       path.resolve(import.meta.dirname, 'load-generator.ts'),
