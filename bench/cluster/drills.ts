@@ -122,9 +122,8 @@ function describeFetchError(error: unknown): string {
  * shares these two cores with everything it measures: it runs at a higher priority than the cluster where this
  * process may set one (root, or CAP_SYS_NICE; `prioritized` says whether it did), with a larger young generation
  * (fewer collections during the loop), a full collection before the loop (`--expose-gc`) and an old generation
- * large enough that none is needed during it, so that what it measures is the cluster's delay, not its own: with
- * `--busy`, its major collections of 20-30 ms (a `gc` performance observer saw each at one of its stalls) timed the
- * shed answers that arrived meanwhile over 50 ms.
+ * large enough that none is needed during it, so that what it measures is the cluster's delay, not its own pauses
+ * (its collections were what made shed answers late: docs/scaling.md, the runs of 2026-11-30 09:23).
  */
 async function runLoadGenerator(spec: LoadSpec): Promise<LoadResult & { prioritized: boolean }> {
   const running = execFileAsync(

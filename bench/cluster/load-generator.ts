@@ -66,9 +66,9 @@ interface Answer {
 
 /**
  * Sends `request`; with `expected`, compares the answer's body with it chunk by chunk as it arrives, with `keep` it
- * returns the body. No buffer is made per answer otherwise: at a thousand answers a second, joining each body into a
- * new buffer drove this process into major collections of 30-40 ms during the loop (a `gc` performance observer saw
- * them, each at one of the client's stalls), which timed the answers that arrived meanwhile late.
+ * returns the body. No buffer is made per answer otherwise: joining each body into a new one, a thousand a second,
+ * drove this process into major collections during the loop, and the answers that arrived while it was paused were
+ * timed late (docs/scaling.md, the runs of 2026-11-30 09:23).
  */
 function send(base: URL, request: LoadRequest, expected?: Buffer): Promise<Answer>;
 function send(base: URL, request: LoadRequest, expected: undefined, keep: true): Promise<Answer & { body: Buffer }>;
