@@ -9,7 +9,7 @@ import {
   type FacetColumn,
   type IndicatorColumn,
 } from '../query/engine/index/row-index.js';
-import { rowIndexColumns } from '../query/engine/index/row-index-builder.js';
+import { codesFor, rowIndexColumns } from '../query/engine/index/row-index-builder.js';
 import type { LocationMeta, VersionMeta } from '../query/engine/model.js';
 import { ipcStreamPieces } from './arrow-ipc.js';
 import { encodeParquetFile } from './parquet-encoder.js';
@@ -444,11 +444,6 @@ class GrowingInt32 {
   toArray(): Int32Array {
     return this.values.slice(0, this.length);
   }
-}
-
-/** The narrowest codes array for a dictionary of `distinct` values. */
-function codesFor(distinct: number, size: number): Codes {
-  return distinct <= 256 ? new Uint8Array(size) : distinct <= 65536 ? new Uint16Array(size) : new Int32Array(size);
 }
 
 /**

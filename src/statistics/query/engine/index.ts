@@ -33,9 +33,9 @@ export { RowIndexStore, type RowIndexStoreOptions, type RowIndexStoreStatus } fr
 export { RowIds, RowIndex, type FacetColumn, type IndicatorColumn, type RowIndexParts } from './index/row-index.js';
 export {
   CHUNK_BITS,
+  ascendingDictionary,
   CHUNK_ROWS,
   codesFor,
-  dictionaryEncode,
   IndicatorBuilder,
   RowIndexBuilder,
   rowIndexColumns,

@@ -14,13 +14,19 @@ export function codesFor(distinct: number, size: number): Codes {
   return distinct <= 256 ? new Uint8Array(size) : distinct <= 65536 ? new Uint16Array(size) : new Int32Array(size);
 }
 
+/** A facet column's dictionary: the distinct ids ascending, and each id's code (its place in them). */
+export function ascendingDictionary(ids: Set<number>): { dictionary: Int32Array; codeOf: Map<number, number> } {
+  const dictionary = Int32Array.from([...ids].sort((a, b) => a - b));
+  const codeOf = new Map<number, number>();
+  dictionary.forEach((id, code) => codeOf.set(id, code));
+  return { dictionary, codeOf };
+}
+
 /** A column of ids as dictionary codes (the dictionary ascending). */
 export function dictionaryEncode(values: Int32Array): FacetColumn {
   const seen = new Set<number>();
   for (let p = 0; p < values.length; p++) seen.add(values[p]!);
-  const dictionary = Int32Array.from([...seen].sort((a, b) => a - b));
-  const codeOf = new Map<number, number>();
-  dictionary.forEach((id, code) => codeOf.set(id, code));
+  const { dictionary, codeOf } = ascendingDictionary(seen);
   const codes = codesFor(dictionary.length, values.length);
   let previous = NaN;
   let previousCode = 0;
