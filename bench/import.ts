@@ -9,6 +9,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded
 import { migrateToLatestOrThrow } from '../src/db/migrate.js';
 import { importDataSetVersion } from '../src/statistics/import/import.js';
 import { progressBar } from '../src/statistics/import/progress.js';
+import { describeMachine, machineLine } from './machine.js';
 
 /**
  * `npm run bench:import [-- --rows 5000000]`: imports spc_pupils_fsm_ethnicity_yrgp (347,830 rows, 72 MB of CSV), or
@@ -63,6 +64,9 @@ interface Run {
   rows: number;
   timings: Record<string, number>;
 }
+// Measured before the runs: the host as they found it.
+const machine = describeMachine();
+console.log(machineLine(machine));
 const results: Run[] = [];
 try {
   for (let i = 0; i < runs; i++) {
@@ -132,12 +136,7 @@ const report = {
       ? 'import spc_pupils_fsm_ethnicity_yrgp (data.csv.gz, 347,830 rows, 72 MB of CSV)'
       : `import spc_pupils_fsm_ethnicity_yrgp repeated to ${generatedRows.toLocaleString('en-GB')} rows (bench/large-csv.ts)`,
   measuredAt: new Date().toISOString(),
-  machine: {
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model,
-    node: process.version,
-    loadAverage1m: os.loadavg()[0],
-  },
+  machine,
   medianSeconds: median.seconds,
   medianRowsPerSecond: median.rowsPerSecond,
   peakRssMb,

@@ -10,6 +10,7 @@ import { runCli } from '../src/cli/run.js';
 import { loadConfig } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
 import { findLatestLiveVersion } from '../src/statistics/versions/access.js';
+import { describeMachine, machineLine } from './machine.js';
 import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID } from './datasets.js';
 import { writeLargeCsv } from './large-csv.js';
 import { duckStatements, fetchShapes, fetchVariant, type Shape, type ShapeVariant } from './scale-shapes.js';
@@ -278,9 +279,9 @@ await runCli(async () => {
       const table = await duckTable(duck, filesDir, target.dataSetId, target.rows);
       const shapes: Shape[] = await fetchShapes(server.url, target.dataSetId);
       const warmUpSeconds = await warmUp(server.url, shapes[2]!.variants[0]!);
-      const loadAtStart = os.loadavg();
+      const machine = describeMachine();
       console.log(
-        `\n${target.dataSetId} (${target.rows.toLocaleString('en-GB')} rows): row index ready after ${warmUpSeconds.toFixed(1)} s; load ${loadAtStart.map((x) => x.toFixed(1)).join(' ')}`,
+        `\n${target.dataSetId} (${target.rows.toLocaleString('en-GB')} rows): row index ready after ${warmUpSeconds.toFixed(1)} s; ${machineLine(machine)}`,
       );
       const results: Array<Record<string, unknown>> = [];
       for (const shape of values['exports-only'] ? ([] as Shape[]) : shapes) {
@@ -328,13 +329,7 @@ await runCli(async () => {
         dataSetId: target.dataSetId,
         rows: target.rows,
         measuredAt: new Date().toISOString(),
-        machine: {
-          cpus: os.cpus().length,
-          cpuModel: os.cpus()[0]?.model,
-          node: process.version,
-          loadAverageAtStart: loadAtStart,
-          loadAverageAtEnd: os.loadavg(),
-        },
+        machine: { ...machine, loadAverageAtEnd: os.loadavg() },
         method:
           'one request at a time over HTTP (fetch, timed to the last byte) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); ' +
           'each variant also asked of DuckDB, in turn with the server (alternating which goes first), in process (one connection) over zstd Parquet of the same CSV rows, the count and the page as SQL, rows read into JS values',

@@ -9,6 +9,7 @@ import type { Database } from '../src/db/schema.js';
 import { loadConfig } from '../src/config.js';
 import { createToken, tokenSecret } from '../src/register/tokens.js';
 import { openRuntime } from '../src/runtime.js';
+import { describeMachine, machineLine } from './machine.js';
 import { startCpuMeter } from './process-cpu.js';
 import { freePort, registerBenchServerEnv, startServer, stopServer } from './server-process.js';
 import { benchTrainee } from './trainee-payload.js';
@@ -189,8 +190,9 @@ await runCli(async () => {
       },
     ];
 
-    // The machine is shared: its load average before and after is part of the result.
-    const loadBefore = os.loadavg().map((l) => Math.round(l * 100) / 100);
+    // The machine is shared: its speeds and load average before the scenarios, and its load after, are part of the result.
+    const machine = describeMachine();
+    console.log(machineLine(machine));
     const results = [];
     for (const scenario of scenarios.filter((s) => new RegExp(values.only).test(s.name))) {
       // Fresh planner statistics (and visibility map), as autovacuum keeps them in steady state: the previous scenario
@@ -247,7 +249,7 @@ await runCli(async () => {
     await mkdir('bench/results', { recursive: true });
     await writeFile(
       'bench/results/register.json',
-      `${JSON.stringify({ measuredAt: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version, loadAverageBefore: loadBefore, loadAverageAfter: os.loadavg().map((l) => Math.round(l * 100) / 100) }, seedTrainees: SEED_TRAINEES, tableTraineesAtStart: Number(tableTrainees), results }, null, 2)}\n`,
+      `${JSON.stringify({ measuredAt: new Date().toISOString(), machine: { ...machine, loadAverageAfter: os.loadavg().map((l) => Math.round(l * 100) / 100) }, seedTrainees: SEED_TRAINEES, tableTraineesAtStart: Number(tableTrainees), results }, null, 2)}\n`,
     );
     console.log('wrote bench/results/register.json');
   } finally {

@@ -9,6 +9,7 @@ import { asyncBufferFromUrl, parquetMetadataAsync, parquetRead } from 'hyparquet
 import { compressors } from 'hyparquet-compressors';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { describeMachine, machineLine, type MachineDescription } from './machine.js';
 import { FSM_DATA_SET_ID } from './datasets.js';
 import { writeLargeCsv } from './large-csv.js';
 import { duckStatements, fetchShapes, fetchVariant, type Shape, type ShapeVariant } from './scale-shapes.js';
@@ -377,6 +378,8 @@ async function readOneColumnOfOneRowGroup(
 
 interface SizeResult {
   rows: number;
+  /** The host this size was measured on (a run of other sizes keeps this one's figures, and its host). */
+  machine?: MachineDescription;
   /** A range reader (hyparquet over HTTP) reading one filter column of the middle row group of the Parquet download. */
   parquetRangeRead?: { rowGroups: number; rowGroup: number; fileMb: number; fetchedKb: number; fetchedShare: number };
   catalogue?: CatalogueResult;
@@ -863,16 +866,12 @@ try {
     : [];
   const bySize = new Map(previous.map((r) => [r.rows, r]));
   for (const rows of sizes) {
+    const machine = describeMachine();
+    console.log(machineLine(machine));
     const result = await measureSize(rows, databaseUrl, duck);
-    bySize.set(rows, result);
+    bySize.set(rows, { ...result, machine });
     const report = {
       benchmark: 'npm run bench:scale (bench/scale.ts)',
-      machine: {
-        cpus: os.cpus().length,
-        cpuModel: os.cpus()[0]?.model,
-        node: process.version,
-        memoryGb: Math.round(os.totalmem() / 2 ** 30),
-      },
       method:
         "Import with `npm run import` in its own process (peak RSS sampled from /proc every 100 ms); storage: the stored row index's and the data file's bytes, and pg_total_relation_size of a row table where there is one; " +
         'the server spawned in its own process on the same embedded PostgreSQL (whose caches are warm from the import); latencies client-side over HTTP, one request at a time, each a different variant; ' +
