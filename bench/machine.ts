@@ -3,10 +3,10 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import os from 'node:os';
 
 /**
- * What a benchmark's results file records of the machine it ran on. Two hosts of the same nominal size (2 vCPUs,
- * "AMD EPYC") gave the same code 715 and 350 creates/s on one day (docs/performance.md, "Register API"), so each
- * result carries two measured speeds besides the nominal figures: a fixed piece of CPU work (hashing) and the cost of one
- * system call, each timed five times (the fastest and the median), which tell a slow host from a slow change.
+ * What a benchmark's results file records of the machine it ran on. Hosts of the same nominal size differ by a factor
+ * of two in what the same code does (docs/performance.md, "Register API"), so each result carries two measured speeds
+ * besides the nominal figures: a fixed piece of CPU work (hashing) and the cost of one system call, each timed five
+ * times (the fastest and the median), which tell a slow host from a slow change.
  */
 export interface MachineDescription {
   cpus: number;
@@ -30,8 +30,8 @@ function fastestAndMedian(samples: number[], digits: number): { fastest: number;
   return { fastest: round(sorted[0]!), median: round(sorted[Math.floor(sorted.length / 2)]!) };
 }
 
-// Native code (OpenSSL) with little JavaScript around it: a loop of plain additions times V8's tiering as much as
-// the host (the same loop took 480, then 33 ms, in one process).
+// Native code (OpenSSL) with little JavaScript around it: a loop of plain additions would time V8's tiering as much
+// as the host (its first runs in a process are many times slower than the later ones).
 function hashingMs(): number {
   const block = Buffer.alloc(1024, 7);
   let digest = Buffer.alloc(32);

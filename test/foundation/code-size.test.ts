@@ -1,5 +1,5 @@
 /**
- * The sizes docs/architecture.md ("The query path end to end", after the engine's walk-through) states for `src/`:
+ * The sizes docs/architecture.md (after "The modules, and one query end to end") states for `src/`:
  * how many functions are over 100 lines, and which files are over 500 lines with their reasons. Read from the
  * sources with TypeScript's own parser, so the document cannot drift from the code unnoticed.
  */
@@ -7,25 +7,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT, sourceFiles } from '../helpers/source-files.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const ARCHITECTURE = fs.readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+const ARCHITECTURE = fs.readFileSync(path.join(PROJECT_ROOT, 'docs/architecture.md'), 'utf8');
 const LONG_FUNCTION_LINES = 100;
 const LONG_FILE_LINES = 500;
-
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
-    const rel = `${dir}/${entry.name}`;
-    if (entry.isDirectory()) return sourceFiles(rel);
-    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [rel] : [];
-  });
-}
 
 function lineCount(text: string): number {
   return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
 }
 
-/** Every function, method, accessor and constructor of a file longer than `limit` lines, as `file:line name (n lines)`. */
+/** A file's functions, methods, accessors and constructors longer than `limit` lines, as `file:line name (n lines)`. */
 function longFunctions(file: string, text: string, limit: number): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
@@ -56,7 +48,10 @@ function documentedLongFiles(): Array<{ file: string; lines: number; reason: str
 }
 
 describe('code sizes in docs/architecture.md', () => {
-  const files = sourceFiles('src').map((file) => ({ file, text: fs.readFileSync(path.join(ROOT, file), 'utf8') }));
+  const files = sourceFiles('src').map((file) => ({
+    file,
+    text: fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8'),
+  }));
 
   it('finds a long function where there is one (the counter itself)', () => {
     const body = Array.from({ length: LONG_FUNCTION_LINES }, (_, i) => `  const v${i} = ${i};`).join('\n');

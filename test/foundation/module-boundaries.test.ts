@@ -7,8 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
+import { PROJECT_ROOT, sourceFiles } from '../helpers/source-files.js';
 
 /** A directory (relative to the project root) whose files must not import any of `forbidden`. */
 interface Boundary {
@@ -20,14 +19,6 @@ const BOUNDARIES: Boundary[] = [
   { from: 'src/events', forbidden: ['src/register', 'src/statistics'] },
   { from: 'src/plugins', forbidden: ['src/register', 'src/statistics'] },
 ];
-
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
-    const rel = `${dir}/${entry.name}`;
-    if (entry.isDirectory()) return sourceFiles(rel);
-    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [rel] : [];
-  });
-}
 
 /** The project paths (relative, without extension) a file's static and dynamic imports and re-exports name. */
 function importedPaths(file: string, text: string): string[] {
@@ -61,7 +52,7 @@ function importedPaths(file: string, text: string): string[] {
     .filter((spec) => spec.startsWith('.'))
     .map((spec) =>
       path
-        .relative(ROOT, path.resolve(ROOT, path.dirname(file), spec))
+        .relative(PROJECT_ROOT, path.resolve(PROJECT_ROOT, path.dirname(file), spec))
         .split(path.sep)
         .join('/')
         .replace(/\.(js|ts)$/, ''),
@@ -82,7 +73,7 @@ describe('module boundaries', () => {
   it.each(BOUNDARIES)('$from imports none of $forbidden', (boundary) => {
     const files = sourceFiles(boundary.from).map((file) => ({
       file,
-      text: fs.readFileSync(path.join(ROOT, file), 'utf8'),
+      text: fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8'),
     }));
     expect(files.length).toBeGreaterThan(0);
     expect(violations(boundary, files)).toEqual([]);
