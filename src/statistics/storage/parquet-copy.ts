@@ -11,8 +11,7 @@ import {
 } from '../query/engine/index/row-index.js';
 import { codesFor, rowIndexColumns } from '../query/engine/index/row-index-builder.js';
 import type { LocationMeta, VersionMeta } from '../query/engine/model.js';
-import { ipcStreamPieces } from './arrow-ipc.js';
-import { encodeParquetFile } from './parquet-encoder.js';
+import { ParquetWriter, type ParquetColumnData, type ParquetColumnSpec } from './parquet-writer.js';
 
 /**
  * A version's rows as a Parquet file: the copy of record any analytics tool reads (R's arrow, pandas, polars,
@@ -20,9 +19,9 @@ import { encodeParquetFile } from './parquet-encoder.js';
  * docs/architecture.md, "The Parquet copy of a version".
  *
  * Written from the row index (its arrays are the rows in default order, with dictionary codes that map to labels
- * through the version's metadata) with `parquet-wasm` (arrow-rs compiled to WebAssembly) from Arrow record batches
- * built of typed arrays: no string per cell, one row group at a time in memory. Both libraries are loaded on first use,
- * so a server that never writes or reads a copy does not compile the WebAssembly module at start.
+ * through the version's metadata) by `parquet-writer.ts`, a row group at a time: a row group's dictionary pages are
+ * the labels its codes use, never a string per cell. Read back with `parquet-wasm` (arrow-rs compiled to WebAssembly)
+ * into Arrow, loaded on first use, so a server that never reads a copy does not compile the WebAssembly module.
  */
 
 /** The layout's version, in the file's key-value metadata: a reader refuses another. */
@@ -80,265 +79,171 @@ async function libraries(): Promise<{ arrow: ArrowModule; parquet: ParquetModule
   return { arrow, parquet };
 }
 
-/** A validity bitmap (bit set: a value) of positions `start … end-1`, and how many are null; undefined when none is. */
-function validity(
-  start: number,
-  end: number,
-  isValue: (p: number) => boolean,
-): { bitmap: Uint8Array | undefined; nulls: number } {
+/** One column of the copy: its Parquet column and how a row group's data of it is made. */
+interface CopyColumn {
+  spec: ParquetColumnSpec;
+  dataOf: (start: number, end: number) => ParquetColumnData;
+}
+
+/** A validity bitmap (bit set: a value) of positions `start … end-1`; undefined when every position has one. */
+function validity(start: number, end: number, isValue: (p: number) => boolean): Uint8Array | undefined {
   const bitmap = new Uint8Array((end - start + 7) >>> 3);
   let nulls = 0;
   for (let p = start; p < end; p++) {
     if (isValue(p)) bitmap[(p - start) >>> 3]! |= 1 << ((p - start) & 7);
     else nulls++;
   }
-  return { bitmap: nulls === 0 ? undefined : bitmap, nulls };
-}
-
-/** One column of a record batch: its field and its data. */
-interface BatchColumn {
-  field: Arrow.Field;
-  data: Arrow.Data;
+  return nulls === 0 ? undefined : bitmap;
 }
 
 /**
- * Builds the record batches of an index, one per row group, from its arrays. Each dictionary column's Arrow
- * dictionary is its whole label list (entry k the label of the index's code k), so a batch's keys are the index's
- * codes widened to Int32.
+ * The copy's columns, each made for a row group from the index's arrays: a text column is the index's codes with a
+ * label per code (null: no value), so a row group's dictionary page holds the labels its rows use.
  */
-class BatchMaker {
-  private readonly dictionaryIds = new Map<string, number>();
-  private readonly labelVectors = new Map<string, Arrow.Vector<Arrow.Utf8>>();
-  private keysUsed = new WeakSet<Int32Array>();
-
-  constructor(
-    private readonly arrow: ArrowModule,
-    private readonly index: RowIndex,
-    private readonly meta: VersionMeta,
-  ) {}
-
-  /** The dictionary of labels `labels` (nulls as empty strings) under a name, made once. */
-  private labels(name: string, labels: () => Array<string | null>): Arrow.Vector<Arrow.Utf8> {
-    let vector = this.labelVectors.get(name);
-    if (!vector) {
-      vector = this.arrow.vectorFromArray(
-        labels().map((label) => label ?? ''),
-        new this.arrow.Utf8(),
-      );
-      this.labelVectors.set(name, vector);
-    }
-    return vector;
-  }
-
-  private dictionaryColumn(
+function copyColumns(index: RowIndex, meta: VersionMeta): CopyColumn[] {
+  const parts = index.stored;
+  const columns: CopyColumn[] = [];
+  /** A text column: per row group, codes (from `offset`) into `labels`. */
+  const text = (
     name: string,
-    keys: Int32Array,
-    labels: Arrow.Vector<Arrow.Utf8>,
-    valid?: ReturnType<typeof validity>,
-  ): BatchColumn {
-    const { arrow } = this;
-    let id = this.dictionaryIds.get(name);
-    if (id === undefined) {
-      id = this.dictionaryIds.size;
-      this.dictionaryIds.set(name, id);
-    }
-    const type = new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32(), id);
-    // Each column its own keys: two columns of one keys buffer make an IPC stream that arrow-rs cannot read.
-    const own = this.keysUsed.has(keys) ? keys.slice() : keys;
-    this.keysUsed.add(own);
-    const data = arrow.makeData({
-      type,
-      length: keys.length,
-      nullCount: valid?.nulls ?? 0,
-      nullBitmap: valid?.bitmap,
-      data: own,
-      dictionary: labels,
+    labels: Array<string | null>,
+    slice: (start: number, end: number) => { codes: ArrayLike<number>; offset: number },
+  ) =>
+    columns.push({
+      spec: { name, kind: 'string' },
+      dataOf: (start, end) => ({ kind: 'string', labels, ...slice(start, end) }),
     });
-    return { field: new arrow.Field(name, type, true), data };
-  }
+  /** The index's own codes of a column, read in place. */
+  const inPlace = (codes: ArrayLike<number>) => (start: number) => ({ codes, offset: start });
 
-  /** The codes of positions `start … end-1` as Int32 keys. */
-  private static keys(codes: ArrayLike<number>, start: number, end: number): Int32Array {
+  columns.push({
+    spec: { name: 'row_id', kind: 'int32' },
+    // A row group's ids at a time: every id at once is a copy of the column when the index holds a period's first.
+    dataOf: (start, end) => ({ kind: 'int32', values: index.ids.slice(start, end) }),
+  });
+
+  const periods = parts.timePeriodIds;
+  const period = (k: number) => {
+    const found = meta.timePeriodsById.get(periods[k]!);
+    if (!found) throw new Error(`Time period ${periods[k]} is not in the metadata of version ${meta.versionId}`);
+    return found;
+  };
+  const periodKeys = (start: number, end: number) => {
     const keys = new Int32Array(end - start);
-    for (let p = start; p < end; p++) keys[p - start] = codes[p]!;
-    return keys;
-  }
-
-  /** The time period of positions `start … end-1`: its label (`time_period`) and its identifier's (`time_identifier`). */
-  private timePeriodColumns(start: number, end: number): BatchColumn[] {
-    const { index, meta } = this;
-    const parts = index.stored;
-    const periods = parts.timePeriodIds;
-    const periodKeys = new Int32Array(end - start);
     for (let k = 0; k < periods.length; k++) {
       const from = Math.max(start, parts.timePeriodStarts[k]!);
       const to = Math.min(end, parts.timePeriodStarts[k + 1]!);
-      if (from < to) periodKeys.fill(k, from - start, to - start);
+      if (from < to) keys.fill(k, from - start, to - start);
     }
-    const period = (k: number) => {
-      const found = meta.timePeriodsById.get(periods[k]!);
-      if (!found) throw new Error(`Time period ${periods[k]} is not in the metadata of version ${meta.versionId}`);
-      return found;
-    };
-    return [
-      this.dictionaryColumn(
-        'time_period',
-        periodKeys,
-        this.labels('time_period', () => [...periods].map((_, k) => timePeriodLabel(period(k).period, period(k).code))),
-      ),
-      this.dictionaryColumn(
-        'time_identifier',
-        periodKeys,
-        this.labels('time_identifier', () => [...periods].map((_, k) => timeIdentifierLabel(period(k).code))),
-      ),
-    ];
-  }
+    return keys;
+  };
+  const periodLabels = [...periods].map((_, k) => timePeriodLabel(period(k).period, period(k).code));
+  const identifierLabels = [...periods].map((_, k) => timeIdentifierLabel(period(k).code));
+  const periodSlice = (start: number, end: number) => ({ codes: periodKeys(start, end), offset: 0 });
+  text('time_period', periodLabels, periodSlice);
+  text('time_identifier', identifierLabels, periodSlice);
+  text(
+    'geographic_level',
+    parts.levelCodes.map((code) => GEOGRAPHIC_LEVEL_LABELS[code] ?? code),
+    inPlace(parts.levels),
+  );
 
-  /** A location level's columns for positions `start … end-1`: the location's id, name and code (null: none). */
-  private locationColumns(level: string, start: number, end: number): BatchColumn[] {
-    const { meta } = this;
-    const facet = this.facet(locationColumn(level));
-    const keys = BatchMaker.keys(facet.codes, start, end);
-    const valid = validity(start, end, (p) => facet.dictionary[facet.codes[p]!] !== 0);
+  for (const level of meta.locationLevels) {
+    const facet = facetOf(index, meta, locationColumn(level));
     const location = (id: number) =>
       id === 0 ? undefined : (meta.locationsById.get(id) ?? missing(`Location ${id}`, meta));
     const prefix = locationPrefix(level);
-    const columns = [
-      this.dictionaryColumn(
-        `${prefix}_id`,
-        keys,
-        this.labels(`${prefix}_id`, () => [...facet.dictionary].map((id) => location(id)?.publicId ?? null)),
-        valid,
-      ),
-      this.dictionaryColumn(
-        `${prefix}_name`,
-        keys,
-        this.labels(`${prefix}_name`, () => [...facet.dictionary].map((id) => location(id)?.label ?? null)),
-        valid,
-      ),
-    ];
-    // A location without the level's code (none in its file) has a null code, as a row without a location has.
-    const codes = [...facet.dictionary].map((id) => {
-      const found = location(id);
-      return found ? primaryCode(found) : null;
-    });
-    const withCode = validity(start, end, (p) => codes[facet.codes[p]!] !== null);
-    columns.push(
-      this.dictionaryColumn(
-        `${prefix}_code`,
-        keys,
-        this.labels(`${prefix}_code`, () => codes),
-        withCode,
-      ),
+    const entries = [...facet.dictionary].map(location);
+    text(
+      `${prefix}_id`,
+      entries.map((l) => l?.publicId ?? null),
+      inPlace(facet.codes),
     );
-    return columns;
+    text(
+      `${prefix}_name`,
+      entries.map((l) => l?.label ?? null),
+      inPlace(facet.codes),
+    );
+    // A location without the level's code (none in its file) has a null code, as a row without a location has.
+    text(
+      `${prefix}_code`,
+      entries.map((l) => (l ? primaryCode(l) : null)),
+      inPlace(facet.codes),
+    );
   }
-
-  /** A filter's column for positions `start … end-1`: its option's label (null: none). */
-  private filterColumn(filter: VersionMeta['filters'][number], start: number, end: number): BatchColumn {
-    const { meta } = this;
-    const facet = this.facet(filter.column);
+  for (const filter of meta.filters) {
+    const facet = facetOf(index, meta, filter.column);
     const option = (id: number) =>
       id === 0 ? null : (meta.optionsById.get(id)?.label ?? missing(`Filter option ${id}`, meta));
-    return this.dictionaryColumn(
-      filter.columnName,
-      BatchMaker.keys(facet.codes, start, end),
-      this.labels(filter.columnName, () => [...facet.dictionary].map(option)),
-      validity(start, end, (p) => facet.dictionary[facet.codes[p]!] !== 0),
-    );
+    text(filter.columnName, [...facet.dictionary].map(option), inPlace(facet.codes));
   }
-
-  /** The record batch of positions `start … end-1`: the row id, time, level, location, filter and indicator columns. */
-  batch(start: number, end: number): Arrow.RecordBatch {
-    const { arrow, index, meta } = this;
-    const parts = index.stored;
-    const columns: BatchColumn[] = [];
-    // A batch's ids at a time: every id at once is a copy of the column when the index holds a period's first.
-    const rowIds = index.ids.slice(start, end);
-    columns.push({
-      field: new arrow.Field('row_id', new arrow.Int32(), false),
-      data: arrow.makeData({ type: new arrow.Int32(), length: end - start, data: rowIds }),
-    });
-    columns.push(...this.timePeriodColumns(start, end));
-    columns.push(
-      this.dictionaryColumn(
-        'geographic_level',
-        BatchMaker.keys(parts.levels, start, end),
-        this.labels('geographic_level', () => parts.levelCodes.map((code) => GEOGRAPHIC_LEVEL_LABELS[code] ?? code)),
-      ),
-    );
-    for (const level of meta.locationLevels) columns.push(...this.locationColumns(level, start, end));
-    for (const filter of meta.filters) columns.push(this.filterColumn(filter, start, end));
-    for (const indicator of meta.indicators) {
-      const column = parts.indicators.get(indicator.column);
-      if (!column)
-        throw new Error(`The row index of version ${meta.versionId} has no indicator column ${indicator.column}`);
-      columns.push(...this.indicatorColumns(indicator.columnName, column, start, end));
-    }
-
-    const schema = new arrow.Schema(columns.map((c) => c.field));
-    const data = arrow.makeData({
-      type: new arrow.Struct(schema.fields),
-      length: end - start,
-      nullCount: 0,
-      children: columns.map((c) => c.data),
-    });
-    return new arrow.RecordBatch(schema, data);
+  for (const indicator of meta.indicators) {
+    const column = parts.indicators.get(indicator.column);
+    if (!column)
+      throw new Error(`The row index of version ${meta.versionId} has no indicator column ${indicator.column}`);
+    columns.push(...indicatorColumns(indicator.columnName, column));
   }
+  return columns;
+}
 
-  /** An indicator's number column (null where the cell is no number) and its text column (the text where it is not the number's printing). */
-  private indicatorColumns(name: string, column: IndicatorColumn, start: number, end: number): BatchColumn[] {
-    const { arrow } = this;
-    const factor = POWERS_OF_TEN[column.scale]!;
-    const numbers = new Float64Array(end - start);
-    for (let p = start; p < end; p++)
-      numbers[p - start] = column.scale === 0 ? column.values[p]! : column.values[p]! / factor;
-    const textNumbers = column.texts.map((text) => (NUMERIC_TEXT.test(text) ? Number(text) : null));
-    // The exceptions inside the batch: textPositions ascend.
-    let first = lowerBound(column.textPositions, start);
-    const last = lowerBound(column.textPositions, end);
-    const numberValid = new Uint8Array((end - start + 7) >>> 3).fill(0xff);
-    const textValid = new Uint8Array((end - start + 7) >>> 3);
-    const textKeys = new Int32Array(end - start);
-    let numberNulls = 0;
-    for (; first < last; first++) {
-      const offset = column.textPositions[first]! - start;
-      const code = column.textCodes[first]!;
-      textKeys[offset] = code;
-      textValid[offset >>> 3]! |= 1 << (offset & 7);
-      const number = textNumbers[code];
-      if (number === null || number === undefined) {
-        numberValid[offset >>> 3]! &= ~(1 << (offset & 7));
-        numberNulls++;
-        numbers[offset] = 0;
-      } else numbers[offset] = number;
-    }
-    const texts = last - lowerBound(column.textPositions, start);
-    const numberType = new arrow.Float64();
-    const numberData = arrow.makeData({
-      type: numberType,
-      length: end - start,
-      nullCount: numberNulls,
-      nullBitmap: numberNulls > 0 ? numberValid : undefined,
-      data: numbers,
-    });
-    const textColumn = this.dictionaryColumn(
-      `${name}__text`,
-      textKeys,
-      this.labels(`${name}__text`, () => column.texts),
-      {
-        bitmap: texts === end - start ? undefined : textValid,
-        nulls: end - start - texts,
-      },
-    );
-    return [{ field: new arrow.Field(name, numberType, true), data: numberData }, textColumn];
-  }
+function facetOf(index: RowIndex, meta: VersionMeta, column: string): FacetColumn {
+  const facet = index.stored.facets.get(column);
+  if (!facet) throw new Error(`The row index of version ${meta.versionId} has no column ${column}`);
+  return facet;
+}
 
-  private facet(column: string): FacetColumn {
-    const facet = this.index.stored.facets.get(column);
-    if (!facet) throw new Error(`The row index of version ${this.meta.versionId} has no column ${column}`);
-    return facet;
-  }
+/**
+ * An indicator's number column (null where the cell is no number) and its text column (the text where it is not the
+ * number's printing; null elsewhere).
+ */
+function indicatorColumns(name: string, column: IndicatorColumn): CopyColumn[] {
+  const factor = POWERS_OF_TEN[column.scale]!;
+  const textNumbers = column.texts.map((text) => (NUMERIC_TEXT.test(text) ? Number(text) : null));
+  const numbers: CopyColumn = {
+    spec: { name, kind: 'double' },
+    dataOf: (start, end) => {
+      const values = new Float64Array(end - start);
+      for (let p = start; p < end; p++)
+        values[p - start] = column.scale === 0 ? column.values[p]! : column.values[p]! / factor;
+      const last = lowerBound(column.textPositions, end);
+      let nulls = false;
+      for (let e = lowerBound(column.textPositions, start); e < last; e++) {
+        const number = textNumbers[column.textCodes[e]!];
+        values[column.textPositions[e]! - start] = number ?? NaN;
+        if (number === null || number === undefined) nulls = true;
+      }
+      // NaN marks a text that is no number: never a parsed value (NUMERIC_TEXT has none).
+      const valid = nulls ? validity(start, end, (p) => !Number.isNaN(values[p - start])) : undefined;
+      return { kind: 'double', values, valid };
+    },
+  };
+  const texts: CopyColumn = {
+    spec: { name: `${name}__text`, kind: 'string' },
+    dataOf: (start, end) => {
+      const codes = new Int32Array(end - start).fill(-1);
+      const last = lowerBound(column.textPositions, end);
+      for (let e = lowerBound(column.textPositions, start); e < last; e++)
+        codes[column.textPositions[e]! - start] = column.textCodes[e]!;
+      return { kind: 'string', codes, offset: 0, labels: column.texts };
+    },
+  };
+  return [numbers, texts];
+}
+
+/** The Arrow schema of the copy's columns, as `ARROW:schema` holds it: text columns as dictionaries of Int32 keys. */
+function arrowSchemaOf(arrow: ArrowModule, columns: CopyColumn[]): string {
+  let dictionaryId = 0;
+  const fields = columns.map(({ spec }) =>
+    spec.kind === 'int32'
+      ? new arrow.Field(spec.name, new arrow.Int32(), false)
+      : spec.kind === 'double'
+        ? new arrow.Field(spec.name, new arrow.Float64(), true)
+        : new arrow.Field(spec.name, new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32(), dictionaryId++), true),
+  );
+  const stream = arrow.tableToIPC(new arrow.Table(new arrow.Schema(fields)), 'stream');
+  // The stream's first message (continuation marker, length, flatbuffer): what arrow-rs writes and reads there.
+  const length = new DataView(stream.buffer, stream.byteOffset).getInt32(4, true);
+  return Buffer.from(stream.subarray(0, 8 + length)).toString('base64');
 }
 
 function missing(what: string, meta: VersionMeta): never {
@@ -399,32 +304,32 @@ function checkColumnNames(meta: VersionMeta): void {
 
 /**
  * The Parquet copy of a version's rows, from its row index (with its indicator values) and metadata: rows in the
- * index's position order (the default result order), one row group per PARQUET_ROW_GROUP_ROWS rows, zstd.
+ * index's position order (the default result order), one row group per PARQUET_ROW_GROUP_ROWS rows, snappy.
  */
 export async function writeParquetCopy(index: RowIndex, meta: VersionMeta): Promise<Buffer> {
   checkColumnNames(meta);
   const layout = layoutOf(index, meta);
   const arrow = await import('apache-arrow');
-  const maker = new BatchMaker(arrow, index, meta);
-  // Made one row group at a time, as the encoder thread asks for them. A version of no rows still gets a file with
-  // its columns: one empty batch.
-  function* batches(): Generator<Uint8Array[]> {
-    let start = 0;
-    do {
-      const end = Math.min(index.size, start + PARQUET_ROW_GROUP_ROWS);
-      yield ipcStreamPieces(maker.batch(start, end));
-      start = end;
-    } while (start < index.size);
-  }
-  return encodeParquetFile(
-    {
-      rowGroupRows: PARQUET_ROW_GROUP_ROWS,
-      createdBy: 'education-statistics-api',
-      keyValueMetadata: { [PARQUET_COPY_METADATA_KEY]: JSON.stringify(layout) },
-      plainColumns: ['row_id'],
+  const columns = copyColumns(index, meta);
+  const writer = new ParquetWriter({
+    columns: columns.map((c) => c.spec),
+    createdBy: 'education-statistics-api',
+    keyValueMetadata: {
+      [PARQUET_COPY_METADATA_KEY]: JSON.stringify(layout),
+      'ARROW:schema': arrowSchemaOf(arrow, columns),
     },
-    batches(),
-  );
+  });
+  // A version of no rows still gets a file with its columns: one empty row group.
+  let start = 0;
+  do {
+    const end = Math.min(index.size, start + PARQUET_ROW_GROUP_ROWS);
+    await writer.writeRowGroup(
+      end - start,
+      columns.map((c) => c.dataOf(start, end)),
+    );
+    start = end;
+  } while (start < index.size);
+  return writer.finish();
 }
 
 /** A column that can grow, of 32-bit integers. */
