@@ -155,6 +155,7 @@ const Encoding = { PLAIN: 0, RLE: 3, DELTA_BINARY_PACKED: 5, RLE_DICTIONARY: 8 }
 const PageType = { DATA_PAGE: 0, DICTIONARY_PAGE: 2 } as const;
 const Repetition = { REQUIRED: 0, OPTIONAL: 1 } as const;
 const CODEC_SNAPPY = 1;
+const DICTIONARY_ENCODINGS = [Encoding.PLAIN, Encoding.RLE, Encoding.RLE_DICTIONARY];
 const CONVERTED_UTF8 = 0;
 
 /** Values packed least significant bit first, as Parquet's bit-packed runs and delta miniblocks hold them. */
@@ -515,25 +516,11 @@ export class ParquetWriter {
       if (!min || Buffer.compare(bytes, min) < 0) min = bytes;
       if (!max || Buffer.compare(bytes, max) > 0) max = bytes;
     }
-    const dictionaryPage: RawPage = {
-      type: PageType.DICTIONARY_PAGE,
-      body: dictionary.take(),
-      valueCount: used.length,
-      encoding: Encoding.PLAIN,
-    };
-    const body = this.dataPageBody(defined, rows, (sink) => {
-      const width = bitWidthOf(Math.max(0, used.length - 1));
-      sink.byte(width);
-      writeHybrid(sink, local, values, width);
-    });
     return {
-      pages: [
-        this.compress(dictionaryPage),
-        this.compress({ type: PageType.DATA_PAGE, body, valueCount: rows, encoding: Encoding.RLE_DICTIONARY }),
-      ],
+      pages: this.dictionaryPages(dictionary.take(), used.length, defined, rows, local, values),
       meta: {
         type: PhysicalType.BYTE_ARRAY,
-        encodings: [Encoding.PLAIN, Encoding.RLE, Encoding.RLE_DICTIONARY],
+        encodings: DICTIONARY_ENCODINGS,
         valueCount: rows,
         nulls: rows - values,
         min,
@@ -594,24 +581,37 @@ export class ParquetWriter {
         meta: { ...stats, encodings: [Encoding.PLAIN, Encoding.RLE] },
       };
     }
-    const dictionaryPage: RawPage = {
-      type: PageType.DICTIONARY_PAGE,
-      body: new Uint8Array(Float64Array.from(dictionary).buffer),
-      valueCount: dictionary.length,
-      encoding: Encoding.PLAIN,
-    };
-    const body = this.dataPageBody(defined, rows, (sink) => {
-      const width = bitWidthOf(Math.max(0, dictionary.length - 1));
-      sink.byte(width);
-      writeHybrid(sink, local, values, width);
-    });
+    const dictionaryBody = new Uint8Array(Float64Array.from(dictionary).buffer);
     return {
-      pages: [
-        this.compress(dictionaryPage),
-        this.compress({ type: PageType.DATA_PAGE, body, valueCount: rows, encoding: Encoding.RLE_DICTIONARY }),
-      ],
-      meta: { ...stats, encodings: [Encoding.PLAIN, Encoding.RLE, Encoding.RLE_DICTIONARY] },
+      pages: this.dictionaryPages(dictionaryBody, dictionary.length, defined, rows, local, values),
+      meta: { ...stats, encodings: DICTIONARY_ENCODINGS },
     };
+  }
+
+  /** A dictionary-encoded chunk's pages: its dictionary (plain), then its rows' entries as hybrid-encoded codes. */
+  private dictionaryPages(
+    dictionary: Uint8Array,
+    entries: number,
+    defined: Int32Array,
+    rows: number,
+    codes: Int32Array,
+    values: number,
+  ): PendingChunk['pages'] {
+    const dictionaryPage = this.compress({
+      type: PageType.DICTIONARY_PAGE,
+      body: dictionary,
+      valueCount: entries,
+      encoding: Encoding.PLAIN,
+    });
+    const body = this.dataPageBody(defined, rows, (sink) => {
+      const width = bitWidthOf(Math.max(0, entries - 1));
+      sink.byte(width);
+      writeHybrid(sink, codes, values, width);
+    });
+    return [
+      dictionaryPage,
+      this.compress({ type: PageType.DATA_PAGE, body, valueCount: rows, encoding: Encoding.RLE_DICTIONARY }),
+    ];
   }
 
   /** A data page v1's body of an optional column: its definition levels (length-prefixed), then its values. */
