@@ -340,6 +340,8 @@ export class ParquetWriter {
     const chunks = columns.map((data, c) => this.encodeChunk(this.settings.columns[c]!, data, rows));
     const previous = this.pending;
     this.pending = previous.then(() => this.append(rows, chunks));
+    // A failure is the caller's through the await below or `finish`; a caller that stops at it never awaits this one.
+    this.pending.catch(() => undefined);
     // The one before this one is appended before the caller makes the next: at most two row groups in memory.
     await previous;
   }

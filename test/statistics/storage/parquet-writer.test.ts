@@ -156,6 +156,26 @@ describe('ParquetWriter', () => {
   }, 120_000);
 });
 
+describe('ParquetWriter, given data that does not fit its columns', () => {
+  it('refuses it with the column named, and writes nothing of that row group', async () => {
+    const writer = new ParquetWriter({
+      columns: [{ name: 'id', kind: 'int32' }],
+      createdBy: 'parquet-writer test',
+      keyValueMetadata: {},
+    });
+    await expect(writer.writeRowGroup(2, [])).rejects.toThrow('A row group of 0 columns; the file has 1');
+    await expect(
+      writer.writeRowGroup(2, [{ kind: 'double', values: new Float64Array(2), valid: undefined }]),
+    ).rejects.toThrow('Column id is int32; its data is double');
+    await expect(writer.writeRowGroup(3, [{ kind: 'int32', values: Int32Array.of(1, 2) }])).rejects.toThrow(
+      'An int32 column of 2 values in a row group of 3',
+    );
+    await writer.writeRowGroup(2, [{ kind: 'int32', values: Int32Array.of(7, 8) }]);
+    const rows = await parquetReadObjects({ file: new Uint8Array(await writer.finish()).buffer, compressors });
+    expect(rows).toEqual([{ id: 7 }, { id: 8 }]);
+  });
+});
+
 describe('ParquetWriter, read by DuckDB and arrow-rs', () => {
   let directory: string;
   let duck: Awaited<ReturnType<DuckDBInstance['connect']>>;
