@@ -5,7 +5,7 @@ import Cursor from 'pg-cursor';
 import { ServiceUnavailableError } from '../errors.js';
 import type { Database } from './schema.js';
 import { prepareMarkedStatements } from './prepared-statements.js';
-import { selectOne } from './probe-repository.js';
+import { beginWithStatementTimeout, commit, rollback, selectOne, selectOneOn } from './repository.js';
 
 // int8 (count(*), bigserial) as numbers; dates as 'YYYY-MM-DD' strings, never shifted by the local time zone.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
@@ -384,7 +384,7 @@ export async function openPoolConnections(pools: Record<string, pg.Pool>): Promi
     Object.entries(pools)
       .filter(([name]) => name !== 'health')
       .map(([, pool]) =>
-        Promise.all(Array.from({ length: Math.min(pool.options.max ?? 10, 8) }, () => pool.query('SELECT 1'))).catch(
+        Promise.all(Array.from({ length: Math.min(pool.options.max ?? 10, 8) }, () => selectOneOn(pool))).catch(
           () => undefined,
         ),
       ),
@@ -451,16 +451,13 @@ export async function withPooledClient<T>(
   let failure: Error | undefined;
   const transaction = options.ownTimeout !== false;
   try {
-    if (transaction) {
-      await client.query('BEGIN');
-      await client.query(`SET LOCAL statement_timeout = ${statementTimeoutMs}`);
-    }
+    if (transaction) await beginWithStatementTimeout(client, statementTimeoutMs);
     const result = await work(client);
-    if (transaction) await client.query('COMMIT');
+    if (transaction) await commit(client);
     return result;
   } catch (error) {
     failure = error as Error;
-    if (transaction && !connectionGone(connection)) await client.query('ROLLBACK').catch(() => undefined);
+    if (transaction && !connectionGone(connection)) await rollback(client).catch(() => undefined);
     throw error;
   } finally {
     disarm();

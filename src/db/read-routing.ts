@@ -4,6 +4,7 @@ import Cursor from 'pg-cursor';
 import { classifyInfrastructureError, ServiceUnavailableError } from '../errors.js';
 import type { Database } from './schema.js';
 import { registerConnectionSource, type DatabaseHandle } from './database.js';
+import { currentWalPosition, replayPosition } from './repository.js';
 
 /**
  * Where the statistics API reads: the replica (DATABASE_READ_URL) while it is reachable and close enough behind the
@@ -138,10 +139,8 @@ export class ReadRouter {
     let primaryLsn: bigint | undefined;
     const at = Date.now();
     try {
-      const { rows } = await this.primary.query<{ lsn: string | null }>(
-        'SELECT CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_lsn()::text END AS lsn',
-      );
-      if (rows[0]?.lsn) primaryLsn = parseLsn(rows[0].lsn);
+      const lsn = await currentWalPosition(this.primary);
+      if (lsn) primaryLsn = parseLsn(lsn);
     } catch {
       // The primary is down: the service is not ready anyway; keep the replica's last verdict.
     }
@@ -152,10 +151,8 @@ export class ReadRouter {
 
     let replayed: bigint | null;
     try {
-      const { rows } = await this.replica.query<{ standby: boolean; replayed: string | null }>(
-        'SELECT pg_is_in_recovery() AS standby, pg_last_wal_replay_lsn()::text AS replayed',
-      );
-      replayed = rows[0]!.standby && rows[0]!.replayed ? parseLsn(rows[0]!.replayed) : null;
+      const position = await replayPosition(this.replica);
+      replayed = position.standby && position.replayed ? parseLsn(position.replayed) : null;
     } catch (error) {
       if (this.onReplica || this.state === 'starting')
         this.log(`read replica unreachable (${describe(error)}); statistics reads go to the primary`);
