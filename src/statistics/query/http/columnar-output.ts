@@ -36,7 +36,7 @@ import {
 } from 'apache-arrow';
 import type { FastifyReply } from 'fastify';
 import { holdExportSlot } from '../../../plugins/streaming.js';
-import { byteLengthOf, ipcStreamPieces, joinInto, TakenBytes } from '../../storage/arrow-ipc.js';
+import { byteLengthOf, ipcStreamPieces, joinInto, TakenBytes } from './arrow-ipc.js';
 import { GEOGRAPHIC_LEVEL_LABELS, locationColumn } from '../../standard/geographic-levels.js';
 import { timeIdentifier } from '../../standard/time-periods.js';
 import type { LocationMeta, PageRows, ResolvedQuery, VersionMeta } from '../engine/index.js';
