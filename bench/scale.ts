@@ -15,6 +15,7 @@ import { writeLargeCsv } from './large-csv.js';
 import { duckStatements, fetchShapes, fetchVariant, type Shape, type ShapeVariant } from './scale-shapes.js';
 import { freePort, startBuiltServer, stopServer, untilNoRowIndexLoading } from './server-process.js';
 import { SERVICE_PROCESS_ENV } from '../src/process-env.js';
+import { startBusyNeighbour } from './busy-neighbour.js';
 
 /**
  * `npm run bench:scale [-- --rows 5000000[,20000000]]`: the statistics API at catalogue scale, against DuckDB in
@@ -22,6 +23,7 @@ import { SERVICE_PROCESS_ENV } from '../src/process-env.js';
  * earlier years, bench/large-csv.ts), in a fresh embedded PostgreSQL under `--data-dir`:
  *
  * - imports the file with the real importer (`npm run import`, its own process): rows/s and the process's peak RSS;
+ *   then again beside a busy neighbour (`bench/busy-neighbour.ts`), as a draft deleted after;
  * - storage of the version in PostgreSQL (its stored row index, its row table if it has one, the stored gzip of the
  *   data file) against the same rows as zstd Parquet written by DuckDB (which also gives DuckDB's CSV read rate);
  * - starts the server cold (its own process) and sends the five query shapes of `npm run bench` in turn until the
@@ -97,6 +99,12 @@ async function memoryOf(pid: number): Promise<{ peakMb: number; rssMb: number } 
   } catch {
     return undefined;
   }
+}
+
+interface ImportBesideNeighbour {
+  importerSeconds: number;
+  rowsPerSecond: number;
+  peakRssMb: number;
 }
 
 const loadAverage = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
@@ -392,6 +400,8 @@ interface SizeResult {
     rowsPerSecond: number;
     peakRssMb: number;
     phases?: Record<string, number>;
+    /** The same import beside a busy neighbour (absent in runs before 2026-11-30). */
+    besideBusyNeighbour?: ImportBesideNeighbour;
   };
   storage: {
     rowTable?: { heapMb: number; indexesMb: number; toastMb: number; totalMb: number };
@@ -542,6 +552,40 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       `  storage ${storage.totalMb} MB (row table ${storage.rowTable.totalMb}, stored row index ${mb(storedIndex)}, file ${storage.storedFileGzipMb}) vs Parquet ${storage.parquetZstdMb} MB`,
     );
 
+    // The same import again beside a busy neighbour (one core kept busy), as a draft deleted after, so the storage
+    // above and the server below see one version.
+    const neighbour = startBusyNeighbour();
+    let besideBusyNeighbour: ImportBesideNeighbour;
+    try {
+      const busy = await runServiceCli(
+        'import',
+        [
+          '--data-set',
+          dataSetId,
+          '--version',
+          '1.1',
+          '--draft',
+          '--data',
+          csv,
+          '--meta',
+          path.join(SEED_SOURCE, 'meta.csv'),
+        ],
+        env,
+      );
+      const seconds = Number(busy.output.match(/rows in ([\d.]+) s/)?.[1] ?? NaN);
+      besideBusyNeighbour = {
+        importerSeconds: seconds,
+        rowsPerSecond: Math.round(rows / seconds),
+        peakRssMb: busy.peakRssMb,
+      };
+    } finally {
+      neighbour.stop();
+    }
+    await runServiceCli('stats-admin', ['delete-draft', '--data-set', dataSetId, '--version', '1.1'], env);
+    console.log(
+      `  beside a busy neighbour: ${besideBusyNeighbour.importerSeconds} s in the importer (${besideBusyNeighbour.rowsPerSecond} rows/s), peak RSS ${besideBusyNeighbour.peakRssMb} MB`,
+    );
+
     // The server, cold: spawn, then the five shapes in turn until the row index answers. The import's dirty pages
     // are written first, so the figure is the server's start, not the database's checkpoint after a 5M-row import
     // (on 2026-11-27 the server took 4.5 s to listen right after the import, 0.9-1.9 s on the same database later).
@@ -661,6 +705,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
         rowsPerSecond: Math.round(rows / importerSeconds),
         peakRssMb: imported.peakRssMb,
         phases,
+        besideBusyNeighbour,
       },
       storage,
       rebuildFromParquetSeconds,
@@ -717,6 +762,11 @@ function renderTable(results: SizeResult[]): string {
       "import: rows/s (importer's own time) / peak RSS of the importing process",
       (r) =>
         `${fmt(r.import.rowsPerSecond)} rows/s (${fmt(r.import.importerSeconds, 1)} s) / ${fmt(r.import.peakRssMb)} MB`,
+    ),
+    row('import beside a busy neighbour (one core kept busy by `bench/busy-neighbour.ts`): rows/s / peak RSS', (r) =>
+      r.import.besideBusyNeighbour
+        ? `${fmt(r.import.besideBusyNeighbour.rowsPerSecond)} rows/s (${fmt(r.import.besideBusyNeighbour.importerSeconds, 1)} s) / ${fmt(r.import.besideBusyNeighbour.peakRssMb)} MB`
+        : 'not recorded',
     ),
     row(
       'import phases, s (read, metadata, row table, its indexes, row index, Parquet copy after the row index, file, changes, commit)',

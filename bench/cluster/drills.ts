@@ -15,6 +15,7 @@ import { killAllSync, liveGroups, portOpen, startProcess, stopProcess, waitFor, 
 import { setProcessPriority } from '../../src/process-priority.js';
 import { SERVICE_PROCESS_ENV } from '../../src/process-env.js';
 import { TOPOLOGY } from './topology.js';
+import { BUSY_LOOP } from '../busy-neighbour.js';
 
 /**
  * `npm run bench:cluster`: starts the cluster (bench/cluster/cluster.ts), runs a mixed load through HAProxy —
@@ -40,9 +41,6 @@ const BUSY = process.argv.includes('--busy');
 const SAMPLES_FILE = process.argv.includes('--samples')
   ? process.argv[process.argv.indexOf('--samples') + 1]
   : undefined;
-/** The neighbour of `--busy`: one process hashing in a loop, a whole core when it gets one. */
-const BUSY_LOOP =
-  "const { createHash } = require('node:crypto'); let h = 'x'; for (;;) h = createHash('sha256').update(h).digest('hex');";
 /** The overload drill: how long the capacity is measured and how long twice it is offered. */
 const CAPACITY_SECONDS = 5;
 const OVERLOAD_SECONDS = 15;
