@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 
 /**
  * A busy neighbour, as a shared host has one: a process hashing in a loop, a whole core when it gets one. The same
@@ -8,7 +8,7 @@ export const BUSY_LOOP =
   "const { createHash } = require('node:crypto'); let h = 'x'; for (;;) h = createHash('sha256').update(h).digest('hex');";
 
 /** Starts the neighbour; `stop()` ends it. */
-export function startBusyNeighbour(): { pid: number | undefined; stop: () => void } {
-  const child: ChildProcess = spawn(process.execPath, ['-e', BUSY_LOOP], { stdio: 'ignore' });
-  return { pid: child.pid, stop: () => child.kill('SIGKILL') };
+export function startBusyNeighbour(): { stop: () => void } {
+  const child = spawn(process.execPath, ['-e', BUSY_LOOP], { stdio: 'ignore' });
+  return { stop: () => child.kill('SIGKILL') };
 }

@@ -107,6 +107,11 @@ interface ImportBesideNeighbour {
   peakRssMb: number;
 }
 
+/** The seconds an import or rebuild reports of itself (`… rows in 12.3 s`); NaN where it does not. */
+function secondsReported(output: string): number {
+  return Number(output.match(/rows in ([\d.]+) s/)?.[1] ?? NaN);
+}
+
 const loadAverage = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
 
 /** Runs a CLI of the service compiled, as production runs it (`node dist/src/cli/<name>.js`, the service process environment), sampling its peak RSS. */
@@ -457,12 +462,24 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
 
     // Import with the real importer, in its own process.
     console.log(`Importing ${rows.toLocaleString('en-GB')} rows ...`);
-    const imported = await runServiceCli(
-      'import',
-      ['--data-set', dataSetId, '--version', '1.0', '--data', csv, '--meta', path.join(SEED_SOURCE, 'meta.csv')],
-      env,
-    );
-    const importerSeconds = Number(imported.output.match(/rows in ([\d.]+) s/)?.[1] ?? NaN);
+    const importVersion = (version: string, ...options: string[]) =>
+      runServiceCli(
+        'import',
+        [
+          '--data-set',
+          dataSetId,
+          '--version',
+          version,
+          ...options,
+          '--data',
+          csv,
+          '--meta',
+          path.join(SEED_SOURCE, 'meta.csv'),
+        ],
+        env,
+      );
+    const imported = await importVersion('1.0');
+    const importerSeconds = secondsReported(imported.output);
     // The importer's `Phases: read 1.2 s, metadata 0.1 s, …` line.
     const phases = Object.fromEntries(
       [...(imported.output.match(/Phases: (.*)\./)?.[1] ?? '').matchAll(/(\w+) ([\d.]+) s/g)].map((m) => [
@@ -544,7 +561,7 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
       ['rebuild-storage', '--data-set', dataSetId, '--version', '1.0'],
       env,
     );
-    const rebuildFromParquetSeconds = Number(rebuilt.output.match(/rows in ([\d.]+) s/)?.[1] ?? NaN);
+    const rebuildFromParquetSeconds = secondsReported(rebuilt.output);
     console.log(
       `  Parquet copy ${storage.parquetCopyMb} MB (version ${storage.versionOverParquetCopy}x it); engine form rebuilt from it in ${rebuildFromParquetSeconds} s`,
     );
@@ -557,22 +574,8 @@ async function measureSize(rows: number, databaseUrl: string, duck: DuckDBConnec
     const neighbour = startBusyNeighbour();
     let besideBusyNeighbour: ImportBesideNeighbour;
     try {
-      const busy = await runServiceCli(
-        'import',
-        [
-          '--data-set',
-          dataSetId,
-          '--version',
-          '1.1',
-          '--draft',
-          '--data',
-          csv,
-          '--meta',
-          path.join(SEED_SOURCE, 'meta.csv'),
-        ],
-        env,
-      );
-      const seconds = Number(busy.output.match(/rows in ([\d.]+) s/)?.[1] ?? NaN);
+      const busy = await importVersion('1.1', '--draft');
+      const seconds = secondsReported(busy.output);
       besideBusyNeighbour = {
         importerSeconds: seconds,
         rowsPerSecond: Math.round(rows / seconds),

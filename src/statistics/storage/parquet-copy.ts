@@ -284,19 +284,10 @@ function layoutOf(index: RowIndex, meta: VersionMeta): ParquetCopyLayout {
   };
 }
 
-/** The column names of a version's copy, refused when two would be the same (a filter named like a location column). */
-function checkColumnNames(meta: VersionMeta): void {
-  const names = [
-    'row_id',
-    'time_period',
-    'time_identifier',
-    'geographic_level',
-    ...meta.locationLevels.flatMap((level) => ['id', 'name', 'code'].map((part) => `${locationPrefix(level)}_${part}`)),
-    ...meta.filters.map((f) => f.columnName),
-    ...meta.indicators.flatMap((i) => [i.columnName, `${i.columnName}__text`]),
-  ];
+/** Refuses a copy with two columns of one name (a filter named like a location column). */
+function checkColumnNames(meta: VersionMeta, columns: CopyColumn[]): void {
   const seen = new Set<string>();
-  for (const name of names) {
+  for (const { name } of columns.map((c) => c.spec)) {
     if (seen.has(name)) throw new Error(`Version ${meta.versionId} would have two Parquet columns named ${name}`);
     seen.add(name);
   }
@@ -307,10 +298,10 @@ function checkColumnNames(meta: VersionMeta): void {
  * index's position order (the default result order), one row group per PARQUET_ROW_GROUP_ROWS rows, snappy.
  */
 export async function writeParquetCopy(index: RowIndex, meta: VersionMeta): Promise<Buffer> {
-  checkColumnNames(meta);
+  const columns = copyColumns(index, meta);
+  checkColumnNames(meta, columns);
   const layout = layoutOf(index, meta);
   const arrow = await import('apache-arrow');
-  const columns = copyColumns(index, meta);
   const writer = new ParquetWriter({
     columns: columns.map((c) => c.spec),
     createdBy: 'education-statistics-api',
