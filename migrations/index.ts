@@ -18,6 +18,7 @@ import * as sandboxDue from './2026-11-29T0800-sandbox-due.js';
 import * as listCountShard from './2026-11-29T0810-list-count-shard.js';
 import * as idempotencyKeys from './2026-11-29T1000-idempotency-keys.js';
 import * as versionParquet from './2026-11-29T1000-version-parquet.js';
+import * as traineeDuplicateCandidates from './2026-11-30T1800-trainee-duplicate-candidates.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0810-list-count-shard': listCountShard,
   '2026-11-29T1000-idempotency-keys': idempotencyKeys,
   '2026-11-29T1000-version-parquet': versionParquet,
+  '2026-11-30T1800-trainee-duplicate-candidates': traineeDuplicateCandidates,
 };

@@ -11,7 +11,7 @@ import type { RegisterContext } from '../context.js';
 import { missingData, RegisterError } from '../errors.js';
 import { requestData } from '../http.js';
 import { withDuplicateLocks } from './repository.js';
-import { createLockKey, prepareCreate, storeCreate, type PreparedCreate } from './service.js';
+import { createLockKey, prepareCreate, storeCreate, type PreparedCreate } from './create.js';
 
 export const MAX_BATCH_ROWS = 100;
 

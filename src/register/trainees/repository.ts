@@ -8,6 +8,7 @@ import type { Db, Executor } from '../../db/database.js';
 import { executePrepared, PREPARED, withStalePreparedRetry } from '../../db/prepared-statements.js';
 import { eventInboxValues, type NewEvent } from '../../events/outbox-repository.js';
 import type { TraineesTable } from '../tables.js';
+import { academicCycleOf } from '../values.js';
 import type { TraineeListQuery } from './list-query.js';
 import {
   serializeDegree,
@@ -20,6 +21,95 @@ import {
 export type TraineeRow = Selectable<TraineesTable>;
 export type TraineeInsert = Insertable<TraineesTable>;
 export type TraineePatch = Updateable<TraineesTable>;
+
+/** A new trainee's insert with the times the service gives it, so its stored row is known without reading it back. */
+export type NewTraineeValues = TraineeInsert & { created_at: Date; updated_at: Date };
+
+/** The columns a new trainee's insert may leave to the table: their defaults (migrations), by column. */
+const TRAINEE_DEFAULTS: Omit<
+  TraineeRow,
+  | 'id'
+  | 'provider_id'
+  | 'state'
+  | 'first_names'
+  | 'last_name'
+  | 'date_of_birth'
+  | 'sex'
+  | 'training_route'
+  | 'created_at'
+  | 'updated_at'
+  | 'start_academic_cycle'
+> = {
+  trn: null,
+  lock_version: 0,
+  record_source: 'api',
+  provider_trainee_id: null,
+  application_id: null,
+  hesa_id: null,
+  middle_names: null,
+  previous_last_name: null,
+  email: null,
+  nationality: null,
+  ni_number: null,
+  ethnicity: null,
+  disabilities: {},
+  itt_aim: null,
+  itt_qualification_aim: null,
+  course_subject_1: null,
+  course_subject_2: null,
+  course_subject_3: null,
+  course_age_range: null,
+  course_min_age: null,
+  course_max_age: null,
+  study_mode: null,
+  itt_start_date: null,
+  itt_end_date: null,
+  trainee_start_date: null,
+  course_year: null,
+  fund_code: null,
+  funding_method: null,
+  training_initiative: null,
+  additional_training_initiative: null,
+  pg_apprenticeship_start_date: null,
+  training_partner_urn: null,
+  training_partner_ukprn: null,
+  employing_school_urn: null,
+  iqts_country: null,
+  submitted_for_trn_at: null,
+  recommended_for_award_at: null,
+  awarded_at: null,
+  outcome_date: null,
+  defer_date: null,
+  defer_reason: null,
+  reinstate_date: null,
+  withdrawal_date: null,
+  withdrawal_reasons: null,
+  withdrawal_trigger: null,
+  withdrawal_future_interest: null,
+  withdrawal_another_reason: null,
+  withdrawal_safeguarding_concern_reasons: null,
+  discarded_at: null,
+  sandbox_due_at: null,
+};
+
+/**
+ * The row that inserting `values` stores: the table's defaults for what they leave out and the academic cycle the
+ * table generates, so a create answers without reading its row back (`insertTraineeWithRecords`). A test compares
+ * it with the stored row, column by column.
+ */
+export function newTraineeRow(values: NewTraineeValues): TraineeRow {
+  const row: Record<string, unknown> = { ...TRAINEE_DEFAULTS, ...values };
+  // A column given as undefined is left out of the insert (its JSON), so it gets its default.
+  for (const column in row) {
+    if (row[column] === undefined) row[column] = TRAINEE_DEFAULTS[column as keyof typeof TRAINEE_DEFAULTS] ?? null;
+  }
+  if (typeof row.disabilities === 'string') row.disabilities = JSON.parse(row.disabilities) as unknown;
+  if (typeof row.withdrawal_reasons === 'string')
+    row.withdrawal_reasons = JSON.parse(row.withdrawal_reasons) as unknown;
+  const cycleStart = (row.trainee_start_date ?? row.itt_start_date) as string | null;
+  row.start_academic_cycle = cycleStart === null ? null : academicCycleOf(cycleStart);
+  return row as unknown as TraineeRow;
+}
 
 /**
  * The trainee's placements and degrees as JSON beside its columns, so reading a trainee body is one query
@@ -132,6 +222,11 @@ function duplicateLockNumber(key: string): bigint {
   return createHash('sha256').update(key).digest().readBigInt64BE(0);
 }
 
+/** The distinct lock numbers of `keys`, in the order every taker of several locks takes them (no deadlock). */
+function lockNumbers(keys: string[]): bigint[] {
+  return [...new Set(keys.map(duplicateLockNumber))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /**
  * Runs `store` in a transaction that begins holding the duplicate locks of these keys (`duplicateLockKey`) until it
  * ends. BEGIN and the locks are one round trip: a simple-protocol query of two statements, the locks as number
@@ -141,7 +236,7 @@ function duplicateLockNumber(key: string): bigint {
  * deadlock on shards.
  */
 export async function withDuplicateLocks<T>(db: Db, keys: string[], store: (trx: Executor) => Promise<T>): Promise<T> {
-  const locks = [...new Set(keys.map(duplicateLockNumber))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const locks = lockNumbers(keys);
   const shard =
     keys.length > 1 ? `set_config('register.list_count_shard', '${Math.floor(Math.random() * 16)}', true), ` : '';
   const lockAll = `select ${shard}pg_advisory_xact_lock(h) from unnest('{${locks.join(',')}}'::bigint[]) h`;
@@ -192,15 +287,25 @@ export interface AuditEntry {
   after: unknown;
 }
 
-/** An audit entry as its `trainee_audits` row (a create writes it in the statement of its nested rows). */
-export function auditColumns(entry: AuditEntry) {
+/** An audit entry as its `trainee_audits` row, the images as JSON values (for a statement that takes rows as JSON). */
+function auditRecord(entry: AuditEntry) {
   return {
     trainee_id: entry.traineeId,
     provider_id: entry.providerId,
     token_id: entry.tokenId,
     action: entry.action,
-    before: entry.before === undefined || entry.before === null ? null : JSON.stringify(entry.before),
-    after: entry.after === undefined || entry.after === null ? null : JSON.stringify(entry.after),
+    before: entry.before ?? null,
+    after: entry.after ?? null,
+  };
+}
+
+/** An audit entry as its `trainee_audits` row, the images as JSON text (a create writes it in the statement of its nested rows). */
+export function auditColumns(entry: AuditEntry) {
+  const record = auditRecord(entry);
+  return {
+    ...record,
+    before: record.before === null ? null : JSON.stringify(record.before),
+    after: record.after === null ? null : JSON.stringify(record.after),
   };
 }
 
@@ -410,14 +515,15 @@ export interface DuplicateCandidateKey {
   startAcademicCycle: number;
 }
 
-const isDuplicateCandidate = (key: DuplicateCandidateKey) => sql<boolean>`
-  provider_id = ${key.providerId} and discarded_at is null and date_of_birth = ${key.dateOfBirth}
-  and lower(last_name) = ${key.lastName.toLowerCase()} and training_route = ${key.trainingRoute}
-  and start_academic_cycle = ${key.startAcademicCycle}`;
+/** The arguments of the database's candidate functions (migration 2026-11-30T1800), after the locks. */
+const candidateArguments = (key: DuplicateCandidateKey) =>
+  sql`${key.providerId}::integer, ${key.dateOfBirth}::date, ${key.lastName.toLowerCase()}::text, ${key.trainingRoute}::text, ${key.startAcademicCycle}::integer`;
 
 /** The provider's trainees a new one may duplicate (`DuplicateCandidateKey`). */
 export async function findDuplicateCandidates(db: Executor, key: DuplicateCandidateKey): Promise<TraineeRow[]> {
-  return db.selectFrom('trainees').selectAll().where(isDuplicateCandidate(key)).execute();
+  const { rows } =
+    await sql<TraineeRow>`select * from trainee_duplicate_candidates(${candidateArguments(key)})`.execute(db);
+  return rows;
 }
 
 /**
@@ -431,14 +537,28 @@ export async function insertTraineeUnlessCandidates(
   row: TraineeInsert,
   key: DuplicateCandidateKey,
 ): Promise<TraineeRow | undefined> {
-  const columns = sql.join(Object.keys(row).map((c) => sql.ref(c)));
-  const record =
-    typeof row.disabilities === 'string' ? { ...row, disabilities: JSON.parse(row.disabilities) as unknown } : row;
-  const { rows } = await sql<TraineeRow>`${sql.raw(PREPARED)}insert into trainees (${columns})
-    select ${columns} from jsonb_populate_record(null::trainees, ${JSON.stringify(record)}::jsonb)
-    where not exists (select 1 from trainees where ${isDuplicateCandidate(key)})
+  const { rows } = await sql<TraineeRow>`${sql.raw(PREPARED)}${insertFromJson('trainees', [traineeRecord(row)])}
+    where not exists (select from trainee_duplicate_candidates(${candidateArguments(key)}))
     returning *`.execute(trx);
   return rows[0];
+}
+
+/** A trainee's insert as a JSON record: its jsonb column as JSON, not as the text Kysely's type asks for. */
+function traineeRecord(row: TraineeInsert): Record<string, unknown> {
+  return typeof row.disabilities === 'string' ? { ...row, disabilities: JSON.parse(row.disabilities) as unknown } : row;
+}
+
+/** `insert into table (columns) select columns from` the rows of one JSON parameter, naming only the columns given. */
+function insertFromJson(
+  table: 'trainees' | 'trainee_degrees' | 'trainee_placements' | 'trainee_audits' | 'event_inbox',
+  rows: Record<string, unknown>[],
+) {
+  const columns = sql.join(Object.keys(rows[0]!).map((c) => sql.ref(c)));
+  const source =
+    rows.length === 1
+      ? sql`jsonb_populate_record(null::${sql.table(table)}, ${JSON.stringify(rows[0])}::jsonb)`
+      : sql`jsonb_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}::jsonb)`;
+  return sql`insert into ${sql.table(table)} (${columns}) select ${columns} from ${source}`;
 }
 
 /**
@@ -452,11 +572,8 @@ export async function insertNestedRecords(
   audit?: Record<string, unknown>,
   event?: NewEvent,
 ): Promise<void> {
-  const fromJson = (table: 'trainee_degrees' | 'trainee_placements', rows: object[]) => {
-    if (rows.length === 0) return undefined;
-    const columns = Object.keys(rows[0]!).map((c) => sql.ref(c));
-    return sql`insert into ${sql.table(table)} (${sql.join(columns)}) select ${sql.join(columns)} from jsonb_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}::jsonb)`;
-  };
+  const fromJson = (table: 'trainee_degrees' | 'trainee_placements', rows: object[]) =>
+    rows.length === 0 ? undefined : insertFromJson(table, rows as Record<string, unknown>[]);
   const inserts = (table: string, values: Record<string, unknown>) =>
     sql`insert into ${sql.table(table)} (${sql.join(Object.keys(values).map((c) => sql.ref(c)))}) values (${sql.join(Object.values(values))})`;
   const parts = [
@@ -468,4 +585,47 @@ export async function insertNestedRecords(
   if (parts.length === 0 && !audit) return;
   const ctes = parts.map((part, i) => sql`${sql.raw(`n${i}`)} as (${part})`);
   await (ctes.length > 0 ? sql`${sql.raw(PREPARED)}with ${sql.join(ctes)} ${final}` : final).execute(trx);
+}
+
+/** What a create writes besides the trainee's row. */
+export interface NewTraineeRecords {
+  degrees: Record<string, unknown>[];
+  placements: Record<string, unknown>[];
+  audit: AuditEntry;
+  event: NewEvent;
+}
+
+/**
+ * A new trainee with its degrees, placements, audit row and event in one statement, which also takes the duplicate
+ * locks of `lockKeys` (`duplicateLockKey`) and then looks for trainees it may duplicate
+ * (`trainee_lock_duplicate_candidates`, migration 2026-11-30T1800): with one, nothing is written and the answer is
+ * false (the caller reads them and decides). Outside a transaction, the common create is then this one round trip
+ * instead of four (BEGIN with the locks, the trainee, its other rows, COMMIT): per statement and round trip both the
+ * server and PostgreSQL spend more than on the rows (docs/performance.md, "Register API"). The other rows go in only when the trainee did (`where exists
+ * (select from t)`); their foreign keys are checked at the end of the statement, when the trainee's row is there.
+ * Every row goes in as JSON (`jsonb_populate_record`): an INSERT … SELECT leaves bare parameters untyped, and jsonb
+ * columns must go in as JSON values, not as their text.
+ */
+export async function insertTraineeWithRecords(
+  executor: Executor,
+  row: TraineeInsert,
+  lockKeys: string[],
+  key: DuplicateCandidateKey,
+  records: NewTraineeRecords,
+): Promise<boolean> {
+  const dependents = [
+    records.degrees.length > 0 ? insertFromJson('trainee_degrees', records.degrees) : undefined,
+    records.placements.length > 0 ? insertFromJson('trainee_placements', records.placements) : undefined,
+    insertFromJson('trainee_audits', [auditRecord(records.audit)]),
+    insertFromJson('event_inbox', [{ ...eventInboxValues(records.event), payload: records.event.payload }]),
+  ].filter((part) => part !== undefined);
+  const ctes = dependents.map((part, i) => sql`${sql.raw(`n${i}`)} as (${part} where exists (select from t))`);
+  const locks = `{${lockNumbers(lockKeys).join(',')}}`;
+  const { rows } = await sql<{ inserted: number }>`${sql.raw(PREPARED)}with t as (
+    ${insertFromJson('trainees', [traineeRecord(row)])}
+    where not trainee_lock_duplicate_candidates(${locks}::bigint[], ${candidateArguments(key)})
+    returning id
+  ), ${sql.join(ctes)}
+  select count(*)::int as inserted from t`.execute(executor);
+  return rows[0]!.inserted === 1;
 }

@@ -13,7 +13,8 @@ import { batchRows, createTraineeBatch } from './batch.js';
 import { todayUtc } from '../values.js';
 import { parseTraineeListQuery } from './list-query.js';
 import { traineeEtag } from './serialize.js';
-import { createTrainee, getTrainee, listTraineesJson, updateTrainee } from './service.js';
+import { createTrainee } from './create.js';
+import { getTrainee, listTraineesJson, updateTrainee } from './service.js';
 
 type TraineeRequest = FastifyRequest<{ Params: { trainee_id: string } }>;
 

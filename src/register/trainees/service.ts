@@ -9,53 +9,32 @@ import { withStalePreparedRetry } from '../../db/prepared-statements.js';
 import type { NewEvent } from '../../events/outbox-repository.js';
 import { UnprocessableError } from '../../errors.js';
 import { assertIfMatch } from '../../http/conditional.js';
-import { isUrn } from '../../validators.js';
-import type { RegisterContext, TraineeTarget, TraineeWrite, WriteRequest } from '../context.js';
-import { duplicateTrainee, noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
-import { newSlug } from '../ids.js';
+import type { RegisterContext, TraineeTarget, TraineeWrite } from '../context.js';
+import { noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
 import { assertTraineeModifiable } from '../state-machine.js';
-import { academicCycleOf, codeText, isoDate, todayUtc, type Checked } from '../values.js';
+import { codeText, todayUtc, type Checked } from '../values.js';
 import { adapterFor, messageInVersion, type RegisterVersion } from '../versions/index.js';
-import { MAX_PLACEMENTS_PER_TRAINEE } from '../placements/validate.js';
 import { TraineeBodyCache } from './body-cache.js';
 import type { PlacementsAndDegrees } from './nested.js';
 import { acceptedInput, attributesToColumns, codeOrNull, rowToAttributes } from './input.js';
 import type { TraineeListQuery } from './list-query.js';
-import { isSpecialUrn, serializeDegree, serializePlacement } from './nested.js';
+import { isSpecialUrn } from './nested.js';
 import {
-  duplicateLockKey,
-  findDuplicateCandidates,
-  findSchoolsByUrn,
   findTraineeForProvider,
   findTraineeWithNested,
   findTrainingPartner,
-  insertNestedRecords,
-  insertTraineeRow,
-  insertTraineeUnlessCandidates,
   listTraineePage,
   loadPlacementsAndDegrees,
-  loadPlacementsAndDegreesForTrainees,
   loadTraineesWithNested,
   lockTraineeForUpdate,
   lockTraineeWithNested,
-  auditColumns,
   recordAuditWithEvent,
   schoolExists,
   updateTraineeRow,
-  withDuplicateLocks,
-  type DuplicateCandidateKey,
-  type TraineeInsert,
   type TraineePatch,
   type TraineeRow,
 } from './repository.js';
-import {
-  nestedRecordEvent,
-  traineeUpdatedEvent,
-  changedTraineeFields,
-  eventOwner,
-  traineeCreatedEvent,
-} from '../events/service.js';
-import { sandboxDueAt } from '../sandbox/scenarios.js';
+import { nestedRecordEvent, traineeUpdatedEvent, changedTraineeFields, eventOwner } from '../events/service.js';
 import { canonicalTraineeBody, serializeTrainee, traineeEtag } from './serialize.js';
 import { checkTrainee, DISABILITY_KEY, type Attributes } from './validate.js';
 
@@ -230,7 +209,7 @@ export async function getTrainee(db: Db, context: RegisterContext, traineeId: st
   };
 }
 
-function rejectIfInvalid(version: RegisterVersion, errors: string[], enhancedErrors: boolean): void {
+export function rejectIfInvalid(version: RegisterVersion, errors: string[], enhancedErrors: boolean): void {
   if (errors.length > 0)
     throw traineeValidationError(
       errors.map((m) => messageInVersion(version, m)),
@@ -238,14 +217,14 @@ function rejectIfInvalid(version: RegisterVersion, errors: string[], enhancedErr
     );
 }
 
-interface PartnerColumns {
+export interface PartnerColumns {
   training_partner_urn?: string | null;
   training_partner_ukprn?: string | null;
   employing_school_urn?: string | null;
 }
 
 /** Training partner and employing school: looked up only when their keys are sent; unknown ones are errors. */
-async function checkPartners(
+export async function checkPartners(
   db: Executor,
   version: RegisterVersion,
   input: Attributes,
@@ -284,210 +263,6 @@ async function checkPartners(
     else errors.push(`employing_school_id is invalid. The URN '${urn}' does not match any known schools`);
   }
   return { values: result, errors };
-}
-
-/** What the new trainee's possible duplicates share with it; undefined without an ITT start date (none can be). */
-function duplicateCandidateKey(providerId: number, attrs: Attributes): DuplicateCandidateKey | undefined {
-  const ittStart = isoDate(attrs.itt_start_date);
-  if (!ittStart) return undefined;
-  return {
-    providerId,
-    dateOfBirth: isoDate(attrs.date_of_birth) ?? '',
-    lastName: String(attrs.last_name),
-    trainingRoute: codeText(attrs.training_route),
-    startAcademicCycle: academicCycleOf(ittStart),
-  };
-}
-
-/** Existing trainees the new one duplicates: the candidates (`duplicateCandidateKey`) with its first name or email. */
-async function findDuplicates(db: Executor, key: DuplicateCandidateKey, attrs: Attributes): Promise<TraineeRow[]> {
-  const firstToken = (value: unknown) =>
-    typeof value === 'string'
-      ? (value
-          .toLowerCase()
-          .replace(/[^a-z ]/g, '')
-          .trim()
-          .split(/\s+/)[0] ?? '')
-      : '';
-  const email = typeof attrs.email === 'string' ? attrs.email.trim().toLowerCase() : '';
-  const candidates = await findDuplicateCandidates(db, key);
-  return candidates.filter(
-    (row) =>
-      firstToken(row.first_names) === firstToken(attrs.first_names) ||
-      (email !== '' && (row.email ?? '').trim().toLowerCase() === email),
-  );
-}
-
-/**
- * Inserts the new trainee's row, or throws 409 when it duplicates one of the provider's. Most creates have no
- * candidate at all, and then the check and the insert are one statement.
- */
-async function insertUnlessDuplicate(
-  trx: Executor,
-  context: RegisterContext,
-  attrs: Attributes,
-  values: TraineeInsert,
-): Promise<TraineeRow> {
-  const key = duplicateCandidateKey(context.provider.id, attrs);
-  const inserted = key && (await insertTraineeUnlessCandidates(trx, values, key));
-  if (inserted) return inserted;
-  const duplicates = key ? await findDuplicates(trx, key, attrs) : [];
-  if (duplicates.length > 0)
-    throw duplicateTrainee(await serializeRows(trx, duplicates, context.version, context.provider.ukprn));
-  return insertTraineeRow(trx, values);
-}
-
-/** `time` plus `n` microseconds (n < 1000), as an ISO timestamp with microseconds, for PostgreSQL. */
-function microsecondsAfter(time: Date | string, n: number): string {
-  return `${new Date(time).toISOString().slice(0, 23)}${String(n).padStart(3, '0')}Z`;
-}
-
-async function serializeRows(db: Executor, rows: TraineeRow[], version: RegisterVersion, ukprn: string) {
-  const nested = await loadPlacementsAndDegreesForTrainees(
-    db,
-    rows.map((r) => r.id),
-  );
-  return rows.map((row) =>
-    serializeTrainee(row, version, { ukprn, ...(nested.get(row.id) ?? { placements: [], degrees: [] }) }),
-  );
-}
-
-/** A create that passed validation and its lookups, ready to be stored (by itself or as a row of a batch). */
-export interface PreparedCreate {
-  attrs: Attributes;
-  partners: PartnerColumns;
-  degrees: ReturnType<typeof checkTrainee>['values']['degrees'];
-  placements: ReturnType<typeof checkTrainee>['values']['placements'];
-  schoolsByUrn: Map<string, { urn: string; name: string; postcode: string | null; town: string | null }>;
-}
-
-/** A create's checks before its transaction: validation, schools and training partner looked up; 422 when invalid. */
-export async function prepareCreate(
-  db: Executor,
-  context: RegisterContext,
-  request: WriteRequest,
-): Promise<PreparedCreate> {
-  const { version } = context;
-  const input = acceptedInput(version, request.data());
-  const today = todayUtc();
-  const placementsInput = Array.isArray(input.placements_attributes) ? input.placements_attributes : [];
-  // An over-long list is refused whole by the validation; its schools are not looked up.
-  const urns = (placementsInput.length > MAX_PLACEMENTS_PER_TRAINEE ? [] : placementsInput)
-    .map((p) => (p && typeof p === 'object' ? codeOrNull((p as Record<string, unknown>).urn) : null))
-    .filter((u): u is string => u !== null && isUrn(u) && !isSpecialUrn(u));
-  const schoolsByUrn = new Map((await findSchoolsByUrn(db, urns)).map((s) => [s.urn, s]));
-
-  const trainee = checkTrainee(input, {
-    adapter: adapterFor(version),
-    today,
-    mode: 'create',
-    existingDegreeCount: 0,
-    knownSchoolUrns: new Set(schoolsByUrn.keys()),
-  });
-  const { values: partners, errors: partnerErrors } = await checkPartners(db, version, input);
-  rejectIfInvalid(version, [...trainee.errors, ...partnerErrors], request.enhancedErrors);
-  return {
-    attrs: trainee.values.attributes,
-    partners,
-    degrees: trainee.values.degrees,
-    placements: trainee.values.placements,
-    schoolsByUrn,
-  };
-}
-
-/** The key whose lock serializes the creates that could duplicate a prepared one (same provider, date of birth, last name). */
-export function createLockKey(providerId: number, { attrs }: PreparedCreate): string {
-  return duplicateLockKey(providerId, isoDate(attrs.date_of_birth) ?? '', String(attrs.last_name));
-}
-
-/**
- * Stores a prepared create inside `trx`, whose caller holds its duplicate lock (`lockDuplicateCandidates`): 409 when
- * it duplicates a trainee (also one stored earlier in the same transaction, a batch's), else the trainee with its
- * degrees, placements, audit row and `trainee.created` event.
- */
-export async function storeCreate(
-  trx: Executor,
-  context: RegisterContext,
-  prepared: PreparedCreate,
-): Promise<TraineeResult> {
-  const { version, provider } = context;
-  const { attrs, partners, schoolsByUrn } = prepared;
-  const row = await insertUnlessDuplicate(trx, context, attrs, {
-    ...(attributesToColumns(attrs) as Record<string, unknown>),
-    training_partner_urn: partners.training_partner_urn ?? null,
-    training_partner_ukprn: partners.training_partner_ukprn ?? null,
-    employing_school_urn: partners.employing_school_urn ?? null,
-    id: newSlug(),
-    provider_id: provider.id,
-    state: 'submitted_for_trn',
-    record_source: 'api',
-    submitted_for_trn_at: new Date(),
-    sandbox_due_at: sandboxDueAt(
-      context.sandbox,
-      'trn',
-      typeof attrs.provider_trainee_id === 'string' ? attrs.provider_trainee_id : null,
-    ),
-  } as TraineeInsert);
-  const degreeValues = prepared.degrees.map((degree) => ({ id: newSlug(), trainee_id: row.id, ...degree }));
-  const placementValues = prepared.placements.map((placement) => {
-    const school = placement.urn ? schoolsByUrn.get(placement.urn) : undefined;
-    return {
-      id: newSlug(),
-      trainee_id: row.id,
-      urn: placement.urn,
-      name: school ? school.name : placement.name,
-      postcode: school ? school.postcode : placement.postcode,
-      school_linked: school !== undefined,
-      town: school ? school.town : null,
-    };
-  });
-  // Nested rows carry the trainee's time, so the response can be built before they are written; they go in with
-  // the audit row and the event in one statement. Each is a microsecond after the one before it, so they list in the
-  // order sent (as the real service's serial ids do), while every one shows the trainee's time to the millisecond.
-  // With more than one placement or degree they are read back first, exactly as every later GET returns them.
-  const stamped = <T extends object>(values: T[]) =>
-    values.map((v, i) => {
-      const at = microsecondsAfter(row.created_at, i);
-      return { ...v, created_at: at, updated_at: at };
-    });
-  const degrees = stamped(degreeValues);
-  const placements = stamped(placementValues);
-  const audit = (body: unknown) =>
-    auditColumns({
-      traineeId: row.id,
-      providerId: provider.id,
-      tokenId: context.tokenId,
-      action: 'create',
-      before: null,
-      after: body,
-    });
-  const created = traineeCreatedEvent(eventOwner(context), row);
-  if (degrees.length > 1 || placements.length > 1) {
-    await insertNestedRecords(trx, degrees, placements);
-    const nested = (await findTraineeWithNested(trx, provider.id, row.id))!.nested;
-    const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
-    await insertNestedRecords(trx, [], [], audit(body), created);
-    return { row, body };
-  }
-  const nested = {
-    placements: placementValues.map((p) =>
-      serializePlacement({ ...p, created_at: row.created_at, updated_at: row.created_at }),
-    ),
-    degrees: degreeValues.map((d) => serializeDegree({ ...d, created_at: row.created_at, updated_at: row.created_at })),
-  };
-  const body = serializeTrainee(row, version, { ukprn: provider.ukprn, ...nested });
-  await insertNestedRecords(trx, degrees, placements, audit(body), created);
-  return { row, body };
-}
-
-/** `POST /trainees`: validate, refuse duplicates, insert the trainee with its degrees and placements, audit. */
-export async function createTrainee(db: Db, context: RegisterContext, request: WriteRequest): Promise<TraineeResult> {
-  const prepared = await prepareCreate(db, context, request);
-  return withDuplicateLocks(db, [createLockKey(context.provider.id, prepared)], async (trx) => {
-    const result = await storeCreate(trx, context, prepared);
-    await request.beforeCommit?.(trx, result);
-    return result;
-  });
 }
 
 /** `PUT`/`PATCH /trainees/{id}`: a partial update on the locked trainee, validated as a whole, audited. */
