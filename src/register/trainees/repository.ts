@@ -2,7 +2,8 @@
  * Trainee rows: lookups always scoped to the provider (another provider's trainee is "not found", never
  * forbidden), row locks for writes, updates that bump `lock_version`, and the audit trail.
  */
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import type { Db, Executor } from '../../db/database.js';
 import { executePrepared, PREPARED, withStalePreparedRetry } from '../../db/prepared-statements.js';
@@ -99,8 +100,8 @@ const TRAINEE_DEFAULTS: Omit<
  */
 export function newTraineeRow(values: NewTraineeValues): TraineeRow {
   const row: Record<string, unknown> = { ...TRAINEE_DEFAULTS, ...values };
-  // A column given as undefined is left out of the insert (its JSON), so it gets its default.
-  for (const column in row) {
+  // A column given as undefined is not named in the insert (`insertTraineeWithRecords`), so it gets its default.
+  for (const column in values) {
     if (row[column] === undefined) row[column] = TRAINEE_DEFAULTS[column as keyof typeof TRAINEE_DEFAULTS] ?? null;
   }
   if (typeof row.disabilities === 'string') row.disabilities = JSON.parse(row.disabilities) as unknown;
@@ -549,10 +550,7 @@ function traineeRecord(row: TraineeInsert): Record<string, unknown> {
 }
 
 /** `insert into table (columns) select columns from` the rows of one JSON parameter, naming only the columns given. */
-function insertFromJson(
-  table: 'trainees' | 'trainee_degrees' | 'trainee_placements' | 'trainee_audits' | 'event_inbox',
-  rows: Record<string, unknown>[],
-) {
+function insertFromJson(table: 'trainees' | 'trainee_degrees' | 'trainee_placements', rows: Record<string, unknown>[]) {
   const columns = sql.join(Object.keys(rows[0]!).map((c) => sql.ref(c)));
   const source =
     rows.length === 1
@@ -601,10 +599,10 @@ export interface NewTraineeRecords {
  * (`trainee_lock_duplicate_candidates`, migration 2026-11-30T1800): with one, nothing is written and the answer is
  * false (the caller reads them and decides). Outside a transaction, the common create is then this one round trip
  * instead of four (BEGIN with the locks, the trainee, its other rows, COMMIT): per statement and round trip both the
- * server and PostgreSQL spend more than on the rows (docs/performance.md, "Register API"). The other rows go in only when the trainee did (`where exists
- * (select from t)`); their foreign keys are checked at the end of the statement, when the trainee's row is there.
- * Every row goes in as JSON (`jsonb_populate_record`): an INSERT … SELECT leaves bare parameters untyped, and jsonb
- * columns must go in as JSON values, not as their text.
+ * server and PostgreSQL spend more than on the rows (docs/performance.md, "Register API"). The other rows go in only
+ * when the trainee did (`where exists (select from t)`); their foreign keys are checked at the end of the statement,
+ * when the trainee's row is there. Every row goes in as JSON (`jsonb_populate_record`): an INSERT … SELECT leaves
+ * bare parameters untyped, and jsonb columns must go in as JSON values, not as their text.
  */
 export async function insertTraineeWithRecords(
   executor: Executor,
@@ -613,19 +611,79 @@ export async function insertTraineeWithRecords(
   key: DuplicateCandidateKey,
   records: NewTraineeRecords,
 ): Promise<boolean> {
-  const dependents = [
-    records.degrees.length > 0 ? insertFromJson('trainee_degrees', records.degrees) : undefined,
-    records.placements.length > 0 ? insertFromJson('trainee_placements', records.placements) : undefined,
-    insertFromJson('trainee_audits', [auditRecord(records.audit)]),
-    insertFromJson('event_inbox', [{ ...eventInboxValues(records.event), payload: records.event.payload }]),
-  ].filter((part) => part !== undefined);
-  const ctes = dependents.map((part, i) => sql`${sql.raw(`n${i}`)} as (${part} where exists (select from t))`);
-  const locks = `{${lockNumbers(lockKeys).join(',')}}`;
-  const { rows } = await sql<{ inserted: number }>`${sql.raw(PREPARED)}with t as (
-    ${insertFromJson('trainees', [traineeRecord(row)])}
-    where not trainee_lock_duplicate_candidates(${locks}::bigint[], ${candidateArguments(key)})
-    returning id
-  ), ${sql.join(ctes)}
-  select count(*)::int as inserted from t`.execute(executor);
+  const trainee = definedColumns(traineeRecord(row));
+  const audit = auditRecord(records.audit);
+  const event = { ...eventInboxValues(records.event), payload: records.event.payload };
+  const shape = {
+    trainee: Object.keys(trainee),
+    degrees: records.degrees.length > 0 ? Object.keys(records.degrees[0]!) : undefined,
+    placements: records.placements.length > 0 ? Object.keys(records.placements[0]!) : undefined,
+    audit: Object.keys(audit),
+    event: Object.keys(event),
+  };
+  const parameters: unknown[] = [
+    JSON.stringify(trainee),
+    `{${lockNumbers(lockKeys).join(',')}}`,
+    key.providerId,
+    key.dateOfBirth,
+    key.lastName.toLowerCase(),
+    key.trainingRoute,
+    key.startAcademicCycle,
+    ...(shape.degrees ? [JSON.stringify(records.degrees)] : []),
+    ...(shape.placements ? [JSON.stringify(records.placements)] : []),
+    JSON.stringify(audit),
+    JSON.stringify(event),
+  ];
+  const { rows } = await executor.executeQuery<{ inserted: number }>(
+    CompiledQuery.raw(createStatementText(shape), parameters),
+  );
   return rows[0]!.inserted === 1;
+}
+
+/** A row's columns that have a value: a column left undefined is not named in the insert, so it gets its default. */
+function definedColumns(row: Record<string, unknown>): Record<string, unknown> {
+  const defined: Record<string, unknown> = {};
+  for (const column in row) if (row[column] !== undefined) defined[column] = row[column];
+  return defined;
+}
+
+interface CreateStatementShape {
+  trainee: string[];
+  degrees: string[] | undefined;
+  placements: string[] | undefined;
+  audit: string[];
+  event: string[];
+}
+
+/**
+ * `insertTraineeWithRecords`' text, made once per shape (the columns each of its rows names; the service's creates
+ * have a handful): composed with Kysely's `sql` on every create, its compilation was the largest single cost in the
+ * create's server profile (docs/performance.md, "Register API"). Parameters: $1 the trainee, $2 the locks, $3–$7 the
+ * candidate key, then one per other row kind, in the order of `shape`.
+ */
+const createStatementTexts = new LRUCache<string, string>({ max: 64 });
+
+function createStatementText(shape: CreateStatementShape): string {
+  const signature = JSON.stringify(shape);
+  let text = createStatementTexts.get(signature);
+  if (text !== undefined) return text;
+  let parameter = 7;
+  const columns = (names: string[]) => names.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ');
+  const insert = (table: string, names: string[], source: string) =>
+    `insert into ${table} (${columns(names)}) select ${columns(names)} from ${source}(null::${table}, $${++parameter}::jsonb) where exists (select from t)`;
+  const dependents = [
+    shape.degrees && insert('trainee_degrees', shape.degrees, 'jsonb_populate_recordset'),
+    shape.placements && insert('trainee_placements', shape.placements, 'jsonb_populate_recordset'),
+    insert('trainee_audits', shape.audit, 'jsonb_populate_record'),
+    insert('event_inbox', shape.event, 'jsonb_populate_record'),
+  ].filter((part) => part !== undefined);
+  text = `${PREPARED}with t as (
+    insert into trainees (${columns(shape.trainee)})
+    select ${columns(shape.trainee)} from jsonb_populate_record(null::trainees, $1::jsonb)
+    where not trainee_lock_duplicate_candidates($2::bigint[], $3::integer, $4::date, $5::text, $6::text, $7::integer)
+    returning id
+  ), ${dependents.map((part, i) => `n${i} as (${part})`).join(', ')}
+  select count(*)::int as inserted from t`;
+  createStatementTexts.set(signature, text);
+  return text;
 }
