@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { createProviderWithToken, type TestProvider } from '../helpers.js';
 import {
@@ -130,22 +131,19 @@ async function stored(id: string) {
           .executeTakeFirstOrThrow()
       ).n,
     );
-  const events = async (table: 'event_inbox' | 'events') =>
-    Number(
-      (
-        await db
-          .selectFrom(table)
-          .where('resource_id', '=', id)
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  // One statement, one snapshot: the sequencer moves an event from the inbox to the log in one transaction.
+  const events = async () => {
+    const { rows } = await sql<{ n: number }>`select
+      (select count(*) from event_inbox where resource_id = ${id}) + (select count(*) from events where resource_id = ${id})
+      as n`.execute(db);
+    return Number(rows[0]!.n);
+  };
   return {
     row: await db.selectFrom('trainees').selectAll().where('id', '=', id).executeTakeFirst(),
     degrees: await count('trainee_degrees', 'trainee_id'),
     placements: await count('trainee_placements', 'trainee_id'),
     audits: await count('trainee_audits', 'trainee_id'),
-    events: (await events('event_inbox')) + (await events('events')),
+    events: await events(),
   };
 }
 
