@@ -79,8 +79,8 @@ export async function appendEvent(trx: Executor, event: NewEvent): Promise<{ id:
   return trx.insertInto('event_inbox').values(eventInboxValues(event)).returning('id').executeTakeFirstOrThrow();
 }
 
-/** An event's `event_inbox` row (for a write that appends it within a statement of its own). */
-export function eventInboxValues(event: NewEvent) {
+/** An event's `event_inbox` row, its payload as a JSON value (for a statement that takes rows as JSON). */
+export function eventInboxRecord(event: NewEvent) {
   return {
     api: event.api,
     type: event.type,
@@ -89,8 +89,13 @@ export function eventInboxValues(event: NewEvent) {
     resource_type: event.resourceType,
     resource_id: event.resourceId,
     parent_id: event.parentId ?? null,
-    payload: JSON.stringify(event.payload),
+    payload: event.payload,
   };
+}
+
+/** An event's `event_inbox` row, its payload as JSON text (for a write that appends it within a statement of its own). */
+export function eventInboxValues(event: NewEvent) {
+  return { ...eventInboxRecord(event), payload: JSON.stringify(event.payload) };
 }
 
 /** Whether the inbox holds any row (the primary key's first entry: an index-only probe, cheap when empty). */

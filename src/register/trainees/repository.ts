@@ -7,7 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import type { Db, Executor } from '../../db/database.js';
 import { executePrepared, PREPARED, withStalePreparedRetry } from '../../db/prepared-statements.js';
-import { eventInboxValues, type NewEvent } from '../../events/outbox-repository.js';
+import { eventInboxRecord, eventInboxValues, type NewEvent } from '../../events/outbox-repository.js';
 import type { TraineesTable } from '../tables.js';
 import { academicCycleOf } from '../values.js';
 import type { TraineeListQuery } from './list-query.js';
@@ -99,14 +99,11 @@ const TRAINEE_DEFAULTS: Omit<
  * it with the stored row, column by column.
  */
 export function newTraineeRow(values: NewTraineeValues): TraineeRow {
-  const row: Record<string, unknown> = { ...TRAINEE_DEFAULTS, ...values };
+  const row: Record<string, unknown> = { ...TRAINEE_DEFAULTS, ...traineeRecord(values) };
   // A column given as undefined is not named in the insert (`insertTraineeWithRecords`), so it gets its default.
   for (const column in values) {
     if (row[column] === undefined) row[column] = TRAINEE_DEFAULTS[column as keyof typeof TRAINEE_DEFAULTS] ?? null;
   }
-  if (typeof row.disabilities === 'string') row.disabilities = JSON.parse(row.disabilities) as unknown;
-  if (typeof row.withdrawal_reasons === 'string')
-    row.withdrawal_reasons = JSON.parse(row.withdrawal_reasons) as unknown;
   const cycleStart = (row.trainee_start_date ?? row.itt_start_date) as string | null;
   row.start_academic_cycle = cycleStart === null ? null : academicCycleOf(cycleStart);
   return row as unknown as TraineeRow;
@@ -223,9 +220,13 @@ function duplicateLockNumber(key: string): bigint {
   return createHash('sha256').update(key).digest().readBigInt64BE(0);
 }
 
-/** The distinct lock numbers of `keys`, in the order every taker of several locks takes them (no deadlock). */
-function lockNumbers(keys: string[]): bigint[] {
-  return [...new Set(keys.map(duplicateLockNumber))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+/**
+ * The distinct lock numbers of `keys` as a `bigint[]` literal, in the order every taker of several locks takes them
+ * (no deadlock).
+ */
+function lockArray(keys: string[]): string {
+  const numbers = [...new Set(keys.map(duplicateLockNumber))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${numbers.join(',')}}`;
 }
 
 /**
@@ -237,10 +238,9 @@ function lockNumbers(keys: string[]): bigint[] {
  * deadlock on shards.
  */
 export async function withDuplicateLocks<T>(db: Db, keys: string[], store: (trx: Executor) => Promise<T>): Promise<T> {
-  const locks = lockNumbers(keys);
   const shard =
     keys.length > 1 ? `set_config('register.list_count_shard', '${Math.floor(Math.random() * 16)}', true), ` : '';
-  const lockAll = `select ${shard}pg_advisory_xact_lock(h) from unnest('{${locks.join(',')}}'::bigint[]) h`;
+  const lockAll = `select ${shard}pg_advisory_xact_lock(h) from unnest('${lockArray(keys)}'::bigint[]) h`;
   return withStalePreparedRetry(db, async (connection) => {
     try {
       await sql.raw(`begin; ${lockAll}`).execute(connection);
@@ -516,9 +516,16 @@ export interface DuplicateCandidateKey {
   startAcademicCycle: number;
 }
 
-/** The arguments of the database's candidate functions (migration 2026-11-30T1800), after the locks. */
+/** The types of the database's candidate functions' arguments (migration 2026-11-30T1800), after the locks. */
+const CANDIDATE_ARGUMENT_TYPES = ['integer', 'date', 'text', 'text', 'integer'] as const;
+
+/** The values of those arguments, in their order: the last name lower-cased, as the functions compare it. */
+function candidateValues(key: DuplicateCandidateKey): unknown[] {
+  return [key.providerId, key.dateOfBirth, key.lastName.toLowerCase(), key.trainingRoute, key.startAcademicCycle];
+}
+
 const candidateArguments = (key: DuplicateCandidateKey) =>
-  sql`${key.providerId}::integer, ${key.dateOfBirth}::date, ${key.lastName.toLowerCase()}::text, ${key.trainingRoute}::text, ${key.startAcademicCycle}::integer`;
+  sql.join(candidateValues(key).map((value, i) => sql`${value}::${sql.raw(CANDIDATE_ARGUMENT_TYPES[i]!)}`));
 
 /** The provider's trainees a new one may duplicate (`DuplicateCandidateKey`). */
 export async function findDuplicateCandidates(db: Executor, key: DuplicateCandidateKey): Promise<TraineeRow[]> {
@@ -544,9 +551,13 @@ export async function insertTraineeUnlessCandidates(
   return rows[0];
 }
 
-/** A trainee's insert as a JSON record: its jsonb column as JSON, not as the text Kysely's type asks for. */
+/** A trainee's insert as a JSON record: its jsonb columns as JSON values, not as the text Kysely's type asks for. */
 function traineeRecord(row: TraineeInsert): Record<string, unknown> {
-  return typeof row.disabilities === 'string' ? { ...row, disabilities: JSON.parse(row.disabilities) as unknown } : row;
+  const record: Record<string, unknown> = { ...row };
+  for (const column of ['disabilities', 'withdrawal_reasons'] as const) {
+    if (typeof record[column] === 'string') record[column] = JSON.parse(record[column]) as unknown;
+  }
+  return record;
 }
 
 /** `insert into table (columns) select columns from` the rows of one JSON parameter, naming only the columns given. */
@@ -613,7 +624,7 @@ export async function insertTraineeWithRecords(
 ): Promise<boolean> {
   const trainee = definedColumns(traineeRecord(row));
   const audit = auditRecord(records.audit);
-  const event = { ...eventInboxValues(records.event), payload: records.event.payload };
+  const event = eventInboxRecord(records.event);
   const shape = {
     trainee: Object.keys(trainee),
     degrees: records.degrees.length > 0 ? Object.keys(records.degrees[0]!) : undefined,
@@ -623,12 +634,8 @@ export async function insertTraineeWithRecords(
   };
   const parameters: unknown[] = [
     JSON.stringify(trainee),
-    `{${lockNumbers(lockKeys).join(',')}}`,
-    key.providerId,
-    key.dateOfBirth,
-    key.lastName.toLowerCase(),
-    key.trainingRoute,
-    key.startAcademicCycle,
+    lockArray(lockKeys),
+    ...candidateValues(key),
     ...(shape.degrees ? [JSON.stringify(records.degrees)] : []),
     ...(shape.placements ? [JSON.stringify(records.placements)] : []),
     JSON.stringify(audit),
@@ -667,7 +674,8 @@ function createStatementText(shape: CreateStatementShape): string {
   const signature = JSON.stringify(shape);
   let text = createStatementTexts.get(signature);
   if (text !== undefined) return text;
-  let parameter = 7;
+  let parameter = 2 + CANDIDATE_ARGUMENT_TYPES.length;
+  const candidateParameters = CANDIDATE_ARGUMENT_TYPES.map((type, i) => `$${3 + i}::${type}`).join(', ');
   const columns = (names: string[]) => names.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ');
   const insert = (table: string, names: string[], source: string) =>
     `insert into ${table} (${columns(names)}) select ${columns(names)} from ${source}(null::${table}, $${++parameter}::jsonb) where exists (select from t)`;
@@ -680,7 +688,7 @@ function createStatementText(shape: CreateStatementShape): string {
   text = `${PREPARED}with t as (
     insert into trainees (${columns(shape.trainee)})
     select ${columns(shape.trainee)} from jsonb_populate_record(null::trainees, $1::jsonb)
-    where not trainee_lock_duplicate_candidates($2::bigint[], $3::integer, $4::date, $5::text, $6::text, $7::integer)
+    where not trainee_lock_duplicate_candidates($2::bigint[], ${candidateParameters})
     returning id
   ), ${dependents.map((part, i) => `n${i} as (${part})`).join(', ')}
   select count(*)::int as inserted from t`;
