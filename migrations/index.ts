@@ -19,6 +19,7 @@ import * as listCountShard from './2026-11-29T0810-list-count-shard.js';
 import * as idempotencyKeys from './2026-11-29T1000-idempotency-keys.js';
 import * as versionParquet from './2026-11-29T1000-version-parquet.js';
 import * as traineeDuplicateCandidates from './2026-11-30T1800-trainee-duplicate-candidates.js';
+import * as listCountAddPlpgsql from './2026-11-30T2030-list-count-add-plpgsql.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T1000-idempotency-keys': idempotencyKeys,
   '2026-11-29T1000-version-parquet': versionParquet,
   '2026-11-30T1800-trainee-duplicate-candidates': traineeDuplicateCandidates,
+  '2026-11-30T2030-list-count-add-plpgsql': listCountAddPlpgsql,
 };

@@ -104,9 +104,13 @@ export function newTraineeRow(values: NewTraineeValues): TraineeRow {
   for (const column in values) {
     if (row[column] === undefined) row[column] = TRAINEE_DEFAULTS[column as keyof typeof TRAINEE_DEFAULTS] ?? null;
   }
-  const cycleStart = (row.trainee_start_date ?? row.itt_start_date) as string | null;
-  row.start_academic_cycle = cycleStart === null ? null : academicCycleOf(cycleStart);
-  return row as unknown as TraineeRow;
+  return withAcademicCycle(row as unknown as TraineeRow);
+}
+
+/** `row` with the academic cycle the table generates from its start dates. */
+function withAcademicCycle(row: TraineeRow): TraineeRow {
+  const cycleStart = row.trainee_start_date ?? row.itt_start_date;
+  return { ...row, start_academic_cycle: cycleStart === null ? null : academicCycleOf(cycleStart) };
 }
 
 /**
@@ -260,23 +264,6 @@ export async function insertTraineeRow(trx: Executor, row: TraineeInsert): Promi
   return trx.insertInto('trainees').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-/**
- * Applies `patch`, bumps `lock_version` (the ETag changes) and `updated_at` (the list's `since` sees it).
- * Nested placement/degree writes call it with an empty patch so the trainee's tag and `updated_at` move too.
- */
-export async function updateTraineeRow(trx: Executor, id: string, patch: TraineePatch): Promise<TraineeRow> {
-  const [row] = await executePrepared(
-    trx,
-    trx
-      .updateTable('trainees')
-      .set({ ...patch, lock_version: sql<number>`lock_version + 1`, updated_at: sql<Date>`now()` })
-      .where('id', '=', id)
-      .returningAll(),
-  );
-  if (!row) throw new Error(`Trainee ${id} was not updated`);
-  return row;
-}
-
 export interface AuditEntry {
   traineeId: string;
   providerId: number;
@@ -308,11 +295,6 @@ export function auditColumns(entry: AuditEntry) {
     before: record.before === null ? null : JSON.stringify(record.before),
     after: record.after === null ? null : JSON.stringify(record.after),
   };
-}
-
-/** One audit row per change (who: provider, token; what: before/after; when) and the change's event, in one statement. */
-export async function recordAuditWithEvent(trx: Executor, entry: AuditEntry, event: NewEvent): Promise<void> {
-  await insertNestedRecords(trx, [], [], auditColumns(entry), event);
 }
 
 /** The list's query for one provider; `today` decides `course_not_yet_started` and `in_training`. */
@@ -551,8 +533,8 @@ export async function insertTraineeUnlessCandidates(
   return rows[0];
 }
 
-/** A trainee's insert as a JSON record: its jsonb columns as JSON values, not as the text Kysely's type asks for. */
-function traineeRecord(row: TraineeInsert): Record<string, unknown> {
+/** A trainee's insert or change as a JSON record: its jsonb columns as JSON values, not as the text Kysely's type asks for. */
+function traineeRecord(row: TraineeInsert | TraineePatch): Record<string, unknown> {
   const record: Record<string, unknown> = { ...row };
   for (const column of ['disabilities', 'withdrawal_reasons'] as const) {
     if (typeof record[column] === 'string') record[column] = JSON.parse(record[column]) as unknown;
@@ -663,35 +645,114 @@ interface CreateStatementShape {
 }
 
 /**
- * `insertTraineeWithRecords`' text, made once per shape (the columns each of its rows names; the service's creates
- * have a handful): composed with Kysely's `sql` on every create, its compilation was the largest single cost in the
- * create's server profile (docs/performance.md, "Register API"). Parameters: $1 the trainee, $2 the locks, $3–$7 the
- * candidate key, then one per other row kind, in the order of `shape`.
+ * The texts of `insertTraineeWithRecords` and `updateTraineeWithRecords`, made once per shape (the columns each of
+ * their rows names; the service's writes have a handful): composed with Kysely's `sql` on every create, its
+ * compilation was the largest single cost in the create's server profile (docs/performance.md, "Register API").
  */
-const createStatementTexts = new LRUCache<string, string>({ max: 64 });
+const statementTexts = new LRUCache<string, string>({ max: 128 });
 
+function statementText(kind: 'create' | 'update', shape: object, make: () => string): string {
+  const signature = `${kind} ${JSON.stringify(shape)}`;
+  let text = statementTexts.get(signature);
+  if (text === undefined) statementTexts.set(signature, (text = make()));
+  return text;
+}
+
+const quotedColumns = (names: string[]) => names.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ');
+
+/** Rows of one JSON parameter into `table`, naming only their columns (the others get their defaults), when `guard` wrote a row. */
+function insertFromJsonParameter(
+  table: string,
+  names: string[],
+  source: 'jsonb_populate_record' | 'jsonb_populate_recordset',
+  parameter: number,
+  guard: string,
+): string {
+  const columns = quotedColumns(names);
+  return `insert into ${table} (${columns}) select ${columns} from ${source}(null::${table}, $${parameter}::jsonb) where exists (select from ${guard})`;
+}
+
+/** Parameters: $1 the trainee, $2 the locks, $3–$7 the candidate key, then one per other row kind, in the order of `shape`. */
 function createStatementText(shape: CreateStatementShape): string {
-  const signature = JSON.stringify(shape);
-  let text = createStatementTexts.get(signature);
-  if (text !== undefined) return text;
-  let parameter = 2 + CANDIDATE_ARGUMENT_TYPES.length;
-  const candidateParameters = CANDIDATE_ARGUMENT_TYPES.map((type, i) => `$${3 + i}::${type}`).join(', ');
-  const columns = (names: string[]) => names.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ');
-  const insert = (table: string, names: string[], source: string) =>
-    `insert into ${table} (${columns(names)}) select ${columns(names)} from ${source}(null::${table}, $${++parameter}::jsonb) where exists (select from t)`;
-  const dependents = [
-    shape.degrees && insert('trainee_degrees', shape.degrees, 'jsonb_populate_recordset'),
-    shape.placements && insert('trainee_placements', shape.placements, 'jsonb_populate_recordset'),
-    insert('trainee_audits', shape.audit, 'jsonb_populate_record'),
-    insert('event_inbox', shape.event, 'jsonb_populate_record'),
-  ].filter((part) => part !== undefined);
-  text = `${PREPARED}with t as (
-    insert into trainees (${columns(shape.trainee)})
-    select ${columns(shape.trainee)} from jsonb_populate_record(null::trainees, $1::jsonb)
+  return statementText('create', shape, () => {
+    let parameter = 2 + CANDIDATE_ARGUMENT_TYPES.length;
+    const candidateParameters = CANDIDATE_ARGUMENT_TYPES.map((type, i) => `$${3 + i}::${type}`).join(', ');
+    const dependents = [
+      shape.degrees && ['trainee_degrees', shape.degrees, 'jsonb_populate_recordset'],
+      shape.placements && ['trainee_placements', shape.placements, 'jsonb_populate_recordset'],
+      ['trainee_audits', shape.audit, 'jsonb_populate_record'],
+      ['event_inbox', shape.event, 'jsonb_populate_record'],
+    ]
+      .filter((part) => part !== undefined)
+      .map(([table, names, source]) =>
+        insertFromJsonParameter(
+          table as string,
+          names as string[],
+          source as 'jsonb_populate_record',
+          ++parameter,
+          't',
+        ),
+      );
+    return `${PREPARED}with t as (
+    insert into trainees (${quotedColumns(shape.trainee)})
+    select ${quotedColumns(shape.trainee)} from jsonb_populate_record(null::trainees, $1::jsonb)
     where not trainee_lock_duplicate_candidates($2::bigint[], ${candidateParameters})
     returning id
   ), ${dependents.map((part, i) => `n${i} as (${part})`).join(', ')}
   select count(*)::int as inserted from t`;
-  createStatementTexts.set(signature, text);
-  return text;
+  });
+}
+
+/** A change of a trainee's columns; `updated_at` is the service's clock, as a create's times are. */
+export type TraineeChange = TraineePatch & { updated_at: Date };
+
+/**
+ * The row that `updateTraineeWithRecords` stores for `trainee` and `change`: the next lock version and the academic
+ * cycle the table generates, so an update knows its after image before it writes it. A test compares it with the
+ * stored row, column by column.
+ */
+export function updatedTraineeRow(trainee: TraineeRow, change: TraineeChange): TraineeRow {
+  const row = { ...trainee, ...definedColumns(traineeRecord(change)), lock_version: trainee.lock_version + 1 };
+  return withAcademicCycle(row);
+}
+
+/**
+ * A change of the trainee's columns with its audit row and event, in one statement, written only when the trainee
+ * is still at the lock version it was read at: `change` and the next lock version (its ETag moves; a placement or
+ * degree write gives no columns but `updated_at`, so the tag and the list's `since` see it too). Answers the stored
+ * row, or undefined when another write came first (nothing is written then). Under the trainee's row lock that
+ * cannot happen; without it, the update of a trainee is this and the read before it: two round trips instead of
+ * five (BEGIN, the lock, the row, the audit with its event, COMMIT).
+ */
+export async function updateTraineeWithRecords(
+  executor: Executor,
+  trainee: Pick<TraineeRow, 'id' | 'lock_version'>,
+  change: TraineeChange,
+  audit: AuditEntry,
+  event: NewEvent,
+): Promise<TraineeRow | undefined> {
+  const columns = { ...definedColumns(traineeRecord(change)), lock_version: trainee.lock_version + 1 };
+  const auditRow = auditRecord(audit);
+  const eventRow = eventInboxRecord(event);
+  const shape = { trainee: Object.keys(columns), audit: Object.keys(auditRow), event: Object.keys(eventRow) };
+  const text = statementText('update', shape, () => {
+    const assignments = shape.trainee.map((name) => `${quotedColumns([name])} = r.${quotedColumns([name])}`);
+    return `${PREPARED}with u as (
+    update trainees set ${assignments.join(', ')}
+    from jsonb_populate_record(null::trainees, $1::jsonb) r
+    where trainees.id = $2 and trainees.lock_version = $3
+    returning trainees.*
+  ), n0 as (${insertFromJsonParameter('trainee_audits', shape.audit, 'jsonb_populate_record', 4, 'u')}),
+  n1 as (${insertFromJsonParameter('event_inbox', shape.event, 'jsonb_populate_record', 5, 'u')})
+  select * from u`;
+  });
+  const parameters = [
+    JSON.stringify(columns),
+    trainee.id,
+    trainee.lock_version,
+    JSON.stringify(auditRow),
+    JSON.stringify(eventRow),
+  ];
+  const { rows } = await executor.executeQuery<TraineeRow>(CompiledQuery.raw(text, parameters));
+  return rows[0];
 }

@@ -144,7 +144,7 @@ export function serializeTrainee(
   return toVersionOutput(version, canonicalTraineeBody(row, extras));
 }
 
-/** The trainee's entity tag: changes with every write (lock_version is bumped by updateTraineeRow). */
+/** The trainee's entity tag: changes with every write (lock_version is bumped by updateTraineeWithRecords). */
 export function traineeEtag(row: Pick<TraineeRow, 'id' | 'lock_version'>): string {
   return `"${row.id}-${row.lock_version}"`;
 }

@@ -28,9 +28,9 @@ import {
   loadTraineesWithNested,
   lockTraineeForUpdate,
   lockTraineeWithNested,
-  recordAuditWithEvent,
   schoolExists,
-  updateTraineeRow,
+  updatedTraineeRow,
+  updateTraineeWithRecords,
   type TraineePatch,
   type TraineeRow,
 } from './repository.js';
@@ -126,8 +126,8 @@ export async function touchTraineeAudited(
 }
 
 /**
- * Every change of a trainee row: `patch` written (its ETag moves), and one audit row of who changed what with the
- * change's event, in one statement.
+ * Every change of a locked trainee row: `patch` written (its ETag moves), and one audit row of who changed what with
+ * the change's event, in one statement.
  */
 export async function updateTraineeAudited(
   trx: Tx,
@@ -139,7 +139,6 @@ export async function updateTraineeAudited(
   after: unknown,
   event: NewEvent,
 ): Promise<TraineeRow> {
-  const updated = await updateTraineeRow(trx, trainee.id, patch);
   const audit = {
     traineeId: trainee.id,
     providerId: trainee.provider_id,
@@ -148,7 +147,8 @@ export async function updateTraineeAudited(
     before,
     after,
   };
-  await recordAuditWithEvent(trx, audit, event);
+  const updated = await updateTraineeWithRecords(trx, trainee, { ...patch, updated_at: new Date() }, audit, event);
+  if (!updated) throw new Error(`Trainee ${trainee.id} changed while locked`);
   return updated;
 }
 
@@ -265,58 +265,87 @@ export async function checkPartners(
   return { values: result, errors };
 }
 
-/** `PUT`/`PATCH /trainees/{id}`: a partial update on the locked trainee, validated as a whole, audited. */
+/**
+ * `PUT`/`PATCH /trainees/{id}`: a partial update, validated as a whole, audited. The trainee is read, checked and
+ * written only if no other write came in between (`updateTraineeWithRecords`): two round trips. When one did, or an
+ * `Idempotency-Key`'s record must commit with the change, the update runs again on the trainee locked.
+ */
 export async function updateTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
-  const { version, provider } = context;
   const today = todayUtc();
+  if (!write.beforeCommit) {
+    const result = await withStalePreparedRetry(db, async (connection) => {
+      const found = await findTraineeWithNested(connection, context.provider.id, write.traineeId);
+      if (!found) throw traineeNotFound();
+      assertIfMatch(write.ifMatch, traineeEtag(found.row));
+      return storeUpdate(connection, context, write, found.row, found.nested, today);
+    });
+    if (result) return result;
+  }
   return withLockedTrainee(
     db,
     context,
     write,
     async (trx, row, stored) => {
-      assertTraineeModifiable(row, version);
-      // The body is read only now: a locked or changed trainee is refused before its body is looked at.
-      const input = acceptedInput(version, write.data(), 'update');
-      // Nested records change through their own endpoints only.
-      delete input.degrees_attributes;
-      delete input.placements_attributes;
-      const nested = { ukprn: provider.ukprn, ...stored };
-      // Only ignored members (or `null`s that keep stored values): the trainee as it is, nothing written.
-      if (Object.keys(input).length === 0) return { row, body: serializeTrainee(row, version, nested) };
-
-      const merged = rowToAttributes(row);
-      for (const [key, value] of Object.entries(input)) if (!DISABILITY_KEY.test(key)) merged[key] = value;
-      for (const key of Object.keys(input).filter((k) => DISABILITY_KEY.test(k))) merged[key] = input[key];
-      // Leaving the iQTS route clears the iQTS country.
-      if ('training_route' in input && codeText(input.training_route) !== '15' && !('iqts_country' in input))
-        merged.iqts_country = null;
-
-      const trainee = checkTrainee(merged, {
-        adapter: adapterFor(version),
-        today,
-        mode: 'update',
-        existingDegreeCount: stored.degrees.length,
-        knownSchoolUrns: new Set(),
-      });
-      const { values: partners, errors: partnerErrors } = await checkPartners(trx, version, input);
-      rejectIfInvalid(version, [...trainee.errors, ...partnerErrors], write.enhancedErrors);
-      const attrs = trainee.values.attributes;
-
-      // Placements and degrees do not change here: loaded once for both audit images and the response.
-      const before = serializeTrainee(row, version, nested);
-      const updated = await updateTraineeRow(trx, row.id, { ...attributesToColumns(attrs), ...partners });
-      const after = serializeTrainee(updated, version, nested);
-      await recordAuditWithEvent(
-        trx,
-        { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'update', before, after },
-        traineeUpdatedEvent(
-          eventOwner(context),
-          row.id,
-          changedTraineeFields(canonicalTraineeBody(row, nested), canonicalTraineeBody(updated, nested)),
-        ),
-      );
-      return { row: updated, body: after };
+      const result = await storeUpdate(trx, context, write, row, stored, today);
+      if (!result) throw new Error(`Trainee ${row.id} changed while locked`);
+      return result;
     },
     { loadNested: true },
   );
+}
+
+/** The update of `row` as read (undefined when another write changed it since: nothing is written then). */
+async function storeUpdate(
+  executor: Executor,
+  context: RegisterContext,
+  write: TraineeWrite,
+  row: TraineeRow,
+  stored: PlacementsAndDegrees,
+  today: string,
+): Promise<TraineeResult | undefined> {
+  const { version, provider } = context;
+  assertTraineeModifiable(row, version);
+  // The body is read only now: a locked or changed trainee is refused before its body is looked at.
+  const input = acceptedInput(version, write.data(), 'update');
+  // Nested records change through their own endpoints only.
+  delete input.degrees_attributes;
+  delete input.placements_attributes;
+  const nested = { ukprn: provider.ukprn, ...stored };
+  // Only ignored members (or `null`s that keep stored values): the trainee as it is, nothing written.
+  if (Object.keys(input).length === 0) return { row, body: serializeTrainee(row, version, nested) };
+
+  const merged = rowToAttributes(row);
+  for (const [key, value] of Object.entries(input)) if (!DISABILITY_KEY.test(key)) merged[key] = value;
+  for (const key of Object.keys(input).filter((k) => DISABILITY_KEY.test(k))) merged[key] = input[key];
+  // Leaving the iQTS route clears the iQTS country.
+  if ('training_route' in input && codeText(input.training_route) !== '15' && !('iqts_country' in input))
+    merged.iqts_country = null;
+
+  const trainee = checkTrainee(merged, {
+    adapter: adapterFor(version),
+    today,
+    mode: 'update',
+    existingDegreeCount: stored.degrees.length,
+    knownSchoolUrns: new Set(),
+  });
+  const { values: partners, errors: partnerErrors } = await checkPartners(executor, version, input);
+  rejectIfInvalid(version, [...trainee.errors, ...partnerErrors], write.enhancedErrors);
+
+  // Placements and degrees do not change here: loaded once for both audit images and the response.
+  const change = { ...attributesToColumns(trainee.values.attributes), ...partners, updated_at: new Date() };
+  const expected = updatedTraineeRow(row, change);
+  const before = serializeTrainee(row, version, nested);
+  const after = serializeTrainee(expected, version, nested);
+  const updated = await updateTraineeWithRecords(
+    executor,
+    row,
+    change,
+    { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'update', before, after },
+    traineeUpdatedEvent(
+      eventOwner(context),
+      row.id,
+      changedTraineeFields(canonicalTraineeBody(row, nested), canonicalTraineeBody(expected, nested)),
+    ),
+  );
+  return updated && { row: updated, body: after };
 }
