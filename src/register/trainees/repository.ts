@@ -660,11 +660,13 @@ function statementText(kind: 'create' | 'update', shape: object, make: () => str
 
 const quotedColumns = (names: string[]) => names.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ');
 
+type JsonRowSource = 'jsonb_populate_record' | 'jsonb_populate_recordset';
+
 /** Rows of one JSON parameter into `table`, naming only their columns (the others get their defaults), when `guard` wrote a row. */
 function insertFromJsonParameter(
   table: string,
   names: string[],
-  source: 'jsonb_populate_record' | 'jsonb_populate_recordset',
+  source: JsonRowSource,
   parameter: number,
   guard: string,
 ): string {
@@ -677,28 +679,20 @@ function createStatementText(shape: CreateStatementShape): string {
   return statementText('create', shape, () => {
     let parameter = 2 + CANDIDATE_ARGUMENT_TYPES.length;
     const candidateParameters = CANDIDATE_ARGUMENT_TYPES.map((type, i) => `$${3 + i}::${type}`).join(', ');
-    const dependents = [
-      shape.degrees && ['trainee_degrees', shape.degrees, 'jsonb_populate_recordset'],
-      shape.placements && ['trainee_placements', shape.placements, 'jsonb_populate_recordset'],
-      ['trainee_audits', shape.audit, 'jsonb_populate_record'],
-      ['event_inbox', shape.event, 'jsonb_populate_record'],
-    ]
-      .filter((part) => part !== undefined)
-      .map(([table, names, source]) =>
-        insertFromJsonParameter(
-          table as string,
-          names as string[],
-          source as 'jsonb_populate_record',
-          ++parameter,
-          't',
-        ),
-      );
+    const dependents: [table: string, names: string[], source: JsonRowSource][] = [];
+    if (shape.degrees) dependents.push(['trainee_degrees', shape.degrees, 'jsonb_populate_recordset']);
+    if (shape.placements) dependents.push(['trainee_placements', shape.placements, 'jsonb_populate_recordset']);
+    dependents.push(['trainee_audits', shape.audit, 'jsonb_populate_record']);
+    dependents.push(['event_inbox', shape.event, 'jsonb_populate_record']);
+    const inserts = dependents.map(([table, names, source]) =>
+      insertFromJsonParameter(table, names, source, ++parameter, 't'),
+    );
     return `${PREPARED}with t as (
     insert into trainees (${quotedColumns(shape.trainee)})
     select ${quotedColumns(shape.trainee)} from jsonb_populate_record(null::trainees, $1::jsonb)
     where not trainee_lock_duplicate_candidates($2::bigint[], ${candidateParameters})
     returning id
-  ), ${dependents.map((part, i) => `n${i} as (${part})`).join(', ')}
+  ), ${inserts.map((part, i) => `n${i} as (${part})`).join(', ')}
   select count(*)::int as inserted from t`;
   });
 }
