@@ -86,7 +86,7 @@ async function packagedBinaries(): Promise<Binaries> {
     return { initdb: module.initdb, postgres: module.postgres };
   } catch {
     throw new Error(
-      `no PostgreSQL binaries for ${os.platform()}-${os.arch()} (package ${name}); set DATABASE_URL to use your own PostgreSQL`,
+      `no PostgreSQL binaries for ${os.platform()}-${os.arch()} (package ${name}); set DATABASE_URL to use your own PostgreSQL server`,
     );
   }
 }
