@@ -5,7 +5,6 @@
  * Idempotency-Key take the transaction of `withDuplicateLocks` (`storeCreate`).
  */
 import type { Db, Executor } from '../../db/database.js';
-import { withStalePreparedRetry } from '../../db/prepared-statements.js';
 import type { NewEvent } from '../../events/outbox-repository.js';
 import { isUrn } from '../../validators.js';
 import type { RegisterContext, WriteRequest } from '../context.js';
@@ -40,7 +39,13 @@ import { eventOwner, traineeCreatedEvent } from '../events/service.js';
 import { sandboxDueAt } from '../sandbox/scenarios.js';
 import { serializeTrainee } from './serialize.js';
 import { checkTrainee, type Attributes } from './validate.js';
-import { checkPartners, rejectIfInvalid, type PartnerColumns, type TraineeResult } from './service.js';
+import {
+  checkPartners,
+  firstInOneStatement,
+  rejectIfInvalid,
+  type PartnerColumns,
+  type TraineeResult,
+} from './service.js';
 
 /** What the new trainee's possible duplicates share with it; undefined without an ITT start date (none can be). */
 function duplicateCandidateKey(providerId: number, attrs: Attributes): DuplicateCandidateKey | undefined {
@@ -318,16 +323,15 @@ export async function storeCreate(
 export async function createTrainee(db: Db, context: RegisterContext, request: WriteRequest): Promise<TraineeResult> {
   const prepared = await prepareCreate(db, context, request);
   const plan = planCreate(context, prepared);
-  // With an Idempotency-Key, its record commits with the trainee: that needs the transaction.
-  if (!request.beforeCommit) {
-    const stored = await withStalePreparedRetry(db, (connection) =>
-      storeCreateInOneStatement(connection, context, plan),
-    );
-    if (stored) return stored;
-  }
-  return withDuplicateLocks(db, [plan.lockKey], async (trx) => {
-    const result = await storeCreate(trx, context, prepared, plan, !request.beforeCommit);
-    await request.beforeCommit?.(trx, result);
-    return result;
-  });
+  return firstInOneStatement(
+    db,
+    request,
+    (connection) => storeCreateInOneStatement(connection, context, plan),
+    () =>
+      withDuplicateLocks(db, [plan.lockKey], async (trx) => {
+        const result = await storeCreate(trx, context, prepared, plan, !request.beforeCommit);
+        await request.beforeCommit?.(trx, result);
+        return result;
+      }),
+  );
 }

@@ -9,7 +9,7 @@ import { withStalePreparedRetry } from '../../db/prepared-statements.js';
 import type { NewEvent } from '../../events/outbox-repository.js';
 import { UnprocessableError } from '../../errors.js';
 import { assertIfMatch } from '../../http/conditional.js';
-import type { RegisterContext, TraineeTarget, TraineeWrite } from '../context.js';
+import type { RegisterContext, TraineeTarget, TraineeWrite, WriteRequest } from '../context.js';
 import { noTraineesFound, traineeNotFound, traineeValidationError } from '../errors.js';
 import { assertTraineeModifiable } from '../state-machine.js';
 import { codeText, todayUtc, type Checked } from '../values.js';
@@ -31,6 +31,7 @@ import {
   schoolExists,
   updatedTraineeRow,
   updateTraineeWithRecords,
+  type TraineeChange,
   type TraineePatch,
   type TraineeRow,
 } from './repository.js';
@@ -139,6 +140,23 @@ export async function updateTraineeAudited(
   after: unknown,
   event: NewEvent,
 ): Promise<TraineeRow> {
+  const change = { ...patch, updated_at: new Date() };
+  const updated = await writeTraineeAudited(trx, trainee, writer, action, change, before, after, event);
+  if (!updated) throw new Error(`Trainee ${trainee.id} changed while locked`);
+  return updated;
+}
+
+/** `change` with its audit row (who: the writer; what: `before`/`after`) and event, unless `trainee` moved on since it was read. */
+function writeTraineeAudited(
+  executor: Executor,
+  trainee: TraineeRow,
+  writer: TraineeWriter,
+  action: string,
+  change: TraineeChange,
+  before: unknown,
+  after: unknown,
+  event: NewEvent,
+): Promise<TraineeRow | undefined> {
   const audit = {
     traineeId: trainee.id,
     providerId: trainee.provider_id,
@@ -147,9 +165,25 @@ export async function updateTraineeAudited(
     before,
     after,
   };
-  const updated = await updateTraineeWithRecords(trx, trainee, { ...patch, updated_at: new Date() }, audit, event);
-  if (!updated) throw new Error(`Trainee ${trainee.id} changed while locked`);
-  return updated;
+  return updateTraineeWithRecords(executor, trainee, change, audit, event);
+}
+
+/**
+ * A write that is one statement outside any transaction when it can be (`inOneStatement`, on one connection; undefined
+ * when it wrote nothing and cannot be done so), else `inTransaction`. With an Idempotency-Key the key's record must
+ * commit with the write, so only the transaction will do.
+ */
+export async function firstInOneStatement<T>(
+  db: Db,
+  request: Pick<WriteRequest, 'beforeCommit'>,
+  inOneStatement: (connection: Db) => Promise<T | undefined>,
+  inTransaction: () => Promise<T>,
+): Promise<T> {
+  if (!request.beforeCommit) {
+    const result = await withStalePreparedRetry(db, inOneStatement);
+    if (result !== undefined) return result;
+  }
+  return inTransaction();
 }
 
 const LIST_OPEN = Buffer.from('{"data":[');
@@ -272,25 +306,27 @@ export async function checkPartners(
  */
 export async function updateTrainee(db: Db, context: RegisterContext, write: TraineeWrite): Promise<TraineeResult> {
   const today = todayUtc();
-  if (!write.beforeCommit) {
-    const result = await withStalePreparedRetry(db, async (connection) => {
+  return firstInOneStatement(
+    db,
+    write,
+    async (connection) => {
       const found = await findTraineeWithNested(connection, context.provider.id, write.traineeId);
       if (!found) throw traineeNotFound();
       assertIfMatch(write.ifMatch, traineeEtag(found.row));
       return storeUpdate(connection, context, write, found.row, found.nested, today);
-    });
-    if (result) return result;
-  }
-  return withLockedTrainee(
-    db,
-    context,
-    write,
-    async (trx, row, stored) => {
-      const result = await storeUpdate(trx, context, write, row, stored, today);
-      if (!result) throw new Error(`Trainee ${row.id} changed while locked`);
-      return result;
     },
-    { loadNested: true },
+    () =>
+      withLockedTrainee(
+        db,
+        context,
+        write,
+        async (trx, row, stored) => {
+          const result = await storeUpdate(trx, context, write, row, stored, today);
+          if (!result) throw new Error(`Trainee ${row.id} changed while locked`);
+          return result;
+        },
+        { loadNested: true },
+      ),
   );
 }
 
@@ -336,11 +372,14 @@ async function storeUpdate(
   const expected = updatedTraineeRow(row, change);
   const before = serializeTrainee(row, version, nested);
   const after = serializeTrainee(expected, version, nested);
-  const updated = await updateTraineeWithRecords(
+  const updated = await writeTraineeAudited(
     executor,
     row,
+    context,
+    'update',
     change,
-    { traineeId: row.id, providerId: provider.id, tokenId: context.tokenId, action: 'update', before, after },
+    before,
+    after,
     traineeUpdatedEvent(
       eventOwner(context),
       row.id,
