@@ -542,9 +542,13 @@ function traineeRecord(row: TraineeInsert | TraineePatch): Record<string, unknow
   return record;
 }
 
-/** `insert into table (columns) select columns from` the rows of one JSON parameter, naming only the columns given. */
+/**
+ * `insert into table (columns) select columns from` the rows of one JSON parameter, naming only the columns given: a
+ * column no row gives a value (one left undefined) gets the table's default, not the NULL its missing JSON key reads as.
+ */
 function insertFromJson(table: 'trainees' | 'trainee_degrees' | 'trainee_placements', rows: Record<string, unknown>[]) {
-  const columns = sql.join(Object.keys(rows[0]!).map((c) => sql.ref(c)));
+  const given = new Set(rows.flatMap((row) => Object.keys(definedColumns(row))));
+  const columns = sql.join([...given].map((c) => sql.ref(c)));
   const source =
     rows.length === 1
       ? sql`jsonb_populate_record(null::${sql.table(table)}, ${JSON.stringify(rows[0])}::jsonb)`
@@ -565,8 +569,10 @@ export async function insertNestedRecords(
 ): Promise<void> {
   const fromJson = (table: 'trainee_degrees' | 'trainee_placements', rows: object[]) =>
     rows.length === 0 ? undefined : insertFromJson(table, rows as Record<string, unknown>[]);
-  const inserts = (table: string, values: Record<string, unknown>) =>
-    sql`insert into ${sql.table(table)} (${sql.join(Object.keys(values).map((c) => sql.ref(c)))}) values (${sql.join(Object.values(values))})`;
+  const inserts = (table: string, row: Record<string, unknown>) => {
+    const values = definedColumns(row);
+    return sql`insert into ${sql.table(table)} (${sql.join(Object.keys(values).map((c) => sql.ref(c)))}) values (${sql.join(Object.values(values))})`;
+  };
   const parts = [
     fromJson('trainee_degrees', degrees),
     fromJson('trainee_placements', placements),

@@ -3,7 +3,10 @@ import { sql } from 'kysely';
 import { buildTestApp, type TestApp } from '../../helpers/app.js';
 import { createProviderWithToken, type TestProvider } from '../helpers.js';
 import {
+  auditColumns,
   duplicateLockKey,
+  insertNestedRecords,
+  insertTraineeUnlessCandidates,
   insertTraineeWithRecords,
   newTraineeRow,
   type DuplicateCandidateKey,
@@ -210,5 +213,38 @@ describe('a create in one statement (insertTraineeWithRecords)', () => {
     expect(await insertTraineeWithRecords(t.database.db, second, lock, key, records(second.id))).toBe(false);
     expect(await stored(second.id)).toEqual({ row: undefined, degrees: 0, placements: 0, audits: 0, events: 0 });
     expect(await stored(first.id)).toMatchObject({ degrees: 1, placements: 1, audits: 1, events: 1 });
+  });
+});
+
+describe('the create in steps (a possible duplicate, or nested rows read back)', () => {
+  it('a column given as undefined gets its default, as in the one statement, not NULL', async () => {
+    const row = values('InStepsDefaultsInStepsDe', {
+      last_name: 'Shannon',
+      record_source: undefined,
+      disabilities: undefined,
+      created_at: undefined,
+      updated_at: undefined,
+    });
+    const inserted = await insertTraineeUnlessCandidates(t.database.db, row, candidateKey(row, 2025));
+    expect(inserted).toMatchObject({ id: row.id, record_source: 'api', disabilities: {}, lock_version: 0 });
+    expect(inserted?.created_at).toBeInstanceOf(Date);
+
+    const nested = records(row.id);
+    const placement = { ...nested.placements[0]!, school_linked: undefined, created_at: undefined };
+    await insertNestedRecords(t.database.db, [], [placement], { ...auditColumns(nested.audit), created_at: undefined });
+    const stored = await t.database.db
+      .selectFrom('trainee_placements')
+      .select(['school_linked', 'created_at'])
+      .where('trainee_id', '=', row.id)
+      .executeTakeFirstOrThrow();
+    expect(stored.school_linked).toBe(false);
+    expect(stored.created_at).toBeInstanceOf(Date);
+    const audits = await t.database.db
+      .selectFrom('trainee_audits')
+      .select('created_at')
+      .where('trainee_id', '=', row.id)
+      .execute();
+    expect(audits).toHaveLength(1);
+    expect(audits[0]!.created_at).toBeInstanceOf(Date);
   });
 });
