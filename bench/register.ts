@@ -9,6 +9,7 @@ import type { Database } from '../src/db/schema.js';
 import { loadConfig } from '../src/config.js';
 import { createToken, tokenSecret } from '../src/register/tokens.js';
 import { openRuntime } from '../src/runtime.js';
+import { startBusyNeighbour } from './busy-neighbour.js';
 import { describeMachine, machineLine } from './machine.js';
 import { startCpuMeter } from './process-cpu.js';
 import { freePort, registerBenchServerEnv, startServer, stopServer } from './server-process.js';
@@ -17,7 +18,8 @@ import { benchTrainee } from './trainee-payload.js';
 /**
  * `npm run bench:register`: create, batch create, get, list (50 per page) and update of the register API against a
  * server started in a separate process (DATA_DIR / DATABASE_URL as configured; by default its own embedded database
- * under .data/bench-register). Figures go to bench/results/register.json.
+ * under .data/bench-register). Figures go to bench/results/register.json; with `--busy`, a busy neighbour
+ * (`bench/busy-neighbour.ts`: one core kept busy) runs for the whole run and they go to register-busy.json.
  * Targets: a create p50 ≤ 5 ms with one connection and ≥ 600 creates/s at 10 connections, a 100-row batch p50
  * ≤ 300 ms (issue 46); p50 ≤ 10 ms for get and list, ≤ 20 ms for update at `--connections` (issue 5).
  * Each scenario: VACUUM ANALYZE (or ANALYZE only, for the list measured before vacuum), `--warmup` seconds unrecorded,
@@ -30,8 +32,10 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '2' },
     // Only the scenarios whose name this regular expression matches (e.g. `^create`); the results file holds only those.
     only: { type: 'string', default: '' },
+    busy: { type: 'boolean', default: false },
   },
 });
+const RESULTS_FILE = values.busy ? 'bench/results/register-busy.json' : 'bench/results/register.json';
 const DURATION = Number(values.duration);
 // Seconds of the same requests before each measurement, unrecorded: a freshly started server runs its code paths
 // unoptimized at first (JIT), which is start-up, not the steady state the targets are about.
@@ -90,6 +94,8 @@ await runCli(async () => {
   const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
   const runtime = await openRuntime(config);
   let server: ChildProcess | undefined;
+  // From before the server starts to the end, as a neighbour on a shared host is there all along.
+  const neighbour = values.busy ? startBusyNeighbour() : undefined;
   try {
     // A provider and token of this run.
     const ukprn = String(Date.now()).slice(-8);
@@ -248,11 +254,12 @@ await runCli(async () => {
     }
     await mkdir('bench/results', { recursive: true });
     await writeFile(
-      'bench/results/register.json',
-      `${JSON.stringify({ measuredAt: new Date().toISOString(), machine: { ...machine, loadAverageAfter: os.loadavg().map((l) => Math.round(l * 100) / 100) }, seedTrainees: SEED_TRAINEES, tableTraineesAtStart: Number(tableTrainees), results }, null, 2)}\n`,
+      RESULTS_FILE,
+      `${JSON.stringify({ measuredAt: new Date().toISOString(), besideBusyNeighbour: values.busy, machine: { ...machine, loadAverageAfter: os.loadavg().map((l) => Math.round(l * 100) / 100) }, seedTrainees: SEED_TRAINEES, tableTraineesAtStart: Number(tableTrainees), results }, null, 2)}\n`,
     );
-    console.log('wrote bench/results/register.json');
+    console.log(`wrote ${RESULTS_FILE}`);
   } finally {
+    neighbour?.stop();
     if (server) await stopServer(server);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await runtime.close();
