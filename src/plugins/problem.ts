@@ -189,8 +189,10 @@ export function installErrorHandler(app: FastifyInstance, formatter: ErrorFormat
     const appError = toAppError(error);
     logRequestError(request, error, appError);
     if (reply.sent || reply.raw.headersSent) return;
-    // Keep headers that hooks set for this status (e.g. Retry-After on 429).
-    return sendError(reply, formatter(appError, request));
+    // Keep headers that hooks set for this status (e.g. Retry-After on 429). Not returned: from a synchronous handler
+    // Fastify awaits a returned reply as a thenable, watching the response's end once more per error (a full test run
+    // drew "11 close listeners added to [ServerResponse]" warnings from it).
+    sendError(reply, formatter(appError, request));
   });
 }
 
@@ -201,7 +203,7 @@ export function installErrorHandling(app: FastifyInstance, formatter: ErrorForma
     const error =
       methodNotAllowed(app, request, reply) ??
       new NotFoundError(`No resource at ${request.method} ${request.url.split('?')[0]}`);
-    return sendError(reply, formatter(error, request));
+    sendError(reply, formatter(error, request));
   });
 }
 
