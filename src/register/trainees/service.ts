@@ -141,9 +141,19 @@ export async function updateTraineeAudited(
   event: NewEvent,
 ): Promise<TraineeRow> {
   const change = { ...patch, updated_at: new Date() };
-  const updated = await writeTraineeAudited(trx, trainee, writer, action, change, before, after, event);
-  if (!updated) throw new Error(`Trainee ${trainee.id} changed while locked`);
-  return updated;
+  return writtenUnderLock(
+    trainee,
+    await writeTraineeAudited(trx, trainee, writer, action, change, before, after, event),
+  );
+}
+
+/**
+ * The result of a lock-version-guarded write made while `trainee`'s row lock is held, where no other write can have
+ * come in between: a write that did not happen there is a bug, not a retry.
+ */
+function writtenUnderLock<T>(trainee: TraineeRow, result: T | undefined): T {
+  if (result === undefined) throw new Error(`Trainee ${trainee.id} changed while locked`);
+  return result;
 }
 
 /** `change` with its audit row (who: the writer; what: `before`/`after`) and event, unless `trainee` moved on since it was read. */
@@ -320,11 +330,7 @@ export async function updateTrainee(db: Db, context: RegisterContext, write: Tra
         db,
         context,
         write,
-        async (trx, row, stored) => {
-          const result = await storeUpdate(trx, context, write, row, stored, today);
-          if (!result) throw new Error(`Trainee ${row.id} changed while locked`);
-          return result;
-        },
+        async (trx, row, stored) => writtenUnderLock(row, await storeUpdate(trx, context, write, row, stored, today)),
         { loadNested: true },
       ),
   );
