@@ -712,8 +712,12 @@ export type TraineeChange = TraineePatch & { updated_at: Date };
  * stored row, column by column.
  */
 export function updatedTraineeRow(trainee: TraineeRow, change: TraineeChange): TraineeRow {
-  const row = { ...trainee, ...definedColumns(traineeRecord(change)), lock_version: trainee.lock_version + 1 };
-  return withAcademicCycle(row);
+  return withAcademicCycle({ ...trainee, ...writtenColumns(trainee, change) });
+}
+
+/** The columns an update of `trainee` writes: those `change` gives, and the next lock version. */
+function writtenColumns(trainee: Pick<TraineeRow, 'lock_version'>, change: TraineeChange) {
+  return { ...definedColumns(traineeRecord(change)), lock_version: trainee.lock_version + 1 };
 }
 
 /**
@@ -731,7 +735,7 @@ export async function updateTraineeWithRecords(
   audit: AuditEntry,
   event: NewEvent,
 ): Promise<TraineeRow | undefined> {
-  const columns = { ...definedColumns(traineeRecord(change)), lock_version: trainee.lock_version + 1 };
+  const columns = writtenColumns(trainee, change);
   const auditRow = auditRecord(audit);
   const eventRow = eventInboxRecord(event);
   const shape = { trainee: Object.keys(columns), audit: Object.keys(auditRow), event: Object.keys(eventRow) };
