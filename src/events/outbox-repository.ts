@@ -113,11 +113,11 @@ export async function sequenceEventBatch(db: Db, limit = SEQUENCE_BATCH_LIMIT): 
     await sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK})`.execute(trx);
     // A new statement, so a new snapshot: it sees every earlier sequencer's commit and every inbox row committed
     // before the lock was granted. The notification is sent at commit, with the rows visible.
+    // The rows to move are found through the primary key whatever the inbox's size: as a join, the planner hashed the
+    // whole inbox heap, dead rows included, on every run once the heap had grown (a backlog, dead rows between vacuums).
     const { rows } = await sql<{ moved: number }>`${sql.raw(PREPARED)}
-      WITH picked AS (
-        SELECT seq FROM event_inbox ORDER BY seq LIMIT ${limit}
-      ), moved AS (
-        DELETE FROM event_inbox USING picked WHERE event_inbox.seq = picked.seq
+      WITH moved AS (
+        DELETE FROM event_inbox WHERE seq = ANY (ARRAY(SELECT seq FROM event_inbox ORDER BY seq LIMIT ${limit}))
         RETURNING event_inbox.*
       ), numbered AS (
         SELECT moved.*, row_number() OVER (ORDER BY seq) AS n, count(*) OVER () AS total FROM moved
