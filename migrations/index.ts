@@ -20,6 +20,7 @@ import * as idempotencyKeys from './2026-11-29T1000-idempotency-keys.js';
 import * as versionParquet from './2026-11-29T1000-version-parquet.js';
 import * as traineeDuplicateCandidates from './2026-11-30T1800-trainee-duplicate-candidates.js';
 import * as listCountAddPlpgsql from './2026-11-30T2030-list-count-add-plpgsql.js';
+import * as eventsPurgeByPosition from './2026-12-01T0200-events-purge-by-position.js';
 
 /**
  * Every migration, by name, in the order they run. A static list (not a folder scan) so that migrations run the
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T1000-version-parquet': versionParquet,
   '2026-11-30T1800-trainee-duplicate-candidates': traineeDuplicateCandidates,
   '2026-11-30T2030-list-count-add-plpgsql': listCountAddPlpgsql,
+  '2026-12-01T0200-events-purge-by-position': eventsPurgeByPosition,
 };

@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
@@ -235,6 +235,54 @@ describe('the outbox', () => {
     // The position of the last purged event is still a valid cursor: nothing after it is lost.
     expect((await readEventPage(database.db, STATISTICS, purged.purgedThrough, {}, 10, 90)).events).toEqual([]);
     expect((await feed()).events).toEqual([]);
+  });
+
+  it('purges a backlog a batch at a time: every old event, none newer, the positions left unbroken', async () => {
+    await feed();
+    const { last_position: start } = await database.db
+      .selectFrom('event_log_state')
+      .select('last_position')
+      .executeTakeFirstOrThrow();
+    for (let i = 0; i < 25; i++)
+      await database.db.transaction().execute((trx) => appendEvent(trx, event(`backlog${i}`)));
+    for (let i = 0; i < 3; i++) await database.db.transaction().execute((trx) => appendEvent(trx, event(`recent${i}`)));
+    await sequencePendingEvents(database.db);
+    // Everything up to the 25th new event is 100 days old; the last three are today's.
+    await sql`UPDATE events SET occurred_at = now() - interval '100 days' WHERE position <= ${start + 25}`.execute(
+      database.db,
+    );
+    const old = await database.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('position', '<=', start + 25)
+      .executeTakeFirstOrThrow();
+
+    // What each statement of the purge deletes, as the database sees it.
+    await sql`CREATE TABLE purge_statements (id serial, deleted int)`.execute(database.db);
+    await sql`CREATE FUNCTION record_purge_statement() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN INSERT INTO purge_statements (deleted) SELECT count(*) FROM gone; RETURN NULL; END $$`.execute(database.db);
+    await sql`CREATE TRIGGER events_purge_statements AFTER DELETE ON events REFERENCING OLD TABLE AS gone
+      FOR EACH STATEMENT EXECUTE FUNCTION record_purge_statement()`.execute(database.db);
+
+    const purged = await purgeEvents(database.db, 90, new Date(), 10);
+
+    const { rows: statements } = await sql<{
+      deleted: number;
+    }>`SELECT deleted FROM purge_statements ORDER BY id`.execute(database.db);
+    expect(statements.map((row) => row.deleted)).toEqual([10, 10, 5]);
+    await sql`DROP TRIGGER events_purge_statements ON events`.execute(database.db);
+
+    expect(purged).toEqual({ deleted: old.n, purgedThrough: start + 25 });
+    const left = await database.db
+      .selectFrom('events')
+      .select(['position', 'resource_id'])
+      .orderBy('position')
+      .execute();
+    expect(left).toEqual([0, 1, 2].map((i) => ({ position: start + 26 + i, resource_id: `recent${i}` })));
+    const state = await database.db.selectFrom('event_log_state').select('purged_through').executeTakeFirstOrThrow();
+    expect(state.purged_through).toBe(start + 25);
+    // Nothing is old now: a second purge deletes nothing and keeps the position.
+    expect(await purgeEvents(database.db, 90, new Date(), 10)).toEqual({ deleted: 0, purgedThrough: start + 25 });
   });
 
   it('keeps cursors opaque and refuses a forged one', () => {
