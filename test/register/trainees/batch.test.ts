@@ -1,7 +1,8 @@
 /**
  * `POST /trainees/batch`: up to 100 creates in one request, each row answered as its own create would be (201, 422
  * with the register's validation body, 409 with the duplicate), with its index; events in row order; over 100 rows
- * a 400 before anything is written; a body of junk a bounded error like any body.
+ * a 400 before anything is written; a body of junk a bounded error like any body; an Idempotency-Key covers the
+ * whole batch.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -183,5 +184,31 @@ describe('POST /trainees/batch', () => {
       expect(res.statusCode).toBe(405);
     }
     expect(await count('trainees')).toBe(215);
+  });
+
+  it('honours Idempotency-Key for the batch as a whole: a retry replays the answer and creates nothing again', async () => {
+    const send = (data: unknown[]) =>
+      f.app.inject({
+        method: 'POST',
+        url: '/api/v2026.1/trainees/batch',
+        payload: { data },
+        headers: { ...f.provider.auth, 'idempotency-key': 'batch-retry-1' },
+      });
+    const rows = [row(500), row(501, { sex: 'zz' }), row(502)];
+    const before = await count('trainees');
+    const first = await send(rows);
+    expect(first.statusCode).toBe(200);
+    expect(first.json().meta).toEqual({ rows: 3, created: 2, failed: 1 });
+    expect(await count('trainees')).toBe(before + 2);
+
+    const retry = await send(rows);
+    expect(retry.statusCode).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.json()).toEqual(first.json());
+    expect(await count('trainees')).toBe(before + 2);
+    // The same key with another batch is refused, and writes nothing.
+    const other = await send([row(503)]);
+    expect(other.statusCode).toBe(422);
+    expect(await count('trainees')).toBe(before + 2);
   });
 });
