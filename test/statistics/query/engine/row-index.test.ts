@@ -63,6 +63,32 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     );
   });
 
+  it('selects and counts as row-by-row evaluation over bitsets of many words (time periods spanning words, pages inside them)', () => {
+    // Up to 3,000 rows: a period spans tens of words, so the words an AND's time periods bound (and a count and a
+    // page read only those) sit inside the bitset, not across all of it as in a few-word index.
+    fc.assert(
+      fc.property(
+        fc.array(rowArb, { minLength: 300, maxLength: 3000 }),
+        predicateArb,
+        sortArb as fc.Arbitrary<SortKey[]>,
+        fc.integer({ min: 0, max: 800 }),
+        fc.integer({ min: 1, max: 60 }),
+        (partial, predicate, sorts, offset, limit) => {
+          const rows = partial.map((r, i) => ({ ...r, id: i + 1 }));
+          const index = buildIndex(rows);
+          const expected = naiveSelect(rows, predicate, sorts, offset, limit);
+          expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
+          expect(index.count(predicate)).toBe(expected.total);
+          // Again, now that the first answer has cached value bitsets; and the complement.
+          expect(select(index, predicate, sorts, offset, limit)).toEqual(expected);
+          expect(index.count({ kind: 'not', item: predicate })).toBe(rows.length - expected.total);
+          expect(index.count({ kind: 'and', items: [predicate, { kind: 'const', value: true }] })).toBe(expected.total);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   it('gives the matching positions page by page (what an export walks) as it gives them whole', () => {
     fc.assert(
       fc.property(

@@ -544,9 +544,11 @@ export class RowIndex {
     return built;
   }
 
-  private compareBits(op: '>' | '>=' | '<' | '<=', value: number): Uint32Array {
-    // Positions run from the latest time period to the earliest: `> v` is a prefix, `< v` a suffix.
-    const bits = this.empty();
+  /**
+   * The positions a time period comparison matches, [from, to): positions run from the latest time period to the
+   * earliest, so `> v` is a prefix and `< v` a suffix.
+   */
+  private compareRange(op: '>' | '>=' | '<' | '<=', value: number): [number, number] {
     const { timePeriodIds, timePeriodStarts } = this.parts;
     // The first period (in position order) not `before` the boundary.
     let k = 0;
@@ -556,9 +558,34 @@ export class RowIndex {
     )
       k++;
     const boundary = timePeriodStarts[k] ?? this.size;
-    if (op === '>' || op === '>=') this.setRange(bits, 0, boundary);
-    else this.setRange(bits, boundary, this.size);
+    return op === '>' || op === '>=' ? [0, boundary] : [boundary, this.size];
+  }
+
+  private compareBits(op: '>' | '>=' | '<' | '<=', value: number): Uint32Array {
+    const bits = this.empty();
+    const [from, to] = this.compareRange(op, value);
+    this.setRange(bits, from, to);
     return bits;
+  }
+
+  /** The words a time period leaf can set (its bitset is 0 outside them), from the periods' position ranges. */
+  private timePeriodExtent(leaf: Predicate): Window {
+    let lo = this.size;
+    let hi = 0;
+    const cover = ([from, to]: [number, number]) => {
+      if (from < to) {
+        lo = Math.min(lo, from);
+        hi = Math.max(hi, to);
+      }
+    };
+    if (leaf.kind === 'compare') cover(this.compareRange(leaf.op, leaf.value));
+    else if (leaf.kind === 'in') {
+      for (const v of leaf.values) {
+        const range = this.timePeriodRanges.get(Number(v));
+        if (range) cover(range);
+      }
+    }
+    return lo < hi ? { from: Math.floor(lo / WORD), to: Math.ceil(hi / WORD) } : { from: 0, to: 0 };
   }
 
   /** The bitset of positions matching a predicate. */
@@ -604,31 +631,54 @@ export class RowIndex {
         return { bits, shared: false };
       }
       case 'and':
-        return { bits: this.evaluateAnd(predicate.items, window), shared: false };
+        return { bits: this.evaluateAnd(predicate.items, window).bits, shared: false };
     }
   }
 
   /**
    * An AND: its time period leaves first (ranges of positions: cheap), and then the other terms only over the words
    * those leaves set, whatever the window was (a year of a 5,000,000-row version is 50,000 rows: a pass over a column's
-   * codes, or a value's postings, reads those and not 5,000,000).
+   * codes, or a value's postings, reads those and not 5,000,000). Returns the bitset, 0 outside the words
+   * [from, to), and those bounds, so that the count and the page read only them too.
    */
-  private evaluateAnd(items: readonly Predicate[], window?: Window): Uint32Array {
+  private evaluateAnd(items: readonly Predicate[], window?: Window): { bits: Uint32Array } & Window {
     const ordered = [...items.filter(isTimePeriodLeaf), ...items.filter((item) => !isTimePeriodLeaf(item))];
-    const first = this.evaluateShared(ordered[0]!, window);
-    const bits = first.shared ? first.bits.slice() : first.bits;
     let { from, to } = window ?? { from: 0, to: this.words };
+    for (const leaf of ordered) {
+      if (!isTimePeriodLeaf(leaf)) break;
+      const extent = this.timePeriodExtent(leaf);
+      from = Math.max(from, extent.from);
+      to = Math.min(to, extent.to);
+    }
+    if (from >= to) return { bits: this.empty(), from: 0, to: 0 };
+    const first = this.evaluateShared(ordered[0]!, { from, to });
+    let bits = first.bits;
+    if (first.shared || from > 0 || to < this.words) {
+      // Only the first term's words in the window are taken: a cached bitset is not copied whole, and what a term
+      // evaluated under a window holds outside it is left behind.
+      bits = this.empty();
+      bits.set(first.bits.subarray(from, to), from);
+    }
     for (let i = 1; i < ordered.length; i++) {
       if (!isTimePeriodLeaf(ordered[i]!) && isTimePeriodLeaf(ordered[i - 1]!)) {
         // Narrow the window to the words the time period leaves left set (outside it `bits` is 0 already).
         while (from < to && bits[from] === 0) from++;
         while (to > from && bits[to - 1] === 0) to--;
-        if (from === to) return bits;
+        if (from === to) return { bits, from: 0, to: 0 };
       }
       const other = this.evaluateShared(ordered[i]!, { from, to }).bits;
       for (let w = from; w < to; w++) bits[w]! &= other[w]!;
     }
-    return bits;
+    return { bits, from, to };
+  }
+
+  /** The bitset of a predicate with the words outside which it is 0 (all of them unless an AND or a period says less). */
+  private matching(predicate: Predicate): { bits: Uint32Array } & Window {
+    if (predicate.kind === 'and') return this.evaluateAnd(predicate.items);
+    const bits = this.evaluate(predicate);
+    return isTimePeriodLeaf(predicate)
+      ? { bits, ...this.timePeriodExtent(predicate) }
+      : { bits, from: 0, to: this.words };
   }
 
   /**
@@ -665,18 +715,21 @@ export class RowIndex {
   /** How many positions match a predicate. */
   count(predicate: Predicate): number {
     this.lastUsed = Date.now();
-    return this.countOf(this.evaluate(predicate));
+    const { bits, from, to } = this.matching(predicate);
+    return this.countOf(bits, from, to);
   }
 
   /** Count and one page of row ids for a predicate under the given sorts. */
   select(predicate: Predicate, sorts: readonly SortKey[], offset: number, limit: number): Selection {
     this.lastUsed = Date.now();
-    const bits = this.evaluate(predicate);
-    const total = this.countOf(bits);
+    const { bits, from, to } = this.matching(predicate);
+    if (isDefaultOrder(sorts)) {
+      const { total, positions } = this.countAndWalk(bits, from, to, offset, limit);
+      return { total, ids: positions.map((p) => this.ids.at(p)), positions };
+    }
+    const total = this.countOf(bits, from, to);
     if (offset >= total) return { total, ids: [], positions: [] };
-    const positions = isDefaultOrder(sorts)
-      ? this.walk(bits, offset, limit)
-      : this.sorted(bits, total, sorts, offset, limit);
+    const positions = this.sorted(bits, total, sorts, offset, limit);
     return { total, ids: positions.map((p) => this.ids.at(p)), positions };
   }
 
@@ -728,9 +781,10 @@ export class RowIndex {
     if (n > 0) yield page.subarray(0, n);
   }
 
-  private countOf(bits: Uint32Array): number {
+  /** The set bits in the words [from, to) (the whole bitset by default). */
+  private countOf(bits: Uint32Array, from = 0, to = this.words): number {
     let total = 0;
-    for (let w = 0; w < this.words; w++) if (bits[w]) total += popcount(bits[w]!);
+    for (let w = from; w < to; w++) if (bits[w]) total += popcount(bits[w]!);
     return total;
   }
 
@@ -745,32 +799,36 @@ export class RowIndex {
     return positions;
   }
 
-  /** Positions of the set bits number offset … offset+limit-1, skipping whole words by popcount. */
-  private walk(bits: Uint32Array, offset: number, limit: number): number[] {
+  /**
+   * The number of set bits in the words [from, to), and the positions of set bits number offset … offset+limit-1:
+   * one pass over the words (a count and then a walk to the page were two, and the walk went on to the end when
+   * fewer rows than a page match).
+   */
+  private countAndWalk(
+    bits: Uint32Array,
+    from: number,
+    to: number,
+    offset: number,
+    limit: number,
+  ): { total: number; positions: number[] } {
     const positions: number[] = [];
-    let skip = offset;
-    for (let w = 0; w < this.words && positions.length < limit; w++) {
+    let total = 0;
+    for (let w = from; w < to; w++) {
       let word = bits[w]!;
       if (word === 0) continue;
-      if (skip > 0) {
-        const count = popcount(word);
-        if (count <= skip) {
-          skip -= count;
-          continue;
+      const count = popcount(word);
+      if (total + count > offset && positions.length < limit) {
+        let skip = offset > total ? offset - total : 0;
+        while (word !== 0 && positions.length < limit) {
+          const low = word & -word;
+          word = (word ^ low) >>> 0;
+          if (skip > 0) skip--;
+          else positions.push(w * WORD + (31 - Math.clz32(low)));
         }
       }
-      while (word !== 0 && positions.length < limit) {
-        const low = word & -word;
-        const bit = 31 - Math.clz32(low);
-        word = (word ^ low) >>> 0;
-        if (skip > 0) {
-          skip--;
-          continue;
-        }
-        positions.push(w * WORD + bit);
-      }
+      total += count;
     }
-    return positions;
+    return { total, positions };
   }
 
   /**
