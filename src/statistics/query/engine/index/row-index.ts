@@ -10,8 +10,9 @@ import { NUMERIC_TEXT_PATTERN, type Predicate, type SortKey } from '../resolve.j
  * holds them (one byte for up to 256 distinct values), the indicator values as scaled integers where their text
  * allows it. A predicate is evaluated to a bitset (one bit per position): a leaf from its column's postings (positions
  * by value) when the column has many distinct values, else by one pass over its codes, a frequent value's bitset
- * cached; time periods as ranges; AND/OR/NOT word by word. The count is a
- * popcount and the default-ordered page a walk to the k-th set bit. Other sorts sort only the matching positions.
+ * cached; time periods as ranges; AND/OR/NOT word by word, an AND only over the words its time periods cover. The
+ * count is a popcount and the default-ordered page a walk to the k-th set bit, in one pass over those words. Other
+ * sorts sort only the matching positions.
  *
  * Made by `RowIndexBuilder` (row-index-builder.ts) or from its engine form (storage/engine-form.ts), and kept by
  * the `RowIndexStore` (row-index-store.ts). One class on purpose: the bitset operations share the arrays and their
@@ -653,11 +654,14 @@ export class RowIndex {
     if (from >= to) return { bits: this.empty(), from: 0, to: 0 };
     const first = this.evaluateShared(ordered[0]!, { from, to });
     let bits = first.bits;
-    if (first.shared || from > 0 || to < this.words) {
-      // Only the first term's words in the window are taken: a cached bitset is not copied whole, and what a term
-      // evaluated under a window holds outside it is left behind.
+    if (first.shared) {
+      // Only the cached bitset's words in the window are copied, not all of it.
       bits = this.empty();
       bits.set(first.bits.subarray(from, to), from);
+    } else {
+      // A term evaluated under the window may set words outside it (a time period's whole range): cleared.
+      if (from > 0) bits.fill(0, 0, from);
+      if (to < this.words) bits.fill(0, to);
     }
     for (let i = 1; i < ordered.length; i++) {
       if (!isTimePeriodLeaf(ordered[i]!) && isTimePeriodLeaf(ordered[i - 1]!)) {
