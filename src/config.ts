@@ -41,8 +41,9 @@ export const ConfigSchema = Type.Object({
   // bounds is answered 503 with Retry-After at once instead of queueing (health probes and /metrics never are):
   // requests being answered at once per API; the event loop's mean delay over the last sample (0 = not checked: on
   // a host shared with other CPU-bound work it measures the host, and the bound on requests in progress already
-  // refuses once requests slow down); its utilisation over the last sample, 0-1 (0 = not checked); requests waiting
-  // for a connection of the API's pools; how often delay and utilisation are sampled; the Retry-After, in seconds.
+  // refuses once requests slow down); its utilisation over the last sample, 0-1 (0 = not checked); queries waiting
+  // for a connection of the API's pools (queries, not requests: a statistics meta queues five at once); how often
+  // delay and utilisation are sampled; the Retry-After, in seconds.
   LOAD_SHED_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, default: 48 }),
   LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 0 }),
   LOAD_SHED_MAX_EVENT_LOOP_UTILIZATION: Type.Number({ minimum: 0, maximum: 1, default: 0 }),

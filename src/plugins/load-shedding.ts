@@ -43,7 +43,7 @@ export class OverloadedError extends ServiceUnavailableError {
   }
 }
 
-/** Requests waiting for a connection of the group's pools (named `<group>` or `<group>-…`), else of every pool. */
+/** Queries waiting for a connection of the group's pools (named `<group>` or `<group>-…`), else of every pool. */
 function poolWaiting(pools: Record<string, pg.Pool>, group?: string): number {
   const own = Object.entries(pools).filter(
     ([name]) => group !== undefined && (name === group || name.startsWith(`${group}-`)),
@@ -71,7 +71,7 @@ export function admissionGroup(group: string): (route: RouteOptions) => void {
 
 /**
  * Admission control: a request that arrives while the instance is past one of its bounds (requests being answered,
- * event-loop delay or utilisation, requests waiting for a database connection; src/config.ts LOAD_SHED_*) is answered
+ * event-loop delay or utilisation, queries waiting for a database connection; src/config.ts LOAD_SHED_*) is answered
  * 503 with `Retry-After` at once, in its API's error format (the error goes through the route scope's handler), so
  * that the requests admitted keep their latency instead of every request queueing and all of them being late. Each
  * API counts its own requests and pool waits (route config `admissionGroup`), so a burst on one does not refuse the
