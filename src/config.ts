@@ -42,7 +42,7 @@ export const ConfigSchema = Type.Object({
   // requests being answered at once per API; the event loop's mean delay over the last sample (0 = not checked: on
   // a host shared with other CPU-bound work it measures the host, and the bound on requests in progress already
   // refuses once requests slow down); its utilisation over the last sample, 0-1 (0 = not checked); queries waiting
-  // for a connection of the API's pools (queries, not requests: a statistics meta queues five at once); how often
+  // for a connection of the API's pools (queries, not requests: a statistics catalogue list queues two at once); how often
   // delay and utilisation are sampled; the Retry-After, in seconds.
   LOAD_SHED_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, default: 48 }),
   LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 0 }),
@@ -92,7 +92,7 @@ export const ConfigSchema = Type.Object({
   QUERY_CSV_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 600000 }),
   QUERY_CSV_MAX_PER_CLIENT: Type.Integer({ minimum: 1, default: 2 }),
   QUERY_CSV_MAX_CONCURRENT: Type.Integer({ minimum: 1, default: 4 }),
-  // How long the statistics query may reuse a resolved data set version (status, rows table); 0 = every request.
+  // How long statistics queries and meta may reuse a resolved data set version (status, rows table); 0 = every request.
   QUERY_VERSION_CACHE_MS: Type.Integer({ minimum: 0, default: 1000 }),
   // Memory the in-process row indexes of the statistics query may hold (least recently used evicted beyond it).
   QUERY_INDEX_MEMORY_MB: Type.Integer({ minimum: 0, default: 1024 }),

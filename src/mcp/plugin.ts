@@ -44,6 +44,7 @@ export const mcpPlugin: FastifyPluginAsync<Pick<StatisticsApiOptions, 'engines' 
     const server = createMcpServer({
       db: app.readDb,
       queries,
+      caches: options.shared,
       origin: `${request.protocol}://${request.host}`,
       // Inside the request's own timeout, so that the answer is a tool error rather than a cut connection.
       timeoutMs: Math.max(1000, config.REQUEST_TIMEOUT_MS - 1000),

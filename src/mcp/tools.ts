@@ -11,6 +11,7 @@ import { AppError, NotFoundError, ValidationError } from '../errors.js';
 import { isUuid } from '../validators.js';
 import { listPublicationDataSets, getDataSet } from '../statistics/data-sets/service.js';
 import { getDataSetMeta } from '../statistics/meta/service.js';
+import type { StatisticsSharedState } from '../statistics/index.js';
 import { listPublications } from '../statistics/publications/service.js';
 import { canonicalMemberNames, parsePostQuery } from '../statistics/query/http/parse-post.js';
 import type { QueryService } from '../statistics/query/service.js';
@@ -21,6 +22,8 @@ import { explorerPermalink } from './permalink.js';
 export interface McpToolDeps {
   db: Db;
   queries: QueryService;
+  /** The statistics API's caches (its shared state). */
+  caches: Pick<StatisticsSharedState, 'metaViews' | 'resolvedVersions'>;
   /** Where the explorer is, for links (`https://host`). */
   origin: string;
   /** A tool still running after this is answered with a tool error (REQUEST_TIMEOUT_MS). */
@@ -217,7 +220,7 @@ function registerMetadataTool(server: McpServer, deps: McpToolDeps): void {
     ({ dataSetId: id, dataSetVersion }) =>
       guarded(deps, async () => {
         const dataSet = await getDataSet(deps.db, dataSetId(id));
-        const meta = await getDataSetMeta(deps.db, { dataSetId: id, dataSetVersion });
+        const meta = await getDataSetMeta(deps.db, deps.caches, { dataSetId: id, dataSetVersion });
         const version = dataSetVersion ?? dataSet.latestVersion?.version ?? '';
         const capped = <T>(items: T[]) => ({
           items: items.slice(0, MAX_META_OPTIONS),
@@ -311,7 +314,7 @@ function registerQueryTool(server: McpServer, deps: McpToolDeps): void {
           query,
           { labels: true },
         );
-        const meta = await getDataSetMeta(deps.db, { dataSetId: id, dataSetVersion: version });
+        const meta = await getDataSetMeta(deps.db, deps.caches, { dataSetId: id, dataSetVersion: version });
         const page = JSON.parse(answer.json.toString('utf8')) as QueryPageJson;
         const table = labelledTable(page, meta);
         const permalink = explorerPermalink(

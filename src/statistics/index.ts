@@ -17,8 +17,10 @@ import { versionRoutes } from './versions/routes.js';
 import { metaRoutes } from './meta/routes.js';
 import { dataFileRoutes } from './data-file/routes.js';
 import { parquetFileRoutes } from './parquet-file/routes.js';
-import { ResolvedVersionCache, VersionMetaCache, type QueryEngineChooser } from './query/engine/index.js';
+import { VersionMetaCache, type QueryEngineChooser } from './query/engine/index.js';
+import { ResolvedVersionCache } from './versions/resolved-version-cache.js';
 import type { DataSetVersionRow } from './versions/access.js';
+import { DataSetMetaViewCache } from './meta/service.js';
 import { BoundedWindowStore } from '../plugins/rate-limit-store.js';
 import { queryRoutes } from './query/http/routes.js';
 import { registerStatisticsSchemas } from './schemas.js';
@@ -49,8 +51,10 @@ export const STATISTICS_PREFIXES = ['/v1', '/v1.0', '/api/v1', '/api/v1.0'] as c
  */
 export interface StatisticsSharedState {
   versionMetas: VersionMetaCache;
-  /** Resolved public versions, reused for QUERY_VERSION_CACHE_MS (a status change shows within that time). */
+  /** Resolved public versions of queries and meta, reused for QUERY_VERSION_CACHE_MS (a status change shows within that time). */
   resolvedVersions: ResolvedVersionCache<DataSetVersionRow>;
+  /** The meta endpoint's views of versions (a version's metadata never changes). */
+  metaViews: DataSetMetaViewCache;
   /** The in-memory rate-limit counters (without REDIS_URL). */
   rateLimits: BoundedWindowStore;
 }
@@ -59,6 +63,7 @@ export function createStatisticsSharedState(config: Config): StatisticsSharedSta
   return {
     versionMetas: new VersionMetaCache(),
     resolvedVersions: new ResolvedVersionCache<DataSetVersionRow>(config.QUERY_VERSION_CACHE_MS),
+    metaViews: new DataSetMetaViewCache(),
     rateLimits: new BoundedWindowStore(),
   };
 }

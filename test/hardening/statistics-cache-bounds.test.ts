@@ -2,11 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { RowIndexStore } from '../../src/statistics/query/engine/index.js';
 import { buildRowIndex, RowIndexTooLargeError } from '../../src/statistics/storage/rebuild.js';
-import {
-  loadQueryVersionMeta,
-  ResolvedVersionCache,
-  VersionMetaCache,
-} from '../../src/statistics/query/engine/version-meta-cache.js';
+import { loadQueryVersionMeta, VersionMetaCache } from '../../src/statistics/query/engine/version-meta-cache.js';
+import { ResolvedVersionCache } from '../../src/statistics/versions/resolved-version-cache.js';
+import { DataSetMetaViewCache } from '../../src/statistics/meta/service.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 
@@ -45,6 +43,36 @@ describe('statistics cache bounds', () => {
     const tight = new VersionMetaCache(Math.floor(oneVersion / 2));
     expect((await tight.load(database.db, version.id, version.rows_table)).versionId).toBe(version.id);
     expect(tight.size).toBe(0);
+    expect(tight.bytes).toBe(0);
+  });
+
+  it("keeps the meta endpoint's views within their byte budget; concurrent requests share one read", async () => {
+    const roomy = new DataSetMetaViewCache();
+    let queries = 0;
+    const counted = database.db.withPlugin({
+      transformQuery: (args) => {
+        queries += 1;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const [whole, filtersOnly] = await Promise.all([
+      roomy.load(counted, version.id),
+      roomy.load(counted, version.id, ['Filters']),
+    ]);
+    // One read of the five sections (filters and their options are two queries): six, not twelve.
+    expect(queries).toBe(6);
+    expect(whole.filters.length).toBeGreaterThan(0);
+    expect(whole.locations.length).toBeGreaterThan(0);
+    expect(filtersOnly).toEqual({ ...whole, indicators: [], geographicLevels: [], locations: [], timePeriods: [] });
+    const oneVersion = roomy.bytes;
+    expect(oneVersion).toBeGreaterThan(5000);
+    expect(await roomy.load(counted, version.id)).toBe(whole);
+    expect(queries).toBe(6);
+
+    // A budget below one view's size: the view is still served, but not kept.
+    const tight = new DataSetMetaViewCache(Math.floor(oneVersion / 2));
+    expect(await tight.load(database.db, version.id)).toEqual(whole);
     expect(tight.bytes).toBe(0);
   });
 

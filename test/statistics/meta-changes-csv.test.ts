@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
+import { ABSENCE_SCHOOL, createDataSet, importCsvVersion } from '../helpers/statistics.js';
+import { deleteDraftVersion } from '../../src/statistics/lifecycle/service.js';
 import { insertCsvFile, insertDataSet, insertPreviewToken, insertSmallMeta, insertVersion } from './fixtures.js';
 
 /**
@@ -319,6 +320,41 @@ describe('GET /v1/data-sets/{dataSetId}/meta', () => {
     const allowed = await get(`/v1/data-sets/${ids.own}/meta?dataSetVersion=2.0`, { 'preview-token': tokens.draft! });
     expect(allowed.statusCode).toBe(200);
     expect(allowed.json().filters).toHaveLength(2);
+  });
+
+  it('shows the meta of the version there is now: a draft deleted and imported again under its number has the new meta', async () => {
+    // The app keeps the meta it has read per version; this asks for a draft's meta, deletes the draft, imports
+    // another file under the same number and asks again, in the same app.
+    const dataSetId = await createDataSet(t.database.db, { status: 'Published' });
+    const draft = async (filter: string, indicator: string) => {
+      const { versionId } = await importCsvVersion(t.database, {
+        dataSetId,
+        version: '1.0',
+        status: 'Draft',
+        data: `time_period,time_identifier,geographic_level,country_code,country_name,${filter},${indicator}\n202223,Academic year,National,E92000001,England,Total,5\n`,
+        meta: `col_name,col_type,label,indicator_grouping,indicator_unit,indicator_dp,filter_hint,filter_grouping_column\n${filter},Filter,${filter} label,,,,,\n${indicator},Indicator,${indicator} label,,,0,,\n`,
+      });
+      const token = await insertPreviewToken(t.database.db, versionId, new Date(Date.now() + 3_600_000));
+      return { 'preview-token': token };
+    };
+    const summary = (meta: { filters: Array<{ column: string }>; indicators: Array<{ column: string }> }) => ({
+      filters: meta.filters.map((f) => f.column),
+      indicators: meta.indicators.map((i) => i.column),
+    });
+
+    const first = await draft('school_type', 'pupils');
+    const before = await get(`/v1/data-sets/${dataSetId}/meta?dataSetVersion=1.0`, first);
+    expect(before.statusCode).toBe(200);
+    expect(summary(before.json())).toEqual({ filters: ['school_type'], indicators: ['pupils'] });
+
+    await deleteDraftVersion(t.database.db, dataSetId, '1.0');
+    expect((await get(`/v1/data-sets/${dataSetId}/meta?dataSetVersion=1.0`, first)).statusCode).toBe(404);
+
+    const second = await draft('phase', 'teachers');
+    const after = await get(`/v1/data-sets/${dataSetId}/meta?dataSetVersion=1.0`, second);
+    expect(after.statusCode).toBe(200);
+    expect(summary(after.json())).toEqual({ filters: ['phase'], indicators: ['teachers'] });
+    expect(after.headers.etag).not.toBe(before.headers.etag);
   });
 });
 

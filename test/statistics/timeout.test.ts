@@ -28,11 +28,13 @@ afterAll(async () => {
 });
 
 describe('timeouts', () => {
+  // The meta of a version is kept once read (DataSetMetaViewCache), so its read is held up before its first answer;
+  // a read that failed is not kept, so each of the three requests tries again.
   it.each([
-    ['data set summary', `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}`, 'data_sets'],
-    ['meta', `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/meta?types=Filters`, 'version_filters'],
-  ])('%s answers 504 when its read is held up', async (_name, url, table) => {
-    expect((await app.inject({ url })).statusCode).toBe(200);
+    ['data set summary', `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}`, 'data_sets', true],
+    ['meta', `/v1/data-sets/${ABSENCE_SCHOOL.dataSetId}/meta?types=Filters`, 'version_filters', false],
+  ])('%s answers 504 when its read is held up', async (_name, url, table, answerFirst) => {
+    if (answerFirst) expect((await app.inject({ url })).statusCode).toBe(200);
     const locker = await database.pool.connect();
     try {
       await locker.query('BEGIN');

@@ -25,7 +25,7 @@ const MetaQuery = Type.Object(
 // The AllowedValue rule of the query hook reads `items.enum`; TypeBox writes a union of literals as anyOf.
 (MetaQuery.properties.types as unknown as { items: Record<string, unknown> }).items.enum = [...META_TYPES];
 
-export const metaRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin) => {
+export const metaRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin, options) => {
   const db = plugin.readDb;
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const uuidDataSet = statisticsRequestHook({ uuidParams: ['dataSetId'] });
@@ -52,7 +52,7 @@ export const metaRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugi
     },
     async (request, reply) => {
       const query = request.query;
-      const body = await getDataSetMeta(db, {
+      const body = await getDataSetMeta(db, options.shared, {
         dataSetId: request.params.dataSetId,
         dataSetVersion: query.dataSetVersion,
         previewToken: previewTokenOf(request.headers),

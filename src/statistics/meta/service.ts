@@ -1,6 +1,8 @@
+import { LRUCache } from 'lru-cache';
 import { compareOrdinal } from '../standard/ordinal.js';
 import type { Executor } from '../../db/database.js';
-import { resolveDataSetVersion } from '../versions/access.js';
+import type { DataSetVersionRow } from '../versions/access.js';
+import { resolveVersionReused, type ResolvedVersionCache } from '../versions/resolved-version-cache.js';
 import {
   findFilterOptions,
   findFilters,
@@ -104,28 +106,71 @@ async function loadTimePeriods(db: Executor, versionId: number): Promise<TimePer
     .map((row) => ({ code: row.code, period: row.period, label: timePeriodLabel(row.period, row.code) }));
 }
 
-/** The meta of a version; sections not asked for are empty arrays (all five are always present). */
-export async function loadDataSetMetaView(
-  db: Executor,
-  versionId: number,
-  types?: readonly MetaType[],
-): Promise<DataSetMetaView> {
-  const wanted = new Set<MetaType>(types && types.length > 0 ? types : META_TYPES);
+/** The meta of a version, all five sections, read from the database. */
+async function readDataSetMetaView(db: Executor, versionId: number): Promise<DataSetMetaView> {
   const [filters, indicators, geographicLevels, locations, timePeriods] = await Promise.all([
-    wanted.has('Filters') ? loadFilters(db, versionId) : [],
-    wanted.has('Indicators') ? loadIndicators(db, versionId) : [],
-    wanted.has('Locations') ? loadGeographicLevels(db, versionId) : [],
-    wanted.has('Locations') ? loadLocations(db, versionId) : [],
-    wanted.has('TimePeriods') ? loadTimePeriods(db, versionId) : [],
+    loadFilters(db, versionId),
+    loadIndicators(db, versionId),
+    loadGeographicLevels(db, versionId),
+    loadLocations(db, versionId),
+    loadTimePeriods(db, versionId),
   ]);
   return { filters, indicators, geographicLevels, locations, timePeriods };
+}
+
+/** Default memory budget of the meta views kept by one app. */
+export const META_VIEW_CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Whole meta views of versions, kept per app (least recently used dropped beyond the byte budget; a view larger than
+ * the whole budget is answered but not kept). A version's metadata is written by the import that creates the version
+ * and never changed after (a draft deleted takes its id with it: ids come from a sequence), so a view is good for as
+ * long as its version id exists; the version's status and access are checked on every request before it is read.
+ * Without it a meta request is six queries (the version, then five sections at once), the most of any read, and a
+ * burst of them queues on the pool (docs/performance.md, "Mixed load"). Per app, not per process: two apps on two
+ * databases have versions of the same ids.
+ */
+export class DataSetMetaViewCache {
+  private readonly views: LRUCache<number, DataSetMetaView, Executor>;
+
+  constructor(maxBytes = META_VIEW_CACHE_BYTES) {
+    this.views = new LRUCache<number, DataSetMetaView, Executor>({
+      maxSize: maxBytes,
+      // UTF-16 strings and an object per entry: about twice the JSON's length.
+      sizeCalculation: (view) => 1024 + JSON.stringify(view).length * 2,
+      // Concurrent requests for a version not yet kept share one read (lru-cache's fetch).
+      fetchMethod: (versionId, _stale, { context }) => readDataSetMetaView(context, versionId),
+    });
+  }
+
+  /** Bytes held (approximate). */
+  get bytes(): number {
+    return this.views.calculatedSize;
+  }
+
+  /** The version's meta with the sections not asked for as empty arrays (all five are always present). */
+  async load(db: Executor, versionId: number, types?: readonly MetaType[]): Promise<DataSetMetaView> {
+    const view = await this.views.fetch(versionId, { context: db });
+    // fetch resolves undefined only when its fetchMethod does, which readDataSetMetaView never does.
+    if (!view) throw new Error(`No meta for version ${versionId}`);
+    if (!types || types.length === 0) return view;
+    const wanted = new Set<MetaType>(types);
+    return {
+      filters: wanted.has('Filters') ? view.filters : [],
+      indicators: wanted.has('Indicators') ? view.indicators : [],
+      geographicLevels: wanted.has('Locations') ? view.geographicLevels : [],
+      locations: wanted.has('Locations') ? view.locations : [],
+      timePeriods: wanted.has('TimePeriods') ? view.timePeriods : [],
+    };
+  }
 }
 
 /** `GET /data-sets/{id}/meta`: the version (view policy) and the sections asked for. */
 export async function getDataSetMeta(
   db: Executor,
+  caches: { metaViews: DataSetMetaViewCache; resolvedVersions: ResolvedVersionCache<DataSetVersionRow> },
   request: { dataSetId: string; dataSetVersion?: string; previewToken?: string; types?: readonly MetaType[] },
 ): Promise<DataSetMetaView> {
-  const { version } = await resolveDataSetVersion(db, { ...request, policy: 'view' });
-  return loadDataSetMetaView(db, version.id, request.types);
+  const version = await resolveVersionReused(db, caches.resolvedVersions, { ...request, policy: 'view' });
+  return caches.metaViews.load(db, version.id, request.types);
 }

@@ -7,7 +7,8 @@
 import type { Db } from '../../db/database.js';
 import { NotFoundError } from '../../errors.js';
 import { escapeFormula } from '../csv-formula.js';
-import { resolveDataSetVersion, type DataSetVersionRow } from '../versions/access.js';
+import type { DataSetVersionRow } from '../versions/access.js';
+import { resolveVersionReused, type ResolvedVersionCache } from '../versions/resolved-version-cache.js';
 import { withLabels } from './labels.js';
 import {
   csvHeader,
@@ -18,7 +19,6 @@ import {
   type QueryEngineChooser,
   type QueryRequest,
   type ResolvedQuery,
-  type ResolvedVersionCache,
   type VersionMeta,
   type VersionMetaCache,
 } from './engine/index.js';
@@ -79,15 +79,7 @@ export class QueryService {
 
   /** The version a query means. Public resolutions are cached briefly; preview-token ones never are. */
   private async resolveVersion(target: QueryTarget): Promise<DataSetVersionRow> {
-    const { db, resolvedVersions } = this.options;
-    const key = `${target.dataSetId}|${target.dataSetVersion ?? ''}`;
-    if (!target.previewToken) {
-      const cached = resolvedVersions.get(key);
-      if (cached) return cached;
-    }
-    const { version, viaPreviewToken } = await resolveDataSetVersion(db, { ...target, policy: 'query' });
-    if (!viaPreviewToken) resolvedVersions.set(key, version);
-    return version;
+    return resolveVersionReused(this.options.db, this.options.resolvedVersions, { ...target, policy: 'query' });
   }
 
   /**

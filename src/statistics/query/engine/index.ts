@@ -22,7 +22,7 @@ export type {
   VersionMeta,
 } from './model.js';
 export { timePeriodKey } from './model.js';
-export { loadQueryVersionMeta, ResolvedVersionCache, VersionMetaCache } from './version-meta-cache.js';
+export { loadQueryVersionMeta, VersionMetaCache } from './version-meta-cache.js';
 export type { PageRows } from './page-rows.js';
 export { writeResponseJson } from './json-output.js';
 export { csvHeader, csvRecords } from './results.js';

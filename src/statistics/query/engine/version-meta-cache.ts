@@ -91,40 +91,6 @@ export class VersionMetaCache {
   }
 }
 
-/**
- * Resolved public data set versions (the `dataSetVersion` a query names, or the latest), reused for `ttlMs`
- * (QUERY_VERSION_CACHE_MS) so a status change shows within that time; a `ttlMs` of 0 keeps nothing. Bounded by
- * bytes: the key is client input.
- */
-export class ResolvedVersionCache<V extends object> {
-  private readonly entries: LRUCache<string, V>;
-
-  constructor(
-    private readonly ttlMs: number,
-    maxBytes = 8 * 1024 * 1024,
-  ) {
-    this.entries = new LRUCache<string, V>({
-      maxSize: maxBytes,
-      ttl: Math.max(1, ttlMs),
-      // The key (client input, up to the URL's length) and the row's fields, approximately.
-      sizeCalculation: (value, key) => 256 + key.length * 2 + JSON.stringify(value).length * 2,
-    });
-  }
-
-  /** Bytes held (approximate). */
-  get bytes(): number {
-    return this.entries.calculatedSize;
-  }
-
-  get(key: string): V | undefined {
-    return this.entries.get(key);
-  }
-
-  set(key: string, value: V): void {
-    if (this.ttlMs > 0) this.entries.set(key, value);
-  }
-}
-
 /** A version's metadata for the query engine, read from the database (`VersionMetaCache` keeps it per app). */
 export async function loadQueryVersionMeta(db: Executor, versionId: number, rowsTable: string): Promise<VersionMeta> {
   const {
