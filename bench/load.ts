@@ -235,6 +235,25 @@ await runCli(async () => {
     const stats = new Map<Kind, { statuses: Record<string, number>; latencies: number[] }>();
     for (const [kind] of builders) stats.set(kind, { statuses: {}, latencies: [] });
     let slot = 0;
+    // Why requests were not answered 2xx: the problem body's detail (or title) per kind and status, and when in the
+    // run they came (seconds from its start), so that a refusal can be traced to the bound that made it.
+    const refusals = new Map<string, { count: number; firstS: number; lastS: number }>();
+    const startedAt = performance.now();
+    const countRefusal = (kind: Kind, status: number, body: string, atMs: number) => {
+      let reason = body.slice(0, 200);
+      try {
+        const problem = JSON.parse(body) as { detail?: string; title?: string };
+        reason = problem.detail ?? problem.title ?? reason;
+      } catch {
+        // Not JSON: its first 200 characters.
+      }
+      const key = `${kind} ${status}: ${reason}`;
+      const at = Math.round(atMs / 100) / 10;
+      const entry = refusals.get(key) ?? { count: 0, firstS: at, lastS: at };
+      entry.count += 1;
+      entry.lastS = at;
+      refusals.set(key, entry);
+    };
 
     console.log(`Running the mixed workload: ${CONNECTIONS} connections for ${DURATION} s against ${origin} ...`);
     // autocannon's onResponse and the per-connection context are not in bench/autocannon.d.ts, hence the cast.
@@ -255,6 +274,7 @@ await runCli(async () => {
             const entry = stats.get(kind)!;
             entry.statuses[status] = (entry.statuses[status] ?? 0) + 1;
             entry.latencies.push(performance.now() - (context.started as number));
+            if (status >= 300) countRefusal(kind, status, body, (context.started as number) - startedAt);
             if (kind === 'register create' && status === 201) {
               const data = (JSON.parse(body) as { data: { trainee_id: string; last_name: string } }).data;
               created.set(data.trainee_id, data.last_name);
@@ -349,6 +369,7 @@ await runCli(async () => {
         },
         non2xx: result.non2xx,
         non2xxByStatus,
+        non2xxReasons: Object.fromEntries(refusals),
         serverErrors5xx: serverErrors,
         connectionErrors: result.errors,
         timeouts: (result as unknown as { timeouts?: number }).timeouts ?? 0,

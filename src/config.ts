@@ -42,8 +42,9 @@ export const ConfigSchema = Type.Object({
   // requests being answered at once per API; the event loop's mean delay over the last sample (0 = not checked: on
   // a host shared with other CPU-bound work it measures the host, and the bound on requests in progress already
   // refuses once requests slow down); its utilisation over the last sample, 0-1 (0 = not checked); queries waiting
-  // for a connection of the API's pools (queries, not requests: a statistics catalogue list queues two at once); how often
-  // delay and utilisation are sampled; the Retry-After, in seconds.
+  // for a busy connection of the API's pools (queries, not requests: a statistics catalogue list queues two at once;
+  // not those that connections being opened will take); how often delay and utilisation are sampled; the
+  // Retry-After, in seconds.
   LOAD_SHED_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, default: 48 }),
   LOAD_SHED_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 0 }),
   LOAD_SHED_MAX_EVENT_LOOP_UTILIZATION: Type.Number({ minimum: 0, maximum: 1, default: 0 }),

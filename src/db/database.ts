@@ -344,6 +344,18 @@ function boundConnectByRequestDeadline(pool: pg.Pool, connectionTimeoutMs: numbe
   };
 }
 
+/** Per pool made by createPool: its connections that are open (opened and not yet removed). */
+const openConnections = new WeakMap<pg.Pool, { count: number }>();
+
+/**
+ * Connections of a pool made by createPool that are being opened: the pool counts them in `totalCount` from the
+ * moment it starts one, and each will take a waiting query once open. 0 for another pool.
+ */
+export function connectionsBeingOpened(pool: pg.Pool): number {
+  const open = openConnections.get(pool);
+  return open === undefined ? 0 : Math.max(0, pool.totalCount - open.count);
+}
+
 export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool {
   const statementTimeout = options.statementTimeoutMillis ?? 30000;
   const deadline = queryDeadlineMs(options);
@@ -365,7 +377,15 @@ export function createPool(url: string, options: DatabaseOptions = {}): pg.Pool 
   const report = (error: Error) => options.onPoolError?.(error);
   // The pool re-emits errors of idle clients; without a listener they would end the process.
   pool.on('error', () => {});
+  // pg-pool emits 'connect' once a connection is open and 'remove' only for open ones (a connection that fails to
+  // open leaves without either).
+  const open = { count: 0 };
+  openConnections.set(pool, open);
+  pool.on('remove', () => {
+    open.count -= 1;
+  });
   pool.on('connect', (client) => {
+    open.count += 1;
     // A checked-out client whose connection dies (database restart, network cut) emits 'error' on itself; without
     // this listener Node ends the process. Its queries fail (503) and the pool discards it when it is released.
     client.on('error', report);

@@ -4,6 +4,7 @@ import underPressure from '@fastify/under-pressure';
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import { ServiceUnavailableError } from '../errors.js';
+import { connectionsBeingOpened } from '../db/database.js';
 
 /** Why an instance sheds load now, and the measures behind it (readiness reports them). */
 export interface LoadPressure {
@@ -43,13 +44,23 @@ export class OverloadedError extends ServiceUnavailableError {
   }
 }
 
-/** Queries waiting for a connection of the group's pools (named `<group>` or `<group>-…`), else of every pool. */
+/**
+ * Queries waiting for a busy connection of `pool`: its waiting queries less those that connections being opened
+ * will take. A burst after a quiet spell (idle connections are closed after 30 s) or at the start waits a few ms for
+ * the pool to open its connections; that is no overload, and was refused as one (docs/performance.md, "Mixed load").
+ */
+export function queriesWaitingForBusyConnections(pool: pg.Pool): number {
+  return Math.max(0, pool.waitingCount - connectionsBeingOpened(pool));
+}
+
+/** Queries waiting for a busy connection of the group's pools (named `<group>` or `<group>-…`), else of every pool. */
 function poolWaiting(pools: Record<string, pg.Pool>, group?: string): number {
   const own = Object.entries(pools).filter(
     ([name]) => group !== undefined && (name === group || name.startsWith(`${group}-`)),
   );
   let waiting = 0;
-  for (const [, pool] of own.length > 0 ? own : Object.entries(pools)) waiting += pool.waitingCount;
+  for (const [, pool] of own.length > 0 ? own : Object.entries(pools))
+    waiting += queriesWaitingForBusyConnections(pool);
   return waiting;
 }
 

@@ -1,8 +1,11 @@
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createProviderWithToken, type TestProvider } from '../register/helpers.js';
-import { reportedEventLoopDelayMs } from '../../src/plugins/load-shedding.js';
+import { queriesWaitingForBusyConnections, reportedEventLoopDelayMs } from '../../src/plugins/load-shedding.js';
+import { createPool } from '../../src/db/database.js';
 
 let t: TestApp;
 let provider: TestProvider;
@@ -122,6 +125,44 @@ describe('load shedding on database pool waits', () => {
       expect((await held).statusCode).toBe(200);
     } finally {
       await waiting.close();
+    }
+  });
+});
+
+describe('queries waiting for a busy connection', () => {
+  it('are those waiting while every connection is open and in use, not those waiting for connections being opened', async () => {
+    // A "database" that accepts connections and never answers: the pool's connections stay being opened.
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const opening = createPool(`postgres://nobody@127.0.0.1:${port}/none`, { max: 2, connectionTimeoutMillis: 1000 });
+    const attempts = Array.from({ length: 5 }, () =>
+      opening.connect().then(
+        (c) => c.release(),
+        () => undefined,
+      ),
+    );
+    // Two connections being opened and three queries waiting: one waits beyond what they will take.
+    expect(opening.totalCount).toBe(2);
+    expect(opening.waitingCount).toBe(3);
+    expect(queriesWaitingForBusyConnections(opening)).toBe(1);
+    await Promise.all(attempts);
+    await opening.end();
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+
+    // A pool of the test database with both connections open and checked out: each waiting query counts.
+    const busy = createPool(t.database.url, { max: 2 });
+    try {
+      const held = await Promise.all([busy.connect(), busy.connect()]);
+      const waiting = Array.from({ length: 3 }, () => busy.connect().then((client) => client.release()));
+      expect(queriesWaitingForBusyConnections(busy)).toBe(3);
+      for (const client of held) client.release();
+      await Promise.all(waiting);
+      expect(queriesWaitingForBusyConnections(busy)).toBe(0);
+    } finally {
+      await busy.end();
     }
   });
 });
