@@ -4,8 +4,8 @@
  * makes it; webhooks to a receiver on this machine allowed as the guide's step says); "From R with httr2 and
  * jsonlite" runs with Rscript (Debian's r-base-core, r-cran-httr2, r-cran-jsonlite: .ci/run installs them), as does
  * the explorer's httr2 snippet; "From R" shows the explorer's recipe for pointing eesyapi at the server, and the
- * requests its GET and POST queries make answer the row counts the guide states (eesyapi itself installs only from
- * GitHub, so it is not run).
+ * requests its GET and POST queries make answer the row counts the guide states, with time periods in the only form
+ * eesyapi lets through (eesyapi itself installs only from GitHub, so it is not run).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -236,6 +236,17 @@ describe('From R', () => {
     expect(blocks[1]).toContain(rUseServer('http://127.0.0.1:3000'));
   });
 
+  it('writes time periods as eesyapi accepts them: letters and digits around one `|` (it refuses `2020/2021|AY`)', async () => {
+    // eesyapi 0.4.0's validate_time_periods, which query_dataset and post_dataset run before a POST.
+    const eesyapiAccepts = (period: string) => period.replace(/[a-zA-Z0-9]/g, '').length === 1;
+    const readme = await readFile('README.md', 'utf8');
+    const periods = [...fencedBlocks(text(), 'r'), ...fencedBlocks(readme, 'r')].flatMap((block) =>
+      [...block.matchAll(/time_periods = (?:c\()?"([^"]+)"/g)].map((m) => m[1]!),
+    );
+    expect(periods.length).toBeGreaterThanOrEqual(3);
+    expect(periods.filter((period) => !eesyapiAccepts(period))).toEqual([]);
+  });
+
   it('the README points eesyapi at the server with the same lines', async () => {
     const readme = await readFile('README.md', 'utf8');
     expect(readme).toContain(rUseServer('http://127.0.0.1:3000'));
@@ -254,7 +265,7 @@ describe('From R', () => {
 
   it('the GET query answers the rows the guide states; a national location alone, or `geographies` with GET, matches every row', async () => {
     // The URL eesyapi's get_dataset builds (api_url_query: `|` escaped in locations only, indicators joined by ", ").
-    const period = 'timePeriods.in=2020/2021|AY&';
+    const period = 'timePeriods.in=2020|AY&';
     const indicators = 'indicators=dP0Zw%2C%20IzBzg&pageSize=10000';
     expect(await totalOf(`${period}geographicLevels.in=NAT&locations.in=NAT%7Ccode%7CE92000001&${indicators}`)).toBe(
       stated('england'),
@@ -268,7 +279,7 @@ describe('From R', () => {
     // The body eesyapi's post_dataset builds from time_periods and geographies.
     const criteria = {
       and: [
-        { timePeriods: { in: [{ period: '2020/2021', code: 'AY' }] } },
+        { timePeriods: { in: [{ period: '2020', code: 'AY' }] } },
         {
           or: [
             {
