@@ -38,6 +38,8 @@ export interface RuntimeOptions {
   applicationName?: string;
   /** Connection-level errors (a connection lost, a deadline passed); default: `log`. Never fatal. */
   onDatabaseError?: (error: Error) => void;
+  /** What this process does to the embedded PostgreSQL besides starting it (starting it again); default: `log`. */
+  notice?: (message: string) => void;
 }
 
 /**
@@ -49,7 +51,12 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(config.DATA_DIR, { log: (m) => m && log(`[postgres] ${m}`) });
+    // keepRunning: a process that joined another's cluster starts it again when that process stops it.
+    embedded = await startEmbeddedPostgres(config.DATA_DIR, {
+      log: (m) => m && log(`[postgres] ${m}`),
+      notice: options.notice ?? log,
+      keepRunning: true,
+    });
     databaseUrl = embedded.url;
   }
   const poolOptions: DatabaseOptions = {
@@ -100,7 +107,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     await readRouting?.start();
   } catch (error) {
     await closePools();
-    if (embedded?.owned) await embedded.stop();
+    await embedded?.stop();
     throw error;
   }
   return {
@@ -121,7 +128,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     },
     async close() {
       await closePools();
-      if (embedded?.owned) await embedded.stop();
+      await embedded?.stop();
     },
   };
 }

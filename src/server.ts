@@ -28,6 +28,7 @@ async function main() {
     if (!config.DATABASE_URL) say(`Starting the embedded PostgreSQL in ${config.DATA_DIR}/postgres ...`);
     runtime = await openRuntime(config, {
       log: config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? say : undefined,
+      notice: say,
       onDatabaseError: (error) => databaseError(error),
     });
   } catch (error) {

@@ -15,12 +15,13 @@ import { createDatabaseUnlessExists } from './repository.js';
  */
 export interface EmbeddedDatabase {
   url: string;
-  /** True when this process started the server (and so must stop it). */
-  owned: boolean;
+  /** True when this process runs the server now (and so must stop it): it started it, or took it over (keepRunning). */
+  readonly owned: boolean;
   /** The postmaster's process id (owned clusters only). */
   pid?: number;
   /** Where the cluster's files are (`<dataDir>/postgres`, or where that symlink points when relocated). */
   clusterDir: string;
+  /** Stops it when this process owns it; stops keeping it running (`keepRunning`) either way. */
   stop(): Promise<void>;
   /** Starts it again on the same port after `stop()` (used by outage tests). */
   start(): Promise<void>;
@@ -283,6 +284,12 @@ class Postmaster {
   // Stops the cluster if this process exits without stopping it (a crashed CLI), so no postmaster is left behind.
   private readonly killOnExit = () => this.child?.kill('SIGINT');
 
+  /** Whether the postmaster this process started is running. */
+  get running(): boolean {
+    const child = this.child;
+    return child !== undefined && child.exitCode === null && child.signalCode === null;
+  }
+
   constructor(
     private readonly binaries: Binaries,
     private readonly clusterDir: string,
@@ -370,21 +377,38 @@ class Postmaster {
   }
 }
 
+/** How often a process that keeps the cluster running (`keepRunning`) checks that some process runs it. */
+const KEEP_RUNNING_CHECK_MS = 1000;
+
 /**
  * Starts (or joins) the embedded PostgreSQL whose cluster lives in `<dataDir>/postgres`.
  * A second process on the same data dir (a CLI while the server runs) connects to the running cluster
  * instead of starting another one.
+ *
+ * With `keepRunning` (the service's processes: src/runtime.ts), the process also checks every second that some process
+ * runs the cluster, and starts it again itself, on the same port (so the URL its pools hold stays good), when none
+ * does: when the process that ran it stopped it (a second `npm start` on the same data dir outlives the first, as in
+ * a restart that starts the new process before the old one ends) or when the postmaster died. It then owns it and
+ * stops it when it stops. PostgreSQL's lock on the cluster (postmaster.pid) keeps two processes that both try from
+ * running two postmasters; the one that loses sees the other's and joins it.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
-  options: { log?: (message: string) => void; database?: string } = {},
+  options: {
+    /** PostgreSQL's own output. */
+    log?: (message: string) => void;
+    /** What this process does to the cluster besides starting it: starting it again (`keepRunning`). */
+    notice?: (message: string) => void;
+    database?: string;
+    keepRunning?: boolean;
+  } = {},
 ): Promise<EmbeddedDatabase> {
   const linkDir = path.resolve(dataDir, 'postgres');
   const database = options.database ?? DATABASE;
   const urlFor = (port: number) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
 
   const existingPort = runningClusterPort(linkDir);
-  if (existingPort) {
+  if (existingPort && !options.keepRunning) {
     await ensureDatabase(existingPort, database);
     const noop = async () => {};
     return { url: urlFor(existingPort), owned: false, clusterDir: linkDir, stop: noop, start: noop, destroy: noop };
@@ -398,18 +422,56 @@ export async function startEmbeddedPostgres(
   const lang = locale();
   const env = { ...process.env, LC_MESSAGES: lang };
 
-  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await initdb(clusterDir, binaries, user, lang, env);
+  if (!existingPort && !existsSync(path.join(clusterDir, 'PG_VERSION')))
+    await initdb(clusterDir, binaries, user, lang, env);
 
-  const port = await freePort();
+  const port = existingPort ?? (await freePort());
   const postmaster = new Postmaster(binaries, clusterDir, port, user, env, log);
-  const start = () => postmaster.start();
-  const stop = () => postmaster.stop();
+  let owned = false;
+  let stopped = false;
+  let starting: Promise<void> | undefined;
+  let watchdog: NodeJS.Timeout | undefined;
+  const start = async () => {
+    stopped = false;
+    starting ??= postmaster.start().finally(() => (starting = undefined));
+    await starting;
+    owned = true;
+  };
+  const stop = async () => {
+    stopped = true;
+    clearInterval(watchdog);
+    if (owned) await postmaster.stop();
+  };
 
-  await start();
+  if (!existingPort) await start();
   await ensureDatabase(port, database);
+
+  if (options.keepRunning) {
+    const notice = options.notice ?? log;
+    // Said once per outage, not at every check of a start that keeps failing.
+    let failing = false;
+    const keepUp = async () => {
+      if (stopped || starting || postmaster.running || runningClusterPort(linkDir)) return;
+      if (!failing)
+        notice(`No process runs the embedded PostgreSQL in ${clusterDir}: starting it in this one on port ${port} ...`);
+      try {
+        await start();
+        failing = false;
+        notice(`The embedded PostgreSQL runs again, in this process (${process.pid}), on port ${port}.`);
+      } catch (error) {
+        // Another process started it first (its lock), or the port is taken: tried again at the next check.
+        if (!failing) notice(`The embedded PostgreSQL could not be started again here: ${(error as Error).message}`);
+        failing = true;
+      }
+    };
+    watchdog = setInterval(() => void keepUp(), KEEP_RUNNING_CHECK_MS).unref();
+  }
+
   return {
     url: urlFor(port),
-    owned: true,
+    get owned() {
+      return owned;
+    },
     get pid() {
       return postmaster.child?.pid;
     },

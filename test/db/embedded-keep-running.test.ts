@@ -1,0 +1,93 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
+import { scaledMs } from '../helpers/machine-speed.js';
+
+/**
+ * The service's processes keep the embedded PostgreSQL running (`keepRunning`, as src/runtime.ts opens it): a second
+ * `npm start` on the same DATA_DIR joins the first one's cluster, and when the first stops (a restart that starts the
+ * new process before it stops the old one) the second starts the cluster again on the same port, so the connections
+ * it makes keep working; before, it answered "The database is not reachable" until it was restarted by hand.
+ */
+const clusters: EmbeddedDatabase[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  for (const cluster of clusters.splice(0).reverse()) await cluster.destroy();
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'keep-running-'));
+  // As root, PostgreSQL runs as the `postgres` user, which must reach the cluster.
+  await chmod(dir, 0o755);
+  dirs.push(dir);
+  return dir;
+}
+
+/** `SELECT 1` on a new connection, or the error's message. */
+async function selectOne(url: string): Promise<number | string> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return (await client.query<{ one: number }>('SELECT 1 AS one')).rows[0]!.one;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function answersWithin(url: string, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if ((await selectOne(url)) === 1) return true;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return false;
+}
+
+describe('the embedded PostgreSQL kept running', () => {
+  it('is started again, on the same port, by a process that joined it when the process that ran it stops it', async () => {
+    const dir = await dataDir();
+    const first = await startEmbeddedPostgres(dir);
+    clusters.push(first);
+    const second = await startEmbeddedPostgres(dir, { keepRunning: true });
+    clusters.push(second);
+    expect(second.owned).toBe(false);
+    expect(second.url).toBe(first.url);
+
+    await first.stop();
+    expect(await answersWithin(second.url, scaledMs(30000))).toBe(true);
+    expect(second.owned).toBe(true);
+
+    // Stopped by the process that now runs it: nothing is left running, and nothing starts it again.
+    await second.stop();
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await selectOne(second.url)).toMatch(/ECONNREFUSED/);
+  }, 120000);
+
+  it('is started again when its postmaster dies', async () => {
+    const dir = await dataDir();
+    const cluster = await startEmbeddedPostgres(dir, { keepRunning: true });
+    clusters.push(cluster);
+    const pid = cluster.pid!;
+    process.kill(pid, 'SIGKILL');
+    expect(await answersWithin(cluster.url, scaledMs(30000))).toBe(true);
+    expect(cluster.pid).not.toBe(pid);
+  }, 120000);
+
+  it('is left alone by a process that joined it without keepRunning (tests that stop it on purpose)', async () => {
+    const dir = await dataDir();
+    const first = await startEmbeddedPostgres(dir);
+    clusters.push(first);
+    const joined = await startEmbeddedPostgres(dir);
+    await first.stop();
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await selectOne(joined.url)).toMatch(/ECONNREFUSED/);
+  }, 120000);
+});
