@@ -16,6 +16,7 @@ import { writeLargeCsv } from './large-csv.js';
 import { duckStatements, fetchShapes, fetchVariant, type Shape, type ShapeVariant } from './scale-shapes.js';
 import { freePort, startBuiltServer, stopServer, untilNoRowIndexLoading } from './server-process.js';
 import { EXPORT_FORMATS, measureExports } from './query-exports.js';
+import { startBusyNeighbour } from './busy-neighbour.js';
 
 /**
  * `npm run bench [-- --requests 100] [--jit-warm-up 1000] [--data-set <id>] [--label <name>]`: the five query shapes
@@ -29,7 +30,9 @@ import { EXPORT_FORMATS, measureExports } from './query-exports.js';
  * answers a measured request twice. The figure that counts is each shape's p50 ÷ DuckDB's p50 on the same variants:
  * on a shared machine absolute times move with the load, the ratio much less. Results go to
  * bench/results/query.json (the seeded 347,830-row data set) and bench/results/query-large.json (the 5-million-row
- * data set of bench/generate-large.ts, when present; its CSV is made again under --files-dir for DuckDB).
+ * data set of bench/generate-large.ts, when present; its CSV is made again under --files-dir for DuckDB). With
+ * `--busy`, a busy neighbour (bench/busy-neighbour.ts: one core kept busy) runs while the shapes are measured, and the
+ * results go to query[-large]-busy.json.
  */
 
 /** Each shape's p50 ÷ DuckDB's p50 should be at most this (issue 42). */
@@ -236,6 +239,8 @@ await runCli(async () => {
       // Only some export formats (`parquet,arrow`), and only the exports (not the five shapes).
       'export-formats': { type: 'string', default: 'csv,parquet,arrow' },
       'exports-only': { type: 'boolean', default: false },
+      // A busy neighbour (one core kept busy) while the shapes are measured; results to query[-large]-busy.json.
+      busy: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -263,7 +268,7 @@ await runCli(async () => {
       }
       targets.push({
         dataSetId,
-        file: values.label ? file.replace('.json', `-${values.label}.json`) : file,
+        file: file.replace('.json', `${values.busy ? '-busy' : ''}${values.label ? `-${values.label}` : ''}.json`),
         rows: version.total_results,
       });
     }
@@ -293,46 +298,53 @@ await runCli(async () => {
       );
       const results: Array<Record<string, unknown>> = [];
       const jitWarmUp = Number(values['jit-warm-up']);
-      if (!values['exports-only'] && jitWarmUp > 0) {
-        const first = shapes[0]!.variants;
-        const spare = first.slice(1 + amount, -WARM_UP_REQUESTS);
-        for (const variant of spare.slice(-jitWarmUp)) await (await fetchVariant(server.url, variant)).arrayBuffer();
-      }
-      for (const shape of values['exports-only'] ? ([] as Shape[]) : shapes) {
-        const first = shape.variants[0]!;
-        const check = await fetchVariant(server.url, first);
-        const body = (await check.json()) as { paging?: { totalResults: number }; results?: unknown[] };
-        const duckCount = Number((await duck.runAndReadAll(duckStatements(first.duck, table).count)).getRows()[0]![0]);
-        if (body.paging?.totalResults !== duckCount)
-          throw new Error(`${shape.name}: the API counts ${body.paging?.totalResults}, DuckDB ${duckCount}`);
-        // A few unmeasured requests from the end of the list warm the JIT (and DuckDB's file cache); the measured ones
-        // are all different from them, from the check above and from each other.
-        const warming = shape.variants.slice(-WARM_UP_REQUESTS);
-        await measurePaired(server.url, duck, table, warming);
-        const measured = shape.variants.slice(1, -WARM_UP_REQUESTS).slice(0, amount);
-        const { http: single, duckdb } = await measurePaired(server.url, duck, table, measured);
-        const overDuckdbP50 = Math.round((single.p50Ms / duckdb.p50Ms) * 100) / 100;
-        const entry: Record<string, unknown> = {
-          name: shape.name,
-          description: shape.description,
-          firstVariant: { totalResults: body.paging?.totalResults, results: body.results?.length },
-          variantsAvailable: shape.variants.length,
-          target: { p50Ms: TARGET_P50_MS[shape.name], overDuckdbP50: GOAL_OVER_DUCKDB },
-          oneConnection: single,
-          duckdb,
-          overDuckdbP50,
-        };
-        let line =
-          `${shape.name.padEnd(16)} p50 ${single.p50Ms} ms  p99 ${single.p99Ms} ms  (${single.n} distinct requests)` +
-          `  DuckDB p50 ${duckdb.p50Ms} ms  ÷ DuckDB ${overDuckdbP50}`;
-        if (shape.name === '1-simple') {
-          const rest = shape.variants.slice(1 + single.n, -WARM_UP_REQUESTS);
-          const ten = await measure(server.url, rest, 10, { duration: 3 });
-          entry.tenConnections = ten;
-          line += `; 10 conn: ${ten.requestsPerSecond} req/s p50 ${ten.latencyMs.p50} ms (${ten.requests} req${ten.variantsRepeated ? ', some variants repeated' : ''})`;
+      const neighbour = values.busy ? startBusyNeighbour() : undefined;
+      try {
+        if (!values['exports-only'] && jitWarmUp > 0) {
+          const first = shapes[0]!.variants;
+          const spare = first.slice(1 + amount, -WARM_UP_REQUESTS);
+          for (const variant of spare.slice(-jitWarmUp)) await (await fetchVariant(server.url, variant)).arrayBuffer();
         }
-        console.log(line);
-        results.push(entry);
+        for (const shape of values['exports-only'] ? ([] as Shape[]) : shapes) {
+          const first = shape.variants[0]!;
+          const check = await fetchVariant(server.url, first);
+          const body = (await check.json()) as { paging?: { totalResults: number }; results?: unknown[] };
+          const duckCount = Number(
+            (await duck.runAndReadAll(duckStatements(first.duck, table).count)).getRows()[0]![0],
+          );
+          if (body.paging?.totalResults !== duckCount)
+            throw new Error(`${shape.name}: the API counts ${body.paging?.totalResults}, DuckDB ${duckCount}`);
+          // A few unmeasured requests from the end of the list warm the JIT (and DuckDB's file cache); the measured ones
+          // are all different from them, from the check above and from each other.
+          const warming = shape.variants.slice(-WARM_UP_REQUESTS);
+          await measurePaired(server.url, duck, table, warming);
+          const measured = shape.variants.slice(1, -WARM_UP_REQUESTS).slice(0, amount);
+          const { http: single, duckdb } = await measurePaired(server.url, duck, table, measured);
+          const overDuckdbP50 = Math.round((single.p50Ms / duckdb.p50Ms) * 100) / 100;
+          const entry: Record<string, unknown> = {
+            name: shape.name,
+            description: shape.description,
+            firstVariant: { totalResults: body.paging?.totalResults, results: body.results?.length },
+            variantsAvailable: shape.variants.length,
+            target: { p50Ms: TARGET_P50_MS[shape.name], overDuckdbP50: GOAL_OVER_DUCKDB },
+            oneConnection: single,
+            duckdb,
+            overDuckdbP50,
+          };
+          let line =
+            `${shape.name.padEnd(16)} p50 ${single.p50Ms} ms  p99 ${single.p99Ms} ms  (${single.n} distinct requests)` +
+            `  DuckDB p50 ${duckdb.p50Ms} ms  ÷ DuckDB ${overDuckdbP50}`;
+          if (shape.name === '1-simple') {
+            const rest = shape.variants.slice(1 + single.n, -WARM_UP_REQUESTS);
+            const ten = await measure(server.url, rest, 10, { duration: 3 });
+            entry.tenConnections = ten;
+            line += `; 10 conn: ${ten.requestsPerSecond} req/s p50 ${ten.latencyMs.p50} ms (${ten.requests} req${ten.variantsRepeated ? ', some variants repeated' : ''})`;
+          }
+          console.log(line);
+          results.push(entry);
+        }
+      } finally {
+        neighbour?.stop();
       }
       const exportRuns = Number(values['export-runs']);
       const formats = values['export-formats'].split(',').filter((f) => f in EXPORT_FORMATS);
@@ -344,6 +356,7 @@ await runCli(async () => {
         rows: target.rows,
         measuredAt: new Date().toISOString(),
         machine: { ...machine, loadAverageAtEnd: os.loadavg() },
+        besideBusyNeighbour: values.busy,
         method:
           'one request at a time over HTTP (fetch, timed to the last byte) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); ' +
           'each variant also asked of DuckDB, in turn with the server (alternating which goes first), in process (one connection) over zstd Parquet of the same CSV rows, the count and the page as SQL, rows read into JS values; ' +
