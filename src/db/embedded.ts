@@ -48,6 +48,20 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Whether process `pid` is a PostgreSQL server. A postmaster.pid left behind by a power cut or a killed container
+ * names a process id that may since belong to another process (in a container, quite likely one of the service's
+ * own); without this check that process was taken for the server, its port joined, and the start failed with
+ * ECONNREFUSED until the file was deleted by hand. Where there is no /proc (macOS), a live process id is trusted.
+ */
+function isPostgresProcess(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('postgres');
+  } catch {
+    return !existsSync('/proc/self');
+  }
+}
+
 /** The port of a cluster already running on `clusterDir` (postmaster.pid line 4), if its process is alive. */
 function runningClusterPort(clusterDir: string): number | undefined {
   const pidFile = path.join(clusterDir, 'postmaster.pid');
@@ -58,10 +72,19 @@ function runningClusterPort(clusterDir: string): number | undefined {
   if (!pid || !port) return undefined;
   try {
     process.kill(pid, 0);
-    return port;
   } catch {
     return undefined;
   }
+  return isPostgresProcess(pid) ? port : undefined;
+}
+
+/**
+ * Deletes the postmaster.pid of a cluster that no PostgreSQL runs, before starting it: PostgreSQL itself refuses to
+ * start while the process the file names is alive, whatever that process is (see isPostgresProcess).
+ */
+async function removeStaleLockFile(clusterDir: string): Promise<void> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (existsSync(pidFile) && runningClusterPort(clusterDir) === undefined) await rm(pidFile, { force: true });
 }
 
 async function ensureDatabase(port: number, name: string): Promise<void> {
@@ -433,7 +456,9 @@ export async function startEmbeddedPostgres(
   let watchdog: NodeJS.Timeout | undefined;
   const start = async () => {
     stopped = false;
-    starting ??= postmaster.start().finally(() => (starting = undefined));
+    starting ??= removeStaleLockFile(clusterDir)
+      .then(() => postmaster.start())
+      .finally(() => (starting = undefined));
     await starting;
     owned = true;
   };

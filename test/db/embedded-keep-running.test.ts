@@ -1,4 +1,5 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -89,5 +90,29 @@ describe('the embedded PostgreSQL kept running', () => {
     await first.stop();
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(await selectOne(joined.url)).toMatch(/ECONNREFUSED/);
+  }, 120000);
+});
+
+describe('a postmaster.pid left behind (a power cut, a killed container)', () => {
+  it('does not stop a start when the process id it names now belongs to another process', async () => {
+    const dir = await dataDir();
+    const first = await startEmbeddedPostgres(dir);
+    clusters.push(first);
+    const pidFile = path.join(first.clusterDir, 'postmaster.pid');
+    const lockFile = await readFile(pidFile, 'utf8');
+    await first.stop();
+    // The file as the server left it, its process id now another (live) process's.
+    const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const lines = lockFile.split('\n');
+      lines[0] = String(other.pid);
+      await writeFile(pidFile, lines.join('\n'));
+      const started = await startEmbeddedPostgres(dir, { keepRunning: true });
+      clusters.push(started);
+      expect(started.owned).toBe(true);
+      expect(await selectOne(started.url)).toBe(1);
+    } finally {
+      other.kill();
+    }
   }, 120000);
 });
