@@ -277,6 +277,11 @@ class Postmaster {
 
 /** How often a process that keeps the cluster running (`keepRunning`) checks that some process runs it. */
 const KEEP_RUNNING_CHECK_MS = 1000;
+/**
+ * How long such a process waits for a running cluster to take connections when it joins: the process that runs it
+ * may be stopping it (smart shutdown refuses new sessions for up to 5 s, then fast; SIGQUIT after 30 s).
+ */
+const JOIN_WAIT_MS = 40000;
 
 /**
  * Starts (or joins) the embedded PostgreSQL whose cluster lives in `<dataDir>/postgres`.
@@ -343,8 +348,25 @@ export async function startEmbeddedPostgres(
     if (owned) await postmaster.stop();
   };
 
-  if (!existingPort) await start();
-  await ensureDatabase(port, database);
+  // Waits for the cluster another process runs to take a connection; false when no process runs it any more (the
+  // one that did was stopping it), so that this one starts it.
+  const joined = async (): Promise<boolean> => {
+    const until = Date.now() + JOIN_WAIT_MS;
+    for (;;) {
+      try {
+        await ensureDatabase(port, database);
+        return true;
+      } catch (error) {
+        if (Date.now() > until) throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      if (runningClusterPort(linkDir) === undefined) return false;
+    }
+  };
+  if (!existingPort || !(await joined())) {
+    await start();
+    await ensureDatabase(port, database);
+  }
 
   if (options.keepRunning) {
     const notice = options.notice ?? log;

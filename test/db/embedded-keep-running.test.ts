@@ -72,6 +72,25 @@ describe('the embedded PostgreSQL kept running', () => {
     expect(await selectOne(second.url)).toMatch(/ECONNREFUSED/);
   }, 120000);
 
+  it('is joined or started by a process that comes while the process that runs it is stopping it', async () => {
+    const dir = await dataDir();
+    const first = await startEmbeddedPostgres(dir);
+    clusters.push(first);
+    // A session still open: PostgreSQL's smart shutdown refuses new sessions ("the database system is shutting
+    // down") until it ends, 5 s at most before the fast shutdown ends it.
+    const session = new pg.Client({ connectionString: first.url });
+    session.on('error', () => {});
+    await session.connect();
+    const stopping = first.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = await startEmbeddedPostgres(dir, { keepRunning: true });
+    clusters.push(second);
+    await stopping;
+    await session.end().catch(() => {});
+    expect(await answersWithin(second.url, scaledMs(30000))).toBe(true);
+    expect(second.owned).toBe(true);
+  }, 120000);
+
   it('is started again when its postmaster dies', async () => {
     const dir = await dataDir();
     const cluster = await startEmbeddedPostgres(dir, { keepRunning: true });
