@@ -284,6 +284,55 @@ const KEEP_RUNNING_CHECK_MS = 1000;
 const JOIN_WAIT_MS = 40000;
 
 /**
+ * Waits for the cluster another process runs on `port` to take a connection (and has `database`); false when no
+ * process runs it any more (the one that did was stopping it), so that the caller starts it.
+ */
+async function joinedWhenRunning(linkDir: string, port: number, database: string): Promise<boolean> {
+  const until = Date.now() + JOIN_WAIT_MS;
+  for (;;) {
+    try {
+      await ensureDatabase(port, database);
+      return true;
+    } catch (error) {
+      if (Date.now() > until) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    if (runningClusterPort(linkDir) === undefined) return false;
+  }
+}
+
+/**
+ * Every KEEP_RUNNING_CHECK_MS, when this process is not `busy` with the cluster (stopped on purpose, starting it,
+ * running it) and no other process runs it, starts it here; says so through `notice`, once per outage.
+ */
+function keepClusterRunning(cluster: {
+  linkDir: string;
+  clusterDir: string;
+  port: number;
+  busy: () => boolean;
+  start: () => Promise<void>;
+  notice: (message: string) => void;
+}): NodeJS.Timeout {
+  const { linkDir, clusterDir, port, notice } = cluster;
+  let failing = false;
+  const keepUp = async () => {
+    if (cluster.busy() || runningClusterPort(linkDir)) return;
+    if (!failing)
+      notice(`No process runs the embedded PostgreSQL in ${clusterDir}: starting it in this one on port ${port} ...`);
+    try {
+      await cluster.start();
+      failing = false;
+      notice(`The embedded PostgreSQL runs again, in this process (${process.pid}), on port ${port}.`);
+    } catch (error) {
+      // Another process started it first (its lock), or the port is taken: tried again at the next check.
+      if (!failing) notice(`The embedded PostgreSQL could not be started again here: ${(error as Error).message}`);
+      failing = true;
+    }
+  };
+  return setInterval(() => void keepUp(), KEEP_RUNNING_CHECK_MS).unref();
+}
+
+/**
  * Starts (or joins) the embedded PostgreSQL whose cluster lives in `<dataDir>/postgres`.
  * A second process on the same data dir (a CLI while the server runs) connects to the running cluster
  * instead of starting another one.
@@ -348,46 +397,20 @@ export async function startEmbeddedPostgres(
     if (owned) await postmaster.stop();
   };
 
-  // Waits for the cluster another process runs to take a connection; false when no process runs it any more (the
-  // one that did was stopping it), so that this one starts it.
-  const joined = async (): Promise<boolean> => {
-    const until = Date.now() + JOIN_WAIT_MS;
-    for (;;) {
-      try {
-        await ensureDatabase(port, database);
-        return true;
-      } catch (error) {
-        if (Date.now() > until) throw error;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      if (runningClusterPort(linkDir) === undefined) return false;
-    }
-  };
-  if (!existingPort || !(await joined())) {
+  if (!existingPort || !(await joinedWhenRunning(linkDir, port, database))) {
     await start();
     await ensureDatabase(port, database);
   }
 
-  if (options.keepRunning) {
-    const notice = options.notice ?? log;
-    // Said once per outage, not at every check of a start that keeps failing.
-    let failing = false;
-    const keepUp = async () => {
-      if (stopped || starting || postmaster.running || runningClusterPort(linkDir)) return;
-      if (!failing)
-        notice(`No process runs the embedded PostgreSQL in ${clusterDir}: starting it in this one on port ${port} ...`);
-      try {
-        await start();
-        failing = false;
-        notice(`The embedded PostgreSQL runs again, in this process (${process.pid}), on port ${port}.`);
-      } catch (error) {
-        // Another process started it first (its lock), or the port is taken: tried again at the next check.
-        if (!failing) notice(`The embedded PostgreSQL could not be started again here: ${(error as Error).message}`);
-        failing = true;
-      }
-    };
-    watchdog = setInterval(() => void keepUp(), KEEP_RUNNING_CHECK_MS).unref();
-  }
+  if (options.keepRunning)
+    watchdog = keepClusterRunning({
+      linkDir,
+      clusterDir,
+      port,
+      busy: () => stopped || starting !== undefined || postmaster.running,
+      start,
+      notice: options.notice ?? log,
+    });
 
   return {
     url: urlFor(port),
