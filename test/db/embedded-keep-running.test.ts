@@ -5,6 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
+import { isOrphaned, runningPostmaster } from '../../src/db/embedded-postmaster.js';
 import { scaledMs } from '../helpers/machine-speed.js';
 
 /**
@@ -17,6 +18,11 @@ const clusters: EmbeddedDatabase[] = [];
 const dirs: string[] = [];
 
 afterEach(async () => {
+  for (const dir of dirs) {
+    // A postmaster whose owner process a test killed (taken over or not), before its files are deleted.
+    const left = runningPostmaster(path.join(dir, 'postgres'));
+    if (left && isOrphaned(left.pid)) process.kill(left.pid, 'SIGQUIT');
+  }
   for (const cluster of clusters.splice(0).reverse()) await cluster.destroy();
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
@@ -109,6 +115,89 @@ describe('the embedded PostgreSQL kept running', () => {
     await first.stop();
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(await selectOne(joined.url)).toMatch(/ECONNREFUSED/);
+  }, 120000);
+});
+
+/** A process that starts the cluster in `dir` (as a CLI or a server does) and runs until killed; its URL once ready. */
+async function ownerProcess(dir: string): Promise<{ url: string; kill: () => Promise<void> }> {
+  const script = path.join(dir, 'owner.mts');
+  const module = path.resolve('src/db/embedded.js');
+  await writeFile(
+    script,
+    `import { startEmbeddedPostgres } from ${JSON.stringify(module)};\n` +
+      `const db = await startEmbeddedPostgres(${JSON.stringify(dir)});\n` +
+      `console.log(db.url);\nsetInterval(() => {}, 1000);\n`,
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('\n')) resolve(output.trim());
+    });
+    child.on('exit', (code) => reject(new Error(`the owner process exited (${code}) before its cluster was ready`)));
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return {
+    url,
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+describe('a cluster whose process was killed (SIGKILL)', () => {
+  it('is taken over by a process that keeps it running, which stops it when it stops', async () => {
+    const dir = await dataDir();
+    const owner = await ownerProcess(dir);
+    const joined = await startEmbeddedPostgres(dir, { keepRunning: true });
+    clusters.push(joined);
+    expect(joined.owned).toBe(false);
+    const postmaster = runningPostmaster(joined.clusterDir)!;
+
+    // The postmaster runs in its own process group, so it outlives its killed owner.
+    await owner.kill();
+    const until = Date.now() + scaledMs(10000);
+    while (!joined.owned && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(joined.owned).toBe(true);
+    expect(joined.pid).toBe(postmaster.pid);
+    expect(await selectOne(joined.url)).toBe(1);
+
+    // Before, it ran on after every process had stopped.
+    await joined.stop();
+    expect(runningPostmaster(joined.clusterDir)).toBeUndefined();
+    expect(await selectOne(joined.url)).toMatch(/ECONNREFUSED/);
+  }, 120000);
+
+  it('is not taken over while the process that started it lives', async () => {
+    const dir = await dataDir();
+    const owner = await ownerProcess(dir);
+    try {
+      const joined = await startEmbeddedPostgres(dir, { keepRunning: true });
+      clusters.push(joined);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(joined.owned).toBe(false);
+      await joined.stop();
+      expect(await selectOne(owner.url)).toBe(1);
+    } finally {
+      await owner.kill();
+    }
+  }, 120000);
+});
+
+describe('the port of a cluster started again', () => {
+  it('is the port it last ran on, so a process that joined it before keeps working', async () => {
+    const dir = await dataDir();
+    const first = await startEmbeddedPostgres(dir);
+    clusters.push(first);
+    const joined = await startEmbeddedPostgres(dir);
+    await first.stop();
+    // A third process starts it before the joined one would (a joined process without keepRunning never does).
+    const third = await startEmbeddedPostgres(dir);
+    clusters.push(third);
+    expect(third.url).toBe(joined.url);
+    expect(await selectOne(joined.url)).toBe(1);
   }, 120000);
 });
 
