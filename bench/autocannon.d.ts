@@ -11,6 +11,7 @@ declare module 'autocannon' {
     connections?: number;
     amount?: number;
     duration?: number;
+    headers?: Record<string, string>;
     requests?: Array<{ setupRequest?: (request: Request) => Request }>;
   }
   interface Histogram {

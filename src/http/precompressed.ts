@@ -22,12 +22,26 @@ export interface PrecompressedBody {
   etag: string;
 }
 
-/** Compressed off the event loop (libuv's thread pool), at the explorer's levels: made once, sent many times. */
-export async function precompress(body: Buffer, contentType: string): Promise<PrecompressedBody> {
+/** How hard to compress: the explorer's levels for what is made once per process (the default). */
+export interface CompressionLevels {
+  gzip: number;
+  brotli: number;
+}
+const MADE_ONCE_PER_PROCESS: CompressionLevels = { gzip: 9, brotli: 10 };
+
+/** Compressed off the event loop (libuv's thread pool): made once, sent many times. */
+export async function precompress(
+  body: Buffer,
+  contentType: string,
+  levels: CompressionLevels = MADE_ONCE_PER_PROCESS,
+): Promise<PrecompressedBody> {
   const [gzip, br] = await Promise.all([
-    gzipAsync(body, { level: 9 }),
+    gzipAsync(body, { level: levels.gzip }),
     brotliAsync(body, {
-      params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 10, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+      params: {
+        [zlib.constants.BROTLI_PARAM_QUALITY]: levels.brotli,
+        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+      },
     }),
   ]);
   return { contentType, body, gzip, br, etag: weakEtag(contentType, body.toString('latin1')) };
@@ -50,12 +64,17 @@ export function once<T>(make: () => Promise<T>): () => Promise<T> {
 
 /**
  * Answers with `file`: 304 when the request's If-None-Match names its tag; else brotli, gzip or the plain body, as
- * the client accepts. Caches revalidate every use (`no-cache`): the tag changes with a deploy.
+ * the client accepts. By default caches revalidate every use (`no-cache`): the tag changes with a deploy.
  */
-export function sendPrecompressed(request: FastifyRequest, reply: FastifyReply, file: PrecompressedBody): FastifyReply {
+export function sendPrecompressed(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  file: PrecompressedBody,
+  caching: { cacheControl: string; vary: string[] } = { cacheControl: 'no-cache', vary: [] },
+): FastifyReply {
   reply.header('etag', file.etag);
-  reply.header('cache-control', 'no-cache');
-  addVary(reply, 'Accept-Encoding');
+  reply.header('cache-control', caching.cacheControl);
+  addVary(reply, 'Accept-Encoding', ...caching.vary);
   if (ifNoneMatchMatches(request, file.etag)) return reply.code(304).send();
   reply.type(file.contentType);
   const coding = chosenEncoding(request.headers['accept-encoding'], ['br', 'gzip']);

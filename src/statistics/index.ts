@@ -14,7 +14,8 @@ import { statisticsErrorFormatter } from './errors.js';
 import { publicationRoutes } from './publications/routes.js';
 import { dataSetRoutes } from './data-sets/routes.js';
 import { versionRoutes } from './versions/routes.js';
-import { metaRoutes } from './meta/routes.js';
+import { META_BODY_CACHE_BYTES, metaRoutes } from './meta/routes.js';
+import { KeptBodies } from '../http/kept-bodies.js';
 import { dataFileRoutes } from './data-file/routes.js';
 import { parquetFileRoutes } from './parquet-file/routes.js';
 import { VersionMetaCache, type QueryEngineChooser } from './query/engine/index.js';
@@ -55,6 +56,8 @@ export interface StatisticsSharedState {
   resolvedVersions: ResolvedVersionCache<DataSetVersionRow>;
   /** The meta endpoint's views of versions (a version's metadata never changes). */
   metaViews: DataSetMetaViewCache;
+  /** The meta endpoint's answers, serialized and compressed, per version and sections asked for. */
+  metaBodies: KeptBodies;
   /** The in-memory rate-limit counters (without REDIS_URL). */
   rateLimits: BoundedWindowStore;
 }
@@ -64,6 +67,7 @@ export function createStatisticsSharedState(config: Config): StatisticsSharedSta
     versionMetas: new VersionMetaCache(),
     resolvedVersions: new ResolvedVersionCache<DataSetVersionRow>(config.QUERY_VERSION_CACHE_MS),
     metaViews: new DataSetMetaViewCache(),
+    metaBodies: new KeptBodies(META_BODY_CACHE_BYTES),
     rateLimits: new BoundedWindowStore(),
   };
 }

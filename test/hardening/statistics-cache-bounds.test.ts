@@ -5,6 +5,8 @@ import { buildRowIndex, RowIndexTooLargeError } from '../../src/statistics/stora
 import { loadQueryVersionMeta, VersionMetaCache } from '../../src/statistics/query/engine/version-meta-cache.js';
 import { ResolvedVersionCache } from '../../src/statistics/versions/resolved-version-cache.js';
 import { DataSetMetaViewCache } from '../../src/statistics/meta/service.js';
+import { KeptBodies } from '../../src/http/kept-bodies.js';
+import { gunzipSync } from 'node:zlib';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
 
@@ -73,6 +75,41 @@ describe('statistics cache bounds', () => {
     // A budget below one view's size: the view is still served, but not kept.
     const tight = new DataSetMetaViewCache(Math.floor(oneVersion / 2));
     expect(await tight.load(database.db, version.id)).toEqual(whole);
+    expect(tight.bytes).toBe(0);
+  });
+
+  it("keeps the meta endpoint's answers within their byte budget; concurrent first requests serialize once", async () => {
+    const json = JSON.stringify({
+      filters: Array.from({ length: 2000 }, (_, i) => ({ id: `f${i}`, label: `Option ${i}` })),
+    });
+    let made = 0;
+    const serialize = async () => {
+      made += 1;
+      return json;
+    };
+    const roomy = new KeptBodies(10 * 1024 * 1024);
+    const [first, second] = await Promise.all([roomy.fetch('1:', serialize), roomy.fetch('1:', serialize)]);
+    expect(made).toBe(1);
+    expect(second).toBe(first);
+    expect(first.body.toString()).toBe(json);
+    expect(gunzipSync(first.gzip).toString()).toBe(json);
+    const oneBody = roomy.bytes;
+    // The JSON and its two compressed forms.
+    expect(oneBody).toBeGreaterThan(json.length);
+
+    // Room for two: the least recently used third is dropped, and made again when asked for.
+    const two = new KeptBodies(Math.floor(oneBody * 2.5));
+    for (const key of ['1:', '2:', '3:']) await two.fetch(key, serialize);
+    expect(two.bytes).toBeLessThanOrEqual(Math.floor(oneBody * 2.5));
+    made = 0;
+    await two.fetch('3:', serialize);
+    expect(made).toBe(0);
+    await two.fetch('1:', serialize);
+    expect(made).toBe(1);
+
+    // A budget below one body's size: the body is still answered, but not kept.
+    const tight = new KeptBodies(Math.floor(oneBody / 2));
+    expect((await tight.fetch('1:', serialize)).body.toString()).toBe(json);
     expect(tight.bytes).toBe(0);
   });
 

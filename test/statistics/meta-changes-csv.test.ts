@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ABSENCE_SCHOOL, createDataSet, importCsvVersion } from '../helpers/statistics.js';
@@ -355,6 +355,51 @@ describe('GET /v1/data-sets/{dataSetId}/meta', () => {
     expect(after.statusCode).toBe(200);
     expect(summary(after.json())).toEqual({ filters: ['phase'], indicators: ['teachers'] });
     expect(after.headers.etag).not.toBe(before.headers.etag);
+  });
+});
+
+describe('GET /v1/data-sets/{dataSetId}/meta, answered again', () => {
+  const url = `/v1/data-sets/${FIXTURE}/meta`;
+
+  it('sends the same JSON plain, gzip and brotli, with one tag, and 304 for it', async () => {
+    const plain = await get(url);
+    const gzip = await get(url, { 'accept-encoding': 'gzip' });
+    const br = await get(url, { 'accept-encoding': 'gzip, deflate, br' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(gunzipSync(gzip.rawPayload).toString()).toBe(plain.body);
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(plain.body);
+    expect(plain.json().locations.length).toBeGreaterThan(0);
+    expect(plain.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(plain.headers['cache-control']).toBe('public, max-age=300, must-revalidate');
+    expect(plain.headers.vary).toContain('preview-token');
+    const etag = plain.headers.etag as string;
+    expect(etag).toMatch(/^W\/".+"$/);
+    expect([gzip.headers.etag, br.headers.etag]).toEqual([etag, etag]);
+
+    const again = await get(url, { 'if-none-match': etag });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+    expect(again.headers.etag).toBe(etag);
+  });
+
+  it('has one tag per set of sections, whatever their order or repetition', async () => {
+    const both = await get(`${url}?types=Filters,Indicators`);
+    const reordered = await get(`${url}?types=Indicators&types=Filters&types=Indicators`);
+    const filters = await get(`${url}?types=Filters`);
+    expect(reordered.body).toBe(both.body);
+    expect(reordered.headers.etag).toBe(both.headers.etag);
+    expect(filters.headers.etag).not.toBe(both.headers.etag);
+    expect(filters.json()).toEqual({ ...both.json(), indicators: [] });
+  });
+
+  it('is private to a preview token holder', async () => {
+    const draft = await get(`/v1/data-sets/${ids.own}/meta?dataSetVersion=2.0`, { 'preview-token': tokens.draft! });
+    expect(draft.statusCode).toBe(200);
+    expect(draft.headers['cache-control']).toBe('private, no-cache');
+    // The answer kept for the draft is not a way around its token.
+    expect((await get(`/v1/data-sets/${ids.own}/meta?dataSetVersion=2.0`)).statusCode).toBe(403);
   });
 });
 

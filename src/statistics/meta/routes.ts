@@ -2,12 +2,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { StatisticsApiOptions } from '../index.js';
-import { sendCacheable } from '../cache-headers.js';
+import { cacheControlFor } from '../cache-headers.js';
+import { sendPrecompressed } from '../../http/precompressed.js';
 import { previewTokenOf } from '../preview-token.js';
 import { statisticsRequestHook } from '../request-binding.js';
 import { DataSetMetaViewModel, errorResponses, okResponse } from '../schemas.js';
 import { DataSetIdParams, DataSetVersionQueryParameter, notModified, PreviewTokenHeaders } from '../route-params.js';
-import { getDataSetMeta, META_TYPES } from './service.js';
+import { META_TYPES, resolveMetaVersion } from './service.js';
 
 const MetaQuery = Type.Object(
   {
@@ -24,6 +25,9 @@ const MetaQuery = Type.Object(
 
 // The AllowedValue rule of the query hook reads `items.enum`; TypeBox writes a union of literals as anyOf.
 (MetaQuery.properties.types as unknown as { items: Record<string, unknown> }).items.enum = [...META_TYPES];
+
+/** Memory budget of the meta answers kept serialized and compressed by one app (StatisticsSharedState.metaBodies). */
+export const META_BODY_CACHE_BYTES = 32 * 1024 * 1024;
 
 export const metaRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin, options) => {
   const db = plugin.readDb;
@@ -51,14 +55,22 @@ export const metaRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugi
       },
     },
     async (request, reply) => {
-      const query = request.query;
-      const body = await getDataSetMeta(db, options.shared, {
+      const { types, dataSetVersion } = request.query;
+      const { metaViews, metaBodies } = options.shared;
+      const version = await resolveMetaVersion(db, options.shared, {
         dataSetId: request.params.dataSetId,
-        dataSetVersion: query.dataSetVersion,
+        dataSetVersion,
         previewToken: previewTokenOf(request.headers),
-        types: query.types,
       });
-      return sendCacheable(request, reply, body);
+      // A version's meta never changes: its body is made once per version and set of sections asked for.
+      const sections = [...new Set(types ?? [])].sort().join(',');
+      const body = await metaBodies.fetch(`${version.id}:${sections}`, async () =>
+        reply.serialize(await metaViews.load(db, version.id, types)),
+      );
+      return sendPrecompressed(request, reply, body, {
+        cacheControl: cacheControlFor(request),
+        vary: ['preview-token'],
+      });
     },
   );
 };

@@ -169,8 +169,23 @@ export class DataSetMetaViewCache {
 export async function getDataSetMeta(
   db: Executor,
   caches: { metaViews: DataSetMetaViewCache; resolvedVersions: ResolvedVersionCache<DataSetVersionRow> },
-  request: { dataSetId: string; dataSetVersion?: string; previewToken?: string; types?: readonly MetaType[] },
+  request: MetaRequest & { types?: readonly MetaType[] },
 ): Promise<DataSetMetaView> {
-  const version = await resolveVersionReused(db, caches.resolvedVersions, { ...request, policy: 'view' });
+  const version = await resolveMetaVersion(db, caches, request);
   return caches.metaViews.load(db, version.id, request.types);
+}
+
+interface MetaRequest {
+  dataSetId: string;
+  dataSetVersion?: string;
+  previewToken?: string;
+}
+
+/** The version a meta request names, by the view policy (its resolution reused as a query's is). */
+export function resolveMetaVersion(
+  db: Executor,
+  caches: { resolvedVersions: ResolvedVersionCache<DataSetVersionRow> },
+  request: MetaRequest,
+): Promise<DataSetVersionRow> {
+  return resolveVersionReused(db, caches.resolvedVersions, { ...request, policy: 'view' });
 }
