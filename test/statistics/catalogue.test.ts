@@ -562,6 +562,16 @@ describe('caching', () => {
     // Different content, different tag.
     expect((await get(`/v1/data-sets/${ids.deprecated}`)).headers.etag).not.toBe(etag);
   });
+
+  it('names each header a compressed answer varies on once', async () => {
+    const compressed = await get(`/v1/data-sets/${ids.main}/versions`, { 'accept-encoding': 'gzip' });
+    expect(compressed.headers['content-encoding']).toBe('gzip');
+    // The compression plugin added `accept-encoding` beside our `Accept-Encoding`.
+    const names = String(compressed.headers.vary)
+      .split(',')
+      .map((name) => name.trim().toLowerCase());
+    expect(names.sort()).toEqual(['accept-encoding', 'preview-token']);
+  });
 });
 
 describe('unknown paths', () => {
