@@ -175,7 +175,13 @@ async function findVersion(db: Executor, dataSetId: string, selector: string | u
     return live;
   }
   const parsed = parseVersionSelector(selector);
-  if (!parsed) throw new NotFoundError(`'${selector}' is not a data set version.`);
+  if (!parsed) {
+    // A second `?` in a query string (a client that appends `?name=…` to a URL that has one: DfE's R client does
+    // with a GET query and a version) leaves the rest of the query inside this value.
+    const hint =
+      source === 'query' && selector.includes('?') ? " Parameters after the first are joined with '&', not '?'." : '';
+    throw new NotFoundError(`'${selector}' is not a data set version.${hint}`);
+  }
   const version =
     parsed.kind === 'exact'
       ? await findVersionByNumber(db, dataSetId, parsed)

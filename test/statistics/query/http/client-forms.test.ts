@@ -108,4 +108,15 @@ describe('query-string names', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json().errors[0]).toMatchObject({ path: 'Colour', code: 'UnknownField' });
   });
+
+  it('name a second `?` when it left the rest of the query in the version (eesyapi 0.4 with GET and a version)', async () => {
+    const response = await t.app.inject({ url: `${url}?dataSetVersion=1.0?indicators=dP0Zw&timePeriods.eq=2020|AY` });
+    // 404 as the reference answers a version it cannot read, with what went wrong.
+    expect(response.statusCode).toBe(404);
+    expect(response.json().detail).toBe(
+      "'1.0?indicators=dP0Zw' is not a data set version. Parameters after the first are joined with '&', not '?'.",
+    );
+    const plain = await t.app.inject({ url: `${url}?dataSetVersion=one` });
+    expect(plain.json().detail).toBe("'one' is not a data set version.");
+  });
 });
