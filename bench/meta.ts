@@ -7,9 +7,10 @@ import { freePort, startBuiltServer, stopServer } from './server-process.js';
 /**
  * `npm run bench:meta`: `GET /v1/data-sets/{id}/meta` of every seeded data set's latest version, asked again and again
  * as clients do (DfE's R client reads a version's meta before it names filters), by autocannon for 10 s per data set
- * at one and at ten connections, with `Accept-Encoding: gzip` and with `gzip, deflate, br`. The server is the built
- * one (`dist/server.mjs`, or `--server FILE` for an A/B against another build) on the seeded catalogue (DATA_DIR or
- * DATABASE_URL as configured). Results: bench/results/meta.json (or `--label`'s file).
+ * at one and at ten connections, with `Accept-Encoding: gzip` and with `gzip, deflate, br`; then the catalogue answers
+ * that show versions (a data set, its versions, its publication's data sets) of the first data set at ten connections
+ * with gzip. The server is the built one (`dist/server.mjs`, or `--server FILE` for an A/B against another build) on
+ * the seeded catalogue (DATA_DIR or DATABASE_URL as configured). Results: bench/results/meta.json (or `--label`'s file).
  */
 
 const args = process.argv.slice(2);
@@ -34,18 +35,36 @@ interface Measured {
   }>;
 }
 
-async function dataSetIds(url: string): Promise<string[]> {
+/** Every data set of the catalogue, with its publication. */
+async function catalogue(url: string): Promise<Array<{ publicationId: string; dataSetId: string }>> {
   const publications = (await (await fetch(`${url}/v1/publications?pageSize=20`)).json()) as {
     results: Array<{ id: string }>;
   };
-  const ids: string[] = [];
+  const found: Array<{ publicationId: string; dataSetId: string }> = [];
   for (const publication of publications.results) {
     const dataSets = (await (await fetch(`${url}/v1/publications/${publication.id}/data-sets?pageSize=20`)).json()) as {
       results: Array<{ id: string }>;
     };
-    ids.push(...dataSets.results.map((d) => d.id));
+    found.push(...dataSets.results.map((d) => ({ publicationId: publication.id, dataSetId: d.id })));
   }
-  return ids;
+  return found;
+}
+
+async function measure(url: string, connections: number, acceptEncoding: string) {
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    headers: { 'accept-encoding': acceptEncoding },
+  });
+  return {
+    connections,
+    acceptEncoding,
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+  };
 }
 
 async function main() {
@@ -67,33 +86,33 @@ async function main() {
   try {
     while ((await fetch(`${url}/health/ready`)).status !== 200) await new Promise((r) => setTimeout(r, 100));
     const measured: Measured[] = [];
-    for (const dataSetId of await dataSetIds(url)) {
+    const line = (run: Awaited<ReturnType<typeof measure>>) =>
+      `×${run.connections} '${run.acceptEncoding}': ${run.requestsPerSecond} req/s, p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms, non-2xx ${run.non2xx}`;
+    const dataSets = await catalogue(url);
+    for (const { dataSetId } of dataSets) {
       const path = `/v1/data-sets/${dataSetId}/meta`;
-      const bytes = (await (await fetch(`${url}${path}`, { headers: { 'accept-encoding': 'identity' } })).text())
-        .length;
+      const plain = await fetch(`${url}${path}`, { headers: { 'accept-encoding': 'identity' } });
+      const bytes = (await plain.text()).length;
       const entry: Measured = { dataSetId, bytes, runs: [] };
       for (const connections of [1, 10])
         for (const acceptEncoding of ['gzip', 'gzip, deflate, br']) {
-          const result = await autocannon({
-            url: `${url}${path}`,
-            connections,
-            duration: seconds,
-            headers: { 'accept-encoding': acceptEncoding },
-          });
-          entry.runs.push({
-            connections,
-            acceptEncoding,
-            requestsPerSecond: result.requests.average,
-            p50Ms: result.latency.p50,
-            p99Ms: result.latency.p99,
-            non2xx: result.non2xx,
-          });
-          console.log(
-            `${dataSetId} (${bytes.toLocaleString('en-GB')} bytes) ×${connections} '${acceptEncoding}': ` +
-              `${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}`,
-          );
+          const run = await measure(`${url}${path}`, connections, acceptEncoding);
+          entry.runs.push(run);
+          console.log(`${dataSetId} meta (${bytes.toLocaleString('en-GB')} bytes) ${line(run)}`);
         }
       measured.push(entry);
+    }
+    const first = dataSets[0]!;
+    const cataloguePaths = [
+      `/v1/data-sets/${first.dataSetId}`,
+      `/v1/data-sets/${first.dataSetId}/versions`,
+      `/v1/publications/${first.publicationId}/data-sets`,
+    ];
+    const catalogueRuns = [];
+    for (const path of cataloguePaths) {
+      const run = await measure(`${url}${path}`, 10, 'gzip');
+      catalogueRuns.push({ path, ...run });
+      console.log(`${path} ${line(run)}`);
     }
     const file = `bench/results/${label ? `meta-${label}` : 'meta'}.json`;
     await writeFile(
@@ -101,12 +120,13 @@ async function main() {
       `${JSON.stringify(
         {
           benchmark:
-            'bench:meta — GET /v1/data-sets/{id}/meta of each seeded data set, autocannon, 1 and 10 connections',
+            'bench:meta — GET /v1/data-sets/{id}/meta of each seeded data set (1 and 10 connections), then three catalogue answers (10), autocannon',
           date: new Date().toISOString(),
           server: serverFile ?? 'dist/server.mjs',
           secondsPerRun: seconds,
           machine: { ...machine, loadAverageAtEnd: os.loadavg() },
           dataSets: measured,
+          catalogue: catalogueRuns,
         },
         null,
         2,

@@ -23,7 +23,7 @@ export interface McpToolDeps {
   db: Db;
   queries: QueryService;
   /** The statistics API's caches (its shared state). */
-  caches: Pick<StatisticsSharedState, 'metaViews' | 'resolvedVersions'>;
+  caches: Pick<StatisticsSharedState, 'metaViews' | 'resolvedVersions' | 'versionSummaries'>;
   /** Where the explorer is, for links (`https://host`). */
   origin: string;
   /** A tool still running after this is answered with a tool error (REQUEST_TIMEOUT_MS). */
@@ -171,7 +171,10 @@ function registerSearchDataSets(server: McpServer, deps: McpToolDeps): void {
         });
         const found: Array<{ publication: PublicationSummary; dataSet: DataSetView }> = [];
         for (const publication of publications) {
-          const { results } = await listPublicationDataSets(deps.db, publication.id, { page: 1, pageSize: 100 });
+          const { results } = await listPublicationDataSets(deps.db, deps.caches.versionSummaries, publication.id, {
+            page: 1,
+            pageSize: 100,
+          });
           for (const dataSet of results) {
             const haystack = words(`${dataSet.title} ${dataSet.summary} ${publication.title} ${publication.summary}`);
             if (wanted.every((w) => haystack.some((h) => h.startsWith(w)))) found.push({ publication, dataSet });
@@ -219,7 +222,7 @@ function registerMetadataTool(server: McpServer, deps: McpToolDeps): void {
     },
     ({ dataSetId: id, dataSetVersion }) =>
       guarded(deps, async () => {
-        const dataSet = await getDataSet(deps.db, dataSetId(id));
+        const dataSet = await getDataSet(deps.db, deps.caches.versionSummaries, dataSetId(id));
         const meta = await getDataSetMeta(deps.db, deps.caches, { dataSetId: id, dataSetVersion });
         const version = dataSetVersion ?? dataSet.latestVersion?.version ?? '';
         const capped = <T>(items: T[]) => ({
@@ -307,7 +310,7 @@ function registerQueryTool(server: McpServer, deps: McpToolDeps): void {
         // The members given, as the API reads a POST body.
         const body = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
         const { query } = parsePostQuery(canonicalMemberNames(body));
-        const dataSet = await getDataSet(deps.db, id);
+        const dataSet = await getDataSet(deps.db, deps.caches.versionSummaries, id);
         const version = input.dataSetVersion ?? dataSet.latestVersion?.version;
         const answer = await deps.queries.page(
           { dataSetId: id, dataSetVersion: version, previewToken: undefined },

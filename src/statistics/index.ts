@@ -16,6 +16,7 @@ import { dataSetRoutes } from './data-sets/routes.js';
 import { versionRoutes } from './versions/routes.js';
 import { META_BODY_CACHE_BYTES, metaRoutes } from './meta/routes.js';
 import { KeptBodies } from '../http/kept-bodies.js';
+import { VersionSummaryCache } from './versions/summaries.js';
 import { dataFileRoutes } from './data-file/routes.js';
 import { parquetFileRoutes } from './parquet-file/routes.js';
 import { VersionMetaCache, type QueryEngineChooser } from './query/engine/index.js';
@@ -58,6 +59,8 @@ export interface StatisticsSharedState {
   metaViews: DataSetMetaViewCache;
   /** The meta endpoint's answers, serialized and compressed, per version and sections asked for. */
   metaBodies: KeptBodies;
+  /** The summaries of versions that catalogue answers show (a version's metadata never changes). */
+  versionSummaries: VersionSummaryCache;
   /** The in-memory rate-limit counters (without REDIS_URL). */
   rateLimits: BoundedWindowStore;
 }
@@ -68,6 +71,7 @@ export function createStatisticsSharedState(config: Config): StatisticsSharedSta
     resolvedVersions: new ResolvedVersionCache<DataSetVersionRow>(config.QUERY_VERSION_CACHE_MS),
     metaViews: new DataSetMetaViewCache(),
     metaBodies: new KeptBodies(META_BODY_CACHE_BYTES),
+    versionSummaries: new VersionSummaryCache(),
     rateLimits: new BoundedWindowStore(),
   };
 }

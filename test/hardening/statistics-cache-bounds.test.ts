@@ -6,6 +6,7 @@ import { loadQueryVersionMeta, VersionMetaCache } from '../../src/statistics/que
 import { ResolvedVersionCache } from '../../src/statistics/versions/resolved-version-cache.js';
 import { DataSetMetaViewCache } from '../../src/statistics/meta/service.js';
 import { KeptBodies } from '../../src/http/kept-bodies.js';
+import { VersionSummaryCache } from '../../src/statistics/versions/summaries.js';
 import { gunzipSync } from 'node:zlib';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { ABSENCE_SCHOOL } from '../helpers/statistics.js';
@@ -110,6 +111,41 @@ describe('statistics cache bounds', () => {
     // A budget below one body's size: the body is still answered, but not kept.
     const tight = new KeptBodies(Math.floor(oneBody / 2));
     expect((await tight.fetch('1:', serialize)).body.toString()).toBe(json);
+    expect(tight.bytes).toBe(0);
+  });
+
+  it('keeps version summaries within their byte budget, and reads only those it does not hold', async () => {
+    let queries = 0;
+    const counted = database.db.withPlugin({
+      transformQuery: (args) => {
+        queries += 1;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const roomy = new VersionSummaryCache();
+    const first = (await roomy.load(counted, [version.id])).get(version.id)!;
+    // Filters, indicators, levels, time periods: one query each.
+    expect(queries).toBe(4);
+    expect(first.filters.length).toBeGreaterThan(0);
+    expect(first.timePeriods.start).not.toBe('');
+    expect((await roomy.load(counted, [version.id])).get(version.id)).toBe(first);
+    expect(queries).toBe(4);
+    // One kept and one not (an id with no rows gets an empty summary): only the other is read.
+    const both = await roomy.load(counted, [version.id, 999999]);
+    expect(queries).toBe(8);
+    expect(both.get(999999)).toEqual({
+      timePeriods: { start: '', end: '' },
+      geographicLevels: [],
+      filters: [],
+      indicators: [],
+    });
+    const oneVersion = new VersionSummaryCache();
+    await oneVersion.load(database.db, [version.id]);
+
+    // A budget below one summary's size: still answered, but not kept.
+    const tight = new VersionSummaryCache(Math.floor(oneVersion.bytes / 2));
+    expect((await tight.load(database.db, [version.id])).get(version.id)).toEqual(first);
     expect(tight.bytes).toBe(0);
   });
 

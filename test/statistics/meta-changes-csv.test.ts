@@ -346,6 +346,9 @@ describe('GET /v1/data-sets/{dataSetId}/meta', () => {
     const before = await get(`/v1/data-sets/${dataSetId}/meta?dataSetVersion=1.0`, first);
     expect(before.statusCode).toBe(200);
     expect(summary(before.json())).toEqual({ filters: ['school_type'], indicators: ['pupils'] });
+    // The version's summary too (kept per version like the meta).
+    const versionBefore = await get(`/v1/data-sets/${dataSetId}/versions/1.0`, first);
+    expect(versionBefore.json()).toMatchObject({ filters: ['school_type label'], indicators: ['pupils label'] });
 
     await deleteDraftVersion(t.database.db, dataSetId, '1.0');
     expect((await get(`/v1/data-sets/${dataSetId}/meta?dataSetVersion=1.0`, first)).statusCode).toBe(404);
@@ -355,6 +358,8 @@ describe('GET /v1/data-sets/{dataSetId}/meta', () => {
     expect(after.statusCode).toBe(200);
     expect(summary(after.json())).toEqual({ filters: ['phase'], indicators: ['teachers'] });
     expect(after.headers.etag).not.toBe(before.headers.etag);
+    const versionAfter = await get(`/v1/data-sets/${dataSetId}/versions/1.0`, second);
+    expect(versionAfter.json()).toMatchObject({ filters: ['phase label'], indicators: ['teachers label'] });
   });
 });
 

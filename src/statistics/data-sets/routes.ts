@@ -15,7 +15,7 @@ import {
 } from '../route-params.js';
 import { getDataSet, listPublicationDataSets } from './service.js';
 
-export const dataSetRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin) => {
+export const dataSetRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin, options) => {
   const db = plugin.readDb;
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const uuidPublication = statisticsRequestHook({ uuidParams: ['publicationId'] });
@@ -42,7 +42,7 @@ export const dataSetRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
     },
     async (request, reply) => {
       const query = request.query;
-      const body = await listPublicationDataSets(db, request.params.publicationId, {
+      const body = await listPublicationDataSets(db, options.shared.versionSummaries, request.params.publicationId, {
         page: query.page ?? 1,
         pageSize: query.pageSize ?? 10,
       });
@@ -71,6 +71,15 @@ export const dataSetRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
       },
     },
     async (request, reply) =>
-      sendCacheable(request, reply, await getDataSet(db, request.params.dataSetId, previewTokenOf(request.headers))),
+      sendCacheable(
+        request,
+        reply,
+        await getDataSet(
+          db,
+          options.shared.versionSummaries,
+          request.params.dataSetId,
+          previewTokenOf(request.headers),
+        ),
+      ),
   );
 };

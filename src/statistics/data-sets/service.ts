@@ -9,7 +9,7 @@ import {
   type DataSetRow,
   type DataSetVersionRow,
 } from '../versions/access.js';
-import { latestVersionView, loadVersionMetaSummaries } from '../versions/summaries.js';
+import { latestVersionView, type VersionSummaryCache } from '../versions/summaries.js';
 import { findPublicationDataSetsPage } from './repository.js';
 
 /** Data sets and their versions. */
@@ -40,6 +40,7 @@ export interface PageQuery {
  */
 export async function listPublicationDataSets(
   db: Executor,
+  summaryCache: VersionSummaryCache,
   publicationId: string,
   { page, pageSize }: PageQuery,
 ): Promise<{ paging: PagingViewModel; results: DataSetView[] }> {
@@ -53,7 +54,7 @@ export async function listPublicationDataSets(
     db,
     rows.map((r) => r.id),
   );
-  const summaries = await loadVersionMetaSummaries(
+  const summaries = await summaryCache.load(
     db,
     [...live.values()].map((v) => v.id),
   );
@@ -65,9 +66,14 @@ export async function listPublicationDataSets(
 }
 
 /** `GET /data-sets/{id}`: the summary with `latestVersion` (view-data-set policy). */
-export async function getDataSet(db: Executor, dataSetId: string, previewToken?: string): Promise<DataSetView> {
+export async function getDataSet(
+  db: Executor,
+  summaryCache: VersionSummaryCache,
+  dataSetId: string,
+  previewToken?: string,
+): Promise<DataSetView> {
   const { dataSet } = await resolveDataSet(db, { dataSetId, previewToken });
   const live = await findLatestLiveVersion(db, dataSet.id);
-  const summary = live ? (await loadVersionMetaSummaries(db, [live.id])).get(live.id) : undefined;
+  const summary = live ? (await summaryCache.load(db, [live.id])).get(live.id) : undefined;
   return dataSetView(dataSet, live, summary);
 }

@@ -34,8 +34,9 @@ const ChangesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const versionRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin) => {
+export const versionRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (plugin, options) => {
   const db = plugin.readDb;
+  const summaries = options.shared.versionSummaries;
   const app = plugin.withTypeProvider<TypeBoxTypeProvider>();
   const uuidDataSet = statisticsRequestHook({ uuidParams: ['dataSetId'] });
 
@@ -63,6 +64,7 @@ export const versionRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
       const query = request.query;
       const body = await listVersions(
         db,
+        summaries,
         request.params.dataSetId,
         { page: query.page ?? 1, pageSize: query.pageSize ?? 10 },
         previewTokenOf(request.headers),
@@ -90,12 +92,11 @@ export const versionRoutes: FastifyPluginAsync<StatisticsApiOptions> = async (pl
         },
       },
     },
-    async (request, reply) =>
-      sendCacheable(
-        request,
-        reply,
-        await getVersion(db, request.params.dataSetId, request.params.dataSetVersion, previewTokenOf(request.headers)),
-      ),
+    async (request, reply) => {
+      const { dataSetId, dataSetVersion } = request.params;
+      const body = await getVersion(db, summaries, dataSetId, dataSetVersion, previewTokenOf(request.headers));
+      return sendCacheable(request, reply, body);
+    },
   );
 
   app.get(

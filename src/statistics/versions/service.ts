@@ -12,7 +12,7 @@ import {
 } from './access.js';
 import { formatVersionNumber } from '../standard/version-numbers.js';
 import { findEarlierPatches, findVersionChanges, findVersionsPage } from './repository.js';
-import { loadVersionMetaSummaries, versionView } from './summaries.js';
+import { versionView, type VersionSummaryCache } from './summaries.js';
 
 /** Versions: the list, one version, and the changes of a version. */
 
@@ -158,6 +158,7 @@ export async function getVersionChanges(db: Executor, query: ChangesQuery): Prom
  */
 export async function listVersions(
   db: Executor,
+  summaryCache: VersionSummaryCache,
   dataSetId: string,
   { page, pageSize }: { page: number; pageSize: number },
   previewToken?: string,
@@ -169,7 +170,7 @@ export async function listVersions(
     { statuses: PUBLIC_VERSION_STATUSES, alsoId: previewDraft?.id },
     { limit: pageSize, offset: (page - 1) * pageSize },
   );
-  const summaries = await loadVersionMetaSummaries(
+  const summaries = await summaryCache.load(
     db,
     rows.map((r) => r.id),
   );
@@ -182,6 +183,7 @@ export async function listVersions(
 /** `GET /data-sets/{id}/versions/{v}`: exact or wildcard version (view-version policy). */
 export async function getVersion(
   db: Executor,
+  summaryCache: VersionSummaryCache,
   dataSetId: string,
   dataSetVersion: string,
   previewToken?: string,
@@ -193,6 +195,6 @@ export async function getVersion(
     source: 'path',
     policy: 'view',
   });
-  const summaries = await loadVersionMetaSummaries(db, [version.id]);
+  const summaries = await summaryCache.load(db, [version.id]);
   return versionView(version, summaries.get(version.id)!);
 }

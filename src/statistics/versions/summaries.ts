@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { compareOrdinal } from '../standard/ordinal.js';
 import type { Executor } from '../../db/database.js';
 import { geographicLevelLabel } from '../standard/geographic-levels.js';
@@ -18,7 +19,8 @@ export interface VersionMetaSummary {
   indicators: string[];
 }
 
-export async function loadVersionMetaSummaries(
+/** The summaries of versions, read from the database: one query per list for all of them. */
+async function readVersionMetaSummaries(
   db: Executor,
   versionIds: readonly number[],
 ): Promise<Map<number, VersionMetaSummary>> {
@@ -47,6 +49,49 @@ export async function loadVersionMetaSummaries(
     summary.geographicLevels.sort(compareOrdinal);
   }
   return summaries;
+}
+
+/** Default memory budget of the version summaries kept by one app. */
+export const VERSION_SUMMARY_CACHE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Summaries of versions, kept per app (least recently used dropped beyond the byte budget). A version's filters,
+ * indicators, levels and time periods are written by the import that creates it and never changed after (ids come
+ * from a sequence), as the meta endpoint's views rely on too; without it every catalogue answer that shows a version
+ * (a data set, its versions, a publication's data sets) read four tables for it.
+ */
+export class VersionSummaryCache {
+  private readonly summaries: LRUCache<number, VersionMetaSummary>;
+
+  constructor(maxBytes = VERSION_SUMMARY_CACHE_BYTES) {
+    this.summaries = new LRUCache<number, VersionMetaSummary>({
+      maxSize: maxBytes,
+      // UTF-16 strings and an object per entry: about twice the JSON's length.
+      sizeCalculation: (summary) => 256 + JSON.stringify(summary).length * 2,
+    });
+  }
+
+  /** Bytes held (approximate). */
+  get bytes(): number {
+    return this.summaries.calculatedSize;
+  }
+
+  /** The summaries of `versionIds`: those kept, and the others read at once (then kept). */
+  async load(db: Executor, versionIds: readonly number[]): Promise<Map<number, VersionMetaSummary>> {
+    const found = new Map<number, VersionMetaSummary>();
+    const missing: number[] = [];
+    for (const id of versionIds) {
+      const kept = this.summaries.get(id);
+      if (kept) found.set(id, kept);
+      else missing.push(id);
+    }
+    if (missing.length === 0) return found;
+    for (const [id, summary] of await readVersionMetaSummaries(db, missing)) {
+      this.summaries.set(id, summary);
+      found.set(id, summary);
+    }
+    return found;
+  }
 }
 
 function isoTimestamp(value: Date | string | null): string | undefined {
