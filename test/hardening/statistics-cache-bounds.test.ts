@@ -32,6 +32,19 @@ afterAll(async () => {
   await database?.drop();
 });
 
+/** The test database, counting the queries sent through it. */
+function countingQueries() {
+  const counted = { queries: 0, db: database.db };
+  counted.db = database.db.withPlugin({
+    transformQuery: (args) => {
+      counted.queries += 1;
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  });
+  return counted;
+}
+
 describe('statistics cache bounds', () => {
   it('keeps version metadata within its byte budget', async () => {
     const roomy = new VersionMetaCache();
@@ -51,27 +64,20 @@ describe('statistics cache bounds', () => {
 
   it("keeps the meta endpoint's views within their byte budget; concurrent requests share one read", async () => {
     const roomy = new DataSetMetaViewCache();
-    let queries = 0;
-    const counted = database.db.withPlugin({
-      transformQuery: (args) => {
-        queries += 1;
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    });
+    const counted = countingQueries();
     const [whole, filtersOnly] = await Promise.all([
-      roomy.load(counted, version.id),
-      roomy.load(counted, version.id, ['Filters']),
+      roomy.load(counted.db, version.id),
+      roomy.load(counted.db, version.id, ['Filters']),
     ]);
     // One read of the five sections (filters and their options are two queries): six, not twelve.
-    expect(queries).toBe(6);
+    expect(counted.queries).toBe(6);
     expect(whole.filters.length).toBeGreaterThan(0);
     expect(whole.locations.length).toBeGreaterThan(0);
     expect(filtersOnly).toEqual({ ...whole, indicators: [], geographicLevels: [], locations: [], timePeriods: [] });
     const oneVersion = roomy.bytes;
     expect(oneVersion).toBeGreaterThan(5000);
-    expect(await roomy.load(counted, version.id)).toBe(whole);
-    expect(queries).toBe(6);
+    expect(await roomy.load(counted.db, version.id)).toBe(whole);
+    expect(counted.queries).toBe(6);
 
     // A budget below one view's size: the view is still served, but not kept.
     const tight = new DataSetMetaViewCache(Math.floor(oneVersion / 2));
@@ -115,25 +121,18 @@ describe('statistics cache bounds', () => {
   });
 
   it('keeps version summaries within their byte budget, and reads only those it does not hold', async () => {
-    let queries = 0;
-    const counted = database.db.withPlugin({
-      transformQuery: (args) => {
-        queries += 1;
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    });
+    const counted = countingQueries();
     const roomy = new VersionSummaryCache();
-    const first = (await roomy.load(counted, [version.id])).get(version.id)!;
+    const first = (await roomy.load(counted.db, [version.id])).get(version.id)!;
     // Filters, indicators, levels, time periods: one query each.
-    expect(queries).toBe(4);
+    expect(counted.queries).toBe(4);
     expect(first.filters.length).toBeGreaterThan(0);
     expect(first.timePeriods.start).not.toBe('');
-    expect((await roomy.load(counted, [version.id])).get(version.id)).toBe(first);
-    expect(queries).toBe(4);
+    expect((await roomy.load(counted.db, [version.id])).get(version.id)).toBe(first);
+    expect(counted.queries).toBe(4);
     // One kept and one not (an id with no rows gets an empty summary): only the other is read.
-    const both = await roomy.load(counted, [version.id, 999999]);
-    expect(queries).toBe(8);
+    const both = await roomy.load(counted.db, [version.id, 999999]);
+    expect(counted.queries).toBe(8);
     expect(both.get(999999)).toEqual({
       timePeriods: { start: '', end: '' },
       geographicLevels: [],
