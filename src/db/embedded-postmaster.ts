@@ -106,13 +106,13 @@ async function freePort(): Promise<number> {
  * port keeps those URLs good.
  */
 export async function portToStartOn(clusterDir: string): Promise<number> {
-  const options = procOptions(clusterDir);
+  const options = lastStartOptions(clusterDir);
   const last = Number(/"-p" "(\d+)"/.exec(options)?.[1]);
   if (last > 0 && (await portIsFree(last))) return last;
   return freePort();
 }
 
-function procOptions(clusterDir: string): string {
+function lastStartOptions(clusterDir: string): string {
   try {
     return readFileSync(path.join(clusterDir, 'postmaster.opts'), 'utf8');
   } catch {
@@ -158,6 +158,12 @@ export class Postmaster {
   /** Takes over postmaster `pid`, whose process is gone (isOrphaned): this process now stops it. */
   adopt(pid: number): void {
     this.adopted = pid;
+    this.stopOnExit();
+  }
+
+  /** One exit listener whichever postmaster this process runs (an adopted one may die and be started again here). */
+  private stopOnExit(): void {
+    process.removeListener('exit', this.killOnExit);
     process.on('exit', this.killOnExit);
   }
 
@@ -184,7 +190,7 @@ export class Postmaster {
         { ...this.user, env: this.env, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
       );
       this.child = postgres;
-      process.on('exit', this.killOnExit);
+      this.stopOnExit();
       postgres.stderr.on('data', (chunk: Buffer) => {
         const message = chunk.toString();
         this.log(message.trim());

@@ -1,7 +1,7 @@
 /**
  * Response bodies that never change for their key (a version's metadata, written by its import and never changed
  * after), kept serialized, tagged and compressed, so that asking again costs no serialization, hashing or compression
- * (what they cost per request: docs/performance.md, "Metadata").
+ * (what they cost per request: docs/performance.md, "Metadata and catalogue answers").
  */
 import { LRUCache } from 'lru-cache';
 import { precompress, type CompressionLevels, type PrecompressedBody } from './precompressed.js';
