@@ -23,6 +23,7 @@ import type {
   TimePeriodOptionMetaView,
 } from '../schemas.js';
 import { geographicLevelLabel } from '../standard/geographic-levels.js';
+import { approximateHeldBytes } from '../held-bytes.js';
 
 /** The metadata of one version: which sections, and in which order. */
 
@@ -136,8 +137,7 @@ export class DataSetMetaViewCache {
   constructor(maxBytes = META_VIEW_CACHE_BYTES) {
     this.views = new LRUCache<number, DataSetMetaView, Executor>({
       maxSize: maxBytes,
-      // UTF-16 strings and an object per entry: about twice the JSON's length.
-      sizeCalculation: (view) => 1024 + JSON.stringify(view).length * 2,
+      sizeCalculation: (view) => 1024 + approximateHeldBytes(view),
       // Concurrent requests for a version not yet kept share one read (lru-cache's fetch).
       fetchMethod: (versionId, _stale, { context }) => readDataSetMetaView(context, versionId),
     });

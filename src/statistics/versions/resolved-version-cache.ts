@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Executor } from '../../db/database.js';
 import { resolveDataSetVersion, type DataSetVersionRow, type ResolveVersionOptions } from './access.js';
+import { approximateHeldBytes } from '../held-bytes.js';
 
 /**
  * Resolved public data set versions (the `dataSetVersion` a request names, or the latest), reused for `ttlMs`
@@ -18,7 +19,7 @@ export class ResolvedVersionCache<V extends object> {
       maxSize: maxBytes,
       ttl: Math.max(1, ttlMs),
       // The key (client input, up to the URL's length) and the row's fields, approximately.
-      sizeCalculation: (value, key) => 256 + key.length * 2 + JSON.stringify(value).length * 2,
+      sizeCalculation: (value, key) => 256 + key.length * 2 + approximateHeldBytes(value),
     });
   }
 

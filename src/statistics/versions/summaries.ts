@@ -7,6 +7,7 @@ import type { DataSetLatestVersionView, DataSetVersionView } from '../schemas.js
 import type { DataSetVersionRow } from './access.js';
 import { formatVersionNumber, versionType } from '../standard/version-numbers.js';
 import { findSummaryRows } from './repository.js';
+import { approximateHeldBytes } from '../held-bytes.js';
 
 /**
  * The "meta summary" of versions: time period range labels, geographic level labels,
@@ -66,8 +67,7 @@ export class VersionSummaryCache {
   constructor(maxBytes = VERSION_SUMMARY_CACHE_BYTES) {
     this.summaries = new LRUCache<number, VersionMetaSummary>({
       maxSize: maxBytes,
-      // UTF-16 strings and an object per entry: about twice the JSON's length.
-      sizeCalculation: (summary) => 256 + JSON.stringify(summary).length * 2,
+      sizeCalculation: (summary) => 256 + approximateHeldBytes(summary),
     });
   }
 
