@@ -77,24 +77,16 @@ export async function removeStaleLockFile(clusterDir: string): Promise<void> {
   if (existsSync(pidFile) && runningPostmaster(clusterDir) === undefined) await rm(pidFile, { force: true });
 }
 
-function portIsFree(port: number): Promise<boolean> {
+/** The port a listener on 127.0.0.1 gets when it asks for `port` (0: any free one), or undefined when it is taken. */
+function bindablePort(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
+      const bound = typeof address === 'object' && address ? address.port : undefined;
+      server.close(() => resolve(bound));
     });
   });
 }
@@ -108,8 +100,10 @@ async function freePort(): Promise<number> {
 export async function portToStartOn(clusterDir: string): Promise<number> {
   const options = lastStartOptions(clusterDir);
   const last = Number(/"-p" "(\d+)"/.exec(options)?.[1]);
-  if (last > 0 && (await portIsFree(last))) return last;
-  return freePort();
+  if (last > 0 && (await bindablePort(last)) !== undefined) return last;
+  const free = await bindablePort(0);
+  if (free === undefined) throw new Error('No free port on 127.0.0.1 for the embedded PostgreSQL');
+  return free;
 }
 
 function lastStartOptions(clusterDir: string): string {

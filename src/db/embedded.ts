@@ -209,8 +209,9 @@ function keepClusterRunning(cluster: {
  * runs the cluster, and starts it again itself, on the same port (so the URL its pools hold stays good), when none
  * does: when the process that ran it stopped it (a second `npm start` on the same data dir outlives the first, as in
  * a restart that starts the new process before the old one ends) or when the postmaster died. It then owns it and
- * stops it when it stops; it also takes over a running cluster whose starting process is gone (SIGKILL). PostgreSQL's lock on the cluster (postmaster.pid) keeps two processes that both try from
- * running two postmasters; the one that loses sees the other's and joins it.
+ * stops it when it stops; it also takes over a running cluster whose starting process is gone (SIGKILL).
+ * PostgreSQL's lock on the cluster (postmaster.pid) keeps two processes that both try from running two postmasters;
+ * the one that loses sees the other's and joins it.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,

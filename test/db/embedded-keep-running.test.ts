@@ -49,14 +49,17 @@ async function selectOne(url: string): Promise<number | string> {
   }
 }
 
-async function answersWithin(url: string, ms: number): Promise<boolean> {
+/** Whether `check` comes true within `ms` (asked every 200 ms). */
+async function within(ms: number, check: () => boolean | Promise<boolean>): Promise<boolean> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
-    if ((await selectOne(url)) === 1) return true;
+    if (await check()) return true;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return false;
 }
+
+const answersWithin = (url: string, ms: number) => within(ms, async () => (await selectOne(url)) === 1);
 
 describe('the embedded PostgreSQL kept running', () => {
   it('is started again, on the same port, by a process that joined it when the process that ran it stops it', async () => {
@@ -158,9 +161,7 @@ describe('a cluster whose process was killed (SIGKILL)', () => {
 
     // The postmaster runs in its own process group, so it outlives its killed owner.
     await owner.kill();
-    const until = Date.now() + scaledMs(10000);
-    while (!joined.owned && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(joined.owned).toBe(true);
+    expect(await within(scaledMs(10000), () => joined.owned)).toBe(true);
     expect(joined.pid).toBe(postmaster.pid);
     expect(await selectOne(joined.url)).toBe(1);
 
