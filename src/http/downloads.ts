@@ -6,7 +6,7 @@ import Negotiator from 'negotiator';
  * by the request's Accept-Encoding (q-values and `*` as RFC 9110 has them; `x-gzip` is gzip); null: the body as it
  * is (identity), also where the client refuses identity too (a 406 would help no one).
  */
-export function chosenEncoding<Coding extends 'br' | 'gzip'>(
+export function chosenEncoding<Coding extends 'br' | 'gzip' | 'deflate'>(
   acceptEncoding: string | string[] | undefined,
   available: readonly Coding[],
 ): Coding | null {

@@ -1,10 +1,15 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import helmet from '@fastify/helmet';
-import { constants as zlibConstants } from 'node:zlib';
 import compress from '@fastify/compress';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
+import {
+  BROTLI_OPTIONS,
+  COMPRESS_ON_LOOP_MAX_BYTES,
+  COMPRESS_THRESHOLD_BYTES,
+  ZLIB_OPTIONS,
+} from '../http/compression.js';
 
 export interface HardeningOptions {
   config: Config;
@@ -26,24 +31,15 @@ export const hardeningPlugin = fp<HardeningOptions>(
   async (app: FastifyInstance, { config }) => {
     // JSON APIs need no CSP of their own; swagger-ui sets a strict one on /docs, the explorer its own.
     await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
-    // Low levels for a CPU-bound service: gzip 3 and brotli 3 cost a third to a half of the defaults' CPU for a
-    // response a few percent larger (docs/performance.md); whole-version CSV downloads gain the most.
     await app.register(compress, {
       global: true,
-      threshold: 1024,
+      threshold: COMPRESS_THRESHOLD_BYTES,
       encodings: ['br', 'gzip', 'deflate'],
-      zlibOptions: { level: 3 },
-      // A response in memory up to this size (a query page of the default 1,000 rows fits) is compressed in one call
-      // on the event loop: a zlib stream per response (the plugin's path above its two-core default of 8 kB) costs
-      // more in set-up, hand-offs and its pipeline's abort signal than compressing such a page does. Larger ones
-      // (10,000-row pages) and CSV streams still go through a stream, so the loop is never held long.
-      syncThreshold: 512 * 1024,
-      brotliOptions: {
-        params: {
-          [zlibConstants.BROTLI_PARAM_QUALITY]: 3,
-          [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
-        },
-      },
+      zlibOptions: ZLIB_OPTIONS,
+      // In one call on the loop up to this size; larger ones in a stream (CSV downloads), so the loop is never held
+      // long, or in one call off the loop where a route sends them with sendBody (query pages of up to 10,000 rows).
+      syncThreshold: COMPRESS_ON_LOOP_MAX_BYTES,
+      brotliOptions: BROTLI_OPTIONS,
     });
 
     // Loaded only when used: the client library alone takes 0.1 s to load.

@@ -3,21 +3,37 @@ import type { ResolvedQuery } from './resolve.js';
 import { debugLocation, responseWarnings, totalPages } from './results.js';
 import type { VersionMeta } from './model.js';
 import type { PageRows } from './page-rows.js';
+import { byteSink, putBytes, putText, reserve, utf8, written } from './json-bytes.js';
 
 /**
  * Writes the JSON of a query response straight from the page's rows (the row index's columns or rows from
- * PostgreSQL), without building result objects: every `"key":"value"` fragment of a time period, location or filter
- * option is made once per version (and debug flag) and reused, so a page costs string concatenation only (on the
- * SQL engine, where result objects and their JSON.stringify were 12 ms of a 10,000-row page in a CPU profile, the
- * server's CPU for such pages fell by 7%). Locations and filters in the metadata's order, values in the query's; an
- * id not of the version (0, NULL) is left out.
+ * PostgreSQL) into bytes, without building result objects or strings: every `"key":"value"` fragment of a time
+ * period, location or filter option is made and encoded once per version (and debug flag) and copied, and the row
+ * index writes its numbers' digits itself (json-bytes.ts). Locations and filters in the metadata's order, values in
+ * the query's; an id not of the version (0, NULL) is left out.
  */
 interface Fragments {
-  timePeriods: Map<number, string>;
+  timePeriods: Map<number, Uint8Array>;
   /** Per location level: [column, location id → `"LA":"id"`]. */
-  locations: Array<[string, Map<number, string>]>;
+  locations: Array<[string, Map<number, Uint8Array>]>;
   /** Per filter: [column, option id → `"filterId":"optionId"`]. */
-  filters: Array<[string, Map<number, string>]>;
+  filters: Array<[string, Map<number, Uint8Array>]>;
+  /** The most bytes a row's time period, locations and filters take (commas included). */
+  rowBytes: number;
+}
+
+const NO_TIME_PERIOD = utf8('{"code":"","period":""}');
+const ROW_START = utf8('{"timePeriod":');
+const FILTERS_START = utf8('},"filters":{');
+const VALUES_START = utf8('},"values":{');
+const COMMA = 44;
+const CLOSE_BRACE = 125;
+
+/** The most bytes of any fragment of a map: what a row's copy of one may take. */
+function longest(fragments: Iterable<Uint8Array>): number {
+  let most = 0;
+  for (const fragment of fragments) most = Math.max(most, fragment.length);
+  return most;
 }
 
 const fragmentsCache = new WeakMap<VersionMeta, { plain?: Fragments; debug?: Fragments }>();
@@ -27,52 +43,74 @@ function fragmentsOf(meta: VersionMeta, debug: boolean): Fragments {
   if (!entry) fragmentsCache.set(meta, (entry = {}));
   const cached = debug ? entry.debug : entry.plain;
   if (cached) return cached;
-  const timePeriods = new Map(meta.timePeriods.map((t) => [t.id, JSON.stringify({ code: t.code, period: t.period })]));
-  const locations = meta.locationLevels.map((level): [string, Map<number, string>] => {
-    const map = new Map<number, string>();
+  const timePeriods = new Map(
+    meta.timePeriods.map((t) => [t.id, utf8(JSON.stringify({ code: t.code, period: t.period }))]),
+  );
+  const locations = meta.locationLevels.map((level): [string, Map<number, Uint8Array>] => {
+    const map = new Map<number, Uint8Array>();
     for (const location of meta.locationsByLevel.get(level) ?? []) {
       map.set(
         location.id,
-        `${JSON.stringify(level)}:${JSON.stringify(debug ? debugLocation(location) : location.publicId)}`,
+        utf8(`${JSON.stringify(level)}:${JSON.stringify(debug ? debugLocation(location) : location.publicId)}`),
       );
     }
     return [locationColumn(level), map];
   });
-  const filters = meta.filters.map((filter): [string, Map<number, string>] => {
+  const filters = meta.filters.map((filter): [string, Map<number, Uint8Array>] => {
     const key = JSON.stringify(debug ? `${filter.publicId} :: ${filter.columnName}` : filter.publicId);
-    const map = new Map<number, string>();
+    const map = new Map<number, Uint8Array>();
     for (const option of meta.optionsById.values()) {
       if (option.filter === filter)
         map.set(
           option.id,
-          `${key}:${JSON.stringify(debug ? `${option.publicId} :: ${option.label}` : option.publicId)}`,
+          utf8(`${key}:${JSON.stringify(debug ? `${option.publicId} :: ${option.label}` : option.publicId)}`),
         );
     }
     return [filter.column, map];
   });
-  const built = { timePeriods, locations, filters };
+  const rowBytes =
+    Math.max(NO_TIME_PERIOD.length, longest(timePeriods.values())) +
+    [...locations, ...filters].reduce((sum, [, map]) => sum + 1 + longest(map.values()), 0);
+  const built = { timePeriods, locations, filters, rowBytes };
   if (debug) entry.debug = built;
   else entry.plain = built;
   return built;
 }
 
-/** Text gathered per piece of the response before it becomes bytes: small enough to die young in V8. */
-const PIECE_CHARS = 64 * 1024;
-
 /**
- * The response JSON of a page: `{"paging":…,"results":[…],"warnings":[…]}`, as bytes. Written in pieces of
- * about 64 KB, not as one string: a 10,000-row page (2.4 MB) as one string, and its rows' strings kept alive for
- * it, went to V8's old generation on every request, and the heap grew by 100 MB or more over a run of such pages.
+ * The response JSON of a page: `{"paging":…,"results":[…],"warnings":[…]}`, as bytes. One buffer, sized for the
+ * page's rows at their longest, so a page is written without a copy (rows of texts of unknown length make room as
+ * they go).
  */
 export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page: PageRows, total: number): Buffer {
-  const { timePeriods, locations, filters } = fragmentsOf(meta, query.debug);
+  const fragments = fragmentsOf(meta, query.debug);
+  const { timePeriods, locations, filters } = fragments;
   const locationColumns = locations.map(([column, map]) => [page.idsOf(column), map] as const);
   const filterColumns = filters.map(([column, map]) => [page.idsOf(column), map] as const);
-  const indicators = query.indicators.map((i) => {
-    const textAt = page.textsOf(i.column);
-    const literalAt = page.jsonTextsOf?.(i.column) ?? ((r: number) => JSON.stringify(textAt(r)));
-    return [literalAt, `${JSON.stringify(query.debug ? `${i.publicId} :: ${i.columnName}` : i.publicId)}:`] as const;
+  const indicators = query.indicators.map((indicator, i) => {
+    const key = JSON.stringify(query.debug ? `${indicator.publicId} :: ${indicator.columnName}` : indicator.publicId);
+    return {
+      key: utf8(`${i > 0 ? ',' : ''}${key}:`),
+      // The rows' own writer (the row index), else each text through JSON.stringify.
+      literals: page.jsonLiteralsOf?.(indicator.column),
+      textAt: page.textsOf(indicator.column),
+    };
   });
+  // Level fragments (`,"geographicLevel":"LA","locations":{`) made per page: a handful of codes.
+  const levels = new Map<string, Uint8Array>();
+  const levelFragment = (code: string) => {
+    let fragment = levels.get(code);
+    if (!fragment) levels.set(code, (fragment = utf8(`,"geographicLevel":${JSON.stringify(code)},"locations":{`)));
+    return fragment;
+  };
+  // A row's bytes at most, but for its level's fragment and the texts of indicators without their own writer.
+  const rowBytes =
+    ROW_START.length +
+    fragments.rowBytes +
+    FILTERS_START.length +
+    VALUES_START.length +
+    indicators.reduce((sum, i) => sum + i.key.length + (i.literals?.maxBytes ?? 0), 0) +
+    3;
   const paging = {
     page: query.page,
     pageSize: query.pageSize,
@@ -80,32 +118,47 @@ export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page:
     totalPages: totalPages(total, query.pageSize),
   };
 
-  const pieces: Buffer[] = [];
-  let text = `{"paging":${JSON.stringify(paging)},"results":[`;
+  const sink = byteSink(page.count * (rowBytes + 32) + 256);
+  putText(sink, `{"paging":${JSON.stringify(paging)},"results":[`);
   for (let r = 0; r < page.count; r++) {
-    let locationPart = '';
+    const level = levelFragment(page.levelCode(r));
+    reserve(sink, rowBytes + level.length);
+    if (r > 0) sink.buffer[sink.length++] = COMMA;
+    putBytes(sink, ROW_START);
+    putBytes(sink, timePeriods.get(page.timePeriodId(r)) ?? NO_TIME_PERIOD);
+    putBytes(sink, level);
+    let first = true;
     for (const [idAt, map] of locationColumns) {
       const fragment = map.get(idAt(r));
-      if (fragment) locationPart += locationPart ? `,${fragment}` : fragment;
+      if (!fragment) continue;
+      if (!first) sink.buffer[sink.length++] = COMMA;
+      putBytes(sink, fragment);
+      first = false;
     }
-    let filterPart = '';
+    putBytes(sink, FILTERS_START);
+    first = true;
     for (const [idAt, map] of filterColumns) {
       const fragment = map.get(idAt(r));
-      if (fragment) filterPart += filterPart ? `,${fragment}` : fragment;
+      if (!fragment) continue;
+      if (!first) sink.buffer[sink.length++] = COMMA;
+      putBytes(sink, fragment);
+      first = false;
     }
-    let valuePart = '';
-    for (const [literalAt, keyColon] of indicators) {
-      valuePart += valuePart ? `,${keyColon}${literalAt(r)}` : keyColon + literalAt(r);
+    putBytes(sink, VALUES_START);
+    for (const { key, literals, textAt } of indicators) {
+      putBytes(sink, key);
+      if (literals) {
+        literals.put(sink, r);
+        continue;
+      }
+      const text = JSON.stringify(textAt(r));
+      // Room for the text and still for the rest of the row, as reserved above.
+      reserve(sink, 3 * text.length + rowBytes);
+      putText(sink, text);
     }
-    text +=
-      `${r > 0 ? ',' : ''}{"timePeriod":${timePeriods.get(page.timePeriodId(r)) ?? '{"code":"","period":""}'},"geographicLevel":${JSON.stringify(page.levelCode(r))},` +
-      `"locations":{${locationPart}},"filters":{${filterPart}},"values":{${valuePart}}}`;
-    if (text.length >= PIECE_CHARS) {
-      pieces.push(Buffer.from(text));
-      text = '';
-    }
+    sink.buffer[sink.length++] = CLOSE_BRACE;
+    sink.buffer[sink.length++] = CLOSE_BRACE;
   }
-  text += `],"warnings":${JSON.stringify(responseWarnings(query, total))}}`;
-  pieces.push(Buffer.from(text));
-  return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+  putText(sink, `],"warnings":${JSON.stringify(responseWarnings(query, total))}}`);
+  return written(sink);
 }

@@ -1,3 +1,5 @@
+import type { ByteSink } from './json-bytes.js';
+
 /**
  * A page's rows as the writer reads them, per row number: from the row index (positions into its columns) or rows
  * read from PostgreSQL (the SQL engine, or the index's page with values it does not hold).
@@ -15,8 +17,16 @@ export interface PageRows {
    * instead, which `textsOf` gives. Spares a writer that wants numbers a text per value made and parsed back.
    */
   numbersOf?(column: string): (r: number) => number;
-  /** The same texts as JSON string literals, where the rows can make them cheaper than JSON.stringify of each. */
-  jsonTextsOf?(column: string): (r: number) => string;
+  /** The same texts as JSON string literals written as bytes, where the rows can do so without making the texts. */
+  jsonLiteralsOf?(column: string): JsonLiterals;
+}
+
+/** An indicator column's values as JSON string literals, written into a page's bytes (json-output.ts). */
+export interface JsonLiterals {
+  /** The most bytes one literal takes: the writer reserves that much room before `put`. */
+  maxBytes: number;
+  /** Writes row r's literal (quotes included) at the sink's end. */
+  put(sink: ByteSink, r: number): void;
 }
 
 /** Rows read from PostgreSQL (or put together from the index and PostgreSQL), keyed by column name. */

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import Negotiator from 'negotiator';
 import { AppError, NotFoundError, ValidationError } from '../../../errors.js';
 import { holdExportSlot } from '../../../plugins/streaming.js';
+import { sendBody } from '../../../http/compression.js';
 import type { StatisticsApiOptions } from '../../index.js';
 import { isUuid } from '../../../validators.js';
 import { cacheControlFor } from '../../cache-headers.js';
@@ -83,7 +84,7 @@ async function answer(
   if (mediaType === ARROW_STREAM_MEDIA_TYPE)
     return streamQueryColumnar(reply, 'arrow', (exportOptions) => queries.exportRows(target, query, exportOptions));
   const { json, engine } = await queries.page(target, query, { labels });
-  return reply.header('x-query-engine', engine).type('application/json; charset=utf-8').send(json);
+  return sendBody(request, reply.header('x-query-engine', engine).type('application/json; charset=utf-8'), json);
 }
 
 /** Refuses a request whose Content-Length is over `bodyLimit`: a ValidationError (400) naming the limit. */

@@ -10,6 +10,7 @@ import {
   encodeRowIndex,
   joinWithoutCopy,
 } from '../../../../src/statistics/storage/engine-form.js';
+import { byteSink, written } from '../../../../src/statistics/query/engine/json-bytes.js';
 import { buildIndex, LEVELS, naiveSelect, predicateArb, rowArb, sortArb, type Row } from './random-rows.js';
 
 /**
@@ -146,9 +147,20 @@ describe('RowIndex (in-memory bitmap engine)', () => {
         values.forEach(([a, b], i) => builder.add(i + 1, 1, 'NAT', [1], [a, b]));
         const index = builder.finish();
         for (const candidate of [index, decodeRowIndex(encodeRowIndex(index, 'v1'), 'v1')]) {
+          const literals = [candidate.indicatorJsonLiterals('i1'), candidate.indicatorJsonLiterals('i2')] as const;
           values.forEach(([a, b], p) => {
             expect(candidate.indicatorText('i1', p)).toBe(a);
             expect(candidate.indicatorText('i2', p)).toBe(b);
+            // And as the JSON literal a page writes, in no more bytes than it reserves.
+            for (const [literal, text] of [
+              [literals[0], a],
+              [literals[1], b],
+            ] as const) {
+              const sink = byteSink(0);
+              literal.put(sink, p);
+              expect(written(sink).toString()).toBe(JSON.stringify(text));
+              expect(sink.length).toBeLessThanOrEqual(literal.maxBytes);
+            }
           });
         }
       }),

@@ -27,9 +27,9 @@ export function indexedPageRows(index: RowIndex, positions: ArrayLike<number>): 
       const numberAt = index.indicatorNumbers(column);
       return (r) => numberAt(positions[r]!);
     },
-    jsonTextsOf(column) {
-      const literalAt = index.indicatorJsonTexts(column);
-      return (r) => literalAt(positions[r]!);
+    jsonLiteralsOf(column) {
+      const literals = index.indicatorJsonLiterals(column);
+      return { maxBytes: literals.maxBytes, put: (sink, r) => literals.put(sink, positions[r]!) };
     },
   };
 }

@@ -1,4 +1,13 @@
 import { NUMERIC_TEXT_PATTERN, type Predicate, type SortKey } from '../resolve.js';
+import {
+  MAX_PLAIN_SCALE,
+  MAX_SCALED_DECIMAL_BYTES,
+  putAscii,
+  putBytes,
+  putScaledDecimal,
+  utf8,
+  type ByteSink,
+} from '../json-bytes.js';
 
 /**
  * An in-process bitmap index over one version's rows, so the query engine answers count and page-of-ids without
@@ -180,8 +189,8 @@ export function indicatorTextOf(column: Omit<IndicatorColumn, 'values'>, positio
   return String(unscaled(value, column.scale));
 }
 
-/** An indicator column's non-number texts as JSON string literals, made on a page's first need of them. */
-const quotedTexts = new WeakMap<IndicatorColumn, string[]>();
+/** An indicator column's non-number texts as JSON string literals in UTF-8, made on a page's first need of them. */
+const quotedTexts = new WeakMap<IndicatorColumn, Uint8Array[]>();
 
 /** An indicator column's number as it is held (`m / 10^scale`). */
 function unscaled(value: number, scale: number): number {
@@ -390,22 +399,36 @@ export class RowIndex {
   }
 
   /**
-   * An indicator column's values as JSON string literals, by position (the column must be held): a number's text
-   * needs no escaping, so only the column's other texts go through JSON.stringify, each once per column.
+   * An indicator column's values as JSON string literals written as bytes, by position (the column must be held): a
+   * scaled integer's digits straight from the number, the column's other texts quoted and encoded once per column.
    */
-  indicatorJsonTexts(column: string): (position: number) => string {
+  indicatorJsonLiterals(column: string): { maxBytes: number; put(sink: ByteSink, position: number): void } {
     const values = this.parts.indicators.get(column);
     // A page of no rows asks too while the column is not held (the index's values part loading).
-    if (!values) return (position) => JSON.stringify(this.indicatorText(column, position));
+    if (!values) return { maxBytes: 0, put: () => {} };
     let quoted = quotedTexts.get(values);
-    if (!quoted) quotedTexts.set(values, (quoted = values.texts.map((text) => JSON.stringify(text))));
+    if (!quoted) quotedTexts.set(values, (quoted = values.texts.map((text) => utf8(JSON.stringify(text)))));
+    const texts = quoted;
     const { textPositions, textCodes, scale } = values;
     const numbers = values.values;
-    const texts = quoted;
-    if (textPositions.length === 0) return (position) => `"${unscaled(numbers[position]!, scale)}"`;
-    return (position) => {
-      const k = binarySearch(textPositions, position);
-      return k >= 0 ? texts[textCodes[k]!]! : `"${unscaled(numbers[position]!, scale)}"`;
+    const plain = numbers instanceof Int32Array && scale <= MAX_PLAIN_SCALE;
+    // A number's String: at most 24 characters (`-1.2345678901234567e-300`), plus the quotes.
+    const numberBytes = plain ? MAX_SCALED_DECIMAL_BYTES + 2 : 26;
+    const maxBytes = texts.reduce((most, text) => Math.max(most, text.length), numberBytes);
+    const putNumber = (sink: ByteSink, position: number) => {
+      sink.buffer[sink.length++] = 34; // '"'
+      if (plain) putScaledDecimal(sink, numbers[position]!, scale);
+      else putAscii(sink, String(unscaled(numbers[position]!, scale)));
+      sink.buffer[sink.length++] = 34;
+    };
+    if (textPositions.length === 0) return { maxBytes, put: putNumber };
+    return {
+      maxBytes,
+      put(sink, position) {
+        const k = binarySearch(textPositions, position);
+        if (k >= 0) putBytes(sink, texts[textCodes[k]!]!);
+        else putNumber(sink, position);
+      },
     };
   }
 
