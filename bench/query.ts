@@ -4,6 +4,8 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import http from 'node:http';
+import zlib from 'node:zlib';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import autocannon from 'autocannon';
 import { runCli } from '../src/cli/run.js';
@@ -21,8 +23,8 @@ import { startBusyNeighbour } from './busy-neighbour.js';
 /**
  * `npm run bench [-- --requests 100] [--jit-warm-up 1000] [--data-set <id>] [--label <name>]`: the five query shapes
  * (bench/scale-shapes.ts, the same as `npm run bench:scale`) against a server started in a separate process on the
- * seeded catalogue (DATA_DIR / DATABASE_URL as configured), one request at a time over HTTP (and autocannon with ten
- * connections for the first shape), and the same variants as SQL in DuckDB (`@duckdb/node-api`, in process, count and
+ * seeded catalogue (DATA_DIR / DATABASE_URL as configured), one request at a time over HTTP (fetch and node:http in
+ * turn, see measurePaired; and autocannon with ten connections for the first shape), and the same variants as SQL in DuckDB (`@duckdb/node-api`, in process, count and
  * page like the API) over zstd Parquet of the same CSV rows, in the same run.
  *
  * Every measured request differs from every other one of the run (other options, time periods, locations, pages or
@@ -174,21 +176,61 @@ async function timeDuck(connection: DuckDBConnection, table: string, variant: Sh
 }
 
 /**
- * Each variant asked of the server and of DuckDB in turn (which goes first alternates), one at a time, so that both
- * see the machine's load of the same moments: on a shared machine that moves more than either engine does.
+ * One variant over node:http on a kept-alive connection, asking for gzip as fetch does and gunzipping the body in
+ * one call: a client whose own cost is small (fetch's streams cost about 0.4 ms of a small page's time and more of a
+ * large one's; docs/performance.md), so its figure is nearer the service's own time.
  */
-async function measurePaired(url: string, connection: DuckDBConnection, table: string, variants: ShapeVariant[]) {
-  const http: number[] = [];
+function timeNodeHttp(agent: http.Agent, url: string, variant: ShapeVariant): Promise<{ ms: number; engine: string }> {
+  const started = performance.now();
+  const headers: Record<string, string> = { 'accept-encoding': 'gzip, deflate' };
+  if (variant.http.body) headers['content-type'] = 'application/json';
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${url}${variant.http.path}`, { method: variant.http.method, headers, agent });
+    request.on('error', reject);
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const coding = response.headers['content-encoding'];
+        if (coding === 'gzip') zlib.gunzipSync(body);
+        else if (coding === 'deflate') zlib.inflateSync(body);
+        const ms = performance.now() - started;
+        if (response.statusCode !== 200)
+          reject(new Error(`${variant.http.method} ${variant.http.path} answered ${response.statusCode}`));
+        else resolve({ ms, engine: String(response.headers['x-query-engine'] ?? '?') });
+      });
+    });
+    request.end(variant.http.body);
+  });
+}
+
+/**
+ * Each variant asked of the server and of DuckDB in turn (which goes first alternates), one at a time, so that both
+ * see the machine's load of the same moments: on a shared machine that moves more than either engine does. The
+ * server is asked by fetch for even variants and by node:http for odd ones (each variant once: no cache answers);
+ * the ratio is fetch's, node:http's is reported beside it.
+ */
+async function measurePaired(
+  url: string,
+  agent: http.Agent,
+  connection: DuckDBConnection,
+  table: string,
+  variants: ShapeVariant[],
+) {
+  const viaFetch: number[] = [];
+  const viaNodeHttp: number[] = [];
   const duck: number[] = [];
   const engines: Record<string, number> = {};
   for (const [i, variant] of variants.entries()) {
     if (i % 2 === 1) duck.push(await timeDuck(connection, table, variant));
-    const answer = await timeHttp(url, variant);
-    http.push(answer.ms);
+    const answer = i % 2 === 0 ? await timeHttp(url, variant) : await timeNodeHttp(agent, url, variant);
+    (i % 2 === 0 ? viaFetch : viaNodeHttp).push(answer.ms);
     engines[answer.engine] = (engines[answer.engine] ?? 0) + 1;
     if (i % 2 === 0) duck.push(await timeDuck(connection, table, variant));
   }
-  return { http: { ...latency(http), engines }, duckdb: latency(duck) };
+  return { http: { ...latency(viaFetch), engines }, nodeHttp: latency(viaNodeHttp), duckdb: latency(duck) };
 }
 
 /** The data set's rows as zstd Parquet with the file order as `row_id` (kept in `filesDir` between runs), as a DuckDB view. */
@@ -251,6 +293,7 @@ await runCli(async () => {
   const runtime = await openRuntime(config, { applicationName: 'bench-query' });
   const duckInstance = await DuckDBInstance.create(':memory:');
   const duck = await duckInstance.connect();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   let server: { child: ChildProcess; url: string } | undefined;
   try {
     const targets: Array<{ dataSetId: string; file: string; rows: number }> = [];
@@ -317,10 +360,11 @@ await runCli(async () => {
           // A few unmeasured requests from the end of the list warm the JIT (and DuckDB's file cache); the measured ones
           // are all different from them, from the check above and from each other.
           const warming = shape.variants.slice(-WARM_UP_REQUESTS);
-          await measurePaired(server.url, duck, table, warming);
+          await measurePaired(server.url, agent, duck, table, warming);
           const measured = shape.variants.slice(1, -WARM_UP_REQUESTS).slice(0, amount);
-          const { http: single, duckdb } = await measurePaired(server.url, duck, table, measured);
+          const { http: single, nodeHttp, duckdb } = await measurePaired(server.url, agent, duck, table, measured);
           const overDuckdbP50 = Math.round((single.p50Ms / duckdb.p50Ms) * 100) / 100;
+          const nodeHttpOverDuckdbP50 = Math.round((nodeHttp.p50Ms / duckdb.p50Ms) * 100) / 100;
           const entry: Record<string, unknown> = {
             name: shape.name,
             description: shape.description,
@@ -328,14 +372,17 @@ await runCli(async () => {
             variantsAvailable: shape.variants.length,
             target: { p50Ms: TARGET_P50_MS[shape.name], overDuckdbP50: GOAL_OVER_DUCKDB },
             oneConnection: single,
+            oneConnectionNodeHttp: nodeHttp,
             duckdb,
             overDuckdbP50,
+            nodeHttpOverDuckdbP50,
           };
           let line =
             `${shape.name.padEnd(16)} p50 ${single.p50Ms} ms  p99 ${single.p99Ms} ms  (${single.n} distinct requests)` +
-            `  DuckDB p50 ${duckdb.p50Ms} ms  ÷ DuckDB ${overDuckdbP50}`;
+            `  DuckDB p50 ${duckdb.p50Ms} ms  ÷ DuckDB ${overDuckdbP50}` +
+            ` (node:http p50 ${nodeHttp.p50Ms} ms, ÷ DuckDB ${nodeHttpOverDuckdbP50})`;
           if (shape.name === '1-simple') {
-            const rest = shape.variants.slice(1 + single.n, -WARM_UP_REQUESTS);
+            const rest = shape.variants.slice(1 + single.n + nodeHttp.n, -WARM_UP_REQUESTS);
             const ten = await measure(server.url, rest, 10, { duration: 3 });
             entry.tenConnections = ten;
             line += `; 10 conn: ${ten.requestsPerSecond} req/s p50 ${ten.latencyMs.p50} ms (${ten.requests} req${ten.variantsRepeated ? ', some variants repeated' : ''})`;
@@ -358,7 +405,7 @@ await runCli(async () => {
         machine: { ...machine, loadAverageAtEnd: os.loadavg() },
         besideBusyNeighbour: values.busy,
         method:
-          'one request at a time over HTTP (fetch, timed to the last byte) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); ' +
+          'one request at a time over HTTP (fetch for even variants, node:http on a kept-alive connection for odd ones, both asking for gzip, timed to the last byte decoded) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); ' +
           'each variant also asked of DuckDB, in turn with the server (alternating which goes first), in process (one connection) over zstd Parquet of the same CSV rows, the count and the page as SQL, rows read into JS values; ' +
           `before any shape is measured, ${jitWarmUp} unmeasured requests of other variants of the first shape (the JIT's warm-up), and ${WARM_UP_REQUESTS} of each shape before it`,
         rowIndexReadyAfterSeconds: warmUpSeconds,
@@ -367,16 +414,21 @@ await runCli(async () => {
           QUERY_INDEX_MEMORY_MB: process.env.QUERY_INDEX_MEMORY_MB ?? '1024 (default)',
         },
         overDuckdbP50: Object.fromEntries(results.map((r): [string, unknown] => [String(r.name), r.overDuckdbP50])),
+        nodeHttpOverDuckdbP50: Object.fromEntries(
+          results.map((r): [string, unknown] => [String(r.name), r.nodeHttpOverDuckdbP50]),
+        ),
         queries: results,
         exports,
       };
       await mkdir(path.resolve('bench/results'), { recursive: true });
       await writeFile(path.resolve('bench/results', target.file), `${JSON.stringify(output, null, 2)}\n`);
       console.log(
-        `÷ DuckDB p50: ${Object.values(output.overDuckdbP50).join(' / ')} (goal ≤ ${GOAL_OVER_DUCKDB} each)\nWrote bench/results/${target.file}`,
+        `÷ DuckDB p50: ${Object.values(output.overDuckdbP50).join(' / ')} (goal ≤ ${GOAL_OVER_DUCKDB} each); ` +
+          `node:http: ${Object.values(output.nodeHttpOverDuckdbP50).join(' / ')}\nWrote bench/results/${target.file}`,
       );
     }
   } finally {
+    agent.destroy();
     if (server) await stopServer(server.child);
     duck.closeSync();
     duckInstance.closeSync();
