@@ -162,6 +162,9 @@ export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page:
     }
     sink.buffer[sink.length++] = CLOSE_BRACE;
     sink.buffer[sink.length++] = CLOSE_BRACE;
+    // Writes past a typed array's end are dropped without a word: a row longer than the room reserved for it is a
+    // bug to report, not a page to send with bytes missing.
+    if (sink.length > sink.buffer.length) throw new Error('A row of the query page outgrew the room reserved for it');
   }
   putText(sink, `],"warnings":${JSON.stringify(responseWarnings(query, total))}}`);
   return written(sink);

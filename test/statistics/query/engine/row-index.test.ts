@@ -139,6 +139,9 @@ describe('RowIndex (in-memory bitmap engine)', () => {
         '-999999999999999',
         '1234567890123456',
         '9007199254740993',
+        // The longest texts a double's String has (a fixed form and an exponent form).
+        '-0.0000010000000687124962',
+        '-1.2345678901234567e-300',
       ),
     );
     fc.assert(

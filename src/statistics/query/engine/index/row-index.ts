@@ -412,8 +412,9 @@ export class RowIndex {
     const { textPositions, textCodes, scale } = values;
     const numbers = values.values;
     const plain = numbers instanceof Int32Array && scale <= MAX_PLAIN_SCALE;
-    // A number's String: at most 24 characters (`-1.2345678901234567e-300`), plus the quotes.
-    const numberBytes = plain ? MAX_SCALED_DECIMAL_BYTES + 2 : 26;
+    // A double's String is at most 25 characters (`-0.0000010000000687124962`: a sign, `0.`, five zeros and 17
+    // digits; the exponent forms are shorter), plus the quotes.
+    const numberBytes = (plain ? MAX_SCALED_DECIMAL_BYTES : 25) + 2;
     const maxBytes = texts.reduce((most, text) => Math.max(most, text.length), numberBytes);
     const putNumber = (sink: ByteSink, position: number) => {
       sink.buffer[sink.length++] = 34; // '"'
