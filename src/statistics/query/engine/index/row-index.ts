@@ -404,8 +404,14 @@ export class RowIndex {
    */
   indicatorJsonLiterals(column: string): { maxBytes: number; put(sink: ByteSink, position: number): void } {
     const values = this.parts.indicators.get(column);
-    // A page of no rows asks too while the column is not held (the index's values part loading).
-    if (!values) return { maxBytes: 0, put: () => {} };
+    // A page of no rows asks too while the column is not held (the index's values part loading); a row never does.
+    if (!values)
+      return {
+        maxBytes: 0,
+        put: () => {
+          throw new Error(`Row index has no indicator column ${column}`);
+        },
+      };
     let quoted = quotedTexts.get(values);
     if (!quoted) quotedTexts.set(values, (quoted = values.texts.map((text) => utf8(JSON.stringify(text)))));
     const texts = quoted;
