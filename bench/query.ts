@@ -209,8 +209,8 @@ function timeNodeHttp(agent: http.Agent, url: string, variant: ShapeVariant): Pr
 /**
  * Each variant asked of the server and of DuckDB in turn (which goes first alternates), one at a time, so that both
  * see the machine's load of the same moments: on a shared machine that moves more than either engine does. The
- * server is asked by fetch for even variants and by node:http for odd ones (each variant once: no cache answers);
- * the ratio is fetch's, node:http's is reported beside it.
+ * server is asked by fetch for half the variants and by node:http for the other half (each variant once: no cache
+ * answers); the ratio is fetch's, node:http's is reported beside it.
  */
 async function measurePaired(
   url: string,
@@ -225,8 +225,11 @@ async function measurePaired(
   const engines: Record<string, number> = {};
   for (const [i, variant] of variants.entries()) {
     if (i % 2 === 1) duck.push(await timeDuck(connection, table, variant));
-    const answer = i % 2 === 0 ? await timeHttp(url, variant) : await timeNodeHttp(agent, url, variant);
-    (i % 2 === 0 ? viaFetch : viaNodeHttp).push(answer.ms);
+    // Clients in pairs of variants (fetch, fetch, node:http, node:http, …), so that each is asked as often right
+    // after DuckDB as right after the server's previous answer.
+    const byNodeHttp = Math.floor(i / 2) % 2 === 1;
+    const answer = byNodeHttp ? await timeNodeHttp(agent, url, variant) : await timeHttp(url, variant);
+    (byNodeHttp ? viaNodeHttp : viaFetch).push(answer.ms);
     engines[answer.engine] = (engines[answer.engine] ?? 0) + 1;
     if (i % 2 === 0) duck.push(await timeDuck(connection, table, variant));
   }
@@ -405,7 +408,7 @@ await runCli(async () => {
         machine: { ...machine, loadAverageAtEnd: os.loadavg() },
         besideBusyNeighbour: values.busy,
         method:
-          'one request at a time over HTTP (fetch for even variants, node:http on a kept-alive connection for odd ones, both asking for gzip, timed to the last byte decoded) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); ' +
+          'one request at a time over HTTP (fetch for half the variants, node:http on a kept-alive connection for the other half, in pairs, both asking for gzip, timed to the last byte decoded) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); ' +
           'each variant also asked of DuckDB, in turn with the server (alternating which goes first), in process (one connection) over zstd Parquet of the same CSV rows, the count and the page as SQL, rows read into JS values; ' +
           `before any shape is measured, ${jitWarmUp} unmeasured requests of other variants of the first shape (the JIT's warm-up), and ${WARM_UP_REQUESTS} of each shape before it`,
         rowIndexReadyAfterSeconds: warmUpSeconds,
