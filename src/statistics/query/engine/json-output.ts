@@ -20,6 +20,8 @@ interface Fragments {
   filters: Array<[string, Map<number, Uint8Array>]>;
   /** The most bytes a row's time period, locations and filters take (commas included). */
   rowBytes: number;
+  /** Per level code, `,"geographicLevel":"LA","locations":{`: made as a row first shows the code. */
+  levels: Map<string, Uint8Array>;
 }
 
 const NO_TIME_PERIOD = utf8('{"code":"","period":""}');
@@ -73,7 +75,7 @@ function fragmentsOf(meta: VersionMeta, debug: boolean): Fragments {
   const rowBytes =
     Math.max(NO_TIME_PERIOD.length, longest(timePeriods.values())) +
     [...locations, ...filters].reduce((sum, [, map]) => sum + 1 + longest(map.values()), 0);
-  const built = { timePeriods, locations, filters, rowBytes };
+  const built = { timePeriods, locations, filters, rowBytes, levels: new Map<string, Uint8Array>() };
   if (debug) entry.debug = built;
   else entry.plain = built;
   return built;
@@ -98,8 +100,7 @@ export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page:
       textAt: page.textsOf(indicator.column),
     };
   });
-  // Level fragments (`,"geographicLevel":"LA","locations":{`) made per page: a handful of codes.
-  const levels = new Map<string, Uint8Array>();
+  const { levels } = fragments;
   const levelFragment = (code: string) => {
     let fragment = levels.get(code);
     if (!fragment) levels.set(code, (fragment = utf8(`,"geographicLevel":${JSON.stringify(code)},"locations":{`)));
