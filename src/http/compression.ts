@@ -45,11 +45,10 @@ const compressOffLoop: Record<'br' | 'gzip' | 'deflate', (body: Buffer) => Promi
 };
 
 /**
- * Sends a body held in memory. One larger than the plugin compresses on the event loop (a page of 10,000 rows, 2–3
- * MB) is compressed here in one call on libuv's thread pool, with the plugin's encodings and levels: the plugin would
- * stream it through zlib in 16 KB chunks, each a trip to the pool and back (a 2.3 MB page: 4 ms in one call against
- * about 7 ms as a stream, measured as the client's time to the last byte; docs/performance.md). Smaller bodies go to
- * the plugin as they are.
+ * Sends a body held in memory. One larger than the plugin compresses on the event loop (a page of 10,000 rows) is
+ * compressed here in one call on libuv's thread pool, with the plugin's encodings and levels: the plugin would stream
+ * it through zlib in 16 KB chunks, each a trip to the pool and back, which took the client longer to receive
+ * (docs/performance.md, "Figures behind the code's choices"). Smaller bodies go to the plugin as they are.
  */
 export async function sendBody(request: FastifyRequest, reply: FastifyReply, body: Buffer): Promise<FastifyReply> {
   // The plugin's rule: a client may ask for a body as it is.

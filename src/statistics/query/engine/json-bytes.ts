@@ -2,8 +2,8 @@
  * A growable byte buffer that a query page's JSON is written into, and the few writers it needs: bytes made once
  * (a version's `"key":"value"` fragments, encoded as UTF-8 when they are made), ASCII text, any text as UTF-8, and a
  * scaled integer as the decimal `String(m / 10^scale)` gives. Writing bytes straight into one buffer replaced
- * building the page as strings: a 10,000-row page was a rope of some 200,000 strings that V8 had to flatten and
- * encode again before it could be sent (docs/performance.md, "A query page written as bytes").
+ * building the page as strings: a page was a rope of a string per fragment, which V8 had to flatten and encode again
+ * before it could be sent (docs/performance.md, "A query page written as bytes").
  */
 export interface ByteSink {
   buffer: Buffer;
