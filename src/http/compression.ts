@@ -30,9 +30,10 @@ export const COMPRESS_THRESHOLD_BYTES = 1024;
  */
 export const COMPRESS_ON_LOOP_MAX_BYTES = 512 * 1024;
 
-const gzipAsync = promisify(zlib.gzip);
+/** zlib's one-call compressors as promises (on libuv's thread pool); precompressed.ts uses them too. */
+export const gzipAsync = promisify(zlib.gzip);
 const deflateAsync = promisify(zlib.deflate);
-const brotliAsync = promisify(zlib.brotliCompress);
+export const brotliAsync = promisify(zlib.brotliCompress);
 
 /** A body compressed in one call on libuv's thread pool, with the plugin's levels. */
 const compressOffLoop: Record<'br' | 'gzip' | 'deflate', (body: Buffer) => Promise<Buffer>> = {

@@ -3,15 +3,12 @@
  * with its entity tag and its gzip and brotli forms, made once: each request is then answered without serializing or
  * compressing anything (the global compression plugin leaves a response with a Content-Encoding alone).
  */
-import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ifNoneMatchMatches, weakEtag } from './conditional.js';
 import { addVary } from './vary.js';
 import { chosenEncoding } from './downloads.js';
-
-const gzipAsync = promisify(zlib.gzip);
-const brotliAsync = promisify(zlib.brotliCompress);
+import { brotliAsync, gzipAsync } from './compression.js';
 
 export interface PrecompressedBody {
   contentType: string;
