@@ -90,6 +90,42 @@ describe('RowIndex (in-memory bitmap engine)', () => {
     );
   });
 
+  it('keeps a frequent value met under a time period whole, once, so later periods AND it; a rare one is not kept', () => {
+    // 8 periods of 1,000 rows: level LA in half the rows (frequent), f1 = 7 in 1 row in 50 (rare), f2 of 3 values.
+    const rows: Row[] = Array.from({ length: 8000 }, (_, i) => ({
+      id: i + 1,
+      time_period_id: 100 + Math.floor(i / 1000),
+      geographic_level: i % 2 === 0 ? 'LA' : 'REG',
+      l_la: i % 40,
+      f1: i % 50 === 3 ? 7 : 1,
+      f2: i % 3,
+    }));
+    const index = buildIndex(rows);
+    const inPeriod = (period: number, ...items: Predicate[]): Predicate => ({
+      kind: 'and',
+      items: [{ kind: 'in', column: 'time_period_id', values: [period], negated: false }, ...items],
+    });
+    const level: Predicate = { kind: 'in', column: 'geographic_level', values: ['LA'], negated: false };
+    const rare: Predicate = { kind: 'in', column: 'f1', values: [7], negated: false };
+    const check = (p: Predicate) => expect(select(index, p, [], 0, 2000)).toEqual(naiveSelect(rows, p, [], 0, 2000));
+
+    check(inPeriod(101, level));
+    const kept = index.cachedBytes;
+    // The level's bitset over all 8,000 rows (250 words), not its part under period 101.
+    expect(kept).toBe(4 * Math.ceil(8000 / 32));
+    for (const period of [100, 102, 107]) check(inPeriod(period, level));
+    expect(index.cachedBytes).toBe(kept);
+    // A rare value is worked out (whole once, then under each period's words) and not kept.
+    for (const period of [101, 103, 106]) check(inPeriod(period, rare, level));
+    expect(index.cachedBytes).toBe(kept);
+    // Nor is anything when the budget has no room: each query works under its period alone.
+    const uncached = buildIndex(rows);
+    uncached.limitCaching(() => false);
+    const p = inPeriod(104, level, { kind: 'in', column: 'f2', values: [2], negated: false });
+    expect(select(uncached, p, [], 0, 2000)).toEqual(naiveSelect(rows, p, [], 0, 2000));
+    expect(uncached.cachedBytes).toBe(0);
+  });
+
   it('gives the matching positions page by page (what an export walks) as it gives them whole', () => {
     fc.assert(
       fc.property(

@@ -305,6 +305,11 @@ export class RowIndex {
   /** Bitsets of frequent values (one bit per position), made on first use. */
   private readonly bitsets = new Map<string, Uint32Array>();
   private bitsetBytes = 0;
+  /**
+   * Values of columns of few distinct values found in at most one row in 32: not kept as bitsets, so worked out per
+   * query (under a window, for its words only). At most POSTINGS_MIN_DISTINCT keys per column.
+   */
+  private readonly infrequent = new Set<string>();
   /** Positions where each time period id starts and ends (exclusive). */
   private readonly timePeriodRanges = new Map<number, [number, number]>();
   private readonly postings = new Map<string, Postings>();
@@ -727,14 +732,25 @@ export class RowIndex {
     const key = `${column}:${raw}`;
     const cached = this.bitsets.get(key);
     if (cached) return { bits: cached, shared: true };
-    // Under a narrower window, only its part is worked out (and not kept: the rest of it is not there).
-    if (window && (window.from > 0 || window.to < this.words))
+    const bytes = 4 * this.words;
+    const room = this.bitsetBytes + bytes <= MAX_BITSET_BYTES_PER_INDEX;
+    const fewDistinct = column !== 'time_period_id' && this.codesOf(column).distinct <= POSTINGS_MIN_DISTINCT;
+    // Under a narrower window, a value is worked out for the window's words only, unless it may be kept: a value of a
+    // column of few distinct values (a level, a phase) not known to be rare, while the budget has room, is worked out
+    // whole, once, so that later queries under any window AND its words instead of a pass over the window's codes.
+    const narrower = window !== undefined && (window.from > 0 || window.to < this.words);
+    if (narrower && !(room && fewDistinct && !this.infrequent.has(key) && this.mayCache(bytes)))
       return { bits: this.valueBits(column, [raw], window), shared: false };
     const bits = this.valueBits(column, [raw]);
-    if (this.bitsetBytes + bits.byteLength > MAX_BITSET_BYTES_PER_INDEX) return { bits, shared: false };
+    if (!room) return { bits, shared: false };
     let count = 0;
     for (let w = 0; w < this.words && count <= this.words; w++) if (bits[w]) count += popcount(bits[w]!);
-    if (count <= this.words || !this.mayCache(bits.byteLength)) return { bits, shared: false };
+    if (count <= this.words) {
+      if (fewDistinct) this.infrequent.add(key);
+      return { bits, shared: false };
+    }
+    // (Under a window the budget was asked before the pass.)
+    if (!narrower && !this.mayCache(bytes)) return { bits, shared: false };
     this.bitsets.set(key, bits);
     this.bitsetBytes += bits.byteLength;
     return { bits, shared: true };
