@@ -89,8 +89,13 @@ function fragmentsOf(meta: VersionMeta, debug: boolean): Fragments {
 export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page: PageRows, total: number): Buffer {
   const fragments = fragmentsOf(meta, query.debug);
   const { timePeriods, locations, filters } = fragments;
-  const locationColumns = locations.map(([column, map]) => [page.idsOf(column), map] as const);
-  const filterColumns = filters.map(([column, map]) => [page.idsOf(column), map] as const);
+  const fragmentsAt = ([column, byId]: [string, Map<number, Uint8Array>]): ((r: number) => Uint8Array | undefined) => {
+    if (page.byIdOf) return page.byIdOf(column, byId);
+    const idAt = page.idsOf(column);
+    return (r) => byId.get(idAt(r));
+  };
+  const locationColumns = locations.map(fragmentsAt);
+  const filterColumns = filters.map(fragmentsAt);
   const indicators = query.indicators.map((indicator, i) => {
     const key = JSON.stringify(query.debug ? `${indicator.publicId} :: ${indicator.columnName}` : indicator.publicId);
     return {
@@ -125,16 +130,30 @@ export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page:
   // labels make room as they go instead of one allocation for all of them.
   const sink = byteSink(Math.min(page.count * (rowBytes + 32) + 256, MAX_INITIAL_BYTES));
   putText(sink, `{"paging":${JSON.stringify(paging)},"results":[`);
+  // Rows come a time period (and mostly a level) at a time: their fragments are looked up when they change.
+  let periodId = Number.NaN;
+  let period = NO_TIME_PERIOD;
+  let levelCode = '';
+  let level: Uint8Array = new Uint8Array(0);
   for (let r = 0; r < page.count; r++) {
-    const level = levelFragment(page.levelCode(r));
+    const rowPeriodId = page.timePeriodId(r);
+    if (rowPeriodId !== periodId) {
+      periodId = rowPeriodId;
+      period = timePeriods.get(periodId) ?? NO_TIME_PERIOD;
+    }
+    const rowLevelCode = page.levelCode(r);
+    if (rowLevelCode !== levelCode || r === 0) {
+      levelCode = rowLevelCode;
+      level = levelFragment(levelCode);
+    }
     reserve(sink, rowBytes + level.length);
     if (r > 0) sink.buffer[sink.length++] = COMMA;
     putBytes(sink, ROW_START);
-    putBytes(sink, timePeriods.get(page.timePeriodId(r)) ?? NO_TIME_PERIOD);
+    putBytes(sink, period);
     putBytes(sink, level);
     let first = true;
-    for (const [idAt, map] of locationColumns) {
-      const fragment = map.get(idAt(r));
+    for (const fragmentAt of locationColumns) {
+      const fragment = fragmentAt(r);
       if (!fragment) continue;
       if (!first) sink.buffer[sink.length++] = COMMA;
       putBytes(sink, fragment);
@@ -142,8 +161,8 @@ export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page:
     }
     putBytes(sink, FILTERS_START);
     first = true;
-    for (const [idAt, map] of filterColumns) {
-      const fragment = map.get(idAt(r));
+    for (const fragmentAt of filterColumns) {
+      const fragment = fragmentAt(r);
       if (!fragment) continue;
       if (!first) sink.buffer[sink.length++] = COMMA;
       putBytes(sink, fragment);

@@ -10,6 +10,11 @@ export interface PageRows {
   levelCode(r: number): string;
   /** The ids of a location or filter column (0 or NaN: none). */
   idsOf(column: string): (r: number) => number;
+  /**
+   * Per row, what `byId` holds for its id of a location or filter column, where the rows hold ids as dictionary codes
+   * (the row index): `byId` is read once per code, not once per row.
+   */
+  byIdOf?<T>(column: string, byId: ReadonlyMap<number, T>): (r: number) => T | undefined;
   /** The raw texts of an indicator column ('' for none). */
   textsOf(column: string): (r: number) => string;
   /**

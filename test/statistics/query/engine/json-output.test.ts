@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { TRUE, type ResolvedQuery } from '../../../../src/statistics/query/engine/resolve.js';
 import { writeResponseJson } from '../../../../src/statistics/query/engine/json-output.js';
 import { databasePageRows } from '../../../../src/statistics/query/engine/page-rows.js';
+import { indexedPageRows } from '../../../../src/statistics/query/engine/index/engine.js';
+import { RowIndexBuilder } from '../../../../src/statistics/query/engine/index/row-index-builder.js';
 import { debugLocation } from '../../../../src/statistics/query/engine/results.js';
 import { locationColumn } from '../../../../src/statistics/standard/geographic-levels.js';
 import type { VersionMeta } from '../../../../src/statistics/query/engine/version-meta-cache.js';
@@ -127,6 +129,31 @@ describe('the query response JSON', () => {
       const parsed = JSON.parse(written) as { warnings: Array<{ code: string }> };
       expect(parsed.warnings.map((w) => w.code)).toEqual(expected.warnings.map((w) => w.code));
       expect(written).toBe(JSON.stringify({ ...expected, warnings: parsed.warnings }));
+    },
+  );
+
+  it.each([false, true])(
+    'is the same bytes from the row index as from the same rows read from PostgreSQL (debug: %s)',
+    (debug) => {
+      // Many rows, a time period and a level at a time, as the index holds them; ids without an option (NULL) left out.
+      const many = Array.from({ length: 600 }, (_, i) => ({ ...rows[Math.floor(i / 200)]!, id: i + 1 }));
+      const facets = ['l_la', 'l_nat', 'l_reg', 'l_sch', 'f1', 'f2', 'f3'];
+      const ordered = [...many].sort((a, b) => Number(b.time_period_id) - Number(a.time_period_id) || a.id - b.id);
+      const builder = new RowIndexBuilder(ordered.length, facets, ['i1', 'i2']);
+      for (const row of ordered)
+        builder.add(
+          row.id,
+          Number(row.time_period_id),
+          String(row.geographic_level),
+          facets.map((f) => Number(row[f as keyof typeof row] ?? 0)),
+          [String(row.i1 ?? ''), String(row.i2 ?? '')],
+        );
+      const index = builder.finish();
+      const positions = Int32Array.from(ordered.keys());
+      const fromIndex = writeResponseJson(meta, query(debug), indexedPageRows(index, positions), 600);
+      const fromDatabase = writeResponseJson(meta, query(debug), databasePageRows(ordered), 600);
+      expect(fromIndex.toString()).toBe(fromDatabase.toString());
+      expect(JSON.parse(fromIndex.toString()).results).toHaveLength(600);
     },
   );
 

@@ -12,6 +12,17 @@ export interface PageValuesSource {
   rowsAt(selection: Selection, indicators: readonly string[]): Promise<PageRows>;
 }
 
+/** Per facet column's dictionary and map by id, the map's values by dictionary code (what `byIdOf` reads). */
+const byCodeCache = new WeakMap<Int32Array, WeakMap<ReadonlyMap<number, unknown>, unknown[]>>();
+
+function byCodeOf<T>(dictionary: Int32Array, byId: ReadonlyMap<number, T>): Array<T | undefined> {
+  let maps = byCodeCache.get(dictionary);
+  if (!maps) byCodeCache.set(dictionary, (maps = new WeakMap()));
+  let byCode = maps.get(byId) as Array<T | undefined> | undefined;
+  if (!byCode) maps.set(byId, (byCode = Array.from(dictionary, (id) => byId.get(id))));
+  return byCode;
+}
+
 /** The rows at `positions` of the row index. */
 export function indexedPageRows(index: RowIndex, positions: ArrayLike<number>): PageRows {
   return {
@@ -21,6 +32,11 @@ export function indexedPageRows(index: RowIndex, positions: ArrayLike<number>): 
     idsOf(column) {
       const { dictionary, codes } = index.facet(column);
       return (r) => dictionary[codes[positions[r]!]!]!;
+    },
+    byIdOf(column, byId) {
+      const { dictionary, codes } = index.facet(column);
+      const byCode = byCodeOf(dictionary, byId);
+      return (r) => byCode[codes[positions[r]!]!];
     },
     textsOf: (column) => (r) => index.indicatorText(column, positions[r]!),
     numbersOf(column) {
