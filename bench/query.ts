@@ -16,7 +16,7 @@ import { describeMachine, machineLine } from './machine.js';
 import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID } from './datasets.js';
 import { writeLargeCsv } from './large-csv.js';
 import { duckStatements, fetchShapes, fetchVariant, type Shape, type ShapeVariant } from './scale-shapes.js';
-import { freePort, startBuiltServer, stopServer, untilNoRowIndexLoading } from './server-process.js';
+import { freePort, startBuiltServer, startFloorServer, stopServer, untilNoRowIndexLoading } from './server-process.js';
 import { EXPORT_FORMATS, measureExports } from './query-exports.js';
 import { startBusyNeighbour } from './busy-neighbour.js';
 
@@ -236,6 +236,38 @@ async function measurePaired(
   return { http: { ...latency(viaFetch), engines }, nodeHttp: latency(viaNodeHttp), duckdb: latency(duck) };
 }
 
+/**
+ * The floor of a shape: the same variants answered by bench/floor-server.ts with the bytes the service sent for each
+ * (copied first, unmeasured, after the shape was measured), by the same clients in the same turns with DuckDB; the
+ * warming variants first, as for the service.
+ */
+async function measureFloor(
+  floorUrl: string,
+  serviceUrl: string,
+  agent: http.Agent,
+  connection: DuckDBConnection,
+  table: string,
+  warming: ShapeVariant[],
+  measured: ShapeVariant[],
+) {
+  for (const { http: asked } of [...warming, ...measured]) {
+    const copied = await fetch(`${floorUrl}/_copy`, {
+      method: 'POST',
+      body: JSON.stringify({ url: serviceUrl, method: asked.method, path: asked.path, body: asked.body }),
+    });
+    if (copied.status !== 204) throw new Error(`The floor server could not copy ${asked.path}: ${copied.status}`);
+  }
+  await measurePaired(floorUrl, agent, connection, table, warming);
+  const { http: viaFetch, nodeHttp, duckdb } = await measurePaired(floorUrl, agent, connection, table, measured);
+  return {
+    oneConnection: viaFetch,
+    oneConnectionNodeHttp: nodeHttp,
+    duckdb,
+    overDuckdbP50: Math.round((viaFetch.p50Ms / duckdb.p50Ms) * 100) / 100,
+    nodeHttpOverDuckdbP50: Math.round((nodeHttp.p50Ms / duckdb.p50Ms) * 100) / 100,
+  };
+}
+
 /** The data set's rows as zstd Parquet with the file order as `row_id` (kept in `filesDir` between runs), as a DuckDB view. */
 async function duckTable(duck: DuckDBConnection, filesDir: string, dataSetId: string, rows: number): Promise<string> {
   let csv = SEED_CSV;
@@ -298,6 +330,7 @@ await runCli(async () => {
   const duck = await duckInstance.connect();
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   let server: { child: ChildProcess; url: string } | undefined;
+  let floorServer: ChildProcess | undefined;
   try {
     const targets: Array<{ dataSetId: string; file: string; rows: number }> = [];
     for (const [dataSetId, file] of [
@@ -334,6 +367,9 @@ await runCli(async () => {
     server = { child: built.child, url: `http://127.0.0.1:${port}` };
     await built.listening;
     console.log(`Server at ${server.url}`);
+    const floorPort = await freePort();
+    floorServer = await startFloorServer(floorPort);
+    const floorUrl = `http://127.0.0.1:${floorPort}`;
     for (const target of targets) {
       const table = await duckTable(duck, filesDir, target.dataSetId, target.rows);
       const shapes: Shape[] = await fetchShapes(server.url, target.dataSetId);
@@ -366,6 +402,7 @@ await runCli(async () => {
           await measurePaired(server.url, agent, duck, table, warming);
           const measured = shape.variants.slice(1, -WARM_UP_REQUESTS).slice(0, amount);
           const { http: single, nodeHttp, duckdb } = await measurePaired(server.url, agent, duck, table, measured);
+          const floor = await measureFloor(floorUrl, server.url, agent, duck, table, warming, measured);
           const overDuckdbP50 = Math.round((single.p50Ms / duckdb.p50Ms) * 100) / 100;
           const nodeHttpOverDuckdbP50 = Math.round((nodeHttp.p50Ms / duckdb.p50Ms) * 100) / 100;
           const entry: Record<string, unknown> = {
@@ -379,11 +416,14 @@ await runCli(async () => {
             duckdb,
             overDuckdbP50,
             nodeHttpOverDuckdbP50,
+            floor,
           };
           let line =
             `${shape.name.padEnd(16)} p50 ${single.p50Ms} ms  p99 ${single.p99Ms} ms  (${single.n} distinct requests)` +
             `  DuckDB p50 ${duckdb.p50Ms} ms  ÷ DuckDB ${overDuckdbP50}` +
-            ` (node:http p50 ${nodeHttp.p50Ms} ms, ÷ DuckDB ${nodeHttpOverDuckdbP50})`;
+            ` (node:http p50 ${nodeHttp.p50Ms} ms, ÷ DuckDB ${nodeHttpOverDuckdbP50});` +
+            ` floor p50 ${floor.oneConnection.p50Ms} / ${floor.oneConnectionNodeHttp.p50Ms} ms,` +
+            ` ÷ DuckDB ${floor.overDuckdbP50} / ${floor.nodeHttpOverDuckdbP50}`;
           if (shape.name === '1-simple') {
             const rest = shape.variants.slice(1 + single.n + nodeHttp.n, -WARM_UP_REQUESTS);
             const ten = await measure(server.url, rest, 10, { duration: 3 });
@@ -410,7 +450,8 @@ await runCli(async () => {
         method:
           'one request at a time over HTTP (fetch for half the variants, node:http on a kept-alive connection for the other half, in pairs, both asking for gzip, timed to the last byte decoded) against a separate server process, every measured request a different variant of its shape (bench/scale-shapes.ts; none sent twice in the run); ' +
           'each variant also asked of DuckDB, in turn with the server (alternating which goes first), in process (one connection) over zstd Parquet of the same CSV rows, the count and the page as SQL, rows read into JS values; ' +
-          `before any shape is measured, ${jitWarmUp} unmeasured requests of other variants of the first shape (the JIT's warm-up), and ${WARM_UP_REQUESTS} of each shape before it`,
+          `before any shape is measured, ${jitWarmUp} unmeasured requests of other variants of the first shape (the JIT's warm-up), and ${WARM_UP_REQUESTS} of each shape before it; ` +
+          'floor: after each shape, its variants once more, answered by a bare node:http server (bench/floor-server.ts, its own process) with the bytes the service sent for each, by the same clients in the same turns with DuckDB: what HTTP and the client cost by themselves',
         rowIndexReadyAfterSeconds: warmUpSeconds,
         serverSettings: {
           QUERY_VERSION_CACHE_MS: process.env.QUERY_VERSION_CACHE_MS ?? '1000 (default)',
@@ -420,6 +461,12 @@ await runCli(async () => {
         nodeHttpOverDuckdbP50: Object.fromEntries(
           results.map((r): [string, unknown] => [String(r.name), r.nodeHttpOverDuckdbP50]),
         ),
+        floorOverDuckdbP50: Object.fromEntries(
+          results.map((r): [string, unknown] => {
+            const floor = r.floor as { overDuckdbP50: number; nodeHttpOverDuckdbP50: number };
+            return [String(r.name), { fetch: floor.overDuckdbP50, nodeHttp: floor.nodeHttpOverDuckdbP50 }];
+          }),
+        ),
         queries: results,
         exports,
       };
@@ -427,12 +474,16 @@ await runCli(async () => {
       await writeFile(path.resolve('bench/results', target.file), `${JSON.stringify(output, null, 2)}\n`);
       console.log(
         `÷ DuckDB p50: ${Object.values(output.overDuckdbP50).join(' / ')} (goal ≤ ${GOAL_OVER_DUCKDB} each); ` +
-          `node:http: ${Object.values(output.nodeHttpOverDuckdbP50).join(' / ')}\nWrote bench/results/${target.file}`,
+          `node:http: ${Object.values(output.nodeHttpOverDuckdbP50).join(' / ')}; ` +
+          `the floor (bytes only) fetch ${results.map((r) => (r.floor as { overDuckdbP50: number }).overDuckdbP50).join(' / ')}, ` +
+          `node:http ${results.map((r) => (r.floor as { nodeHttpOverDuckdbP50: number }).nodeHttpOverDuckdbP50).join(' / ')}` +
+          `\nWrote bench/results/${target.file}`,
       );
     }
   } finally {
     agent.destroy();
     if (server) await stopServer(server.child);
+    if (floorServer) await stopServer(floorServer);
     duck.closeSync();
     duckInstance.closeSync();
     await runtime.close();

@@ -18,16 +18,16 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * Resolves with the seconds from `started` until `child` prints that it listens (on whichever of its stdout and stderr
+ * Resolves with the seconds from `started` until `child` prints that it listens (`says`; on whichever of its stdout and stderr
  * are piped, which are read for its whole life so that it never blocks on a full pipe); rejects with `name` and the
  * end of its output if it exits first.
  */
-function listening(child: ChildProcess, started: number, name: string): Promise<number> {
+function listening(child: ChildProcess, started: number, name: string, says = 'Service listening'): Promise<number> {
   let output = '';
   return new Promise<number>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-4000);
-      if (output.includes('Service listening')) resolve((performance.now() - started) / 1000);
+      if (output.includes(says)) resolve((performance.now() - started) / 1000);
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
@@ -74,6 +74,17 @@ export function startBuiltServer(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return { child, listening: listening(child, started, file) };
+}
+
+/** Starts bench/floor-server.ts (the benchmark's floor) in its own process on `port`; resolves once it listens. */
+export async function startFloorServer(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/floor-server.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await listening(child, performance.now(), 'bench/floor-server.ts', 'Floor server listening');
+  return child;
 }
 
 /** SIGTERM, then waits for the exit (the server drains in-flight requests first). */
