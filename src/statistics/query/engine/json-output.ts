@@ -81,6 +81,16 @@ function fragmentsOf(meta: VersionMeta, debug: boolean): Fragments {
   return built;
 }
 
+/** Per row, its fragment of a location or filter column (none for an id not of the version). */
+function fragmentsByRow(
+  page: PageRows,
+  [column, byId]: [string, Map<number, Uint8Array>],
+): (r: number) => Uint8Array | undefined {
+  if (page.byIdOf) return page.byIdOf(column, byId);
+  const idAt = page.idsOf(column);
+  return (r) => byId.get(idAt(r));
+}
+
 /**
  * The response JSON of a page: `{"paging":…,"results":[…],"warnings":[…]}`, as bytes, in one buffer sized for the
  * page's rows at their longest, so a page is written without a copy (rows of texts of unknown length, and pages
@@ -89,13 +99,8 @@ function fragmentsOf(meta: VersionMeta, debug: boolean): Fragments {
 export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page: PageRows, total: number): Buffer {
   const fragments = fragmentsOf(meta, query.debug);
   const { timePeriods, locations, filters } = fragments;
-  const fragmentsAt = ([column, byId]: [string, Map<number, Uint8Array>]): ((r: number) => Uint8Array | undefined) => {
-    if (page.byIdOf) return page.byIdOf(column, byId);
-    const idAt = page.idsOf(column);
-    return (r) => byId.get(idAt(r));
-  };
-  const locationColumns = locations.map(fragmentsAt);
-  const filterColumns = filters.map(fragmentsAt);
+  const locationColumns = locations.map((column) => fragmentsByRow(page, column));
+  const filterColumns = filters.map((column) => fragmentsByRow(page, column));
   const indicators = query.indicators.map((indicator, i) => {
     const key = JSON.stringify(query.debug ? `${indicator.publicId} :: ${indicator.columnName}` : indicator.publicId);
     return {

@@ -136,7 +136,10 @@ describe('the query response JSON', () => {
     'is the same bytes from the row index as from the same rows read from PostgreSQL (debug: %s)',
     (debug) => {
       // Many rows, a time period and a level at a time, as the index holds them; ids without an option (NULL) left out.
-      const many = Array.from({ length: 600 }, (_, i) => ({ ...rows[Math.floor(i / 200)]!, id: i + 1 }));
+      const many: Array<Record<string, unknown> & { id: number }> = Array.from({ length: 600 }, (_, i) => ({
+        ...rows[Math.floor(i / 200)]!,
+        id: i + 1,
+      }));
       const facets = ['l_la', 'l_nat', 'l_reg', 'l_sch', 'f1', 'f2', 'f3'];
       const ordered = [...many].sort((a, b) => Number(b.time_period_id) - Number(a.time_period_id) || a.id - b.id);
       const builder = new RowIndexBuilder(ordered.length, facets, ['i1', 'i2']);
@@ -145,7 +148,7 @@ describe('the query response JSON', () => {
           row.id,
           Number(row.time_period_id),
           String(row.geographic_level),
-          facets.map((f) => Number(row[f as keyof typeof row] ?? 0)),
+          facets.map((f) => Number(row[f] ?? 0)),
           [String(row.i1 ?? ''), String(row.i2 ?? '')],
         );
       const index = builder.finish();
