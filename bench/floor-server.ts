@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { sendVariantRaw, type ShapeVariant } from './scale-shapes.js';
 
 /**
  * The floor of `npm run bench`: a bare node:http server that answers a request with the bytes the service sent for
@@ -31,34 +32,21 @@ function readBody(request: http.IncomingMessage): Promise<string> {
   });
 }
 
-function copy(url: string, method: string, path: string, body: string | undefined): Promise<Kept> {
-  const headers: Record<string, string> = { 'accept-encoding': 'gzip, deflate' };
-  if (body) headers['content-type'] = 'application/json';
-  return new Promise((resolve, reject) => {
-    const request = http.request(`${url}${path}`, { method, headers });
-    request.on('error', reject);
-    request.on('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        const copied: Record<string, string> = {};
-        for (const name of COPIED_HEADERS) {
-          const value = response.headers[name];
-          if (typeof value === 'string') copied[name] = value;
-        }
-        resolve({ status: response.statusCode ?? 500, headers: copied, body: Buffer.concat(chunks) });
-      });
-    });
-    request.end(body);
-  });
+async function copy(url: string, asked: ShapeVariant['http']): Promise<Kept> {
+  const { status, headers, body } = await sendVariantRaw(url, asked);
+  const copied: Record<string, string> = {};
+  for (const name of COPIED_HEADERS) {
+    const value = headers[name];
+    if (typeof value === 'string') copied[name] = value;
+  }
+  return { status, headers: copied, body };
 }
 
 async function answer(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
   const body = await readBody(request);
   if (request.method === 'POST' && request.url === '/_copy') {
-    const asked = JSON.parse(body) as { url: string; method: string; path: string; body?: string };
-    const copied = await copy(asked.url, asked.method, asked.path, asked.body);
+    const asked = JSON.parse(body) as { url: string } & ShapeVariant['http'];
+    const copied = await copy(asked.url, asked);
     kept.set(keyOf(asked.method, asked.path, asked.body ?? ''), copied);
     response.writeHead(204).end();
     return;

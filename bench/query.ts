@@ -15,7 +15,14 @@ import { findLatestLiveVersion } from '../src/statistics/versions/access.js';
 import { describeMachine, machineLine } from './machine.js';
 import { FSM_DATA_SET_ID, LARGE_DATA_SET_ID } from './datasets.js';
 import { writeLargeCsv } from './large-csv.js';
-import { duckStatements, fetchShapes, fetchVariant, type Shape, type ShapeVariant } from './scale-shapes.js';
+import {
+  duckStatements,
+  fetchShapes,
+  fetchVariant,
+  sendVariantRaw,
+  type Shape,
+  type ShapeVariant,
+} from './scale-shapes.js';
 import { freePort, startBuiltServer, startFloorServer, stopServer, untilNoRowIndexLoading } from './server-process.js';
 import { EXPORT_FORMATS, measureExports } from './query-exports.js';
 import { startBusyNeighbour } from './busy-neighbour.js';
@@ -180,30 +187,19 @@ async function timeDuck(connection: DuckDBConnection, table: string, variant: Sh
  * one call: a client whose own cost is small (fetch's streams cost about 0.4 ms of a small page's time and more of a
  * large one's; docs/performance.md), so its figure is nearer the service's own time.
  */
-function timeNodeHttp(agent: http.Agent, url: string, variant: ShapeVariant): Promise<{ ms: number; engine: string }> {
+async function timeNodeHttp(
+  agent: http.Agent,
+  url: string,
+  variant: ShapeVariant,
+): Promise<{ ms: number; engine: string }> {
   const started = performance.now();
-  const headers: Record<string, string> = { 'accept-encoding': 'gzip, deflate' };
-  if (variant.http.body) headers['content-type'] = 'application/json';
-  return new Promise((resolve, reject) => {
-    const request = http.request(`${url}${variant.http.path}`, { method: variant.http.method, headers, agent });
-    request.on('error', reject);
-    request.on('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        const body = Buffer.concat(chunks);
-        const coding = response.headers['content-encoding'];
-        if (coding === 'gzip') zlib.gunzipSync(body);
-        else if (coding === 'deflate') zlib.inflateSync(body);
-        const ms = performance.now() - started;
-        if (response.statusCode !== 200)
-          reject(new Error(`${variant.http.method} ${variant.http.path} answered ${response.statusCode}`));
-        else resolve({ ms, engine: String(response.headers['x-query-engine'] ?? '?') });
-      });
-    });
-    request.end(variant.http.body);
-  });
+  const { status, headers, body } = await sendVariantRaw(url, variant.http, agent);
+  const coding = headers['content-encoding'];
+  if (coding === 'gzip') zlib.gunzipSync(body);
+  else if (coding === 'deflate') zlib.inflateSync(body);
+  const ms = performance.now() - started;
+  if (status !== 200) throw new Error(`${variant.http.method} ${variant.http.path} answered ${status}`);
+  return { ms, engine: String(headers['x-query-engine'] ?? '?') };
 }
 
 /**

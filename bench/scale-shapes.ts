@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { shuffle } from './datasets.js';
 
 /**
@@ -71,6 +72,32 @@ export function fetchVariant(url: string, variant: ShapeVariant): Promise<Respon
     method: variant.http.method,
     headers: variant.http.body ? { 'content-type': 'application/json' } : {},
     body: variant.http.body,
+  });
+}
+
+/**
+ * Sends one variant's request to the server at `url` by node:http (on `agent`'s connection when given), asking for
+ * gzip or deflate as fetch does; resolves with the answer as sent: status, headers and body still encoded.
+ */
+export function sendVariantRaw(
+  url: string,
+  asked: ShapeVariant['http'],
+  agent?: http.Agent,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  const headers: Record<string, string> = { 'accept-encoding': 'gzip, deflate' };
+  if (asked.body) headers['content-type'] = 'application/json';
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${url}${asked.path}`, { method: asked.method, headers, agent });
+    request.on('error', reject);
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }),
+      );
+    });
+    request.end(asked.body);
   });
 }
 
