@@ -3,7 +3,7 @@ import type { ResolvedQuery } from './resolve.js';
 import { debugLocation, responseWarnings, totalPages } from './results.js';
 import type { VersionMeta } from './model.js';
 import type { PageRows } from './page-rows.js';
-import { byteSink, putBytes, putText, reserve, utf8, written } from './json-bytes.js';
+import { byteSink, putBytes, putText, reserve, utf8, written, type ByteSink } from './json-bytes.js';
 
 /**
  * Writes the JSON of a query response straight from the page's rows (the row index's columns or rows from
@@ -91,6 +91,18 @@ function fragmentsByRow(
   return (r) => byId.get(idAt(r));
 }
 
+/** Row r's fragments of some columns, comma-separated (room reserved by the caller). */
+function putFragments(sink: ByteSink, columns: ReadonlyArray<(r: number) => Uint8Array | undefined>, r: number): void {
+  let first = true;
+  for (const fragmentAt of columns) {
+    const fragment = fragmentAt(r);
+    if (!fragment) continue;
+    if (!first) sink.buffer[sink.length++] = COMMA;
+    putBytes(sink, fragment);
+    first = false;
+  }
+}
+
 /**
  * The response JSON of a page: `{"paging":…,"results":[…],"warnings":[…]}`, as bytes, in one buffer sized for the
  * page's rows at their longest, so a page is written without a copy (rows of texts of unknown length, and pages
@@ -156,23 +168,9 @@ export function writeResponseJson(meta: VersionMeta, query: ResolvedQuery, page:
     putBytes(sink, ROW_START);
     putBytes(sink, period);
     putBytes(sink, level);
-    let first = true;
-    for (const fragmentAt of locationColumns) {
-      const fragment = fragmentAt(r);
-      if (!fragment) continue;
-      if (!first) sink.buffer[sink.length++] = COMMA;
-      putBytes(sink, fragment);
-      first = false;
-    }
+    putFragments(sink, locationColumns, r);
     putBytes(sink, FILTERS_START);
-    first = true;
-    for (const fragmentAt of filterColumns) {
-      const fragment = fragmentAt(r);
-      if (!fragment) continue;
-      if (!first) sink.buffer[sink.length++] = COMMA;
-      putBytes(sink, fragment);
-      first = false;
-    }
+    putFragments(sink, filterColumns, r);
     putBytes(sink, VALUES_START);
     for (const { key, literals, textAt } of indicators) {
       putBytes(sink, key);
